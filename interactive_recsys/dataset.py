@@ -1,0 +1,395 @@
+"""Datasets: parquet or csv files, or in-memory frames, as lazy partitions sized in bytes.
+
+>>> import pandas as pd
+>>> ds = Dataset(pd.DataFrame({"a": [1, 2, 3]}))
+>>> ds.num_rows, ds.schema["a"].dtype
+(3, 'int64')
+"""
+
+from __future__ import annotations
+
+import glob
+import math
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import dask.dataframe as dd
+import pandas as pd
+import psutil
+import pyarrow as pa
+import pyarrow.parquet as pq
+from dask.utils import parse_bytes
+
+from .backend import CpuBackend, backend_of, get_backend, read_parquet_table
+from .errors import DatasetError, ParameterError
+from .schema import Schema, Tags, arrow_type, normalize_tags
+
+PARQUET_EXTENSIONS = (".parquet", ".pq", ".parq")
+CSV_EXTENSIONS = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz")
+MIN_PART_SIZE, MAX_PART_SIZE = 16 * 2**20, 1024 * 2**20
+
+
+def default_part_size() -> int:
+    """A sixteenth of a worker's memory (of the active Dask client, else of this machine)."""
+    memory = None
+    try:
+        from distributed import default_client
+
+        workers = default_client().scheduler_info(n_workers=-1)["workers"].values()
+        limits = [w.get("memory_limit") or 0 for w in workers]
+        memory = min(limit for limit in limits if limit) if any(limits) else None
+    except (ValueError, ImportError):
+        pass
+    if memory is None:
+        memory = psutil.virtual_memory().total // max(1, os.cpu_count() or 1)
+    return int(min(MAX_PART_SIZE, max(MIN_PART_SIZE, memory // 16)))
+
+
+def parse_part_size(part_size: str | int | None) -> int:
+    if part_size is None:
+        return default_part_size()
+    try:
+        size = parse_bytes(part_size) if isinstance(part_size, str) else int(part_size)
+    except (ValueError, TypeError):
+        size = -1
+    if size <= 0:
+        raise ParameterError(f"The 'part_size' parameter must be a positive size like '128MB' or "
+                             f"a number of bytes. Got {part_size!r} instead.")
+    return size
+
+
+def expand_paths(source: str | os.PathLike | Sequence[str | os.PathLike]) -> list[str]:
+    """Files named by a path, a directory, a glob or a list of those, in sorted order."""
+    items = [source] if isinstance(source, str | os.PathLike) else list(source)
+    files: list[str] = []
+    for item in items:
+        item = os.fspath(item)
+        if os.path.isdir(item):
+            found = sorted(p for p in glob.glob(os.path.join(item, "**", "*"), recursive=True)
+                           if os.path.isfile(p) and not os.path.basename(p).startswith(("_", "."))
+                           and p.endswith(PARQUET_EXTENSIONS + CSV_EXTENSIONS))
+        elif glob.has_magic(item):
+            found = sorted(p for p in glob.glob(item) if os.path.isfile(p))
+        else:
+            if not os.path.exists(item):
+                raise DatasetError(f"Input file {item!r} does not exist. Check the path (the "
+                                   f"current directory is {os.getcwd()!r}).")
+            found = [item]
+        if not found:
+            raise DatasetError(f"No data files match {item!r}. Check the path or the glob "
+                               f"pattern (parquet: {PARQUET_EXTENSIONS}, csv: {CSV_EXTENSIONS}).")
+        files.extend(found)
+    return files
+
+
+def _infer_engine(files: list[str]) -> str:
+    engines = {"parquet" if f.endswith(PARQUET_EXTENSIONS) else "csv" for f in files}
+    if len(engines) > 1:
+        raise DatasetError(f"The input mixes parquet and csv files ({files[:4]}...); pass one "
+                           "kind, or engine='parquet' / engine='csv'.")
+    return engines.pop()
+
+
+# ---- parquet ---------------------------------------------------------------------------------
+def _unify_type(name: str, types: dict[str, pa.DataType]) -> pa.DataType:
+    distinct = set(types.values())
+    if len(distinct) == 1:
+        return distinct.pop()
+    if all(pa.types.is_string(t) or pa.types.is_large_string(t) for t in distinct):
+        return pa.large_string()
+    if all(pa.types.is_integer(t) for t in distinct):
+        return pa.int64()
+    if all(pa.types.is_integer(t) or pa.types.is_floating(t) for t in distinct):
+        return pa.float64()
+    shown = ", ".join(f"{os.path.basename(f)}: {t}" for f, t in list(types.items())[:4])
+    raise DatasetError(f"Column {name!r} has incompatible types across files ({shown}). Rewrite "
+                       "the files with one type for it, or read them as separate datasets.")
+
+
+def unify_schemas(file_schemas: Mapping[str, pa.Schema]) -> pa.Schema:
+    """One schema for several files: int/float widen, a column missing in a file is nullable."""
+    order: dict[str, None] = {}
+    for schema in file_schemas.values():
+        for name in schema.names:
+            order.setdefault(name)
+    fields = []
+    for name in order:
+        types = {f: s.field(name).type for f, s in file_schemas.items() if name in s.names}
+        fields.append(pa.field(name, _unify_type(name, types)))
+    return pa.schema(fields)
+
+
+@dataclass(frozen=True)
+class ParquetPiece:
+    """Row groups of one file read as one partition."""
+
+    path: str
+    row_groups: tuple[int, ...]
+    num_rows: int
+
+
+def plan_pieces(metadata: Mapping[str, pq.FileMetaData], part_size: int) -> list[ParquetPiece]:
+    """Group consecutive row groups of each file into pieces of about ``part_size`` bytes."""
+    pieces = []
+    for path, md in metadata.items():
+        group: list[int] = []
+        size = rows = 0
+        for i in range(md.num_row_groups):
+            rg = md.row_group(i)
+            if group and size + rg.total_byte_size > part_size:
+                pieces.append(ParquetPiece(path, tuple(group), rows))
+                group, size, rows = [], 0, 0
+            group.append(i)
+            size += rg.total_byte_size
+            rows += rg.num_rows
+        if group or md.num_row_groups == 0:
+            pieces.append(ParquetPiece(path, tuple(group), rows))
+    return pieces
+
+
+class _PieceReader:
+    """Reads one piece with a backend (a picklable callable for ``dd.from_map``)."""
+
+    def __init__(self, backend_name: str, schema: pa.Schema, columns: list[str] | None) -> None:
+        self.backend_name, self.schema, self.columns = backend_name, schema, columns
+
+    def __call__(self, piece: ParquetPiece) -> Any:
+        backend = get_backend(self.backend_name)
+        try:
+            return backend.from_arrow(read_parquet_table(piece.path, self.columns,
+                                                         piece.row_groups, self.schema))
+        except (OSError, pa.ArrowException) as exc:
+            raise DatasetError(f"Cannot read {piece.path!r} (row groups {piece.row_groups}): "
+                               f"{exc}") from exc
+
+
+def _read_metadata(files: list[str]) -> tuple[dict[str, pq.FileMetaData], dict[str, pa.Schema]]:
+    metadata, schemas = {}, {}
+    for f in files:
+        try:
+            pf = pq.ParquetFile(f)
+        except (OSError, pa.ArrowException) as exc:
+            raise DatasetError(f"{f!r} is not a readable parquet file ({exc}). Remove or "
+                               "rewrite it.") from exc
+        metadata[f], schemas[f] = pf.metadata, pf.schema_arrow
+    return metadata, schemas
+
+
+# ---- csv -------------------------------------------------------------------------------------
+_PANDAS_CSV_DTYPES = {"string": "string[pyarrow]", "bool": "boolean"}
+
+
+def _pandas_csv_dtype(name: str) -> str:
+    if name in _PANDAS_CSV_DTYPES:
+        return _PANDAS_CSV_DTYPES[name]
+    if name.startswith(("int", "uint")):
+        return name.capitalize().replace("Uint", "UInt")
+    return name
+
+
+class _CsvNormalizer:
+    def __init__(self, backend_name: str, schema: pa.Schema) -> None:
+        self.backend_name, self.schema = backend_name, schema
+
+    def __call__(self, df: pd.DataFrame) -> Any:
+        table = pa.Table.from_pandas(df, preserve_index=False).cast(self.schema)
+        return get_backend(self.backend_name).from_arrow(table)
+
+
+class Dataset:
+    """A lazy, partitioned dataset.
+
+    Parameters
+    ----------
+    source : path, directory, glob or list of paths (parquet or csv); a pandas or cuDF
+        DataFrame; a Dask DataFrame; a ``pyarrow.Table``; or another ``Dataset``.
+    engine : ``"parquet"`` or ``"csv"`` (default: from the file extensions).
+    part_size : bytes per partition, e.g. ``"128MB"`` (default: 1/16 of a worker's memory).
+    sep, names, dtypes, header : csv options (``header=None``: no header row; ``dtypes``
+        maps columns to dtype names such as ``"int64"`` or ``"string"``; integers with
+        empty fields stay integers with nulls).
+    backend : ``"auto"`` (GPU when one works), ``"cpu"`` or ``"gpu"``.
+    tags : extra tags per column, e.g. ``{"label": ["target"]}``.
+    """
+
+    def __init__(self, source: Any, *, engine: str | None = None,
+                 part_size: str | int | None = None, sep: str = ",",
+                 names: Sequence[str] | None = None, dtypes: Mapping[str, str] | None = None,
+                 header: int | None | str = "infer", backend: str = "auto",
+                 tags: Mapping[str, Iterable[str | Tags]] | None = None) -> None:
+        self.backend: CpuBackend = get_backend(backend)
+        self._num_rows: int | None = None
+        self.files: list[str] = []
+        if isinstance(source, Dataset):
+            self._ddf, arrow_schema = source._ddf, source.schema.to_arrow()
+            self._num_rows, self.files, self.backend = source._num_rows, source.files, source.backend
+        elif isinstance(source, str | os.PathLike | list | tuple):
+            self.files = expand_paths(source)
+            engine = engine or _infer_engine(self.files)
+            if engine == "parquet":
+                self._ddf, arrow_schema = self._open_parquet(parse_part_size(part_size))
+            elif engine == "csv":
+                self._ddf, arrow_schema = self._open_csv(parse_part_size(part_size), sep, names,
+                                                         dtypes, header)
+            else:
+                raise ParameterError(f"The 'engine' parameter must be 'parquet' or 'csv'. Got "
+                                     f"{engine!r} instead.")
+        else:
+            self._ddf, arrow_schema = self._from_frame(source, part_size)
+        self._schema = Schema.from_arrow(arrow_schema)
+        if tags:
+            self._schema = self._with_tags(self._schema, tags)
+
+    @classmethod
+    def from_ddf(cls, ddf: dd.DataFrame, schema: Schema, backend: CpuBackend,
+                 num_rows: int | None = None) -> Dataset:
+        """Wrap a Dask DataFrame whose partitions already follow ``schema`` (internal use)."""
+        ds = cls.__new__(cls)
+        ds.backend, ds._ddf, ds._schema, ds._num_rows, ds.files = (backend, ddf, schema,
+                                                                  num_rows, [])
+        return ds
+
+    @staticmethod
+    def _with_tags(schema: Schema, tags: Mapping[str, Iterable[str | Tags]]) -> Schema:
+        cols = []
+        for col in schema.values():
+            cols.append(col.with_tags(add=normalize_tags(tags.get(col.name, ()))))
+        unknown = set(tags) - set(schema.names)
+        if unknown:
+            raise DatasetError(f"tags name columns {sorted(unknown)} that are not in the data; "
+                               f"columns are {schema.names}.")
+        return Schema(cols)
+
+    def _open_parquet(self, part_size: int) -> tuple[dd.DataFrame, pa.Schema]:
+        metadata, schemas = _read_metadata(self.files)
+        schema = unify_schemas(schemas)
+        pieces = plan_pieces(metadata, part_size)
+        self._num_rows = sum(p.num_rows for p in pieces)
+        meta = self.backend.from_arrow(schema.empty_table())
+        reader = _PieceReader(self.backend.name, schema, None)
+        ddf = dd.from_map(reader, pieces, meta=meta, label="read-parquet",
+                          enforce_metadata=False)
+        return ddf, schema
+
+    def _open_csv(self, part_size: int, sep: str, names: Sequence[str] | None,
+                  dtypes: Mapping[str, str] | None, header: Any) -> tuple[dd.DataFrame, pa.Schema]:
+        dtypes = dict(dtypes or {})
+        kwargs: dict[str, Any] = {"sep": sep, "blocksize": part_size,
+                                  "dtype": {k: _pandas_csv_dtype(v) for k, v in dtypes.items()}}
+        if names is not None:
+            kwargs["names"] = list(names)
+        if header != "infer":
+            kwargs["header"] = header
+        if any(f.endswith(".gz") for f in self.files):
+            kwargs.update(blocksize=None, compression="gzip")
+        try:
+            raw = dd.read_csv(self.files, **kwargs)
+        except (OSError, ValueError) as exc:
+            raise DatasetError(f"Cannot read the csv input {self.files[:3]}: {exc}") from exc
+        sample = pa.Table.from_pandas(raw._meta, preserve_index=False).schema
+        fields = [pa.field(f.name, arrow_type(dtypes[f.name]) if f.name in dtypes else
+                           (pa.large_string() if pa.types.is_string(f.type) or
+                            pa.types.is_large_string(f.type) or pa.types.is_null(f.type)
+                            else f.type)) for f in sample]
+        schema = pa.schema(fields)
+        meta = self.backend.from_arrow(schema.empty_table())
+        return raw.map_partitions(_CsvNormalizer(self.backend.name, schema), meta=meta,
+                                  enforce_metadata=False), schema
+
+    def _from_frame(self, source: Any, part_size: Any) -> tuple[dd.DataFrame, pa.Schema]:
+        if isinstance(source, pa.Table):
+            source = self.backend.from_arrow(source)
+        if isinstance(source, dd.DataFrame):
+            meta_backend = backend_of(source._meta)
+            schema = meta_backend.to_arrow(source._meta).schema
+            if meta_backend.name != self.backend.name or not all(
+                    isinstance(t, pd.ArrowDtype) for t in getattr(source._meta, "dtypes", [])) \
+                    and self.backend.name == "cpu":
+                source = source.map_partitions(_Converter(self.backend.name, schema),
+                                               meta=self.backend.from_arrow(schema.empty_table()))
+            return source, schema
+        if not hasattr(source, "columns") or not hasattr(source, "iloc"):
+            raise DatasetError(f"Cannot make a Dataset from a {type(source).__name__}; pass a "
+                               "path, a glob, a list of files, a DataFrame, a Dask DataFrame or "
+                               "a pyarrow Table.")
+        frame = self.backend.from_pandas(source) if backend_of(source).name == "cpu" \
+            else source
+        if self.backend.name == "cpu" and backend_of(frame).name != "cpu":
+            frame = backend_of(frame).to_pandas(frame)
+        self._num_rows = len(frame)
+        schema = self.backend.to_arrow(frame.iloc[:0] if hasattr(frame, "iloc") else frame).schema
+        size = max(1, int(frame.memory_usage(deep=True).sum()))
+        nparts = max(1, min(len(frame) or 1, math.ceil(size / parse_part_size(part_size))))
+        return dd.from_pandas(frame, npartitions=nparts, sort=False), schema
+
+    # ---- public API -----------------------------------------------------------------------
+    @property
+    def schema(self) -> Schema:
+        return self._schema
+
+    @property
+    def npartitions(self) -> int:
+        return self._ddf.npartitions
+
+    @property
+    def num_rows(self) -> int:
+        """Number of rows (from parquet metadata when possible, else counted once)."""
+        if self._num_rows is None:
+            self._num_rows = int(self._ddf.map_partitions(len).sum().compute())
+        return self._num_rows
+
+    def to_ddf(self, columns: Sequence[str] | None = None) -> dd.DataFrame:
+        """The lazy Dask DataFrame (pandas with Arrow columns on CPU, cuDF on GPU)."""
+        return self._ddf if columns is None else self._ddf[list(columns)]
+
+    def to_iter(self, columns: Sequence[str] | None = None) -> Iterator[Any]:
+        """Partitions one by one, computed lazily (memory: one partition at a time)."""
+        ddf = self.to_ddf(columns)
+        for i in range(ddf.npartitions):
+            yield ddf.get_partition(i).compute()
+
+    def head(self, n: int = 5) -> pd.DataFrame:
+        """The first ``n`` rows as a pandas DataFrame."""
+        frames, got = [], 0
+        for part in self.to_iter():
+            frames.append(part.iloc[: n - got])
+            got += len(frames[-1])
+            if got >= n:
+                break
+        out = self.backend.concat(frames) if frames else self.backend.empty(self.schema)
+        return self.backend.to_pandas(out).reset_index(drop=True)
+
+    def compute(self) -> Any:
+        """All rows in one frame of the backend (small data only)."""
+        return self._ddf.compute().reset_index(drop=True)
+
+    def to_parquet(self, path: str | os.PathLike, *, shuffle: str | None = None,
+                   out_files_per_proc: int | None = None, overwrite: bool = False,
+                   seed: int = 0, row_group_size: int = 128 * 1024) -> dict[str, Any]:
+        """Write parquet files, ``schema.json`` and ``_SUCCESS`` atomically; see :mod:`.writer`."""
+        from .writer import write_parquet
+
+        return write_parquet(self, path, shuffle=shuffle, out_files_per_proc=out_files_per_proc,
+                             overwrite=overwrite, seed=seed, row_group_size=row_group_size)
+
+    def __repr__(self) -> str:
+        rows = self._num_rows if self._num_rows is not None else "?"
+        src = f", files={len(self.files)}" if self.files else ""
+        return (f"Dataset(rows={rows}, partitions={self.npartitions}, "
+                f"columns={len(self.schema)}, backend={self.backend.name!r}{src})")
+
+
+class _Converter:
+    def __init__(self, backend_name: str, schema: pa.Schema) -> None:
+        self.backend_name, self.schema = backend_name, schema
+
+    def __call__(self, frame: Any) -> Any:
+        table = backend_of(frame).to_arrow(frame).cast(self.schema)
+        return get_backend(self.backend_name).from_arrow(table)
+
+
+def as_dataset(data: Any) -> Dataset:
+    return data if isinstance(data, Dataset) else Dataset(data)
+

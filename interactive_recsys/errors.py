@@ -1,0 +1,27 @@
+"""Exceptions raised by interactive-recsys, each with a message that names the fix."""
+
+from __future__ import annotations
+
+
+class IRSError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+class SchemaError(IRSError, ValueError):
+    """A column is missing, has the wrong dtype or the wrong role for an operator."""
+
+
+class ParameterError(IRSError, ValueError):
+    """An operator parameter has an invalid value."""
+
+
+class NotFittedError(IRSError, RuntimeError):
+    """A workflow or operator was used before ``fit``."""
+
+
+class DatasetError(IRSError, ValueError):
+    """Input files are missing, unreadable or have incompatible schemas."""
+
+
+class VersionError(IRSError, ValueError):
+    """A saved workflow was written by an incompatible version."""

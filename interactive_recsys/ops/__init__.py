@@ -1,0 +1,21 @@
+"""Operators: compose them with ``>>`` (chain) and ``+`` (concatenate) into a Workflow.
+
+Every operator in :data:`OPERATORS` follows the contract of :mod:`.base`.
+"""
+
+from .base import OPERATORS, OpContext, Operator, RowFilter, StatOperator
+from .bucketize import Bucketize
+from .categorify import Categorify
+from .clip import Clip
+from .fill import FillMedian, FillMissing
+from .hash_bucket import HashBucket
+from .lambda_op import LambdaOp
+from .log import LogOp
+from .normalize import Normalize, NormalizeMinMax
+from .params import Param
+from .rename import Rename
+from .rows import Dropna, Filter
+
+__all__ = ["OPERATORS", "Bucketize", "Categorify", "Clip", "Dropna", "FillMedian", "FillMissing",
+           "Filter", "HashBucket", "LambdaOp", "LogOp", "Normalize", "NormalizeMinMax",
+           "OpContext", "Operator", "Param", "Rename", "RowFilter", "StatOperator"]

@@ -1,0 +1,208 @@
+"""The operator contract.
+
+Every operator:
+
+* declares its keyword parameters once, as :class:`~.params.Param` class attributes
+  (validation, save/load, ``repr`` and the builder's forms all read that table);
+* predicts its output schema from its input schema (:meth:`Operator.output_schema`);
+* transforms one partition purely: ``transform(df, state, ctx) -> df``;
+* keeps fitted state apart: a :class:`StatOperator` returns its state from ``fit_*``
+  methods and the workflow stores it; the operator object itself never changes.
+
+Examples
+--------
+>>> from interactive_recsys.ops import Clip
+>>> Clip(min_value=0)
+Clip(min_value=0)
+>>> Clip(min_value="a")
+Traceback (most recent call last):
+...
+interactive_recsys.errors.ParameterError: The 'min_value' parameter of Clip must be a number or None. Got 'a' instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from ..backend import CpuBackend
+from ..errors import ParameterError, SchemaError
+from ..schema import ColumnSchema, Schema, is_numeric_dtype
+from .params import REQUIRED, Param
+
+#: Every concrete operator class, by name (filled by ``Operator.__init_subclass__``).
+OPERATORS: dict[str, type[Operator]] = {}
+
+
+@dataclass
+class OpContext:
+    """What an operator may know about where it runs."""
+
+    backend: CpuBackend
+    groups: list[tuple[str, ...]]
+    node_id: str = ""
+    artifacts_dir: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Operator:
+    """Base class of all operators; see the module docstring for the contract."""
+
+    params: ClassVar[dict[str, Param]] = {}
+    #: One line shown in the builder's palette and the README's table.
+    summary: ClassVar[str] = ""
+    #: Category in the palette.
+    category: ClassVar[str] = "transform"
+
+    def __init_subclass__(cls, register: bool = True, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        declared = dict(getattr(cls, "params", {}))
+        for name, value in list(vars(cls).items()):
+            if isinstance(value, Param):
+                declared[name] = value
+                delattr(cls, name)
+        cls.params = declared
+        if register:
+            OPERATORS[cls.__name__] = cls
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        names = list(self.params)
+        if len(args) > len(names):
+            raise ParameterError(f"{type(self).__name__} takes at most {len(names)} positional "
+                                 f"arguments ({', '.join(names)}); got {len(args)}.")
+        for name, value in zip(names, args, strict=False):
+            if name in kwargs:
+                raise ParameterError(f"{type(self).__name__} got two values for {name!r}.")
+            kwargs[name] = value
+        unknown = sorted(set(kwargs) - set(names))
+        if unknown:
+            raise ParameterError(f"{type(self).__name__} has no parameter {unknown[0]!r}; its "
+                                 f"parameters are: {', '.join(names) or 'none'}.")
+        values = {}
+        for name, spec in self.params.items():
+            if name in kwargs:
+                values[name] = spec.validate(type(self).__name__, name, kwargs[name])
+            elif spec.required:
+                raise ParameterError(f"{type(self).__name__} needs the {name!r} parameter "
+                                     f"({spec.describe()}): {spec.doc}")
+            else:
+                values[name] = spec.default
+        self._params = values
+        self.check_params()
+
+    def __getattr__(self, name: str) -> Any:
+        params = self.__dict__.get("_params", {})
+        if name in params:
+            return params[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def check_params(self) -> None:
+        """Cross-parameter checks (override); raise :class:`ParameterError`."""
+
+    def get_params(self) -> dict[str, Any]:
+        return dict(self._params)
+
+    # ---- persistence ----------------------------------------------------------------------
+    def to_config(self) -> dict[str, Any]:
+        """JSON-able description: the class name and the non-default parameters."""
+        return {"op": type(self).__name__, "params": {
+            k: v for k, v in self._params.items() if v != self.params[k].default}}
+
+    @staticmethod
+    def from_config(config: dict[str, Any]) -> Operator:
+        name = config.get("op")
+        if name not in OPERATORS:
+            raise ParameterError(f"Unknown operator {name!r} in a saved workflow; known "
+                                 f"operators: {sorted(OPERATORS)}.")
+        return OPERATORS[name](**config.get("params", {}))
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}={v!r}" for k, v in self._params.items()
+                          if v is not REQUIRED and v != self.params[k].default
+                          or self.params[k].required)
+        return f"{type(self).__name__}({shown})"
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self._params == other._params  # type: ignore[attr-defined]
+
+    __hash__ = object.__hash__
+
+    # ---- graph sugar ----------------------------------------------------------------------
+    def __rrshift__(self, selection: Any) -> Any:
+        from ..graph import Node
+
+        return Node.as_node(selection) >> self
+
+    # ---- schema ---------------------------------------------------------------------------
+    def output_schema(self, input_schema: Schema, groups: Sequence[tuple[str, ...]],
+                      state: dict[str, Any] | None = None) -> Schema:
+        """The output columns; default: one output per input column (see ``column_schema``)."""
+        return Schema(self.column_schema(input_schema[n], state) for n in input_schema.names)
+
+    def column_schema(self, col: ColumnSchema, state: dict[str, Any] | None) -> ColumnSchema:
+        return col
+
+    # ---- execution ------------------------------------------------------------------------
+    def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
+        raise NotImplementedError
+
+    @property
+    def is_stat(self) -> bool:
+        return False
+
+    @property
+    def changes_rows(self) -> bool:
+        return False
+
+
+class StatOperator(Operator, register=False):
+    """An operator with statistics computed over the whole dataset by ``fit``.
+
+    The workflow maps ``fit_partition`` over partitions, reduces the partial results
+    with ``fit_combine`` as a tree, and calls ``fit_finalize`` once to get the state.
+    Operators needing a different reduction override :meth:`fit_graph`.
+    """
+
+    category = "statistics"
+
+    @property
+    def is_stat(self) -> bool:
+        return True
+
+    def fit_partition(self, df: Any, ctx: OpContext) -> Any:
+        raise NotImplementedError
+
+    def fit_combine(self, partials: list[Any]) -> Any:
+        raise NotImplementedError
+
+    def fit_finalize(self, partial: Any, ctx: OpContext) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+class RowFilter(Operator, register=False):
+    """An operator that keeps some rows: ``row_mask`` returns the rows to keep.
+
+    Rows dropped by a row filter are dropped from the whole workflow output, wherever the
+    filter stands; statistics downstream of it see only the kept rows.
+    """
+
+    category = "rows"
+
+    @property
+    def changes_rows(self) -> bool:
+        return True
+
+    def row_mask(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
+        raise NotImplementedError
+
+    def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
+        return df
+
+
+def require_numeric(op: Operator, col: ColumnSchema) -> None:
+    """Raise a clear error when ``col`` is not numeric."""
+    if not is_numeric_dtype(col.dtype) or col.is_list:
+        raise SchemaError(f"{type(op).__name__} needs numeric columns, but column {col.name!r} "
+                          f"has dtype {col.dtype}. Encode it first (e.g. ops.Categorify) or "
+                          "select only numeric columns.")

@@ -1,0 +1,96 @@
+"""Apply an expression or a Python function to each selected column."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import NotFittedError, ParameterError
+from ..schema import ColumnSchema, normalize_tags
+from .base import OpContext, Operator
+from .expressions import evaluate, parse
+from .params import Param
+
+
+class FunctionRef:
+    """A saved reference to a Python function, never imported automatically.
+
+    A workflow loaded from disk holds this in place of the function; pass the real
+    function with ``Workflow.load(path, functions={name: f})``.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __call__(self, *args: Any) -> Any:
+        raise NotFittedError(f"This workflow was loaded from disk and uses the Python function "
+                             f"{self.name!r}, which is never imported on load. Pass it with "
+                             f"Workflow.load(path, functions={{{self.name!r}: your_function}}).")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FunctionRef) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __repr__(self) -> str:
+        return f"FunctionRef({self.name!r})"
+
+
+def function_name(f: Callable) -> str:
+    if isinstance(f, FunctionRef):
+        return f.name
+    return f"{getattr(f, '__module__', '?')}:{getattr(f, '__qualname__', repr(f))}"
+
+
+class LambdaOp(Operator):
+    """Transform each selected column with an expression of ``x`` or a function.
+
+    An expression (``"x * 2"``, ``"log1p(x)"``, ``"x > 3"``) is safe to save and load. A
+    callable ``f(series) -> series`` is saved by name only (see :class:`FunctionRef`).
+
+    >>> import pandas as pd, interactive_recsys as irs
+    >>> irs.Workflow(["a"] >> LambdaOp("x * 2 + 1")).fit_transform(pd.DataFrame({"a": [1, 2]}))["a"].tolist()
+    [3, 5]
+    """
+
+    summary = "Apply an expression of x (or a function) to each column"
+    f = Param(kind="callable_or_expr", doc="Expression of x, e.g. 'x * 2', or a function.")
+    dtype = Param(None, kind="str", nullable=True, doc="Output dtype (None: input dtype).")
+    add_tags = Param([], kind="strs", doc="Tags added to the output columns.")
+
+    def check_params(self) -> None:
+        if isinstance(self.f, str):
+            parse(self.f)
+
+    def to_config(self) -> dict[str, Any]:
+        config = super().to_config()
+        if callable(self.f):
+            config["params"]["f"] = {"function": function_name(self.f)}
+        return config
+
+    @classmethod
+    def resolve_config(cls, params: dict[str, Any],
+                       functions: dict[str, Callable] | None) -> dict[str, Any]:
+        """Turn a saved function reference back into a callable (or a FunctionRef)."""
+        f = params.get("f")
+        if isinstance(f, dict):
+            if "function" not in f:
+                raise ParameterError(f"LambdaOp's saved 'f' is malformed: {f!r}.")
+            name = f["function"]
+            params = {**params, "f": (functions or {}).get(name, FunctionRef(name))}
+        return params
+
+    def column_schema(self, col: ColumnSchema, state) -> ColumnSchema:
+        out = col.with_(dtype=self.dtype) if self.dtype else col
+        return out.with_(tags=out.tags | normalize_tags(self.add_tags))
+
+    def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
+        b = ctx.backend
+        out = {}
+        for n in df.columns:
+            s = b.series(b.column(df, n))
+            result = evaluate(self.f, {"x": s}) if isinstance(self.f, str) else self.f(s)
+            col = b.from_series(result)
+            out[n] = b.cast(col, self.dtype) if self.dtype else col
+        return b.with_columns(df, out)

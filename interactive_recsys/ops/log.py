@@ -1,0 +1,29 @@
+"""Logarithm of counters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..schema import ColumnSchema, Tags
+from .base import OpContext, Operator, require_numeric
+
+
+class LogOp(Operator):
+    """``log(1 + x)`` as float32 (values below -1 give NaN: clip them first).
+
+    >>> import pandas as pd, interactive_recsys as irs
+    >>> out = irs.Workflow(["x"] >> LogOp()).fit_transform(pd.DataFrame({"x": [0, 9]}))
+    >>> [round(v, 4) for v in out["x"].tolist()]
+    [0.0, 2.3026]
+    """
+
+    summary = "log(1 + x), as float32"
+
+    def column_schema(self, col: ColumnSchema, state) -> ColumnSchema:
+        require_numeric(self, col)
+        return col.with_(dtype="float32").with_tags(add=[Tags.CONTINUOUS],
+                                                     remove=[Tags.CATEGORICAL])
+
+    def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
+        b = ctx.backend
+        return b.with_columns(df, {n: b.log1p(b.column(df, n)) for n in df.columns})

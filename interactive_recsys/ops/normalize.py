@@ -1,0 +1,91 @@
+"""Standardisation (z-score) and min-max scaling of continuous columns.
+
+Statistics use the finite values only: nulls and NaN are skipped, and so are
+infinities (which stay infinite after scaling). The standard deviation is the
+population one (``ddof=0``, as scikit-learn's ``StandardScaler``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..schema import ColumnSchema, Tags
+from .base import OpContext, StatOperator, require_numeric
+
+
+class _Moments(StatOperator, register=False):
+    """Shared fit of Normalize and NormalizeMinMax: count, sum, sum of squares, min, max."""
+
+    def column_schema(self, col: ColumnSchema, state) -> ColumnSchema:
+        require_numeric(self, col)
+        return col.with_(dtype="float32").with_tags(add=[Tags.CONTINUOUS],
+                                                     remove=[Tags.CATEGORICAL])
+
+    def fit_partition(self, df: Any, ctx: OpContext) -> dict[str, dict[str, float]]:
+        b = ctx.backend
+        return {n: b.moments(b.column(df, n)) for n in df.columns}
+
+    def fit_combine(self, partials: list[Any]) -> dict[str, dict[str, float]]:
+        out = {}
+        for name in partials[0]:
+            parts = [p[name] for p in partials]
+            out[name] = {k: sum(p[k] for p in parts) for k in ("count", "sum", "sumsq",
+                                                                 "missing")}
+            out[name]["min"] = min((p["min"] for p in parts if p["count"]), default=math.nan)
+            out[name]["max"] = max((p["max"] for p in parts if p["count"]), default=math.nan)
+        return out
+
+
+def _none_if_nan(x: float) -> float | None:
+    return None if math.isnan(x) else x
+
+
+class Normalize(_Moments):
+    """Standardise: ``(x - mean) / std`` as float32 (std 0 or all-missing: divide by 1).
+
+    >>> import pandas as pd, interactive_recsys as irs
+    >>> irs.Workflow(["x"] >> Normalize()).fit_transform(pd.DataFrame({"x": [1, 3]}))["x"].tolist()
+    [-1.0, 1.0]
+    """
+
+    summary = "Standardise to mean 0, std 1 (float32)"
+
+    def fit_finalize(self, partial: Any, ctx: OpContext) -> dict[str, Any]:
+        means, stds = {}, {}
+        for name, m in partial.items():
+            if m["count"] == 0:
+                means[name], stds[name] = None, None
+                continue
+            mean = m["sum"] / m["count"]
+            var = max(m["sumsq"] / m["count"] - mean * mean, 0.0)
+            means[name], stds[name] = mean, math.sqrt(var)
+        return {"means": means, "stds": stds}
+
+    def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
+        b = ctx.backend
+        out = {}
+        for n in df.columns:
+            mean, std = state["means"][n] or 0.0, state["stds"][n] or 0.0
+            out[n] = b.affine(b.column(df, n), mean, std if std > 0 else 1.0)
+        return b.with_columns(df, out)
+
+
+class NormalizeMinMax(_Moments):
+    """Scale to ``[0, 1]``: ``(x - min) / (max - min)`` as float32 (constant column: 0)."""
+
+    summary = "Scale to [0, 1] with the min and max (float32)"
+
+    def fit_finalize(self, partial: Any, ctx: OpContext) -> dict[str, Any]:
+        return {"mins": {n: _none_if_nan(m["min"]) for n, m in partial.items()},
+                "maxs": {n: _none_if_nan(m["max"]) for n, m in partial.items()}}
+
+    def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
+        b = ctx.backend
+        out = {}
+        for n in df.columns:
+            lo, hi = state["mins"][n], state["maxs"][n]
+            lo = 0.0 if lo is None else lo
+            span = (hi - lo) if hi is not None and hi > lo else 1.0
+            out[n] = b.affine(b.column(df, n), lo, span)
+        return b.with_columns(df, out)

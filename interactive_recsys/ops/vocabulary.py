@@ -1,0 +1,135 @@
+"""Building vocabularies of any size with bounded memory per task.
+
+The build is a hash-partitioned tree reduction:
+
+1. each data partition counts its values and splits the counts into ``S`` tables
+   by the value-defined hash (:func:`split_counts`);
+2. the ``P`` pieces of each split are summed in a tree, ``fan_in`` at a time
+   (:func:`sum_counts`); a value lives in exactly one split, so the sums are exact;
+3. the global rank of a value in the order *descending count, ascending value*
+   is its rank inside its split plus, for every other split, the number of
+   values there that sort before it (:func:`count_before`, one task per pair of
+   splits, each holding two splits only);
+4. each split is written as its own parquet file of ``value, count, index``
+   sorted by index (:func:`write_split`).
+
+No task ever holds more than two splits of a vocabulary. Statistics tables are
+``pyarrow.Table`` on every backend.
+
+>>> import pyarrow as pa
+>>> t = sum_counts([pa.table({"value": ["a", "b"], "count": [1, 5]}),
+...                 pa.table({"value": ["a"], "count": [7]})])
+>>> sorted(zip(t["value"].to_pylist(), t["count"].to_pylist()))
+[('a', 8), ('b', 5)]
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ..hashing import hash_array
+
+SORT_KEYS = [("count", "descending"), ("value", "ascending")]
+
+
+def split_counts(counts: pa.Table, splits: int) -> list[pa.Table]:
+    """Split a value/count table into ``splits`` tables by the hash of the value."""
+    if splits == 1:
+        return [counts]
+    part = hash_array(counts["value"]) % np.uint64(splits)
+    order = np.argsort(part, kind="stable")
+    bounds = np.searchsorted(part[order], np.arange(splits + 1))
+    ordered = counts.take(pa.array(order))
+    return [ordered.slice(bounds[s], bounds[s + 1] - bounds[s]) for s in range(splits)]
+
+
+def sum_counts(tables: list[pa.Table]) -> pa.Table:
+    """Sum the counts of equal values over several value/count tables."""
+    tables = [t for t in tables if t.num_rows] or tables[:1]
+    if len(tables) == 1:
+        return tables[0]
+    merged = pa.concat_tables(tables, promote_options="permissive")
+    summed = merged.group_by("value", use_threads=False).aggregate([("count", "sum")])
+    return pa.table({"value": summed["value"], "count": summed["count_sum"]})
+
+
+def sort_order(counts: pa.Table) -> np.ndarray:
+    """Row order by descending count, ties by ascending value."""
+    return pc.sort_indices(counts, sort_keys=SORT_KEYS).to_numpy()
+
+
+def local_rank(counts: pa.Table) -> np.ndarray:
+    """Rank of each row inside its own table (0 = most frequent)."""
+    rank = np.empty(counts.num_rows, dtype=np.int64)
+    rank[sort_order(counts)] = np.arange(counts.num_rows)
+    return rank
+
+
+def count_before(a: pa.Table, b: pa.Table) -> np.ndarray:
+    """For each row of ``a``, how many rows of ``b`` sort before it (values are disjoint)."""
+    if a.num_rows == 0 or b.num_rows == 0:
+        return np.zeros(a.num_rows, dtype=np.int64)
+    both = pa.concat_tables([a.select(["value", "count"]), b.select(["value", "count"])],
+                            promote_options="permissive")
+    order = sort_order(both)
+    from_b = (order >= a.num_rows).astype(np.int64)
+    b_before = np.cumsum(from_b)
+    out = np.empty(a.num_rows, dtype=np.int64)
+    is_a = order < a.num_rows
+    out[order[is_a]] = b_before[is_a]
+    return out
+
+
+def add_vectors(vectors: list[np.ndarray]) -> np.ndarray:
+    return functools.reduce(np.add, vectors)
+
+
+def split_path(directory: str, split: int) -> str:
+    return os.path.join(directory, f"part.{split:05d}.parquet")
+
+
+def write_split(counts: pa.Table, rank: np.ndarray, first_index: int, max_size: int | None,
+                directory: str, split: int) -> dict[str, int]:
+    """Write one split's ``value, count, index`` rows sorted by index; return its size."""
+    keep = rank < max_size if max_size is not None else np.ones(len(rank), dtype=bool)
+    table = counts.filter(pa.array(keep)).append_column(
+        "index", pa.array(rank[keep] + first_index, type=pa.int64()))
+    table = table.take(pc.sort_indices(table, sort_keys=[("index", "ascending")]))
+    os.makedirs(directory, exist_ok=True)
+    path = split_path(directory, split)
+    tmp = f"{path}.tmp-{os.getpid()}"
+    pq.write_table(table, tmp)
+    os.replace(tmp, path)
+    return {"size": table.num_rows, "count": int(pc.sum(table["count"]).as_py() or 0)}
+
+
+@functools.lru_cache(maxsize=256)
+def _load(path: str, mtime_ns: int) -> tuple[pa.Array, np.ndarray]:
+    table = pq.read_table(path)
+    return table["value"].combine_chunks(), table["index"].to_numpy()
+
+
+def load_split(directory: str, split: int) -> tuple[pa.Array, np.ndarray]:
+    """The (values, indices) of one split, cached per process until the file changes."""
+    path = split_path(directory, split)
+    return _load(path, os.stat(path).st_mtime_ns)
+
+
+def read_vocabulary(directory: str, splits: int) -> pa.Table:
+    """The whole vocabulary (``value, count, index``) sorted by index; for people, not for jobs."""
+    tables = [pq.read_table(split_path(directory, s)) for s in range(splits)]
+    table = pa.concat_tables(tables)
+    return table.take(pc.sort_indices(table, sort_keys=[("index", "ascending")]))
+
+
+def value_dtype_table(counts: Any) -> pa.Table:
+    """Normalise a value/count table: drop nulls, counts as int64."""
+    counts = counts.filter(pc.is_valid(counts["value"]))
+    return counts.set_column(1, "count", pc.cast(counts["count"], pa.int64()))

@@ -1,0 +1,122 @@
+"""A workflow graph flattened into steps that run on one partition.
+
+A :class:`Plan` is what travels to Dask workers: plain steps with integer parent
+indices, each operator with its fitted state and context. Evaluating a partition
+runs every needed step once, in order, fused into one task.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .backend import CpuBackend, get_backend
+from .ops.base import OpContext, Operator
+from .selector import flatten
+
+
+@dataclass
+class Step:
+    """One node of the graph, ready to run."""
+
+    index: int
+    kind: str  # "select" | "op" | "concat"
+    parents: list[int]
+    columns: list[str] = field(default_factory=list)  # select: the input columns
+    op: Operator | None = None
+    groups: list[tuple[str, ...]] = field(default_factory=list)
+    node_id: str = ""
+    state: dict[str, Any] | None = None
+    output_columns: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Plan:
+    """Steps in topological order plus what they share (backend, artifacts, extras)."""
+
+    steps: list[Step]
+    backend_name: str
+    artifacts_dir: str | None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def backend(self) -> CpuBackend:
+        return get_backend(self.backend_name)
+
+    def context(self, step: Step) -> OpContext:
+        return OpContext(self.backend, step.groups, step.node_id, self.artifacts_dir, self.extra)
+
+    def evaluate(self, df: Any, targets: list[int]) -> dict[int, tuple[Any, Any]]:
+        """Outputs ``(frame, keep_mask_or_None)`` of the ``targets`` steps on one partition."""
+        b = self.backend
+        needed = self._ancestors(targets)
+        results: dict[int, tuple[Any, Any]] = {}
+        for step in self.steps:
+            if step.index not in needed:
+                continue
+            if step.kind == "select":
+                results[step.index] = (b.select(df, step.columns), None)
+                continue
+            frames = [results[p][0] for p in step.parents]
+            masks = [results[p][1] for p in step.parents if results[p][1] is not None]
+            frame = b.hconcat(frames)
+            mask = None
+            for m in masks:
+                mask = m if mask is None else b.logical_and(mask, m)
+            if step.kind == "op":
+                ctx = self.context(step)
+                if step.op.changes_rows:
+                    keep = step.op.row_mask(frame, step.state, ctx)
+                    mask = keep if mask is None else b.logical_and(mask, keep)
+                frame = step.op.transform(frame, step.state, ctx)
+            results[step.index] = (frame, mask)
+        return {t: results[t] for t in targets}
+
+    def _ancestors(self, targets: list[int]) -> set[int]:
+        by_index = {s.index: s for s in self.steps}
+        todo, seen = list(targets), set()
+        while todo:
+            i = todo.pop()
+            if i not in seen:
+                seen.add(i)
+                todo.extend(by_index[i].parents)
+        return seen
+
+    def transform_partition(self, df: Any, output: int, columns: list[str]) -> Any:
+        """The workflow output of one partition (rows dropped by row filters removed)."""
+        frame, mask = self.evaluate(df, [output])[output]
+        if mask is not None:
+            frame = self.backend.filter_rows(frame, mask)
+        return self.backend.select(frame, columns)
+
+    def fit_partition(self, df: Any, targets: list[int]) -> dict[int, Any]:
+        """Partial statistics of every ``targets`` step (each a StatOperator) on one partition."""
+        b = self.backend
+        by_index = {s.index: s for s in self.steps}
+        inputs = self.evaluate_inputs(df, targets)
+        out = {}
+        for t in targets:
+            frame, mask = inputs[t]
+            if mask is not None:
+                frame = b.filter_rows(frame, mask)
+            step = by_index[t]
+            out[t] = step.op.fit_partition(frame, self.context(step))
+        return out
+
+    def evaluate_inputs(self, df: Any, targets: list[int]) -> dict[int, tuple[Any, Any]]:
+        """The input (parents' outputs side by side) of each target step."""
+        by_index = {s.index: s for s in self.steps}
+        parents = sorted({p for t in targets for p in by_index[t].parents})
+        outs = self.evaluate(df, parents)
+        b = self.backend
+        inputs = {}
+        for t in targets:
+            step = by_index[t]
+            frames = [outs[p][0] for p in step.parents]
+            masks = [outs[p][1] for p in step.parents if outs[p][1] is not None]
+            mask = None
+            for m in masks:
+                mask = m if mask is None else b.logical_and(mask, m)
+            frame = b.hconcat(frames)
+            inputs[t] = (b.select(frame, flatten(step.groups)), mask)
+        return inputs

@@ -1,0 +1,89 @@
+"""Column selectors: names, groups of names and tags.
+
+Examples
+--------
+>>> sel = ColumnSelector(["a", ("b", "c")], tags=["categorical"])
+>>> sel.names, sel.groups
+(['a'], [('b', 'c')])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .errors import SchemaError
+from .schema import Schema, Tags, normalize_tags
+
+
+class ColumnSelector:
+    """Select input columns by name, by group (for joint/combo encodings) or by tag.
+
+    Parameters
+    ----------
+    names : column names; a tuple or list inside the list is a *group* of columns that
+        an operator treats together (e.g. ``Categorify(encode_type="joint")``).
+    tags : select every input column carrying all of these tags.
+    """
+
+    def __init__(self, names: Iterable[Any] = (), tags: Iterable[str | Tags] = ()) -> None:
+        if isinstance(names, str):
+            names = [names]
+        self.names: list[str] = []
+        self.groups: list[tuple[str, ...]] = []
+        for item in names:
+            if isinstance(item, str):
+                self.names.append(item)
+            elif isinstance(item, list | tuple) and all(isinstance(n, str) for n in item):
+                self.groups.append(tuple(item))
+            else:
+                raise SchemaError(f"A column selection holds {item!r}; use column names (str), "
+                                  "lists of names for column groups, or ColumnSelector(tags=...).")
+        self.tags = normalize_tags(tags)
+
+    def resolve(self, schema: Schema) -> list[tuple[str, ...]]:
+        """The selected column groups (singletons for plain names), checked against ``schema``."""
+        groups: list[tuple[str, ...]] = [(n,) for n in self.names] + list(self.groups)
+        if self.tags:
+            groups += [(n,) for n in schema.select_by_tag(*self.tags).names
+                       if (n,) not in groups]
+        for group in groups:
+            for name in group:
+                if name not in schema:
+                    raise SchemaError(f"Column {name!r} is selected in the workflow but is not in "
+                                      f"the input data; available columns: {schema.names}. Fix "
+                                      "the column name or add the column to the data.")
+        return groups
+
+    def to_config(self) -> dict[str, Any]:
+        return {"names": [*self.names, *[list(g) for g in self.groups]],
+                "tags": sorted(self.tags)}
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> ColumnSelector:
+        return cls(config.get("names", ()), config.get("tags", ()))
+
+    def __repr__(self) -> str:
+        parts = [repr(n) for n in self.names] + [repr(list(g)) for g in self.groups]
+        if self.tags:
+            parts.append(f"tags={sorted(self.tags)}")
+        return "[" + ", ".join(parts) + "]"
+
+    def __rshift__(self, op: Any) -> Any:
+        from .graph import Node
+
+        return Node.select(self) >> op
+
+    def __add__(self, other: Any) -> Any:
+        from .graph import Node
+
+        return Node.select(self) + other
+
+
+def flatten(groups: Sequence[tuple[str, ...]]) -> list[str]:
+    """Column names of a list of groups, in order, without repeats."""
+    seen: dict[str, None] = {}
+    for g in groups:
+        for n in g:
+            seen.setdefault(n)
+    return list(seen)

@@ -1,0 +1,296 @@
+"""Workflow: fit statistics phase by phase, transform lazily, save and load as JSON + parquet.
+
+>>> import pandas as pd, interactive_recsys as irs
+>>> from interactive_recsys import ops
+>>> df = pd.DataFrame({"c": ["x", "y", "x"], "n": [1.0, None, 3.0]})
+>>> wf = irs.Workflow((["c"] >> ops.Categorify()) + (["n"] >> ops.FillMissing(0) >> ops.Normalize()))
+>>> out = wf.fit_transform(df)
+>>> out["c"].tolist()   # 0 padding, 1 null, 2 out-of-vocabulary, then x (2 rows), y
+[3, 4, 3]
+>>> wf.output_schema["c"].cardinality
+5
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import dask
+
+from . import __version__ as _library_version
+from .dataset import Dataset, as_dataset
+from .errors import NotFittedError, SchemaError, VersionError
+from .graph import Node
+from .ops.base import Operator
+from .ops.lambda_op import LambdaOp
+from .plan import Plan, Step
+from .schema import Schema
+from .selector import ColumnSelector, flatten
+
+FORMAT_NAME = "interactive-recsys-workflow"
+FORMAT_VERSION = 1
+
+
+class Workflow:
+    """A graph of operators to fit on a dataset and apply to any data of the same shape.
+
+    Parameters
+    ----------
+    output : the graph's output: a node built with ``>>`` and ``+``, or column names.
+    artifacts_dir : where fitted artifacts (vocabularies) are written; on a multi-node
+        cluster it must be a shared filesystem. Default: a new temporary directory.
+    """
+
+    def __init__(self, output: Any, *, artifacts_dir: str | os.PathLike | None = None) -> None:
+        self.output_node = Node.as_node(output)
+        self.nodes: list[Node] = list(self.output_node.walk())
+        self._states: dict[int, dict[str, Any]] = {}
+        self.input_schema: Schema | None = None
+        self.artifacts_dir = os.fspath(artifacts_dir) if artifacts_dir else None
+        self.fitted = False
+        self.fit_stats: dict[str, Any] = {}
+
+    # ---- schema ---------------------------------------------------------------------------
+    def node_id(self, node: Node) -> str:
+        index = self.nodes.index(node)
+        name = type(node.op).__name__.lower() if node.op is not None else node.kind
+        return f"{name}-{index}"
+
+    def compute_schema(self, input_schema: Schema | Dataset) -> Schema:
+        """The output schema for data of ``input_schema``, without fitting (cardinalities are
+        filled in after ``fit``)."""
+        if isinstance(input_schema, Dataset):
+            input_schema = input_schema.schema
+        return self.output_node.output_schema(input_schema, self._states)
+
+    @property
+    def output_schema(self) -> Schema:
+        if self.input_schema is None:
+            raise NotFittedError("The output schema needs an input schema: call fit(dataset) or "
+                                 "compute_schema(dataset.schema) first.")
+        return self.compute_schema(self.input_schema)
+
+    @property
+    def output_columns(self) -> list[str]:
+        return self.output_schema.names
+
+    # ---- planning -------------------------------------------------------------------------
+    def _plan(self, input_schema: Schema, backend_name: str, extra: dict | None = None) -> Plan:
+        schemas = self.output_node.schemas(input_schema, self._states)
+        index = {id(n): i for i, n in enumerate(self.nodes)}
+        steps = []
+        for i, node in enumerate(self.nodes):
+            step = Step(i, node.kind, [index[id(p)] for p in node.parents],
+                        node_id=self.node_id(node),
+                        output_columns=schemas[id(node)].names)
+            if node.kind == "select":
+                step.columns = flatten(node.selector.resolve(input_schema))
+            elif node.kind == "op":
+                step.op = node.op
+                step.groups = node.input_groups(input_schema, schemas)
+                step.state = self._states.get(id(node))
+            steps.append(step)
+        return Plan(steps, backend_name, self.artifacts_dir, dict(extra or {}))
+
+    def phases(self) -> list[list[Node]]:
+        """Statistics operators grouped so that each group depends only on earlier groups."""
+        phase: dict[int, int] = {}
+        for node in self.nodes:
+            upstream = [phase[id(p)] for p in node.parents]
+            level = max(upstream, default=0)
+            if node.kind == "op" and node.op.is_stat:
+                level += 1
+            phase[id(node)] = level
+        stats = [n for n in self.nodes if n.kind == "op" and n.op.is_stat]
+        count = max((phase[id(n)] for n in stats), default=0)
+        return [[n for n in stats if phase[id(n)] == k] for k in range(1, count + 1)]
+
+    # ---- fit ------------------------------------------------------------------------------
+    def fit(self, data: Any) -> Workflow:
+        """Compute every statistic: one Dask computation per dependency phase."""
+        ds = as_dataset(data)
+        if ds.npartitions == 0:
+            raise SchemaError("Cannot fit on an empty dataset (no partitions).")
+        self.output_node.output_schema(ds.schema)  # validate the graph before any work
+        if self.artifacts_dir is None:
+            self.artifacts_dir = tempfile.mkdtemp(prefix="irs-artifacts-")
+        self._states = {}
+        self.input_schema = ds.schema
+        self.fit_stats = {"phases": []}
+        started = time.perf_counter()
+        extra = {"num_rows": ds._num_rows, "npartitions": ds.npartitions}
+        for k, nodes in enumerate(self.phases()):
+            t0 = time.perf_counter()
+            plan = self._plan(ds.schema, ds.backend.name, extra)
+            targets = [self.nodes.index(n) for n in nodes]
+            parts = ds.to_ddf().to_delayed()
+            token = uuid.uuid4().hex[:8]
+            partials = [dask.delayed(plan.fit_partition, pure=False)(
+                part, targets, dask_key_name=f"fit-phase{k + 1}-{i}-{token}")
+                for i, part in enumerate(parts)]
+            graphs = []
+            for node, target in zip(nodes, targets, strict=True):
+                step = plan.steps[target]
+                picked = [dask.delayed(_pick, pure=False)(
+                    p, target, dask_key_name=f"{step.node_id}-partial-{i}-{token}")
+                    for i, p in enumerate(partials)]
+                graphs.append(_fit_graph(node.op, picked, plan.context(step)))
+            states = dask.compute(*graphs)
+            for node, state in zip(nodes, states, strict=True):
+                self._states[id(node)] = state
+            self.fit_stats["phases"].append({"phase": k + 1, "operators": [
+                self.node_id(n) for n in nodes], "seconds": time.perf_counter() - t0})
+        self.fit_stats["seconds"] = time.perf_counter() - started
+        self.fitted = True
+        return self
+
+    # ---- transform ------------------------------------------------------------------------
+    def _check_fitted(self) -> None:
+        if not self.fitted:
+            needs = [self.node_id(n) for n in self.nodes if n.kind == "op" and n.op.is_stat]
+            if needs or self.input_schema is None:
+                raise NotFittedError(f"This workflow is not fitted (statistics needed by "
+                                     f"{needs or 'no operator'}); call wf.fit(dataset) first.")
+
+    def transform(self, data: Any) -> Any:
+        """Apply the fitted workflow: a lazy Dataset for a Dataset or path, and a DataFrame of
+        the same library for a pandas or cuDF DataFrame."""
+        if not self.fitted and not any(n.kind == "op" and n.op.is_stat for n in self.nodes):
+            self.fitted = True  # nothing to fit
+        self._check_fitted()
+        in_memory = not isinstance(data, Dataset | str | os.PathLike | list | tuple) \
+            and hasattr(data, "columns") and not hasattr(data, "dask")
+        ds = as_dataset(data)
+        out = self._transform_dataset(ds)
+        if in_memory:
+            frame = out.compute()
+            return frame if ds.backend.name == "gpu" else ds.backend.to_pandas(frame)
+        return out
+
+    def _transform_dataset(self, ds: Dataset) -> Dataset:
+        schema = self.output_node.output_schema(ds.schema, self._states)
+        plan = self._plan(ds.schema, ds.backend.name)
+        output = self.nodes.index(self.output_node)
+        meta = ds.backend.empty(schema)
+        ddf = ds.to_ddf().map_partitions(plan.transform_partition, output, schema.names,
+                                         meta=meta, enforce_metadata=False,
+                                         token=f"transform-{uuid.uuid4().hex[:8]}")
+        changes_rows = any(n.kind == "op" and n.op.changes_rows for n in self.nodes)
+        return Dataset.from_ddf(ddf, schema, ds.backend,
+                                None if changes_rows else ds._num_rows)
+
+    def fit_transform(self, data: Any) -> Any:
+        return self.fit(data).transform(data)
+
+    # ---- persistence ----------------------------------------------------------------------
+    def to_config(self) -> dict[str, Any]:
+        index = {id(n): i for i, n in enumerate(self.nodes)}
+        return {
+            "format": FORMAT_NAME, "format_version": FORMAT_VERSION,
+            "library_version": _library_version,
+            "nodes": [n.to_config(index) for n in self.nodes],
+            "output": index[id(self.output_node)],
+            "fitted": self.fitted,
+            "input_schema": self.input_schema.to_dict() if self.input_schema else None,
+            "states": {str(index[k]): v for k, v in
+                       ((id(n), self._states.get(id(n))) for n in self.nodes) if v is not None},
+        }
+
+    def save(self, path: str | os.PathLike, *, overwrite: bool = False) -> str:
+        """Write ``workflow.json`` and the fitted artifacts (parquet) into directory ``path``,
+        atomically: a failed save leaves no partial directory."""
+        path = os.fspath(path)
+        config = self.to_config()
+        if self.fitted and self.input_schema is not None:
+            config["output_schema"] = self.output_schema.to_dict()
+        text = json.dumps(config, indent=2, allow_nan=False)
+        from .writer import atomic_directory
+
+        with atomic_directory(path, overwrite=overwrite) as tmp:
+            if self.artifacts_dir and os.path.isdir(self.artifacts_dir):
+                shutil.copytree(self.artifacts_dir, os.path.join(tmp, "artifacts"))
+            with open(os.path.join(tmp, "workflow.json"), "w") as f:
+                f.write(text)
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike,
+             functions: dict[str, Callable] | None = None) -> Workflow:
+        """Load a saved workflow. Never executes code from the files: Python functions of
+        ``LambdaOp`` are only taken from ``functions``."""
+        path = os.fspath(path)
+        config_path = os.path.join(path, "workflow.json")
+        if not os.path.exists(config_path):
+            raise VersionError(f"{path!r} holds no workflow.json; is it a directory written by "
+                               "Workflow.save?")
+        with open(config_path) as f:
+            config = json.load(f)
+        if config.get("format") != FORMAT_NAME:
+            raise VersionError(f"{config_path!r} is not an interactive-recsys workflow.")
+        version = config.get("format_version")
+        if version != FORMAT_VERSION:
+            raise VersionError(f"{config_path!r} was written in workflow format {version} (by "
+                               f"interactive-recsys {config.get('library_version')}); this is "
+                               f"version {_library_version}, which reads format {FORMAT_VERSION}. "
+                               "Re-fit the workflow or install the matching version.")
+        nodes: list[Node] = []
+        for nc in config["nodes"]:
+            parents = [nodes[i] for i in nc["parents"]]
+            op = None
+            if "op" in nc:
+                params = nc["op"].get("params", {})
+                if nc["op"]["op"] == "LambdaOp":
+                    params = LambdaOp.resolve_config(params, functions)
+                op = Operator.from_config({"op": nc["op"]["op"], "params": params})
+            selector = ColumnSelector.from_config(nc["selector"]) if "selector" in nc else None
+            nodes.append(Node(nc["kind"], selector=selector, op=op, parents=parents))
+        wf = cls(nodes[config["output"]])
+        wf._states = {id(nodes[int(k)]): v for k, v in config.get("states", {}).items()}
+        if config.get("input_schema"):
+            wf.input_schema = Schema.from_dict(config["input_schema"])
+        wf.fitted = bool(config.get("fitted"))
+        artifacts = os.path.join(path, "artifacts")
+        wf.artifacts_dir = artifacts if os.path.isdir(artifacts) else None
+        return wf
+
+    # ---- display --------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        status = "fitted" if self.fitted else "not fitted"
+        lines = [f"Workflow ({status}):"]
+        for node in self.nodes:
+            if node.kind == "op":
+                lines.append(f"  {self.node_id(node)}: {node.label()}")
+        if self.input_schema is not None:
+            lines.append(f"  output: {self.output_columns}")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        rows = "".join(f"<tr><td>{self.node_id(n)}</td><td><code>{html.escape(n.label())}"
+                       f"</code></td></tr>" for n in self.nodes if n.kind == "op")
+        status = "fitted" if self.fitted else "not fitted"
+        schema = self.output_schema._repr_html_() if self.input_schema is not None else ""
+        return (f"<b>Workflow</b> ({status})<table><tr><th>step</th><th>operator</th></tr>"
+                f"{rows}</table>{schema}")
+
+
+def _pick(partials: dict[int, Any], target: int) -> Any:
+    return partials[target]
+
+
+def _fit_graph(op: Any, partials: list[Any], ctx: Any) -> Any:
+    """The delayed state of one statistics operator (its own graph, or a tree reduction)."""
+    if hasattr(op, "fit_graph"):
+        return op.fit_graph(partials, ctx)
+    level = partials
+    while len(level) > 1:
+        level = [dask.delayed(op.fit_combine, pure=False)(level[i:i + 8])
+                 for i in range(0, len(level), 8)]
+    return dask.delayed(op.fit_finalize, pure=False)(level[0], ctx)

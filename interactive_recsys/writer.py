@@ -1,0 +1,170 @@
+"""Atomic parquet output with optional shuffling.
+
+Everything is written into a temporary sibling directory which is renamed to the
+target only when every file, ``schema.json`` and the ``_SUCCESS`` marker are
+complete: a failed or interrupted run leaves no partial output.
+
+Shuffle modes:
+
+* ``None``: partitions written in order, one file each;
+* ``"partition"``: rows shuffled within each partition;
+* ``"worker"``: rows of each worker's share of partitions spread at random over that
+  share's ``out_files_per_proc`` files, then shuffled within each file;
+* ``"full"``: a global shuffle (every row may land in any file at any position), done as
+  a Dask shuffle on a random key: out of core, unlike NVTabular's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import dask
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .backend import get_backend
+from .errors import DatasetError, ParameterError
+
+SHUFFLE_MODES = (None, "partition", "worker", "full")
+_KEY = "__irs_shuffle_key__"
+
+
+@contextlib.contextmanager
+def atomic_directory(path: str, *, overwrite: bool = False) -> Iterator[str]:
+    """Yield a temporary directory that becomes ``path`` only if the block succeeds."""
+    path = os.path.abspath(path)
+    if os.path.exists(path) and not overwrite:
+        raise DatasetError(f"Output {path!r} already exists; pass overwrite=True or choose "
+                           "another path.")
+    parent = os.path.dirname(path)
+    os.makedirs(parent, exist_ok=True)
+    tmp = os.path.join(parent, f".{os.path.basename(path)}.tmp-{uuid.uuid4().hex[:8]}")
+    os.makedirs(tmp)
+    try:
+        yield tmp
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if os.path.exists(path):
+        old = os.path.join(parent, f".{os.path.basename(path)}.old-{uuid.uuid4().hex[:8]}")
+        os.replace(path, old)
+        os.replace(tmp, path)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(tmp, path)
+
+
+def _n_workers() -> int:
+    try:
+        from distributed import default_client
+
+        return max(1, len(default_client().scheduler_info(n_workers=-1)["workers"]))
+    except (ValueError, ImportError):
+        return 1
+
+
+def _write_part(df: Any, path: str, schema: pa.Schema, backend_name: str,
+                row_group_size: int, permute_seed: int | None = None) -> int:
+    backend = get_backend(backend_name)
+    if permute_seed is not None:
+        df = backend.permute_rows(df, permute_seed)
+    if _KEY in df.columns:
+        df = df.drop(columns=[_KEY])
+    backend.write_parquet(df, path, schema=schema, row_group_size=row_group_size)
+    return backend.num_rows(df)
+
+
+def _add_key(df: Any, seed: int, low: int, high: int, backend_name: str,
+             partition_info: dict | None = None) -> Any:
+    number = (partition_info or {}).get("number", 0)
+    rng = np.random.default_rng([seed, number])
+    backend = get_backend(backend_name)
+    return backend.with_columns(df, {_KEY: backend.from_numpy(
+        rng.integers(low, high, backend.num_rows(df)).astype(np.int64))})
+
+
+def _split_random(df: Any, seed: int, pieces: int, directory: str, part: int,
+                  schema: pa.Schema, backend_name: str) -> list[str]:
+    backend = get_backend(backend_name)
+    which = np.random.default_rng([seed, part]).integers(0, pieces, backend.num_rows(df))
+    paths = []
+    for j in range(pieces):
+        path = os.path.join(directory, f"piece.{part:05d}.{j:03d}.parquet")
+        backend.write_parquet(backend.take_rows(df, np.flatnonzero(which == j)), path, schema)
+        paths.append(path)
+    return paths
+
+
+def _merge_pieces(paths: list[str], out: str, schema: pa.Schema, seed: int,
+                  row_group_size: int) -> int:
+    table = pa.concat_tables([pq.read_table(p, schema=schema) for p in paths])
+    table = table.take(pa.array(np.random.default_rng(seed).permutation(table.num_rows)))
+    pq.write_table(table, out, row_group_size=row_group_size)
+    for p in paths:
+        os.remove(p)
+    return table.num_rows
+
+
+def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = None,
+                  out_files_per_proc: int | None = None, overwrite: bool = False, seed: int = 0,
+                  row_group_size: int = 128 * 1024) -> dict[str, Any]:
+    """Write a Dataset as parquet files + ``schema.json`` + ``_SUCCESS``; return a summary."""
+    if shuffle not in SHUFFLE_MODES:
+        raise ParameterError(f"The 'shuffle' parameter must be one of {SHUFFLE_MODES}. Got "
+                             f"{shuffle!r} instead.")
+    if out_files_per_proc is not None and out_files_per_proc < 1:
+        raise ParameterError(f"The 'out_files_per_proc' parameter must be >= 1. Got "
+                             f"{out_files_per_proc!r} instead.")
+    started = time.perf_counter()
+    backend = ds.backend.name
+    schema = ds.schema.to_arrow()
+    ddf = ds.to_ddf()
+    workers = _n_workers()
+    n_out = out_files_per_proc * workers if out_files_per_proc else ddf.npartitions
+    with atomic_directory(os.fspath(path), overwrite=overwrite) as tmp:
+        if shuffle == "full":
+            keyed = ddf.map_partitions(_add_key, seed, 0, 2**62, backend,
+                                       meta=ds.backend.with_columns(ddf._meta, {
+                                           _KEY: ds.backend.from_numpy(np.zeros(0, np.int64))}))
+            ddf = keyed.shuffle(on=_KEY, npartitions=n_out)
+        elif ddf.npartitions != n_out and shuffle != "worker":
+            ddf = ddf.repartition(npartitions=n_out)
+        parts = ddf.to_delayed()
+        if shuffle == "worker":
+            files_per_group = out_files_per_proc or 1
+            pieces = [dask.delayed(_split_random)(p, seed, files_per_group, tmp, i, schema, backend)
+                      for i, p in enumerate(parts)]
+            tasks, names = [], []
+            for g in range(min(workers, len(parts))):
+                members = pieces[g * len(parts) // workers:(g + 1) * len(parts) // workers]
+                for j in range(files_per_group):
+                    name = f"part.{len(names):05d}.parquet"
+                    paths = [dask.delayed(lambda ps, j=j: ps[j])(m) for m in members]
+                    tasks.append(dask.delayed(_merge_pieces)(paths, os.path.join(tmp, name),
+                                                             schema, seed + len(names),
+                                                             row_group_size))
+                    names.append(name)
+        else:
+            names = [f"part.{i:05d}.parquet" for i in range(len(parts))]
+            permute = shuffle in ("partition", "full")
+            tasks = [dask.delayed(_write_part)(p, os.path.join(tmp, n), schema, backend,
+                                               row_group_size, seed + i if permute else None)
+                     for i, (p, n) in enumerate(zip(parts, names, strict=True))]
+        rows = [int(r) for r in dask.compute(*tasks)]
+        summary = {"files": names, "rows_per_file": rows, "num_rows": sum(rows),
+                   "shuffle": shuffle, "schema": ds.schema.to_dict()}
+        with open(os.path.join(tmp, "schema.json"), "w") as f:
+            json.dump(summary, f, indent=2)
+        with open(os.path.join(tmp, "_SUCCESS"), "w") as f:
+            f.write("")
+    summary["path"] = os.path.abspath(os.fspath(path))
+    summary["seconds"] = time.perf_counter() - started
+    return summary
