@@ -131,6 +131,9 @@ class CpuBackend:
     def take_rows(self, df: Any, positions: np.ndarray) -> Any:
         return df.iloc[positions].reset_index(drop=True)
 
+    def sort_rows(self, df: Any, column: str) -> Any:
+        return df.sort_values(column, kind="stable").reset_index(drop=True)
+
     # ---- columns --------------------------------------------------------------------------
     def column(self, df: Any, name: str) -> pa.ChunkedArray:
         if name not in df.columns:
@@ -341,6 +344,9 @@ class GpuBackend(CpuBackend):
 
     def take_rows(self, df: Any, positions: np.ndarray) -> Any:
         return df.take(positions).reset_index(drop=True)
+
+    def sort_rows(self, df: Any, column: str) -> Any:
+        return df.sort_values(column).reset_index(drop=True)
 
     def column(self, df: Any, name: str) -> Any:
         if name not in df.columns:

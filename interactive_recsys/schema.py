@@ -164,6 +164,9 @@ class Schema(Mapping[str, ColumnSchema]):
             raise SchemaError(f"Column {name!r} is not in the schema. Available columns: "
                               f"{_short_list(self.names)}.") from None
 
+    def __contains__(self, name: object) -> bool:
+        return name in self._cols
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._cols)
 

@@ -74,10 +74,10 @@ def _n_workers() -> int:
 def _write_part(df: Any, path: str, schema: pa.Schema, backend_name: str,
                 row_group_size: int, permute_seed: int | None = None) -> int:
     backend = get_backend(backend_name)
-    if permute_seed is not None:
+    if _KEY in df.columns:  # full shuffle: the random key orders rows, whatever their arrival
+        df = backend.sort_rows(df, _KEY).drop(columns=[_KEY])
+    elif permute_seed is not None:
         df = backend.permute_rows(df, permute_seed)
-    if _KEY in df.columns:
-        df = df.drop(columns=[_KEY])
     backend.write_parquet(df, path, schema=schema, row_group_size=row_group_size)
     return backend.num_rows(df)
 
@@ -154,7 +154,7 @@ def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = Non
                     names.append(name)
         else:
             names = [f"part.{i:05d}.parquet" for i in range(len(parts))]
-            permute = shuffle in ("partition", "full")
+            permute = shuffle == "partition"
             tasks = [dask.delayed(_write_part)(p, os.path.join(tmp, n), schema, backend,
                                                row_group_size, seed + i if permute else None)
                      for i, (p, n) in enumerate(zip(parts, names, strict=True))]

@@ -1,0 +1,98 @@
+"""Parquet output: atomic writes, schema.json/_SUCCESS, shuffle modes keep every row once."""
+
+import json
+
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+import interactive_recsys as irs
+from interactive_recsys import writer
+
+
+def dataset(n=1000, parts=5):
+    df = pd.DataFrame({"row": np.arange(n), "v": np.arange(n) * 0.5})
+    return irs.Dataset(dd.from_pandas(df, npartitions=parts))
+
+
+def read_files(path, summary):
+    return [pq.read_table(path / f).to_pandas() for f in summary["files"]]
+
+
+@pytest.mark.parametrize("shuffle", [None, "partition", "worker", "full"])
+def test_every_row_written_exactly_once(tmp_path, shuffle):
+    out = tmp_path / "out"
+    summary = dataset().to_parquet(out, shuffle=shuffle, out_files_per_proc=3 if shuffle else None)
+    assert (out / "_SUCCESS").exists()
+    meta = json.loads((out / "schema.json").read_text())
+    assert meta["num_rows"] == 1000 and meta["files"] == summary["files"]
+    frames = read_files(out, summary)
+    rows = pd.concat(frames)["row"].to_numpy()
+    assert sorted(rows.tolist()) == list(range(1000))
+    assert sum(len(f) for f in frames) == summary["num_rows"] == 1000
+    if shuffle is None:
+        assert rows.tolist() == list(range(1000))
+    else:
+        assert rows.tolist() != list(range(1000))
+
+
+def test_full_shuffle_mixes_rows_across_files(tmp_path):
+    summary = dataset(2000, parts=4).to_parquet(tmp_path / "o", shuffle="full",
+                                                out_files_per_proc=4)
+    frames = read_files(tmp_path / "o", summary)
+    # with a full shuffle every output file holds rows from every input partition
+    for f in frames:
+        assert len(set(f["row"] // 500)) == 4
+    again = dataset(2000, parts=4).to_parquet(tmp_path / "o2", shuffle="full",
+                                              out_files_per_proc=4)
+    assert [f["row"].tolist() for f in frames] == \
+        [f["row"].tolist() for f in read_files(tmp_path / "o2", again)]  # seeded
+
+
+def test_partition_shuffle_keeps_rows_in_their_partition(tmp_path):
+    summary = dataset(1000, parts=4).to_parquet(tmp_path / "o", shuffle="partition")
+    for i, f in enumerate(read_files(tmp_path / "o", summary)):
+        assert sorted(f["row"]) == list(range(i * 250, (i + 1) * 250))
+
+
+def test_failed_write_leaves_no_output(tmp_path, monkeypatch):
+    calls = {"n": 0}
+    original = writer._write_part
+
+    def failing(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise OSError("disk full")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(writer, "_write_part", failing)
+    with pytest.raises(OSError, match="disk full"):
+        dataset().to_parquet(tmp_path / "out")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_existing_output_needs_overwrite(tmp_path):
+    dataset().to_parquet(tmp_path / "out")
+    with pytest.raises(irs.DatasetError, match="already exists.*overwrite=True"):
+        dataset().to_parquet(tmp_path / "out")
+    dataset(10, 1).to_parquet(tmp_path / "out", overwrite=True)
+    assert json.loads((tmp_path / "out" / "schema.json").read_text())["num_rows"] == 10
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_bad_shuffle_mode():
+    with pytest.raises(irs.ParameterError, match="'shuffle' parameter.*'sideways'"):
+        dataset().to_parquet("/tmp/never-written", shuffle="sideways")
+
+
+def test_output_files_follow_the_predicted_schema(tmp_path):
+    df = pd.DataFrame({"c": ["a", "b", None], "x": [1, 2, 3]})
+    wf = irs.Workflow((["c"] >> irs.ops.Categorify(dtype="int32")) + (["x"] >> irs.ops.LogOp()))
+    wf.fit(df)
+    wf.transform(irs.Dataset(df)).to_parquet(tmp_path / "o")
+    schema = pq.read_schema(tmp_path / "o" / "part.00000.parquet")
+    assert str(schema.field("c").type) == "int32" and str(schema.field("x").type) == "float"
+    saved = irs.Schema.from_dict(json.loads((tmp_path / "o" / "schema.json").read_text())["schema"])
+    assert saved == wf.output_schema
