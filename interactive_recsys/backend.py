@@ -85,7 +85,8 @@ class CpuBackend:
         table = self.to_arrow(df)
         if schema is not None:
             table = table.cast(schema)
-        pq.write_table(table, path, row_group_size=row_group_size)
+        with open(path, "wb") as f:  # never creates a directory that a failed job removed
+            pq.write_table(table, f, row_group_size=row_group_size)
 
     def empty(self, schema: Schema) -> pd.DataFrame:
         return self.from_arrow(schema.to_arrow().empty_table())

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import dask
 import dask.dataframe as dd
 import pandas as pd
 import psutil
@@ -130,19 +131,34 @@ class ParquetPiece:
     num_rows: int
 
 
-def plan_pieces(metadata: Mapping[str, pq.FileMetaData], part_size: int) -> list[ParquetPiece]:
-    """Group consecutive row groups of each file into pieces of about ``part_size`` bytes."""
+def sampled_bytes_per_row(path: str, md: pq.FileMetaData) -> float:
+    """In-memory bytes per row, measured on the file's first row group.
+
+    Parquet's own sizes undercount dictionary-encoded columns (a few bytes per row on
+    disk, tens in memory), so partitions are sized from a real decoded sample.
+    """
+    if md.num_row_groups == 0 or md.row_group(0).num_rows == 0:
+        return 0.0
+    table = pq.ParquetFile(path).read_row_group(0)
+    return table.nbytes / table.num_rows
+
+
+def plan_pieces(metadata: Mapping[str, pq.FileMetaData], part_size: int,
+                bytes_per_row: float = 0.0) -> list[ParquetPiece]:
+    """Group consecutive row groups of each file into pieces of about ``part_size`` bytes
+    in memory (the larger of parquet's uncompressed size and ``bytes_per_row`` x rows)."""
     pieces = []
     for path, md in metadata.items():
         group: list[int] = []
         size = rows = 0
         for i in range(md.num_row_groups):
             rg = md.row_group(i)
-            if group and size + rg.total_byte_size > part_size:
+            rg_size = max(rg.total_byte_size, rg.num_rows * bytes_per_row)
+            if group and size + rg_size > part_size:
                 pieces.append(ParquetPiece(path, tuple(group), rows))
                 group, size, rows = [], 0, 0
             group.append(i)
-            size += rg.total_byte_size
+            size += rg_size
             rows += rg.num_rows
         if group or md.num_row_groups == 0:
             pieces.append(ParquetPiece(path, tuple(group), rows))
@@ -219,6 +235,12 @@ class Dataset:
                  names: Sequence[str] | None = None, dtypes: Mapping[str, str] | None = None,
                  header: int | None | str = "infer", backend: str = "auto",
                  tags: Mapping[str, Iterable[str | Tags]] | None = None) -> None:
+        with dask.config.set({"dataframe.convert-string": False}):  # keep Arrow dtypes as is
+            self._open(source, engine, part_size, sep, names, dtypes, header, backend, tags)
+
+    def _open(self, source: Any, engine: str | None, part_size: str | int | None, sep: str,
+              names: Sequence[str] | None, dtypes: Mapping[str, str] | None, header: Any,
+              backend: str, tags: Mapping[str, Iterable[str | Tags]] | None) -> None:
         self.backend: CpuBackend = get_backend(backend)
         self._num_rows: int | None = None
         self.files: list[str] = []
@@ -265,7 +287,8 @@ class Dataset:
     def _open_parquet(self, part_size: int) -> tuple[dd.DataFrame, pa.Schema]:
         metadata, schemas = _read_metadata(self.files)
         schema = unify_schemas(schemas)
-        pieces = plan_pieces(metadata, part_size)
+        first = self.files[0]
+        pieces = plan_pieces(metadata, part_size, sampled_bytes_per_row(first, metadata[first]))
         self._num_rows = sum(p.num_rows for p in pieces)
         meta = self.backend.from_arrow(schema.empty_table())
         reader = _PieceReader(self.backend.name, schema, None)
@@ -368,7 +391,7 @@ class Dataset:
     def to_parquet(self, path: str | os.PathLike, *, shuffle: str | None = None,
                    out_files_per_proc: int | None = None, overwrite: bool = False,
                    seed: int = 0, row_group_size: int = 128 * 1024) -> dict[str, Any]:
-        """Write parquet files, ``schema.json`` and ``_SUCCESS`` atomically; see :mod:`.writer`."""
+        """Write parquet files, ``_schema.json`` and ``_SUCCESS`` atomically; see :mod:`.writer`."""
         from .writer import write_parquet
 
         return write_parquet(self, path, shuffle=shuffle, out_files_per_proc=out_files_per_proc,

@@ -180,9 +180,10 @@ class Workflow:
         plan = self._plan(ds.schema, ds.backend.name)
         output = self.nodes.index(self.output_node)
         meta = ds.backend.empty(schema)
-        ddf = ds.to_ddf().map_partitions(plan.transform_partition, output, schema.names,
-                                         meta=meta, enforce_metadata=False,
-                                         token=f"transform-{uuid.uuid4().hex[:8]}")
+        with dask.config.set({"dataframe.convert-string": False}):
+            ddf = ds.to_ddf().map_partitions(plan.transform_partition, output, schema.names,
+                                             meta=meta, enforce_metadata=False,
+                                             token=f"transform-{uuid.uuid4().hex[:8]}")
         changes_rows = any(n.kind == "op" and n.op.changes_rows for n in self.nodes)
         return Dataset.from_ddf(ddf, schema, ds.backend,
                                 None if changes_rows else ds._num_rows)

@@ -1,7 +1,7 @@
 """Atomic parquet output with optional shuffling.
 
 Everything is written into a temporary sibling directory which is renamed to the
-target only when every file, ``schema.json`` and the ``_SUCCESS`` marker are
+target only when every file, ``_schema.json`` and the ``_SUCCESS`` marker are
 complete: a failed or interrupted run leaves no partial output.
 
 Shuffle modes:
@@ -51,7 +51,7 @@ def atomic_directory(path: str, *, overwrite: bool = False) -> Iterator[str]:
     try:
         yield tmp
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        _remove_tree(tmp)
         raise
     if os.path.exists(path):
         old = os.path.join(parent, f".{os.path.basename(path)}.old-{uuid.uuid4().hex[:8]}")
@@ -60,6 +60,15 @@ def atomic_directory(path: str, *, overwrite: bool = False) -> Iterator[str]:
         shutil.rmtree(old, ignore_errors=True)
     else:
         os.replace(tmp, path)
+
+
+def _remove_tree(path: str, attempts: int = 50) -> None:
+    """Remove ``path`` even while tasks that already started may still add files to it."""
+    for _ in range(attempts):
+        shutil.rmtree(path, ignore_errors=True)
+        if not os.path.exists(path):
+            return
+        time.sleep(0.1)
 
 
 def _n_workers() -> int:
@@ -116,7 +125,7 @@ def _merge_pieces(paths: list[str], out: str, schema: pa.Schema, seed: int,
 def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = None,
                   out_files_per_proc: int | None = None, overwrite: bool = False, seed: int = 0,
                   row_group_size: int = 128 * 1024) -> dict[str, Any]:
-    """Write a Dataset as parquet files + ``schema.json`` + ``_SUCCESS``; return a summary."""
+    """Write a Dataset as parquet files + ``_schema.json`` + ``_SUCCESS``; return a summary."""
     if shuffle not in SHUFFLE_MODES:
         raise ParameterError(f"The 'shuffle' parameter must be one of {SHUFFLE_MODES}. Got "
                              f"{shuffle!r} instead.")
@@ -161,7 +170,7 @@ def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = Non
         rows = [int(r) for r in dask.compute(*tasks)]
         summary = {"files": names, "rows_per_file": rows, "num_rows": sum(rows),
                    "shuffle": shuffle, "schema": ds.schema.to_dict()}
-        with open(os.path.join(tmp, "schema.json"), "w") as f:
+        with open(os.path.join(tmp, "_schema.json"), "w") as f:
             json.dump(summary, f, indent=2)
         with open(os.path.join(tmp, "_SUCCESS"), "w") as f:
             f.write("")

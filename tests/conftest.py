@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import warnings
 from collections.abc import Iterator
 
 import dask.dataframe as dd
@@ -140,8 +141,10 @@ def _session_client() -> Iterator[object]:
     ``client`` fixture keep running on Dask's local threaded scheduler.
     """
     distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, memory_limit="1GB")
+    with warnings.catch_warnings():  # the scheduler's HTTP port may be taken: any port does
+        warnings.filterwarnings("ignore", message="Port .* is already in use")
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, memory_limit="1GB")
     client = distributed.Client(cluster, set_as_default=False)
     try:
         yield client

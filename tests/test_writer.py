@@ -26,7 +26,7 @@ def test_every_row_written_exactly_once(tmp_path, shuffle):
     out = tmp_path / "out"
     summary = dataset().to_parquet(out, shuffle=shuffle, out_files_per_proc=3 if shuffle else None)
     assert (out / "_SUCCESS").exists()
-    meta = json.loads((out / "schema.json").read_text())
+    meta = json.loads((out / "_schema.json").read_text())
     assert meta["num_rows"] == 1000 and meta["files"] == summary["files"]
     frames = read_files(out, summary)
     rows = pd.concat(frames)["row"].to_numpy()
@@ -78,7 +78,7 @@ def test_existing_output_needs_overwrite(tmp_path):
     with pytest.raises(irs.DatasetError, match="already exists.*overwrite=True"):
         dataset().to_parquet(tmp_path / "out")
     dataset(10, 1).to_parquet(tmp_path / "out", overwrite=True)
-    assert json.loads((tmp_path / "out" / "schema.json").read_text())["num_rows"] == 10
+    assert json.loads((tmp_path / "out" / "_schema.json").read_text())["num_rows"] == 10
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
@@ -94,5 +94,5 @@ def test_output_files_follow_the_predicted_schema(tmp_path):
     wf.transform(irs.Dataset(df)).to_parquet(tmp_path / "o")
     schema = pq.read_schema(tmp_path / "o" / "part.00000.parquet")
     assert str(schema.field("c").type) == "int32" and str(schema.field("x").type) == "float"
-    saved = irs.Schema.from_dict(json.loads((tmp_path / "o" / "schema.json").read_text())["schema"])
+    saved = irs.Schema.from_dict(json.loads((tmp_path / "o" / "_schema.json").read_text())["schema"])
     assert saved == wf.output_schema

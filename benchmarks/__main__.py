@@ -1,0 +1,48 @@
+"""Command line: ``python -m benchmarks criteo [--rows N ...] [--repeats R] [--quick]``."""
+
+from __future__ import annotations
+
+import argparse
+
+from .contenders import CONTENDERS
+
+DEFAULT_CONTENDERS = [name for name, c in CONTENDERS.items() if c.default]
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks",
+                                     description="interactive_recsys benchmarks")
+    sub = parser.add_subparsers(dest="benchmark", required=True)
+    criteo = sub.add_parser("criteo", help="the standard Criteo workflow on synthetic data")
+    criteo.add_argument("--rows", type=int, nargs="+", default=[2_000_000, 8_000_000],
+                        help="data sizes (default: 2000000 8000000)")
+    criteo.add_argument("--repeats", type=int, default=3, help="timed runs per contender")
+    criteo.add_argument("--quick", action="store_true",
+                        help="smoke run: 200k rows in 4 files, 1 repeat (under a minute)")
+    criteo.add_argument("--contenders", nargs="+", choices=list(CONTENDERS),
+                        default=DEFAULT_CONTENDERS, help="default: all but polars-join "
+                        "(nvtabular only if its venv exists)")
+    criteo.add_argument("--rows-per-file", type=int, default=500_000)
+    criteo.add_argument("--sample", type=int, default=20_000,
+                        help="rows compared with the reference output")
+    criteo.add_argument("--timeout", type=float, default=1800, help="seconds per run")
+    criteo.add_argument("--quiet-wait", type=float, default=30,
+                        help="before each run, wait up to this many seconds for other "
+                        "processes to use under 15%% of the machine (0: do not wait)")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.rows, args.repeats, args.rows_per_file, args.sample = [200_000], 1, 50_000, 5_000
+        args.quiet_wait = min(args.quiet_wait, 5)
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    from .harness import run_benchmark
+
+    run_benchmark(args.rows, args.contenders, args.repeats, args.rows_per_file, args.sample,
+                  args.timeout, args.quiet_wait, "criteo-quick" if args.quick else "criteo")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,322 @@
+"""The contenders: each runs the standard Criteo workflow (or, for the floor, only its I/O).
+
+Standard workflow, identical for every contender:
+
+* ``C1..C26``: Categorify. Index 0 is padding, 1 null, 2 out-of-vocabulary; the vocabulary
+  starts at 3, by descending frequency, ties by ascending value; counts over the whole data.
+* ``I1..I13``: fill nulls with 0, clip below at 0, ``log1p`` (as float32), then standardise
+  with the mean and the population std of those float32 values; output float32.
+* ``label``: kept as is.
+
+Run one contender in its own process (the harness does this)::
+
+    python -m benchmarks.contenders NAME INPUT_DIR OUTPUT_DIR RESULT_JSON
+
+The process writes ``{"seconds": ..., "fit_s": ...}`` to RESULT_JSON: ``seconds`` is the work
+from the first read to the last write, without interpreter start-up, imports and Dask cluster
+start-up. Imports are lazy so that the NVTabular contender can run in its own venv with old
+pandas/numpy (no ``interactive_recsys`` there).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+LABEL = "label"
+CONTS = [f"I{i}" for i in range(1, 14)]
+CATS = [f"C{i}" for i in range(1, 27)]
+NULL_INDEX, OOV_INDEX, FIRST_INDEX = 1, 2, 3
+
+
+@dataclass(frozen=True)
+class Contender:
+    name: str
+    run: Callable[[str, str], dict | None]
+    description: str
+    cluster: bool = False  # runs on a 2-worker LocalCluster (started outside the timing)
+    workflow: bool = True  # False: not the workflow (the I/O floor), no correctness gate
+    venv: str | None = None  # run with this venv's python (relative to the repository root)
+    default: bool = True  # run when no --contenders are given
+
+
+def natural_key(path: str) -> list:
+    """Sort key that puts part.2 before part.10."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", os.path.basename(path))]
+
+
+def parquet_files(directory: str) -> list[str]:
+    """The data files of a directory (no ``_``/``.`` names), in natural order."""
+    found = glob.glob(os.path.join(directory, "**", "*.parquet"), recursive=True)
+    found = [p for p in found if not os.path.basename(p).startswith(("_", "."))]
+    return sorted(found, key=natural_key)
+
+
+def part_path(out: str, i: int) -> str:
+    return os.path.join(out, f"part.{i:05d}.parquet")
+
+
+# ---- pandas helpers (shared by the pandas and dask contenders) --------------------------------
+def log_counts(df) -> np.ndarray:
+    """float64 array (rows, 13) of the float32 ``log1p(max(fillna(I, 0), 0))`` values."""
+    x = np.empty((len(df), len(CONTS)), dtype=np.float64)
+    for j, c in enumerate(CONTS):
+        v = df[c].to_numpy(dtype="float64", na_value=0.0)
+        np.maximum(v, 0.0, out=v)
+        x[:, j] = np.log1p(v).astype(np.float32)
+    return x
+
+
+def log_frame(df):
+    import pandas as pd
+
+    return pd.DataFrame(log_counts(df), columns=CONTS, index=df.index)
+
+
+def vocab_index(counts):
+    """A pd.Index of values by descending count, ties by ascending value (id = position + 3).
+
+    ``counts`` is a Series of counts indexed by value, possibly with repeated values.
+    """
+    import pandas as pd
+
+    total = counts.groupby(level=0, sort=False).sum()
+    frame = pd.DataFrame({"value": total.index.array, "count": total.to_numpy()})
+    frame = frame.sort_values(["count", "value"], ascending=[False, True])
+    return pd.Index(frame["value"].array)
+
+
+def encode(values, vocab) -> np.ndarray:
+    """Categorify ids of a Series with a vocabulary from :func:`vocab_index`."""
+    import pandas as pd
+
+    codes, uniques = pd.factorize(values)  # nulls: code -1
+    pos = vocab.get_indexer(uniques)  # -1: not in the vocabulary
+    lut = np.append(np.where(pos >= 0, pos + FIRST_INDEX, OOV_INDEX), NULL_INDEX)
+    return lut[codes]  # code -1 picks the trailing NULL_INDEX
+
+
+def transform_frame(df, vocabs, mean: np.ndarray, std: np.ndarray):
+    import pandas as pd
+
+    out = {c: encode(df[c], vocabs[c]) for c in CATS}
+    x = (log_counts(df) - mean) / std
+    out.update({c: x[:, j].astype(np.float32) for j, c in enumerate(CONTS)})
+    out[LABEL] = df[LABEL].to_numpy()
+    return pd.DataFrame(out, index=df.index)
+
+
+def finish_moments(n: float, total: np.ndarray, sumsq: np.ndarray) -> tuple[np.ndarray, ...]:
+    mean = total / n
+    std = np.sqrt(np.maximum(sumsq / n - mean * mean, 0.0))
+    return mean, np.where(std > 0, std, 1.0)
+
+
+# ---- contenders -------------------------------------------------------------------------------
+def run_pyarrow_floor(src: str, out: str) -> dict:
+    """Read every file with pyarrow and write it back: the I/O floor of any workflow."""
+    import pyarrow.parquet as pq
+
+    os.makedirs(out, exist_ok=True)
+    for i, f in enumerate(parquet_files(src)):
+        pq.write_table(pq.read_table(f), part_path(out, i))
+    return {}
+
+
+def run_pandas(src: str, out: str) -> dict:
+    """Two passes file by file: value_counts + moments, then factorize/get_indexer and write."""
+    import pandas as pd
+
+    started = time.perf_counter()
+    files = parquet_files(src)
+    counts: dict[str, list] = {c: [] for c in CATS}
+    n, total, sumsq = 0, np.zeros(len(CONTS)), np.zeros(len(CONTS))
+    for f in files:
+        df = pd.read_parquet(f, dtype_backend="pyarrow")
+        for c in CATS:
+            counts[c].append(df[c].value_counts())
+        x = log_counts(df)
+        n, total, sumsq = n + len(x), total + x.sum(0), sumsq + np.square(x).sum(0)
+    vocabs = {c: vocab_index(pd.concat(counts.pop(c))) for c in CATS}
+    mean, std = finish_moments(n, total, sumsq)
+    fit_s = time.perf_counter() - started
+    os.makedirs(out, exist_ok=True)
+    for i, f in enumerate(files):
+        df = pd.read_parquet(f, dtype_backend="pyarrow")
+        transform_frame(df, vocabs, mean, std).to_parquet(part_path(out, i), index=False)
+    return {"fit_s": fit_s}
+
+
+def _polars_fit(src: str):
+    """The scan, the float64 log expression, the moments and the vocabularies (fit pass)."""
+    import polars as pl
+
+    lf = pl.scan_parquet(parquet_files(src))
+
+    def log(c: str) -> pl.Expr:
+        return (pl.col(c).fill_null(0).clip(lower_bound=0).cast(pl.Float64).log1p()
+                .cast(pl.Float32).cast(pl.Float64))
+
+    stats = lf.select([log(c).mean().alias(f"{c}_mean") for c in CONTS]
+                      + [log(c).std(ddof=0).alias(f"{c}_std") for c in CONTS])
+    vocab_queries = [lf.select(c).drop_nulls().group_by(c).len()
+                     .sort(["len", c], descending=[True, False])
+                     .with_row_index(f"{c}__id", offset=FIRST_INDEX).select(c, f"{c}__id")
+                     for c in CATS]
+    stats_df, *vocabs = pl.collect_all([stats, *vocab_queries])
+    row = stats_df.row(0, named=True)
+    conts = [((log(c) - row[f"{c}_mean"]) / (row[f"{c}_std"] or 1.0)).cast(pl.Float32).alias(c)
+             for c in CONTS]
+    return lf, vocabs, conts
+
+
+def _polars_ids(c: str, ids):
+    import polars as pl
+
+    return (pl.when(pl.col(c).is_null()).then(NULL_INDEX).otherwise(ids.fill_null(OOV_INDEX))
+            .cast(pl.Int64).alias(c))
+
+
+def run_polars(src: str, out: str) -> dict:
+    """Lazy scan; group_by counts and moments in one collect_all; replace_strict; sink."""
+    import polars as pl
+
+    started = time.perf_counter()
+    lf, vocabs, conts = _polars_fit(src)
+    fit_s = time.perf_counter() - started
+    cats = [_polars_ids(c, pl.col(c).replace_strict(v[c], v[f"{c}__id"], default=None,
+                                                     return_dtype=pl.Int64))
+            for c, v in zip(CATS, vocabs, strict=True)]
+    os.makedirs(out, exist_ok=True)
+    lf.select([*cats, *conts, pl.col(LABEL)]).sink_parquet(part_path(out, 0),
+                                                          compression="snappy")
+    return {"fit_s": fit_s}
+
+
+def run_polars_join(src: str, out: str) -> dict:
+    """As run_polars, but the ids come from 26 order-keeping left joins (3x slower)."""
+    import polars as pl
+
+    started = time.perf_counter()
+    lf, vocabs, conts = _polars_fit(src)
+    fit_s = time.perf_counter() - started
+    q = lf
+    for c, vocab in zip(CATS, vocabs, strict=True):
+        q = q.join(vocab.lazy(), on=c, how="left", maintain_order="left")
+    cats = [_polars_ids(c, pl.col(f"{c}__id")) for c in CATS]
+    os.makedirs(out, exist_ok=True)
+    q.select([*cats, *conts, pl.col(LABEL)]).sink_parquet(part_path(out, 0),
+                                                         compression="snappy")
+    return {"fit_s": fit_s}
+
+
+def run_dask(src: str, out: str) -> dict:
+    """Plain dask.dataframe: value_counts and moments in one compute, then map_partitions."""
+    import dask
+    import dask.dataframe as dd
+    import pandas as pd
+
+    started = time.perf_counter()
+    ddf = dd.read_parquet(parquet_files(src), dtype_backend="pyarrow")
+    logs = ddf.map_partitions(log_frame, meta=pd.DataFrame(columns=CONTS, dtype="float64"))
+    counts = [ddf[c].value_counts(split_out=1) for c in CATS]  # default: P2P shuffle
+    *counts, mean, std = dask.compute(*counts, logs.mean(), logs.std(ddof=0))
+    vocabs = dask.delayed({c: vocab_index(v) for c, v in zip(CATS, counts, strict=True)})
+    mean, std = mean[CONTS].to_numpy(), std[CONTS].to_numpy()
+    std = np.where(std > 0, std, 1.0)
+    fit_s = time.perf_counter() - started
+    meta = {c: np.zeros(0, np.int64) for c in CATS}
+    meta.update({c: np.zeros(0, np.float32) for c in CONTS})
+    meta = pd.DataFrame(meta).assign(**{LABEL: ddf._meta[LABEL]})
+    result = ddf.map_partitions(transform_frame, vocabs, mean, std, meta=meta)
+    result.to_parquet(out, write_index=False, name_function=lambda i: f"part.{i:05d}.parquet")
+    return {"fit_s": fit_s}
+
+
+def irs_workflow(artifacts_dir: str):
+    import interactive_recsys as irs
+    from interactive_recsys import ops
+
+    cats = CATS >> ops.Categorify()
+    conts = CONTS >> ops.FillMissing(0) >> ops.Clip(min_value=0) >> ops.LogOp() >> ops.Normalize()
+    return irs.Workflow(cats + conts + [LABEL], artifacts_dir=artifacts_dir)
+
+
+def run_irs(src: str, out: str) -> dict:
+    """interactive_recsys: Dataset -> Workflow.fit -> transform -> to_parquet (CPU backend)."""
+    import interactive_recsys as irs
+
+    started = time.perf_counter()
+    wf = irs_workflow(out.rstrip("/") + "-artifacts")
+    ds = irs.Dataset(src, backend="cpu")
+    wf.fit(ds)
+    fit_s = time.perf_counter() - started
+    wf.transform(ds).to_parquet(out)
+    return {"fit_s": fit_s, "npartitions": ds.npartitions}
+
+
+def run_nvtabular(src: str, out: str) -> dict:
+    """NVTabular 23.08 on CPU (needs benchmarks/.venv-nvtabular, see README.md)."""
+    import nvtabular as nvt
+    from nvtabular import ops
+
+    started = time.perf_counter()
+    cats = CATS >> ops.Categorify(out_path=out.rstrip("/") + "-artifacts")
+    conts = CONTS >> ops.FillMissing(0) >> ops.Clip(min_value=0) >> ops.LogOp() >> ops.Normalize()
+    wf = nvt.Workflow(cats + conts + [LABEL])
+    ds = nvt.Dataset(parquet_files(src), engine="parquet", cpu=True)
+    wf.fit(ds)
+    fit_s = time.perf_counter() - started
+    wf.transform(ds).to_parquet(out, shuffle=None)
+    return {"fit_s": fit_s}
+
+
+CONTENDERS: dict[str, Contender] = {c.name: c for c in [
+    Contender("pyarrow-floor", run_pyarrow_floor, "pyarrow read + write of every file",
+              workflow=False),
+    Contender("pandas", run_pandas, "hand-written pandas 3, two passes, file by file"),
+    Contender("polars", run_polars, "polars lazy: group_by counts, replace_strict, sink"),
+    Contender("polars-join", run_polars_join, "polars lazy: group_by counts, 26 joins, sink",
+              default=False),
+    Contender("dask", run_dask, "plain dask.dataframe on a 2-worker LocalCluster", cluster=True),
+    Contender("irs-local", run_irs, "interactive_recsys, dask threaded scheduler"),
+    Contender("irs-cluster", run_irs, "interactive_recsys on a 2-worker LocalCluster",
+              cluster=True),
+    Contender("nvtabular", run_nvtabular, "NVTabular 23.08, cpu=True (optional venv)",
+              venv="benchmarks/.venv-nvtabular"),
+]}
+
+
+@contextlib.contextmanager
+def local_cluster(scratch: str) -> Iterator[None]:
+    """A 2-worker, 1-thread-each LocalCluster as the default Dask client."""
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None,
+                      local_directory=scratch) as cluster, Client(cluster):
+        yield
+
+
+def main(argv: list[str]) -> None:
+    name, src, out, result_path = argv
+    contender = CONTENDERS[name]
+    scratch = out.rstrip("/") + "-dask-scratch"
+    with local_cluster(scratch) if contender.cluster else contextlib.nullcontext():
+        started = time.perf_counter()
+        extra = contender.run(src, out) or {}
+        seconds = time.perf_counter() - started
+    with open(result_path, "w") as f:
+        json.dump({"seconds": seconds, **extra}, f)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

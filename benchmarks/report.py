@@ -1,0 +1,119 @@
+"""Machine details, the results table, and the results files."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import re
+import socket
+import subprocess
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+RESULTS = Path(__file__).resolve().parent / "results"
+PACKAGES = ["interactive-recsys", "pandas", "pyarrow", "dask", "distributed", "polars", "numpy",
+            "psutil"]
+
+
+def _git(*args: str) -> str:
+    try:
+        return subprocess.run(["git", *args], cwd=RESULTS.parent.parent, capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def machine_info() -> dict[str, Any]:
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return {
+        "host": socket.gethostname(), "platform": platform.platform(),
+        "cpu": _cpu_model(), "cpu_count": os.cpu_count(),
+        "cpu_count_physical": psutil.cpu_count(logical=False),
+        "memory_gb": round(psutil.virtual_memory().total / 2**30, 1),
+        "python": platform.python_version(), "versions": versions,
+        "git_commit": _git("rev-parse", "HEAD"),
+        "git_dirty_files": len(_git("status", "--porcelain").splitlines()),
+    }
+
+
+def _ratio(value: float | None, base: float | None) -> str:
+    return f"{value / base:.2f}" if value and base else "-"
+
+
+def table(outcomes: list, skipped: list) -> str:
+    """Markdown table: one line per contender and size; ratios are wall / reference wall."""
+    lines = ["| contender | rows | wall s (median) | rows/s | peak RSS MB | vs pandas "
+             "| vs pyarrow-floor |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for rows in sorted({o.rows for o in outcomes}):
+        at = {o.contender: o for o in outcomes if o.rows == rows}
+        pandas, floor = at.get("pandas"), at.get("pyarrow-floor")
+        base_pd = pandas.wall_s if pandas else None
+        base_floor = floor.wall_s if floor else None
+        for o in at.values():
+            if o.wall_s is None:
+                lines.append(f"| {o.contender} | {rows:,} | {o.status} | - | - | - | - |")
+                continue
+            lines.append(f"| {o.contender} | {rows:,} | {o.wall_s:.2f} | {rows / o.wall_s:,.0f} "
+                         f"| {o.peak_rss_mb:,.0f} | {_ratio(o.wall_s, base_pd)} "
+                         f"| {_ratio(o.wall_s, base_floor)} |")
+    lines += [f"| {o.contender} | - | {o.status} | - | - | - | - |" for o in skipped]
+    return "\n".join(lines)
+
+
+def write(results: dict[str, Any], table_md: str, label: str) -> tuple[Path, Path]:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    date = datetime.date.today().isoformat()
+    host = re.sub(r"[^A-Za-z0-9_.-]", "_", socket.gethostname())
+    stem = RESULTS / f"{label}-{date}-{host}"
+    json_path, md_path = Path(f"{stem}.json"), Path(f"{stem}.md")
+    json_path.write_text(json.dumps(results, indent=2) + "\n")
+    m, s = results["machine"], results["settings"]
+    v = m["versions"]
+    notes = [f"# {label} benchmark, {date}, {m['host']}", "",
+             f"{s['sizes']} rows, {s['repeats']} repeat(s), median wall time of the work "
+             "(first read to last write; no interpreter or cluster start-up). "
+             "Peak RSS: the contender process and all its children (Dask workers), polled "
+             f"every {int(s['poll_s'] * 1000)} ms. Ratios: wall / wall of pandas or of "
+             "pyarrow-floor (above 1 is slower). Every timed run matched the irs-local output "
+             f"on {s['sample_rows']:,} sampled rows (ids equal, floats within rtol "
+             f"{s['rtol']}, atol {s['atol']}).", "", table_md, "",
+             f"Machine: {m['cpu']}, {m['cpu_count']} CPUs, {m['memory_gb']} GB, "
+             f"{m['platform']}. Python {m['python']}, pandas {v['pandas']}, pyarrow "
+             f"{v['pyarrow']}, dask {v['dask']}, distributed {v['distributed']}, polars "
+             f"{v['polars']}, numpy {v['numpy']}. Commit {m['git_commit'][:12]}"
+             + (f" (+{m['git_dirty_files']} uncommitted files)" if m["git_dirty_files"] else "")
+             + "."]
+    noisy = [f"{o['contender']} ({o['rows']:,} rows, run {i + 1}): {r['other_cpu_pct']:.0f}%"
+             for o in results["outcomes"] for i, r in enumerate(o["runs"])
+             if r["other_cpu_pct"] > 10]
+    if noisy:
+        notes += ["", "Runs during which other processes used over 10% of the machine's CPU "
+                  "(shared machine; medians damp this):", "", "* " + "\n* ".join(noisy)]
+    problems = [o for o in results["outcomes"] if o["detail"]]
+    if problems:
+        notes += ["", "Problems:", ""] + [f"* {o['contender']} ({o['rows']:,} rows): "
+                                          f"{o['status']}: {o['detail'][:600]}"
+                                          for o in problems]
+    md_path.write_text("\n".join(notes) + "\n")
+    return json_path, md_path

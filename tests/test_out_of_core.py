@@ -1,0 +1,30 @@
+"""Out of core: workers limited to a few hundred MB process a dataset several times larger."""
+
+import pyarrow.parquet as pq
+import pytest
+
+import interactive_recsys as irs
+from interactive_recsys.cli import standard_criteo_workflow
+from interactive_recsys.datasets import synthetic_criteo
+
+WORKER_MEMORY = 1000 * 2**20
+
+
+@pytest.mark.slow
+def test_dataset_larger_than_worker_memory(tmp_path):
+    from distributed import Client, LocalCluster
+
+    data = synthetic_criteo(rows=5_000_000, seed=3, path=tmp_path / "in", rows_per_file=500_000)
+    in_memory = sum(pq.read_table(f).nbytes for f in sorted(data.glob("*.parquet")))
+    assert in_memory > 1.9 * WORKER_MEMORY  # about twice what one worker may hold
+    with LocalCluster(n_workers=2, threads_per_worker=1, memory_limit=WORKER_MEMORY,
+                      dashboard_address=None, host="127.0.0.1") as cluster, Client(cluster):
+        ds = irs.Dataset(str(data), part_size="32MB")
+        assert ds.npartitions >= 8
+        wf = standard_criteo_workflow()
+        wf.fit(ds)
+        summary = wf.transform(ds).to_parquet(tmp_path / "out")
+    assert summary["num_rows"] == 5_000_000
+    out = pq.read_table(tmp_path / "out", columns=["C3", "I1"])
+    assert out.num_rows == 5_000_000
+    assert max(out["C3"].to_pylist()) < wf.output_schema["C3"].cardinality
