@@ -7,11 +7,11 @@
 
 __version__ = "0.1.0"
 
-from . import datasets, ops  # noqa: E402
-from .backend import get_backend, gpu_available  # noqa: E402
-from .dataset import Dataset  # noqa: E402
-from .embedding import embedding_dim, embedding_sizes  # noqa: E402
-from .errors import (  # noqa: E402
+from . import datasets, ops
+from .backend import get_backend, gpu_available
+from .dataset import Dataset
+from .embedding import embedding_dim, embedding_sizes
+from .errors import (
     DatasetError,
     IRSError,
     NotFittedError,
@@ -19,9 +19,9 @@ from .errors import (  # noqa: E402
     SchemaError,
     VersionError,
 )
-from .schema import ColumnSchema, Schema, Tags  # noqa: E402
-from .selector import ColumnSelector  # noqa: E402
-from .workflow import Workflow  # noqa: E402
+from .schema import ColumnSchema, Schema, Tags
+from .selector import ColumnSelector
+from .workflow import Workflow
 
 __all__ = ["ColumnSchema", "ColumnSelector", "Dataset", "DatasetError", "IRSError",
            "NotFittedError", "ParameterError", "Schema", "SchemaError", "Tags", "VersionError",

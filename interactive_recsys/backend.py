@@ -50,7 +50,7 @@ def gpu_available() -> bool:
         import cudf
 
         return int(cudf.Series([1, 2]).sum()) == 3
-    except Exception:  # noqa: BLE001 - any failure means "no usable GPU"
+    except Exception:
         return False
 
 
@@ -186,6 +186,7 @@ class CpuBackend:
     def fill_missing(self, col: Any, value: Any) -> Any:
         if pa.types.is_floating(col.type):
             col = pc.if_else(pc.is_nan(col), pa.scalar(None, col.type), col)
+        check_fill_value(dtype_name(col.type), value)
         return pc.fill_null(col, pa.scalar(value).cast(col.type))
 
     def fill_missing_with_flag(self, col: Any, value: Any) -> tuple[Any, Any]:
@@ -193,10 +194,13 @@ class CpuBackend:
         return self.fill_missing(col, value), missing
 
     def clip(self, col: Any, lower: float | None, upper: float | None) -> Any:
+        """Clip to ``[lower, upper]``; nulls stay null. On integers a fractional bound is
+        rounded inwards (``x >= 1.5`` is ``x >= 2``), which clips exactly."""
+        lower, upper = integer_bounds(col.type, lower, upper)
         if lower is not None:
-            col = pc.max_element_wise(col, pa.scalar(lower).cast(col.type), skip_nulls=True)
+            col = pc.max_element_wise(col, pa.scalar(lower).cast(col.type), skip_nulls=False)
         if upper is not None:
-            col = pc.min_element_wise(col, pa.scalar(upper).cast(col.type), skip_nulls=True)
+            col = pc.min_element_wise(col, pa.scalar(upper).cast(col.type), skip_nulls=False)
         return col
 
     def cast(self, col: Any, dtype: str) -> Any:
@@ -223,14 +227,17 @@ class CpuBackend:
             zero_copy_only=False))
 
     def moments(self, col: Any) -> dict[str, float]:
-        """count / sum / sum of squares / min / max of the finite values, and missing count."""
+        """count / mean / m2 (sum of squared deviations from the mean) / min / max of the
+        finite values, and the count of the others (merged with Chan's formula)."""
         x = pc.cast(col, pa.float64())
         finite = pc.filter(x, pc.is_finite(x)).to_numpy(zero_copy_only=False)
-        return {"count": float(len(finite)), "sum": float(finite.sum()),
-                "sumsq": float(np.square(finite).sum()),
-                "min": float(finite.min()) if len(finite) else float("nan"),
-                "max": float(finite.max()) if len(finite) else float("nan"),
-                "missing": float(len(col) - len(finite))}
+        n = len(finite)
+        mean = float(finite.mean()) if n else 0.0
+        return {"count": float(n), "mean": mean,
+                "m2": float(np.square(finite - mean).sum()) if n else 0.0,
+                "min": float(finite.min()) if n else float("nan"),
+                "max": float(finite.max()) if n else float("nan"),
+                "missing": float(len(col) - n)}
 
     def finite_values(self, col: Any) -> np.ndarray:
         x = pc.cast(col, pa.float64())
@@ -271,7 +278,7 @@ class CpuBackend:
         """One string per row joining the columns' values (null shown as ``\x00``)."""
         parts = [pc.fill_null(pc.cast(self.to_arrow_array(c), pa.large_string()), "\x00")
                  for c in cols]
-        return pc.binary_join_element_wise(*parts, sep)
+        return pc.binary_join_element_wise(*parts, pa.scalar(sep, pa.large_string()))
 
     # ---- list (multi-hot) columns ---------------------------------------------------------
     def list_values(self, col: Any) -> Any:
@@ -395,9 +402,11 @@ class GpuBackend(CpuBackend):
     def fill_missing(self, col: Any, value: Any) -> Any:
         if col.dtype.kind == "f":
             col = col.nans_to_nulls()
+        check_fill_value(self.dtype(col), value)
         return col.fillna(value)
 
     def clip(self, col: Any, lower: float | None, upper: float | None) -> Any:
+        lower, upper = integer_bounds(self.to_arrow_array(col[:0]).type, lower, upper)
         return col.clip(lower=lower, upper=upper)
 
     def cast(self, col: Any, dtype: str) -> Any:
@@ -458,6 +467,23 @@ class GpuBackend(CpuBackend):
         rebuilt = CpuBackend.list_with_values(self, self.to_arrow_array(col),
                                               self.to_arrow_array(values))
         return self.from_arrow_array(rebuilt)
+
+
+def integer_bounds(arrow_type: pa.DataType, lower: float | None,
+                   upper: float | None) -> tuple[float | None, float | None]:
+    """Bounds rounded inwards for an integer column (exact clipping), unchanged otherwise."""
+    if pa.types.is_integer(arrow_type):
+        lower = None if lower is None else int(np.ceil(lower))
+        upper = None if upper is None else int(np.floor(upper))
+    return lower, upper
+
+
+def check_fill_value(dtype: str, value: Any) -> None:
+    """A fractional fill value cannot go into an integer column without changing it."""
+    if dtype.startswith(("int", "uint")) and float(value) != int(value):
+        raise SchemaError(f"Cannot fill an {dtype} column with {value!r}: it is not an integer. "
+                          "Use an integer fill value, or cast the column to float first (e.g. "
+                          "ops.LambdaOp('x', dtype='float64')).")
 
 
 def read_parquet_table(path: str, columns: Sequence[str] | None,

@@ -1,4 +1,4 @@
-"""The ``irs`` command line: ``irs demo`` (the main job) and ``irs run`` (apply a saved workflow)."""
+"""The ``irs`` command line: ``irs demo`` (the main job), ``irs run`` (apply a saved workflow)."""
 
 from __future__ import annotations
 

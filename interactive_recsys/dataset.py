@@ -233,7 +233,7 @@ class Dataset:
     def __init__(self, source: Any, *, engine: str | None = None,
                  part_size: str | int | None = None, sep: str = ",",
                  names: Sequence[str] | None = None, dtypes: Mapping[str, str] | None = None,
-                 header: int | None | str = "infer", backend: str = "auto",
+                 header: int | str | None = "infer", backend: str = "auto",
                  tags: Mapping[str, Iterable[str | Tags]] | None = None) -> None:
         with dask.config.set({"dataframe.convert-string": False}):  # keep Arrow dtypes as is
             self._open(source, engine, part_size, sep, names, dtypes, header, backend, tags)
@@ -246,7 +246,8 @@ class Dataset:
         self.files: list[str] = []
         if isinstance(source, Dataset):
             self._ddf, arrow_schema = source._ddf, source.schema.to_arrow()
-            self._num_rows, self.files, self.backend = source._num_rows, source.files, source.backend
+            self._num_rows, self.files = source._num_rows, source.files
+            self.backend = source.backend
         elif isinstance(source, str | os.PathLike | list | tuple):
             self.files = expand_paths(source)
             engine = engine or _infer_engine(self.files)
@@ -327,9 +328,9 @@ class Dataset:
         if isinstance(source, dd.DataFrame):
             meta_backend = backend_of(source._meta)
             schema = meta_backend.to_arrow(source._meta).schema
-            if meta_backend.name != self.backend.name or not all(
+            if meta_backend.name != self.backend.name or (not all(
                     isinstance(t, pd.ArrowDtype) for t in getattr(source._meta, "dtypes", [])) \
-                    and self.backend.name == "cpu":
+                    and self.backend.name == "cpu"):
                 source = source.map_partitions(_Converter(self.backend.name, schema),
                                                meta=self.backend.from_arrow(schema.empty_table()))
             return source, schema

@@ -25,7 +25,7 @@ import pyarrow as pa
 from .errors import SchemaError
 
 
-class Tags(str, enum.Enum):
+class Tags(enum.StrEnum):
     """Roles a column can play; a column may carry several."""
 
     CATEGORICAL = "categorical"
@@ -36,9 +36,6 @@ class Tags(str, enum.Enum):
     USER = "user"
     ITEM = "item"
     HASHED = "hashed"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 def normalize_tags(tags: Iterable[str | Tags]) -> frozenset[str]:

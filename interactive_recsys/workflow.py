@@ -3,7 +3,8 @@
 >>> import pandas as pd, interactive_recsys as irs
 >>> from interactive_recsys import ops
 >>> df = pd.DataFrame({"c": ["x", "y", "x"], "n": [1.0, None, 3.0]})
->>> wf = irs.Workflow((["c"] >> ops.Categorify()) + (["n"] >> ops.FillMissing(0) >> ops.Normalize()))
+>>> conts = ["n"] >> ops.FillMissing(0) >> ops.Normalize()
+>>> wf = irs.Workflow((["c"] >> ops.Categorify()) + conts)
 >>> out = wf.fit_transform(df)
 >>> out["c"].tolist()   # 0 padding, 1 null, 2 out-of-vocabulary, then x (2 rows), y
 [3, 4, 3]

@@ -304,10 +304,6 @@ def test_unknown_parameter_raises_parameter_error_naming_it(name: str) -> None:
             ops.OPERATORS[name](*too_many)
 
 
-EXPR_BUG = pytest.mark.xfail(strict=True, reason="BUG: expression errors (ops/expressions.py "
-                             "parse) do not name the parameter ('expr' of Filter, 'f' of "
-                             "LambdaOp) that holds the bad expression")
-
 #: Values that pass the per-parameter check but break a cross-parameter rule.
 INVALID_COMBINATIONS = [
     pytest.param("Clip", {"min_value": 5, "max_value": 1}, "min_value", id="Clip-min>max"),
@@ -318,13 +314,11 @@ INVALID_COMBINATIONS = [
     pytest.param("Categorify", {"freq_threshold": 2, "max_size": 3}, "max_size",
                  id="Categorify-threshold+max_size"),
     pytest.param("Rename", {}, "mapping", id="Rename-nothing"),
-    pytest.param("Filter", {"expr": "I1 >"}, "expr", id="Filter-syntax", marks=EXPR_BUG),
-    pytest.param("Filter", {"expr": "__import__('os')"}, "expr", id="Filter-call",
-                 marks=EXPR_BUG),
-    pytest.param("Filter", {"expr": "I1.real > 1"}, "expr", id="Filter-attribute",
-                 marks=EXPR_BUG),
-    pytest.param("LambdaOp", {"f": "x +"}, "f", id="LambdaOp-syntax", marks=EXPR_BUG),
-    pytest.param("LambdaOp", {"f": "[x]"}, "f", id="LambdaOp-list", marks=EXPR_BUG),
+    pytest.param("Filter", {"expr": "I1 >"}, "expr", id="Filter-syntax"),
+    pytest.param("Filter", {"expr": "__import__('os')"}, "expr", id="Filter-call"),
+    pytest.param("Filter", {"expr": "I1.real > 1"}, "expr", id="Filter-attribute"),
+    pytest.param("LambdaOp", {"f": "x +"}, "f", id="LambdaOp-syntax"),
+    pytest.param("LambdaOp", {"f": "[x]"}, "f", id="LambdaOp-list"),
 ]
 
 
@@ -336,8 +330,6 @@ def test_invalid_parameter_combination_raises_parameter_error(name: str, kwargs:
     assert names_parameter(str(info.value), pname), str(info.value)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: Param(kind='number') accepts inf/NaN but "
-                   "Workflow.save writes JSON with allow_nan=False: a raw ValueError at save")
 @pytest.mark.parametrize("value", [math.inf, math.nan])
 def test_non_finite_number_param_is_rejected_or_round_trips(value: float, tmp_path: Any) -> None:
     try:

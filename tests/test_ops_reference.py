@@ -248,9 +248,6 @@ def test_categorify_joint_group_of_string_and_list_column(df: pd.DataFrame, root
     assert output_dtypes(out) == {"C3": "int64", "L1": "list<int64>"}
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: CpuBackend.join_as_strings passes the separator "
-                   "as a str (utf8) with large_string parts: ArrowNotImplementedError, so "
-                   "encode_type='combo' always fails on CPU")
 def test_categorify_combo_group_encodes_combinations(df: pd.DataFrame, root: str) -> None:
     data = df[["C2", "C3", "label"]].dropna().reset_index(drop=True)
     node = ([["C2", "C3"]] >> ops.Categorify(encode_type="combo")) + ["label"]
@@ -262,9 +259,6 @@ def test_categorify_combo_group_encodes_combinations(df: pd.DataFrame, root: str
     assert wf.output_schema["C2_C3"].cardinality == ref.cardinality
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: CpuBackend.join_as_strings passes the separator "
-                   "as a str (utf8) with large_string parts: ArrowNotImplementedError, so "
-                   "encode_type='combo' always fails on CPU")
 def test_categorify_combo_with_null_parts_is_consistent(df: pd.DataFrame, root: str) -> None:
     """A combination with a null part is encoded consistently: equal combinations get
     equal indices, different ones different indices, never 0."""
@@ -288,12 +282,9 @@ def test_categorify_int32_dtype(df: pd.DataFrame, root: str) -> None:
     assert pylist(out32, "L1") == pylist(out64, "L1")
 
 
-COMBO_BUG = pytest.mark.xfail(strict=True, reason="BUG: combo encoding fails on CPU "
-                              "(CpuBackend.join_as_strings separator type)")
-
 
 @pytest.mark.parametrize("kwargs", [{}, {"max_size": 5}, {"num_buckets": 3, "freq_threshold": 2},
-                                    pytest.param({"encode_type": "combo"}, marks=COMBO_BUG)])
+                                    {"encode_type": "combo"}])
 def test_categorify_split_out_does_not_change_results(df: pd.DataFrame, root: str,
                                                       kwargs: dict) -> None:
     sel = [["C1", "C2"]] if kwargs.get("encode_type") == "combo" else ["C1", "I1", "L1"]
@@ -333,8 +324,6 @@ def test_hash_bucket_list_column_and_int32(df: pd.DataFrame, root: str) -> None:
     assert output_dtypes(out) == {"L1": "list<int32>"}
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: num_buckets is not checked against dtype='int32': "
-                   "2 + hash % num_buckets wraps around to negative indices")
 @pytest.mark.parametrize("cls", [ops.HashBucket, ops.Categorify])
 def test_int32_indices_never_overflow(root: str, cls: type) -> None:
     data = pd.DataFrame({"x": pd.Series(np.arange(500), dtype=INT64)})
@@ -386,8 +375,6 @@ def test_normalize_constant_column_gives_zero_and_all_null_stays_null(root: str)
     assert pylist(out, "n") == [None, None, None]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: Normalize computes var = sumsq/n - mean**2 "
-                   "(catastrophic cancellation): wrong std for data with a large offset")
 def test_normalize_large_offset_matches_standard_scaler(root: str) -> None:
     x = 1e9 + np.array([0.0, 1.0, 2.0, 3.0, 4.0])  # e.g. unix timestamps
     _, out = run(["x"] >> ops.Normalize(), pd.DataFrame({"x": x}), root)
@@ -480,25 +467,19 @@ def test_fill_median_stats_skip_inf_and_all_null_fills_zero(root: str) -> None:
     assert pylist(out, "n") == [0.0] * 7
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a fractional value (FillMedian's median, "
-                   "FillMissing's fill_val, Clip's bounds) is cast into an int column with "
-                   "pa.scalar(v).cast(int): raw pyarrow ArrowInvalid instead of a result or an "
-                   "IRSError")
-@pytest.mark.parametrize(("op", "allowed"), [
-    (ops.FillMedian(), {2, 3, 2.5}),            # median of 1, 2, 3, 4 is 2.5
-    (ops.FillMissing(0.5), {0, 1, 0.5}),
-    (ops.Clip(min_value=1.5), {None}),          # the null stays null; 1 becomes 1.5 or 2
-], ids=["FillMedian", "FillMissing", "Clip"])
-def test_fractional_values_on_int_column_do_not_crash(root: str, op: ops.Operator,
-                                                      allowed: set) -> None:
+def test_fractional_values_on_int_column_keep_the_dtype_or_fail_clearly(root: str) -> None:
     data = pd.DataFrame({"i": pd.Series([1, 2, None, 3, 4], dtype=INT64)})
-    wf = new_workflow(["i"] >> op, root)
-    try:
-        out = wf.fit_transform(data)
-    except irs.IRSError:
-        return  # a clear error naming the problem is acceptable too
-    assert output_dtypes(out) == wf.output_schema.dtypes
-    assert pylist(out, "i")[2] in allowed
+    # FillMedian: the median 2.5 is rounded half up, the column stays int64
+    wf = new_workflow(["i"] >> ops.FillMedian(), root)
+    out = wf.fit_transform(data)
+    assert output_dtypes(out) == wf.output_schema.dtypes == {"i": "int64"}
+    assert pylist(out, "i") == [1, 2, 3, 3, 4]
+    # Clip: a fractional bound on integers is rounded inwards (x >= 1.5 is x >= 2)
+    out = new_workflow(["i"] >> ops.Clip(min_value=1.5, max_value=3.5), root).fit_transform(data)
+    assert pylist(out, "i") == [2, 2, None, 3, 3]
+    # FillMissing: a fractional fill value cannot go into an int column
+    with pytest.raises(irs.SchemaError, match="int64 column with 0.5"):
+        new_workflow(["i"] >> ops.FillMissing(0.5), root).fit_transform(data)
 
 
 # ---- Clip / LogOp / Bucketize ----------------------------------------------------------------
@@ -514,8 +495,6 @@ def test_clip_matches_numpy_and_keeps_dtype(df: pd.DataFrame, root: str, column:
     np.testing.assert_array_equal(floats(out, column)[present], expected[present])
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: CpuBackend.clip uses pc.max/min_element_wise(..., "
-                   "skip_nulls=True), so nulls become the bound instead of staying null")
 @pytest.mark.parametrize(("lo", "hi"), [(2, None), (None, 10), (2, 10)])
 def test_clip_keeps_nulls_null(df: pd.DataFrame, root: str, lo: float | None,
                                hi: float | None) -> None:
@@ -575,9 +554,6 @@ def test_lambda_op_dtype_casts(df: pd.DataFrame, root: str) -> None:
     assert output_dtypes(out) == {"I1": "float32"} == wf.output_schema.dtypes
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: LambdaOp predicts the input dtype when dtype=None "
-                   "but does not cast, so 'x / 2' (float64) or 'x > 3' (bool) on an int64 "
-                   "column disagree with the predicted schema")
 @pytest.mark.parametrize("expr", ["x / 2", "x > 3"])
 def test_lambda_op_predicted_dtype_matches_output(df: pd.DataFrame, root: str, expr: str) -> None:
     wf, out = run(["I1"] >> ops.LambdaOp(expr), df, root)

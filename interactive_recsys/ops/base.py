@@ -14,10 +14,10 @@ Examples
 >>> from interactive_recsys.ops import Clip
 >>> Clip(min_value=0)
 Clip(min_value=0)
->>> Clip(min_value="a")
+>>> Clip(min_value="a")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-interactive_recsys.errors.ParameterError: The 'min_value' parameter of Clip must be a number or None. Got 'a' instead.
+interactive_recsys.errors.ParameterError: The 'min_value' parameter of Clip must be ... Got 'a' instead.
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ class Operator:
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{k}={v!r}" for k, v in self._params.items()
-                          if v is not REQUIRED and v != self.params[k].default
+                          if (v is not REQUIRED and v != self.params[k].default)
                           or self.params[k].required)
         return f"{type(self).__name__}({shown})"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from ..errors import ParameterError
@@ -28,7 +29,7 @@ class Bucketize(Operator):
         b = self.boundaries
         if not b:
             raise ParameterError("Bucketize's boundaries is empty; give at least one boundary.")
-        if any(x >= y for x, y in zip(b, b[1:], strict=False)):
+        if any(x >= y for x, y in itertools.pairwise(b)):
             raise ParameterError(f"Bucketize's boundaries must be strictly increasing. Got {b}.")
 
     def column_schema(self, col: ColumnSchema, state) -> ColumnSchema:

@@ -37,7 +37,7 @@ from ..errors import ParameterError, SchemaError
 from ..schema import ColumnSchema, Schema, Tags, element_dtype
 from . import vocabulary as vocab
 from .base import OpContext, StatOperator
-from .hash_bucket import FIRST_FREE_INDEX, NULL_INDEX, encode_column
+from .hash_bucket import FIRST_FREE_INDEX, NULL_INDEX, check_index_dtype, encode_column
 from .params import Param
 
 #: Rows per hash split of the vocabulary build, when ``split_out`` is not given.
@@ -154,7 +154,7 @@ class Categorify(StatOperator):
             totals = _tree(prefix, "totals", _sum_totals, per_key)
             states[key] = _task(prefix, "vocab", _vocab_state, written, totals, splits,
                                 self.first_vocab_index, os.path.join(directory, key))
-        return _task(prefix, "state", _state, states, directory)
+        return _task(prefix, "state", _state, states, directory, self)
 
     # ---- transform ------------------------------------------------------------------------
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
@@ -205,6 +205,7 @@ class Categorify(StatOperator):
         return result.astype(self.dtype)
 
     def check_params(self) -> None:
+        check_index_dtype(self, self.first_vocab_index + (self.max_size or 0))
         if self.freq_threshold and self.max_size:
             raise ParameterError("Categorify takes freq_threshold or max_size, not both; "
                                  "choose one way to bound the vocabulary.")
@@ -267,7 +268,8 @@ def _vocab_state(written: list[dict[str, int]], totals: dict[str, int], splits: 
             - in_vocab}
 
 
-def _state(states: dict[str, dict[str, Any]], directory: str) -> dict[str, Any]:
+def _state(states: dict[str, dict[str, Any]], directory: str, op: Categorify) -> dict[str, Any]:
     for info in states.values():
+        check_index_dtype(op, info["cardinality"])
         info["path"] = os.path.relpath(info["path"], os.path.dirname(directory))
     return {"vocabs": states}

@@ -6,12 +6,21 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ParameterError
 from ..schema import ColumnSchema, Tags
 from .base import OpContext, Operator
 from .params import Param
 
 #: Reserved indices shared by every categorical encoding.
 PAD_INDEX, NULL_INDEX, FIRST_FREE_INDEX = 0, 1, 2
+INT32_MAX = 2**31 - 1
+
+
+def check_index_dtype(op: Any, cardinality: int) -> None:
+    """Raise when ids up to ``cardinality - 1`` do not fit the operator's output dtype."""
+    if op.dtype == "int32" and cardinality - 1 > INT32_MAX:
+        raise ParameterError(f"{type(op).__name__} ids reach {cardinality - 1:,}, more than "
+                             "dtype='int32' holds; use dtype='int64' or fewer buckets.")
 
 
 def encode_column(ctx: OpContext, col: Any, encode_values: Any) -> Any:
@@ -39,6 +48,9 @@ class HashBucket(Operator):
     category = "categorical"
     num_buckets = Param(kind="int", low=1, doc="Number of hash buckets.")
     dtype = Param("int64", choices=("int32", "int64"), doc="Output index dtype.")
+
+    def check_params(self) -> None:
+        check_index_dtype(self, FIRST_FREE_INDEX + self.num_buckets)
 
     def column_schema(self, col: ColumnSchema, state) -> ColumnSchema:
         props = {**col.properties, "cardinality": FIRST_FREE_INDEX + self.num_buckets}

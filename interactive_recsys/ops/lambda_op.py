@@ -5,8 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import NotFittedError, ParameterError
-from ..schema import ColumnSchema, normalize_tags
+import pandas as pd
+import pyarrow as pa
+
+from ..backend import CpuBackend
+from ..errors import NotFittedError, ParameterError, SchemaError
+from ..schema import ColumnSchema, arrow_type, dtype_name, normalize_tags
 from .base import OpContext, Operator
 from .expressions import evaluate, parse
 from .params import Param
@@ -50,7 +54,8 @@ class LambdaOp(Operator):
     callable ``f(series) -> series`` is saved by name only (see :class:`FunctionRef`).
 
     >>> import pandas as pd, interactive_recsys as irs
-    >>> irs.Workflow(["a"] >> LambdaOp("x * 2 + 1")).fit_transform(pd.DataFrame({"a": [1, 2]}))["a"].tolist()
+    >>> wf = irs.Workflow(["a"] >> LambdaOp("x * 2 + 1"))
+    >>> wf.fit_transform(pd.DataFrame({"a": [1, 2]}))["a"].tolist()
     [3, 5]
     """
 
@@ -61,7 +66,10 @@ class LambdaOp(Operator):
 
     def check_params(self) -> None:
         if isinstance(self.f, str):
-            parse(self.f)
+            try:
+                parse(self.f)
+            except ParameterError as exc:
+                raise ParameterError(f"The 'f' parameter of LambdaOp is invalid: {exc}") from None
 
     def to_config(self) -> dict[str, Any]:
         config = super().to_config()
@@ -81,16 +89,33 @@ class LambdaOp(Operator):
             params = {**params, "f": (functions or {}).get(name, FunctionRef(name))}
         return params
 
+    def output_dtype(self, input_dtype: str) -> str:
+        """``dtype`` if given, else the dtype the function gives on an empty column."""
+        if self.dtype:
+            return self.dtype
+        if isinstance(self.f, FunctionRef):
+            self.f()  # raises: the function must be passed back to Workflow.load first
+        empty = pd.Series(pd.arrays.ArrowExtensionArray(pa.array([], arrow_type(input_dtype))))
+        try:
+            result = self._apply(empty)
+            return dtype_name(CpuBackend().from_series(result).type)
+        except Exception as exc:
+            raise SchemaError(f"LambdaOp({self.f!r}) cannot predict its output dtype from an "
+                              f"empty {input_dtype} column ({exc}); pass dtype=...") from None
+
+    def _apply(self, series: Any) -> Any:
+        return evaluate(self.f, {"x": series}) if isinstance(self.f, str) else self.f(series)
+
     def column_schema(self, col: ColumnSchema, state) -> ColumnSchema:
-        out = col.with_(dtype=self.dtype) if self.dtype else col
+        out = col.with_(dtype=self.output_dtype(col.dtype))
         return out.with_(tags=out.tags | normalize_tags(self.add_tags))
 
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
         b = ctx.backend
         out = {}
         for n in df.columns:
-            s = b.series(b.column(df, n))
-            result = evaluate(self.f, {"x": s}) if isinstance(self.f, str) else self.f(s)
-            col = b.from_series(result)
-            out[n] = b.cast(col, self.dtype) if self.dtype else col
+            col = b.column(df, n)
+            result = b.from_series(self._apply(b.series(col)))
+            dtype = self.output_dtype(b.dtype(col))
+            out[n] = result if b.dtype(result) == dtype else b.cast(result, dtype)
         return b.with_columns(df, out)

@@ -24,17 +24,27 @@ class _Moments(StatOperator, register=False):
 
     def fit_partition(self, df: Any, ctx: OpContext) -> dict[str, dict[str, float]]:
         b = ctx.backend
-        return {n: b.moments(b.column(df, n)) for n in df.columns}
+        return {n: _merge([b.moments(b.column(df, n))]) for n in df.columns}
 
     def fit_combine(self, partials: list[Any]) -> dict[str, dict[str, float]]:
-        out = {}
-        for name in partials[0]:
-            parts = [p[name] for p in partials]
-            out[name] = {k: sum(p[k] for p in parts) for k in ("count", "sum", "sumsq",
-                                                                 "missing")}
-            out[name]["min"] = min((p["min"] for p in parts if p["count"]), default=math.nan)
-            out[name]["max"] = max((p["max"] for p in parts if p["count"]), default=math.nan)
-        return out
+        return {name: _merge([p[name] for p in partials]) for name in partials[0]}
+
+
+def _merge(parts: list[dict[str, float]]) -> dict[str, float]:
+    """Merge count/mean/m2 summaries exactly (Chan et al.'s parallel variance)."""
+    out = {"count": 0.0, "mean": 0.0, "m2": 0.0,
+           "missing": sum(p["missing"] for p in parts),
+           "min": min((p["min"] for p in parts if p["count"]), default=math.nan),
+           "max": max((p["max"] for p in parts if p["count"]), default=math.nan)}
+    for p in parts:
+        if not p["count"]:
+            continue
+        n = out["count"] + p["count"]
+        delta = p["mean"] - out["mean"]
+        out["mean"] += delta * p["count"] / n
+        out["m2"] += p["m2"] + delta * delta * out["count"] * p["count"] / n
+        out["count"] = n
+    return out
 
 
 def _none_if_nan(x: float) -> float | None:
@@ -57,9 +67,7 @@ class Normalize(_Moments):
             if m["count"] == 0:
                 means[name], stds[name] = None, None
                 continue
-            mean = m["sum"] / m["count"]
-            var = max(m["sumsq"] / m["count"] - mean * mean, 0.0)
-            means[name], stds[name] = mean, math.sqrt(var)
+            means[name], stds[name] = m["mean"], math.sqrt(max(m["m2"], 0.0) / m["count"])
         return {"means": means, "stds": stds}
 
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:

@@ -9,6 +9,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -19,12 +20,12 @@ from ..errors import ParameterError
 REQUIRED = object()
 
 _KIND_TEXT = {
-    "number": "a number",
+    "number": "a finite number",
     "int": "an integer",
     "bool": "a boolean",
     "str": "a string",
     "scalar": "a number, a string or a boolean",
-    "numbers": "a list of numbers",
+    "numbers": "a list of finite numbers",
     "strs": "a list of strings",
     "mapping": "a mapping of strings to strings",
     "callable_or_expr": "a callable or an expression string",
@@ -33,7 +34,8 @@ _KIND_TEXT = {
 
 
 def _is_number(v: Any) -> bool:
-    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+    """A finite real number (inf and NaN cannot be saved as JSON nor meant as bounds)."""
+    return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
 
 
 _KIND_CHECK: dict[str, Callable[[Any], bool]] = {

@@ -14,7 +14,8 @@ class Rename(Operator):
     """Rename columns with a mapping, a prefix and/or a postfix.
 
     >>> import pandas as pd, interactive_recsys as irs
-    >>> irs.Workflow(["a"] >> Rename(postfix="_x")).fit_transform(pd.DataFrame({"a": [1]})).columns.tolist()
+    >>> wf = irs.Workflow(["a"] >> Rename(postfix="_x"))
+    >>> wf.fit_transform(pd.DataFrame({"a": [1]})).columns.tolist()
     ['a_x']
     """
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import SchemaError
+from ..errors import ParameterError, SchemaError
 from ..schema import Schema
 from .base import OpContext, RowFilter
 from .expressions import evaluate, names_in, parse
@@ -19,7 +19,8 @@ class Filter(RowFilter):
     """Keep the rows where a boolean expression over the selected columns is true.
 
     >>> import pandas as pd, interactive_recsys as irs
-    >>> irs.Workflow(["r"] >> Filter("r >= 4")).fit_transform(pd.DataFrame({"r": [3, 5]}))["r"].tolist()
+    >>> wf = irs.Workflow(["r"] >> Filter("r >= 4"))
+    >>> wf.fit_transform(pd.DataFrame({"r": [3, 5]}))["r"].tolist()
     [5]
     """
 
@@ -27,7 +28,10 @@ class Filter(RowFilter):
     expr = Param(kind="str", doc="Boolean expression, e.g. 'rating >= 4'.")
 
     def check_params(self) -> None:
-        parse(self.expr)
+        try:
+            parse(self.expr)
+        except ParameterError as exc:
+            raise ParameterError(f"The 'expr' parameter of Filter is invalid: {exc}") from None
 
     def output_schema(self, input_schema: Schema, groups, state=None) -> Schema:
         missing = names_in(self.expr) - set(input_schema.names)
