@@ -14,10 +14,11 @@ Examples
 >>> from interactive_recsys.ops import Clip
 >>> Clip(min_value=0)
 Clip(min_value=0)
->>> Clip(min_value="a")  # doctest: +ELLIPSIS
-Traceback (most recent call last):
-...
-interactive_recsys.errors.ParameterError: The 'min_value' parameter of Clip must be ... Got 'a' instead.
+>>> try:
+...     Clip(min_value="a")
+... except ParameterError as exc:
+...     print(exc)
+The 'min_value' parameter of Clip must be a finite number or None. Got 'a' instead.
 """
 
 from __future__ import annotations
