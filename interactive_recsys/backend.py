@@ -256,10 +256,10 @@ class CpuBackend:
     def from_indices(self, indices: np.ndarray) -> Any:
         return pa.chunked_array([pa.array(indices)])
 
-    def lookup(self, col: Any, vocab: pa.Array) -> np.ndarray:
-        """Position of each value in ``vocab`` (-1 when absent or null)."""
-        pos = pc.index_in(col, value_set=vocab)
-        return pc.fill_null(pos, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    def lookup(self, col: Any, table: Any, hashes: np.ndarray) -> np.ndarray:
+        """Row of each value in a vocabulary table (-1 when absent or null); ``hashes`` are
+        the values' :func:`~.hashing.hash_array`."""
+        return table.positions(self.to_arrow_array(col), hashes)
 
     def value_counts(self, col: Any) -> pa.Table:
         """A ``value``/``count`` table of the non-null values (nulls counted under value null)."""
@@ -438,11 +438,11 @@ class GpuBackend(CpuBackend):
     def from_indices(self, indices: np.ndarray) -> Any:
         return self.cudf.Series(indices)
 
-    def lookup(self, col: Any, vocab: pa.Array) -> np.ndarray:
+    def lookup(self, col: Any, table: Any, hashes: np.ndarray) -> np.ndarray:
         cudf = self.cudf
         left = cudf.DataFrame({"v": col, "row": np.arange(len(col))})
-        right = cudf.DataFrame({"v": cudf.Series.from_arrow(vocab),
-                                "pos": np.arange(len(vocab))})
+        right = cudf.DataFrame({"v": cudf.Series.from_arrow(table.values),
+                                "pos": np.arange(len(table.values))})
         joined = left.merge(right, on="v", how="left").sort_values("row")
         return joined["pos"].fillna(-1).astype("int64").values_host
 

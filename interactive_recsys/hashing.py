@@ -72,12 +72,18 @@ def _string_hash(arr: pa.Array) -> np.ndarray:
     first, last = int(offsets[0]), int(offsets[-1])
     total = last - first
     sums = np.zeros(n, dtype=np.uint64)
-    if total:
+    nonempty = lengths > 0
+    width = int(lengths.max()) if n else 0
+    if total and total == width * int(nonempty.sum()):
+        # fast path: every non-empty string has the same length (typical of hashed ids)
+        matrix = data[first:last].reshape(-1, width).astype(np.uint64)
+        with np.errstate(over="ignore"):
+            sums[nonempty] = (matrix * _powers(width)).sum(axis=1, dtype=np.uint64)
+    elif total:
         bytes_ = data[first:last].astype(np.uint64)
         rel = np.arange(total, dtype=np.int64) - np.repeat(starts - first, lengths)
         with np.errstate(over="ignore"):
             weighted = bytes_ * _powers(int(lengths.max()))[rel]
-        nonempty = lengths > 0
         sums[nonempty] = np.add.reduceat(weighted, (starts - first)[nonempty])
     with np.errstate(over="ignore"):
         return fmix64(sums ^ (lengths.astype(np.uint64) * LEN_SEED))

@@ -60,3 +60,9 @@ def test_pinned_values_never_change():
     assert hash_array(pa.array([True])).tolist() == [0x81BC610D115F8513]  # bool as int
     assert hash_array(pa.array(["68fd1e64", ""])).tolist() == [0xD941C29F8389DBCD,
                                                               0xE220A8397B1DCDAF]
+
+
+def test_equal_length_fast_path_matches_the_definition():
+    values = ["68fd1e64", None, "05db9164", "", "68fd1e64"]
+    assert hash_array(pa.array(values)).tolist() == [reference(v) for v in values]
+    assert hash_array(pa.array(values[:3])).tolist() == [reference(v) for v in values[:3]]

@@ -41,7 +41,7 @@ from .hash_bucket import FIRST_FREE_INDEX, NULL_INDEX, check_index_dtype, encode
 from .params import Param
 
 #: Rows per hash split of the vocabulary build, when ``split_out`` is not given.
-ROWS_PER_SPLIT = 2_000_000
+ROWS_PER_SPLIT = 8_000_000
 FAN_IN = 8
 
 
@@ -61,7 +61,7 @@ class Categorify(StatOperator):
                             "combination (combo).")
     dtype = Param("int64", choices=("int32", "int64"), doc="Output index dtype.")
     split_out = Param(None, kind="int", low=1, nullable=True,
-                      doc="Hash splits of the vocabulary build (None: about 2M rows each).")
+                      doc="Hash splits of the vocabulary build (None: about 8M rows each).")
 
     @property
     def oov_buckets(self) -> int:
@@ -180,27 +180,27 @@ class Categorify(StatOperator):
     def _encode(self, values: Any, info: dict[str, Any], ctx: OpContext) -> np.ndarray:
         b = ctx.backend
         splits = info["splits"]
-        hashes = b.hash64(values) if splits > 1 or self.num_buckets else None
+        hashes = b.hash64(values)
         if self.num_buckets:
             result = (FIRST_FREE_INDEX + hashes % np.uint64(self.num_buckets)).astype(np.int64)
         else:
             result = np.full(b.length(values), FIRST_FREE_INDEX, dtype=np.int64)
         directory = os.path.join(ctx.artifacts_dir or "", info["path"])
         if splits == 1:
-            vocab_values, vocab_index = vocab.load_split(directory, 0)
-            pos = b.lookup(values, vocab_values)
+            table = vocab.load_split(directory, 0)
+            pos = b.lookup(values, table, hashes)
             found = pos >= 0
-            result[found] = vocab_index[pos[found]]
+            result[found] = table.index[pos[found]]
         else:
             which = hashes % np.uint64(splits)
             for s in range(splits):
                 rows = np.flatnonzero(which == s)
                 if not len(rows):
                     continue
-                vocab_values, vocab_index = vocab.load_split(directory, s)
-                pos = b.lookup(b.take(values, rows), vocab_values)
+                table = vocab.load_split(directory, s)
+                pos = b.lookup(b.take(values, rows), table, hashes[rows])
                 found = pos >= 0
-                result[rows[found]] = vocab_index[pos[found]]
+                result[rows[found]] = table.index[pos[found]]
         result[b.null_mask(values)] = NULL_INDEX
         return result.astype(self.dtype)
 

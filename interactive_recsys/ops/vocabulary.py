@@ -30,6 +30,7 @@ import os
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -110,14 +111,50 @@ def write_split(counts: pa.Table, rank: np.ndarray, first_index: int, max_size: 
     return {"size": table.num_rows, "count": int(pc.sum(table["count"]).as_py() or 0)}
 
 
+class VocabTable:
+    """One split of a vocabulary, ready for lookups: values, their indices, and a hash index.
+
+    ``positions`` finds values through their 64-bit value hash in a ``pandas.Index`` whose
+    hash table is built once per process (Arrow's ``index_in`` rebuilds its table on every
+    call), then checks that the values really match, so a hash collision never maps a value
+    to another's id.
+    """
+
+    def __init__(self, values: pa.Array, index: np.ndarray) -> None:
+        self.values, self.index = values, index
+        self._by_hash: pd.Index | None = None
+
+    def by_hash(self) -> pd.Index | None:
+        if self._by_hash is None:
+            hashes = pd.Index(hash_array(self.values))
+            self._by_hash = hashes if hashes.is_unique else pd.Index([], dtype="uint64")
+            self._exact_only = not hashes.is_unique
+        return None if self._exact_only else self._by_hash
+
+    def positions(self, values: pa.Array | pa.ChunkedArray, hashes: np.ndarray) -> np.ndarray:
+        """Row of each value in this table, -1 when absent (or null)."""
+        index = self.by_hash()
+        if index is None:  # two vocabulary values share a hash: exact lookup
+            pos = pc.index_in(values, value_set=self.values)
+            return pc.fill_null(pos, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+        pos = index.get_indexer(hashes)
+        found = np.flatnonzero(pos >= 0)
+        if len(found):
+            same = pc.equal(pc.take(values, pa.array(found)),
+                            self.values.take(pa.array(pos[found])))
+            wrong = found[~pc.fill_null(same, False).to_numpy(zero_copy_only=False)]
+            pos[wrong] = -1
+        return pos.astype(np.int64)
+
+
 @functools.lru_cache(maxsize=256)
-def _load(path: str, mtime_ns: int) -> tuple[pa.Array, np.ndarray]:
+def _load(path: str, mtime_ns: int) -> VocabTable:
     table = pq.read_table(path)
-    return table["value"].combine_chunks(), table["index"].to_numpy()
+    return VocabTable(table["value"].combine_chunks(), table["index"].to_numpy())
 
 
-def load_split(directory: str, split: int) -> tuple[pa.Array, np.ndarray]:
-    """The (values, indices) of one split, cached per process until the file changes."""
+def load_split(directory: str, split: int) -> VocabTable:
+    """One split of a vocabulary, cached per process until the file changes."""
     path = split_path(directory, split)
     return _load(path, os.stat(path).st_mtime_ns)
 

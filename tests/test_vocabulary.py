@@ -1,0 +1,58 @@
+"""Vocabulary building blocks: exact split reduction, global ranks, collision-safe lookups."""
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from interactive_recsys.ops import vocabulary as vocab
+
+
+def table(values, counts):
+    return pa.table({"value": values, "count": pa.array(counts, pa.int64())})
+
+
+def test_global_rank_from_split_ranks_equals_one_sort():
+    rng = np.random.default_rng(0)
+    values = [f"v{i:03d}" for i in range(300)]
+    counts = rng.integers(1, 6, len(values)).tolist()  # many ties
+    whole = table(values, counts)
+    expected = vocab.local_rank(whole)
+    splits = vocab.split_counts(whole, 4)
+    assert sum(s.num_rows for s in splits) == 300
+    for s in range(4):
+        parts = [vocab.local_rank(splits[s])] + [vocab.count_before(splits[s], splits[t])
+                                                 for t in range(4) if t != s]
+        ranks = vocab.add_vectors(parts)
+        by_value = dict(zip(whole["value"].to_pylist(), expected.tolist(), strict=True))
+        assert ranks.tolist() == [by_value[v] for v in splits[s]["value"].to_pylist()]
+
+
+def test_rank_orders_by_count_then_value():
+    t = table(["b", "a", "c", "d"], [2, 2, 5, 1])
+    assert vocab.local_rank(t).tolist() == [2, 1, 0, 3]
+
+
+def test_lookup_never_maps_a_colliding_value_to_another_id(monkeypatch):
+    values = pa.array(["a", "b", "c"])
+    t = vocab.VocabTable(values, np.array([10, 11, 12]))
+    # pretend "zz" collides with "b" (same 64-bit hash): it must not get b's row
+    hashes = vocab.hash_array(pa.array(["zz", "c", "b"]))
+    hashes[0] = vocab.hash_array(pa.array(["b"]))[0]
+    assert t.positions(pa.array(["zz", "c", "b"]), hashes).tolist() == [-1, 2, 1]
+
+
+def test_lookup_falls_back_to_exact_matching_when_vocabulary_hashes_collide(monkeypatch):
+    monkeypatch.setattr(vocab, "hash_array", lambda arr: np.zeros(len(arr), dtype=np.uint64))
+    t = vocab.VocabTable(pa.array(["a", "b"]), np.array([3, 4]))
+    got = t.positions(pa.array(["b", "x", None]), np.zeros(3, dtype=np.uint64))
+    assert got.tolist() == [1, -1, -1]
+
+
+@pytest.mark.parametrize("splits", [1, 3])
+def test_write_split_keeps_the_top_max_size(tmp_path, splits):
+    t = table(["a", "b", "c"], [5, 3, 1])
+    info = vocab.write_split(t, vocab.local_rank(t), first_index=3, max_size=2,
+                             directory=str(tmp_path), split=0)
+    assert info == {"size": 2, "count": 8}
+    back = vocab.read_vocabulary(str(tmp_path), 1)
+    assert back.to_pydict() == {"value": ["a", "b"], "count": [5, 3], "index": [3, 4]}
