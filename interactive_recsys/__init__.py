@@ -25,5 +25,5 @@ from .workflow import Workflow
 
 __all__ = ["ColumnSchema", "ColumnSelector", "Dataset", "DatasetError", "IRSError",
            "NotFittedError", "ParameterError", "Schema", "SchemaError", "Tags", "VersionError",
-           "Workflow", "datasets", "embedding_dim", "embedding_sizes", "get_backend",
+           "Workflow", "cluster", "datasets", "embedding_dim", "embedding_sizes", "get_backend",
            "gpu_available", "ops"]

@@ -8,8 +8,9 @@ Arrow arrays):
 * integers and booleans: ``fmix64(int64(x) XOR INT_SEED)``;
 * floats: the IEEE-754 bits of the float64 value (``-0.0`` counted as ``0.0``),
   mixed the same way with ``FLOAT_SEED``;
-* strings: ``fmix64(sum_j byte_j * P**j  XOR  len * LEN_SEED)`` over the UTF-8
-  bytes, with ``P`` the 64-bit FNV prime and arithmetic modulo ``2**64``.
+* strings: ``fmix64(sum_k word_k * P**k  XOR  len * LEN_SEED)`` where ``word_k`` is the
+  k-th little-endian 8-byte word of the UTF-8 bytes (the last one zero-padded), ``P`` the
+  64-bit FNV prime and arithmetic modulo ``2**64`` (an 8-character id is one word).
 
 ``fmix64`` is the finaliser of SplitMix64. Nulls hash to ``NULL_HASH``.
 
@@ -60,6 +61,22 @@ def _powers(n: int) -> np.ndarray:
     return _powers_cache[:n]
 
 
+_byte_weights_cache = np.ones(0, dtype=np.uint64)
+
+
+def _byte_weights(n: int) -> np.ndarray:
+    """Weight of the byte at position j of a string: ``256**(j % 8) * P**(j // 8)``, so that
+    summing weighted bytes equals summing little-endian 8-byte words times ``P**k``."""
+    global _byte_weights_cache
+    if len(_byte_weights_cache) < n:
+        size = max(n, 2 * len(_byte_weights_cache), 64)
+        j = np.arange(size)
+        shifts = (np.uint64(8) * (j % 8).astype(np.uint64))
+        with np.errstate(over="ignore"):
+            _byte_weights_cache = (np.uint64(1) << shifts) * _powers((size + 7) // 8)[j // 8]
+    return _byte_weights_cache[:n]
+
+
 def _string_hash(arr: pa.Array) -> np.ndarray:
     arr = arr.cast(pa.large_string())
     n = len(arr)
@@ -75,15 +92,23 @@ def _string_hash(arr: pa.Array) -> np.ndarray:
     nonempty = lengths > 0
     width = int(lengths.max()) if n else 0
     if total and total == width * int(nonempty.sum()):
-        # fast path: every non-empty string has the same length (typical of hashed ids)
-        matrix = data[first:last].reshape(-1, width).astype(np.uint64)
+        # fast path: every non-empty string has the same length (typical of hashed ids):
+        # the bytes are a matrix whose rows, zero-padded to 8 bytes, are read as words
+        rows = data[first:last].reshape(-1, width)
+        words = (width + 7) // 8
+        if width % 8:
+            padded = np.zeros((len(rows), words * 8), dtype=np.uint8)
+            padded[:, :width] = rows
+            rows = padded
+        matrix = np.ascontiguousarray(rows).view("<u8")
         with np.errstate(over="ignore"):
-            sums[nonempty] = (matrix * _powers(width)).sum(axis=1, dtype=np.uint64)
+            sums[nonempty] = matrix[:, 0] if words == 1 else \
+                (matrix * _powers(words)).sum(axis=1, dtype=np.uint64)
     elif total:
         bytes_ = data[first:last].astype(np.uint64)
         rel = np.arange(total, dtype=np.int64) - np.repeat(starts - first, lengths)
         with np.errstate(over="ignore"):
-            weighted = bytes_ * _powers(int(lengths.max()))[rel]
+            weighted = bytes_ * _byte_weights(width)[rel]
         sums[nonempty] = np.add.reduceat(weighted, (starts - first)[nonempty])
     with np.errstate(over="ignore"):
         return fmix64(sums ^ (lengths.astype(np.uint64) * LEN_SEED))

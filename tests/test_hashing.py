@@ -22,7 +22,9 @@ def reference(value):
         return int(NULL_HASH)
     if isinstance(value, str):
         data = value.encode()
-        poly = sum(b * pow(0x100000001B3, j, 1 << 64) for j, b in enumerate(data)) & M64
+        padded = data + b"\0" * (-len(data) % 8)
+        words = [int.from_bytes(padded[i:i + 8], "little") for i in range(0, len(padded), 8)]
+        poly = sum(w * pow(0x100000001B3, k, 1 << 64) for k, w in enumerate(words)) & M64
         return fmix(poly ^ ((len(data) * int(LEN_SEED)) & M64))
     if isinstance(value, float):
         bits = int(np.array([0.0 if value == 0 else value]).view(np.uint64)[0])
@@ -58,11 +60,13 @@ def test_pinned_values_never_change():
     assert hash_array(pa.array([0, 1])).tolist() == [0xC0E16B163A85A4DC,
                                                                0x81BC610D115F8513]
     assert hash_array(pa.array([True])).tolist() == [0x81BC610D115F8513]  # bool as int
-    assert hash_array(pa.array(["68fd1e64", ""])).tolist() == [0xD941C29F8389DBCD,
+    assert hash_array(pa.array(["68fd1e64", ""])).tolist() == [0x3C395E043B4D006E,
                                                               0xE220A8397B1DCDAF]
 
 
 def test_equal_length_fast_path_matches_the_definition():
-    values = ["68fd1e64", None, "05db9164", "", "68fd1e64"]
-    assert hash_array(pa.array(values)).tolist() == [reference(v) for v in values]
-    assert hash_array(pa.array(values[:3])).tolist() == [reference(v) for v in values[:3]]
+    for values in (["68fd1e64", None, "05db9164", "", "68fd1e64"],
+                   ["abc", "xyz", None],                    # width not a multiple of 8
+                   ["0123456789abcdefXY", "zz" * 9],        # several words
+                   ["é" * 5, "ab" * 5]):                    # multi-byte characters
+        assert hash_array(pa.array(values)).tolist() == [reference(v) for v in values]

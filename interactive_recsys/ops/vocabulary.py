@@ -138,12 +138,11 @@ class VocabTable:
             pos = pc.index_in(values, value_set=self.values)
             return pc.fill_null(pos, -1).to_numpy(zero_copy_only=False).astype(np.int64)
         pos = index.get_indexer(hashes)
-        found = np.flatnonzero(pos >= 0)
-        if len(found):
-            same = pc.equal(pc.take(values, pa.array(found)),
-                            self.values.take(pa.array(pos[found])))
-            wrong = found[~pc.fill_null(same, False).to_numpy(zero_copy_only=False)]
-            pos[wrong] = -1
+        found = pos >= 0
+        if found.any():
+            candidates = self.values.take(pa.array(np.where(found, pos, 0)))
+            same = pc.fill_null(pc.equal(values, candidates), False)
+            pos[found & ~same.to_numpy(zero_copy_only=False)] = -1
         return pos.astype(np.int64)
 
 
