@@ -7,7 +7,7 @@
 
 __version__ = "0.1.0"
 
-from . import datasets, ops
+from . import cluster, datasets, ops
 from .backend import get_backend, gpu_available
 from .dataset import Dataset
 from .embedding import embedding_dim, embedding_sizes
