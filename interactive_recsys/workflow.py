@@ -27,8 +27,9 @@ from typing import Any
 import dask
 
 from . import __version__ as _library_version
+from .backend import backend_of
 from .dataset import Dataset, as_dataset
-from .errors import NotFittedError, SchemaError, VersionError
+from .errors import DatasetError, NotFittedError, VersionError
 from .graph import Node
 from .ops.base import Operator
 from .ops.lambda_op import LambdaOp
@@ -118,8 +119,9 @@ class Workflow:
     def fit(self, data: Any) -> Workflow:
         """Compute every statistic: one Dask computation per dependency phase."""
         ds = as_dataset(data)
-        if ds.npartitions == 0:
-            raise SchemaError("Cannot fit on an empty dataset (no partitions).")
+        if ds.npartitions == 0 or ds._num_rows == 0:
+            raise DatasetError(f"Cannot fit on an empty dataset ({ds!r}): statistics of zero "
+                               "rows mean nothing. Check the input path and any filter.")
         self.output_node.output_schema(ds.schema)  # validate the graph before any work
         if self.artifacts_dir is None:
             self.artifacts_dir = tempfile.mkdtemp(prefix="irs-artifacts-")
@@ -171,9 +173,12 @@ class Workflow:
             and hasattr(data, "columns") and not hasattr(data, "dask")
         ds = as_dataset(data)
         out = self._transform_dataset(ds)
-        if in_memory:
+        if in_memory:  # the same library back: pandas in -> pandas out, cuDF in -> cuDF out
             frame = out.compute()
-            return frame if ds.backend.name == "gpu" else ds.backend.to_pandas(frame)
+            if backend_of(data).name == "gpu":
+                return frame if backend_of(frame).name == "gpu" else backend_of(data).from_pandas(
+                    frame)
+            return backend_of(frame).to_pandas(frame)
         return out
 
     def _transform_dataset(self, ds: Dataset) -> Dataset:

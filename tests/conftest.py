@@ -158,3 +158,13 @@ def client(_session_client: object) -> Iterator[object]:
     """The session's 2-worker ``distributed.Client``, current for the duration of the test."""
     with _session_client.as_current():  # type: ignore[attr-defined]
         yield _session_client
+
+
+# ---- GPU tests: `pytest -m gpu` runs them where cuDF really works ------------------------------
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if irs.gpu_available():
+        return
+    skip = pytest.mark.skip(reason="needs a working GPU with cuDF (pip install -e '.[gpu]')")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)

@@ -123,11 +123,28 @@ def test_from_frames_tables_and_dask(tmp_path):
         irs.Dataset(42)
 
 
-def test_empty_dataset_cannot_be_fitted():
+def test_empty_dataset_cannot_be_fitted(tmp_path):
     empty = pd.DataFrame({"a": pd.Series([], dtype="float64")})
     wf = irs.Workflow(["a"] >> irs.ops.Normalize())
-    wf.fit(empty)  # zero rows: statistics are documented as "no data"
-    assert wf.transform(pd.DataFrame({"a": [1.0]}))["a"].tolist() == [1.0]
+    with pytest.raises(irs.DatasetError, match="empty dataset.*zero rows"):
+        wf.fit(empty)
+    _write(tmp_path / "empty.parquet", pa.Table.from_pandas(empty))
+    with pytest.raises(irs.DatasetError, match="empty dataset"):
+        wf.fit(irs.Dataset(str(tmp_path / "empty.parquet")))
+    # a transform of zero rows is fine and keeps the schema
+    wf.fit(pd.DataFrame({"a": [1.0, 3.0]}))
+    out = wf.transform(empty)
+    assert len(out) == 0 and list(out.columns) == ["a"]
+
+
+def test_gpu_backend_is_refused_clearly_without_a_gpu():
+    if irs.gpu_available():
+        pytest.skip("this machine has a GPU")
+    assert irs.get_backend("auto").name == "cpu"
+    with pytest.raises(irs.ParameterError, match="no working GPU.*backend='cpu'"):
+        irs.Dataset(pd.DataFrame({"a": [1]}), backend="gpu")
+    with pytest.raises(irs.ParameterError, match="'backend' parameter"):
+        irs.get_backend("tpu")
 
 
 def test_default_part_size_is_bounded():
