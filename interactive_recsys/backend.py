@@ -189,10 +189,6 @@ class CpuBackend:
         check_fill_value(dtype_name(col.type), value)
         return pc.fill_null(col, pa.scalar(value).cast(col.type))
 
-    def fill_missing_with_flag(self, col: Any, value: Any) -> tuple[Any, Any]:
-        missing = self.is_missing(col)
-        return self.fill_missing(col, value), missing
-
     def clip(self, col: Any, lower: float | None, upper: float | None) -> Any:
         """Clip to ``[lower, upper]``; nulls stay null. On integers a fractional bound is
         rounded inwards (``x >= 1.5`` is ``x >= 2``), which clips exactly."""

@@ -19,10 +19,10 @@ def _fill(op: Operator, df: Any, values: dict[str, Any], ctx: OpContext) -> Any:
     b = ctx.backend
     out: dict[str, Any] = {}
     for name in df.columns:
-        filled, missing = b.fill_missing_with_flag(b.column(df, name), values[name])
-        out[name] = filled
+        col = b.column(df, name)
         if op.add_binary_cols:
-            out[f"{name}_filled"] = missing
+            out[f"{name}_filled"] = b.is_missing(col)
+        out[name] = b.fill_missing(col, values[name])
     return b.with_columns(df, out)
 
 
