@@ -166,16 +166,20 @@ def plan_pieces(metadata: Mapping[str, pq.FileMetaData], part_size: int,
 
 
 class _PieceReader:
-    """Reads one piece with a backend (a picklable callable for ``dd.from_map``)."""
+    """Reads one piece with a backend (a picklable callable for ``dd.from_map``).
 
-    def __init__(self, backend_name: str, schema: pa.Schema, columns: list[str] | None) -> None:
-        self.backend_name, self.schema, self.columns = backend_name, schema, columns
+    Its ``columns=`` keyword lets Dask push column selections down: selecting columns of
+    the Dask DataFrame reads only those columns from the files.
+    """
 
-    def __call__(self, piece: ParquetPiece) -> Any:
+    def __init__(self, backend_name: str, schema: pa.Schema) -> None:
+        self.backend_name, self.schema = backend_name, schema
+
+    def __call__(self, piece: ParquetPiece, columns: Sequence[str] | None = None) -> Any:
         backend = get_backend(self.backend_name)
         try:
-            return backend.from_arrow(read_parquet_table(piece.path, self.columns,
-                                                         piece.row_groups, self.schema))
+            return backend.from_arrow(read_parquet_table(piece.path, columns, piece.row_groups,
+                                                         self.schema))
         except (OSError, pa.ArrowException) as exc:
             raise DatasetError(f"Cannot read {piece.path!r} (row groups {piece.row_groups}): "
                                f"{exc}") from exc
@@ -292,7 +296,7 @@ class Dataset:
         pieces = plan_pieces(metadata, part_size, sampled_bytes_per_row(first, metadata[first]))
         self._num_rows = sum(p.num_rows for p in pieces)
         meta = self.backend.from_arrow(schema.empty_table())
-        reader = _PieceReader(self.backend.name, schema, None)
+        reader = _PieceReader(self.backend.name, schema)
         ddf = dd.from_map(reader, pieces, meta=meta, label="read-parquet",
                           enforce_metadata=False)
         return ddf, schema

@@ -72,6 +72,12 @@ class Plan:
             results[step.index] = (frame, mask)
         return {t: results[t] for t in targets}
 
+    def input_columns(self, targets: list[int]) -> list[str]:
+        """Input columns that the ``targets`` steps read (so only those are loaded)."""
+        needed = self._ancestors(targets)
+        return flatten([tuple(s.columns) for s in self.steps
+                        if s.kind == "select" and s.index in needed])
+
     def _ancestors(self, targets: list[int]) -> set[int]:
         by_index = {s.index: s for s in self.steps}
         todo, seen = list(targets), set()

@@ -134,7 +134,7 @@ class Workflow:
             t0 = time.perf_counter()
             plan = self._plan(ds.schema, ds.backend.name, extra)
             targets = [self.nodes.index(n) for n in nodes]
-            parts = ds.to_ddf().to_delayed()
+            parts = ds.to_ddf(plan.input_columns(targets)).to_delayed()
             token = uuid.uuid4().hex[:8]
             partials = [dask.delayed(plan.fit_partition, pure=False)(
                 part, targets, dask_key_name=f"fit-phase{k + 1}-{i}-{token}")
@@ -187,9 +187,9 @@ class Workflow:
         output = self.nodes.index(self.output_node)
         meta = ds.backend.empty(schema)
         with dask.config.set({"dataframe.convert-string": False}):
-            ddf = ds.to_ddf().map_partitions(plan.transform_partition, output, schema.names,
-                                             meta=meta, enforce_metadata=False,
-                                             token=f"transform-{uuid.uuid4().hex[:8]}")
+            ddf = ds.to_ddf(plan.input_columns([output])).map_partitions(
+                plan.transform_partition, output, schema.names,
+                meta=meta, enforce_metadata=False, token=f"transform-{uuid.uuid4().hex[:8]}")
         changes_rows = any(n.kind == "op" and n.op.changes_rows for n in self.nodes)
         return Dataset.from_ddf(ddf, schema, ds.backend,
                                 None if changes_rows else ds._num_rows)

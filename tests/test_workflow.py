@@ -208,3 +208,26 @@ def test_arrow_table_input():
     table = pa.table({"x": [1.0, 3.0]})
     out = irs.Workflow(["x"] >> ops.Normalize()).fit_transform(table)
     assert out["x"].tolist() == [-1.0, 1.0]
+
+
+def test_only_the_columns_a_phase_needs_are_read(tmp_path, monkeypatch):
+    import pyarrow.parquet as pq
+
+    from interactive_recsys import backend as backend_module
+
+    pq.write_table(pa.Table.from_pandas(frame(100)), tmp_path / "d.parquet")
+    read = []
+    original = backend_module.read_parquet_table
+
+    def spy(path, columns, row_groups, schema):
+        read.append(None if columns is None else sorted(columns))
+        return original(path, columns, row_groups, schema)
+
+    monkeypatch.setattr("interactive_recsys.dataset.read_parquet_table", spy)
+    wf = irs.Workflow((["c"] >> ops.Categorify()) + ["label"])
+    ds = irs.Dataset(str(tmp_path / "d.parquet"))
+    wf.fit(ds)
+    assert read == [["c"]]  # the fit pass reads only what Categorify needs
+    read.clear()
+    wf.transform(ds).compute()
+    assert read == [["c", "label"]]  # the transform skips the unused column x
