@@ -29,6 +29,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     criteo.add_argument("--quiet-wait", type=float, default=30,
                         help="before each run, wait up to this many seconds for other "
                         "processes to use under 15%% of the machine (0: do not wait)")
+    criteo.add_argument("--code", choices=["head", "worktree"], default="head",
+                        help="benchmark the package as committed (default) or the working tree")
     args = parser.parse_args(argv)
     if args.quick:
         args.rows, args.repeats, args.rows_per_file, args.sample = [200_000], 1, 50_000, 5_000
@@ -41,7 +43,8 @@ def main(argv: list[str] | None = None) -> None:
     from .harness import run_benchmark
 
     run_benchmark(args.rows, args.contenders, args.repeats, args.rows_per_file, args.sample,
-                  args.timeout, args.quiet_wait, "criteo-quick" if args.quick else "criteo")
+                  args.timeout, args.quiet_wait, "criteo-quick" if args.quick else "criteo",
+                  args.code)
 
 
 if __name__ == "__main__":

@@ -261,7 +261,23 @@ def run_irs(src: str, out: str) -> dict:
     wf.fit(ds)
     fit_s = time.perf_counter() - started
     wf.transform(ds).to_parquet(out)
-    return {"fit_s": fit_s, "npartitions": ds.npartitions}
+    return {"fit_s": fit_s, "npartitions": ds.npartitions, "package": package_dirs()}
+
+
+def package_dir() -> str:
+    import interactive_recsys
+
+    return os.path.dirname(interactive_recsys.__file__)
+
+
+def package_dirs() -> list[str]:
+    """Where this process and the Dask workers, if any, import interactive_recsys from."""
+    dirs = {package_dir()}
+    with contextlib.suppress(ImportError, ValueError):
+        from distributed import default_client
+
+        dirs |= set(default_client().run(package_dir).values())
+    return sorted(dirs)
 
 
 def run_nvtabular(src: str, out: str) -> dict:

@@ -10,6 +10,7 @@ sample of rows; a contender that differs is reported WRONG and not run again for
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import resource
@@ -27,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from . import report
 from .contenders import CATS, CONTENDERS, CONTS, LABEL, Contender, parquet_files
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,6 +81,34 @@ def prepare_data(rows: int, rows_per_file: int) -> Path:
     return path
 
 
+# ---- the code under test ---------------------------------------------------------------------
+def snapshot_code(dest: Path, source: str = "head") -> dict:
+    """Copy the package (from git HEAD, or the working tree) and the contenders to ``dest``.
+
+    Every run uses that copy (its working directory), so edits made to the repository during
+    a long benchmark neither mix versions nor break runs half-way.
+    """
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    if source == "head":
+        archive = subprocess.run(["git", "archive", "HEAD", "interactive_recsys"], cwd=ROOT,
+                                 capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    else:
+        shutil.copytree(ROOT / "interactive_recsys", dest / "interactive_recsys",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    (dest / "benchmarks").mkdir()
+    for name in ("__init__.py", "contenders.py"):
+        shutil.copy2(BENCH / name, dest / "benchmarks" / name)
+    digest = hashlib.sha256()
+    for path in sorted(dest.rglob("*.py")):
+        digest.update(str(path.relative_to(dest)).encode() + path.read_bytes())
+    git = report.git_state()
+    if source == "head":
+        git["git_dirty_files"] = 0  # uncommitted edits are not in the copy
+    return {"path": str(dest), "source": source, "sha256": digest.hexdigest()[:16], **git}
+
+
 # ---- machine load -----------------------------------------------------------------------------
 def busy_cpu_s() -> float:
     """CPU seconds the whole machine has spent busy (all processes, all cores)."""
@@ -118,7 +148,7 @@ def _tree_rss(proc: psutil.Process, tree: list[psutil.Process]) -> int:
 
 
 def run_once(contender: Contender, src: Path, out: Path, timeout: float,
-             quiet_wait: float = 0.0) -> Run:
+             quiet_wait: float = 0.0, code: Path = ROOT) -> Run:
     """Run one contender in a fresh process; raise RuntimeError when it fails."""
     for path in (out, Path(f"{out}-artifacts"), Path(f"{out}-dask-scratch")):
         shutil.rmtree(path, ignore_errors=True)
@@ -126,15 +156,15 @@ def run_once(contender: Contender, src: Path, out: Path, timeout: float,
     result_path, log_path = Path(f"{out}-result.json"), Path(f"{out}.log")
     result_path.unlink(missing_ok=True)
     python = str(ROOT / contender.venv / "bin" / "python") if contender.venv else sys.executable
-    cmd = [python, "-m", "benchmarks.contenders", contender.name, str(src), str(out),
-           str(result_path)]
+    cmd = [python, "-m", "benchmarks.contenders", contender.name, str(src.resolve()),
+           str(out.resolve()), str(result_path.resolve())]
     waited = wait_quiet(quiet_wait) if quiet_wait > 0 else 0.0
     busy, own = busy_cpu_s(), own_cpu_s()
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     peak, tree, polls = 0, [], 0
     with open(log_path, "w") as log:
-        popen = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        popen = subprocess.Popen(cmd, cwd=code, stdout=log, stderr=subprocess.STDOUT)
         proc = psutil.Process(popen.pid)
         while popen.poll() is None:
             if polls % 5 == 0:  # refresh the process tree every 250 ms
@@ -159,6 +189,9 @@ def run_once(contender: Contender, src: Path, out: Path, timeout: float,
         tail = log_path.read_text()[-1500:]
         raise RuntimeError(f"exit code {popen.returncode}; log tail:\n{tail}")
     extra = json.loads(result_path.read_text())
+    for package in extra.pop("package", []):
+        if not Path(package).resolve().is_relative_to(Path(code).resolve()):
+            raise RuntimeError(f"imported interactive_recsys from {package}, not from {code}")
     other_pct = 100 * other / (process_s * (os.cpu_count() or 1))
     return Run(extra.pop("seconds"), process_s, peak / 2**20, cpu_s, other_pct, waited, extra)
 
@@ -222,6 +255,16 @@ def compare(ref: dict[str, np.ndarray], got: dict[str, np.ndarray], positions: n
     return problems
 
 
+def check_output(out: Path, ref: dict[str, np.ndarray], positions: np.ndarray,
+                 rows: int) -> list[str]:
+    """The correctness gate of one run: what differs from the reference (empty: nothing)."""
+    try:
+        got, got_rows = read_rows(out, positions)
+    except (OSError, ValueError, KeyError, pa.ArrowException) as exc:
+        return [f"unreadable output: {exc}"]
+    return compare(ref, got, positions, rows, got_rows)
+
+
 # ---- the benchmark ----------------------------------------------------------------------------
 def available(names: list[str]) -> tuple[list[Contender], list[Outcome]]:
     """Contenders that can run here, and SKIPPED outcomes (rows=0) for the others."""
@@ -237,12 +280,12 @@ def available(names: list[str]) -> tuple[list[Contender], list[Outcome]]:
 
 
 def bench_size(rows: int, contenders: list[Contender], repeats: int, rows_per_file: int,
-               sample: int, timeout: float, quiet_wait: float) -> list[Outcome]:
+               sample: int, timeout: float, quiet_wait: float, code: Path) -> list[Outcome]:
     src = prepare_data(rows, rows_per_file)
     work = WORK / f"criteo-{rows}"
     reference = work / "reference"
     started = time.perf_counter()
-    run_once(CONTENDERS["irs-local"], src, reference, timeout)
+    run_once(CONTENDERS["irs-local"], src, reference, timeout, code=code)
     positions = sample_positions(rows, sample)
     ref_cols, ref_rows = read_rows(reference, positions)
     expected = [*CATS, *CONTS, LABEL]
@@ -257,14 +300,13 @@ def bench_size(rows: int, contenders: list[Contender], repeats: int, rows_per_fi
                 continue
             out = work / contender.name
             try:
-                run = run_once(contender, src, out, timeout, quiet_wait)
+                run = run_once(contender, src, out, timeout, quiet_wait, code)
             except RuntimeError as exc:
                 outcome.status, outcome.detail = "ERROR", str(exc)
                 print(f"  {contender.name}: ERROR {exc}", flush=True)
                 continue
             if contender.workflow:
-                got, got_rows = read_rows(out, positions)
-                problems = compare(ref_cols, got, positions, rows, got_rows)
+                problems = check_output(out, ref_cols, positions, rows)
                 if problems:
                     outcome.status, outcome.detail = "WRONG", "; ".join(problems)
                     print(f"  {contender.name}: WRONG {outcome.detail}", flush=True)
@@ -281,16 +323,19 @@ def bench_size(rows: int, contenders: list[Contender], repeats: int, rows_per_fi
 
 
 def run_benchmark(sizes: list[int], names: list[str], repeats: int, rows_per_file: int,
-                  sample: int, timeout: float, quiet_wait: float, label: str) -> dict:
-    from . import report
-
+                  sample: int, timeout: float, quiet_wait: float, label: str,
+                  code_source: str = "head") -> dict:
     contenders, skipped = available(names)
     started = time.time()
+    code = snapshot_code(WORK / "code", code_source)
+    print(f"code under test: {code['path']} ({code_source}: commit {code['git_commit'][:12]}"
+          + (f" + {code['git_dirty_files']} uncommitted files" if code["git_dirty_files"] else "")
+          + f", sha256 {code['sha256']})", flush=True)
     outcomes: list[Outcome] = []
     for rows in sizes:
         print(f"== {rows:,} rows ==", flush=True)
         outcomes += bench_size(rows, contenders, repeats, rows_per_file, sample, timeout,
-                               quiet_wait)
+                               quiet_wait, Path(code["path"]))
     results = {
         "benchmark": "criteo", "label": label, "started": time.strftime(
             "%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
@@ -298,7 +343,7 @@ def run_benchmark(sizes: list[int], names: list[str], repeats: int, rows_per_fil
         "settings": {"sizes": sizes, "repeats": repeats, "rows_per_file": rows_per_file,
                      "sample_rows": sample, "rtol": RTOL, "atol": ATOL, "poll_s": POLL_S,
                      "quiet_wait_s": quiet_wait},
-        "machine": report.machine_info(),
+        "machine": report.machine_info(), "code": code,
         "contenders": {c.name: c.description for c in contenders},
         "outcomes": [asdict(o) | {"wall_s": o.wall_s, "peak_rss_mb": o.peak_rss_mb}
                      for o in outcomes + skipped],

@@ -39,6 +39,11 @@ def _cpu_model() -> str:
     return platform.processor()
 
 
+def git_state() -> dict[str, Any]:
+    return {"git_commit": _git("rev-parse", "HEAD"),
+            "git_dirty_files": len(_git("status", "--porcelain").splitlines())}
+
+
 def machine_info() -> dict[str, Any]:
     versions = {}
     for name in PACKAGES:
@@ -52,8 +57,6 @@ def machine_info() -> dict[str, Any]:
         "cpu_count_physical": psutil.cpu_count(logical=False),
         "memory_gb": round(psutil.virtual_memory().total / 2**30, 1),
         "python": platform.python_version(), "versions": versions,
-        "git_commit": _git("rev-parse", "HEAD"),
-        "git_dirty_files": len(_git("status", "--porcelain").splitlines()),
     }
 
 
@@ -88,7 +91,7 @@ def write(results: dict[str, Any], table_md: str, label: str) -> tuple[Path, Pat
     stem = RESULTS / f"{label}-{date}-{host}"
     json_path, md_path = Path(f"{stem}.json"), Path(f"{stem}.md")
     json_path.write_text(json.dumps(results, indent=2) + "\n")
-    m, s = results["machine"], results["settings"]
+    m, s, code = results["machine"], results["settings"], results["code"]
     v = m["versions"]
     notes = [f"# {label} benchmark, {date}, {m['host']}", "",
              f"{s['sizes']} rows, {s['repeats']} repeat(s), median wall time of the work "
@@ -101,9 +104,9 @@ def write(results: dict[str, Any], table_md: str, label: str) -> tuple[Path, Pat
              f"Machine: {m['cpu']}, {m['cpu_count']} CPUs, {m['memory_gb']} GB, "
              f"{m['platform']}. Python {m['python']}, pandas {v['pandas']}, pyarrow "
              f"{v['pyarrow']}, dask {v['dask']}, distributed {v['distributed']}, polars "
-             f"{v['polars']}, numpy {v['numpy']}. Commit {m['git_commit'][:12]}"
-             + (f" (+{m['git_dirty_files']} uncommitted files)" if m["git_dirty_files"] else "")
-             + "."]
+             f"{v['polars']}, numpy {v['numpy']}. Code: commit {code['git_commit'][:12]}"
+             + (f" + {code['git_dirty_files']} uncommitted files" if code["git_dirty_files"]
+                else "") + f", snapshot sha256 {code['sha256']} (every run used this copy)."]
     noisy = [f"{o['contender']} ({o['rows']:,} rows, run {i + 1}): {r['other_cpu_pct']:.0f}%"
              for o in results["outcomes"] for i, r in enumerate(o["runs"])
              if r["other_cpu_pct"] > 10]

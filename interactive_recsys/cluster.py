@@ -9,6 +9,13 @@ from typing import Any
 
 from .backend import gpu_available
 
+#: Environment of CPU workers. Arrow's default allocator (mimalloc) keeps freed memory, so
+#: Dask sees it as unmanaged and pauses memory-limited workers; with the system allocator
+#: (and the malloc trimming Dask sets up) it goes back to the OS. Measured on the standard
+#: Criteo fit, four 131k-row partitions in a row: peak RSS 406 MB with mimalloc, 260 MB
+#: with the system allocator (206 MB once freed).
+WORKER_ENV = {"ARROW_DEFAULT_MEMORY_POOL": "system", "MALLOC_TRIM_THRESHOLD_": "65536"}
+
 
 def start_cluster(n_workers: int | None = None, *, threads_per_worker: int = 1,
                   memory_limit: str | int | None = "auto", host: str = "127.0.0.1",
@@ -18,7 +25,8 @@ def start_cluster(n_workers: int | None = None, *, threads_per_worker: int = 1,
 
     With a working GPU (or ``gpu=True``) this is a ``dask_cuda.LocalCUDACluster`` (one
     worker per GPU, cuDF spilling on); otherwise a ``distributed.LocalCluster`` whose
-    workers spill to disk past their ``memory_limit``. Binds to ``host`` (loopback).
+    workers spill to disk past their ``memory_limit`` and use the system allocator for
+    Arrow (see :data:`WORKER_ENV`). Binds to ``host`` (loopback).
     """
     from distributed import Client, LocalCluster
 
@@ -33,9 +41,10 @@ def start_cluster(n_workers: int | None = None, *, threads_per_worker: int = 1,
                                    device_memory_limit=device_memory_limit,
                                    enable_cudf_spill=True, cudf_spill_stats=1, **kwargs)
     else:
+        env = {**WORKER_ENV, **kwargs.pop("env", {})}
         cluster = LocalCluster(n_workers=n_workers or 2, threads_per_worker=threads_per_worker,
                                memory_limit=memory_limit, host=host, processes=True,
-                               dashboard_address=dashboard_address, **kwargs)
+                               dashboard_address=dashboard_address, env=env, **kwargs)
     return Client(cluster)
 
 

@@ -7,18 +7,16 @@ import interactive_recsys as irs
 from interactive_recsys.cli import standard_criteo_workflow
 from interactive_recsys.datasets import synthetic_criteo
 
-WORKER_MEMORY = 1000 * 2**20
+WORKER_MEMORY = 700 * 2**20
 
 
 @pytest.mark.slow
 def test_dataset_larger_than_worker_memory(tmp_path):
-    from distributed import Client, LocalCluster
-
     data = synthetic_criteo(rows=5_000_000, seed=3, path=tmp_path / "in", rows_per_file=500_000)
     in_memory = sum(pq.read_table(f).nbytes for f in sorted(data.glob("*.parquet")))
-    assert in_memory > 1.9 * WORKER_MEMORY  # about twice what one worker may hold
-    with LocalCluster(n_workers=2, threads_per_worker=1, memory_limit=WORKER_MEMORY,
-                      dashboard_address=None, host="127.0.0.1") as cluster, Client(cluster):
+    assert in_memory > 2.5 * WORKER_MEMORY  # ~3x what one worker may hold
+    with irs.cluster.start_cluster(n_workers=2, memory_limit=WORKER_MEMORY, dashboard=False) \
+            as client, client.cluster:
         ds = irs.Dataset(str(data), part_size="32MB")
         assert ds.npartitions >= 8
         wf = standard_criteo_workflow()

@@ -56,3 +56,24 @@ def test_write_split_keeps_the_top_max_size(tmp_path, splits):
     assert info == {"size": 2, "count": 8}
     back = vocab.read_vocabulary(str(tmp_path), 1)
     assert back.to_pydict() == {"value": ["a", "b"], "count": [5, 3], "index": [3, 4]}
+
+
+def test_table_cache_stays_within_its_byte_budget(tmp_path, monkeypatch):
+    for split in range(3):
+        t = table([f"s{split}-{i}" for i in range(1000)], list(range(1000, 0, -1)))
+        vocab.write_split(t, vocab.local_rank(t), 3, None, str(tmp_path), split)
+    one = vocab.load_split(str(tmp_path), 0).nbytes
+    monkeypatch.setenv("IRS_VOCAB_CACHE_BYTES", str(int(one * 2.5)))
+    vocab.TABLES.clear()
+    first = vocab.load_split(str(tmp_path), 0)
+    vocab.load_split(str(tmp_path), 1)
+    assert vocab.load_split(str(tmp_path), 0) is first  # cached
+    vocab.load_split(str(tmp_path), 2)  # over budget: the least recently used (1) goes
+    assert len(vocab.TABLES._tables) == 2
+    assert vocab.load_split(str(tmp_path), 0) is first
+    monkeypatch.setenv("IRS_VOCAB_CACHE_BYTES", "1")  # a tiny budget still keeps one table
+    again = vocab.load_split(str(tmp_path), 1)
+    assert len(vocab.TABLES._tables) == 1
+    assert again.positions(pa.array(["s1-0", "nope"]),
+                           vocab.hash_array(pa.array(["s1-0", "nope"]))).tolist() == [0, -1]
+    vocab.TABLES.clear()

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -124,6 +126,10 @@ class VocabTable:
         self.values, self.index = values, index
         self._by_hash: pd.Index | None = None
 
+    @property
+    def nbytes(self) -> int:
+        return self.values.nbytes + self.index.nbytes + HASH_INDEX_BYTES_PER_ENTRY * len(self.index)
+
     def by_hash(self) -> pd.Index | None:
         if self._by_hash is None:
             hashes = pd.Index(hash_array(self.values))
@@ -146,16 +152,67 @@ class VocabTable:
         return pos.astype(np.int64)
 
 
-@functools.lru_cache(maxsize=256)
-def _load(path: str, mtime_ns: int) -> VocabTable:
-    table = pq.read_table(path)
-    return VocabTable(table["value"].combine_chunks(), table["index"].to_numpy())
+#: Bytes a vocabulary lookup entry costs beyond its value and index (hash + hash table).
+HASH_INDEX_BYTES_PER_ENTRY = 32
+
+
+def cache_budget() -> int:
+    """Bytes of vocabulary tables a process keeps loaded: a tenth of the Dask worker's memory
+    limit (the cache is memory Dask cannot spill, so it must leave room for partitions), or
+    a quarter of this machine's memory outside a worker (``IRS_VOCAB_CACHE_BYTES`` overrides).
+    """
+    if os.environ.get("IRS_VOCAB_CACHE_BYTES"):
+        return int(os.environ["IRS_VOCAB_CACHE_BYTES"])
+    try:
+        from distributed import get_worker
+
+        limit = get_worker().memory_manager.memory_limit
+    except (ImportError, ValueError, AttributeError):
+        limit = None
+    if limit:
+        return int(limit) // 10
+    import psutil
+
+    return int(psutil.virtual_memory().total) // 4
+
+
+class _TableCache:
+    """Least-recently-used vocabulary tables, bounded in bytes (at least one table is kept).
+
+    When the tables a job needs do not fit, they are re-read as needed: slower, but the
+    worker stays inside its memory limit.
+    """
+
+    def __init__(self) -> None:
+        self._tables: OrderedDict[tuple[str, int], VocabTable] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, path: str) -> VocabTable:
+        key = (path, os.stat(path).st_mtime_ns)
+        with self._lock:
+            if key in self._tables:
+                self._tables.move_to_end(key)
+                return self._tables[key]
+        table = pq.read_table(path)
+        loaded = VocabTable(table["value"].combine_chunks(), table["index"].to_numpy())
+        with self._lock:
+            self._tables[key] = loaded
+            budget = cache_budget()
+            while len(self._tables) > 1 and sum(t.nbytes for t in self._tables.values()) > budget:
+                self._tables.popitem(last=False)
+        return loaded
+
+    def clear(self) -> None:
+        with self._lock:
+            self._tables.clear()
+
+
+TABLES = _TableCache()
 
 
 def load_split(directory: str, split: int) -> VocabTable:
-    """One split of a vocabulary, cached per process until the file changes."""
-    path = split_path(directory, split)
-    return _load(path, os.stat(path).st_mtime_ns)
+    """One split of a vocabulary, cached per process (bounded) until the file changes."""
+    return TABLES.get(split_path(directory, split))
 
 
 def read_vocabulary(directory: str, splits: int) -> pa.Table:
