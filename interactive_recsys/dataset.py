@@ -330,24 +330,17 @@ class Dataset:
         if isinstance(source, pa.Table):
             source = self.backend.from_arrow(source)
         if isinstance(source, dd.DataFrame):
-            meta_backend = backend_of(source._meta)
-            schema = meta_backend.to_arrow(source._meta).schema
-            if meta_backend.name != self.backend.name or (not all(
-                    isinstance(t, pd.ArrowDtype) for t in getattr(source._meta, "dtypes", [])) \
-                    and self.backend.name == "cpu"):
-                source = source.map_partitions(_Converter(self.backend.name, schema),
-                                               meta=self.backend.from_arrow(schema.empty_table()))
-            return source, schema
+            schema = backend_of(source._meta).to_arrow(source._meta).schema
+            meta = self.backend.from_arrow(schema.empty_table())
+            return source.map_partitions(_Converter(self.backend.name, schema), meta=meta,
+                                         enforce_metadata=False), schema
         if not hasattr(source, "columns") or not hasattr(source, "iloc"):
             raise DatasetError(f"Cannot make a Dataset from a {type(source).__name__}; pass a "
                                "path, a glob, a list of files, a DataFrame, a Dask DataFrame or "
                                "a pyarrow Table.")
-        frame = self.backend.from_pandas(source) if backend_of(source).name == "cpu" \
-            else source
-        if self.backend.name == "cpu" and backend_of(frame).name != "cpu":
-            frame = backend_of(frame).to_pandas(frame)
+        frame = _Converter(self.backend.name, None)(source)
         self._num_rows = len(frame)
-        schema = self.backend.to_arrow(frame.iloc[:0] if hasattr(frame, "iloc") else frame).schema
+        schema = self.backend.to_arrow(frame.iloc[:0]).schema
         size = max(1, int(frame.memory_usage(deep=True).sum()))
         nparts = max(1, min(len(frame) or 1, math.ceil(size / parse_part_size(part_size))))
         return dd.from_pandas(frame, npartitions=nparts, sort=False), schema
@@ -410,12 +403,17 @@ class Dataset:
 
 
 class _Converter:
-    def __init__(self, backend_name: str, schema: pa.Schema) -> None:
+    """Any pandas or cuDF frame as a frame of a backend (Arrow-backed columns on CPU)."""
+
+    def __init__(self, backend_name: str, schema: pa.Schema | None) -> None:
         self.backend_name, self.schema = backend_name, schema
 
     def __call__(self, frame: Any) -> Any:
-        table = backend_of(frame).to_arrow(frame).cast(self.schema)
-        return get_backend(self.backend_name).from_arrow(table)
+        source, target = backend_of(frame), get_backend(self.backend_name)
+        if self.schema is None and source.name == target.name:
+            return target.from_pandas(frame) if target.name == "cpu" else frame
+        table = source.to_arrow(frame.reset_index(drop=True))
+        return target.from_arrow(table if self.schema is None else table.cast(self.schema))
 
 
 def as_dataset(data: Any) -> Dataset:
