@@ -125,7 +125,7 @@ class Workflow:
         self.output_node.output_schema(ds.schema)  # validate the graph before any work
         if self.artifacts_dir is None:
             self.artifacts_dir = tempfile.mkdtemp(prefix="irs-artifacts-")
-        self._states = {}
+        self._states, self.fitted = {}, False  # a failed fit leaves an unfitted workflow
         self.input_schema = ds.schema
         self.fit_stats = {"phases": []}
         started = time.perf_counter()

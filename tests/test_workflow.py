@@ -231,3 +231,13 @@ def test_only_the_columns_a_phase_needs_are_read(tmp_path, monkeypatch):
     read.clear()
     wf.transform(ds).compute()
     assert read == [["c", "label"]]  # the transform skips the unused column x
+
+
+def test_a_failed_refit_leaves_the_workflow_unfitted(monkeypatch):
+    wf = irs.Workflow(["x"] >> ops.Normalize()).fit(frame())
+    monkeypatch.setattr(ops.Normalize, "fit_finalize",
+                        lambda self, partial, ctx: (_ for _ in ()).throw(RuntimeError("boom")))
+    with pytest.raises(RuntimeError, match="boom"):
+        wf.fit(frame())
+    with pytest.raises(irs.NotFittedError):
+        wf.transform(frame())
