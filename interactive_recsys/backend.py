@@ -228,7 +228,8 @@ class CpuBackend:
         x = pc.cast(col, pa.float64())
         finite = pc.filter(x, pc.is_finite(x)).to_numpy(zero_copy_only=False)
         n = len(finite)
-        mean = float(finite.mean()) if n else 0.0
+        shift = finite[0] if n else 0.0  # shifted mean: exact for constant columns
+        mean = float(shift + (finite - shift).mean()) if n else 0.0
         return {"count": float(n), "mean": mean,
                 "m2": float(np.square(finite - mean).sum()) if n else 0.0,
                 "min": float(finite.min()) if n else float("nan"),

@@ -644,3 +644,10 @@ def test_pipeline_same_output_on_2_worker_cluster(df: pd.DataFrame, root: str,
     assert wf_local.output_schema == wf_cluster.output_schema
     # a workflow fitted locally transforms identically on the cluster
     assert_frames_equal(wf_local.transform(ds).compute(), out_cluster)
+
+
+def test_normalize_constant_column_gives_zeros_for_any_partitioning(root: str) -> None:
+    data = pd.DataFrame({"x": pd.Series([683.231396310646] * 3, dtype="float64")})
+    for parts in (1, 2, 3):
+        out = new_workflow(["x"] >> ops.Normalize(), root).fit_transform(partitioned(data, parts))
+        assert out.compute()["x"].tolist() == [0.0, 0.0, 0.0]

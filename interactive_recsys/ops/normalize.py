@@ -39,6 +39,9 @@ def _merge(parts: list[dict[str, float]]) -> dict[str, float]:
     for p in parts:
         if not p["count"]:
             continue
+        if not out["count"]:  # the first summary is taken as is (exact)
+            out.update(count=p["count"], mean=p["mean"], m2=p["m2"])
+            continue
         n = out["count"] + p["count"]
         delta = p["mean"] - out["mean"]
         out["mean"] += delta * p["count"] / n
@@ -67,7 +70,9 @@ class Normalize(_Moments):
             if m["count"] == 0:
                 means[name], stds[name] = None, None
                 continue
-            means[name], stds[name] = m["mean"], math.sqrt(max(m["m2"], 0.0) / m["count"])
+            std = math.sqrt(max(m["m2"], 0.0) / m["count"])
+            # rounding leaves a constant column a std of ~1e-16 x its mean: that is zero
+            means[name], stds[name] = m["mean"], std if std > 1e-10 * abs(m["mean"]) else 0.0
         return {"means": means, "stds": stds}
 
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
