@@ -7,14 +7,20 @@ from __future__ import annotations
 
 from typing import Any
 
+import dask
+
 from .backend import gpu_available
 
-#: Environment of CPU workers. Arrow's default allocator (mimalloc) keeps freed memory, so
-#: Dask sees it as unmanaged and pauses memory-limited workers; with the system allocator
-#: (and the malloc trimming Dask sets up) it goes back to the OS. Measured on the standard
-#: Criteo fit, four 131k-row partitions in a row: peak RSS 406 MB with mimalloc, 260 MB
-#: with the system allocator (206 MB once freed).
-WORKER_ENV = {"ARROW_DEFAULT_MEMORY_POOL": "system", "MALLOC_TRIM_THRESHOLD_": "65536"}
+#: Environment of CPU worker processes, set before they start (Dask's
+#: ``distributed.nanny.pre-spawn-environ``: glibc reads its variables at process start).
+#: * Arrow's default allocator (mimalloc) keeps freed memory, which Dask counts as unmanaged
+#:   and which pauses memory-limited workers; the system allocator gives it back. Standard
+#:   Criteo fit, four 131k-row partitions in a row: peak RSS 406 MB with mimalloc, 260 MB
+#:   with the system allocator (206 MB once freed).
+#: * Allocations under 32 MB come from the heap instead of fresh ``mmap`` pages: 8M-row
+#:   transform + write 19.4 s -> 13.4 s, worker page faults 7.2M -> 2.7M.
+WORKER_ENV = {"ARROW_DEFAULT_MEMORY_POOL": "system", "MALLOC_TRIM_THRESHOLD_": "65536",
+              "MALLOC_MMAP_THRESHOLD_": str(2**25)}
 
 
 def start_cluster(n_workers: int | None = None, *, threads_per_worker: int = 1,
@@ -41,10 +47,12 @@ def start_cluster(n_workers: int | None = None, *, threads_per_worker: int = 1,
                                    device_memory_limit=device_memory_limit,
                                    enable_cudf_spill=True, cudf_spill_stats=1, **kwargs)
     else:
-        env = {**WORKER_ENV, **kwargs.pop("env", {})}
-        cluster = LocalCluster(n_workers=n_workers or 2, threads_per_worker=threads_per_worker,
-                               memory_limit=memory_limit, host=host, processes=True,
-                               dashboard_address=dashboard_address, env=env, **kwargs)
+        environ = {**dask.config.get("distributed.nanny.pre-spawn-environ", {}), **WORKER_ENV}
+        with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
+            cluster = LocalCluster(n_workers=n_workers or 2,
+                                   threads_per_worker=threads_per_worker,
+                                   memory_limit=memory_limit, host=host, processes=True,
+                                   dashboard_address=dashboard_address, **kwargs)
     return Client(cluster)
 
 

@@ -77,3 +77,18 @@ def test_table_cache_stays_within_its_byte_budget(tmp_path, monkeypatch):
     assert again.positions(pa.array(["s1-0", "nope"]),
                            vocab.hash_array(pa.array(["s1-0", "nope"]))).tolist() == [0, -1]
     vocab.TABLES.clear()
+
+
+def test_verification_is_skipped_only_where_the_hash_is_a_bijection():
+    same_width = vocab.VocabTable(pa.array(["68fd1e64", "05db9164"]), np.array([3, 4]))
+    assert not same_width._may_collide(pa.array(["68fd1e64", None, "aaaaaaaa"]))
+    assert same_width._may_collide(pa.array(["68fd1e6", "68fd1e64"]))  # other lengths
+    long = vocab.VocabTable(pa.array(["0123456789", "abcdefghij"]), np.array([3, 4]))
+    assert long._may_collide(pa.array(["0123456789"]))  # two words: the sum may collide
+    mixed = vocab.VocabTable(pa.array(["a", "bb"]), np.array([3, 4]))
+    assert mixed._may_collide(pa.array(["a"]))
+    ints = vocab.VocabTable(pa.array([5, 7]), np.array([3, 4]))
+    assert not ints._may_collide(pa.array([1, 2]))
+    got = same_width.positions(pa.array(["05db9164", "zzzzzzzz", None]),
+                               vocab.hash_array(pa.array(["05db9164", "zzzzzzzz", None])))
+    assert got.tolist() == [1, -1, -1]

@@ -125,10 +125,30 @@ class VocabTable:
     def __init__(self, values: pa.Array, index: np.ndarray) -> None:
         self.values, self.index = values, index
         self._by_hash: pd.Index | None = None
+        self._width: int | None = None
 
     @property
     def nbytes(self) -> int:
         return self.values.nbytes + self.index.nbytes + HASH_INDEX_BYTES_PER_ENTRY * len(self.index)
+
+    def _may_collide(self, values: pa.Array | pa.ChunkedArray) -> bool:
+        """Whether equal hashes could still hide different values.
+
+        The hash is a bijection on 64-bit integers and floats, and on strings of one
+        common length of at most 8 bytes (one word, see :mod:`..hashing`): there, equal
+        hashes mean equal values and the check is skipped.
+        """
+        kind = self.values.type
+        if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind):
+            return False
+        if self._width is None:
+            lengths = pc.binary_length(self.values)
+            low, high = pc.min_max(lengths).values()
+            self._width = high.as_py() if low.as_py() == high.as_py() else -1
+        if not 0 < self._width <= 8:
+            return True
+        low, high = pc.min_max(pc.binary_length(values)).values()
+        return not (low.as_py() in (None, self._width) and high.as_py() in (None, self._width))
 
     def by_hash(self) -> pd.Index | None:
         if self._by_hash is None:
@@ -145,7 +165,7 @@ class VocabTable:
             return pc.fill_null(pos, -1).to_numpy(zero_copy_only=False).astype(np.int64)
         pos = index.get_indexer(hashes)
         found = pos >= 0
-        if found.any():
+        if found.any() and self._may_collide(values):
             candidates = self.values.take(pa.array(np.where(found, pos, 0)))
             same = pc.fill_null(pc.equal(values, candidates), False)
             pos[found & ~same.to_numpy(zero_copy_only=False)] = -1
