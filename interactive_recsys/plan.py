@@ -7,12 +7,32 @@ runs every needed step once, in order, fused into one task.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
 from .backend import CpuBackend, get_backend
 from .ops.base import OpContext, Operator
 from .selector import flatten
+
+
+@functools.cache
+def _libc() -> Any:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return libc if hasattr(libc, "malloc_trim") else None
+    except OSError:
+        return None
+
+
+def release_memory() -> None:
+    """Give freed heap memory back to the OS (glibc ``malloc_trim``), so that a memory-limited
+    Dask worker does not see a partition's temporaries as unmanaged memory and pause."""
+    libc = _libc()
+    if libc is not None:
+        libc.malloc_trim(0)
 
 
 @dataclass
@@ -93,7 +113,9 @@ class Plan:
         frame, mask = self.evaluate(df, [output])[output]
         if mask is not None:
             frame = self.backend.filter_rows(frame, mask)
-        return self.backend.select(frame, columns)
+        frame = self.backend.select(frame, columns)
+        release_memory()
+        return frame
 
     def fit_partition(self, df: Any, targets: list[int]) -> dict[int, Any]:
         """Partial statistics of every ``targets`` step (each a StatOperator) on one partition."""
@@ -107,6 +129,8 @@ class Plan:
                 frame = b.filter_rows(frame, mask)
             step = by_index[t]
             out[t] = step.op.fit_partition(frame, self.context(step))
+        del inputs, frame
+        release_memory()
         return out
 
     def evaluate_inputs(self, df: Any, targets: list[int]) -> dict[int, tuple[Any, Any]]:

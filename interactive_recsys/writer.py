@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 
 from .backend import get_backend
 from .errors import DatasetError, ParameterError
+from .plan import release_memory
 
 SHUFFLE_MODES = (None, "partition", "worker", "full")
 _KEY = "__irs_shuffle_key__"
@@ -88,7 +89,10 @@ def _write_part(df: Any, path: str, schema: pa.Schema, backend_name: str,
     elif permute_seed is not None:
         df = backend.permute_rows(df, permute_seed)
     backend.write_parquet(df, path, schema=schema, row_group_size=row_group_size)
-    return backend.num_rows(df)
+    rows = backend.num_rows(df)
+    del df
+    release_memory()
+    return rows
 
 
 def _add_key(df: Any, seed: int, low: int, high: int, backend_name: str,
