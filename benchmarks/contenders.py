@@ -313,8 +313,16 @@ CONTENDERS: dict[str, Contender] = {c.name: c for c in [
 
 
 @contextlib.contextmanager
-def local_cluster(scratch: str) -> Iterator[None]:
-    """A 2-worker, 1-thread-each LocalCluster as the default Dask client."""
+def local_cluster(scratch: str, ours: bool) -> Iterator[None]:
+    """A 2-worker, 1-thread-each local cluster as the default Dask client: a plain
+    LocalCluster for peers, ``irs.cluster.start_cluster`` (how our users start one) for ours."""
+    if ours:
+        import interactive_recsys as irs
+
+        with irs.cluster.start_cluster(n_workers=2, dashboard=False,
+                                       local_directory=scratch) as client, client.cluster:
+            yield
+        return
     from distributed import Client, LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None,
@@ -326,7 +334,8 @@ def main(argv: list[str]) -> None:
     name, src, out, result_path = argv
     contender = CONTENDERS[name]
     scratch = out.rstrip("/") + "-dask-scratch"
-    with local_cluster(scratch) if contender.cluster else contextlib.nullcontext():
+    ours = contender.run is run_irs
+    with local_cluster(scratch, ours) if contender.cluster else contextlib.nullcontext():
         started = time.perf_counter()
         extra = contender.run(src, out) or {}
         seconds = time.perf_counter() - started
