@@ -240,10 +240,6 @@ class CpuBackend:
         x = pc.cast(col, pa.float64())
         return pc.filter(x, pc.is_finite(x)).to_numpy(zero_copy_only=False)
 
-    def has_non_finite(self, col: Any) -> bool:
-        x = pc.cast(col, pa.float64())
-        return bool(pc.any(pc.is_inf(x)).as_py())
-
     def hash64(self, col: Any) -> np.ndarray:
         return hash_array(self.to_arrow_array(col))
 
@@ -425,9 +421,6 @@ class GpuBackend(CpuBackend):
 
     def finite_values(self, col: Any) -> np.ndarray:
         return CpuBackend.finite_values(self, self.to_arrow_array(col))
-
-    def has_non_finite(self, col: Any) -> bool:
-        return CpuBackend.has_non_finite(self, self.to_arrow_array(col))
 
     def null_mask(self, col: Any) -> np.ndarray:
         return col.isna().values_host
