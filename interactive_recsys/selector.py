@@ -65,6 +65,8 @@ class ColumnSelector:
 
     def __repr__(self) -> str:
         parts = [repr(n) for n in self.names] + [repr(list(g)) for g in self.groups]
+        if len(parts) > 6:  # long selections: first, second, ..., last (count)
+            parts = [*parts[:2], "...", f"{parts[-1]} ({len(parts)} columns)"]
         if self.tags:
             parts.append(f"tags={sorted(self.tags)}")
         return "[" + ", ".join(parts) + "]"
