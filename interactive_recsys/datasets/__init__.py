@@ -1,0 +1,39 @@
+"""Public RecSys data sets: a synthetic Criteo generator and readers for Criteo and MovieLens.
+
+* :func:`synthetic_criteo` writes Criteo-shaped parquet files (fast, deterministic, cached).
+* :func:`read_criteo` opens raw Criteo TSV files as a lazy :class:`~interactive_recsys.Dataset`.
+* :func:`read_movielens` loads any common MovieLens release into one pandas DataFrame.
+
+Examples
+--------
+>>> from interactive_recsys.datasets import CRITEO_COLUMNS
+>>> len(CRITEO_COLUMNS), CRITEO_COLUMNS[:3], CRITEO_COLUMNS[-1]
+(40, ['label', 'I1', 'I2'], 'C26')
+"""
+
+from .criteo import (
+    CRITEO_CATEGORICAL,
+    CRITEO_COLUMNS,
+    CRITEO_CONTINUOUS,
+    CRITEO_KAGGLE_CARDINALITIES,
+    CRITEO_LABEL,
+    CRITEO_NULL_RATES,
+    criteo_csv_options,
+    read_criteo,
+    synthetic_criteo,
+)
+from .movielens import MOVIELENS_100K_GENRES, read_movielens
+
+__all__ = [
+    "CRITEO_CATEGORICAL",
+    "CRITEO_COLUMNS",
+    "CRITEO_CONTINUOUS",
+    "CRITEO_KAGGLE_CARDINALITIES",
+    "CRITEO_LABEL",
+    "CRITEO_NULL_RATES",
+    "MOVIELENS_100K_GENRES",
+    "criteo_csv_options",
+    "read_criteo",
+    "read_movielens",
+    "synthetic_criteo",
+]
