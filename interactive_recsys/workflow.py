@@ -269,19 +269,34 @@ class Workflow:
         return wf
 
     # ---- display --------------------------------------------------------------------------
+    def source_text(self, node: Node) -> str:
+        """How a step's output is named: its columns, its step id, or a sum of those."""
+        if node.kind == "select":
+            return repr(node.selector)
+        if node.kind == "concat":
+            return " + ".join(self.source_text(p) for p in node.parents)
+        return self.node_id(node)
+
+    def step_text(self, node: Node) -> str:
+        """One operator step in words: what it reads and the operator."""
+        return " + ".join(self.source_text(p) for p in node.parents) + f" >> {node.op!r}"
+
     def __repr__(self) -> str:
         status = "fitted" if self.fitted else "not fitted"
         lines = [f"Workflow ({status}):"]
-        for node in self.nodes:
-            if node.kind == "op":
-                lines.append(f"  {self.node_id(node)}: {node.label()}")
+        lines += [f"  {self.node_id(n)}: {self.step_text(n)}" for n in self.nodes
+                  if n.kind == "op"]
+        lines.append(f"  output: {self.source_text(self.output_node)}")
         if self.input_schema is not None:
-            lines.append(f"  output: {self.output_columns}")
+            names = self.output_columns
+            shown = ", ".join(names[:3]) + (f", ..., {names[-1]}" if len(names) > 3 else "")
+            lines[-1] += f" -> {len(names)} columns ({shown})"
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        rows = "".join(f"<tr><td>{self.node_id(n)}</td><td><code>{html.escape(n.label())}"
-                       f"</code></td></tr>" for n in self.nodes if n.kind == "op")
+        rows = "".join(f"<tr><td>{self.node_id(n)}</td><td><code>"
+                       f"{html.escape(self.step_text(n))}</code></td></tr>"
+                       for n in self.nodes if n.kind == "op")
         status = "fitted" if self.fitted else "not fitted"
         schema = self.output_schema._repr_html_() if self.input_schema is not None else ""
         return (f"<b>Workflow</b> ({status})<table><tr><th>step</th><th>operator</th></tr>"
