@@ -92,3 +92,18 @@ def test_verification_is_skipped_only_where_the_hash_is_a_bijection():
     got = same_width.positions(pa.array(["05db9164", "zzzzzzzz", None]),
                                vocab.hash_array(pa.array(["05db9164", "zzzzzzzz", None])))
     assert got.tolist() == [1, -1, -1]
+
+
+def test_split_count_follows_rows_or_partitions():
+    from interactive_recsys.backend import get_backend
+    from interactive_recsys.ops import Categorify
+    from interactive_recsys.ops.base import OpContext
+
+    def ctx(**extra):
+        return OpContext(get_backend("cpu"), [("c",)], extra=extra)
+
+    op = Categorify()
+    assert op.splits(ctx(num_rows=1_000)) == 1
+    assert op.splits(ctx(num_rows=20_000_000)) == 3  # about 8M rows per split
+    assert op.splits(ctx(num_rows=None, npartitions=64)) == 2  # unknown size: ~500k per part
+    assert Categorify(split_out=5).splits(ctx(num_rows=10)) == 5

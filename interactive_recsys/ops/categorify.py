@@ -122,7 +122,9 @@ class Categorify(StatOperator):
     def splits(self, ctx: OpContext) -> int:
         if self.split_out:
             return self.split_out
-        rows = ctx.extra.get("num_rows") or ROWS_PER_SPLIT
+        rows = ctx.extra.get("num_rows")
+        if rows is None:  # e.g. csv input: assume about 500k rows per partition
+            rows = ctx.extra.get("npartitions", 1) * ROWS_PER_SPLIT // 16
         return max(1, min(64, math.ceil(rows / ROWS_PER_SPLIT)))
 
     def fit_partition(self, df: Any, ctx: OpContext) -> dict[str, Any]:
