@@ -105,5 +105,5 @@ def test_split_count_follows_rows_or_partitions():
     op = Categorify()
     assert op.splits(ctx(num_rows=1_000)) == 1
     assert op.splits(ctx(num_rows=20_000_000)) == 3  # about 8M rows per split
-    assert op.splits(ctx(num_rows=None, npartitions=64)) == 2  # unknown size: ~500k per part
+    assert op.splits(ctx(num_rows=None, npartitions=64)) == 4  # 64 x ~500k rows = 32M
     assert Categorify(split_out=5).splits(ctx(num_rows=10)) == 5
