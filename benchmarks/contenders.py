@@ -197,9 +197,16 @@ def run_polars(src: str, out: str) -> dict:
     cats = [_polars_ids(c, pl.col(c).replace_strict(v[c], v[f"{c}__id"], default=None,
                                                      return_dtype=pl.Int64))
             for c, v in zip(CATS, vocabs, strict=True)]
+    return _polars_sink(lf, cats, conts, out, fit_s)
+
+
+def _polars_sink(query: object, cats: list, conts: list, out: str, fit_s: float) -> dict:
+    """Write the encoded columns of a polars lazy query as one parquet file."""
+    import polars as pl
+
     os.makedirs(out, exist_ok=True)
-    lf.select([*cats, *conts, pl.col(LABEL)]).sink_parquet(part_path(out, 0),
-                                                          compression="snappy")
+    query.select([*cats, *conts, pl.col(LABEL)]).sink_parquet(part_path(out, 0),
+                                                             compression="snappy")
     return {"fit_s": fit_s}
 
 
@@ -214,10 +221,7 @@ def run_polars_join(src: str, out: str) -> dict:
     for c, vocab in zip(CATS, vocabs, strict=True):
         q = q.join(vocab.lazy(), on=c, how="left", maintain_order="left")
     cats = [_polars_ids(c, pl.col(f"{c}__id")) for c in CATS]
-    os.makedirs(out, exist_ok=True)
-    q.select([*cats, *conts, pl.col(LABEL)]).sink_parquet(part_path(out, 0),
-                                                         compression="snappy")
-    return {"fit_s": fit_s}
+    return _polars_sink(q, cats, conts, out, fit_s)
 
 
 def run_dask(src: str, out: str) -> dict:
