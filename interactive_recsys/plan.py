@@ -77,12 +77,7 @@ class Plan:
             if step.kind == "select":
                 results[step.index] = (b.select(df, step.columns), None)
                 continue
-            frames = [results[p][0] for p in step.parents]
-            masks = [results[p][1] for p in step.parents if results[p][1] is not None]
-            frame = b.hconcat(frames)
-            mask = None
-            for m in masks:
-                mask = m if mask is None else b.logical_and(mask, m)
+            frame, mask = self._join(results, step.parents)
             if step.kind == "op":
                 ctx = self.context(step)
                 if step.op.changes_rows:
@@ -138,15 +133,18 @@ class Plan:
         by_index = {s.index: s for s in self.steps}
         parents = sorted({p for t in targets for p in by_index[t].parents})
         outs = self.evaluate(df, parents)
-        b = self.backend
         inputs = {}
         for t in targets:
-            step = by_index[t]
-            frames = [outs[p][0] for p in step.parents]
-            masks = [outs[p][1] for p in step.parents if outs[p][1] is not None]
-            mask = None
-            for m in masks:
-                mask = m if mask is None else b.logical_and(mask, m)
-            frame = b.hconcat(frames)
-            inputs[t] = (b.select(frame, flatten(step.groups)), mask)
+            frame, mask = self._join(outs, by_index[t].parents)
+            inputs[t] = (self.backend.select(frame, flatten(by_index[t].groups)), mask)
         return inputs
+
+    def _join(self, outputs: dict[int, tuple[Any, Any]], parents: list[int]) -> tuple[Any, Any]:
+        """Parents' frames side by side, and the rows all of their row filters keep."""
+        b = self.backend
+        mask = None
+        for p in parents:
+            m = outputs[p][1]
+            if m is not None:
+                mask = m if mask is None else b.logical_and(mask, m)
+        return b.hconcat([outputs[p][0] for p in parents]), mask
