@@ -9,6 +9,7 @@ __version__ = "0.1.0"
 
 from . import cluster, datasets, ops
 from .backend import get_backend, gpu_available
+from .cluster import connect, start_cluster
 from .dataset import Dataset
 from .embedding import embedding_dim, embedding_sizes
 from .errors import (
@@ -23,7 +24,19 @@ from .schema import ColumnSchema, Schema, Tags
 from .selector import ColumnSelector
 from .workflow import Workflow
 
+_LAZY = {"ui": ".ui", "stats": ".stats", "Loader": ".loader"}
+
+
+def __getattr__(name: str):  # widgets, reports and the loader import on first use
+    import importlib
+
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = importlib.import_module(_LAZY[name], __name__)
+    return module if name != "Loader" else module.Loader
+
+
 __all__ = ["ColumnSchema", "ColumnSelector", "Dataset", "DatasetError", "IRSError",
            "NotFittedError", "ParameterError", "Schema", "SchemaError", "Tags", "VersionError",
-           "Workflow", "cluster", "datasets", "embedding_dim", "embedding_sizes", "get_backend",
-           "gpu_available", "ops"]
+           "Workflow", "cluster", "connect", "datasets", "embedding_dim", "embedding_sizes",
+           "get_backend", "gpu_available", "ops", "start_cluster"]
