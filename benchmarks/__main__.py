@@ -1,10 +1,18 @@
-"""Command line: ``python -m benchmarks criteo [--rows N ...] [--repeats R] [--quick]``."""
+"""Command line: ``python -m benchmarks criteo [--rows N ...] [--repeats R] [--quick]``.
+
+Other benchmarks are modules of this package listed in :data:`SUBCOMMANDS`; each defines
+``HELP`` (one line), ``add_arguments(parser)`` and ``run(args)``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 
 from .contenders import CONTENDERS
+
+#: subcommand -> module of this package (besides ``criteo``, defined here)
+SUBCOMMANDS: dict[str, str] = {}
 
 DEFAULT_CONTENDERS = [name for name, c in CONTENDERS.items() if c.default]
 
@@ -31,7 +39,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "processes to use under 15%% of the machine (0: do not wait)")
     criteo.add_argument("--code", choices=["head", "worktree"], default="head",
                         help="benchmark the package as committed (default) or the working tree")
+    for name, module_name in SUBCOMMANDS.items():
+        module = importlib.import_module(f".{module_name}", __package__)
+        module.add_arguments(sub.add_parser(name, help=module.HELP))
     args = parser.parse_args(argv)
+    if args.benchmark != "criteo":
+        return args
     if args.quick:
         args.rows, args.repeats, args.rows_per_file, args.sample = [200_000], 1, 50_000, 5_000
         args.quiet_wait = min(args.quiet_wait, 5)
@@ -40,6 +53,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    if args.benchmark != "criteo":
+        importlib.import_module(f".{SUBCOMMANDS[args.benchmark]}", __package__).run(args)
+        return
     from .harness import run_benchmark
 
     run_benchmark(args.rows, args.contenders, args.repeats, args.rows_per_file, args.sample,
