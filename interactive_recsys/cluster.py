@@ -1,6 +1,15 @@
 """Start a local Dask cluster (GPU workers when GPUs work) or connect to an existing one.
 
->>> client = start_cluster(n_workers=1, memory_limit="1GB")  # doctest: +SKIP
+Without a GPU, :func:`start_cluster` starts a ``distributed.LocalCluster`` whose workers
+spill to disk past their memory limit; with working GPUs a ``dask_cuda.LocalCUDACluster``
+(one worker per GPU, cuDF native spilling with spill statistics). Everything binds to
+127.0.0.1 unless told otherwise. :func:`connect` joins a cluster started elsewhere with
+``dask scheduler`` and ``dask worker`` / ``dask cuda worker``.
+
+>>> client = start_cluster(n_workers=1, memory_limit="1GB", dashboard=False)
+>>> len(client.scheduler_info(n_workers=-1)["workers"])
+1
+>>> client.cluster.close(); client.close()
 """
 
 from __future__ import annotations
@@ -10,6 +19,7 @@ from typing import Any
 import dask
 
 from .backend import gpu_available
+from .errors import IRSError
 
 #: Environment of CPU worker processes, set before they start (Dask's
 #: ``distributed.nanny.pre-spawn-environ``: glibc reads its variables at process start).
@@ -22,31 +32,76 @@ from .backend import gpu_available
 WORKER_ENV = {"ARROW_DEFAULT_MEMORY_POOL": "system", "MALLOC_TRIM_THRESHOLD_": "65536",
               "MALLOC_MMAP_THRESHOLD_": str(2**25)}
 
+#: Dask configuration of GPU clusters: workers report cuDF's spill statistics
+#: (``metrics["cudf"]["cudf-spilled"]``), which the Monitor reads.
+GPU_CONFIG = {"distributed.diagnostics.cudf": True}
+
+
+class ClusterError(IRSError, RuntimeError):
+    """A cluster cannot be started or reached."""
+
+
+class ClusterTimeoutError(ClusterError, TimeoutError):
+    """A scheduler did not answer in time."""
+
+
+def gpu_count() -> int:
+    """Number of GPUs NVML sees on this machine (0 when NVML or the driver is missing).
+
+    >>> gpu_count() >= 0
+    True
+    """
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            return int(pynvml.nvmlDeviceGetCount())
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:
+        return 0
+
 
 def start_cluster(n_workers: int | None = None, *, threads_per_worker: int = 1,
                   memory_limit: str | int | None = "auto", host: str = "127.0.0.1",
                   dashboard: bool = True, gpu: bool | None = None,
-                  device_memory_limit: str | float | None = 0.8, **kwargs: Any) -> Any:
-    """A ``distributed.Client`` on a new local cluster.
+                  device_memory_limit: str | float | None = 0.8,
+                  rmm_pool_size: str | int | None = None, **kwargs: Any) -> Any:
+    """A ``distributed.Client`` on a new local cluster (also the default client).
 
-    With a working GPU (or ``gpu=True``) this is a ``dask_cuda.LocalCUDACluster`` (one
-    worker per GPU, cuDF spilling on); otherwise a ``distributed.LocalCluster`` whose
-    workers spill to disk past their ``memory_limit`` and use the system allocator for
-    Arrow (see :data:`WORKER_ENV`). Binds to ``host`` (loopback).
+    Parameters
+    ----------
+    n_workers : workers to start; default one per GPU (GPU) or 2 (CPU).
+    threads_per_worker : threads of each worker.
+    memory_limit : host memory per worker (``"2GB"``, bytes, ``"auto"``); past about 60%
+        of it a CPU worker spills partitions to disk.
+    host : interface to bind scheduler, workers and dashboard to (loopback by default).
+    dashboard : start Dask's own HTTP dashboard (on a free port).
+    gpu : ``None`` (default) uses GPUs when cuDF really runs on one; ``True`` requires them
+        and raises :class:`ClusterError` when none works; ``False`` never uses them.
+    device_memory_limit : GPU memory per worker (bytes, ``"30GB"`` or a fraction of the
+        device) past which cuDF spills device buffers to host memory.
+    rmm_pool_size : size of each GPU worker's RMM memory pool (``None``: no pool).
+    **kwargs : passed to ``LocalCUDACluster`` / ``LocalCluster``.
+
+    Examples
+    --------
+    >>> client = start_cluster(1, memory_limit="1GB", gpu=False, dashboard=False)
+    >>> type(client.cluster).__name__
+    'LocalCluster'
+    >>> client.cluster.close(); client.close()
     """
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
-    use_gpu = gpu_available() if gpu is None else gpu
+    use_gpu = gpu_available() if gpu is None else bool(gpu)
     dashboard_address = f"{host}:0" if dashboard else None
     if use_gpu:
-        from dask_cuda import LocalCUDACluster
-
-        cluster = LocalCUDACluster(n_workers=n_workers, threads_per_worker=threads_per_worker,
-                                   memory_limit=memory_limit, ip=host,
-                                   dashboard_address=dashboard_address,
-                                   device_memory_limit=device_memory_limit,
-                                   enable_cudf_spill=True, cudf_spill_stats=1, **kwargs)
+        cluster = _gpu_cluster(n_workers, threads_per_worker, memory_limit, host,
+                               dashboard_address, device_memory_limit, rmm_pool_size, kwargs)
     else:
+        from distributed import LocalCluster
+
         environ = {**dask.config.get("distributed.nanny.pre-spawn-environ", {}), **WORKER_ENV}
         with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
             cluster = LocalCluster(n_workers=n_workers or 2,
@@ -56,8 +111,57 @@ def start_cluster(n_workers: int | None = None, *, threads_per_worker: int = 1,
     return Client(cluster)
 
 
-def connect(address: str, **kwargs: Any) -> Any:
-    """A ``distributed.Client`` connected to an existing scheduler, e.g. ``tcp://host:8786``."""
+def _gpu_cluster(n_workers: int | None, threads_per_worker: int, memory_limit: Any, host: str,
+                 dashboard_address: str | None, device_memory_limit: Any, rmm_pool_size: Any,
+                 kwargs: dict[str, Any]) -> Any:
+    """A ``LocalCUDACluster`` with cuDF spilling and its statistics on, or a clear error."""
+    fallback = ("Start a CPU cluster instead with start_cluster(gpu=False) (or omit gpu= to "
+                "choose automatically).")
+    if gpu_count() == 0 or not gpu_available():
+        raise ClusterError("start_cluster(gpu=True) needs a working NVIDIA GPU with cuDF, but "
+                           f"none was found on this machine (NVML sees {gpu_count()} GPUs). "
+                           f"{fallback} For GPU support install the 'gpu' extra on a CUDA "
+                           "machine: pip install 'interactive-recsys[gpu]'.")
+    try:
+        from dask_cuda import LocalCUDACluster
+    except ImportError as err:
+        raise ClusterError(f"start_cluster(gpu=True) needs dask-cuda, which does not import "
+                           f"({err}). Install it with pip install 'dask-cuda[cu12]'. "
+                           f"{fallback}") from err
+    with dask.config.set(GPU_CONFIG):
+        return LocalCUDACluster(n_workers=n_workers, threads_per_worker=threads_per_worker,
+                                memory_limit=memory_limit, ip=host,
+                                dashboard_address=dashboard_address,
+                                device_memory_limit=device_memory_limit,
+                                rmm_pool_size=rmm_pool_size, enable_cudf_spill=True,
+                                cudf_spill_stats=1, **kwargs)
+
+
+def connect(address: str, *, timeout: float | str = 10, **kwargs: Any) -> Any:
+    """A ``distributed.Client`` on an existing scheduler, e.g. ``tcp://host:8786``.
+
+    Start that scheduler and its workers with ``dask scheduler`` and ``dask worker
+    tcp://host:8786`` (CPU) or ``dask cuda worker tcp://host:8786`` (one worker per GPU).
+
+    Raises
+    ------
+    ClusterTimeoutError
+        The scheduler did not answer within ``timeout`` seconds.
+
+    Examples
+    --------
+    >>> connect("tcp://127.0.0.1:9", timeout=0.5)
+    Traceback (most recent call last):
+    ...
+    interactive_recsys.cluster.ClusterTimeoutError: No Dask scheduler answered at ...
+    """
     from distributed import Client
 
-    return Client(address, **kwargs)
+    try:
+        return Client(address, timeout=timeout, **kwargs)
+    except (OSError, TimeoutError) as err:
+        raise ClusterTimeoutError(
+            f"No Dask scheduler answered at {address!r} within {timeout} s ({err}). Check that "
+            f"`dask scheduler` runs there and that the address and port are right (the "
+            f"scheduler prints its address on start), or pass a longer timeout=; to work on "
+            f"this machine instead, use irs.start_cluster().") from err
