@@ -1,0 +1,177 @@
+"""Python code that rebuilds a workflow: what the pipeline builder's "Export code" writes.
+
+Running the code gives a workflow with the same graph, operators and parameters, so the
+same ``to_config()`` and the same output on any data (fitted statistics are not part of
+the code: fit the new workflow, or save and load the fitted one).
+
+>>> from interactive_recsys import ops
+>>> wf = Workflow((["c"] >> ops.Categorify(freq_threshold=2)) + ["label"])
+>>> print(workflow_code(wf))
+import interactive_recsys as irs
+from interactive_recsys import ops
+<BLANKLINE>
+branch_1 = ["c"] >> ops.Categorify(freq_threshold=2)
+branch_2 = irs.ColumnSelector(["label"])
+workflow = irs.Workflow(branch_1 + branch_2)
+>>> namespace = {}
+>>> exec(workflow_code(wf), namespace)
+>>> namespace["workflow"].to_config()["nodes"] == wf.to_config()["nodes"]
+True
+"""
+
+from __future__ import annotations
+
+import json
+import numbers
+import textwrap
+from typing import Any
+
+from .errors import ParameterError
+from .graph import Node
+from .ops.base import Operator
+from .ops.lambda_op import FunctionRef
+from .workflow import Workflow
+
+HEADER = ["import interactive_recsys as irs", "from interactive_recsys import ops"]
+
+
+def _plain(value: Any) -> Any:
+    """NumPy scalars and tuples as plain Python values, so that ``repr`` is valid code."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    return value
+
+
+class _Writer:
+    def __init__(self, output: Node) -> None:
+        self.output = output
+        self.lines: list[str] = []
+        self.imports: list[str] = []
+        self.names: dict[int, str] = {}
+        self.uses: dict[int, int] = {}
+        for node in output.walk():
+            for p in node.parents:
+                self.uses[id(p)] = self.uses.get(id(p), 0) + 1
+        self.counter = 0
+
+    # ---- pieces -------------------------------------------------------------------------
+    def value(self, name: str, value: Any) -> str:
+        if callable(value):
+            if isinstance(value, FunctionRef):
+                raise ParameterError(f"The function {value.name!r} of a loaded LambdaOp is not "
+                                     "available; pass it with Workflow.load(..., functions=...) "
+                                     "before exporting code.")
+            module, qualname = getattr(value, "__module__", None), getattr(value, "__qualname__",
+                                                                          "")
+            if not module or module == "__main__" or "<" in qualname or "." in qualname:
+                raise ParameterError(f"The {name!r} parameter is the function {qualname or value!r}"
+                                     f" defined in {module or 'no module'}, which exported code "
+                                     "cannot import; use an expression string (e.g. 'x * 2') or "
+                                     "a function defined in an importable module.")
+            self.imports.append(f"from {module} import {qualname}")
+            return qualname
+        return repr(_plain(value))
+
+    def operator(self, op: Operator) -> str:
+        args = ", ".join(f"{k}={self.value(k, v)}" for k, v in op.get_params().items()
+                         if v != op.params[k].default)
+        return f"ops.{type(op).__name__}({args})"
+
+    def selection(self, node: Node, as_selector: bool) -> str:
+        config = node.selector.to_config()
+        names = json.dumps(config["names"])
+        if len(names) > 70:
+            self.counter += 1
+            var = f"columns_{self.counter}"
+            body = textwrap.fill(names[1:-1], width=92, initial_indent="    ",
+                                 subsequent_indent="    ", break_on_hyphens=False)
+            self.lines.append(f"{var} = [\n{body},\n]")
+            names = var
+        if config["tags"]:
+            return f"irs.ColumnSelector({names}, tags={config['tags']!r})"
+        return f"irs.ColumnSelector({names})" if as_selector else names
+
+    def expr(self, node: Node, *, in_sum: bool = False, first: bool = False) -> str:
+        """The expression of ``node``; nodes used twice become variables."""
+        if id(node) in self.names:
+            return self.names[id(node)]
+        shared = self.uses.get(id(node), 0) > 1
+        if node.kind == "select" and shared:  # one select node read by several steps
+            self.imports.append("from interactive_recsys.graph import Node")
+            text = f"Node.select({self.selection(node, as_selector=True)})"
+        elif node.kind == "select":
+            text = self.selection(node, as_selector=in_sum and first)
+        elif node.kind == "op":
+            parent = node.parents[0]
+            inner = self.expr(parent)
+            if parent.kind == "concat" and id(parent) not in self.names:
+                inner = f"({inner})"
+            text = f"{inner} >> {self.operator(node.op)}"
+        else:
+            text = self.concat(node)
+        if shared:
+            return self.assign(node, text, "step")
+        return text
+
+    def concat(self, node: Node) -> str:
+        if node.parents[0].kind == "concat":  # `+` would flatten it: build it explicitly
+            parts = ", ".join(f"Node.as_node({self.expr(p)})" for p in node.parents)
+            self.imports.append("from interactive_recsys.graph import Node")
+            return f'Node("concat", parents=[{parts}])'
+        parts = []
+        for i, p in enumerate(node.parents):
+            text = self.expr(p, in_sum=True, first=i == 0)
+            wrap = p.kind in ("concat", "op") and id(p) not in self.names  # `+` binds before `>>`
+            parts.append(f"({text})" if wrap else text)
+        return " + ".join(parts)
+
+    def assign(self, node: Node, text: str, prefix: str) -> str:
+        self.counter += 1
+        var = f"{prefix}_{self.counter}"
+        self.lines.append(f"{var} = {text}")
+        self.names[id(node)] = var
+        return var
+
+    # ---- the whole program ----------------------------------------------------------------
+    def program(self) -> str:
+        out = self.output
+        if out.kind == "concat" and out.parents[0].kind != "concat":
+            parts = []
+            for i, p in enumerate(out.parents, start=1):
+                if id(p) not in self.names:
+                    text = self.expr(p, in_sum=True, first=True)
+                    self.lines.append(_wrap_chain(f"branch_{i} = ", text))
+                    self.names[id(p)] = f"branch_{i}"
+                parts.append(self.names[id(p)])
+            final = " + ".join(parts)
+        else:
+            final = self.expr(out)
+        self.lines.append(f"workflow = irs.Workflow({final})")
+        imports = HEADER + sorted(set(self.imports))
+        return "\n".join([*imports, "", *self.lines])
+
+
+def _wrap_chain(head: str, text: str) -> str:
+    """``head + text``, with a long chain cut into one ``>> op`` per line."""
+    if len(head) + len(text) <= 100 or " >> ops." not in text:
+        return head + text
+    first, *rest = text.split(" >> ops.")
+    return head + "(\n    " + first + "".join(f"\n    >> ops.{r}" for r in rest) + "\n)"
+
+
+def workflow_code(workflow: Workflow | Node) -> str:
+    """Python code that builds ``workflow`` again and names it ``workflow``.
+
+    Raises :class:`~interactive_recsys.ParameterError` for a ``LambdaOp`` holding a function
+    that cannot be imported (a lambda, or one defined in ``__main__``).
+    """
+    node = workflow.output_node if isinstance(workflow, Workflow) else Node.as_node(workflow)
+    return _Writer(node).program()

@@ -1,0 +1,651 @@
+"""The pipeline builder's model: plain Python, no widgets.
+
+A workflow under construction is a list of *branches*; each branch selects input columns
+and chains operators on them (``columns >> op >> op``); the branches are joined with
+``+``. Every change is validated at once (parameters by the operator's declared
+:class:`~interactive_recsys.ops.params.Param` table, columns by the operator's output
+schema) and can be undone.
+
+Examples
+--------
+>>> import pandas as pd
+>>> df = pd.DataFrame({"c": ["x", "y", "x"], "n": [1.0, None, 3.0], "label": [0, 1, 0]})
+>>> m = BuilderModel(df)
+>>> [(p.name, p.role) for p in m.profile]
+[('c', 'categorical'), ('n', 'continuous'), ('label', 'label')]
+>>> m.add_step(["c"], "Categorify")
+(0, 0)
+>>> m.new_branch()
+1
+>>> m.add_step(["n"], "FillMissing", {"fill_val": 0})
+(1, 0)
+>>> m.add_step(["n"], "Normalize")
+(1, 1)
+>>> m.output_schema().dtypes
+{'c': 'int64', 'n': 'float32'}
+>>> try:
+...     m.add_step(["c"], "Clip", {"min_value": "a"})
+... except irs.ParameterError as exc:
+...     print(exc)
+The 'min_value' parameter of Clip must be a finite number or None. Got 'a' instead.
+>>> m.undo(); len(m.branches[1].steps)
+1
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import json
+import math
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import reduce
+from operator import add
+from typing import Any
+
+import dask
+import pyarrow as pa
+import pyarrow.compute as pc
+
+import interactive_recsys as irs
+from interactive_recsys.dataset import Dataset, as_dataset
+from interactive_recsys.errors import DatasetError, ParameterError, SchemaError
+from interactive_recsys.graph import Node
+from interactive_recsys.ops import OPERATORS
+from interactive_recsys.ops.base import Operator
+from interactive_recsys.ops.params import REQUIRED, Param
+from interactive_recsys.schema import Schema, Tags, is_float_dtype, is_list_dtype
+from interactive_recsys.selector import ColumnSelector, flatten
+
+ROLES = ("categorical", "continuous", "list", "label")
+#: Column names taken for the training label when no tag says otherwise.
+LABEL_NAMES = frozenset({"label", "labels", "target", "click", "clicked", "is_click", "y"})
+
+
+# ---- column profile ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ColumnProfile:
+    """One input column as seen in a sample.
+
+    ``distinct`` estimates the number of distinct values of the whole column from the
+    sample with the GEE estimator (Charikar et al., 2000): ``sqrt(N / n) * f1 + sum(f_j,
+    j >= 2)`` where ``f_j`` counts values seen exactly ``j`` times among ``n`` sampled rows
+    of ``N``; it is exact (``exact=True``) when the sample holds every row.
+    """
+
+    name: str
+    dtype: str
+    role: str
+    null_fraction: float
+    distinct: int
+    distinct_in_sample: int
+    sample_rows: int
+    exact: bool
+
+    def describe(self) -> str:
+        approx = "" if self.exact else "~"
+        return (f"{self.name}: {self.dtype}, {self.role}, {self.null_fraction:.1%} null, "
+                f"{approx}{self.distinct:,} distinct")
+
+
+def infer_role(name: str, dtype: str, tags: Iterable[str] = ()) -> str:
+    """``label`` / ``list`` / ``categorical`` / ``continuous`` from tags, dtype and name.
+
+    >>> infer_role("userId", "int64"), infer_role("I1", "int64"), infer_role("C1", "string")
+    ('categorical', 'continuous', 'categorical')
+    """
+    tags = set(tags)
+    if Tags.TARGET.value in tags or name.lower() in LABEL_NAMES:
+        return "label"
+    if is_list_dtype(dtype) or Tags.LIST.value in tags:
+        return "list"
+    if Tags.CATEGORICAL.value in tags:
+        return "categorical"
+    if Tags.CONTINUOUS.value in tags or is_float_dtype(dtype):
+        return "continuous"
+    if dtype.startswith(("int", "uint")):
+        return "categorical" if name.lower().endswith("id") else "continuous"
+    return "categorical"  # strings, booleans, dates used as keys
+
+
+def estimate_distinct(counts: Sequence[int], total_rows: int | None) -> int:
+    """GEE estimate of the distinct values of ``total_rows`` rows from a sample's value counts.
+
+    >>> estimate_distinct([1, 1, 2], total_rows=4)   # the whole data: exact
+    3
+    >>> estimate_distinct([1, 1, 2], total_rows=400)  # 2 singletons scaled by sqrt(100)
+    21
+    """
+    n = sum(counts)
+    seen = len(counts)
+    if not n or total_rows is None or total_rows <= n:
+        return seen
+    f1 = sum(1 for c in counts if c == 1)
+    estimate = math.sqrt(total_rows / n) * f1 + (seen - f1)
+    return int(min(total_rows, max(seen, round(estimate))))
+
+
+def profile_table(table: pa.Table, schema: Schema | None = None,
+                  total_rows: int | None = None) -> list[ColumnProfile]:
+    """Profile every column of a sample ``table`` (``total_rows``: rows of the whole data)."""
+    schema = schema or Schema.from_arrow(table.schema)
+    n = table.num_rows
+    out = []
+    for name in table.column_names:
+        col = table[name]
+        values = pc.list_flatten(col) if pa.types.is_list(col.type) or \
+            pa.types.is_large_list(col.type) else col
+        if pa.types.is_dictionary(values.type):
+            values = values.cast(values.type.value_type)
+        counts = pc.value_counts(values.drop_null()).field("counts").to_pylist() \
+            if len(values) else []
+        dtype = schema[name].dtype if name in schema else str(col.type)
+        tags = schema[name].tags if name in schema else ()
+        exact = total_rows is not None and total_rows <= n
+        out.append(ColumnProfile(
+            name=name, dtype=dtype, role=infer_role(name, dtype, tags),
+            null_fraction=(col.null_count / n) if n else 0.0,
+            distinct=estimate_distinct(counts, total_rows), distinct_in_sample=len(counts),
+            sample_rows=n, exact=exact))
+    return out
+
+
+# ---- parameters as text (the builder's form) -------------------------------------------------
+def param_to_text(spec: Param, value: Any) -> str:
+    """How a parameter value is shown in a text field (inverse of :func:`param_from_text`)."""
+    if value is REQUIRED or value is None:
+        return ""
+    if spec.kind in ("numbers", "strs"):
+        return ", ".join(str(v) for v in value)
+    if spec.kind == "mapping":
+        return ", ".join(f"{k}:{v}" for k, v in value.items())
+    if callable(value):
+        return getattr(value, "__name__", repr(value))
+    return str(value)
+
+
+def _literal(text: str) -> Any:
+    """A number, True/False/None or the text itself."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
+    return value if isinstance(value, int | float | bool | list | tuple | dict) or value is None \
+        else text
+
+
+def param_from_text(spec: Param, text: str) -> Any:
+    """Parse a form field into the value given to the operator (validated by the operator).
+
+    An empty field means ``None`` when allowed, else the default (or a missing required
+    value). Numbers are parsed; anything else is passed on as text, so the operator's own
+    message explains what is wrong.
+
+    >>> param_from_text(Param(kind="numbers"), "0, 1.5, 10")
+    [0, 1.5, 10]
+    >>> param_from_text(Param(None, kind="number", nullable=True), "")
+    >>> param_from_text(Param(kind="mapping"), "a:b, c:d")
+    {'a': 'b', 'c': 'd'}
+    """
+    text = text.strip()
+    if text == "":
+        if spec.nullable:
+            return None
+        if spec.kind == "str" and not spec.required:
+            return ""
+        return spec.default
+    if spec.kind in ("str", "callable_or_expr"):
+        return text
+    if spec.kind in ("numbers", "strs"):
+        if text.startswith("["):
+            return _literal(text)
+        items = [t.strip() for t in text.split(",") if t.strip()]
+        return [_literal(t) for t in items] if spec.kind == "numbers" else items
+    if spec.kind == "mapping":
+        if text.startswith("{"):
+            try:
+                return json.loads(text)
+            except ValueError:
+                return _literal(text)
+        pairs = [t.split(":", 1) for t in text.split(",") if t.strip()]
+        if any(len(p) != 2 for p in pairs):
+            return text
+        return {k.strip(): v.strip() for k, v in pairs}
+    if spec.choices is not None:
+        return text if text in spec.choices else _literal(text)
+    return _literal(text)
+
+
+# ---- steps and branches -----------------------------------------------------------------------
+@dataclass
+class Step:
+    """One operator of a branch: its class name in :data:`OPERATORS` and its parameters."""
+
+    op: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def operator(self) -> Operator:
+        return make_operator(self.op, self.params)
+
+
+@dataclass
+class Branch:
+    """Selected input columns (names, or lists for column groups) and a chain of steps."""
+
+    columns: list[Any] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+
+    def selector(self) -> ColumnSelector:
+        return ColumnSelector(self.columns, tags=self.tags)
+
+    def node(self, upto: int | None = None) -> Node:
+        node = Node.select(self.selector())
+        for step in self.steps[:upto]:
+            node = node >> step.operator()
+        return node
+
+
+def make_operator(name: str, params: dict[str, Any] | None = None) -> Operator:
+    """The operator ``name`` with ``params``; errors are the operator's own messages."""
+    if name not in OPERATORS:
+        raise ParameterError(f"Unknown operator {name!r}; choose one of {sorted(OPERATORS)}.")
+    return OPERATORS[name](**(params or {}))
+
+
+def _same_selection(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    return [list(x) if not isinstance(x, str) else x for x in a] == \
+        [list(x) if not isinstance(x, str) else x for x in b]
+
+
+class BuilderModel:
+    """Steps and branches of a workflow being built on ``dataset``.
+
+    Parameters
+    ----------
+    dataset : an :class:`~interactive_recsys.Dataset`, a path or a DataFrame.
+    sample_rows : rows read (from the first partitions) for the column profile.
+    """
+
+    def __init__(self, dataset: Any, *, sample_rows: int = 10_000) -> None:
+        if isinstance(dataset, str | os.PathLike) and not os.path.exists(dataset) \
+                and not any(ch in os.fspath(dataset) for ch in "*?["):
+            raise DatasetError(f"Dataset path {os.fspath(dataset)!r} does not exist. Check the "
+                               f"path (the current directory is {os.getcwd()!r}).")
+        self.dataset: Dataset = as_dataset(dataset)
+        self.sample_rows = sample_rows
+        self.branches: list[Branch] = [Branch()]
+        self.current = 0
+        self.selected: tuple[int, int] | None = None
+        self._history: list[tuple[list[Branch], int, tuple[int, int] | None]] = []
+        self._listeners: list[Callable[[], None]] = []
+        self._profile: list[ColumnProfile] | None = None
+        self.fitted_workflow: irs.Workflow | None = None
+        self.last_job: Any = None
+
+    # ---- profile --------------------------------------------------------------------------
+    @property
+    def schema(self) -> Schema:
+        return self.dataset.schema
+
+    @property
+    def profile(self) -> list[ColumnProfile]:
+        """Column profiles from the first ``sample_rows`` rows (computed once)."""
+        if self._profile is None:
+            with dask.config.set(scheduler="sync"):
+                frame = self.dataset.head(self.sample_rows)
+            table = pa.Table.from_pandas(frame, preserve_index=False)
+            self._profile = profile_table(table, self.schema, self.dataset._num_rows)
+        return self._profile
+
+    def columns_by_role(self, role: str) -> list[str]:
+        if role not in ROLES:
+            raise ParameterError(f"Unknown role {role!r}; roles are {list(ROLES)}.")
+        return [p.name for p in self.profile if p.role == role]
+
+    # ---- change tracking ------------------------------------------------------------------
+    def observe(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` after every change of the steps, branches or selection."""
+        self._listeners.append(callback)
+
+    def _changed(self) -> None:
+        self.fitted_workflow = None
+        for callback in list(self._listeners):
+            callback()
+
+    def _checkpoint(self) -> None:
+        self._history.append((copy.deepcopy(self.branches), self.current, self.selected))
+        del self._history[:-100]
+
+    def _commit(self, branches: list[Branch], current: int,
+                selected: tuple[int, int] | None) -> None:
+        """Validate ``branches`` as a whole, then make them the model's state (undoable)."""
+        self._validate(branches)
+        self._checkpoint()
+        self.branches, self.current, self.selected = branches, current, selected
+        self._changed()
+
+    @property
+    def can_undo(self) -> bool:
+        return bool(self._history)
+
+    def undo(self) -> None:
+        """Revert the last change."""
+        if not self._history:
+            raise ParameterError("Nothing to undo.")
+        self.branches, self.current, self.selected = self._history.pop()
+        self._changed()
+
+    # ---- validation -----------------------------------------------------------------------
+    def _check_columns(self, columns: Sequence[Any]) -> list[Any]:
+        columns = [c if isinstance(c, str) else list(c) for c in columns]
+        if not columns:
+            raise ParameterError("No columns are selected: select at least one input column "
+                                 "(tick it in the column table, or pick a role) before adding "
+                                 "a step.")
+        missing = [n for n in flatten([(c,) if isinstance(c, str) else tuple(c)
+                                       for c in columns]) if n not in self.schema]
+        if missing:
+            raise SchemaError(f"Column {missing[0]!r} is not in the dataset; available columns: "
+                              f"{self.schema.names}.")
+        return columns
+
+    def _validate(self, branches: list[Branch]) -> None:
+        for k, branch in enumerate(branches):
+            if not branch.columns and not branch.tags and branch.steps:
+                raise ParameterError(f"Branch {k + 1} has steps but no columns; select columns.")
+            for j, step in enumerate(branch.steps):
+                try:
+                    branch.node(j + 1).output_schema(self.schema)
+                except SchemaError as exc:
+                    raise SchemaError(f"Branch {k + 1}, step {j + 1} ({step.op}) cannot run on "
+                                      f"{branch.columns}: {exc}") from None
+        names = [n for b in branches if b.columns or b.tags
+                 for n in b.node().output_schema(self.schema).names]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise SchemaError(f"Output column(s) {twice} would come out of two branches; rename "
+                              "one (ops.Rename(postfix=...)) or remove one of the branches.")
+
+    # ---- editing --------------------------------------------------------------------------
+    def add_step(self, columns: Sequence[Any], op: str, params: dict[str, Any] | None = None,
+                 *, branch: int | None = None) -> tuple[int, int]:
+        """Append ``op(**params)`` on ``columns``; returns ``(branch, step)``.
+
+        The step goes to the current branch when that branch is empty or works on the same
+        columns; otherwise a new branch is started for ``columns``.
+        """
+        columns = self._check_columns(columns)
+        make_operator(op, params)
+        branches = copy.deepcopy(self.branches)
+        k = self.current if branch is None else branch
+        if not 0 <= k < len(branches):
+            raise ParameterError(f"There is no branch {k + 1}; there are {len(branches)}.")
+        target = branches[k]
+        if target.steps and not _same_selection(target.columns, columns):
+            branches.append(Branch())
+            k, target = len(branches) - 1, branches[-1]
+        target.columns = columns
+        target.steps.append(Step(op, dict(params or {})))
+        self._commit(branches, k, (k, len(target.steps) - 1))
+        return k, len(target.steps) - 1
+
+    def update_step(self, branch: int, index: int, *, op: str | None = None,
+                    params: dict[str, Any] | None = None,
+                    columns: Sequence[Any] | None = None) -> None:
+        """Change a step's operator and/or parameters, and/or its branch's columns."""
+        step = self._step(branch, index)
+        op = op or step.op
+        params = dict(step.params if params is None and op == step.op else params or {})
+        make_operator(op, params)
+        branches = copy.deepcopy(self.branches)
+        branches[branch].steps[index] = Step(op, params)
+        if columns is not None:
+            branches[branch].columns = self._check_columns(columns)
+        self._commit(branches, branch, (branch, index))
+
+    def remove_step(self, branch: int, index: int) -> None:
+        self._step(branch, index)
+        branches = copy.deepcopy(self.branches)
+        del branches[branch].steps[index]
+        steps = len(branches[branch].steps)
+        self._commit(branches, branch, (branch, min(index, steps - 1)) if steps else None)
+
+    def move_step(self, branch: int, index: int, offset: int) -> None:
+        """Move a step up (``offset=-1``) or down (``+1``) within its branch."""
+        self._step(branch, index)
+        new = index + offset
+        if not 0 <= new < len(self.branches[branch].steps):
+            raise ParameterError(f"Step {index + 1} of branch {branch + 1} cannot move "
+                                 f"{'up' if offset < 0 else 'down'}: it is already "
+                                 f"{'first' if offset < 0 else 'last'}.")
+        branches = copy.deepcopy(self.branches)
+        steps = branches[branch].steps
+        steps[index], steps[new] = steps[new], steps[index]
+        self._commit(branches, branch, (branch, new))
+
+    def new_branch(self, columns: Sequence[Any] = ()) -> int:
+        """Start a new branch (optionally a pass-through of ``columns``); returns its index."""
+        columns = self._check_columns(columns) if columns else []
+        branches = copy.deepcopy(self.branches)
+        if branches and not branches[-1].columns and not branches[-1].steps and not columns:
+            self._commit(branches, len(branches) - 1, None)  # reuse the empty last branch
+            return len(branches) - 1
+        branches.append(Branch(columns=columns))
+        self._commit(branches, len(branches) - 1, None)
+        return len(branches) - 1
+
+    def remove_branch(self, branch: int) -> None:
+        if not 0 <= branch < len(self.branches):
+            raise ParameterError(f"There is no branch {branch + 1}; there are "
+                                 f"{len(self.branches)}.")
+        branches = copy.deepcopy(self.branches)
+        del branches[branch]
+        branches = branches or [Branch()]
+        self._commit(branches, min(self.current, len(branches) - 1), None)
+
+    def select(self, branch: int, index: int | None) -> None:
+        """Select a step for editing (not an undoable change)."""
+        if index is not None:
+            self._step(branch, index)
+        self.current = branch
+        self.selected = None if index is None else (branch, index)
+        for callback in list(self._listeners):
+            callback()
+
+    def _step(self, branch: int, index: int) -> Step:
+        try:
+            if branch < 0 or index < 0:
+                raise IndexError
+            return self.branches[branch].steps[index]
+        except IndexError:
+            raise ParameterError(f"There is no step {index + 1} in branch {branch + 1}.") \
+                from None
+
+    # ---- the workflow ---------------------------------------------------------------------
+    def output_node(self) -> Node:
+        branches = [b for b in self.branches if b.columns or b.tags]
+        if not branches:
+            raise ParameterError("The workflow is empty: select columns and add a step first.")
+        return reduce(add, (b.node() for b in branches))
+
+    def to_workflow(self, **kwargs: Any) -> irs.Workflow:
+        """A new (unfitted) :class:`~interactive_recsys.Workflow` of the current steps."""
+        return irs.Workflow(self.output_node(), **kwargs)
+
+    def output_schema(self) -> Schema:
+        """Output names and dtypes predicted before any fit."""
+        return self.to_workflow().compute_schema(self.schema)
+
+    @classmethod
+    def from_workflow(cls, workflow: irs.Workflow, dataset: Any, **kwargs: Any) -> BuilderModel:
+        """A model holding the branches of ``workflow`` (``a >> op >> op + b >> op ...``)."""
+        model = cls(dataset, **kwargs)
+        branches = branches_of(workflow.output_node)
+        model._validate(branches)
+        model.branches, model.current = branches, len(branches) - 1
+        if workflow.fitted:
+            model.fitted_workflow = workflow
+        return model
+
+    def export_code(self) -> str:
+        """Python code that builds the identical workflow (see :mod:`..codegen`)."""
+        from ..codegen import workflow_code
+
+        return workflow_code(self.branches)
+
+    def save(self, path: str | os.PathLike, *, overwrite: bool = False) -> str:
+        """Save as JSON (+ parquet vocabularies when fitted by :meth:`run`)."""
+        wf = self.fitted_workflow or self.to_workflow()
+        return wf.save(path, overwrite=overwrite)
+
+    def load(self, path: str | os.PathLike) -> None:
+        """Replace the steps by those of a saved workflow (undoable)."""
+        wf = irs.Workflow.load(path)
+        branches = branches_of(wf.output_node)
+        self._commit(branches, len(branches) - 1, None)
+        if wf.fitted:
+            self.fitted_workflow = wf
+
+    # ---- running --------------------------------------------------------------------------
+    def preview(self, n_rows: int = 1000) -> PreviewResult:
+        """Fit and transform the first ``n_rows`` rows in this process (a quick look)."""
+        started = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="irs-preview-") as tmp:
+            wf = self.to_workflow(artifacts_dir=tmp)
+            with dask.config.set(scheduler="sync"):
+                sample = self.dataset.head(n_rows)
+                output = wf.fit_transform(sample)
+        inputs = flatten([g for b in self.branches if b.columns or b.tags
+                          for g in b.selector().resolve(self.schema)])
+        return PreviewResult(sample[inputs], output, wf, time.perf_counter() - started)
+
+    def run(self, output: str | os.PathLike | None = None, *,
+            on_done: Callable[[RunJob], None] | None = None) -> RunJob:
+        """Fit on the whole dataset (and write the transformed data to ``output``) in the
+        background, on the active Dask client if there is one."""
+        wf = self.to_workflow()
+        job = RunJob(wf, self.dataset, output, on_done=self._finish(on_done))
+        self.last_job = job
+        job.start()
+        return job
+
+    def _finish(self, on_done: Callable[[RunJob], None] | None) -> Callable[[RunJob], None]:
+        config = self.to_workflow().to_config()["nodes"]
+
+        def done(job: RunJob) -> None:
+            if job.status == "finished" and self.to_workflow().to_config()["nodes"] == config:
+                self.fitted_workflow = job.workflow
+            if on_done is not None:
+                on_done(job)
+        return done
+
+
+@dataclass
+class PreviewResult:
+    """Input sample and its transformed rows (``workflow`` is fitted on the sample only)."""
+
+    input: Any
+    output: Any
+    workflow: irs.Workflow
+    seconds: float
+
+
+class RunJob:
+    """A fit (+ transform and write) running in a background thread.
+
+    ``status`` is ``"pending"``, ``"running"``, ``"finished"`` or ``"failed"`` (then
+    ``error`` holds the exception); ``wait()`` blocks until it ends.
+    """
+
+    def __init__(self, workflow: irs.Workflow, dataset: Dataset,
+                 output: str | os.PathLike | None = None,
+                 on_done: Callable[[RunJob], None] | None = None) -> None:
+        self.workflow, self.dataset, self.output = workflow, dataset, output
+        self.status = "pending"
+        self.error: BaseException | None = None
+        self.seconds: float | None = None
+        self.written: dict[str, Any] | None = None
+        self._on_done = on_done
+        self._thread = threading.Thread(target=self._run, name="irs-builder-run", daemon=True)
+        self._client = _current_client()
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        self.status = "running"
+        started = time.perf_counter()
+        try:
+            if self._client is not None:
+                with self._client.as_current():
+                    self._work()
+            else:
+                self._work()
+            self.status = "finished"
+        except BaseException as exc:  # reported through status/error, never lost
+            self.error, self.status = exc, "failed"
+        self.seconds = time.perf_counter() - started
+        if self._on_done is not None:
+            self._on_done(self)
+
+    def _work(self) -> None:
+        self.workflow.fit(self.dataset)
+        if self.output is not None:
+            self.written = self.workflow.transform(self.dataset).to_parquet(self.output,
+                                                                            overwrite=True)
+
+    def wait(self, timeout: float | None = None) -> RunJob:
+        self._thread.join(timeout)
+        return self
+
+    def describe(self) -> str:
+        if self.status == "failed":
+            return f"Run failed: {type(self.error).__name__}: {self.error}"
+        if self.status == "finished":
+            where = f", written to {os.fspath(self.output)!r}" if self.output else ""
+            return f"Run finished in {self.seconds:.1f} s{where}."
+        return f"Run {self.status}..."
+
+    def __repr__(self) -> str:
+        return f"RunJob(status={self.status!r})"
+
+
+def _current_client() -> Any:
+    try:
+        from distributed import default_client
+
+        return default_client()
+    except (ImportError, ValueError):
+        return None
+
+
+# ---- from a workflow graph --------------------------------------------------------------------
+def _chain(node: Node) -> Branch:
+    ops: list[Step] = []
+    while node.kind == "op":
+        if len(node.parents) != 1:
+            raise SchemaError(f"The builder shows branches of the form columns >> op >> op; the "
+                              f"step {node.label()} reads several inputs.")
+        spec = node.op.params
+        ops.append(Step(type(node.op).__name__, {k: v for k, v in node.op.get_params().items()
+                                                 if v != spec[k].default}))
+        node = node.parents[0]
+    if node.kind != "select":
+        raise SchemaError(f"The builder shows branches of the form columns >> op >> op joined "
+                          f"with +; {node.label()} is a sum inside a branch. Rewrite it as one "
+                          "selection or as separate branches.")
+    config = node.selector.to_config()
+    return Branch(columns=list(config["names"]), tags=list(config["tags"]), steps=ops[::-1])
+
+
+def branches_of(node: Node) -> list[Branch]:
+    """The branches of a graph ``b1 + b2 + ...`` where each ``b`` is ``columns >> op >> ...``."""
+    if node.kind == "concat":
+        return [b for p in node.parents for b in branches_of(p)]
+    return [_chain(node)]
