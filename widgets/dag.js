@@ -1,1 +1,127 @@
-// placeholder
+// DagView: draws a workflow laid out by interactive_recsys/ui/dag.py as plain SVG.
+// Synced traits: nodes (id, kind, label, detail, tooltip, x, y, width, height), edges
+// (source, target), selected (id of the clicked node), message. No external libraries.
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+const PAD = 8;
+const CHAR_PX = 6.6; // average width of one character at the node font size
+
+function make(tag, attrs, parent) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    node.setAttribute(key, String(value));
+  }
+  if (parent) parent.appendChild(node);
+  return node;
+}
+
+function fit(text, width) {
+  const room = Math.max(3, Math.floor((width - 12) / CHAR_PX));
+  return text.length <= room ? text : text.slice(0, room - 1) + "\u2026";
+}
+
+function edgePath(source, target) {
+  const x1 = source.x + source.width, y1 = source.y + source.height / 2;
+  const x2 = target.x, y2 = target.y + target.height / 2;
+  const bend = Math.max(20, (x2 - x1) / 2);
+  return `M${x1},${y1} C${x1 + bend},${y1} ${x2 - bend},${y2} ${x2},${y2}`;
+}
+
+function draw(model, root, tooltip) {
+  const nodes = model.get("nodes") || [];
+  const edges = model.get("edges") || [];
+  const selected = model.get("selected") || "";
+  root.replaceChildren();
+  const message = model.get("message") || "";
+  if (!nodes.length) {
+    const empty = document.createElement("div");
+    empty.className = "irs-dag-empty";
+    empty.textContent = message || "Empty workflow.";
+    root.appendChild(empty);
+    return;
+  }
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const width = Math.max(...nodes.map((n) => n.x + n.width)) + 2 * PAD;
+  const height = Math.max(...nodes.map((n) => n.y + n.height)) + 2 * PAD;
+  const svg = make("svg", {
+    class: "irs-dag-svg", width, height,
+    viewBox: `${-PAD} ${-PAD} ${width} ${height}`, role: "img",
+    "aria-label": `workflow graph with ${nodes.length} nodes`,
+  }, root);
+  const edgeLayer = make("g", { class: "irs-dag-edges" }, svg);
+  const paths = [];
+  for (const edge of edges) {
+    const source = byId.get(edge.source), target = byId.get(edge.target);
+    if (!source || !target) continue;
+    const path = make("path", { class: "irs-dag-edge", d: edgePath(source, target) }, edgeLayer);
+    path.dataset.source = edge.source;
+    path.dataset.target = edge.target;
+    paths.push(path);
+  }
+  const nodeLayer = make("g", { class: "irs-dag-nodes" }, svg);
+  for (const node of nodes) {
+    const classes = ["irs-dag-node", `irs-dag-${node.kind}`];
+    if (node.id === selected) classes.push("irs-dag-selected");
+    const group = make("g", {
+      class: classes.join(" "), transform: `translate(${node.x},${node.y})`, tabindex: 0,
+    }, nodeLayer);
+    group.dataset.id = node.id;
+    make("rect", { width: node.width, height: node.height, rx: 4, ry: 4 }, group);
+    const label = make("text", { x: 6, y: node.height / 2, "dominant-baseline": "central" },
+      group);
+    const detail = node.detail ? ` ${node.detail}` : "";
+    const full = node.label + detail;
+    const shown = fit(full, node.width);
+    const name = make("tspan", { class: "irs-dag-label" }, label);
+    name.textContent = shown.slice(0, Math.min(node.label.length, shown.length));
+    if (shown.length > node.label.length) {
+      const rest = make("tspan", { class: "irs-dag-detail" }, label);
+      rest.textContent = shown.slice(node.label.length);
+    }
+    const linked = paths.filter((p) => p.dataset.source === node.id || p.dataset.target === node.id);
+    group.addEventListener("mouseenter", (event) => {
+      linked.forEach((p) => p.classList.add("irs-dag-edge-hover"));
+      tooltip.textContent = node.tooltip || full;
+      tooltip.style.display = "block";
+      const box = root.getBoundingClientRect();
+      tooltip.style.left = `${event.clientX - box.left + root.scrollLeft + 12}px`;
+      tooltip.style.top = `${event.clientY - box.top + root.scrollTop + 12}px`;
+    });
+    group.addEventListener("mouseleave", () => {
+      linked.forEach((p) => p.classList.remove("irs-dag-edge-hover"));
+      tooltip.style.display = "none";
+    });
+    const choose = () => {
+      model.set("selected", node.id);
+      model.save_changes();
+    };
+    group.addEventListener("click", choose);
+    group.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" || event.key === " ") choose();
+    });
+  }
+}
+
+function render({ model, el }) {
+  el.classList.add("irs-dag");
+  const root = document.createElement("div");
+  root.className = "irs-dag-canvas";
+  const tooltip = document.createElement("div");
+  tooltip.className = "irs-dag-tooltip";
+  tooltip.style.display = "none";
+  el.append(root, tooltip);
+  const redraw = () => draw(model, root, tooltip);
+  redraw();
+  model.on("change:nodes", redraw);
+  model.on("change:edges", redraw);
+  model.on("change:selected", redraw);
+  model.on("change:message", redraw);
+  return () => {
+    model.off("change:nodes", redraw);
+    model.off("change:edges", redraw);
+    model.off("change:selected", redraw);
+    model.off("change:message", redraw);
+  };
+}
+
+export default { render };

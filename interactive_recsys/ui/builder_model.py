@@ -56,6 +56,7 @@ import interactive_recsys as irs
 from interactive_recsys.dataset import Dataset, as_dataset
 from interactive_recsys.errors import DatasetError, ParameterError, SchemaError
 from interactive_recsys.graph import Node
+from interactive_recsys.jobs import Job
 from interactive_recsys.ops import OPERATORS
 from interactive_recsys.ops.base import Operator
 from interactive_recsys.ops.params import REQUIRED, Param
@@ -497,7 +498,7 @@ class BuilderModel:
         """Python code that builds the identical workflow (see :mod:`..codegen`)."""
         from ..codegen import workflow_code
 
-        return workflow_code(self.branches)
+        return workflow_code(self.to_workflow())
 
     def save(self, path: str | os.PathLike, *, overwrite: bool = False) -> str:
         """Save as JSON (+ parquet vocabularies when fitted by :meth:`run`)."""
@@ -526,24 +527,45 @@ class BuilderModel:
         return PreviewResult(sample[inputs], output, wf, time.perf_counter() - started)
 
     def run(self, output: str | os.PathLike | None = None, *,
-            on_done: Callable[[RunJob], None] | None = None) -> RunJob:
-        """Fit on the whole dataset (and write the transformed data to ``output``) in the
-        background, on the active Dask client if there is one."""
-        wf = self.to_workflow()
-        job = RunJob(wf, self.dataset, output, on_done=self._finish(on_done))
+            on_done: Callable[[Job], None] | None = None) -> Job:
+        """Fit on the whole dataset (and write the transformed data to ``output``) as a
+        background :class:`~interactive_recsys.jobs.Job` on the active Dask client (if any).
+
+        ``on_done(job)`` is called from a helper thread when the job has ended.
+        """
+        wf, dataset = self.to_workflow(), self.dataset
+        nodes = wf.to_config()["nodes"]
+
+        def work() -> irs.Workflow:
+            wf.fit(dataset)
+            if output is not None:
+                wf.transform(dataset).to_parquet(output, overwrite=True)
+            return wf
+
+        job = Job(work, name="builder-run").start()
         self.last_job = job
-        job.start()
-        return job
 
-    def _finish(self, on_done: Callable[[RunJob], None] | None) -> Callable[[RunJob], None]:
-        config = self.to_workflow().to_config()["nodes"]
-
-        def done(job: RunJob) -> None:
-            if job.status == "finished" and self.to_workflow().to_config()["nodes"] == config:
-                self.fitted_workflow = job.workflow
+        def finished() -> None:
+            job.exception()  # waits for the end
+            if job.status == "finished" and self.to_workflow().to_config()["nodes"] == nodes:
+                self.fitted_workflow = wf
             if on_done is not None:
                 on_done(job)
-        return done
+
+        threading.Thread(target=finished, name="irs-builder-run-done", daemon=True).start()
+        return job
+
+
+def job_text(job: Job) -> str:
+    """One line about a run: running (with progress per phase), finished or why it failed."""
+    seconds = ((job.stopped or time.time()) - job.started) if job.started else 0.0
+    if job.status in ("error", "cancelled"):
+        error = job.exception(0)
+        return f"Run {job.status} after {seconds:.1f} s: {type(error).__name__}: {error}"
+    progress = ", ".join(f"{name} {fraction:.0%}" for name, fraction in job.progress.items())
+    if job.status == "finished":
+        return f"Run finished in {seconds:.1f} s" + (f" ({progress})." if progress else ".")
+    return f"Run {job.status}: {progress or 'starting'}..."
 
 
 @dataclass
@@ -554,75 +576,6 @@ class PreviewResult:
     output: Any
     workflow: irs.Workflow
     seconds: float
-
-
-class RunJob:
-    """A fit (+ transform and write) running in a background thread.
-
-    ``status`` is ``"pending"``, ``"running"``, ``"finished"`` or ``"failed"`` (then
-    ``error`` holds the exception); ``wait()`` blocks until it ends.
-    """
-
-    def __init__(self, workflow: irs.Workflow, dataset: Dataset,
-                 output: str | os.PathLike | None = None,
-                 on_done: Callable[[RunJob], None] | None = None) -> None:
-        self.workflow, self.dataset, self.output = workflow, dataset, output
-        self.status = "pending"
-        self.error: BaseException | None = None
-        self.seconds: float | None = None
-        self.written: dict[str, Any] | None = None
-        self._on_done = on_done
-        self._thread = threading.Thread(target=self._run, name="irs-builder-run", daemon=True)
-        self._client = _current_client()
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def _run(self) -> None:
-        self.status = "running"
-        started = time.perf_counter()
-        try:
-            if self._client is not None:
-                with self._client.as_current():
-                    self._work()
-            else:
-                self._work()
-            self.status = "finished"
-        except BaseException as exc:  # reported through status/error, never lost
-            self.error, self.status = exc, "failed"
-        self.seconds = time.perf_counter() - started
-        if self._on_done is not None:
-            self._on_done(self)
-
-    def _work(self) -> None:
-        self.workflow.fit(self.dataset)
-        if self.output is not None:
-            self.written = self.workflow.transform(self.dataset).to_parquet(self.output,
-                                                                            overwrite=True)
-
-    def wait(self, timeout: float | None = None) -> RunJob:
-        self._thread.join(timeout)
-        return self
-
-    def describe(self) -> str:
-        if self.status == "failed":
-            return f"Run failed: {type(self.error).__name__}: {self.error}"
-        if self.status == "finished":
-            where = f", written to {os.fspath(self.output)!r}" if self.output else ""
-            return f"Run finished in {self.seconds:.1f} s{where}."
-        return f"Run {self.status}..."
-
-    def __repr__(self) -> str:
-        return f"RunJob(status={self.status!r})"
-
-
-def _current_client() -> Any:
-    try:
-        from distributed import default_client
-
-        return default_client()
-    except (ImportError, ValueError):
-        return None
 
 
 # ---- from a workflow graph --------------------------------------------------------------------
