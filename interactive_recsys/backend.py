@@ -263,6 +263,36 @@ class CpuBackend:
     def take(self, col: Any, positions: np.ndarray) -> Any:
         return col.take(pa.array(positions))
 
+    def keyed_aggregate(self, keys: Mapping[str, Any], columns: Mapping[str, Any],
+                        aggs: Sequence[tuple[str, str, str]]) -> pa.Table:
+        """Per-group statistics as a ``pyarrow.Table``: the ``keys`` columns, then one column
+        per ``(out_name, column, func)`` of ``aggs``; ``func`` is ``size`` (rows of the group),
+        ``count`` (non-missing values), ``sum``, ``min``, ``max`` or ``var0`` (population
+        variance). NaN counts as missing; rows with a null key are left out; groups come in
+        no particular order."""
+        arrays = {k: self.to_arrow_array(v) for k, v in keys.items()}
+        for name, col in columns.items():
+            col = self.to_arrow_array(col)
+            if pa.types.is_floating(col.type):
+                col = pc.if_else(pc.is_nan(col), pa.scalar(None, col.type), col)
+            arrays[name] = col
+        specs, names = [], []
+        for _, col, func in aggs:
+            if func == "size":
+                specs.append(([], "count_all"))
+                names.append("count_all")
+            elif func == "var0":
+                specs.append((col, "variance", pc.VarianceOptions(ddof=0)))
+                names.append(f"{col}_variance")
+            else:
+                specs.append((col, func))
+                names.append(f"{col}_{func}")
+        grouped = pa.table(arrays).group_by(list(keys), use_threads=False).aggregate(specs)
+        out = pa.table({**{k: grouped[k] for k in keys},
+                        **{out: grouped[n] for (out, _, _), n in zip(aggs, names, strict=True)}})
+        valid = functools.reduce(pc.and_, [pc.is_valid(out[k]) for k in keys])
+        return out.filter(valid)
+
     def concat_columns(self, cols: Sequence[Any]) -> Any:
         chunks = [c for col in cols for c in self.to_arrow_array(col).chunks]
         return pa.chunked_array(chunks, type=cols[0].type)
@@ -285,6 +315,91 @@ class CpuBackend:
         offsets = pc.subtract(arr.offsets, arr.offsets[0])
         mask = arr.is_null() if arr.null_count else None
         return pa.chunked_array([pa.ListArray.from_arrays(offsets, flat, mask=mask)])
+
+    def list_length_range(self, col: Any) -> tuple[int, int] | None:
+        """Shortest and longest list of a list column (null rows ignored; None if no list)."""
+        lengths = pc.min_max(pc.list_value_length(self.to_arrow_array(col)))
+        low, high = lengths["min"].as_py(), lengths["max"].as_py()
+        return None if low is None else (int(low), int(high))
+
+    def list_slice(self, col: Any, start: int, end: int | None, pad_length: int | None = None,
+                   pad_value: Any = 0) -> Any:
+        """``row[start:end]`` of every list (Python slice rules), by arithmetic on the offsets;
+        with ``pad_length`` every non-null row is padded at the end to that length."""
+        arr = self.to_arrow_array(col).combine_chunks()
+        offsets = arr.offsets.to_numpy().astype(np.int64)
+        valid = arr.is_valid().to_numpy(zero_copy_only=False)
+        lo, length = slice_bounds(np.where(valid, np.diff(offsets), 0), start, end)
+        begin = offsets[:-1] + lo
+        if pad_length is None:
+            new_offsets = np.concatenate([[0], np.cumsum(length)])
+            take = np.repeat(begin - new_offsets[:-1], length) + np.arange(new_offsets[-1])
+            values = arr.values.take(pa.array(take))
+        else:
+            slots = np.arange(pad_length)[None, :] < length[:, None]
+            take = np.full(slots.shape, -1, dtype=np.int64)
+            take[slots] = np.repeat(begin, length) + (np.cumsum(slots, axis=1)[slots] - 1)
+            pad = pa.array([pad_value]).cast(arr.type.value_type)
+            flat = take.ravel()
+            values = pa.concat_arrays([arr.values.take(pa.array(np.maximum(flat, 0))), pad])
+            values = values.take(pa.array(np.where(flat < 0, len(values) - 1, np.arange(
+                len(flat)))))
+            new_offsets = np.arange(len(arr) + 1, dtype=np.int64) * pad_length
+        list_type = pa.LargeListArray if pa.types.is_large_list(arr.type) else pa.ListArray
+        out = list_type.from_arrays(pa.array(new_offsets, type=arr.offsets.type), values,
+                                    mask=arr.is_null() if arr.null_count else None)
+        return pa.chunked_array([out])
+
+    # ---- groups of rows (sequence operators) ----------------------------------------------
+    def sort_rows_by(self, df: Any, columns: Sequence[str]) -> Any:
+        """Rows sorted by ``columns`` (stable: ties keep their order; nulls last)."""
+        if not columns or len(df) < 2:
+            return df.reset_index(drop=True)
+        order = pc.sort_indices(self.to_arrow(self.select(df, columns)),
+                                sort_keys=[(c, "ascending", "at_end") for c in columns])
+        return df.iloc[order.to_numpy()].reset_index(drop=True)
+
+    def group_ids(self, df: Any, keys: Sequence[str]) -> np.ndarray:
+        """Consecutive group number of each row of a frame sorted by ``keys`` (nulls equal)."""
+        n = len(df)
+        change = np.zeros(n, dtype=bool)
+        change[:1] = True
+        for key in keys:
+            a = self.to_arrow_array(self.column(df, key)).combine_chunks()
+            cur, prev = a[1:], a[:-1]
+            same = pc.or_(pc.fill_null(pc.equal(cur, prev), False),
+                          pc.and_(pc.is_null(cur), pc.is_null(prev)))
+            change[1:] |= ~same.to_numpy(zero_copy_only=False)
+        return np.cumsum(change)
+
+    def difference_lag(self, df: Any, keys: Sequence[str], column: str, shift: int) -> Any:
+        """``x - x[shift rows before]`` where that row has the same ``keys``, else null; the
+        rows are sorted by ``keys``. Integers give int64, floats float64."""
+        col = self.to_arrow_array(self.column(df, column))
+        kind = pa.float64() if pa.types.is_floating(col.type) else pa.int64()
+        x = pc.cast(col, kind)
+        values = pc.fill_null(x, 0).to_numpy(zero_copy_only=False)
+        nulls = pc.is_null(x).to_numpy(zero_copy_only=False)
+        gid = self.group_ids(df, keys)
+        source = np.arange(len(values)) - shift
+        inside = (source >= 0) & (source < len(values))
+        source = np.clip(source, 0, max(len(values) - 1, 0))
+        ok = inside & (gid[source] == gid) & ~nulls & ~nulls[source]
+        return self.from_numpy(values - values[source], ~ok)
+
+    def group_aggregate(self, df: Any, keys: Sequence[str],
+                        aggs: Sequence[tuple[str, str, str]]) -> Any:
+        """One row per distinct ``keys`` (null keys form a group), in order of first
+        appearance, with one column per ``(column, aggregation, output name)``. ``list``,
+        ``first`` and ``last`` follow the row order; aggregations skip nulls."""
+        table = self.to_arrow(df)
+        specs = [(col, *ARROW_AGGREGATIONS[agg]) for col, agg, _ in aggs]
+        out = pa.TableGroupBy(table, list(keys), use_threads=False).aggregate(specs)
+        columns = {k: out.column(k) for k in keys}
+        aggregated = [c for c in out.column_names if c not in keys]  # "<column>_<function>"
+        for (_, agg, name), arr in zip(aggs, aggregated, strict=True):
+            columns[name] = out.column(arr).cast(pa.int64()) if agg == "count" else out.column(arr)
+        return self.from_arrow(pa.table(columns))
 
 
 class GpuBackend(CpuBackend):
@@ -443,6 +558,23 @@ class GpuBackend(CpuBackend):
     def take(self, col: Any, positions: np.ndarray) -> Any:
         return col.take(positions).reset_index(drop=True)
 
+    def keyed_aggregate(self, keys: Mapping[str, Any], columns: Mapping[str, Any],
+                        aggs: Sequence[tuple[str, str, str]]) -> pa.Table:
+        frame = self.cudf.DataFrame({
+            **{k: v.reset_index(drop=True) for k, v in keys.items()},
+            **{n: (c.nans_to_nulls() if c.dtype.kind == "f" else c).reset_index(drop=True)
+               for n, c in columns.items()}})
+        grouped = frame.groupby(list(keys), sort=False, dropna=True)
+        out = {}
+        for name, col, func in aggs:
+            if func == "size":
+                out[name] = grouped.size()
+            elif func == "var0":
+                out[name] = grouped[col].var(ddof=0)
+            else:
+                out[name] = getattr(grouped[col], func)()
+        return self.cudf.DataFrame(out).reset_index().to_arrow(preserve_index=False)
+
     def concat_columns(self, cols: Sequence[Any]) -> Any:
         return self.cudf.concat(list(cols), ignore_index=True)
 
@@ -457,6 +589,86 @@ class GpuBackend(CpuBackend):
         rebuilt = CpuBackend.list_with_values(self, self.to_arrow_array(col),
                                               self.to_arrow_array(values))
         return self.from_arrow_array(rebuilt)
+
+    def list_length_range(self, col: Any) -> tuple[int, int] | None:
+        lengths = col.list.len()
+        if lengths.count() == 0:
+            return None
+        return int(lengths.min()), int(lengths.max())
+
+    def list_slice(self, col: Any, start: int, end: int | None, pad_length: int | None = None,
+                   pad_value: Any = 0) -> Any:
+        """Slicing gathers on the device (``list.take`` with per-row positions computed from
+        the lengths); padding rebuilds the column through Arrow."""
+        if pad_length is not None:
+            return self.from_arrow_array(CpuBackend.list_slice(
+                self, self.to_arrow_array(col), start, end, pad_length, pad_value))
+        lengths = col.list.len().fillna(0).astype("int64").values_host
+        lo, length = slice_bounds(lengths, start, end)
+        offsets = np.concatenate([[0], np.cumsum(length)]).astype(np.int32)
+        within = np.repeat(lo - offsets[:-1], length) + np.arange(offsets[-1])
+        positions = pa.ListArray.from_arrays(pa.array(offsets), pa.array(within, pa.int32()))
+        return col.list.take(self.cudf.Series.from_arrow(positions)).reset_index(drop=True)
+
+    def sort_rows_by(self, df: Any, columns: Sequence[str]) -> Any:
+        if not columns or len(df) < 2:
+            return df.reset_index(drop=True)
+        tie = "__irs_position"  # the device sort need not be stable: break ties by position
+        out = df.assign(**{tie: np.arange(len(df))}).sort_values(
+            [*columns, tie], na_position="last")
+        return out.drop(columns=[tie]).reset_index(drop=True)
+
+    def group_ids(self, df: Any, keys: Sequence[str]) -> np.ndarray:
+        return CpuBackend.group_ids(self, self.to_pandas(df[list(keys)]), keys)
+
+    def difference_lag(self, df: Any, keys: Sequence[str], column: str, shift: int) -> Any:
+        x = df[column].astype("float64" if df[column].dtype.kind == "f" else "int64")
+        frame = df[list(keys)].assign(__irs_x=x).reset_index(drop=True)
+        previous = frame.groupby(list(keys), sort=False, dropna=False)["__irs_x"].shift(shift)
+        return (frame["__irs_x"] - previous).reset_index(drop=True)
+
+    def group_aggregate(self, df: Any, keys: Sequence[str],
+                        aggs: Sequence[tuple[str, str, str]]) -> Any:
+        names = {"list": "collect", "std": "std", "var": "var"}
+        frame = df[list(keys)].assign(**{name: df[col] for col, _, name in aggs})
+        out = frame.groupby(list(keys), sort=True, dropna=False).agg(
+            {name: names.get(agg, agg) for _, agg, name in aggs}).reset_index()
+        for _, agg, name in aggs:
+            if agg == "count":
+                out[name] = out[name].astype("int64")
+        return self.sort_rows_by(out[[*keys, *(name for _, _, name in aggs)]], keys)
+
+
+#: Arrow hash aggregation (function, options) of each Groupby aggregation name.
+ARROW_AGGREGATIONS: dict[str, tuple[str, Any]] = {
+    "list": ("list", None),
+    "count": ("count", pc.CountOptions(mode="only_valid")),
+    "first": ("first", pc.ScalarAggregateOptions(skip_nulls=True)),
+    "last": ("last", pc.ScalarAggregateOptions(skip_nulls=True)),
+    "sum": ("sum", pc.ScalarAggregateOptions(min_count=0)),
+    "mean": ("mean", None),
+    "min": ("min", None),
+    "max": ("max", None),
+    "std": ("stddev", pc.VarianceOptions(ddof=1)),
+    "var": ("variance", pc.VarianceOptions(ddof=1)),
+}
+
+
+def slice_bounds(lengths: np.ndarray, start: int, end: int | None) -> tuple[np.ndarray,
+                                                                           np.ndarray]:
+    """Per row, where ``row[start:end]`` begins and how long it is (Python slice rules).
+
+    >>> slice_bounds(np.array([5, 2, 0]), -3, None)
+    (array([2, 0, 0]), array([3, 2, 0]))
+    """
+    lengths = np.asarray(lengths, dtype=np.int64)
+
+    def bound(i: int) -> np.ndarray:
+        return np.clip(lengths + i if i < 0 else np.full_like(lengths, i), 0, lengths)
+
+    lo = bound(start)
+    hi = lengths if end is None else bound(end)
+    return lo, np.maximum(hi - lo, 0)
 
 
 def integer_bounds(arrow_type: pa.DataType, lower: float | None,

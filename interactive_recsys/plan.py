@@ -13,9 +13,15 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from .backend import CpuBackend, get_backend
-from .ops.base import OpContext, Operator
+from .errors import SchemaError
+from .ops.base import OpContext, Operator, RowFilter
 from .selector import flatten
+
+#: Column that carries each row's place in the dataset through a shuffle (dropped after it).
+ORDER_COLUMN = "__irs_order"
 
 
 @functools.cache
@@ -66,10 +72,15 @@ class Plan:
     def context(self, step: Step) -> OpContext:
         return OpContext(self.backend, step.groups, step.node_id, self.artifacts_dir, self.extra)
 
-    def evaluate(self, df: Any, targets: list[int]) -> dict[int, tuple[Any, Any]]:
-        """Outputs ``(frame, keep_mask_or_None)`` of the ``targets`` steps on one partition."""
+    def evaluate(self, df: Any, targets: list[int],
+                 entry: int | None = None) -> dict[int, tuple[Any, Any]]:
+        """Outputs ``(frame, keep_mask_or_None)`` of the ``targets`` steps on one partition.
+
+        With ``entry`` (a shuffling step), ``df`` is a partition of that step's shuffled input
+        (see :meth:`shuffle_input`): the step and what follows it run, nothing before it.
+        """
         b = self.backend
-        needed = self._ancestors(targets)
+        needed = self._ancestors(targets, entry)
         results: dict[int, tuple[Any, Any]] = {}
         for step in self.steps:
             if step.index not in needed:
@@ -77,12 +88,19 @@ class Plan:
             if step.kind == "select":
                 results[step.index] = (b.select(df, step.columns), None)
                 continue
-            frame, mask = self._join(results, step.parents)
+            if step.index == entry:  # restore dataset order, which the shuffle may mix up
+                ordered = b.sort_rows(df, ORDER_COLUMN)
+                frame = b.select(ordered, [c for c in df.columns if c != ORDER_COLUMN])
+                mask = None
+            else:
+                frame, mask = self._join(results, step.parents)
             if step.kind == "op":
                 ctx = self.context(step)
-                if step.op.changes_rows:
+                if isinstance(step.op, RowFilter):
                     keep = step.op.row_mask(frame, step.state, ctx)
                     mask = keep if mask is None else b.logical_and(mask, keep)
+                elif step.op.shuffle_keys() is not None and mask is not None:
+                    frame, mask = b.filter_rows(frame, mask), None  # rows regroup: drop first
                 frame = step.op.transform(frame, step.state, ctx)
             results[step.index] = (frame, mask)
         return {t: results[t] for t in targets}
@@ -93,30 +111,85 @@ class Plan:
         return flatten([tuple(s.columns) for s in self.steps
                         if s.kind == "select" and s.index in needed])
 
-    def _ancestors(self, targets: list[int]) -> set[int]:
+    def _ancestors(self, targets: list[int], stop: int | None = None) -> set[int]:
+        """The ``targets`` and every step they read from (not looking past step ``stop``)."""
         by_index = {s.index: s for s in self.steps}
         todo, seen = list(targets), set()
         while todo:
             i = todo.pop()
             if i not in seen:
                 seen.add(i)
-                todo.extend(by_index[i].parents)
+                if i != stop:
+                    todo.extend(by_index[i].parents)
         return seen
 
-    def transform_partition(self, df: Any, output: int, columns: list[str]) -> Any:
+    # ---- shuffling steps ------------------------------------------------------------------
+    def shuffles(self, targets: list[int]) -> list[int]:
+        """The shuffling steps (operators with ``shuffle_keys``) that ``targets`` read through,
+        in the order they run. Each one starts a stage: the rows are hash-partitioned by its
+        keys, so every step after it must read only rows that went through it."""
+        chain: list[int] = []
+        frontier = list(targets)
+        while True:
+            found = [i for i in self._ancestors(frontier) if self._keys(i) is not None]
+            if not found:
+                return chain[::-1]
+            last = max(found)  # steps are in topological order
+            steps = {s.index: s for s in self.steps}
+            stray = [steps[i] for i in self._ancestors(frontier, last) if i != last and (
+                steps[i].kind == "select" or self._keys(i) is not None)]
+            if stray:
+                step = steps[last]
+                names = flatten([tuple(s.columns) for s in stray if s.kind == "select"])
+                raise SchemaError(
+                    f"{step.op!r} ({step.node_id}) regroups rows by {self._keys(last)}, but "
+                    f"the output also reads columns {names or [s.node_id for s in stray]} that do "
+                    f"not pass through it, so their rows would not line up. Select those columns "
+                    f"as input of {type(step.op).__name__} (it passes them through or aggregates "
+                    "them) or leave them out.")
+            chain.append(last)
+            frontier = steps[last].parents
+
+    def _keys(self, index: int) -> list[str] | None:
+        step = next(s for s in self.steps if s.index == index)
+        return step.op.shuffle_keys() if step.kind == "op" else None
+
+    def shuffle_keys(self, index: int) -> list[str]:
+        """The columns that step ``index`` hash-partitions its input by."""
+        keys = self._keys(index)
+        assert keys is not None, f"step {index} does not shuffle"
+        return keys
+
+    def shuffle_input(self, df: Any, entry: int | None, target: int,
+                      partition_info: dict | None = None) -> Any:
+        """The input rows of shuffling step ``target`` in one partition (filtered rows dropped),
+        with :data:`ORDER_COLUMN`: the row's place in the dataset (partition, position)."""
+        frame, mask = self.evaluate_inputs(df, [target], entry)[target]
+        b = self.backend
+        if mask is not None:
+            frame = b.filter_rows(frame, mask)
+        number = (partition_info or {}).get("number", 0)
+        positions = np.arange(b.num_rows(frame), dtype=np.int64) + (np.int64(number) << 32)
+        out = b.with_columns(frame, {ORDER_COLUMN: b.from_numpy(positions)})
+        release_memory()
+        return out
+
+    def transform_partition(self, df: Any, output: int, columns: list[str],
+                            entry: int | None = None) -> Any:
         """The workflow output of one partition (rows dropped by row filters removed)."""
-        frame, mask = self.evaluate(df, [output])[output]
+        frame, mask = self.evaluate(df, [output], entry)[output]
         if mask is not None:
             frame = self.backend.filter_rows(frame, mask)
         frame = self.backend.select(frame, columns)
         release_memory()
         return frame
 
-    def fit_partition(self, df: Any, targets: list[int]) -> dict[int, Any]:
+    def fit_partition(self, df: Any, targets: list[int],
+                      entry: int | None = None) -> dict[int, Any]:
         """Partial statistics of every ``targets`` step (each a StatOperator) on one partition."""
         b = self.backend
         by_index = {s.index: s for s in self.steps}
-        inputs = self.evaluate_inputs(df, targets)
+        inputs = self.evaluate_inputs(df, targets, entry)
         out = {}
         for t in targets:
             frame, mask = inputs[t]
@@ -128,11 +201,12 @@ class Plan:
         release_memory()
         return out
 
-    def evaluate_inputs(self, df: Any, targets: list[int]) -> dict[int, tuple[Any, Any]]:
+    def evaluate_inputs(self, df: Any, targets: list[int],
+                        entry: int | None = None) -> dict[int, tuple[Any, Any]]:
         """The input (parents' outputs side by side) of each target step."""
         by_index = {s.index: s for s in self.steps}
         parents = sorted({p for t in targets for p in by_index[t].parents})
-        outs = self.evaluate(df, parents)
+        outs = self.evaluate(df, parents, entry)
         inputs = {}
         for t in targets:
             frame, mask = self._join(outs, by_index[t].parents)

@@ -31,10 +31,11 @@ from .backend import backend_of
 from .dataset import Dataset, as_dataset
 from .errors import DatasetError, NotFittedError, VersionError
 from .graph import Node
+from .jobs import Job, compute, submit
 from .ops.base import Operator
 from .ops.lambda_op import LambdaOp
-from .plan import Plan, Step
-from .schema import Schema
+from .plan import ORDER_COLUMN, Plan, Step
+from .schema import ColumnSchema, Schema
 from .selector import ColumnSelector, flatten
 
 FORMAT_NAME = "interactive-recsys-workflow"
@@ -116,8 +117,15 @@ class Workflow:
         return [[n for n in stats if phase[id(n)] == k] for k in range(1, count + 1)]
 
     # ---- fit ------------------------------------------------------------------------------
-    def fit(self, data: Any) -> Workflow:
-        """Compute every statistic: one Dask computation per dependency phase."""
+    def fit(self, data: Any, *, background: bool = False) -> Workflow | Job:
+        """Compute every statistic: one Dask computation per dependency phase.
+
+        With ``background=True`` the fit runs in a background thread on the active Dask
+        client and a :class:`~interactive_recsys.jobs.Job` is returned at once (status,
+        progress per phase, ``cancel()``, ``result()`` -> this workflow).
+        """
+        if background:
+            return submit(lambda: self.fit(data), name="fit")
         ds = as_dataset(data)
         if ds.npartitions == 0 or ds._num_rows == 0:
             raise DatasetError(f"Cannot fit on an empty dataset ({ds!r}): statistics of zero "
@@ -130,23 +138,25 @@ class Workflow:
         self.fit_stats = {"phases": []}
         started = time.perf_counter()
         extra = {"num_rows": ds._num_rows, "npartitions": ds.npartitions}
-        for k, nodes in enumerate(self.phases()):
+        phases = self.phases()
+        for k, nodes in enumerate(phases):
             t0 = time.perf_counter()
             plan = self._plan(ds.schema, ds.backend.name, extra)
             targets = [self.nodes.index(n) for n in nodes]
-            parts = ds.to_ddf(plan.input_columns(targets)).to_delayed()
             token = uuid.uuid4().hex[:8]
-            partials = [dask.delayed(plan.fit_partition, pure=False)(
-                part, targets, dask_key_name=f"fit-phase{k + 1}-{i}-{token}")
-                for i, part in enumerate(parts)]
-            graphs = []
-            for node, target in zip(nodes, targets, strict=True):
-                step = plan.steps[target]
-                picked = [dask.delayed(_pick, pure=False)(
-                    p, target, dask_key_name=f"{step.node_id}-partial-{i}-{token}")
-                    for i, p in enumerate(partials)]
-                graphs.append(_fit_graph(node.op, picked, plan.context(step)))
-            states = dask.compute(*graphs)
+            picked: dict[int, list] = {}
+            for stage, group in _by_stage(plan, targets).items():  # statistics after a shuffle
+                ddf, entry = self._stage_ddf(plan, ds, group)     # read the shuffled rows
+                partials = [dask.delayed(plan.fit_partition, pure=False)(
+                    part, group, entry, dask_key_name=f"fit-phase{k + 1}{stage}-{i}-{token}")
+                    for i, part in enumerate(ddf.to_delayed())]
+                for target in group:
+                    picked[target] = [dask.delayed(_pick, pure=False)(
+                        p, target, dask_key_name=f"{plan.steps[target].node_id}-partial-{i}-"
+                        f"{token}") for i, p in enumerate(partials)]
+            graphs = [_fit_graph(node.op, picked[target], plan.context(plan.steps[target]))
+                      for node, target in zip(nodes, targets, strict=True)]
+            states = compute(*graphs, phase=f"fit {k + 1}/{len(phases)}")
             for node, state in zip(nodes, states, strict=True):
                 self._states[id(node)] = state
             self.fit_stats["phases"].append({"phase": k + 1, "operators": [
@@ -174,7 +184,7 @@ class Workflow:
         ds = as_dataset(data)
         out = self._transform_dataset(ds)
         if in_memory:  # the same library back: pandas in -> pandas out, cuDF in -> cuDF out
-            frame = out.compute()
+            frame = compute(out.to_ddf(), phase="transform")[0].reset_index(drop=True)
             if backend_of(data).name == "gpu":
                 return frame if backend_of(frame).name == "gpu" else backend_of(data).from_pandas(
                     frame)
@@ -186,15 +196,42 @@ class Workflow:
         plan = self._plan(ds.schema, ds.backend.name)
         output = self.nodes.index(self.output_node)
         meta = ds.backend.empty(schema)
+        ddf, entry = self._stage_ddf(plan, ds, [output])
         with dask.config.set({"dataframe.convert-string": False}):
-            ddf = ds.to_ddf(plan.input_columns([output])).map_partitions(
-                plan.transform_partition, output, schema.names,
+            ddf = ddf.map_partitions(
+                plan.transform_partition, output, schema.names, entry,
                 meta=meta, enforce_metadata=False, token=f"transform-{uuid.uuid4().hex[:8]}")
         changes_rows = any(n.kind == "op" and n.op.changes_rows for n in self.nodes)
         return Dataset.from_ddf(ddf, schema, ds.backend,
                                 None if changes_rows else ds._num_rows)
 
-    def fit_transform(self, data: Any) -> Any:
+    def _stage_ddf(self, plan: Plan, ds: Dataset, targets: list[int]) -> tuple[Any, int | None]:
+        """The partitions that ``targets`` read, and the shuffling step they start at (None:
+        the dataset's own partitions). Before each shuffling step of the way (an operator with
+        ``shuffle_keys``, e.g. Groupby) the rows are hash-partitioned by its keys."""
+        ddf, entry = ds.to_ddf(plan.input_columns(targets)), None
+        for target in plan.shuffles(targets):
+            node = self.nodes[target]
+            schemas = self.output_node.schemas(ds.schema, self._states)
+            columns = flatten(node.input_groups(ds.schema, schemas))
+            stage_schema = (ds.schema if node.parents[0].kind == "select"
+                            else node.parent_schema(schemas))
+            meta = ds.backend.empty(Schema([stage_schema[c] for c in columns]
+                                           + [ColumnSchema(ORDER_COLUMN, "int64")]))
+            token = f"{plan.steps[target].node_id}-{uuid.uuid4().hex[:8]}"
+            with dask.config.set({"dataframe.convert-string": False}):
+                ddf = ddf.map_partitions(plan.shuffle_input, entry, target, meta=meta,
+                                         enforce_metadata=False, token=f"shuffle-input-{token}")
+                if ddf.npartitions > 1:
+                    ddf = ddf.shuffle(on=plan.shuffle_keys(target), npartitions=ddf.npartitions)
+            entry = target
+        return ddf, entry
+
+    def fit_transform(self, data: Any, *, background: bool = False) -> Any:
+        """``fit(data)`` then ``transform(data)``; with ``background=True`` a
+        :class:`~interactive_recsys.jobs.Job` whose result is the transformed data."""
+        if background:
+            return submit(lambda: self.fit_transform(data), name="fit_transform")
         return self.fit(data).transform(data)
 
     # ---- persistence ----------------------------------------------------------------------
@@ -303,6 +340,14 @@ class Workflow:
                 f"{rows}</table>{schema}")
 
 
+def _by_stage(plan: Plan, targets: list[int]) -> dict[str, list[int]]:
+    """Targets grouped by the shuffling steps they read through ("" when none)."""
+    stages: dict[str, list[int]] = {}
+    for t in targets:
+        stages.setdefault("".join(f"-s{s}" for s in plan.shuffles([t])), []).append(t)
+    return stages
+
+
 def _pick(partials: dict[int, Any], target: int) -> Any:
     return partials[target]
 
@@ -311,8 +356,11 @@ def _fit_graph(op: Any, partials: list[Any], ctx: Any) -> Any:
     """The delayed state of one statistics operator (its own graph, or a tree reduction)."""
     if hasattr(op, "fit_graph"):
         return op.fit_graph(partials, ctx)
-    level = partials
-    while len(level) > 1:
-        level = [dask.delayed(op.fit_combine, pure=False)(level[i:i + 8])
-                 for i in range(0, len(level), 8)]
-    return dask.delayed(op.fit_finalize, pure=False)(level[0], ctx)
+    level, depth, token = partials, 0, uuid.uuid4().hex[:8]
+    while len(level) > 1:  # keys named after the operator: the task stream shows whose work
+        depth += 1
+        level = [dask.delayed(op.fit_combine, pure=False)(
+            level[i:i + 8], dask_key_name=f"{ctx.node_id}-combine{depth}-{i // 8}-{token}")
+            for i in range(0, len(level), 8)]
+    return dask.delayed(op.fit_finalize, pure=False)(
+        level[0], ctx, dask_key_name=f"{ctx.node_id}-finalize-{token}")

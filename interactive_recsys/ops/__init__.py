@@ -7,9 +7,12 @@ from .base import OPERATORS, OpContext, Operator, RowFilter, StatOperator
 from .bucketize import Bucketize
 from .categorify import Categorify
 from .clip import Clip
+from .difference_lag import DifferenceLag
 from .fill import FillMedian, FillMissing
+from .groupby import Groupby
 from .hash_bucket import HashBucket
 from .lambda_op import LambdaOp
+from .list_ops import ListSlice, ValueCount
 from .log import LogOp
 from .normalize import Normalize, NormalizeMinMax
 from .params import Param
@@ -19,3 +22,4 @@ from .rows import Dropna, Filter
 __all__ = ["OPERATORS", "Bucketize", "Categorify", "Clip", "Dropna", "FillMedian", "FillMissing",
            "Filter", "HashBucket", "LambdaOp", "LogOp", "Normalize", "NormalizeMinMax",
            "OpContext", "Operator", "Param", "Rename", "RowFilter", "StatOperator"]
+__all__ += ["DifferenceLag", "Groupby", "ListSlice", "ValueCount"]  # sequence operators

@@ -156,6 +156,16 @@ class Operator:
     def changes_rows(self) -> bool:
         return False
 
+    def shuffle_keys(self) -> list[str] | None:
+        """Columns whose equal values must meet in one partition before ``transform`` runs.
+
+        ``None`` (the default): rows stay where they are. Otherwise the workflow hash-partitions
+        the operator's input rows by these columns (a Dask shuffle), in dataset order within
+        each key, and the operator may reorder or aggregate rows: its output can then only be
+        combined with columns that pass through it.
+        """
+        return None
+
 
 class StatOperator(Operator, register=False):
     """An operator with statistics computed over the whole dataset by ``fit``.
