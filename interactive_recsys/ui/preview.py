@@ -1,0 +1,295 @@
+"""Preview: a workflow's output on the first rows of a dataset, before any full run.
+
+:class:`PreviewModel` (plain Python) reads only the first ``n_rows`` rows (the first
+partition, or as many as needed), fits a *copy* of the workflow on them when the workflow is
+not fitted (the user's workflow is never changed), transforms them, and summarises every
+output column. :class:`Preview` is its widget: the rows page by page, an input/output
+toggle (or both side by side), the column summary and a message area for errors.
+
+Examples
+--------
+>>> import pandas as pd, interactive_recsys as irs
+>>> from interactive_recsys import ops
+>>> df = pd.DataFrame({"c": ["a", "b", "a", None], "x": [1.0, None, 3.0, 4.0]})
+>>> wf = irs.Workflow((["c"] >> ops.Categorify()) + (["x"] >> ops.FillMissing(0)))
+>>> model = PreviewModel(wf, df, n_rows=3).run()
+>>> model.output["c"].tolist(), wf.fitted        # fitted on a copy: wf stays unfitted
+([3, 4, 3], False)
+>>> model.summary.loc["x", ["nulls", "min", "max"]].tolist()   # FillMissing(0) on 3 rows
+[0.0, 0.0, 3.0]
+"""
+
+from __future__ import annotations
+
+import html
+import shutil
+import tempfile
+import time
+import weakref
+from typing import Any
+
+import dask
+import ipywidgets as widgets
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..dataset import as_dataset
+from ..errors import ParameterError
+from ..ops.categorify import Categorify
+from ..ops.hash_bucket import FIRST_FREE_INDEX, NULL_INDEX
+from ..schema import Tags, dtype_name
+from ..selector import flatten
+from ..workflow import Workflow
+
+VIEWS = ("output", "input", "input | output")
+
+
+def _check_count(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+        raise ParameterError(f"The {name!r} parameter of Preview must be an integer >= 1. Got "
+                             f"{value!r} instead.")
+    return int(value)
+
+
+def input_columns(workflow: Workflow, schema: Any) -> list[str]:
+    """The dataset columns the workflow reads, in first-use order."""
+    names: list[str] = []
+    for node in workflow.nodes:
+        if node.kind == "select":
+            names += [n for n in flatten(node.selector.resolve(schema)) if n not in names]
+    return names
+
+
+def first_vocab_indices(workflow: Workflow) -> dict[str, int]:
+    """Output column -> first vocabulary index, for columns encoded by Categorify (ids in
+    ``2 .. first - 1`` are out-of-vocabulary)."""
+    schemas = workflow.output_node.schemas(workflow.input_schema, workflow._states)
+    out = {}
+    for node in workflow.nodes:
+        if node.kind == "op" and isinstance(node.op, Categorify):
+            groups = node.input_groups(workflow.input_schema, schemas)
+            out.update(dict.fromkeys(node.op.output_names(groups), node.op.first_vocab_index))
+    return out
+
+
+def column_summary(frame: pd.DataFrame, categorical: dict[str, int | None]) -> pd.DataFrame:
+    """Per column: dtype, nulls, min/max of the (flattened) values and, for encoded
+    categorical columns (``categorical`` maps them to their first vocabulary index, or
+    ``None`` when there is no out-of-vocabulary range), the shares of null and OOV ids."""
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    rows = []
+    for name in table.column_names:
+        col = table[name]
+        values = pc.list_flatten(col) if pa.types.is_list(col.type) or \
+            pa.types.is_large_list(col.type) else col
+        row: dict[str, Any] = {"column": name, "dtype": dtype_name(col.type), "rows": len(col),
+                               "nulls": col.null_count,
+                               "null %": 100 * col.null_count / len(col) if len(col) else 0.0,
+                               "min": None, "max": None,
+                               "null index %": None, "OOV index %": None}
+        kind = values.type
+        if pa.types.is_integer(kind) or pa.types.is_floating(kind):
+            lo, hi = pc.min_max(values).values()
+            row["min"], row["max"] = lo.as_py(), hi.as_py()
+        if name in categorical and len(values):
+            ids = values.to_numpy(zero_copy_only=False)
+            row["null index %"] = 100 * float(np.mean(ids == NULL_INDEX))
+            first = categorical[name]
+            if first is not None:
+                row["OOV index %"] = 100 * float(np.mean((ids >= FIRST_FREE_INDEX)
+                                                         & (ids < first)))
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("column")
+
+
+class PreviewModel:
+    """The data behind :class:`Preview` (see the module docstring).
+
+    Parameters
+    ----------
+    workflow : the workflow to preview (left unchanged).
+    dataset : a Dataset, path or DataFrame; only its first ``n_rows`` rows are read.
+    n_rows : sample size.
+    page_size : rows per page.
+    """
+
+    def __init__(self, workflow: Workflow, dataset: Any, n_rows: int = 1000,
+                 page_size: int = 10) -> None:
+        if not isinstance(workflow, Workflow):
+            raise ParameterError(f"Preview needs an interactive_recsys.Workflow; got a "
+                                 f"{type(workflow).__name__}.")
+        self.workflow, self.dataset = workflow, dataset
+        self.n_rows = _check_count("n_rows", n_rows)
+        self.page_size = _check_count("page_size", page_size)
+        self.input: pd.DataFrame | None = None
+        self.output: pd.DataFrame | None = None
+        self.summary: pd.DataFrame | None = None
+        self.fitted: Workflow | None = None
+        self.fitted_on_sample = False
+        self.seconds: float | None = None
+        self._tmp: str | None = None
+
+    def run(self) -> PreviewModel:
+        """Read the sample, fit a copy if needed, transform, summarise."""
+        started = time.perf_counter()
+        ds = as_dataset(self.dataset)
+        with dask.config.set(scheduler="sync"):  # a small in-process job, off the cluster
+            sample = ds.head(self.n_rows)
+            if self.workflow.fitted:
+                fitted, on_sample = self.workflow, False
+            else:
+                self._cleanup()
+                self._tmp = tempfile.mkdtemp(prefix="irs-preview-")
+                weakref.finalize(self, shutil.rmtree, self._tmp, True)
+                fitted = Workflow(self.workflow.output_node, artifacts_dir=self._tmp)
+                fitted.fit(sample)
+                on_sample = True
+            output = fitted.transform(sample)
+        self.input = sample[input_columns(fitted, ds.schema)]
+        self.output, self.fitted, self.fitted_on_sample = output, fitted, on_sample
+        schema = fitted.output_schema
+        firsts = first_vocab_indices(fitted)
+        categorical = {c.name: firsts.get(c.name) for c in schema.values()
+                       if Tags.CATEGORICAL.value in c.tags and c.cardinality is not None}
+        self.summary = column_summary(output, categorical)
+        self.seconds = time.perf_counter() - started
+        return self
+
+    def _cleanup(self) -> None:
+        if self._tmp:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    @property
+    def rows_align(self) -> bool:
+        """Whether output row i comes from input row i (no operator drops rows)."""
+        return not any(n.kind == "op" and n.op.changes_rows for n in self.workflow.nodes)
+
+    @property
+    def n_pages(self) -> int:
+        frames = [f for f in (self.input, self.output) if f is not None]
+        longest = max((len(f) for f in frames), default=0)
+        return max(1, -(-longest // self.page_size))
+
+    def page(self, index: int, which: str = "output") -> pd.DataFrame:
+        """Rows of page ``index`` (0-based) of ``"input"`` or ``"output"``."""
+        frame = self.output if which == "output" else self.input
+        if frame is None:
+            raise ParameterError("Nothing to show yet: call run() first.")
+        start = index * self.page_size
+        return frame.iloc[start:start + self.page_size]
+
+    def describe(self) -> str:
+        """One line: what was read and how the workflow was fitted."""
+        if self.output is None:
+            return "Preview: not run yet"
+        how = ("workflow fitted on the sample" if self.fitted_on_sample
+               else "workflow already fitted")
+        return (f"Preview: {len(self.input):,} input rows -> {len(self.output):,} output rows "
+                f"x {self.output.shape[1]} columns ({how}; {self.seconds:.2f} s)")
+
+
+def _table_html(frame: pd.DataFrame, css: str) -> str:
+    return frame.to_html(classes=["irs-preview-table", css], border=0, escape=True,
+                         na_rep="null", max_cols=60)
+
+
+class Preview(widgets.VBox):
+    """Widget: processed sample rows with paging, an input/output toggle and a summary.
+
+    Parameters
+    ----------
+    workflow, dataset, n_rows, page_size : as :class:`PreviewModel`.
+
+    Errors while reading or fitting are shown in the widget's message area
+    (``.error`` holds the text) instead of being raised.
+    """
+
+    def __init__(self, workflow: Workflow, dataset: Any, n_rows: int = 1000,
+                 page_size: int = 10) -> None:
+        self.model = PreviewModel(workflow, dataset, n_rows=n_rows, page_size=page_size)
+        self.error: str | None = None
+        self.page_index = 0
+        self.header = widgets.HTML().add_class("irs-preview-header")
+        self.message = widgets.HTML(layout=widgets.Layout(display="none"))
+        self.message.add_class("irs-preview-error")
+        self.view = widgets.ToggleButtons(options=VIEWS, value="output",
+                                          description="show").add_class("irs-preview-toggle")
+        self.prev_button = widgets.Button(description="< prev").add_class("irs-preview-prev")
+        self.next_button = widgets.Button(description="next >").add_class("irs-preview-next")
+        self.refresh_button = widgets.Button(description="refresh", icon="refresh")
+        self.refresh_button.add_class("irs-preview-refresh")
+        self.page_label = widgets.Label().add_class("irs-preview-page")
+        self.rows = widgets.HTML().add_class("irs-preview-rows")
+        self.summary = widgets.HTML().add_class("irs-preview-summary")
+        self.view.observe(lambda _: self._render(), names="value")
+        self.prev_button.on_click(lambda _: self.show_page(self.page_index - 1))
+        self.next_button.on_click(lambda _: self.show_page(self.page_index + 1))
+        self.refresh_button.on_click(lambda _: self.refresh())
+        controls = widgets.HBox([self.view, self.prev_button, self.page_label,
+                                 self.next_button, self.refresh_button])
+        super().__init__([self.header, self.message, controls, self.rows,
+                          widgets.HTML("<b>Output columns</b>"), self.summary])
+        self.add_class("irs-preview")
+        self.refresh()
+
+    def refresh(self, workflow: Workflow | None = None, dataset: Any = None) -> None:
+        """Run again (optionally on another workflow or dataset, e.g. after an edit)."""
+        if workflow is not None:
+            self.model.workflow = workflow
+        if dataset is not None:
+            self.model.dataset = dataset
+        try:
+            self.model.run()
+            self.error = None
+        except Exception as exc:  # shown in the widget, not lost in the console
+            self.error = f"{type(exc).__name__}: {exc}"
+        self.page_index = 0
+        self._render()
+
+    def show_page(self, index: int) -> None:
+        """Show page ``index`` (clamped to the existing pages)."""
+        self.page_index = min(max(0, index), self.model.n_pages - 1)
+        self._render()
+
+    def _render(self) -> None:
+        m = self.model
+        self.message.value = (f"<pre>{html.escape(self.error)}</pre>" if self.error else "")
+        self.message.layout.display = "" if self.error else "none"
+        if self.error or m.output is None:
+            self.header.value = "<b>Preview failed</b>" if self.error else ""
+            self.rows.value, self.summary.value, self.page_label.value = "", "", ""
+            return
+        self.header.value = f"<b>{html.escape(m.describe())}</b>"
+        self.page_label.value = f"page {self.page_index + 1} / {m.n_pages}"
+        self.prev_button.disabled = self.page_index == 0
+        self.next_button.disabled = self.page_index >= m.n_pages - 1
+        view = self.view.value
+        if view == "input | output":
+            note = "" if m.rows_align else ("<p>Rows are filtered by the workflow: output "
+                                            "rows do not line up with input rows.</p>")
+            left = _table_html(m.page(self.page_index, "input"), "irs-preview-input")
+            right = _table_html(m.page(self.page_index, "output"), "irs-preview-output")
+            self.rows.value = (f"{note}<div style='display:flex;gap:1em'><div>{left}</div>"
+                               f"<div>{right}</div></div>")
+        else:
+            self.rows.value = _table_html(m.page(self.page_index, view), f"irs-preview-{view}")
+        self.summary.value = m.summary.to_html(classes=["irs-preview-summary-table"], border=0,
+                                               na_rep="-", float_format=lambda x: f"{x:.4g}")
+
+    def __repr__(self) -> str:
+        m = self.model
+        if self.error:
+            return f"Preview failed: {self.error}"
+        if m.output is None:
+            return m.describe()
+        page = m.page(self.page_index, "output")
+        return (f"{m.describe()}\npage {self.page_index + 1} / {m.n_pages} of the output:\n"
+                f"{page.to_string(max_cols=12)}")
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        bundle = super()._repr_mimebundle_(**kwargs)
+        bundle["text/plain"] = repr(self)
+        return bundle
