@@ -1,0 +1,222 @@
+"""EmbeddingView: the live view of an :class:`~interactive_recsys.stats.EmbeddingReport`.
+
+A table of every embedding table, log-log rank/frequency curves, coverage curves (share of
+lookups served by the hottest ``k`` rows), per-GPU memory of both placements (table-wise
+and row-wise) against the GPU's capacity, and controls that re-plan live: number of GPUs,
+GiB per GPU, weight dtype, optimizer, and a per-table dimension override. The widget only
+draws: every number comes from the report (data first, then rendered).
+
+Plots are Bokeh figures in a ``jupyter_bokeh.BokehModel``; BokehJS is loaded inline (no
+CDN) by :func:`load_bokeh`, once per kernel. Each data source has a ``name``
+(``irs-embedding-frequency``, ``irs-embedding-coverage``, ``irs-embedding-plan``) so
+browser tests can find it in ``window.Bokeh.documents``.
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+from typing import Any
+
+import ipywidgets as widgets
+from bokeh.layouts import column, row
+from bokeh.models import ColumnDataSource, FactorRange, HoverTool, Span
+from bokeh.palettes import Category10_10
+from bokeh.plotting import figure
+
+from ..stats.embedding_report import EmbeddingReport, report_of
+from ..stats.memory_plan import DTYPE_BYTES, OPTIMIZER_STATE
+
+GIB = 2**30
+MODES = ("table-wise", "row-wise")
+_BOKEH_LOADED = False
+
+
+def load_bokeh() -> bool:
+    """Put BokehJS on the notebook page (inline resources, no CDN), once per kernel.
+
+    Returns whether it was loaded now; outside a Jupyter kernel it does nothing.
+    """
+    global _BOKEH_LOADED
+    if _BOKEH_LOADED:
+        return False
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with ipywidgets
+        return False
+    shell = get_ipython()
+    if shell is None or not hasattr(shell, "kernel"):
+        return False
+    from bokeh.io import output_notebook
+    from bokeh.resources import INLINE
+
+    output_notebook(resources=INLINE, hide_banner=True)
+    _BOKEH_LOADED = True
+    return True
+
+
+def curve_data(report: EmbeddingReport, key: str, x: str, y: str) -> dict[str, list]:
+    """Multi-line data of one curve per table that has counts (``key`` of
+    :meth:`~EmbeddingReport.table_dict`: ``"rank_frequency"`` or ``"coverage"``)."""
+    data: dict[str, list] = {"xs": [], "ys": [], "name": [], "color": []}
+    colors = itertools.cycle(Category10_10)
+    for name in report.tables:
+        d = report.table_dict(name)
+        color = next(colors)
+        if key not in d:
+            continue
+        data["xs"].append(d[key][x])
+        data["ys"].append(d[key][y])
+        data["name"].append(name)
+        data["color"].append(color)
+    return data
+
+
+def plan_data(report: EmbeddingReport) -> dict[str, list]:
+    """One bar per GPU and placement: GiB used, and whether it exceeds the capacity."""
+    plan = report.plan()
+    data: dict[str, list] = {"x": [], "gib": [], "mode": [], "color": [], "tables": []}
+    for placement in (plan.table_wise, plan.row_wise):
+        for g, nbytes in enumerate(placement.gpu_bytes):
+            data["x"].append((f"GPU {g}", placement.mode))
+            data["gib"].append(nbytes / GIB)
+            data["mode"].append(placement.mode)
+            data["color"].append("#d62728" if nbytes > plan.gpu_memory else
+                                 ("#1f77b4" if placement.mode == "table-wise" else "#2ca02c"))
+            tables = placement.gpu_tables[g] if placement.mode == "table-wise" else ["all"]
+            data["tables"].append(", ".join(tables))
+    return data
+
+
+class EmbeddingView(widgets.VBox):
+    """Widget over an :class:`EmbeddingReport` (or a workflow/dataset to report on).
+
+    >>> import pandas as pd
+    >>> view = EmbeddingView(pd.DataFrame({"c": list("aaab")}))
+    >>> view.num_gpus.value = 4
+    >>> len(view.plan_source.data["gib"])          # 4 GPUs x 2 placements
+    8
+    """
+
+    def __init__(self, report: Any) -> None:
+        self.report = report_of(report)
+        load_bokeh()
+        settings = self.report.settings
+        self.num_gpus = widgets.BoundedIntText(
+            value=settings["num_gpus"], min=1, max=100_000, description="GPUs")
+        self.gpu_gib = widgets.BoundedFloatText(
+            value=round(self.report.plan().gpu_memory / GIB, 3), min=0.001, max=1e6,
+            description="GiB per GPU")
+        self.dtype = widgets.Dropdown(options=list(DTYPE_BYTES), value=self.report.plan().dtype,
+                                      description="weights")
+        self.optimizer = widgets.Dropdown(options=list(OPTIMIZER_STATE),
+                                          value=self.report.plan().optimizer,
+                                          description="optimizer")
+        names = list(self.report.tables)
+        self.table = widgets.Dropdown(options=names, value=names[0] if names else None,
+                                      description="table")
+        self.dim = widgets.BoundedIntText(min=1, max=1_000_000, description="dim")
+        self.set_dim_button = widgets.Button(description="set dim")
+        self.reset_dim_button = widgets.Button(description="use rule")
+        self.message = widgets.HTML(layout=widgets.Layout(display="none"))
+        self.message.add_class("irs-embedding-error")
+        self.summary = widgets.HTML().add_class("irs-embedding-view-report")
+
+        for control in (self.num_gpus, self.gpu_gib, self.dtype, self.optimizer):
+            control.observe(self._on_settings, names="value")
+        self.table.observe(lambda _: self._show_dim(), names="value")
+        self.set_dim_button.on_click(lambda _: self._set_dim(self.dim.value))
+        self.reset_dim_button.on_click(lambda _: self._set_dim(None))
+
+        self.frequency_source = ColumnDataSource(
+            curve_data(self.report, "rank_frequency", "rank", "frequency"),
+            name="irs-embedding-frequency")
+        self.coverage_source = ColumnDataSource(
+            curve_data(self.report, "coverage", "ids", "share"), name="irs-embedding-coverage")
+        self.plan_source = ColumnDataSource(plan_data(self.report), name="irs-embedding-plan")
+        self.figures = self._figures()
+        from jupyter_bokeh import BokehModel
+
+        self.plot = BokehModel(self.figures)
+        self.plot.add_class("irs-embedding-plots")
+        super().__init__([
+            self.message,
+            widgets.HBox([self.num_gpus, self.gpu_gib, self.dtype, self.optimizer]),
+            widgets.HBox([self.table, self.dim, self.set_dim_button, self.reset_dim_button]),
+            self.summary, self.plot])
+        self.add_class("irs-embedding-view")
+        self._show_dim()
+        self.update()
+
+    # ---- drawing ----------------------------------------------------------------------------
+    def _figures(self) -> Any:
+        hover = HoverTool(tooltips=[("table", "@name")])
+        freq = figure(title="Lookups per id by rank (log-log)", x_axis_type="log",
+                      y_axis_type="log", x_axis_label="rank", y_axis_label="lookups",
+                      width=430, height=300, tools="pan,wheel_zoom,reset,save")
+        freq.multi_line("xs", "ys", color="color", source=self.frequency_source, line_width=2)
+        freq.add_tools(hover)
+        cov = figure(title="Coverage: share of lookups served by the hottest k rows",
+                     x_axis_type="log", x_axis_label="k rows (cache size)",
+                     y_axis_label="share of lookups", y_range=(0, 1.02), width=430, height=300,
+                     tools="pan,wheel_zoom,reset,save")
+        cov.multi_line("xs", "ys", color="color", source=self.coverage_source, line_width=2)
+        cov.add_tools(HoverTool(tooltips=[("table", "@name")]))
+        self.capacity = Span(location=self.report.plan().gpu_memory / GIB, dimension="width",
+                             line_color="#d62728", line_dash="dashed")
+        plan = figure(title="Memory per GPU (GiB): table-wise vs row-wise; dashed = capacity",
+                      x_range=FactorRange(*self.plan_source.data["x"]), width=870, height=280,
+                      tools="save", y_axis_label="GiB")
+        plan.vbar(x="x", top="gib", width=0.8, color="color", source=self.plan_source)
+        plan.add_layout(self.capacity)
+        plan.add_tools(HoverTool(tooltips=[("GPU", "@x"), ("GiB", "@gib{0.000}"),
+                                           ("tables", "@tables")]))
+        plan.xaxis.major_label_orientation = 0.8
+        self.plan_figure = plan
+        return column(row(freq, cov), plan)
+
+    def update(self) -> None:
+        """Redraw everything that depends on dims and plan settings."""
+        self.summary.value = self.report.to_html()
+        data = plan_data(self.report)
+        self.plan_figure.x_range.factors = data["x"]
+        self.plan_source.data = data
+        self.capacity.location = self.report.plan().gpu_memory / GIB
+
+    def _show_error(self, text: str | None) -> None:
+        self.message.value = f"<pre>{html.escape(text)}</pre>" if text else ""
+        self.message.layout.display = "" if text else "none"
+
+    # ---- controls ---------------------------------------------------------------------------
+    def _on_settings(self, _: Any = None) -> None:
+        try:
+            self.report.configure(num_gpus=int(self.num_gpus.value),
+                                  gpu_memory=max(1, int(self.gpu_gib.value * GIB)),
+                                  dtype=self.dtype.value, optimizer=self.optimizer.value)
+        except Exception as exc:  # shown in the widget, not lost in the console
+            self._show_error(f"{type(exc).__name__}: {exc}")
+            return
+        self._show_error(None)
+        self.update()
+
+    def _show_dim(self) -> None:
+        if self.table.value is not None:
+            self.dim.value = self.report.dim(self.table.value)
+
+    def _set_dim(self, dim: int | None) -> None:
+        try:
+            self.report.set_dim(self.table.value, dim)
+        except Exception as exc:
+            self._show_error(f"{type(exc).__name__}: {exc}")
+            return
+        self._show_error(None)
+        self._show_dim()
+        self.update()
+
+    def __repr__(self) -> str:
+        return repr(self.report)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        bundle = super()._repr_mimebundle_(**kwargs)
+        bundle["text/plain"] = repr(self)
+        return bundle
