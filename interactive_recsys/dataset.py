@@ -388,10 +388,20 @@ class Dataset:
 
     def to_parquet(self, path: str | os.PathLike, *, shuffle: str | None = None,
                    out_files_per_proc: int | None = None, overwrite: bool = False,
-                   seed: int = 0, row_group_size: int = 128 * 1024) -> dict[str, Any]:
-        """Write parquet files, ``_schema.json`` and ``_SUCCESS`` atomically; see :mod:`.writer`."""
+                   seed: int = 0, row_group_size: int = 128 * 1024,
+                   background: bool = False) -> Any:
+        """Write parquet files, ``_schema.json`` and ``_SUCCESS`` atomically; see :mod:`.writer`.
+
+        Returns a summary dict, or with ``background=True`` at once a
+        :class:`~interactive_recsys.jobs.Job` whose result is that summary."""
         from .writer import write_parquet
 
+        if background:
+            from .jobs import submit
+
+            return submit(lambda: self.to_parquet(
+                path, shuffle=shuffle, out_files_per_proc=out_files_per_proc,
+                overwrite=overwrite, seed=seed, row_group_size=row_group_size), name="to_parquet")
         return write_parquet(self, path, shuffle=shuffle, out_files_per_proc=out_files_per_proc,
                              overwrite=overwrite, seed=seed, row_group_size=row_group_size)
 

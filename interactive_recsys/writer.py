@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 
 from .backend import get_backend
 from .errors import DatasetError, ParameterError
+from .jobs import compute
 from .plan import release_memory
 
 SHUFFLE_MODES = (None, "partition", "worker", "full")
@@ -171,7 +172,7 @@ def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = Non
             tasks = [dask.delayed(_write_part)(p, os.path.join(tmp, n), schema, backend,
                                                row_group_size, seed + i if permute else None)
                      for i, (p, n) in enumerate(zip(parts, names, strict=True))]
-        rows = [int(r) for r in dask.compute(*tasks)]
+        rows = [int(r) for r in compute(*tasks, phase="write")]
         summary = {"files": names, "rows_per_file": rows, "num_rows": sum(rows),
                    "shuffle": shuffle, "schema": ds.schema.to_dict()}
         with open(os.path.join(tmp, "_schema.json"), "w") as f:

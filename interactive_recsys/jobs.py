@@ -1,0 +1,325 @@
+"""Background jobs and per-phase progress of workflow computations.
+
+Every Dask computation of a workflow goes through :func:`compute`, which names it as a
+*phase* ("fit 1/2", "transform", "write"). On a distributed client a phase runs as
+futures that can be cancelled; its progress (tasks finished out of the phase's tasks) is
+counted from the scheduler's task stream while a :class:`Job` runs it or a Monitor
+watches (:data:`BOARD`). Without a distributed client it is a plain ``dask.compute``.
+
+A :class:`Job` runs a function (``wf.fit``, ``ds.to_parquet``...) in a background thread,
+so the notebook kernel stays free to draw widgets:
+
+>>> import pandas as pd
+>>> job = Job(lambda: sum(range(4)), name="sum").start()
+>>> job.result(timeout=10)
+6
+>>> job.status, job.done()
+('finished', True)
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import CancelledError
+from dataclasses import dataclass, field
+from typing import Any
+
+import dask
+
+from .errors import IRSError
+
+#: Seconds between checks for cancellation and progress while a phase runs.
+POLL_SECONDS = 0.1
+
+_CURRENT_JOB: contextvars.ContextVar[Job | None] = contextvars.ContextVar("irs_job",
+                                                                          default=None)
+
+
+class JobCancelledError(IRSError, CancelledError):
+    """A job was cancelled (by ``job.cancel()`` or because its cluster was closed)."""
+
+
+@dataclass
+class Phase:
+    """One Dask computation of a workflow: its tasks and how many have finished."""
+
+    name: str
+    total: int
+    job: str = ""
+    status: str = "running"  # running | finished | cancelled | error
+    started: float = field(default_factory=time.time)
+    stopped: float | None = None
+    #: tasks of this phase seen finishing in the task stream (the rest were already in memory)
+    observed: int = 0
+    keys: frozenset = field(default=frozenset(), repr=False)
+    _seen: set = field(default_factory=set, repr=False)
+
+    @property
+    def done(self) -> int:
+        """Tasks finished (all of them once the phase finished)."""
+        return self.total if self.status == "finished" else min(self.observed, self.total)
+
+    @property
+    def fraction(self) -> float:
+        return 1.0 if self.status == "finished" else self.done / max(self.total, 1)
+
+    def observe(self, keys: list[Any]) -> None:
+        for key in keys:
+            key = _norm(key)
+            if key in self.keys and key not in self._seen:
+                self._seen.add(key)
+        self.observed = len(self._seen)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "job": self.job, "status": self.status, "done": self.done,
+                "total": self.total, "fraction": self.fraction, "started": self.started,
+                "stopped": self.stopped}
+
+
+class ProgressBoard:
+    """The phases of this process, newest last (bounded), and who watches them."""
+
+    def __init__(self, maxlen: int = 200) -> None:
+        self._phases: deque[Phase] = deque(maxlen=maxlen)
+        self._lock = threading.Lock()
+        self.watchers = 0
+
+    def begin(self, phase: Phase) -> Phase:
+        with self._lock:
+            self._phases.append(phase)
+        return phase
+
+    def phases(self, since: float = 0.0) -> list[Phase]:
+        """Phases started at or after ``since`` (a ``time.time()``)."""
+        with self._lock:
+            return [p for p in self._phases if p.started >= since]
+
+    def watch(self) -> None:
+        with self._lock:
+            self.watchers += 1
+
+    def unwatch(self) -> None:
+        with self._lock:
+            self.watchers = max(0, self.watchers - 1)
+
+
+#: Phases of every workflow computation in this process (read by Monitor).
+BOARD = ProgressBoard()
+
+
+def _norm(key: Any) -> Any:
+    """Task keys as hashable values (msgpack turns tuples into lists)."""
+    return tuple(_norm(k) for k in key) if isinstance(key, list | tuple) else key
+
+
+def active_client() -> Any:
+    """The ``distributed.Client`` that ``dask.compute`` would use now, or ``None``."""
+    from dask.base import get_scheduler
+
+    owner = getattr(get_scheduler(), "__self__", None)
+    return owner if type(owner).__name__ == "Client" else None
+
+
+def current_job() -> Job | None:
+    """The job whose thread runs this code, if any."""
+    return _CURRENT_JOB.get()
+
+
+def compute(*collections: Any, phase: str) -> tuple[Any, ...]:
+    """``dask.compute(*collections)`` as a named, cancellable, progress-reporting phase."""
+    client = active_client()
+    if client is None:
+        return dask.compute(*collections)
+    job = current_job()
+    tracked = job is not None or BOARD.watchers > 0
+    keys: frozenset = frozenset()
+    if tracked:
+        from dask.base import collections_to_expr
+
+        graph = collections_to_expr(list(collections), optimize_graph=True).__dask_graph__()
+        keys = frozenset(_norm(k) for k in graph)
+    record = BOARD.begin(Phase(phase, len(keys), job=job.name if job else ""))
+    record.keys = keys
+    if job is not None:
+        job._phases.append(record)
+        job._check_cancelled(client)
+    stream_from = time.time() - 5
+    if tracked:  # the scheduler's task-stream plugin records only once installed
+        client.get_task_stream(count=1)
+    futures = client.compute(list(collections))
+    try:
+        stream_from = _wait(client, futures, record, job, tracked, stream_from)
+        results = client.gather(futures)
+        if tracked:
+            _observe(client, record, stream_from)
+    except BaseException as err:
+        _cancel(client, futures)
+        record.status = "cancelled" if isinstance(err, CancelledError) else "error"
+        record.stopped = time.time()
+        if job is not None and (job.cancel_requested or isinstance(err, CancelledError)
+                                or client.status != "running"):
+            raise JobCancelledError(job._cancel_message(client)) from err
+        raise
+    record.status, record.stopped = "finished", time.time()
+    return tuple(results)
+
+
+def _wait(client: Any, futures: list, record: Phase, job: Job | None, tracked: bool,
+          stream_from: float) -> float:
+    from distributed import wait
+
+    while True:
+        try:
+            wait(futures, timeout=POLL_SECONDS)
+            return stream_from
+        except TimeoutError:
+            pass
+        if job is not None:
+            job._check_cancelled(client)
+        elif client.status != "running":
+            raise CancelledError(f"The Dask client closed while phase {record.name!r} ran.")
+        if tracked and BOARD.watchers == 0:  # a watching Monitor counts tasks itself
+            stream_from = _observe(client, record, stream_from)
+
+
+def _observe(client: Any, record: Phase, since: float) -> float:
+    """Count the phase's tasks finished since ``since`` (scheduler time); the new ``since``."""
+    records = client.get_task_stream(start=since)
+    record.observe([r["key"] for r in records])
+    stops = [s["stop"] for r in records for s in r["startstops"]]
+    return max(stops, default=since)
+
+
+def _cancel(client: Any, futures: list) -> None:
+    try:
+        if client.status == "running":
+            client.cancel(futures)
+    except Exception:  # the client may be closing already
+        pass
+
+
+class Job:
+    """A function running in a background thread on the active Dask client.
+
+    Returned by ``wf.fit(ds, background=True)``, ``wf.fit_transform(..., background=True)``
+    and ``ds.to_parquet(..., background=True)``. Like a ``concurrent.futures.Future``:
+    :meth:`result`, :meth:`done`, :meth:`exception`, :meth:`cancel`; plus :attr:`status` and
+    :attr:`progress` per phase. Cancelling (or closing the client while it runs) stops its
+    Dask tasks; outputs are written atomically, so a cancelled write leaves nothing behind.
+    """
+
+    def __init__(self, fn: Callable[[], Any], *, name: str = "job",
+                 client: Any = None) -> None:
+        self.name = name
+        self._fn = fn
+        self._client = client
+        self._phases: list[Phase] = []
+        self._cancel = threading.Event()
+        self._finished = threading.Event()
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self.status = "pending"
+        self.started: float | None = None
+        self.stopped: float | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> Job:
+        """Start the thread (once); returns ``self``."""
+        if self._thread is None:
+            if self._client is None:
+                self._client = active_client()
+            self._thread = threading.Thread(target=self._run, name=f"irs-job-{self.name}",
+                                            daemon=True)
+            self.status, self.started = "running", time.time()
+            self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        _CURRENT_JOB.set(self)
+        try:
+            if self._client is not None:
+                with self._client.as_current():
+                    self._value = self._fn()
+            else:
+                self._value = self._fn()
+            self.status = "finished"
+        except JobCancelledError as err:
+            self._error, self.status = err, "cancelled"
+        except BaseException as err:
+            self._error = err
+            self.status = "cancelled" if self._cancel.is_set() else "error"
+        finally:
+            self.stopped = time.time()
+            self._finished.set()
+
+    # ---- cancellation ---------------------------------------------------------------------
+    @property
+    def cancel_requested(self) -> bool:
+        return self._cancel.is_set()
+
+    def cancel(self) -> bool:
+        """Ask the job to stop; its running Dask tasks are cancelled within about 0.1 s.
+
+        Returns ``False`` if it had already finished, ``True`` otherwise.
+        """
+        if self._finished.is_set():
+            return False
+        self._cancel.set()
+        return True
+
+    def _check_cancelled(self, client: Any) -> None:
+        if self._cancel.is_set() or client.status != "running":
+            raise JobCancelledError(self._cancel_message(client))
+
+    def _cancel_message(self, client: Any) -> str:
+        if self._cancel.is_set():
+            return f"Job {self.name!r} was cancelled by job.cancel(); it wrote no output."
+        return (f"Job {self.name!r} was cancelled because its Dask client/cluster closed "
+                f"(client status {client.status!r}); it wrote no output. Start a cluster "
+                "again and re-run.")
+
+    # ---- results --------------------------------------------------------------------------
+    def done(self) -> bool:
+        return self._finished.is_set()
+
+    def result(self, timeout: float | None = None) -> Any:
+        """The function's return value; waits up to ``timeout`` seconds (``None``: forever).
+
+        Raises ``TimeoutError`` if not done in time, :class:`JobCancelledError` if
+        cancelled, and the function's own exception if it failed.
+        """
+        if not self._finished.wait(timeout):
+            raise TimeoutError(f"Job {self.name!r} did not finish within {timeout} s "
+                               f"(status {self.status!r}); call result() again later or "
+                               "job.cancel().")
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    def exception(self, timeout: float | None = None) -> BaseException | None:
+        """The exception the job ended with (``None`` if it succeeded)."""
+        if not self._finished.wait(timeout):
+            raise TimeoutError(f"Job {self.name!r} did not finish within {timeout} s.")
+        return self._error
+
+    @property
+    def phases(self) -> list[Phase]:
+        return list(self._phases)
+
+    @property
+    def progress(self) -> dict[str, float]:
+        """Fraction of tasks done per phase, in the order the phases started."""
+        return {p.name: p.fraction for p in self._phases}
+
+    def __repr__(self) -> str:
+        phases = ", ".join(f"{p.name} {p.fraction:.0%}" for p in self._phases)
+        return f"<Job {self.name!r}: {self.status}{'; ' + phases if phases else ''}>"
+
+
+def submit(fn: Callable[[], Any], *, name: str) -> Job:
+    """Start ``fn`` as a :class:`Job` on the active client."""
+    return Job(fn, name=name).start()
