@@ -360,12 +360,11 @@ class BuilderModel:
         for k, branch in enumerate(branches):
             if not branch.columns and not branch.tags and branch.steps:
                 raise ParameterError(f"Branch {k + 1} has steps but no columns; select columns.")
-            for j, step in enumerate(branch.steps):
+            if branch.columns or branch.tags:
                 try:
-                    branch.node(j + 1).output_schema(self.schema)
+                    branch.node().output_schema(self.schema)
                 except SchemaError as exc:
-                    raise SchemaError(f"Branch {k + 1}, step {j + 1} ({step.op}) cannot run on "
-                                      f"{branch.columns}: {exc}") from None
+                    raise SchemaError(f"Branch {k + 1}: {exc}") from None
         names = [n for b in branches if b.columns or b.tags
                  for n in b.node().output_schema(self.schema).names]
         twice = sorted({n for n in names if names.count(n) > 1})
