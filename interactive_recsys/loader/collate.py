@@ -1,0 +1,92 @@
+"""The collate stage: blocks in, fixed-size batches out, rows shuffled within a window.
+
+Blocks arrive in read order. With shuffling, consecutive blocks are gathered until they
+hold ``window`` rows, concatenated and permuted once; batches are then contiguous slices
+of the permuted window (views, no per-batch gather). Rows left over at the end of a window
+are carried into the next batch, so every row of the epoch is produced exactly once; the
+last, shorter batch of an epoch is kept or dropped (``drop_last``).
+
+Examples
+--------
+>>> import numpy as np, pyarrow as pa
+>>> from interactive_recsys.loader.block import block_from_table
+>>> from interactive_recsys.loader.columns import Columns
+>>> cols = Columns(("c",), (False,), (), (), ())
+>>> blocks = [block_from_table(pa.table({"c": np.arange(i, i + 3)}), cols, None, "t")
+...           for i in (0, 3, 6)]
+>>> batcher = Batcher(batch_size=4, drop_last=False)
+>>> sizes = [len(b) for blk in blocks for b in batcher.add(blk)]
+>>> sizes += [len(b) for b in batcher.finish()]
+>>> sizes
+[4, 4, 1]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from .batch import Batch
+from .block import Block, concat_blocks
+
+
+class Batcher:
+    """Cut the blocks of one epoch into batches of ``batch_size`` rows.
+
+    Parameters
+    ----------
+    batch_size : rows per batch.
+    drop_last : drop the epoch's last batch when it is shorter.
+    window : rows shuffled together (0: no shuffling).
+    rng : the generator of the window permutations (required when ``window > 0``).
+    """
+
+    def __init__(self, batch_size: int, drop_last: bool, window: int = 0,
+                 rng: np.random.Generator | None = None) -> None:
+        if window and rng is None:
+            raise ValueError("a shuffling Batcher needs an rng")
+        self.batch_size, self.drop_last, self.window, self.rng = batch_size, drop_last, window, rng
+        self._pending: list[Block] = []  # blocks waiting to fill a shuffle window
+        self._pending_rows = 0
+        self._carry: list[Block] = []  # rows not yet in a batch (fewer than batch_size)
+        self._carry_rows = 0
+
+    def add(self, block: Block) -> Iterator[Batch]:
+        """Batches completed by ``block``."""
+        if not self.window:
+            yield from self._emit(block)
+            return
+        self._pending.append(block)
+        self._pending_rows += block.rows
+        if self._pending_rows >= self.window:
+            yield from self._emit(self._shuffled_window())
+
+    def finish(self) -> Iterator[Batch]:
+        """The batches still held at the end of the epoch."""
+        if self._pending:
+            yield from self._emit(self._shuffled_window())
+        if self._carry_rows and not self.drop_last:
+            yield concat_blocks(self._carry).to_batch()
+        self._carry, self._carry_rows = [], 0
+
+    def _shuffled_window(self) -> Block:
+        window = concat_blocks(self._pending)
+        self._pending, self._pending_rows = [], 0
+        return window.take(self.rng.permutation(window.rows))
+
+    def _emit(self, block: Block) -> Iterator[Batch]:
+        size, start = self.batch_size, 0
+        if self._carry_rows:
+            need = size - self._carry_rows
+            if block.rows < need:
+                self._carry.append(block)
+                self._carry_rows += block.rows
+                return
+            yield concat_blocks([*self._carry, block.slice(0, need)]).to_batch()
+            self._carry, self._carry_rows, start = [], 0, need
+        while start + size <= block.rows:
+            yield block.to_batch(start, start + size)
+            start += size
+        if start < block.rows:
+            self._carry, self._carry_rows = [block.slice(start, block.rows)], block.rows - start

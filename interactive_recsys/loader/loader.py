@@ -1,0 +1,249 @@
+"""``irs.Loader``: batches of processed data for training, read and collated ahead.
+
+Examples
+--------
+>>> import tempfile, numpy as np, pandas as pd
+>>> import interactive_recsys as irs
+>>> df = pd.DataFrame({"C1": np.arange(10) % 3, "I1": np.linspace(0, 1, 10),
+...                    "label": np.arange(10) % 2})
+>>> path = tempfile.mkdtemp() + "/train"
+>>> _ = irs.Dataset(df, tags={"C1": ["categorical"], "I1": ["continuous"],
+...                           "label": ["target"]}).to_parquet(path)
+>>> loader = irs.Loader(path, batch_size=4, shuffle=False, output="numpy")
+>>> len(loader)
+3
+>>> batch = next(iter(loader))
+>>> batch.dense.shape, batch.labels.tolist()
+((4, 1), [0.0, 1.0, 0.0, 1.0])
+>>> batch.sparse.keys, batch.sparse.values.tolist(), batch.sparse.length_per_key
+(['C1'], [0, 1, 2, 0], [4])
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import numbers
+import weakref
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import ParameterError
+from .batch import Batch
+from .block import Block, block_from_table
+from .collate import Batcher
+from .columns import Columns, resolve_columns
+from .pipeline import BatchIterator
+from .reader import DatasetSource, ParquetSource, open_source
+from .shuffle import Piece, partition_order, row_rng, shard_pieces, shard_rows
+from .transfer import device_stages
+
+OUTPUTS = ("auto", "numpy", "torch")
+#: Rows shuffled together by default (at least 4 batches).
+DEFAULT_WINDOW = 2**18
+
+
+class Loader:
+    """Iterate over training batches of a processed dataset.
+
+    Each batch (:class:`~interactive_recsys.loader.batch.Batch`) has a dense float32 block
+    ``[B, n_cont]`` of the continuous columns, the labels, and the categorical columns as a
+    :class:`~interactive_recsys.loader.jagged.JaggedBatch` (single-hot columns are rows of
+    length 1, ``list<int>`` columns are multi-hot) whose ``length_per_key`` /
+    ``offset_per_key`` are computed on the CPU, so ``batch.sparse.to_torchrec()`` builds a
+    TorchRec ``KeyedJaggedTensor`` without a device synchronization.
+
+    Reading (parquet row groups), collating and the copy to the device run in background
+    threads connected by bounded queues; see :mod:`.pipeline`.
+
+    Parameters
+    ----------
+    source : str, path, list of paths, dict or Dataset
+        A directory written by ``to_parquet`` (its ``_schema.json`` tags give the default
+        column roles), parquet files, the dict ``to_parquet`` returns, or an
+        :class:`~interactive_recsys.dataset.Dataset` such as ``workflow.transform(ds)``.
+    batch_size : int
+        Rows per batch.
+    shuffle : bool, default True
+        Shuffle the partitions' order and the rows within windows of ``shuffle_window`` rows,
+        differently every epoch, deterministically for ``seed``.
+    seed : int, default 0
+        Seed of the shuffles (use the same on every rank).
+    drop_last : bool, default False
+        Drop each epoch's last batch when it has fewer than ``batch_size`` rows.
+    epochs : int or None, default 1
+        Epochs per ``iter(loader)``; None repeats forever. Each new iteration continues with
+        the next epoch numbers (new shuffles); see :meth:`set_epoch`.
+    device : str or torch.device, optional
+        Where tensors go (``"cuda:0"``: pinned memory and asynchronous copies on a side
+        stream). Needs PyTorch.
+    cat_cols, cont_cols, label_cols : list of str, optional
+        Default: the columns tagged ``categorical``, ``continuous`` and ``target``.
+    extra_cols : list of str, optional
+        Numeric columns passed through unchanged in ``batch.extras`` (e.g. row ids).
+    rank, world_size : int, default 0 and 1
+        Data-parallel shard: every rank gets a disjoint, equally long share of each epoch
+        (``rows // world_size`` rows; the remainder, fewer than ``world_size`` rows, is
+        left out of that epoch).
+    shuffle_window : int, optional
+        Rows shuffled together (default ``max(262144, 4 * batch_size)``); memory grows with it.
+    output : {"auto", "numpy", "torch"}, default "auto"
+        Array type of the batches; ``"auto"`` is torch when PyTorch is installed.
+    label_dtype : str or None, default "float32"
+        dtype of the labels; None keeps the columns' own.
+    readers : int, default 2
+        Reader threads.
+    prefetch : int, default 2
+        Partitions read ahead, and batches held by each queue.
+    """
+
+    def __init__(self, source: Any, batch_size: int, *, shuffle: bool = True, seed: int = 0,
+                 drop_last: bool = False, epochs: int | None = 1, device: Any = None,
+                 cat_cols: Sequence[str] | None = None, cont_cols: Sequence[str] | None = None,
+                 label_cols: Sequence[str] | None = None,
+                 extra_cols: Sequence[str] | None = None, rank: int = 0, world_size: int = 1,
+                 shuffle_window: int | None = None, output: str = "auto",
+                 label_dtype: str | None = "float32", readers: int = 2,
+                 prefetch: int = 2) -> None:
+        _check_int("batch_size", batch_size, 1)
+        _check_int("seed", seed, 0)
+        if epochs is not None:
+            _check_int("epochs", epochs, 1)
+        _check_int("world_size", world_size, 1)
+        _check_int("rank", rank, 0)
+        if rank >= world_size:
+            raise ParameterError(f"The 'rank' parameter must be in [0, world_size - 1] = "
+                                 f"[0, {world_size - 1}]. Got {rank!r} instead.")
+        if shuffle_window is not None:
+            _check_int("shuffle_window", shuffle_window, 1)
+        _check_int("readers", readers, 1)
+        _check_int("prefetch", prefetch, 1)
+        if output not in OUTPUTS:
+            raise ParameterError(f"The 'output' parameter must be one of {OUTPUTS}. Got "
+                                 f"{output!r} instead.")
+        if label_dtype is not None:
+            try:
+                label_dtype = np.dtype(label_dtype).name
+            except TypeError:
+                raise ParameterError(f"The 'label_dtype' parameter must be a NumPy dtype name "
+                                     f"such as 'float32' or None. Got {label_dtype!r} "
+                                     "instead.") from None
+        torch_found = importlib.util.find_spec("torch") is not None
+        if output == "auto":
+            output = "torch" if torch_found else "numpy"
+        if output == "torch" and not torch_found:
+            raise ParameterError("output='torch' needs PyTorch (pip install torch); use "
+                                 "output='numpy' for NumPy batches.")
+        if device is not None and output != "torch":
+            raise ParameterError(f"device={device!r} needs torch tensors; pass output='torch' "
+                                 "(and install PyTorch) or leave device=None.")
+        self.source: ParquetSource | DatasetSource = open_source(source)
+        self.columns: Columns = resolve_columns(self.source.schema, cat_cols, cont_cols,
+                                                label_cols, extra_cols)
+        self.source.check_columns(self.columns.names)
+        self.batch_size, self.shuffle, self.seed = batch_size, bool(shuffle), seed
+        self.drop_last, self.epochs, self.device = bool(drop_last), epochs, device
+        self.rank, self.world_size = rank, world_size
+        self.shuffle_window = (max(DEFAULT_WINDOW, 4 * batch_size) if shuffle_window is None
+                               else shuffle_window)
+        self.output, self.label_dtype = output, label_dtype
+        self.readers, self.prefetch = readers, prefetch
+        self._next_epoch = 0
+        self._iterators: weakref.WeakSet[BatchIterator] = weakref.WeakSet()
+        if world_size > 1:
+            self.source.count_rows()
+
+    # ---- sizes ---------------------------------------------------------------------------
+    @property
+    def schema(self) -> Any:
+        """The schema of the source (names, dtypes, tags, cardinalities)."""
+        return self.source.schema
+
+    @property
+    def rows_per_epoch(self) -> int:
+        """Rows this rank gets per epoch."""
+        return shard_rows(self.source.num_rows, self.world_size)
+
+    @property
+    def batches_per_epoch(self) -> int:
+        rows = self.rows_per_epoch
+        return rows // self.batch_size if self.drop_last else math.ceil(rows / self.batch_size)
+
+    def __len__(self) -> int:
+        """Batches in one ``iter(loader)`` (``epochs`` epochs)."""
+        if self.epochs is None:
+            raise TypeError("A Loader with epochs=None repeats forever and has no length.")
+        return self.epochs * self.batches_per_epoch
+
+    def set_epoch(self, epoch: int) -> None:
+        """Make the next ``iter(loader)`` start at epoch ``epoch`` (e.g. when resuming)."""
+        _check_int("epoch", epoch, 0)
+        self._next_epoch = epoch
+
+    # ---- iteration -----------------------------------------------------------------------
+    def __iter__(self) -> BatchIterator:
+        first = self._next_epoch
+        if self.epochs is not None:
+            self._next_epoch += self.epochs
+        transfer, finish = device_stages(self.device) if self.output == "torch" else (None, None)
+        it = BatchIterator(self._plan(first), self._read, self._collate_fn(transfer is None),
+                           transfer, finish, readers=self.readers, prefetch=self.prefetch)
+        self._iterators.add(it)
+        return it
+
+    def close(self) -> None:
+        """Stop the background threads of every iterator of this loader still running."""
+        for it in list(self._iterators):
+            it.close()
+
+    def _plan(self, first: int) -> Iterator[tuple[int, Piece]]:
+        epoch = first
+        while self.epochs is None or epoch < first + self.epochs:
+            order = partition_order(self.source.units, self.seed, epoch, self.shuffle)
+            for piece in shard_pieces(self.source.unit_rows, order, self.rank, self.world_size):
+                yield epoch, piece
+            yield epoch, None  # end of the epoch
+            epoch += 1
+
+    def _read(self, item: tuple[int, Piece | None]) -> Block | None:
+        _, piece = item
+        if piece is None:
+            return None
+        table = self.source.read(piece.unit, self.columns.names, piece.start, piece.stop)
+        return block_from_table(table, self.columns, self.label_dtype,
+                                self.source.describe(piece.unit))
+
+    def _collate_fn(self, to_torch_here: bool) -> Any:
+        torch_cpu = self.output == "torch" and to_torch_here
+
+        def collate(blocks: Iterator[tuple[tuple[int, Piece | None], Block | None]]
+                    ) -> Iterator[Batch]:
+            batcher = None
+            for (epoch, _), block in blocks:
+                if batcher is None:
+                    batcher = Batcher(self.batch_size, self.drop_last,
+                                      self.shuffle_window if self.shuffle else 0,
+                                      row_rng(self.seed, epoch, self.rank))
+                produced = batcher.add(block) if block is not None else batcher.finish()
+                for batch in produced:
+                    yield batch.to_torch() if torch_cpu else batch
+                if block is None:
+                    batcher = None
+
+        return collate
+
+    def __repr__(self) -> str:
+        c = self.columns
+        return (f"Loader({self.source!r}, batch_size={self.batch_size}, "
+                f"shuffle={self.shuffle}, epochs={self.epochs}, rank={self.rank}/"
+                f"{self.world_size}, cat={len(c.cat)} ({sum(c.multi_hot)} multi-hot), "
+                f"cont={len(c.cont)}, labels={list(c.label)}, output={self.output!r}"
+                + (f", device={self.device!r}" if self.device is not None else "") + ")")
+
+
+def _check_int(name: str, value: Any, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ParameterError(f"The {name!r} parameter must be an integer >= {minimum}. Got "
+                             f"{value!r} instead.")

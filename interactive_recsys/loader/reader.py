@@ -1,0 +1,212 @@
+"""Where the loader's rows come from: parquet row groups or the partitions of a Dataset.
+
+A source exposes its :class:`~interactive_recsys.schema.Schema`, a list of *units* (the
+pieces read in one go: one parquet row group, or one Dask partition) with their row
+counts, and ``read(unit, columns, start, stop)`` returning an Arrow table. Reads run in the
+loader's reader threads; any failure is raised as a :class:`DatasetError` naming the file.
+
+* :class:`ParquetSource`: a directory written by ``Dataset.to_parquet`` /
+  ``Workflow.transform(...).to_parquet`` (``part.NNNNN.parquet`` + ``_schema.json``, whose
+  tags give the default column roles), any directory / glob / list of parquet files, or the
+  summary dict ``to_parquet`` returns. Row counts come from the parquet footers.
+* :class:`DatasetSource`: an :class:`~interactive_recsys.dataset.Dataset`, e.g. the lazy
+  output of ``Workflow.transform``; partitions are computed (on the active Dask client, if
+  any) when read. Their sizes are counted only when sharding needs them.
+
+Examples
+--------
+>>> import tempfile, pandas as pd
+>>> import interactive_recsys as irs
+>>> path = tempfile.mkdtemp() + "/out"
+>>> _ = irs.Dataset(pd.DataFrame({"c": [1, 2, 3]}), tags={"c": ["categorical"]}).to_parquet(path)
+>>> src = open_source(path)
+>>> src.schema["c"].tags, src.unit_rows
+(frozenset({'categorical'}), [3])
+>>> src.read(0, ["c"], 1, 3).column("c").to_pylist()
+[2, 3]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..dataset import Dataset, expand_paths
+from ..errors import DatasetError
+from ..schema import Schema
+
+SCHEMA_FILE = "_schema.json"
+
+
+@dataclass(frozen=True)
+class RowGroup:
+    path: str
+    index: int
+    num_rows: int
+
+
+class ParquetSource:
+    """Parquet files read row group by row group."""
+
+    def __init__(self, source: str | os.PathLike | Sequence[str | os.PathLike]) -> None:
+        files, schema = _files_and_schema(source)
+        self.files = files
+        self.row_groups: list[RowGroup] = []
+        self._file_columns: dict[str, set[str]] = {}
+        for path in files:
+            try:
+                with pq.ParquetFile(path) as pf:
+                    md, names = pf.metadata, set(pf.schema_arrow.names)
+            except (OSError, pa.ArrowException) as exc:
+                raise DatasetError(f"{path!r} is not a readable parquet file ({exc}). Remove "
+                                   "or rewrite it.") from exc
+            self._file_columns[path] = names
+            self.row_groups.extend(RowGroup(path, i, md.row_group(i).num_rows)
+                                   for i in range(md.num_row_groups))
+        self.schema = schema if schema is not None else _schema_from_files(files)
+
+    @property
+    def units(self) -> int:
+        return len(self.row_groups)
+
+    @property
+    def unit_rows(self) -> list[int]:
+        return [rg.num_rows for rg in self.row_groups]
+
+    def count_rows(self) -> list[int]:
+        return self.unit_rows
+
+    @property
+    def num_rows(self) -> int:
+        return sum(self.unit_rows)
+
+    def check_columns(self, columns: Sequence[str]) -> None:
+        """Fail early, naming the file, when a file lacks a column the loader needs."""
+        for path, names in self._file_columns.items():
+            missing = [c for c in columns if c not in names]
+            if missing:
+                raise DatasetError(f"File {path!r} has no column(s) {missing}. Rewrite it or "
+                                   "leave those columns out of cat_cols/cont_cols/label_cols.")
+
+    def describe(self, unit: int) -> str:
+        rg = self.row_groups[unit]
+        return f"{rg.path!r} (row group {rg.index})"
+
+    def read(self, unit: int, columns: Sequence[str], start: int = 0,
+             stop: int | None = None) -> pa.Table:
+        rg = self.row_groups[unit]
+        try:
+            with pq.ParquetFile(rg.path) as pf:
+                table = pf.read_row_group(rg.index, columns=list(columns))
+        except (OSError, pa.ArrowException) as exc:
+            raise DatasetError(f"Cannot read {self.describe(unit)}: {exc}. The file is damaged "
+                               "or was changed after the loader opened it; rewrite it.") from exc
+        return _slice(table, start, stop)
+
+    def __repr__(self) -> str:
+        return f"ParquetSource(files={len(self.files)}, row_groups={len(self.row_groups)})"
+
+
+class DatasetSource:
+    """The partitions of an :class:`~interactive_recsys.dataset.Dataset`."""
+
+    def __init__(self, dataset: Dataset) -> None:
+        self.dataset = dataset
+        self.schema = dataset.schema
+        self._ddf = dataset.to_ddf()
+        self._unit_rows: list[int] | None = None
+
+    @property
+    def unit_rows(self) -> list[int] | None:
+        """Rows per partition, or None until :meth:`count_rows` ran."""
+        return self._unit_rows
+
+    def count_rows(self) -> list[int]:
+        """Count the rows of every partition (computes the dataset once)."""
+        if self._unit_rows is None:
+            self._unit_rows = [int(n) for n in self._ddf.map_partitions(len).compute()]
+        return self._unit_rows
+
+    @property
+    def num_rows(self) -> int:
+        if self._unit_rows is not None:
+            return sum(self._unit_rows)
+        return self.dataset.num_rows
+
+    def check_columns(self, columns: Sequence[str]) -> None:
+        """Columns are checked against the schema when they are resolved."""
+
+    def describe(self, unit: int) -> str:
+        return f"partition {unit} of {self.dataset!r}"
+
+    def read(self, unit: int, columns: Sequence[str], start: int = 0,
+             stop: int | None = None) -> pa.Table:
+        try:
+            frame = self._ddf.get_partition(unit)[list(columns)].compute()
+            table = self.dataset.backend.to_arrow(frame)
+        except Exception as exc:
+            raise DatasetError(f"Cannot compute {self.describe(unit)}: {exc}") from exc
+        return _slice(table, start, stop)
+
+    @property
+    def units(self) -> int:
+        return self._ddf.npartitions
+
+    def __repr__(self) -> str:
+        return f"DatasetSource({self.dataset!r})"
+
+
+def open_source(source: Any) -> ParquetSource | DatasetSource:
+    """A source for a path / list of paths, a ``to_parquet`` summary, or a Dataset."""
+    if isinstance(source, Dataset):
+        return DatasetSource(source)
+    if isinstance(source, Mapping) and "path" in source:
+        return ParquetSource(source["path"])
+    if isinstance(source, str | os.PathLike | list | tuple):
+        return ParquetSource(source)
+    raise DatasetError(f"The loader cannot read a {type(source).__name__}. Pass a directory "
+                       "written by to_parquet, parquet files (a path, a glob or a list), or an "
+                       "irs.Dataset (e.g. workflow.transform(dataset)).")
+
+
+def _files_and_schema(source: Any) -> tuple[list[str], Schema | None]:
+    if isinstance(source, str | os.PathLike) and os.path.isdir(source):
+        meta = os.path.join(source, SCHEMA_FILE)
+        if os.path.exists(meta):
+            try:
+                with open(meta) as f:
+                    summary = json.load(f)
+                files = [os.path.join(os.fspath(source), name) for name in summary["files"]]
+                schema = Schema.from_dict(summary["schema"])
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                raise DatasetError(f"Cannot use {meta!r} ({exc!r}); it was not written by "
+                                   "Dataset.to_parquet. Remove it to read the parquet files "
+                                   "without tags.") from exc
+            missing = [f for f in files if not os.path.exists(f)]
+            if missing:
+                raise DatasetError(f"{meta!r} lists files that do not exist: {missing[:3]}. The "
+                                   "output directory is incomplete; write it again.")
+            return files, schema
+    files = expand_paths(source)
+    bad = [f for f in files if not f.endswith((".parquet", ".pq", ".parq"))]
+    if bad:
+        raise DatasetError(f"The loader reads parquet files only; got {bad[:3]}. Convert csv "
+                           "input with irs.Dataset(...).to_parquet(path) first.")
+    return files, None
+
+
+def _schema_from_files(files: list[str]) -> Schema:
+    return Schema.from_arrow(pq.read_schema(files[0]))
+
+
+def _slice(table: pa.Table, start: int, stop: int | None) -> pa.Table:
+    if start == 0 and (stop is None or stop >= table.num_rows):
+        return table
+    stop = table.num_rows if stop is None else stop
+    return table.slice(start, stop - start)
