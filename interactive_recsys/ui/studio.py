@@ -1,0 +1,198 @@
+"""Studio: the builder, the preview, the embedding statistics and the cluster in one widget.
+
+Tabs: **Build** (:class:`.PipelineBuilder`) | **Preview** (:class:`.Preview` of the workflow
+being built, refreshed by the builder's Preview and Run buttons) | **Embeddings**
+(:class:`.EmbeddingView` of the fitted workflow, after Run) | **Cluster**
+(:class:`.Dashboard` of the active Dask client, created when the tab is first opened).
+
+>>> import pandas as pd
+>>> studio = Studio(pd.DataFrame({"c": ["x", "y", "x"], "n": [1.0, None, 3.0]}))
+>>> studio.titles
+('Build', 'Preview', 'Embeddings', 'Cluster')
+>>> b = studio.builder
+>>> b.select_columns(["c"]); b.choose_operator("Categorify"); b.add_button.click()
+>>> studio.preview_button.click()
+>>> studio.preview.model.output["c"].tolist()
+[3, 4, 3]
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import threading
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as w
+
+from .builder import PipelineBuilder
+
+TITLES = ("Build", "Preview", "Embeddings", "Cluster")
+
+
+def _note(text: str, css: str) -> w.HTML:
+    note = w.HTML(f"<i>{html.escape(text)}</i>")
+    note.add_class(css)
+    return note
+
+
+class Studio(w.VBox):
+    """One tabbed widget: Build | Preview | Embeddings | Cluster.
+
+    Parameters
+    ----------
+    dataset : a Dataset, a DataFrame or a path (errors are shown in the Build tab).
+    workflow : open an existing workflow in the builder (``PipelineBuilder.from_workflow``).
+    client : the Dask client of the Cluster tab and of Run (default: the active one).
+    preview_rows, output : as :class:`.PipelineBuilder`.
+    """
+
+    def __init__(self, dataset: Any = None, *, workflow: Any = None, client: Any = None,
+                 preview_rows: int = 1000, output: str | os.PathLike | None = None) -> None:
+        super().__init__()
+        self.add_class("irs-studio")
+        self.client = client
+        self.preview_rows = preview_rows
+        self.preview: Any = None
+        self.embeddings: Any = None
+        self.dashboard: Any = None
+        if workflow is not None:
+            self.builder = PipelineBuilder.from_workflow(workflow, dataset,
+                                                         preview_rows=preview_rows, output=output)
+        else:
+            self.builder = PipelineBuilder(dataset, preview_rows=preview_rows, output=output)
+        self.preview_tab = w.VBox([_note("Click Preview (or Run) in the Build tab to see the "
+                                         "processed rows here.", "irs-studio-preview-empty")])
+        self.embeddings_tab = w.VBox([_note("Click Run in the Build tab: the embedding "
+                                            "statistics of the fitted workflow appear here.",
+                                            "irs-studio-embeddings-empty")])
+        self.cluster_tab = w.VBox([_note("Open this tab to see the cluster.",
+                                         "irs-studio-cluster-empty")])
+        self.message = w.HTML()
+        self.message.add_class("irs-studio-messages")
+        self.tabs = w.Tab(children=[self.builder, self.preview_tab, self.embeddings_tab,
+                                    self.cluster_tab], titles=TITLES)
+        self.tabs.add_class("irs-studio-tabs")
+        self.tabs.observe(self._on_tab, "selected_index")
+        self.children = [self.message, self.tabs]
+        self.builder.on_preview(self._after_preview)
+        self.builder.on_run(self._after_run)
+        self._lock = threading.Lock()
+
+    @property
+    def titles(self) -> tuple[str, ...]:
+        return tuple(self.tabs.titles)
+
+    @property
+    def preview_button(self) -> w.Button:
+        return self._find_button("irs-btn-preview")
+
+    @property
+    def run_button(self) -> w.Button:
+        return self._find_button("irs-btn-run")
+
+    def _find_button(self, css: str) -> w.Button:
+        stack: list[Any] = [self.builder]
+        while stack:
+            widget = stack.pop()
+            if isinstance(widget, w.Button) and css in widget._dom_classes:
+                return widget
+            stack.extend(getattr(widget, "children", ()))
+        raise LookupError(css)
+
+    # ---- errors -----------------------------------------------------------------------------
+    def _safely(self, action: Callable[[], Any]) -> None:
+        try:
+            action()
+        except Exception as exc:  # shown in the Studio, never only in the console
+            self.message.value += (
+                f'<div class="irs-msg irs-msg-error" style="color:#b00020">'
+                f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</div>"
+                f"<details><summary>details</summary><pre>"
+                f"{html.escape(traceback.format_exc())}</pre></details>")
+
+    # ---- tabs -------------------------------------------------------------------------------
+    def show_preview(self) -> None:
+        """Fill the Preview tab with the workflow being built (fitted on a sample copy, or the
+        workflow fitted by the last Run)."""
+        from .preview import Preview
+
+        model = self.builder.model
+        if model is None:
+            raise RuntimeError("No dataset is open in the Build tab.")
+        workflow = model.fitted_workflow or model.to_workflow()
+        if self.preview is None:
+            self.preview = Preview(workflow, model.dataset, n_rows=self.preview_rows)
+            self.preview_tab.children = [self.preview]
+        else:
+            self.preview.refresh(workflow, model.dataset)
+
+    def show_embeddings(self) -> None:
+        """Fill the Embeddings tab with the statistics of the fitted workflow."""
+        from ..stats.embedding_report import EmbeddingReport
+        from .embeddings import EmbeddingView
+
+        model = self.builder.model
+        if model is None or model.fitted_workflow is None:
+            raise RuntimeError("The workflow is not fitted yet: click Run in the Build tab.")
+        report = EmbeddingReport(model.fitted_workflow, dataset=model.dataset)
+        if not report.tables:
+            self.embeddings_tab.children = [_note(
+                "The workflow has no Categorify step, so no embedding tables.",
+                "irs-studio-embeddings-empty")]
+            return
+        self.embeddings = EmbeddingView(report)
+        self.embeddings_tab.children = [self.embeddings]
+
+    def show_cluster(self) -> None:
+        """Fill the Cluster tab: the dashboard of the client, or a button to start one."""
+        from ..jobs import active_client
+
+        client = self.client or active_client()
+        if client is None:
+            start = w.Button(description="Start a local cluster", button_style="primary",
+                             layout=w.Layout(width="auto"))
+            start.add_class("irs-btn-start-cluster")
+            start.on_click(lambda _: self._safely(self._start_cluster))
+            self.cluster_tab.children = [_note(
+                "No Dask cluster is active: Run and Preview use this process. Start a local "
+                "cluster (2 workers) or connect one with irs.connect('tcp://host:8786').",
+                "irs-studio-no-cluster"), start]
+            return
+        from .dashboard import Dashboard
+
+        if self.dashboard is None:
+            self.dashboard = Dashboard(client)
+        self.cluster_tab.children = [self.dashboard]
+
+    def _start_cluster(self) -> None:
+        from ..cluster import start_cluster
+
+        self.client = start_cluster(2)
+        self.show_cluster()
+
+    def _on_tab(self, change: dict[str, Any]) -> None:
+        if change["new"] == TITLES.index("Cluster") and self.dashboard is None:
+            self._safely(self.show_cluster)
+
+    def _after_preview(self, result: Any) -> None:
+        self.message.value = ""
+        self._safely(self.show_preview)
+
+    def _after_run(self, job: Any) -> None:
+        if job.status != "finished":
+            return
+        with self._lock:
+            self.message.value = ""
+            self._safely(self.show_embeddings)
+            self._safely(self.show_preview)
+
+    def close(self) -> None:
+        if self.dashboard is not None:
+            self.dashboard.close()
+        super().close()
+
+    def __repr__(self) -> str:
+        return f"Studio({self.builder!r}; tabs: {' | '.join(TITLES)})"
