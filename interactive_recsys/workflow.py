@@ -173,16 +173,19 @@ class Workflow:
                 raise NotFittedError(f"This workflow is not fitted (statistics needed by "
                                      f"{needs or 'no operator'}); call wf.fit(dataset) first.")
 
-    def transform(self, data: Any) -> Any:
+    def transform(self, data: Any, *, training: bool = False) -> Any:
         """Apply the fitted workflow: a lazy Dataset for a Dataset or path, and a DataFrame of
-        the same library for a pandas or cuDF DataFrame."""
+        the same library for a pandas or cuDF DataFrame.
+
+        ``training=True`` marks ``data`` as the training data (``fit_transform`` sets it):
+        operators that must not leak targets (``TargetEncoding``) then encode out-of-fold."""
         if not self.fitted and not any(n.kind == "op" and n.op.is_stat for n in self.nodes):
             self.fitted = True  # nothing to fit
         self._check_fitted()
         in_memory = not isinstance(data, Dataset | str | os.PathLike | list | tuple) \
             and hasattr(data, "columns") and not hasattr(data, "dask")
         ds = as_dataset(data)
-        out = self._transform_dataset(ds)
+        out = self._transform_dataset(ds, training)
         if in_memory:  # the same library back: pandas in -> pandas out, cuDF in -> cuDF out
             frame = compute(out.to_ddf(), phase="transform")[0].reset_index(drop=True)
             if backend_of(data).name == "gpu":
@@ -191,9 +194,9 @@ class Workflow:
             return backend_of(frame).to_pandas(frame)
         return out
 
-    def _transform_dataset(self, ds: Dataset) -> Dataset:
+    def _transform_dataset(self, ds: Dataset, training: bool = False) -> Dataset:
         schema = self.output_node.output_schema(ds.schema, self._states)
-        plan = self._plan(ds.schema, ds.backend.name)
+        plan = self._plan(ds.schema, ds.backend.name, {"training": training})
         output = self.nodes.index(self.output_node)
         meta = ds.backend.empty(schema)
         ddf, entry = self._stage_ddf(plan, ds, [output])
@@ -222,17 +225,19 @@ class Workflow:
             with dask.config.set({"dataframe.convert-string": False}):
                 ddf = ddf.map_partitions(plan.shuffle_input, entry, target, meta=meta,
                                          enforce_metadata=False, token=f"shuffle-input-{token}")
-                if ddf.npartitions > 1:
-                    ddf = ddf.shuffle(on=plan.shuffle_keys(target), npartitions=ddf.npartitions)
+                if ddf.npartitions > 1:  # p2p logs warnings per shuffle: "tasks" by default
+                    method = dask.config.get("interactive-recsys.shuffle-method", "tasks")
+                    ddf = ddf.shuffle(on=plan.shuffle_keys(target), npartitions=ddf.npartitions,
+                                      shuffle_method=method)
             entry = target
         return ddf, entry
 
     def fit_transform(self, data: Any, *, background: bool = False) -> Any:
-        """``fit(data)`` then ``transform(data)``; with ``background=True`` a
+        """``fit(data)`` then ``transform(data, training=True)``; with ``background=True`` a
         :class:`~interactive_recsys.jobs.Job` whose result is the transformed data."""
         if background:
             return submit(lambda: self.fit_transform(data), name="fit_transform")
-        return self.fit(data).transform(data)
+        return self.fit(data).transform(data, training=True)
 
     # ---- persistence ----------------------------------------------------------------------
     def to_config(self) -> dict[str, Any]:

@@ -1,0 +1,45 @@
+"""SelectColumns: keep some of the columns a step produces.
+
+Input selections (``["a", "b"] >> op``) pick columns of the dataset; this operator picks
+columns of an operator's output, e.g. the list columns of a Groupby before a ListSlice:
+
+>>> import pandas as pd, interactive_recsys as irs
+>>> from interactive_recsys import ops
+>>> sessions = ["user", "item"] >> ops.Groupby(["user"])
+>>> last = sessions >> SelectColumns(["item_list"]) >> ops.ListSlice(-1)
+>>> wf = irs.Workflow((sessions >> SelectColumns(["user"])) + last)
+>>> wf.fit_transform(pd.DataFrame({"user": [1, 1, 2], "item": [5, 6, 7]})).values.tolist()
+[[1, [6]], [2, [7]]]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import ParameterError, SchemaError
+from ..schema import Schema
+from .base import OpContext, Operator
+from .params import Param
+
+
+class SelectColumns(Operator):
+    """Keep only ``columns`` (in that order) of the incoming columns."""
+
+    summary = "Keep some of the incoming columns"
+    category = "columns"
+    columns = Param(kind="strs", doc="Names of the columns to keep, in output order.")
+
+    def check_params(self) -> None:
+        if not self.columns:
+            raise ParameterError("The 'columns' parameter of SelectColumns needs at least one "
+                                 "column name.")
+
+    def output_schema(self, input_schema: Schema, groups, state=None) -> Schema:
+        missing = [c for c in self.columns if c not in input_schema]
+        if missing:
+            raise SchemaError(f"SelectColumns keeps {missing}, which are not among the incoming "
+                              f"columns {input_schema.names}.")
+        return input_schema.select(self.columns)
+
+    def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
+        return ctx.backend.select(df, self.columns)
