@@ -38,6 +38,8 @@ CONSTRUCTOR_KWARGS: dict[str, dict[str, Any]] = {
     "Clip": {"min_value": 1, "max_value": 6},
     "Filter": {"expr": "I1 > 2"},
     "HashBucket": {"num_buckets": 13},
+    "JoinGroupby": {"cont_cols": ["I1", "F1"]},
+    "TargetEncoding": {"target": "I2"},
     "LambdaOp": {"f": "x * 2"},
     "Rename": {"postfix": "_r"},
 }
@@ -61,6 +63,8 @@ DEFAULT_COLUMNS = ["I1", "F1"]
 INPUT_COLUMNS: dict[str, list[Any]] = {
     "Categorify": ["C1", "I2", "L1"],
     "HashBucket": ["C1", "I2", "L1"],
+    "JoinGroupby": ["C1", "I1", "F1"],
+    "TargetEncoding": ["C1", "C3", "I2"],
     "Rename": ["C1", "I1", "L1"],
     "Dropna": ["I1", "F1", "C1"],
 }
