@@ -277,9 +277,8 @@ class PipelineBuilder(w.VBox):
         for p in profile:
             box = w.Checkbox(value=False, description=p.name, indent=False,
                              layout=w.Layout(width="150px"))
-            approx = "" if p.exact else "~"
             detail = w.HTML(f"<code>{p.dtype}</code> · {p.role} · {p.null_fraction:.1%} · "
-                            f"{approx}{p.distinct:,}")
+                            f"{html.escape(p.distinct_text)}")
             row = w.HBox([box, detail])
             row.add_class("irs-col")
             row.add_class(f"irs-col-{css_name(p.name)}")

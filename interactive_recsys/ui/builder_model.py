@@ -87,11 +87,17 @@ class ColumnProfile:
     distinct_in_sample: int
     sample_rows: int
     exact: bool
+    total_rows: int | None = None
+
+    @property
+    def distinct_text(self) -> str:
+        """The count, marked ``~`` when estimated and ``>=`` when the row count is unknown."""
+        mark = "" if self.exact else ("~" if self.total_rows is not None else ">=")
+        return f"{mark}{self.distinct:,}"
 
     def describe(self) -> str:
-        approx = "" if self.exact else "~"
         return (f"{self.name}: {self.dtype}, {self.role}, {self.null_fraction:.1%} null, "
-                f"{approx}{self.distinct:,} distinct")
+                f"{self.distinct_text} distinct")
 
 
 def infer_role(name: str, dtype: str, tags: Iterable[str] = ()) -> str:
@@ -114,15 +120,17 @@ def infer_role(name: str, dtype: str, tags: Iterable[str] = ()) -> str:
     return "categorical"  # strings, booleans, dates used as keys
 
 
-def estimate_distinct(counts: Sequence[int], total_rows: int | None) -> int:
-    """GEE estimate of the distinct values of ``total_rows`` rows from a sample's value counts.
+def estimate_distinct(counts: Sequence[int], total_rows: int | None,
+                      sample_rows: int | None = None) -> int:
+    """GEE estimate of the distinct values in ``total_rows`` rows from the value counts of
+    ``sample_rows`` sampled rows (default: the sum of the counts).
 
     >>> estimate_distinct([1, 1, 2], total_rows=4)   # the whole data: exact
     3
     >>> estimate_distinct([1, 1, 2], total_rows=400)  # 2 singletons scaled by sqrt(100)
     21
     """
-    n = sum(counts)
+    n = sample_rows if sample_rows is not None else sum(counts)
     seen = len(counts)
     if not n or total_rows is None or total_rows <= n:
         return seen
@@ -151,8 +159,8 @@ def profile_table(table: pa.Table, schema: Schema | None = None,
         out.append(ColumnProfile(
             name=name, dtype=dtype, role=infer_role(name, dtype, tags),
             null_fraction=(col.null_count / n) if n else 0.0,
-            distinct=estimate_distinct(counts, total_rows), distinct_in_sample=len(counts),
-            sample_rows=n, exact=exact))
+            distinct=estimate_distinct(counts, total_rows, n), distinct_in_sample=len(counts),
+            sample_rows=n, exact=exact, total_rows=total_rows))
     return out
 
 
@@ -367,7 +375,7 @@ class BuilderModel:
                     raise SchemaError(f"Branch {k + 1}: {exc}") from None
         names = [n for b in branches if b.columns or b.tags
                  for n in b.node().output_schema(self.schema).names]
-        twice = sorted({n for n in names if names.count(n) > 1})
+        twice = list(dict.fromkeys(n for n in names if names.count(n) > 1))
         if twice:
             raise SchemaError(f"Output column(s) {twice} would come out of two branches; rename "
                               "one (ops.Rename(postfix=...)) or remove one of the branches.")
