@@ -96,6 +96,9 @@ def start_cluster(n_workers: int | None = None, *, threads_per_worker: int = 1,
 
     use_gpu = gpu_available() if gpu is None else bool(gpu)
     dashboard_address = f"{host}:0" if dashboard else None
+    if not dashboard:  # the scheduler's HTTP server (health, metrics) still starts: any port
+        kwargs["scheduler_kwargs"] = {"dashboard": False, "dashboard_address": f"{host}:0",
+                                      **kwargs.get("scheduler_kwargs", {})}
     if use_gpu:
         cluster = _gpu_cluster(n_workers, threads_per_worker, memory_limit, host,
                                dashboard_address, device_memory_limit, rmm_pool_size, kwargs)

@@ -160,10 +160,15 @@ class Monitor:
         self._sample_cpu = 0.0
         self._watching = False
         self.started = time.time()
+        BOARD.watch()  # workflow phases now record their task keys for progress
+        self._watching = True
         self.client.get_task_stream(count=1)  # installs the scheduler's task-stream plugin
         state = self.client.run_on_scheduler(_scheduler_state)
         self._stream_from = self.t0 = state["time"]  # scheduler clock: time origin of plots
-        self._seen: set[tuple[Any, float]] = set()
+        # task records already read (the stream is re-read from the last stop time, and
+        # workers' stop times interleave): a bounded memory of their identities
+        self._seen: set[tuple[str, float, str]] = set()
+        self._seen_order: deque[tuple[str, float, str]] = deque()
         gpus = self._read_gpus()
         self.has_gpu = bool(any(gpus.values()) or any(
             w.get("gpu") for w in state["workers"].values()))
@@ -246,18 +251,21 @@ class Monitor:
             keys = [r["key"] for r in records]
             for phase in running:
                 phase.observe(keys)
-        out, seen, latest = [], set(), self._stream_from
+        out, latest = [], self._stream_from
         for r in records:
             for ss in r["startstops"]:
                 ident = (str(_norm(r["key"])), ss["start"], ss["action"])
-                seen.add(ident)
                 latest = max(latest, ss["stop"])
                 if ident in self._seen:
                     continue
-                out.append({"key": str(_norm(r["key"])), "group": task_group(r["key"]),
+                self._seen.add(ident)
+                self._seen_order.append(ident)
+                out.append({"key": ident[0], "group": task_group(r["key"]),
                             "worker": ss.get("worker", r["worker"]), "action": ss["action"],
                             "start": ss["start"], "stop": ss["stop"]})
-        self._seen, self._stream_from = seen, latest
+        while len(self._seen_order) > 2 * (self.tasks.maxlen or 10000):
+            self._seen.discard(self._seen_order.popleft())
+        self._stream_from = latest
         return out
 
     # ---- thread ---------------------------------------------------------------------------
@@ -288,7 +296,6 @@ class Monitor:
                         continue
                     self.errors.append(f"sampling failed: {type(err).__name__}: {err}")
             self._stop.wait(max(0.0, period - (time.perf_counter() - t0)))
-        self._unwatch()
 
     def _unwatch(self) -> None:
         if self._watching:

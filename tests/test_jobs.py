@@ -1,0 +1,114 @@
+"""Background jobs on a real cluster: results, progress per phase, cancellation, errors."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import dask.dataframe as dd
+import pandas as pd
+import pytest
+
+import interactive_recsys as irs
+from interactive_recsys import ops
+from interactive_recsys.errors import SchemaError
+from interactive_recsys.jobs import BOARD, Job, JobCancelledError
+from tests.conftest import make_criteo_frame
+
+
+def _dataset(tmp_path: object, rows: int = 2000, parts: int = 4) -> irs.Dataset:
+    path = os.path.join(str(tmp_path), "in")
+    dd.from_pandas(make_criteo_frame(rows), npartitions=parts).to_parquet(path)
+    ds = irs.Dataset(path)
+    assert ds.npartitions == parts
+    return ds
+
+
+def _two_phase_workflow(root: object) -> irs.Workflow:
+    # Normalize reads Categorify's codes: its statistics need a second phase
+    node = (["C1", "C2"] >> ops.Categorify() >> ops.Normalize()) + (
+        ["I1"] >> ops.FillMissing(0) >> ops.Normalize())
+    return irs.Workflow(node, artifacts_dir=os.path.join(str(root), "artifacts"))
+
+
+def _slow_workflow(seconds: float) -> irs.Workflow:
+    def slow(values: pd.Series) -> pd.Series:  # nested: pickled by value for the workers
+        time.sleep(seconds)
+        return values
+
+    return irs.Workflow(["I1"] >> ops.LambdaOp(slow))
+
+
+def test_background_fit_gives_the_same_statistics_with_progress_per_phase(
+        client: object, tmp_path: object) -> None:
+    ds = _dataset(tmp_path)
+    expected = _two_phase_workflow(tmp_path / "a").fit(ds)  # type: ignore[operator]
+    wf = _two_phase_workflow(tmp_path / "b")  # type: ignore[operator]
+    assert len(wf.phases()) == 2
+    job = wf.fit(ds, background=True)
+    assert isinstance(job, Job)
+    assert job.result(timeout=60) is wf
+    assert job.status == "finished" and job.done() and job.exception() is None
+    assert list(job.progress) == ["fit 1/2", "fit 2/2"]
+    assert set(job.progress.values()) == {1.0}
+    for phase in job.phases:  # every task of each phase was seen finishing in the task stream
+        assert phase.total > ds.npartitions and phase.observed == phase.total
+    pd.testing.assert_frame_equal(wf.transform(ds).compute(), expected.transform(ds).compute())
+    assert "fit 2/2 100%" in repr(job)
+
+
+def test_background_write_and_fit_transform(client: object, tmp_path: object) -> None:
+    ds = _dataset(tmp_path)
+    wf = _two_phase_workflow(tmp_path)
+    job = wf.fit_transform(ds, background=True)
+    out = job.result(timeout=60)
+    write = out.to_parquet(tmp_path / "out", background=True)  # type: ignore[operator]
+    summary = write.result(timeout=60)
+    assert summary["num_rows"] == 2000
+    assert list(write.progress) == ["write"] and write.progress["write"] == 1.0
+    assert pd.read_parquet(tmp_path / "out").shape == (2000, 3)  # type: ignore[operator]
+
+
+def test_a_failing_job_reraises_the_error(client: object, tmp_path: object) -> None:
+    ds = _dataset(tmp_path)
+    job = irs.Workflow(["missing"] >> ops.Normalize()).fit(ds, background=True)
+    with pytest.raises(SchemaError, match="missing"):
+        job.result(timeout=30)
+    assert job.status == "error" and isinstance(job.exception(), SchemaError)
+
+
+def test_job_without_a_cluster_runs_on_the_local_scheduler() -> None:
+    frame = pd.DataFrame({"a": [1.0, 2.0, 3.0]})
+    job = irs.Workflow(["a"] >> ops.Normalize()).fit_transform(frame, background=True)
+    assert job.result(timeout=30)["a"].tolist() == pytest.approx([-1.224745, 0.0, 1.224745])
+
+
+def test_cancel_stops_the_write_and_leaves_no_output(client: object, tmp_path: object) -> None:
+    ds = _dataset(tmp_path, rows=800, parts=8)
+    out = _slow_workflow(0.4).transform(ds)
+    job = out.to_parquet(tmp_path / "out", background=True)  # type: ignore[operator]
+    time.sleep(0.5)
+    assert not job.done()
+    assert job.cancel() is True
+    with pytest.raises(JobCancelledError, match="job.cancel"):
+        job.result(timeout=30)
+    assert job.status == "cancelled" and job.phases[0].status == "cancelled"
+    assert sorted(os.listdir(tmp_path)) == ["in"]  # no output, no temporary directory
+    assert job.cancel() is False  # already over
+
+
+def test_closing_the_cluster_cancels_a_running_job(tmp_path: object) -> None:
+    ds = _dataset(tmp_path, rows=800, parts=8)
+    cluster_client = irs.start_cluster(2, memory_limit="500MB", dashboard=False, gpu=False)
+    job = _slow_workflow(0.4).transform(ds).to_parquet(tmp_path / "out",  # type: ignore[operator]
+                                                       background=True)
+    time.sleep(1.0)
+    assert not job.done()
+    cluster_client.close()
+    cluster_client.cluster.close()
+    with pytest.raises(JobCancelledError, match="closed"):
+        job.result(timeout=30)
+    assert job.status == "cancelled"
+    time.sleep(0.5)
+    assert sorted(os.listdir(tmp_path)) == ["in"]
+    assert BOARD.phases()[-1].status == "cancelled"
