@@ -65,15 +65,19 @@ def resolve_columns(schema: Schema, cat_cols: Sequence[str] | None = None,
     """Check the given columns against ``schema``; default each role from the tags.
 
     Defaults: ``cat_cols`` = columns tagged ``categorical``, ``cont_cols`` = ``continuous``,
-    ``label_cols`` = ``target`` (a target column is never also a feature by default).
+    ``label_cols`` = ``target``. A target column, or a column given another role explicitly,
+    is never also a feature by default.
     """
     cat = _given("cat_cols", cat_cols)
     cont = _given("cont_cols", cont_cols)
     label = _given("label_cols", label_cols)
     extra = _given("extra_cols", extra_cols) or []
-    cat = _tagged(schema, Tags.CATEGORICAL, (Tags.TARGET,)) if cat is None else cat
-    cont = _tagged(schema, Tags.CONTINUOUS, (Tags.TARGET,)) if cont is None else cont
     label = _tagged(schema, Tags.TARGET) if label is None else label
+    explicit = set(cat or ()) | set(cont or ()) | set(label)
+    if cat is None:  # columns given a role explicitly are left out of the defaults
+        cat = [n for n in _tagged(schema, Tags.CATEGORICAL, (Tags.TARGET,)) if n not in explicit]
+    if cont is None:
+        cont = [n for n in _tagged(schema, Tags.CONTINUOUS, (Tags.TARGET,)) if n not in explicit]
     if not (cat or cont):
         raise SchemaError("No feature columns: the schema has no column tagged 'categorical' or "
                           f"'continuous' (columns: {schema.names[:12]}). Pass cat_cols=[...] "

@@ -130,7 +130,7 @@ class Loader:
                 raise ParameterError(f"The 'label_dtype' parameter must be a NumPy dtype name "
                                      f"such as 'float32' or None. Got {label_dtype!r} "
                                      "instead.") from None
-        torch_found = importlib.util.find_spec("torch") is not None
+        torch_found = torch_available()
         if output == "auto":
             output = "torch" if torch_found else "numpy"
         if output == "torch" and not torch_found:
@@ -241,6 +241,14 @@ class Loader:
                 f"{self.world_size}, cat={len(c.cat)} ({sum(c.multi_hot)} multi-hot), "
                 f"cont={len(c.cont)}, labels={list(c.label)}, output={self.output!r}"
                 + (f", device={self.device!r}" if self.device is not None else "") + ")")
+
+
+def torch_available() -> bool:
+    """Whether PyTorch can be imported (without importing it)."""
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):  # e.g. sys.modules["torch"] = None
+        return False
 
 
 def _check_int(name: str, value: Any, minimum: int) -> None:
