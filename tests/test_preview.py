@@ -163,8 +163,15 @@ def test_errors_are_shown_in_the_widget(workflow: object, data: object, message:
     assert repr(view).startswith("Preview failed: ")
 
 
-def test_a_parquet_dataset_reads_from_its_files(tmp_path: object, frame: pd.DataFrame) -> None:
-    path = os.path.join(str(tmp_path), "data.parquet")
-    frame.to_parquet(path)
-    model = PreviewModel(irs.Workflow(build_graph()), path, n_rows=10).run()
-    assert len(model.output) == 10 and model.n_pages == 1
+def test_parquet_files_are_read_from_the_first_rows_of_the_first_file(
+        tmp_path: object, frame: pd.DataFrame) -> None:
+    first, second = (os.path.join(str(tmp_path), f"part.{i}.parquet") for i in (0, 1))
+    frame.iloc[:300].to_parquet(first, row_group_size=64)
+    frame.iloc[300:].to_parquet(second)
+    ds = irs.Dataset(str(tmp_path))
+    os.remove(second)   # the preview must not need it
+    model = PreviewModel(irs.Workflow(build_graph()), ds, n_rows=150).run()
+    sample = frame.iloc[:150].reset_index(drop=True)
+    assert_frames_equal(model.input, sample[["C1", "C2", "L1", "I1", "F1", "label"]])
+    expected = new_workflow(build_graph(), str(tmp_path)).fit(sample).transform(sample)
+    assert_frames_equal(model.output, expected)

@@ -34,8 +34,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
-from ..dataset import as_dataset
+from ..dataset import Dataset, as_dataset
 from ..errors import ParameterError
 from ..ops.categorify import Categorify
 from ..ops.hash_bucket import FIRST_FREE_INDEX, NULL_INDEX
@@ -60,6 +61,35 @@ def input_columns(workflow: Workflow, schema: Any) -> list[str]:
         if node.kind == "select":
             names += [n for n in flatten(node.selector.resolve(schema)) if n not in names]
     return names
+
+
+def read_sample(ds: Dataset, n_rows: int, columns: list[str]) -> pd.DataFrame:
+    """The first ``n_rows`` rows of ``columns`` as a pandas frame.
+
+    A dataset of parquet files is read from the first row groups of its first file (its
+    first piece), decoding only ``n_rows`` rows of the needed columns; any other dataset
+    from its first partition(s).
+    """
+    arrow_schema = ds.schema.select(columns).to_arrow()
+    pf = _parquet_file(ds.files[0]) if ds.files else None
+    if pf is not None and pf.metadata.num_rows >= n_rows and \
+            set(columns) <= set(pf.schema_arrow.names):
+        batches, got = [], 0
+        for batch in pf.iter_batches(batch_size=n_rows, columns=columns):
+            batches.append(batch.slice(0, n_rows - got))
+            got += batches[-1].num_rows
+            if got >= n_rows:
+                break
+        table = pa.Table.from_batches(batches).select(columns).cast(arrow_schema)
+        return ds.backend.to_pandas(ds.backend.from_arrow(table))
+    return ds.head(n_rows)[columns]
+
+
+def _parquet_file(path: str) -> pq.ParquetFile | None:
+    try:
+        return pq.ParquetFile(path)
+    except (OSError, pa.ArrowException):  # csv input: read through the dataset
+        return None
 
 
 def first_vocab_indices(workflow: Workflow) -> dict[str, int]:
@@ -135,8 +165,11 @@ class PreviewModel:
         """Read the sample, fit a copy if needed, transform, summarise."""
         started = time.perf_counter()
         ds = as_dataset(self.dataset)
+        columns = input_columns(self.workflow, ds.schema) or ds.schema.names
         with dask.config.set(scheduler="sync"):  # a small in-process job, off the cluster
-            sample = ds.head(self.n_rows)
+            sample = read_sample(ds, self.n_rows, columns)
+            tags = {c: ds.schema[c].tags for c in columns if ds.schema[c].tags}
+            data = Dataset(sample, backend=ds.backend.name, tags=tags)
             if self.workflow.fitted:
                 fitted, on_sample = self.workflow, False
             else:
@@ -144,10 +177,10 @@ class PreviewModel:
                 self._tmp = tempfile.mkdtemp(prefix="irs-preview-")
                 weakref.finalize(self, shutil.rmtree, self._tmp, True)
                 fitted = Workflow(self.workflow.output_node, artifacts_dir=self._tmp)
-                fitted.fit(sample)
+                fitted.fit(data)
                 on_sample = True
-            output = fitted.transform(sample)
-        self.input = sample[input_columns(fitted, ds.schema)]
+            output = ds.backend.to_pandas(fitted.transform(data).compute())
+        self.input = sample
         self.output, self.fitted, self.fitted_on_sample = output, fitted, on_sample
         schema = fitted.output_schema
         firsts = first_vocab_indices(fitted)
