@@ -1,0 +1,246 @@
+"""PipelineBuilder and Studio with ipywidgets' dummy comm: clicks simulated, traits asserted."""
+
+from __future__ import annotations
+
+import threading
+
+import ipywidgets as w
+import pandas as pd
+import pytest
+
+import interactive_recsys as irs
+from interactive_recsys import ops
+from interactive_recsys.ops import OPERATORS
+from interactive_recsys.ui.builder import PipelineBuilder
+from interactive_recsys.ui.studio import Studio
+from tests.conftest import assert_frames_equal, make_criteo_frame
+
+CATS = ["C1", "C2", "C3"]
+CONTS = ["I1", "I2", "F1"]
+
+
+@pytest.fixture
+def frame() -> pd.DataFrame:
+    return make_criteo_frame(200)
+
+
+def button(root: w.Widget, css: str) -> w.Button:
+    """The button carrying CSS class ``css`` (what the browser test clicks too)."""
+    stack = [root]
+    while stack:
+        widget = stack.pop()
+        if isinstance(widget, w.Button) and css in widget._dom_classes:
+            return widget
+        stack.extend(getattr(widget, "children", ()))
+    raise LookupError(css)
+
+
+def click(root: w.Widget, css: str) -> None:
+    button(root, css).click()
+
+
+def build_two_branches(b: PipelineBuilder) -> None:
+    """The issue's scenario: Categorify on some columns; new branch; FillMissing -> Normalize."""
+    b.select_columns(CATS)
+    click(b, "irs-op-Categorify")
+    click(b, "irs-btn-add")
+    click(b, "irs-btn-new-branch")
+    b.select_columns(CONTS)
+    click(b, "irs-op-FillMissing")
+    click(b, "irs-btn-add")
+    click(b, "irs-op-Normalize")
+    click(b, "irs-btn-add")
+
+
+def test_column_table_roles_and_filter(frame):
+    b = PipelineBuilder(frame)
+    assert list(b.checkboxes) == list(frame.columns)
+    row = b.column_rows["C1"]
+    assert {"irs-col", "irs-col-C1", "irs-role-categorical"} <= set(row._dom_classes)
+    detail = row.children[1].value
+    assert f"{frame['C1'].isna().mean():.1%}" in detail and f"{frame['C1'].nunique():,}" in detail
+    b.role_filter.value = "continuous"
+    shown = [n for n, r in b.column_rows.items() if r.layout.display != "none"]
+    assert shown == ["I1", "I2", "I3", "F1"]
+    click(b, "irs-btn-select-shown")
+    assert b.selected_columns == ["I1", "I2", "I3", "F1"]
+    click(b, "irs-btn-clear")
+    assert b.selected_columns == []
+
+
+def test_palette_lists_every_operator_by_category(frame):
+    b = PipelineBuilder(frame)
+    assert set(b.op_buttons) == set(OPERATORS)
+    for name, btn in b.op_buttons.items():
+        assert btn.tooltip == OPERATORS[name].summary
+    for row in b.palette.children:  # one row per category, each button of that category
+        category = row.children[0].value.removeprefix("<small>").removesuffix("</small>")
+        assert {OPERATORS[c.description].category for c in row.children[1:]} == {category}
+
+
+def test_form_is_generated_from_the_declared_params(frame):
+    b = PipelineBuilder(frame)
+    click(b, "irs-op-Categorify")
+    assert b.operator == "Categorify"
+    assert b.op_buttons["Categorify"].button_style == "info"
+    assert list(b.form.fields) == list(ops.Categorify.params)
+    assert isinstance(b.form.fields["encode_type"], w.Dropdown)  # choices
+    assert [v for _, v in b.form.fields["encode_type"].options] == ["joint", "combo"]
+    assert isinstance(b.form.fields["freq_threshold"], w.Text)
+    click(b, "irs-op-FillMissing")
+    assert isinstance(b.form.fields["add_binary_cols"], w.Checkbox)  # bool
+    assert "irs-param-fill_val" in b.form.fields["fill_val"]._dom_classes
+    click(b, "irs-op-LogOp")
+    assert b.form.fields == {}
+
+
+def test_errors_are_shown_in_the_widget(frame, tmp_path):
+    b = PipelineBuilder(frame)
+    click(b, "irs-btn-add")
+    assert b.level == "error" and "No operator is chosen" in b.message
+    click(b, "irs-op-Clip")
+    click(b, "irs-btn-add")
+    assert "No columns are selected" in b.message
+    b.select_columns(["I1"])
+    b.form.fields["min_value"].value = "a"
+    click(b, "irs-btn-add")
+    with pytest.raises(irs.ParameterError) as code_error:
+        ops.Clip(min_value="a")
+    assert b.message == str(code_error.value)
+    assert "irs-msg-error" in b.messages.value and b.model.branches[0].steps == []
+    b.select_columns(["C1"])
+    click(b, "irs-op-Normalize")
+    click(b, "irs-btn-add")
+    assert "Normalize needs numeric columns" in b.message and "'C1'" in b.message
+    click(b, "irs-btn-remove")
+    assert "No step is selected" in b.message
+    click(b, "irs-btn-save")
+    assert "Type a directory" in b.message
+    b.file_text.value = str(tmp_path / "missing")
+    click(b, "irs-btn-load")
+    assert "does not exist" in b.message and "missing" in b.message
+
+
+def test_missing_dataset_path_then_open_a_real_one(frame, tmp_path):
+    missing = str(tmp_path / "nope.parquet")
+    b = PipelineBuilder(missing)
+    assert b.model is None and b.level == "error"
+    assert "nope.parquet" in b.message and "does not exist" in b.message
+    assert "PipelineBuilder(no dataset" in repr(b)
+    click(b, "irs-btn-add")
+    assert "No dataset is open" in b.message
+    path = tmp_path / "data.parquet"
+    frame.to_parquet(path)
+    b.path_text.value = str(path)
+    click(b, "irs-btn-open")
+    assert b.level == "success" and b.model is not None
+    assert list(b.checkboxes) == list(frame.columns)
+
+
+def test_build_by_clicks_select_in_the_dag_edit_reorder_undo(frame):
+    b = PipelineBuilder(frame)
+    build_two_branches(b)
+    expected = irs.Workflow((CATS >> ops.Categorify())
+                            + (CONTS >> ops.FillMissing() >> ops.Normalize()))
+    assert b.model.to_workflow().to_config()["nodes"] == expected.to_config()["nodes"]
+    assert [v for _, v in b.steps.options] == [(0, 0), (1, 0), (1, 1)]
+    assert {n["id"] for n in b.dag.nodes if n["kind"] == "op"} == {"op:0:0", "op:1:0", "op:1:1"}
+    assert "Predicted output" in b.schema_html.value and "float32" in b.schema_html.value
+
+    b.dag.selected = "op:0:0"  # what a click on the node in the browser does
+    assert b.model.selected == (0, 0) and b.steps.value == (0, 0)
+    assert b.operator == "Categorify" and b.selected_columns == CATS
+    b.form.fields["freq_threshold"].value = "2"
+    click(b, "irs-btn-update")
+    assert b.model.branches[0].steps[0].params == {"freq_threshold": 2}
+    assert "freq_threshold=2" in b.steps.options[0][0]
+
+    b.steps.value = (1, 1)  # the step list selects as well
+    assert b.model.selected == (1, 1) and b.dag.selected == "op:1:1"
+    click(b, "irs-btn-up")
+    assert [s.op for s in b.model.branches[1].steps] == ["Normalize", "FillMissing"]
+    click(b, "irs-btn-down")
+    assert [s.op for s in b.model.branches[1].steps] == ["FillMissing", "Normalize"]
+    click(b, "irs-btn-remove")
+    assert [s.op for s in b.model.branches[1].steps] == ["FillMissing"]
+    click(b, "irs-btn-undo")
+    assert [s.op for s in b.model.branches[1].steps] == ["FillMissing", "Normalize"]
+    click(b, "irs-btn-up")
+    click(b, "irs-btn-up")  # already first
+    assert "already first" in b.message
+
+
+def test_preview_export_save_load_run(frame, tmp_path):
+    b = PipelineBuilder(frame, preview_rows=50)
+    build_two_branches(b)
+    click(b, "irs-btn-preview")
+    assert b.level == "success"
+    expected = irs.Workflow((CATS >> ops.Categorify())
+                            + (CONTS >> ops.FillMissing() >> ops.Normalize())
+                            ).fit_transform(frame.head(50))
+    assert_frames_equal(b.last_preview.output, expected)
+    page = b.preview_html.value
+    assert "irs-preview-input" in page and "irs-preview-output" in page
+    assert f"<td>{expected['C1'].iloc[0]}</td>" in page
+
+    click(b, "irs-btn-export")
+    assert b.code.layout.display is None and b.code.value == b.model.export_code()
+    namespace: dict = {}
+    exec(b.code.value, namespace)
+    assert namespace["workflow"].to_config()["nodes"] == b.model.to_workflow().to_config()["nodes"]
+
+    b.file_text.value = str(tmp_path / "wf")
+    click(b, "irs-btn-save")
+    assert b.level == "success" and (tmp_path / "wf" / "workflow.json").exists()
+    other = PipelineBuilder(frame)
+    other.file_text.value = str(tmp_path / "wf")
+    click(other, "irs-btn-load")
+    assert other.model.branches == b.model.branches and len(other.steps.options) == 3
+
+    ended = threading.Event()
+    b.on_run(lambda job: ended.set())
+    click(b, "irs-btn-run")
+    assert ended.wait(60)
+    assert "irs-run-finished" in b.status.value and b.model.fitted_workflow.fitted
+
+
+def test_from_workflow(frame):
+    wf = irs.Workflow((CATS >> ops.Categorify(max_size=10)) + ["label"])
+    b = PipelineBuilder.from_workflow(wf, frame)
+    assert [b_.columns for b_ in b.model.branches] == [CATS, ["label"]]
+    assert len(b.steps.options) == 1 and b.level == "success"
+    assert {"col:label", "out:label"} <= {n["id"] for n in b.dag.nodes}
+
+
+def test_studio_tabs(frame):
+    studio = Studio(frame, preview_rows=40)
+    assert studio.titles == ("Build", "Preview", "Embeddings", "Cluster")
+    b = studio.builder
+    build_two_branches(b)
+    studio.preview_button.click()
+    assert studio.preview is not None and studio.preview_tab.children == (studio.preview,)
+    assert list(studio.preview.model.output.columns) == [*CATS, *CONTS]
+    assert len(studio.preview.model.output) == 40
+    ended = threading.Event()
+    b.on_run(lambda job: ended.set())  # after the Studio's own callback
+    studio.run_button.click()
+    assert ended.wait(60)
+    assert studio.message.value == ""
+    assert studio.embeddings is not None
+    assert list(studio.embeddings.report.tables) == CATS
+    assert studio.embeddings_tab.children == (studio.embeddings,)
+    assert studio.preview.model.workflow is b.model.fitted_workflow  # the full fit now
+    studio.tabs.selected_index = 3  # no cluster in this test: a button to start one
+    assert "irs-studio-no-cluster" in studio.cluster_tab.children[0]._dom_classes
+    assert "Start a local cluster" == studio.cluster_tab.children[1].description
+    assert "Build | Preview | Embeddings | Cluster" in repr(studio)
+
+
+def test_studio_cluster_tab_shows_the_dashboard(client, frame):
+    studio = Studio(frame, client=client)
+    studio.tabs.selected_index = 3
+    try:
+        assert type(studio.dashboard).__name__ == "Dashboard"
+        assert studio.cluster_tab.children == (studio.dashboard,)
+    finally:
+        studio.close()
