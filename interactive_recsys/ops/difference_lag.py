@@ -55,6 +55,10 @@ class DifferenceLag(Operator):
     def shuffle_keys(self) -> list[str]:
         return list(self.partition_cols)
 
+    @property
+    def changes_rows(self) -> bool:  # output row i is not input row i
+        return True
+
     def output_name(self, column: str) -> str:
         return f"{column}_difference_lag_{self.shift}"
 

@@ -71,6 +71,10 @@ class Groupby(Operator):
     def shuffle_keys(self) -> list[str]:
         return list(self.groupby_cols)
 
+    @property
+    def changes_rows(self) -> bool:  # output row i is not input row i
+        return True
+
     def plan(self, schema: Schema) -> list[tuple[str, str, str]]:
         """``(column, aggregation, output name)`` of every output column but the keys."""
         for name in [*self.groupby_cols, *(self.sort_cols or [])]:
