@@ -1,4 +1,5 @@
-"""The ``irs`` command line: ``irs demo`` (the main job), ``irs run`` (apply a saved workflow)."""
+"""The ``irs`` command line: ``irs demo`` (the main job), ``irs run`` (apply a saved workflow),
+``irs report`` (HTML report of a notebook)."""
 
 from __future__ import annotations
 
@@ -123,6 +124,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return written
 
 
+def report(args: argparse.Namespace) -> str:
+    from .report import notebook_report
+
+    path = notebook_report(args.notebook, args.output, execute=args.execute,
+                           timeout=args.timeout)
+    print(f"Wrote {path}")
+    return str(path)
+
+
 def _add_cluster_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="use an existing Dask scheduler, e.g. tcp://10.0.0.5:8786")
@@ -164,6 +174,19 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--overwrite", action="store_true")
     _add_cluster_args(r)
     r.set_defaults(func=run)
+    rep = sub.add_parser("report", help="HTML report of an executed notebook (widgets and "
+                         "dashboards drawn statically, readable offline)",
+                         description="Convert a notebook to one HTML file that opens offline: "
+                         "outputs, dashboard and Bokeh figures (BokehJS inline), widgets "
+                         "drawn from their saved state. Written atomically.")
+    rep.add_argument("notebook", help="the .ipynb file")
+    rep.add_argument("-o", "--output", default=None,
+                     help="HTML file to write (default: NOTEBOOK with .html)")
+    rep.add_argument("--execute", action="store_true",
+                     help="run the notebook first in a new kernel (the .ipynb is not changed)")
+    rep.add_argument("--timeout", type=int, default=600,
+                     help="seconds allowed per cell with --execute (default 600)")
+    rep.set_defaults(func=report)
     return parser
 
 

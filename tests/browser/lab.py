@@ -317,7 +317,7 @@ class LabPage:
     def bokeh_source(self, name: str) -> dict[str, list] | None:
         """The columns of the Bokeh model called ``name`` (e.g. a ColumnDataSource with
         ``name="memory"``) as the browser has them, or None if no document has it."""
-        return self.page.evaluate(_BOKEH_SOURCE_JS, name)
+        return bokeh_source(self.page, name)
 
     def wait_for_bokeh_source(self, name: str, predicate: Any = bool,
                               timeout: float = 30.0) -> dict[str, list]:
@@ -362,6 +362,12 @@ _BOKEH_SOURCE_JS = """
   return null;
 }
 """
+
+
+def bokeh_source(page: Any, name: str) -> dict[str, list] | None:
+    """The columns of the Bokeh model called ``name`` in any Bokeh document of ``page``
+    (a JupyterLab page or a standalone HTML file), or None."""
+    return page.evaluate(_BOKEH_SOURCE_JS, name)
 
 
 def clear_dir(path: Path) -> None:

@@ -1,0 +1,346 @@
+"""HTML reports of executed notebooks, readable offline (``irs report``).
+
+The notebook is converted with nbconvert's ``HTMLExporter`` (the JupyterLab look). Widget
+outputs, which need a kernel or a CDN to show in a static page, are drawn as plain HTML
+from the saved widget state instead: boxes, labels, HTML, progress bars, buttons, output
+areas, and Bokeh figures inside ``jupyter_bokeh.BokehModel`` (the dashboard, the embedding
+plots) with BokehJS inlined in the page. No script is fetched from the network.
+
+With ``execute=True`` the notebook is run first (nbclient, widget state stored,
+``BOKEH_RESOURCES=inline``); after the last cell one more snippet asks the kernel for the
+*current* document of every live ``BokehModel``, so dashboard figures show the data they
+had at the end of the run, not only the state they were created with.
+
+>>> import nbformat
+>>> nb = nbformat.v4.new_notebook()
+>>> nb.cells = [nbformat.v4.new_code_cell("1 + 1", execution_count=1, outputs=[
+...     nbformat.v4.new_output("execute_result", {"text/plain": "2"}, execution_count=1)])]
+>>> html = notebook_html(nb, title="demo")
+>>> "<title>demo</title>" in html and "cdn.bokeh.org" not in html
+True
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import html
+import json
+import os
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .errors import IRSError
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+BOKEH_LOAD = "application/vnd.bokehjs_load.v0+json"
+BOKEH_EXEC = "application/vnd.bokehjs_exec.v0+json"
+_SNAPSHOT_MIME = "application/x-irs-bokeh-snapshots+json"
+
+#: Run in the kernel after the notebook's last cell: the current documents of live BokehModels.
+_SNAPSHOT_CODE = f"""\
+def _irs_bokeh_snapshots():
+    import json
+    from IPython.display import display
+    from bokeh.core.json_encoder import serialize_json
+    from ipywidgets.widgets.widget import _instances
+    try:
+        from jupyter_bokeh import BokehModel
+    except ImportError:
+        return
+    bundles = {{model_id: w._model_to_traits(w._model) for model_id, w in list(_instances.items())
+               if isinstance(w, BokehModel)}}
+    display({{"{_SNAPSHOT_MIME}": json.loads(serialize_json(bundles))}}, raw=True)
+_irs_bokeh_snapshots()
+del _irs_bokeh_snapshots
+"""
+
+#: nbconvert's JupyterLab template without its CDN scripts (require.js, MathJax, mermaid,
+#: the widget manager), with BokehJS inlined when a Bokeh figure is in the page.
+_TEMPLATE = """\
+{%- extends 'index.html.j2' -%}
+{%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
+{%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
+{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
+{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+{%- block extra_css -%}
+<style>.irs-widget-box{display:flex;gap:6px}.irs-widget-vbox{flex-direction:column}
+.irs-widget-hbox{flex-direction:row;flex-wrap:wrap;align-items:center}</style>
+{{ resources.get("irs_head", "") }}
+{%- endblock extra_css -%}
+"""
+
+
+class ReportError(IRSError, ValueError):
+    """A notebook cannot be turned into a report (missing, unreadable, not run, failing)."""
+
+
+# ---- widgets as static HTML ----------------------------------------------------------------
+class StaticWidgets:
+    """Draws widget outputs as HTML from a notebook's saved widget state.
+
+    Parameters
+    ----------
+    state : the ``state`` mapping of the notebook's widget-state metadata (model id ->
+        ``{"model_name", "model_module", "state"}``).
+    bokeh_snapshots : current render bundles of BokehModels by model id (they replace the
+        bundle saved in the state, which is the one the figure was created with).
+    """
+
+    def __init__(self, state: dict[str, Any], bokeh_snapshots: dict[str, Any] | None = None
+                 ) -> None:
+        self.state = state
+        self.bokeh_snapshots = bokeh_snapshots or {}
+        self.uses_bokeh = False
+
+    def render(self, model_id: str, fallback: str = "") -> str:
+        """HTML of the widget ``model_id`` (``fallback`` text when it has no saved state)."""
+        model = self.state.get(model_id)
+        if model is None:
+            return f"<pre>{html.escape(fallback)}</pre>" if fallback else ""
+        name = model.get("model_name", "")
+        st = model.get("state", {})
+        if model.get("model_module") == "@bokeh/jupyter_bokeh":
+            return self._bokeh(model_id, st)
+        if name in ("VBoxModel", "BoxModel", "GridBoxModel", "AccordionModel", "TabModel",
+                    "StackModel"):
+            return self._box(st, "irs-widget-vbox")
+        if name == "HBoxModel":
+            return self._box(st, "irs-widget-hbox")
+        if name in ("HTMLModel", "HTMLMathModel"):
+            return self._described(st, str(st.get("value", "")))
+        if name == "LabelModel":
+            return self._described(st, html.escape(str(st.get("value", ""))))
+        if name in ("FloatProgressModel", "IntProgressModel"):
+            lo, hi, value = (float(st.get(k, d)) for k, d in
+                             (("min", 0), ("max", 100), ("value", 0)))
+            share = (value - lo) / (hi - lo) if hi > lo else 0.0
+            bar = (f'<progress value="{value - lo:g}" max="{hi - lo:g}"></progress> '
+                   f"{share:.0%}")
+            return self._described(st, bar)
+        if name in ("ButtonModel", "ToggleButtonModel"):
+            return f"<button disabled>{html.escape(str(st.get('description', '')))}</button>"
+        if name == "OutputModel":
+            return "".join(self.render_output(out) for out in st.get("outputs", []))
+        if "value" in st:
+            return self._described(st, f"<code>{html.escape(str(st['value']))}</code>")
+        return ""
+
+    def render_output(self, output: dict[str, Any]) -> str:
+        """HTML of one output of an ``Output`` widget."""
+        if output.get("output_type") == "stream":
+            return f"<pre>{html.escape(''.join(output.get('text', '')))}</pre>"
+        if output.get("output_type") == "error":
+            return f"<pre>{html.escape(output.get('ename', ''))}: " \
+                   f"{html.escape(output.get('evalue', ''))}</pre>"
+        data = output.get("data", {})
+        if WIDGET_VIEW in data:
+            return self.render(data[WIDGET_VIEW]["model_id"], _text(data.get("text/plain")))
+        if "text/html" in data:
+            return _text(data["text/html"])
+        if "image/png" in data:
+            return f'<img src="data:image/png;base64,{_text(data["image/png"]).strip()}">'
+        return f"<pre>{html.escape(_text(data.get('text/plain', '')))}</pre>"
+
+    def _box(self, st: dict[str, Any], kind: str) -> str:
+        children = "".join(self.render(_ref(c)) for c in st.get("children", []))
+        return f'<div class="irs-widget-box {kind}">{children}</div>'
+
+    @staticmethod
+    def _described(st: dict[str, Any], inner: str) -> str:
+        desc = st.get("description") or ""
+        label = f"<b>{html.escape(desc)}</b> " if desc else ""
+        return f"<div>{label}{inner}</div>"
+
+    def _bokeh(self, model_id: str, st: dict[str, Any]) -> str:
+        bundle = self.bokeh_snapshots.get(model_id) or st.get("render_bundle")
+        if isinstance(bundle, str):
+            bundle = json.loads(bundle)
+        if not bundle:
+            return ""
+        self.uses_bokeh = True
+        element = f"irs-bokeh-{uuid.uuid4().hex}"
+        items = copy.deepcopy(bundle["render_items"])
+        for item in items:
+            item["roots"] = {root: element for root in item.get("roots", {})}
+        root_ids = [r for item in items for r in item.get("roots", {})]
+        root_attr = f' data-root-id="{html.escape(root_ids[0])}"' if root_ids else ""
+        return (f'<div id="{element}"{root_attr} style="display: contents;"></div>\n'
+                f'<script type="application/json" id="{element}-docs">'
+                f"{_script_json(bundle['docs_json'])}</script>\n"
+                "<script>Bokeh.embed.embed_items(JSON.parse(document.getElementById("
+                f'"{element}-docs").textContent), {_script_json(items)});</script>')
+
+
+def _ref(child: str) -> str:
+    return child.removeprefix("IPY_MODEL_")
+
+
+def _text(value: Any) -> str:
+    return "".join(value) if isinstance(value, list) else str(value or "")
+
+
+def _script_json(value: Any) -> str:
+    """JSON safe inside a ``<script>`` element."""
+    return json.dumps(value).replace("</", "<\\/").replace("<!--", "<\\!--")
+
+
+def _widget_state(nb: Any) -> dict[str, Any]:
+    return nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+
+
+def static_widget_outputs(nb: Any, bokeh_snapshots: dict[str, Any] | None = None) -> bool:
+    """Replace, in place, widget outputs by static HTML and drop BokehJS loader outputs.
+
+    Returns True when the page needs BokehJS (a Bokeh figure or a ``bokeh.io.show``
+    output is in it).
+    """
+    widgets = StaticWidgets(_widget_state(nb), bokeh_snapshots)
+    uses_bokeh = False
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        kept = []
+        for out in cell.outputs:
+            data = out.get("data", {})
+            if BOKEH_LOAD in data:
+                continue  # loads BokehJS in a live notebook; the report inlines it once
+            uses_bokeh |= BOKEH_EXEC in data
+            if WIDGET_VIEW in data:
+                body = widgets.render(data[WIDGET_VIEW]["model_id"],
+                                      _text(data.get("text/plain")))
+                out["data"] = {"text/html": body, "text/plain": data.get("text/plain", "")}
+            kept.append(out)
+        cell.outputs = kept
+    nb.metadata.pop("widgets", None)
+    return uses_bokeh or widgets.uses_bokeh
+
+
+# ---- executing -----------------------------------------------------------------------------
+@contextlib.contextmanager
+def _environ(**values: str) -> Iterator[None]:
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def execute_notebook(nb: Any, cwd: str | os.PathLike, *, timeout: int = 600,
+                     kernel_name: str | None = None) -> dict[str, Any]:
+    """Run ``nb`` in place in a new kernel started in ``cwd``; return the current render
+    bundles of its live BokehModels (see the module docstring)."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    snapshot_cell = nbformat.v4.new_code_cell(_SNAPSHOT_CODE)
+    nb.cells.append(snapshot_cell)
+    kwargs = {"kernel_name": kernel_name} if kernel_name else {}
+    client = NotebookClient(nb, timeout=timeout, store_widget_state=True,
+                            resources={"metadata": {"path": os.fspath(cwd)}}, **kwargs)
+    try:
+        with _environ(BOKEH_RESOURCES="inline"):
+            client.execute()
+    except CellExecutionError as exc:
+        raise ReportError(f"the notebook failed while executing; fix the cell or run without "
+                          f"--execute:\n{exc}") from exc
+    finally:
+        nb.cells.remove(snapshot_cell)
+    for out in snapshot_cell.outputs:
+        if _SNAPSHOT_MIME in out.get("data", {}):
+            return dict(out["data"][_SNAPSHOT_MIME])
+    return {}
+
+
+# ---- rendering -----------------------------------------------------------------------------
+def _bokeh_head() -> str:
+    from bokeh.resources import INLINE
+
+    return INLINE.clone(components=["bokeh", "bokeh-gl", "bokeh-widgets",
+                                    "bokeh-tables"]).render_js()
+
+
+def notebook_html(nb: Any, *, title: str, bokeh_snapshots: dict[str, Any] | None = None
+                  ) -> str:
+    """The HTML page of an executed notebook node (a copy is converted; ``nb`` is unchanged)."""
+    from jinja2 import DictLoader
+    from nbconvert import HTMLExporter
+
+    nb = copy.deepcopy(nb)
+    uses_bokeh = static_widget_outputs(nb, bokeh_snapshots)
+    exporter = HTMLExporter(template_name="lab", template_file="irs-report.html.j2",
+                            extra_loaders=[DictLoader({"irs-report.html.j2": _TEMPLATE})])
+    resources = {"metadata": {"name": title},
+                 "irs_head": _bokeh_head() if uses_bokeh else ""}
+    body, _ = exporter.from_notebook_node(nb, resources=resources)
+    return body
+
+
+def _has_outputs(nb: Any) -> bool:
+    return any(cell.get("outputs") for cell in nb.cells if cell.cell_type == "code")
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file renamed into place."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600: a report is meant to be shared
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def notebook_report(notebook: str | os.PathLike, output: str | os.PathLike | None = None, *,
+                    execute: bool = False, timeout: int = 600,
+                    kernel_name: str | None = None) -> Path:
+    """Write an HTML report of ``notebook`` and return its path.
+
+    Parameters
+    ----------
+    notebook : path of a ``.ipynb`` file.
+    output : path of the HTML file (default: the notebook's path with ``.html``); written
+        atomically, its directory must exist.
+    execute : run the notebook first (in a new kernel, in the notebook's directory); the
+        ``.ipynb`` file itself is not modified.
+    timeout : seconds allowed per cell when executing.
+    kernel_name : kernel to execute with (default: the notebook's own).
+    """
+    import nbformat
+
+    src = Path(notebook)
+    if src.suffix != ".ipynb":
+        raise ReportError(f"notebook {str(src)!r} is not a .ipynb file: pass a Jupyter "
+                          "notebook")
+    if not src.is_file():
+        raise ReportError(f"notebook {str(src)!r} does not exist: check the path")
+    try:
+        nb = nbformat.read(src, as_version=4)
+    except Exception as exc:
+        raise ReportError(f"notebook {str(src)!r} cannot be read ({exc}): is it a valid "
+                          ".ipynb file?") from exc
+    dest = Path(output) if output is not None else src.with_suffix(".html")
+    if not dest.parent.is_dir():
+        raise ReportError(f"output directory {str(dest.parent)!r} does not exist: create it "
+                          "or choose another --output")
+    snapshots = None
+    if execute:
+        snapshots = execute_notebook(nb, src.parent.resolve(), timeout=timeout,
+                                     kernel_name=kernel_name)
+    elif not _has_outputs(nb):
+        raise ReportError(f"notebook {str(src)!r} has no outputs: run it first, or pass "
+                          f"--execute (irs report {src} --execute)")
+    write_atomic(dest, notebook_html(nb, title=src.stem, bokeh_snapshots=snapshots))
+    return dest
