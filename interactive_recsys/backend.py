@@ -389,16 +389,25 @@ class CpuBackend:
 
     def group_aggregate(self, df: Any, keys: Sequence[str],
                         aggs: Sequence[tuple[str, str, str]]) -> Any:
-        """One row per distinct ``keys`` (null keys form a group), in order of first
-        appearance, with one column per ``(column, aggregation, output name)``. ``list``,
-        ``first`` and ``last`` follow the row order; aggregations skip nulls."""
+        """One row per distinct ``keys`` of a frame sorted by them (null keys form a group),
+        with one column per ``(column, aggregation, output name)``. ``list`` (any column type,
+        lists too: the group's rows as offsets), ``first`` and ``last`` follow the row order;
+        the other aggregations skip nulls."""
         table = self.to_arrow(df)
-        specs = [(col, *ARROW_AGGREGATIONS[agg]) for col, agg, _ in aggs]
-        out = pa.TableGroupBy(table, list(keys), use_threads=False).aggregate(specs)
-        columns = {k: out.column(k) for k in keys}
-        aggregated = [c for c in out.column_names if c not in keys]  # "<column>_<function>"
-        for (_, agg, name), arr in zip(aggs, aggregated, strict=True):
-            columns[name] = out.column(arr).cast(pa.int64()) if agg == "count" else out.column(arr)
+        starts = np.flatnonzero(np.diff(self.group_ids(df, keys), prepend=0))
+        offsets = pa.array(np.append(starts, table.num_rows).astype(np.int32))
+        columns = {k: table.column(k).take(pa.array(starts)) for k in keys}
+        specs = [(col, *ARROW_AGGREGATIONS[agg]) for col, agg, _ in aggs if agg != "list"]
+        out = pa.TableGroupBy(table, list(keys), use_threads=False).aggregate(specs) \
+            if specs else None
+        aggregated = iter([c for c in out.column_names if c not in keys] if specs else [])
+        for col, agg, name in aggs:
+            if agg == "list":
+                values = table.column(col).combine_chunks()
+                columns[name] = pa.ListArray.from_arrays(offsets, values)
+            else:  # "<column>_<function>", in the order of ``specs``
+                arr = out.column(next(aggregated))
+                columns[name] = arr.cast(pa.int64()) if agg == "count" else arr
         return self.from_arrow(pa.table(columns))
 
 
