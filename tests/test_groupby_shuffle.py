@@ -188,3 +188,20 @@ def test_groupby_and_lag_on_gpu_equal_cpu(events: pd.DataFrame) -> None:
             out = irs.Workflow(graph).fit_transform(ds).compute()
             outs.append(by_key(irs.get_backend(backend).to_pandas(out), keys))
         assert_frames_equal(outs[1], outs[0])
+
+
+def test_list_of_a_list_column_keeps_each_rows_list(events: pd.DataFrame) -> None:
+    tags = [None if i % 11 == 0 else [int(i % 5)] * int(i % 3) for i in range(len(events))]
+    df = events.assign(tags=pd.Series(tags, dtype=pd.ArrowDtype(pa.list_(pa.int64()))))
+    op = ops.Groupby(["user"], sort_cols=["ts"], aggs={"tags": ["list"]})
+    wf = irs.Workflow(["user", "ts", "tags"] >> op)
+    out = by_key(wf.fit_transform(partitioned(df, 4)).compute(), ["user"])
+    assert wf.output_schema["tags_list"].dtype == "list<list<int64>>"
+    rows = pa.Table.from_pandas(df[["user", "ts", "tags"]], preserve_index=False).to_pylist()
+    rows.sort(key=lambda r: (r["user"] is None, r["user"] or 0, r["ts"]))
+    expected: dict = {}
+    for r in rows:
+        expected.setdefault(r["user"], []).append(r["tags"])
+    assert pa.array(out["tags_list"]).to_pylist() == list(expected.values())
+    with pytest.raises(irs.SchemaError, match=r"Groupby.*'first'.*'tags'"):
+        irs.Workflow(["user", "tags"] >> ops.Groupby(["user"], aggs="first")).fit(df)

@@ -6,6 +6,7 @@ aggregated whole. NVTabular's Groupby instead needs data already partitioned by 
 key, rows are ordered by ``sort_cols`` (ties, and everything without ``sort_cols``, in dataset
 order), which is the order of ``list`` values and what ``first``/``last`` mean.
 
+A ``list`` of a list column is a list of lists (e.g. the genres of each item in a history).
 Null keys form their own group. Aggregations skip nulls (``count`` counts non-null values;
 ``sum`` of no values is 0; ``first``/``last`` are the first/last non-null values).
 Output columns: the keys, then ``<column><name_sep><aggregation>`` in input-column order;
@@ -97,8 +98,8 @@ class Groupby(Operator):
             for agg in wanted.get(name, []):
                 col = schema[name]
                 numeric = is_integer_dtype(col.dtype) or is_float_dtype(col.dtype)
-                if col.is_list or (agg in _NUMERIC_ONLY and not numeric):
-                    why = "list columns cannot be aggregated" if col.is_list else \
+                if (col.is_list and agg != "list") or (agg in _NUMERIC_ONLY and not numeric):
+                    why = "a list column can only be collected ('list')" if col.is_list else \
                         "it needs a numeric column"
                     raise SchemaError(f"Groupby cannot compute {agg!r} of column {name!r} (dtype "
                                       f"{col.dtype}): {why}.")
