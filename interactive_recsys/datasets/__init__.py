@@ -3,6 +3,8 @@
 * :func:`synthetic_criteo` writes Criteo-shaped parquet files (fast, deterministic, cached).
 * :func:`read_criteo` opens raw Criteo TSV files as a lazy :class:`~interactive_recsys.Dataset`.
 * :func:`read_movielens` loads any common MovieLens release into one pandas DataFrame.
+* :func:`synthetic_movielens` generates ratings in that layout; :func:`movielens_workflow`
+  is the example graph that turns ratings into per-user histories.
 
 Examples
 --------
@@ -23,6 +25,7 @@ from .criteo import (
     synthetic_criteo,
 )
 from .movielens import MOVIELENS_100K_GENRES, read_movielens
+from .movielens_workflow import MOVIELENS_OUTPUT, movielens_workflow, synthetic_movielens
 
 __all__ = [
     "CRITEO_CATEGORICAL",
@@ -32,8 +35,11 @@ __all__ = [
     "CRITEO_LABEL",
     "CRITEO_NULL_RATES",
     "MOVIELENS_100K_GENRES",
+    "MOVIELENS_OUTPUT",
     "criteo_csv_options",
+    "movielens_workflow",
     "read_criteo",
     "read_movielens",
     "synthetic_criteo",
+    "synthetic_movielens",
 ]
