@@ -9,7 +9,7 @@ shown in the widget's message area, never only in the console.
 >>> builder.select_columns(["c"]); builder.choose_operator("Normalize")
 >>> builder.add_button.click()   # strings to Normalize: refused, with the reason shown
 >>> print(builder.message)  # doctest: +ELLIPSIS
-Branch 1: In step ['c'] >> Normalize(): Normalize needs numeric columns, but column 'c' ...
+In step ['c'] >> Normalize(): Normalize needs numeric columns, but column 'c' has dtype ...
 >>> builder.choose_operator("Categorify"); builder.add_button.click()
 >>> builder.model.branches[0].steps
 [Step(op='Categorify', params={})]
@@ -155,9 +155,13 @@ class PipelineBuilder(w.VBox):
                           layout=w.Layout(width="auto"))
         button.add_class(f"irs-btn-{css}")
         button.on_click(lambda _: self._guard(action)())
+        self.buttons[css] = button
         return button
 
     def _build_widgets(self) -> None:
+        #: the action buttons by name: open, add, update, remove, up, down, undo, new-branch,
+        #: preview, run, save, load, export, select-shown, clear
+        self.buttons: dict[str, w.Button] = {}
         self.path_text = w.Text(description="Dataset", placeholder="path of parquet/csv files",
                                 layout=w.Layout(width="60%"))
         self.path_text.add_class("irs-builder-path")
@@ -192,6 +196,8 @@ class PipelineBuilder(w.VBox):
             self._button("Undo", "undo", self._undo),
             self._button("New branch", "new-branch", self._new_branch,
                          "Start a new branch (joined with +)"),
+            self._button("Pass through", "pass-through", self._pass_through,
+                         "Output the selected columns unchanged (a branch without steps)"),
         ])
         self.steps = w.Select(options=[], rows=6, description="Steps",
                               layout=w.Layout(width="100%"))
@@ -405,6 +411,13 @@ class PipelineBuilder(w.VBox):
         k = self._need_model().new_branch()
         self.select_columns([])
         self.say(f"Branch {k + 1} started: select its columns and add steps.", "success")
+
+    def _pass_through(self) -> None:
+        model, columns = self._need_model(), self.selected_columns
+        if not columns:
+            raise IRSError("No columns are selected: tick the columns to pass through first.")
+        k = model.new_branch(columns)
+        self.say(f"Branch {k + 1} passes {columns} through unchanged.", "success")
 
     # ---- selection (step list and DAG clicks) ---------------------------------------------
     def _on_step_list(self, change: dict[str, Any]) -> None:

@@ -368,11 +368,8 @@ class BuilderModel:
         for k, branch in enumerate(branches):
             if not branch.columns and not branch.tags and branch.steps:
                 raise ParameterError(f"Branch {k + 1} has steps but no columns; select columns.")
-            if branch.columns or branch.tags:
-                try:
-                    branch.node().output_schema(self.schema)
-                except SchemaError as exc:
-                    raise SchemaError(f"Branch {k + 1}: {exc}") from None
+            if branch.columns or branch.tags:  # raises "In step [...] >> Op(): <why>"
+                branch.node().output_schema(self.schema)
         names = [n for b in branches if b.columns or b.tags
                  for n in b.node().output_schema(self.schema).names]
         twice = list(dict.fromkeys(n for n in names if names.count(n) > 1))
@@ -551,16 +548,29 @@ class BuilderModel:
 
         job = Job(work, name="builder-run").start()
         self.last_job = job
+        ended = self._run_ended = threading.Event()
 
         def finished() -> None:
             job.exception()  # waits for the end
-            if job.status == "finished" and self.to_workflow().to_config()["nodes"] == nodes:
-                self.fitted_workflow = wf
-            if on_done is not None:
-                on_done(job)
+            try:
+                if job.status == "finished" and self.to_workflow().to_config()["nodes"] == nodes:
+                    self.fitted_workflow = wf
+                if on_done is not None:
+                    on_done(job)
+            finally:
+                ended.set()
 
         threading.Thread(target=finished, name="irs-builder-run-done", daemon=True).start()
         return job
+
+
+    def wait_run(self, timeout: float | None = None) -> Job | None:
+        """Wait until the last :meth:`run` has ended and its ``on_done`` has returned."""
+        ended = getattr(self, "_run_ended", None)
+        if ended is not None and not ended.wait(timeout):
+            raise TimeoutError(f"The run did not end within {timeout} s; its status is "
+                               f"{self.last_job.status!r}.")
+        return self.last_job
 
 
 def job_text(job: Job) -> str:
