@@ -345,3 +345,11 @@ def test_real_criteo_sample(tmp_path: object) -> None:
         n: t.cardinality for n, t in report.tables.items()}
     assert from_wf.to_dict()["tables"] == report.to_dict()["tables"] | {
         n: {**d, "source": "vocabulary"} for n, d in report.to_dict()["tables"].items()}
+
+
+# ---- GPU (cuDF) ------------------------------------------------------------------------------
+@pytest.mark.gpu
+def test_gpu_dataset_gives_the_same_report(frame: pd.DataFrame) -> None:
+    cpu = EmbeddingReport(irs.Dataset(frame, backend="cpu")).to_dict()
+    gpu = EmbeddingReport(irs.Dataset(frame, backend="gpu")).to_dict()
+    assert gpu == cpu

@@ -175,3 +175,13 @@ def test_parquet_files_are_read_from_the_first_rows_of_the_first_file(
     assert_frames_equal(model.input, sample[["C1", "C2", "L1", "I1", "F1", "label"]])
     expected = new_workflow(build_graph(), str(tmp_path)).fit(sample).transform(sample)
     assert_frames_equal(model.output, expected)
+
+
+@pytest.mark.gpu
+def test_gpu_preview_equals_the_cpu_preview(tmp_path: object, frame: pd.DataFrame) -> None:
+    path = os.path.join(str(tmp_path), "data.parquet")
+    frame.to_parquet(path)
+    runs = [PreviewModel(irs.Workflow(build_graph()), irs.Dataset(path, backend=b),
+                         n_rows=200).run() for b in ("cpu", "gpu")]
+    assert_frames_equal(runs[1].output, runs[0].output)
+    pd.testing.assert_frame_equal(runs[1].summary, runs[0].summary)

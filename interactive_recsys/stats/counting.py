@@ -43,7 +43,8 @@ def default_splits(ds: Dataset) -> int:
 
 def count_partition(df: Any, columns: Sequence[str], splits: int,
                     backend_name: str) -> dict[str, dict[str, Any]]:
-    """Counts of one partition: per column the split value counts, nulls, lookups, lengths."""
+    """Counts of one partition: per column the split value counts (none when ``splits`` is
+    0), nulls, lookups, and list lengths."""
     b = get_backend(backend_name)
     out = {}
     for name in columns:
@@ -54,8 +55,8 @@ def count_partition(df: Any, columns: Sequence[str], splits: int,
             sizes = pc.fill_null(pc.list_value_length(arrow), 0)
             lengths = np.bincount(sizes.to_numpy(zero_copy_only=False).astype(np.int64))
             col = b.list_values(col)
-        counts = vocab.value_dtype_table(b.value_counts(col))
-        out[name] = {"splits": vocab.split_counts(counts, splits),
+        counts = vocab.value_dtype_table(b.value_counts(col)) if splits else None
+        out[name] = {"splits": vocab.split_counts(counts, splits) if splits else [],
                      "nulls": int(b.null_mask(col).sum()), "lookups": b.length(col),
                      "lengths": lengths}
     return out
@@ -100,13 +101,14 @@ def _tree(items: list[Any], first: Any, then: Any, *args: Any) -> Any:
     return level[0]
 
 
-def column_counts(ds: Dataset, columns: Sequence[str],
-                  splits: int | None = None) -> dict[str, dict[str, Any]]:
-    """Per column: ``histogram`` (:class:`CountHistogram` of the non-null values),
-    ``nulls``, ``lookups`` (values looked up: rows, or list elements) and ``lengths`` (list
-    length histogram, or ``None``). Runs on the current Dask scheduler or client."""
+def column_counts(ds: Dataset, columns: Sequence[str], splits: int | None = None, *,
+                  values: bool = True) -> dict[str, dict[str, Any]]:
+    """Per column: ``histogram`` (:class:`CountHistogram` of the non-null values; ``None``
+    with ``values=False``, which skips counting values), ``nulls``, ``lookups`` (values
+    looked up: rows, or list elements) and ``lengths`` (list length histogram, or ``None``).
+    Runs on the current Dask scheduler or client."""
     columns = list(columns)
-    splits = splits or default_splits(ds)
+    splits = (splits or default_splits(ds)) if values else 0
     token = uuid.uuid4().hex[:8]
     parts = ds.to_ddf(columns).to_delayed()
     partials = [dask.delayed(count_partition, pure=False)(
@@ -118,7 +120,7 @@ def column_counts(ds: Dataset, columns: Sequence[str],
             _tree(partials, _sum_split, vocab.sum_counts, name, s),
             dask_key_name=f"embedding-stats-histogram-{name}-{s}-{token}")
             for s in range(splits)]
-        graphs[name] = (_tree(hists, _combine_histograms, _combine_histograms),
-                        _tree(partials, _column_totals, _add_totals, name))
+        graphs[name] = (_tree(hists, _combine_histograms, _combine_histograms) if hists
+                        else None, _tree(partials, _column_totals, _add_totals, name))
     (computed,) = dask.compute(graphs)
     return {name: {"histogram": hist, **totals} for name, (hist, totals) in computed.items()}

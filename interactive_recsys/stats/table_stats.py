@@ -167,7 +167,7 @@ def add_list_lengths(tables: list[TableStats], ds: Dataset) -> None:
               if c in ds.schema and is_list_dtype(ds.schema[c].dtype)}
     if not wanted:
         return
-    counts = column_counts(ds, list(wanted), splits=1)
+    counts = column_counts(ds, list(wanted), values=False)
     for name, table in wanted.items():
         previous = table.lengths.histogram if table.lengths is not None else None
         hist = add_histograms([counts[name]["lengths"], previous])  # joint groups add up
