@@ -177,6 +177,10 @@ class CpuBackend:
         missing = pc.is_null(col, nan_is_null=True)
         return missing
 
+    def missing_mask(self, col: Any) -> np.ndarray:
+        """:meth:`is_missing` (null, or NaN in a float column) as a NumPy bool array."""
+        return self.is_missing(self.to_arrow_array(col)).to_numpy(zero_copy_only=False)
+
     def invert(self, mask: Any) -> Any:
         return pc.invert(mask)
 
@@ -487,6 +491,9 @@ class GpuBackend(CpuBackend):
 
     def from_series(self, series: Any) -> Any:
         return series.reset_index(drop=True)
+
+    def missing_mask(self, col: Any) -> np.ndarray:
+        return self.is_missing(col).values_host
 
     def invert(self, mask: Any) -> Any:
         return ~mask

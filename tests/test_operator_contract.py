@@ -37,7 +37,13 @@ CONSTRUCTOR_KWARGS: dict[str, dict[str, Any]] = {
     "Bucketize": {"boundaries": [2.0, 5.0, 9.0]},
     "Clip": {"min_value": 1, "max_value": 6},
     "Filter": {"expr": "I1 > 2"},
+    "AddProperties": {"properties": {"domain": "x", "size": [1, 2]}},
+    "AddTags": {"tags": ["item"]},
     "HashBucket": {"num_buckets": 13},
+    "HashedCross": {"num_buckets": 17},
+    "JoinExternal": {"df_ext": pd.DataFrame({"C1": [f"c1_{i:03x}" for i in range(1, 41, 2)],
+                                             "C1_rank": range(20), "C1_name": list("abcdefghij") * 2}),
+                     "on": "C1"},
     "JoinGroupby": {"cont_cols": ["I1", "F1"]},
     "TargetEncoding": {"target": "I2"},
     "LambdaOp": {"f": "x * 2"},
@@ -71,7 +77,11 @@ VARIANTS: dict[str, list[dict[str, Any]]] = {
 DEFAULT_COLUMNS = ["I1", "F1"]
 INPUT_COLUMNS: dict[str, list[Any]] = {
     "Categorify": ["C1", "I2", "L1"],
+    "DataStats": ["I1", "F1", "C1", "L1"],
     "HashBucket": ["C1", "I2", "L1"],
+    "HashedCross": ["C1", "I2"],
+    "ReduceDtypeSize": ["C1", "L1"],  # numeric dtypes are known only after fit
+    "JoinExternal": ["C1", "I1"],
     "JoinGroupby": ["C1", "I1", "F1"],
     "TargetEncoding": ["C1", "C3", "I2"],
     "Rename": ["C1", "I1", "L1"],

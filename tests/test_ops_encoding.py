@@ -162,3 +162,61 @@ def test_target_errors_name_the_operator_and_the_column():
         irs.Workflow(["item", "y"] >> ops.TargetEncoding("y")).fit(df.assign(y=np.nan))
     with pytest.raises(irs.ParameterError, match="kfold"):
         ops.TargetEncoding("y", kfold=1)
+
+
+# ---- HashedCross -------------------------------------------------------------------------------
+def cross_frame(rows: int = 3000, seed: int = 4) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    user = pd.array(rng.integers(0, 40, rows), dtype="Int64")
+    user[rng.random(rows) < 0.03] = pd.NA
+    return pd.DataFrame({"user": user, "item": rng.choice(["a", "b", "c", "dd"], rows),
+                         "hour": rng.integers(0, 24, rows)})
+
+
+def test_hashed_cross_ids_equal_exactly_when_the_combinations_do(tmp_path):
+    df = cross_frame()
+    wf = new_workflow(["user", "item"] >> ops.HashedCross(2**40), tmp_path)
+    out = wf.fit_transform(partitioned(df, 3)).compute()
+    assert list(out.columns) == ["user_X_item"]
+    ids = out["user_X_item"].to_numpy()
+    has_null = df["user"].isna().to_numpy()
+    assert (ids[has_null] == 1).all()  # any null crossed value -> the null index
+    pairs = pd.Series(list(zip(df["user"].astype(object), df["item"], strict=True)))[~has_null]
+    codes = pairs.astype(str).factorize()[0]
+    assert len(np.unique(ids[~has_null])) == len(np.unique(codes))  # no collision at 2**40
+    mapping = pd.DataFrame({"id": ids[~has_null], "code": codes})
+    assert (mapping.groupby("code")["id"].nunique() == 1).all()
+    assert wf.output_schema["user_X_item"].cardinality == 2 + 2**40
+
+
+def test_hashed_cross_buckets_are_in_range_uniform_and_groups_are_separate(tmp_path):
+    df = cross_frame()
+    wf = new_workflow([["user", "item"], ["item", "hour"]] >> ops.HashedCross(7, dtype="int32"),
+                      tmp_path)
+    out = wf.fit_transform(df)
+    assert list(out.columns) == ["user_X_item", "item_X_hour"]
+    ids = out["item_X_hour"].to_numpy()
+    assert ids.min() >= 2 and ids.max() < 9
+    counts = np.bincount(ids - 2, minlength=7)
+    assert counts.min() > 0.6 * len(df) / 7  # 96 combinations spread over 7 buckets
+    swapped = new_workflow(["item", "user"] >> ops.HashedCross(2**40), tmp_path).fit_transform(df)
+    crossed = new_workflow(["user", "item"] >> ops.HashedCross(2**40), tmp_path).fit_transform(df)
+    assert (swapped["item_X_user"].to_numpy() != crossed["user_X_item"].to_numpy()).mean() > 0.9
+
+
+def test_hashed_cross_is_the_same_for_any_partitioning_on_the_cluster(tmp_path, client):
+    df = cross_frame()
+    node = [["user", "hour"]] >> ops.HashedCross(1000)
+    one = new_workflow(node, tmp_path).fit_transform(partitioned(df, 1)).compute()
+    many = new_workflow(node, tmp_path).fit_transform(partitioned(df, 6)).compute()
+    assert_frames_equal(one, many)
+
+
+def test_hashed_cross_errors_name_the_columns():
+    df = cross_frame(rows=10)
+    with pytest.raises(irs.SchemaError, match=r"HashedCross needs at least two columns"):
+        irs.Workflow(["user"] >> ops.HashedCross(10)).fit(df)
+    with pytest.raises(irs.SchemaError, match=r"HashedCross got the plain column 'hour'"):
+        irs.Workflow([["user", "item"], "hour"] >> ops.HashedCross(10)).fit(df)
+    with pytest.raises(irs.SchemaError, match=r"HashedCross cannot cross the list column 'l'"):
+        irs.Workflow(["user", "l"] >> ops.HashedCross(10)).fit(df.assign(l=[[1]] * 10))

@@ -113,3 +113,98 @@ def test_join_groupby_errors_name_operator_and_column():
         ops.JoinGroupby(["price"], stats=["median"])
     with pytest.raises(irs.ParameterError, match="cont_cols"):
         ops.JoinGroupby(stats=["mean"])
+
+
+# ---- JoinExternal ------------------------------------------------------------------------------
+def side_frame() -> pd.DataFrame:
+    return pd.DataFrame({"item": pd.array([5, 1, 2, 9], dtype="int32"),
+                         "genre": ["rock", "jazz", None, "pop"], "year": [1999, 2001, 2010, 1985]})
+
+
+def rows_frame(rows: int = 400, seed: int = 3) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    item = pd.array(rng.integers(0, 11, rows), dtype="Int64")
+    item[rng.random(rows) < 0.05] = pd.NA
+    return pd.DataFrame({"item": item, "x": rng.random(rows)})
+
+
+def expected_join(df: pd.DataFrame, side: pd.DataFrame, how: str) -> pd.DataFrame:
+    right = side.astype({"item": "Int64"})
+    return df.merge(right, on="item", how=how).reset_index(drop=True)
+
+
+@pytest.mark.parametrize("how", ["left", "inner"])
+def test_join_external_matches_pandas_merge_and_keeps_row_order(tmp_path, how):
+    df, side = rows_frame(), side_frame()
+    wf = new_workflow(["item", "x"] >> ops.JoinExternal(side, on="item", how=how), tmp_path)
+    out = wf.fit_transform(partitioned(df, 3)).compute()
+    want = expected_join(df, side, how)
+    assert list(out.columns) == ["item", "x", "genre", "year"]
+    assert len(out) == len(want) == (len(df) if how == "left" else
+                                      int(df["item"].isin(side["item"]).sum()))
+    assert out["x"].tolist() == want["x"].tolist()  # the data's row order
+    assert out["genre"].fillna("?").tolist() == want["genre"].fillna("?").tolist()
+    assert out["year"].astype("Float64").tolist() == want["year"].astype("Float64").tolist()
+    assert output_dtypes(out)["year"] == "int64"
+
+
+def test_parquet_side_table_with_a_joint_key_and_chosen_columns(tmp_path):
+    side = side_frame().assign(shop=["a", "b", "a", "b"])
+    side.to_parquet(tmp_path / "side.parquet")
+    df = rows_frame().assign(shop=lambda d: np.where(d["x"] > 0.5, "a", "b"))
+    op = ops.JoinExternal(str(tmp_path / "side.parquet"), on=["item", "shop"],
+                          columns_ext=["year"])
+    out = new_workflow(["item", "shop"] >> op, tmp_path).fit_transform(df)
+    want = df.merge(side.astype({"item": "Int64"}), on=["item", "shop"], how="left")
+    assert list(out.columns) == ["item", "shop", "year"]
+    assert out["year"].astype("Float64").tolist() == want["year"].astype("Float64").tolist()
+    assert out["year"].notna().sum() > 10
+
+
+def test_one_partition_equals_many_on_the_cluster_for_join_external(tmp_path, client):
+    df, side = rows_frame(rows=1500), side_frame()
+    node = ["item", "x"] >> ops.JoinExternal(side, on="item", how="inner")
+    many = new_workflow(node, tmp_path).fit_transform(partitioned(df, 5)).compute()
+    one = new_workflow(node, tmp_path).fit_transform(partitioned(df, 1)).compute()
+    assert_frames_equal(many, one)
+
+
+def test_save_stores_the_side_table_as_parquet_never_pickle(tmp_path):
+    df, side = rows_frame(), side_frame()
+    side.to_parquet(tmp_path / "side.parquet")
+    op = ops.JoinExternal(str(tmp_path / "side.parquet"), on="item")
+    wf = new_workflow(["item"] >> op, tmp_path)
+    wf.fit(df)
+    wf.save(tmp_path / "saved")
+    (tmp_path / "side.parquet").unlink()  # the saved workflow carries its own copy
+    files = sorted(p.relative_to(tmp_path / "saved").as_posix()
+                   for p in (tmp_path / "saved").rglob("*") if p.is_file())
+    assert all(f.endswith((".json", ".parquet")) for f in files), files
+    stored = [f for f in files if f.startswith("artifacts/side_tables/")]
+    assert len(stored) == 1
+    assert pd.read_parquet(tmp_path / "saved" / stored[0]).equals(side)
+    loaded = irs.Workflow.load(tmp_path / "saved")
+    assert_frames_equal(loaded.transform(df), wf.transform(df))
+    # an in-memory side table is saved by content hash and found again in the artifacts
+    mem = new_workflow(["item"] >> ops.JoinExternal(side, on="item"), tmp_path).fit(df)
+    mem.save(tmp_path / "saved2")
+    again = irs.Workflow.load(tmp_path / "saved2")
+    assert again.nodes[-1].op == mem.nodes[-1].op
+    assert_frames_equal(again.fit(df).transform(df), mem.transform(df))
+
+
+def test_join_external_errors_name_operator_and_column(tmp_path):
+    df, side = rows_frame(rows=20), side_frame()
+    with pytest.raises(irs.SchemaError, match=r"JoinExternal.*'item'.*string in the data.*int32"):
+        irs.Workflow(["item"] >> ops.JoinExternal(side, on="item")).fit(
+            df.astype({"item": "string"}))
+    with pytest.raises(irs.SchemaError, match=r"JoinExternal.*unique.*'item'"):
+        irs.Workflow(["item"] >> ops.JoinExternal(pd.concat([side, side]), on="item")).fit(df)
+    with pytest.raises(irs.SchemaError, match=r"JoinExternal joins on 'item'"):
+        irs.Workflow(["x"] >> ops.JoinExternal(side, on="item")).fit(df)
+    with pytest.raises(irs.SchemaError, match=r"JoinExternal would add the column 'x'"):
+        irs.Workflow(["item", "x"] >> ops.JoinExternal(side.assign(x=1), on="item")).fit(df)
+    with pytest.raises(irs.ParameterError, match=r"no column 'genres'.*columns_ext"):
+        ops.JoinExternal(side, on="item", columns_ext=["genres"])
+    with pytest.raises(irs.ParameterError, match=r"df_ext.*missing\.parquet"):
+        ops.JoinExternal(str(tmp_path / "missing.parquet"), on="item")

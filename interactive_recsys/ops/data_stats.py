@@ -1,0 +1,92 @@
+"""DataStats: a report of every selected column; the data passes unchanged.
+
+Per column: ``dtype``, ``rows``, ``missing`` (null, or NaN) and ``missing_pct``,
+``cardinality`` (distinct non-missing values, counted through their 64-bit value hash), and
+for numeric columns ``min``, ``max``, ``mean``, ``std`` (``ddof=1``) of the finite values.
+For list columns ``missing`` counts null lists and the other figures describe the elements.
+The report is the operator's fitted state: read it with :meth:`DataStats.report`.
+
+Examples
+--------
+>>> import pandas as pd, interactive_recsys as irs
+>>> wf = irs.Workflow(["x", "c"] >> DataStats())
+>>> _ = wf.fit(pd.DataFrame({"x": [1.0, 3.0, None, 5.0], "c": ["a", "b", "a", None]}))
+>>> list(DataStats.report(wf))   # one report per DataStats step
+['datastats-1']
+>>> report = DataStats.report(wf)["datastats-1"]
+>>> report["x"]["mean"], report["x"]["std"], report["x"]["missing_pct"], report["c"]["cardinality"]
+(3.0, 2.0, 25.0, 2)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..schema import is_numeric_dtype
+from .base import OpContext, StatOperator
+from .normalize import _merge as merge_moments
+
+
+class DataStats(StatOperator):
+    """Per-column min/max/mean/std/cardinality/% missing (see the module docstring)."""
+
+    summary = "Report min/max/mean/std/cardinality/% missing per column; data unchanged"
+    category = "statistics"
+
+    def fit_partition(self, df: Any, ctx: OpContext) -> dict[str, dict[str, Any]]:
+        b = ctx.backend
+        out = {}
+        for name in df.columns:
+            col = b.column(df, name)
+            dtype = b.dtype(col)
+            values = b.list_values(col) if dtype.startswith("list<") else col
+            present = ~b.missing_mask(values)
+            out[name] = {"dtype": dtype, "rows": b.length(col),
+                         "missing": int(b.missing_mask(col).sum()),
+                         "hashes": np.unique(b.hash64(values)[present]),
+                         "moments": b.moments(values) if is_numeric_dtype(dtype) else None}
+        return out
+
+    def fit_combine(self, partials: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        out = {}
+        for name, first in partials[0].items():
+            parts = [p[name] for p in partials]
+            out[name] = {"dtype": first["dtype"], "rows": sum(p["rows"] for p in parts),
+                         "missing": sum(p["missing"] for p in parts),
+                         "hashes": np.unique(np.concatenate([p["hashes"] for p in parts])),
+                         "moments": merge_moments([p["moments"] for p in parts])
+                         if first["moments"] is not None else None}
+        return out
+
+    def fit_finalize(self, partial: dict[str, Any], ctx: OpContext) -> dict[str, Any]:
+        columns = {}
+        for name, p in partial.items():
+            rows = p["rows"]
+            report = {"dtype": p["dtype"], "rows": rows, "missing": p["missing"],
+                      "missing_pct": 100.0 * p["missing"] / rows if rows else 0.0,
+                      "cardinality": len(p["hashes"]),
+                      "min": None, "max": None, "mean": None, "std": None}
+            m = p["moments"]
+            if m is not None and m["count"]:
+                report.update(min=m["min"], max=m["max"], mean=m["mean"],
+                              std=math.sqrt(max(m["m2"], 0.0) / (m["count"] - 1))
+                              if m["count"] > 1 else None)
+            columns[name] = report
+        return {"columns": columns}
+
+    def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
+        return df
+
+    @staticmethod
+    def report(workflow: Any) -> dict[str, dict[str, dict[str, Any]]]:
+        """``{step id: {column: figures}}`` of every fitted DataStats step of ``workflow``."""
+        out = {}
+        for node in workflow.nodes:
+            if node.kind == "op" and isinstance(node.op, DataStats):
+                state = workflow._states.get(id(node))
+                if state is not None:
+                    out[workflow.node_id(node)] = state["columns"]
+        return out
