@@ -13,6 +13,7 @@ from .contenders import CONTENDERS
 
 #: subcommand -> module of this package (besides ``criteo``, defined here)
 SUBCOMMANDS: dict[str, str] = {}
+SUBCOMMANDS["movielens"] = "movielens"
 
 DEFAULT_CONTENDERS = [name for name, c in CONTENDERS.items() if c.default]
 
