@@ -52,6 +52,9 @@ class Studio(w.VBox):
     def __init__(self, dataset: Any = None, *, workflow: Any = None, client: Any = None,
                  preview_rows: int = 1000, output: str | os.PathLike | None = None) -> None:
         super().__init__()
+        from .embeddings import load_bokeh
+
+        load_bokeh()  # BokehJS on the page now, from this thread: the tabs' plots need it later
         self.add_class("irs-studio")
         self.client = client
         self.preview_rows = preview_rows
