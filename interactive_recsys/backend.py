@@ -635,7 +635,7 @@ class GpuBackend(CpuBackend):
         return out.drop(columns=[tie]).reset_index(drop=True)
 
     def group_ids(self, df: Any, keys: Sequence[str]) -> np.ndarray:
-        return CpuBackend.group_ids(self, self.to_pandas(df[list(keys)]), keys)
+        return _cpu().group_ids(self.to_pandas(df[list(keys)]), keys)
 
     def difference_lag(self, df: Any, keys: Sequence[str], column: str, shift: int) -> Any:
         x = df[column].astype("float64" if df[column].dtype.kind == "f" else "int64")
@@ -652,6 +652,8 @@ class GpuBackend(CpuBackend):
         for _, agg, name in aggs:
             if agg == "count":
                 out[name] = out[name].astype("int64")
+            elif agg == "sum":  # a sum of no values is 0, as on the CPU
+                out[name] = out[name].fillna(0)
         return self.sort_rows_by(out[[*keys, *(name for _, _, name in aggs)]], keys)
 
 
