@@ -164,7 +164,7 @@ class EmbeddingView(widgets.VBox):
         cov.add_tools(HoverTool(tooltips=[("table", "@name")]))
         self.capacity = Span(location=self.report.plan().gpu_memory / GIB, dimension="width",
                              line_color="#d62728", line_dash="dashed")
-        plan = figure(title="Memory per GPU (GiB): table-wise vs row-wise; dashed = capacity",
+        plan = figure(title=self._plan_title(),
                       x_range=FactorRange(*self.plan_source.data["x"]), width=870, height=280,
                       tools="save", y_axis_label="GiB")
         plan.vbar(x="x", top="gib", width=0.8, color="color", source=self.plan_source)
@@ -175,9 +175,16 @@ class EmbeddingView(widgets.VBox):
         self.plan_figure = plan
         return column(row(freq, cov), plan)
 
+    def _plan_title(self) -> str:
+        plan = self.report.plan()
+        return (f"Memory per GPU (GiB), {plan.dtype} + {plan.optimizer}: table-wise (blue) vs "
+                f"row-wise (green); red = over the {plan.gpu_memory / GIB:.3g} GiB capacity "
+                "(dashed)")
+
     def update(self) -> None:
         """Redraw everything that depends on dims and plan settings."""
         self.summary.value = self.report.to_html()
+        self.plan_figure.title.text = self._plan_title()
         data = plan_data(self.report)
         self.plan_figure.x_range.factors = data["x"]
         self.plan_source.data = data

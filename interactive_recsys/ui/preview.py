@@ -248,8 +248,9 @@ class Preview(widgets.VBox):
         self.header = widgets.HTML().add_class("irs-preview-header")
         self.message = widgets.HTML(layout=widgets.Layout(display="none"))
         self.message.add_class("irs-preview-error")
-        self.view = widgets.ToggleButtons(options=VIEWS, value="output",
-                                          description="show").add_class("irs-preview-toggle")
+        self.view = widgets.ToggleButtons(options=VIEWS, value="output", description="show",
+                                          style={"button_width": "auto"})
+        self.view.add_class("irs-preview-toggle")
         self.prev_button = widgets.Button(description="< prev").add_class("irs-preview-prev")
         self.next_button = widgets.Button(description="next >").add_class("irs-preview-next")
         self.refresh_button = widgets.Button(description="refresh", icon="refresh")
@@ -263,8 +264,7 @@ class Preview(widgets.VBox):
         self.refresh_button.on_click(lambda _: self.refresh())
         controls = widgets.HBox([self.view, self.prev_button, self.page_label,
                                  self.next_button, self.refresh_button])
-        super().__init__([self.header, self.message, controls, self.rows,
-                          widgets.HTML("<b>Output columns</b>"), self.summary])
+        super().__init__([self.header, self.message, controls, self.rows, self.summary])
         self.add_class("irs-preview")
         self.refresh()
 
@@ -289,7 +289,8 @@ class Preview(widgets.VBox):
 
     def _render(self) -> None:
         m = self.model
-        self.message.value = (f"<pre>{html.escape(self.error)}</pre>" if self.error else "")
+        self.message.value = (f"<pre style='color:#b00020;white-space:pre-wrap'>"
+                              f"{html.escape(self.error)}</pre>" if self.error else "")
         self.message.layout.display = "" if self.error else "none"
         if self.error or m.output is None:
             self.header.value = "<b>Preview failed</b>" if self.error else ""
@@ -305,12 +306,14 @@ class Preview(widgets.VBox):
                                             "rows do not line up with input rows.</p>")
             left = _table_html(m.page(self.page_index, "input"), "irs-preview-input")
             right = _table_html(m.page(self.page_index, "output"), "irs-preview-output")
-            self.rows.value = (f"{note}<div style='display:flex;gap:1em'><div>{left}</div>"
-                               f"<div>{right}</div></div>")
+            self.rows.value = (f"{note}<div style='display:flex;gap:2em'>"
+                               f"<div><b>input</b>{left}</div><div><b>output</b>{right}</div>"
+                               "</div>")
         else:
             self.rows.value = _table_html(m.page(self.page_index, view), f"irs-preview-{view}")
-        self.summary.value = m.summary.to_html(classes=["irs-preview-summary-table"], border=0,
-                                               na_rep="-", float_format=lambda x: f"{x:.4g}")
+        self.summary.value = "<b>Output columns</b>" + m.summary.to_html(
+            classes=["irs-preview-summary-table"], border=0, na_rep="-",
+            float_format=lambda x: f"{x:.4g}")
 
     def __repr__(self) -> str:
         m = self.model
