@@ -28,18 +28,14 @@ from ..stats.embedding_report import EmbeddingReport, report_of
 from ..stats.memory_plan import DTYPE_BYTES, OPTIMIZER_STATE
 
 GIB = 2**30
-MODES = ("table-wise", "row-wise")
-_BOKEH_LOADED = False
 
 
 def load_bokeh() -> bool:
     """Put BokehJS on the notebook page (inline resources, no CDN), once per kernel.
 
-    Returns whether it was loaded now; outside a Jupyter kernel it does nothing.
+    Returns whether it was loaded now; it does nothing outside a Jupyter kernel or when
+    Bokeh's notebook output is already on (by this function, the dashboard, or the user).
     """
-    global _BOKEH_LOADED
-    if _BOKEH_LOADED:
-        return False
     try:
         from IPython import get_ipython
     except ImportError:  # pragma: no cover - IPython comes with ipywidgets
@@ -48,10 +44,12 @@ def load_bokeh() -> bool:
     if shell is None or not hasattr(shell, "kernel"):
         return False
     from bokeh.io import output_notebook
+    from bokeh.io.state import curstate
     from bokeh.resources import INLINE
 
+    if curstate().notebook:
+        return False
     output_notebook(resources=INLINE, hide_banner=True)
-    _BOKEH_LOADED = True
     return True
 
 
