@@ -49,24 +49,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import SchemaError
-from ..hashing import fmix64
 from ..schema import ColumnSchema, Schema, Tags, is_numeric_dtype
 from . import keyed_stats as ks
 from . import vocabulary as vocab
 from .base import OpContext, StatOperator
+from .hashed_cross import row_hash
 from .params import Param
 
 _FOLD_SALT = np.uint64(0xD6E8FEB86659FD93)
-_MIX = np.uint64(0x100000001B3)
 
 
 def fold_ids(df: Any, columns: list[str], kfold: int, seed: int, ctx: OpContext) -> np.ndarray:
     """The fold of every row: a value-defined hash of ``columns`` and ``seed``, mod ``kfold``."""
-    b = ctx.backend
-    h = np.full(b.num_rows(df), np.uint64(seed) ^ _FOLD_SALT, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for name in columns:
-            h = fmix64(h * _MIX ^ b.hash64(b.column(df, name)))
+    h = row_hash(df, columns, ctx, np.uint64(seed) ^ _FOLD_SALT)
     return (h % np.uint64(kfold)).astype(np.int64)
 
 
