@@ -208,3 +208,15 @@ def test_join_external_errors_name_operator_and_column(tmp_path):
         ops.JoinExternal(side, on="item", columns_ext=["genres"])
     with pytest.raises(irs.ParameterError, match=r"df_ext.*missing\.parquet"):
         ops.JoinExternal(str(tmp_path / "missing.parquet"), on="item")
+
+
+def test_side_table_survives_copies_but_not_pickles(tmp_path):
+    import copy
+    import pickle
+
+    op = ops.JoinExternal(side_frame(), on="item")
+    assert copy.deepcopy(op).df_ext.table is op.df_ext.table  # e.g. the builder's undo history
+    shipped = pickle.loads(pickle.dumps(op))  # what Dask sends to workers: no data
+    assert shipped.df_ext.table is None and shipped == op
+    with pytest.raises(irs.ParameterError, match="not in the artifacts"):
+        irs.Workflow(["item"] >> shipped, artifacts_dir=tmp_path).fit(rows_frame(rows=10))

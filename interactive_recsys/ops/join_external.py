@@ -139,6 +139,12 @@ class SideTable:
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "table": None}
 
+    def __copy__(self) -> SideTable:  # immutable: copies (e.g. undo histories) share the data
+        return self
+
+    def __deepcopy__(self, memo: dict) -> SideTable:
+        return self
+
 
 class JoinExternal(StatOperator, RowFilter):
     """Join the columns of a side table by key, rows in order (see the module docstring)."""
