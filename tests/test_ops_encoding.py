@@ -160,6 +160,8 @@ def test_target_errors_name_the_operator_and_the_column():
         irs.Workflow(["item", "y"] >> ops.TargetEncoding("y", fold_cols=["ts"])).fit(df)
     with pytest.raises(irs.SchemaError, match=r"no non-missing value of its target 'y'"):
         irs.Workflow(["item", "y"] >> ops.TargetEncoding("y")).fit(df.assign(y=np.nan))
+    with pytest.raises(irs.SchemaError, match=r"TargetEncoding.*holds the target 'y'"):
+        irs.Workflow([["item", "y"], "y"] >> ops.TargetEncoding("y")).fit(df)
     with pytest.raises(irs.ParameterError, match="kfold"):
         ops.TargetEncoding("y", kfold=1)
 

@@ -120,6 +120,9 @@ class TargetEncoding(StatOperator):
                               f"categories next to the target {self.target!r}.")
         cols = []
         for key, group in keys.items():
+            if self.target in group:
+                raise SchemaError(f"{name} cannot encode the group {list(group)}: it holds the "
+                                  f"target {self.target!r} itself. Select the target on its own.")
             for n in group:
                 if input_schema[n].is_list:
                     raise SchemaError(f"{name} cannot encode the list column {n!r}; encode "
