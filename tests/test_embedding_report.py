@@ -201,6 +201,19 @@ def test_joint_groups_share_a_table_and_hashed_columns_have_only_a_size(tmp_path
     assert "h" in repr(r) and r.table_dict("h")["notes"]
 
 
+def test_renamed_outputs_keep_their_counts(tmp_path: object) -> None:
+    df = pd.DataFrame({"a": pd.Series(["x", "y", "x", "z"], dtype=STRING)})
+    wf = new_workflow((["a"] >> ops.Categorify() >> ops.Rename(postfix="_id"))
+                      + (["a"] >> ops.Categorify(num_buckets=5) >> ops.Rename(postfix="_h")),
+                      tmp_path)
+    wf.fit(df)
+    r = EmbeddingReport(wf)
+    assert list(r.tables) == ["a_id", "a_h"]
+    assert r.tables["a_id"].cardinality == 2 + 1 + 3 and r.tables["a_h"].cardinality == 2 + 5 + 3
+    for t in r.tables.values():
+        assert t.source == "vocabulary" and t.frequency.counts.tolist() == [2, 1]
+
+
 def test_unfitted_workflow_and_unknown_columns_raise_clear_errors(dataset: irs.Dataset) -> None:
     with pytest.raises(NotFittedError, match="call wf.fit"):
         EmbeddingReport(irs.Workflow(["c"] >> ops.Categorify()))

@@ -89,7 +89,7 @@ def workflow_tables(workflow: Any) -> list[TableStats]:
         raise NotFittedError("EmbeddingReport needs a fitted workflow (its vocabularies hold "
                              "the counts): call wf.fit(dataset) first, or pass a Dataset.")
     schemas = workflow.output_node.schemas(workflow.input_schema, workflow._states)
-    tables: dict[str, TableStats] = {}
+    found: list[tuple[list[str], TableStats]] = []  # (direct output names, table)
     for node in workflow.nodes:
         if node.kind != "op" or not isinstance(node.op, Categorify):
             continue
@@ -99,29 +99,44 @@ def workflow_tables(workflow: Any) -> list[TableStats]:
             directory = os.path.join(workflow.artifacts_dir or "", info["path"])
             counts = [pq.read_table(vocab.split_path(directory, s), columns=["count"])["count"]
                       .to_numpy() for s in range(info["splits"])]
-            tables[key] = TableStats(
-                name=key, columns=[c for c, k in outputs.items() if k == key],
-                cardinality=int(info["cardinality"]), oov_buckets=op.oov_buckets,
-                vocab_size=int(info["size"]), lookups=int(info["value_count"]),
-                null_count=int(info["null_count"]), oov_count=int(info["oov_count"]),
+            found.append(([c for c, k in outputs.items() if k == key], TableStats(
+                name=key, columns=[], cardinality=int(info["cardinality"]),
+                oov_buckets=op.oov_buckets, vocab_size=int(info["size"]),
+                lookups=int(info["value_count"]), null_count=int(info["null_count"]),
+                oov_count=int(info["oov_count"]),
                 frequency=CountHistogram.from_counts(np.concatenate(counts)),
-                index_dtype=op.dtype, source="vocabulary")
-    schema = workflow.output_schema
-    by_column = {c: t for t in tables.values() for c in t.columns}
+                index_dtype=op.dtype, source="vocabulary")))
     out: list[TableStats] = []
-    for col in schema.values():
+    for col in workflow.output_schema.values():
         if Tags.CATEGORICAL.value not in col.tags or col.cardinality is None:
             continue
-        table = by_column.get(col.name)
+        table = _table_of(col, found)
         if table is None:  # e.g. HashBucket: a known number of rows, no counts
-            table = TableStats(name=col.name, columns=[col.name], cardinality=col.cardinality,
+            table = TableStats(name=col.name, columns=[], cardinality=col.cardinality,
                                oov_buckets=0, vocab_size=col.cardinality - RESERVED,
                                index_dtype=col.dtype.removeprefix("list<").rstrip(">"),
                                source="schema")
             table.notes.append("no counts: the operator keeps no vocabulary")
+        table.columns.append(col.name)
         if all(t is not table for t in out):
+            if any(t.name == table.name for t in out):  # one vocabulary key, two tables
+                table.name = col.name
             out.append(table)
+    for table in out:  # a renamed output names its table
+        if table.name not in table.columns and len(table.columns) == 1:
+            table.name = table.columns[0]
     return out
+
+
+def _table_of(col: Any, found: list[tuple[list[str], TableStats]]) -> TableStats | None:
+    """The Categorify table of an output column: by its name, else (renamed on the way) by
+    its ``domain`` (the vocabulary key) when exactly one table of that size has it."""
+    for names, table in found:
+        if col.name in names:
+            return table
+    same = [t for _, t in found if t.name == col.properties.get("domain")
+            and t.cardinality == col.cardinality]
+    return same[0] if len(same) == 1 else None
 
 
 def categorical_columns(ds: Dataset) -> list[str]:
