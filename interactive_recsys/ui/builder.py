@@ -80,7 +80,8 @@ class ParamForm(w.VBox):
             field.add_class(f"irs-param-{css_name(name)}")
             self.fields[name] = field
             doc = f"{spec.describe()}" + (f"; {spec.doc}" if spec.doc else "")
-            rows.append(w.HBox([field, w.HTML(f"<small>{html.escape(doc)}</small>")]))
+            rows.append(w.HBox([field, w.HTML(f"<small>{html.escape(doc)}</small>",
+                                              layout=w.Layout(flex="1 1 auto"))]))
         if not cls.params:
             rows.append(w.HTML("<i>No parameters.</i>"))
         self.children = rows
@@ -152,7 +153,7 @@ class PipelineBuilder(w.VBox):
     def _button(self, text: str, css: str, action: Callable[[], Any], tip: str = "",
                 style: str = "") -> w.Button:
         button = w.Button(description=text, tooltip=tip or text, button_style=style,
-                          layout=w.Layout(width="auto"))
+                          layout=w.Layout(width="auto", flex="0 0 auto"))
         button.add_class(f"irs-btn-{css}")
         button.on_click(lambda _: self._guard(action)())
         self.buttons[css] = button
@@ -198,7 +199,7 @@ class PipelineBuilder(w.VBox):
                          "Start a new branch (joined with +)"),
             self._button("Pass through", "pass-through", self._pass_through,
                          "Output the selected columns unchanged (a branch without steps)"),
-        ])
+        ], layout=w.Layout(flex_flow="row wrap"))
         self.steps = w.Select(options=[], rows=6, description="Steps",
                               layout=w.Layout(width="100%"))
         self.steps.add_class("irs-builder-steps")
@@ -218,7 +219,7 @@ class PipelineBuilder(w.VBox):
             self._button("Save", "save", self._save),
             self._button("Load", "load", self._load),
             self._button("Export code", "export", self._export),
-            self.file_text])
+            self.file_text], layout=w.Layout(flex_flow="row wrap"))
         self.messages = w.HTML()
         self.messages.add_class("irs-builder-messages")
         self.status = w.HTML()
@@ -334,7 +335,7 @@ class PipelineBuilder(w.VBox):
             buttons = []
             for name in sorted(groups[category]):
                 button = w.Button(description=name, tooltip=OPERATORS[name].summary,
-                                  layout=w.Layout(width="auto"))
+                                  layout=w.Layout(width="auto", flex="0 0 auto"))
                 button.add_class("irs-op")
                 button.add_class(f"irs-op-{name}")
                 button.on_click(lambda _, n=name: self._guard(

@@ -27,7 +27,7 @@ from ..ops.base import Operator
 from .assets import widget_asset
 
 #: Pixel sizes of the drawing (the SVG scales down to the widget's width).
-NODE_WIDTH = {"column": 120, "op": 150, "output": 150}
+NODE_WIDTH = {"column": 130, "op": 200, "output": 150}
 NODE_HEIGHT, ROW, LAYER_GAP = 22, 28, 60
 
 
@@ -86,7 +86,7 @@ def model_graph(model: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
 
 def _short_params(op: Operator) -> str:
     text = repr(op)[len(type(op).__name__) + 1:-1]
-    return text if len(text) <= 24 else text[:23] + "…"
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 # ---- layout -----------------------------------------------------------------------------------
