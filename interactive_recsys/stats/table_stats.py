@@ -150,7 +150,14 @@ def dataset_tables(ds: Dataset, columns: list[str] | None = None, *, freq_thresh
                    max_size: int | None = None, num_buckets: int | None = None,
                    index_dtype: str = "int64", splits: int | None = None) -> list[TableStats]:
     """The tables ``Categorify(freq_threshold, max_size, num_buckets)`` would build for
-    ``columns`` (default: :func:`categorical_columns`), from counts over the whole dataset."""
+    ``columns`` (default: :func:`categorical_columns`), from counts over the whole dataset.
+
+    >>> import pandas as pd
+    >>> [t] = dataset_tables(Dataset(pd.DataFrame({"c": ["a", "a", "b", "c"]})),
+    ...                      freq_threshold=2)
+    >>> t.cardinality, t.vocab_size, t.oov_count   # pad, null, one OOV row + {a}
+    (4, 1, 2)
+    """
     columns = list(columns) if columns is not None else categorical_columns(ds)
     missing = [c for c in columns if c not in ds.schema]
     if missing:
