@@ -11,12 +11,15 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.errors import NotFittedError, ParameterError, SchemaError
 from interactive_recsys.stats.embedding_report import EmbeddingReport
 from interactive_recsys.stats.frequency import CountHistogram
+from interactive_recsys.stats.list_lengths import LengthStats
 from interactive_recsys.stats.table_stats import dataset_tables
 from tests.conftest import LIST_STRING, STRING, new_workflow
 
@@ -273,6 +276,40 @@ def test_json_text_and_html(tmp_path: object, report: EmbeddingReport) -> None:
     assert "memory plan: fp32, optimizer sgd" in text and "table-wise" in text
     page = report._repr_html_()
     assert "class='irs-embedding-report'" in page and "class='irs-embedding-table'" in page
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(1, 50), min_size=1, max_size=60), st.integers(0, 70),
+       st.floats(0.01, 1.0), st.integers(0, 30), st.one_of(st.none(), st.integers(0, 70)))
+def test_count_histogram_equals_numpy(counts: list[int], k: int, share: float,
+                                      min_count: int, max_ids: int | None) -> None:
+    h = CountHistogram.from_counts(counts)
+    desc = np.sort(np.array(counts))[::-1]
+    cum = np.cumsum(desc)
+    assert h.n_ids == len(desc) and h.total == cum[-1]
+    assert h.frequency_at_rank(np.arange(1, len(desc) + 1)).tolist() == desc.tolist()
+    assert h.served(k) == (cum[min(k, len(desc)) - 1] if k else 0)
+    assert h.ids_for_share(share) == int(np.argmax(cum / cum[-1] >= share)) + 1
+    kept = desc[desc >= min_count][:max_ids]
+    t = h.truncate(min_count, max_ids)
+    assert t.n_ids == len(kept) and t.total == kept.sum()
+    # combining the histograms of two halves gives the histogram of the whole
+    half = len(counts) // 2
+    both = CountHistogram.combine([CountHistogram.from_counts(counts[:half]),
+                                   CountHistogram.from_counts(counts[half:])])
+    assert both.counts.tolist() == h.counts.tolist() and both.ids.tolist() == h.ids.tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 12), min_size=1, max_size=80), st.floats(0.01, 1.0))
+def test_length_stats_equal_numpy(lengths: list[int], q: float) -> None:
+    s = LengthStats(np.bincount(lengths), index_bytes=4)
+    arr = np.array(lengths)
+    assert s.quantile(q) == np.percentile(arr, 100 * q, method="inverted_cdf")
+    assert s.mean == pytest.approx(arr.mean()) and s.max == arr.max()
+    assert s.padded_bytes == len(arr) * arr.max() * 4
+    if arr.max():
+        assert s.padding_waste == pytest.approx(1 - arr.sum() / (len(arr) * arr.max()))
 
 
 def test_count_histogram_truncate_and_shares() -> None:
