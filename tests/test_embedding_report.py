@@ -187,6 +187,16 @@ def test_workflow_report_equals_the_data_report(tmp_path: object, dataset: irs.D
     assert from_wf.table_dict("c")["oov_rate"] == pytest.approx(share_oov)
 
 
+def test_a_saved_and_loaded_workflow_gives_the_same_report(tmp_path: object,
+                                                           dataset: irs.Dataset) -> None:
+    wf = new_workflow(["c", "tags"] >> ops.Categorify(max_size=500), tmp_path)
+    wf.fit(dataset)
+    path = os.path.join(str(tmp_path), "saved")
+    wf.save(path)
+    loaded = irs.Workflow.load(path)
+    assert EmbeddingReport(loaded).to_dict() == EmbeddingReport(wf).to_dict()
+
+
 def test_joint_groups_share_a_table_and_hashed_columns_have_only_a_size(tmp_path: object) -> None:
     df = pd.DataFrame({"a": pd.Series(["x", "y", "x", None], dtype=STRING),
                        "b": pd.Series(["y", "z", "z", "z"], dtype=STRING),
