@@ -162,8 +162,10 @@ class PreviewModel:
         self._tmp: str | None = None
 
     def run(self) -> PreviewModel:
-        """Read the sample, fit a copy if needed, transform, summarise."""
+        """Read the sample, fit a copy if needed, transform, summarise (a failed run leaves
+        no result of an earlier one behind)."""
         started = time.perf_counter()
+        self.input = self.output = self.summary = self.fitted = None
         ds = as_dataset(self.dataset)
         columns = input_columns(self.workflow, ds.schema) or ds.schema.names
         with dask.config.set(scheduler="sync"):  # a small in-process job, off the cluster
