@@ -291,6 +291,16 @@ def test_preview_equals_a_real_fit_on_the_first_rows(frame):
     assert_frames_equal(result.input, frame.head(150)[[*CATS, *CONTS, "label"]])
 
 
+def test_preview_of_parquet_files_reads_the_first_rows(frame, tmp_path):
+    (tmp_path / "data").mkdir()
+    frame.iloc[:120].to_parquet(tmp_path / "data" / "part-0.parquet")
+    frame.iloc[120:].to_parquet(tmp_path / "data" / "part-1.parquet")
+    m = two_branches(BuilderModel(str(tmp_path / "data")))
+    for n in (100, 150):  # within the first file, and across both files
+        result = m.preview(n)
+        assert_frames_equal(result.output, code_workflow().fit_transform(frame.head(n)))
+
+
 def test_run_in_the_background_on_the_cluster(client, frame, tmp_path):
     m = two_branches(BuilderModel(partitioned(frame, 3)))
     ended: list = []

@@ -306,11 +306,17 @@ class BuilderModel:
     def profile(self) -> list[ColumnProfile]:
         """Column profiles from the first ``sample_rows`` rows (computed once)."""
         if self._profile is None:
-            with dask.config.set(scheduler="sync"):
-                frame = self.dataset.head(self.sample_rows)
+            frame = self.head(self.sample_rows, self.schema.names)
             table = pa.Table.from_pandas(frame, preserve_index=False)
             self._profile = profile_table(table, self.schema, self.dataset._num_rows)
         return self._profile
+
+    def head(self, n_rows: int, columns: list[str]) -> Any:
+        """The first ``n_rows`` rows of ``columns`` (parquet: only those rows are decoded)."""
+        from .preview import read_sample
+
+        with dask.config.set(scheduler="sync"):  # a quick local read, not a cluster job
+            return read_sample(self.dataset, n_rows, columns)
 
     def columns_by_role(self, role: str) -> list[str]:
         if role not in ROLES:
@@ -521,14 +527,14 @@ class BuilderModel:
     def preview(self, n_rows: int = 1000) -> PreviewResult:
         """Fit and transform the first ``n_rows`` rows in this process (a quick look)."""
         started = time.perf_counter()
+        inputs = flatten([g for b in self.branches if b.columns or b.tags
+                          for g in b.selector().resolve(self.schema)])
+        sample = self.head(n_rows, inputs)
         with tempfile.TemporaryDirectory(prefix="irs-preview-") as tmp:
             wf = self.to_workflow(artifacts_dir=tmp)
             with dask.config.set(scheduler="sync"):
-                sample = self.dataset.head(n_rows)
                 output = wf.fit_transform(sample)
-        inputs = flatten([g for b in self.branches if b.columns or b.tags
-                          for g in b.selector().resolve(self.schema)])
-        return PreviewResult(sample[inputs], output, wf, time.perf_counter() - started)
+        return PreviewResult(sample, output, wf, time.perf_counter() - started)
 
     def run(self, output: str | os.PathLike | None = None, *,
             on_done: Callable[[Job], None] | None = None) -> Job:
