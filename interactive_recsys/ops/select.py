@@ -8,8 +8,9 @@ columns of an operator's output, e.g. the list columns of a Groupby before a Lis
 >>> sessions = ["user", "item"] >> ops.Groupby(["user"])
 >>> last = sessions >> SelectColumns(["item_list"]) >> ops.ListSlice(-1)
 >>> wf = irs.Workflow((sessions >> SelectColumns(["user"])) + last)
->>> wf.fit_transform(pd.DataFrame({"user": [1, 1, 2], "item": [5, 6, 7]})).values.tolist()
-[[1, [6]], [2, [7]]]
+>>> out = wf.fit_transform(pd.DataFrame({"user": [1, 1, 2], "item": [5, 6, 7]}))
+>>> out["user"].tolist(), out["item_list"].tolist()
+([1, 2], [[6], [7]])
 """
 
 from __future__ import annotations
