@@ -66,6 +66,13 @@ def test_column_table_roles_and_filter(frame):
     assert b.selected_columns == ["I1", "I2", "I3", "F1"]
     click(b, "irs-btn-clear")
     assert b.selected_columns == []
+    b.name_filter.value = "I*, F1"  # by name as well: globs, comma-separated
+    assert b.shown_columns == ["I1", "I2", "I3", "F1"]
+    b.role_filter.value = "all"
+    b.name_filter.value = "C?"
+    assert [n for n, r in b.column_rows.items() if r.layout.display != "none"] == CATS
+    click(b, "irs-btn-select-shown")
+    assert b.selected_columns == CATS
 
 
 def test_palette_lists_every_operator_by_category(frame):
@@ -197,10 +204,18 @@ def test_preview_export_save_load_run(frame, tmp_path):
     click(other, "irs-btn-load")
     assert other.model.branches == b.model.branches and len(other.steps.options) == 3
 
+    click(b, "irs-btn-cancel")
+    assert b.message == "No run is in progress."
     ended = threading.Event()
-    b.on_run(lambda job: ended.set())
+    release = threading.Event()
+    b.on_run(lambda job: (ended.set(), release.wait(10)))  # hold the run's end a moment
     click(b, "irs-btn-run")
-    assert ended.wait(60)
+    b.job.result(timeout=60)
+    assert ended.wait(10)
+    click(b, "irs-btn-run")  # its end is still being reported: refused
+    assert "A run is in progress" in b.message
+    release.set()
+    b.model.wait_run(timeout=10)
     assert "irs-run-finished" in b.status.value and b.model.fitted_workflow.fitted
 
 

@@ -17,6 +17,7 @@ In step ['c'] >> Normalize(): Normalize needs numeric columns, but column 'c' ha
 
 from __future__ import annotations
 
+import fnmatch
 import html
 import os
 import re
@@ -139,6 +140,7 @@ class PipelineBuilder(w.VBox):
         self.model: BuilderModel | None = None
         self.preview_rows, self.output, self.sample_rows = preview_rows, output, sample_rows
         self.last_preview: PreviewResult | None = None
+        self.job: Any = None  # the last run (a jobs.Job)
         self.message, self.level = "", "info"
         self._preview_listeners: list[Callable[[PreviewResult], None]] = []
         self._run_listeners: list[Callable[[Any], None]] = []
@@ -172,12 +174,16 @@ class PipelineBuilder(w.VBox):
                                       layout=w.Layout(width="200px"))
         self.role_filter.add_class("irs-builder-role")
         self.role_filter.observe(lambda _: self._filter_columns(), "value")
+        self.name_filter = w.Text(placeholder="names, e.g. C* or I1, I2",
+                                  layout=w.Layout(width="180px"))
+        self.name_filter.add_class("irs-builder-name-filter")
+        self.name_filter.observe(lambda _: self._filter_columns(), "value")
         self.column_rows: dict[str, w.HBox] = {}
         self.checkboxes: dict[str, w.Checkbox] = {}
         self.column_box = w.VBox(layout=w.Layout(max_height="320px", overflow="auto"))
         self.column_box.add_class("irs-builder-columns")
         columns_panel = w.VBox([
-            w.HBox([self.role_filter,
+            w.HBox([self.role_filter, self.name_filter,
                     self._button("Select shown", "select-shown", self._select_shown),
                     self._button("Clear", "clear", lambda: self.select_columns([]))]),
             self.column_box])
@@ -216,6 +222,7 @@ class PipelineBuilder(w.VBox):
                          "info"),
             self._button("Run", "run", self._run, "Fit (and write) the full dataset in the "
                          "background", "success"),
+            self._button("Cancel", "cancel", self._cancel, "Cancel the run in progress"),
             self._button("Save", "save", self._save),
             self._button("Load", "load", self._load),
             self._button("Export code", "export", self._export),
@@ -296,19 +303,24 @@ class PipelineBuilder(w.VBox):
         self._build_palette()
         self._refresh()
 
-    def _filter_columns(self) -> None:
+    @property
+    def shown_columns(self) -> list[str]:
+        """Columns passing the role filter and the name filter (globs, comma-separated)."""
         if self.model is None:
-            return
+            return []
         role = self.role_filter.value
-        for p in self.model.profile:
-            shown = role == "all" or p.role == role
-            self.column_rows[p.name].layout.display = None if shown else "none"
+        patterns = [p.strip() for p in self.name_filter.value.split(",") if p.strip()]
+        return [p.name for p in self.model.profile if (role == "all" or p.role == role)
+                and (not patterns or any(fnmatch.fnmatchcase(p.name, pat) for pat in patterns))]
+
+    def _filter_columns(self) -> None:
+        shown = set(self.shown_columns)
+        for name, row in self.column_rows.items():
+            row.layout.display = None if name in shown else "none"
 
     def _select_shown(self) -> None:
-        role = self.role_filter.value
         self._need_model()
-        self.select_columns([p.name for p in self.model.profile
-                             if role == "all" or p.role == role])
+        self.select_columns(self.shown_columns)
 
     def select_columns(self, names: list[Any]) -> None:
         """Tick exactly ``names`` in the column table."""
@@ -497,12 +509,20 @@ class PipelineBuilder(w.VBox):
             for callback in list(self._run_listeners):
                 callback(job)
 
-        job = model.run(self.output, on_done=done)
-        self.job = job
-        if job.status in ("pending", "running"):
-            self.status.value = '<span class="irs-run-running">Run started...</span>'
-        self.say("Run started in the background on the active cluster (see the Cluster tab "
-                 "or the Dask dashboard).", "info")
+        if model.running:
+            raise IRSError("A run is in progress: wait for it to end, or click Cancel.")
+        self.status.value = '<span class="irs-run-running">Run started...</span>'
+        from ..jobs import active_client
+
+        where = ("on the Dask cluster (see the Cluster tab)" if active_client() is not None
+                 else "in this process (no Dask cluster is active)")
+        self.say(f"Run started in the background {where}.", "info")
+        self.job = model.run(self.output, on_done=done)
+
+    def _cancel(self) -> None:
+        if self.job is None or not self.job.cancel():
+            raise IRSError("No run is in progress.")
+        self.say("Cancelling the run: its Dask tasks stop and it writes no output.", "info")
 
     def _path(self) -> str:
         path = self.file_text.value.strip()

@@ -570,6 +570,12 @@ class BuilderModel:
         return job
 
 
+    @property
+    def running(self) -> bool:
+        """Whether the last :meth:`run` (or its ``on_done``) has not ended yet."""
+        ended = getattr(self, "_run_ended", None)
+        return ended is not None and not ended.is_set()
+
     def wait_run(self, timeout: float | None = None) -> Job | None:
         """Wait until the last :meth:`run` has ended and its ``on_done`` has returned."""
         ended = getattr(self, "_run_ended", None)
