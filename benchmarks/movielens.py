@@ -127,7 +127,7 @@ def run_once(src: Path, out: Path, mode: str, part_size: str,
 
     payload = json.dumps({"src": str(src), "out": str(out), "mode": mode,
                           "part_size": part_size})
-    begin = time.perf_counter()
+    begin, load_before = time.perf_counter(), os.getloadavg()[0]
     proc = subprocess.Popen([sys.executable, "-m", "benchmarks.movielens", payload],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ps, peak = psutil.Process(proc.pid), 0
@@ -145,7 +145,8 @@ def run_once(src: Path, out: Path, mode: str, part_size: str,
     if proc.returncode != 0:
         raise RuntimeError(f"run on {src} ({mode}) failed:\n{stderr[-3000:]}")
     result = json.loads(stdout.strip().splitlines()[-1])
-    result.update(peak_rss_mb=peak / 2**20, process_s=time.perf_counter() - begin)
+    result.update(peak_rss_mb=peak / 2**20, process_s=time.perf_counter() - begin,
+                  load_avg=max(load_before, os.getloadavg()[0]))
     return result
 
 
@@ -191,6 +192,7 @@ def run(args: argparse.Namespace) -> None:
                          "fit_s": statistics.median(r["fit_s"] for r in runs),
                          "transform_s": statistics.median(r["transform_s"] for r in runs),
                          "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
+                         "load_avg": max(r["load_avg"] for r in runs),
                          "partitions": runs[0]["partitions"]})
     write_results(rows, skipped, args)
 
@@ -233,13 +235,16 @@ def write_results(rows: list[dict], skipped: list[str], args: argparse.Namespace
              "and its Dask workers, polled every 50 ms. Every run's output was checked (one row "
              "per user, every rating counted, lists at most 20 long).", "",
              "| data | ratings | users | mode | partitions | fit s | histories s | total s "
-             "| ratings/s | peak RSS MB |", "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
+             "| ratings/s | peak RSS MB | load avg |",
+             "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(f"| {r['name']} | {r['ratings']:,} | {r['users']:,} | {r['mode']} | "
                      f"{r['partitions']} | {r['fit_s']:.2f} | {r['transform_s']:.2f} | "
                      f"{r['seconds']:.2f} | {r['ratings'] / r['seconds']:,.0f} | "
-                     f"{r['peak_rss_mb']:,.0f} |")
-    lines += ["", f"Machine: {machine}.", ""]
+                     f"{r['peak_rss_mb']:,.0f} | {r['load_avg']:.1f} |")
+    lines += ["", f"Machine: {machine}. Load avg: the highest 1-minute load average seen at "
+              "the start or end of a run; the machine is shared, and a load above its 2 CPUs "
+              "means other processes competed for them.", ""]
     if skipped:
         lines += [f"Not run: {', '.join(skipped)}.", ""]
     stem.with_suffix(".md").write_text("\n".join(lines))
