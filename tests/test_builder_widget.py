@@ -251,11 +251,17 @@ def test_studio_tabs(frame):
     assert "Build | Preview | Embeddings | Cluster" in repr(studio)
 
 
-def test_studio_cluster_tab_shows_the_dashboard(client, frame):
+def test_studio_cluster_tab_and_run_on_the_client(client, frame):
     studio = Studio(frame, client=client)
     studio.tabs.selected_index = 3
     try:
         assert type(studio.dashboard).__name__ == "Dashboard"
         assert studio.cluster_tab.children == (studio.dashboard,)
+        build_two_branches(studio.builder)
+        studio.run_button.click()
+        assert "on the Dask cluster" in studio.builder.message
+        job = studio.builder.model.wait_run(timeout=60)
+        assert job.status == "finished" and job.progress  # phases tracked on the cluster
+        assert studio.embeddings is not None
     finally:
         studio.close()

@@ -139,6 +139,7 @@ class PipelineBuilder(w.VBox):
         self.add_class("irs-builder")
         self.model: BuilderModel | None = None
         self.preview_rows, self.output, self.sample_rows = preview_rows, output, sample_rows
+        self.client: Any = None  # Run's Dask client (None: the active one); set by the Studio
         self.last_preview: PreviewResult | None = None
         self.job: Any = None  # the last run (a jobs.Job)
         self.message, self.level = "", "info"
@@ -514,10 +515,11 @@ class PipelineBuilder(w.VBox):
         self.status.value = '<span class="irs-run-running">Run started...</span>'
         from ..jobs import active_client
 
-        where = ("on the Dask cluster (see the Cluster tab)" if active_client() is not None
+        client = self.client or active_client()
+        where = ("on the Dask cluster (see the Cluster tab)" if client is not None
                  else "in this process (no Dask cluster is active)")
         self.say(f"Run started in the background {where}.", "info")
-        self.job = model.run(self.output, on_done=done)
+        self.job = model.run(self.output, on_done=done, client=client)
 
     def _cancel(self) -> None:
         if self.job is None or not self.job.cancel():

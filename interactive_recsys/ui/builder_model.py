@@ -537,11 +537,12 @@ class BuilderModel:
         return PreviewResult(sample, output, wf, time.perf_counter() - started)
 
     def run(self, output: str | os.PathLike | None = None, *,
-            on_done: Callable[[Job], None] | None = None) -> Job:
+            on_done: Callable[[Job], None] | None = None, client: Any = None) -> Job:
         """Fit on the whole dataset (and write the transformed data to ``output``) as a
         background :class:`~interactive_recsys.jobs.Job` on the active Dask client (if any).
 
-        ``on_done(job)`` is called from a helper thread when the job has ended.
+        ``on_done(job)`` is called from a helper thread when the job has ended; ``client``:
+        a ``distributed.Client`` to run on instead of the active one.
         """
         wf, dataset = self.to_workflow(), self.dataset
         nodes = wf.to_config()["nodes"]
@@ -552,7 +553,7 @@ class BuilderModel:
                 wf.transform(dataset).to_parquet(output, overwrite=True)
             return wf
 
-        job = Job(work, name="builder-run").start()
+        job = Job(work, name="builder-run", client=client).start()
         self.last_job = job
         ended = self._run_ended = threading.Event()
 

@@ -66,6 +66,7 @@ class Studio(w.VBox):
                                                          preview_rows=preview_rows, output=output)
         else:
             self.builder = PipelineBuilder(dataset, preview_rows=preview_rows, output=output)
+        self.builder.client = client
         self.preview_tab = w.VBox([_note("Click Preview (or Run) in the Build tab to see the "
                                          "processed rows here.", "irs-studio-preview-empty")])
         self.embeddings_tab = w.VBox([_note("Click Run in the Build tab: the embedding "
@@ -173,7 +174,7 @@ class Studio(w.VBox):
     def _start_cluster(self) -> None:
         from ..cluster import start_cluster
 
-        self.client = start_cluster(2)
+        self.client = self.builder.client = start_cluster(2)
         self.show_cluster()
 
     def _on_tab(self, change: dict[str, Any]) -> None:
