@@ -12,7 +12,7 @@ import importlib
 from .contenders import CONTENDERS
 
 #: subcommand -> module of this package (besides ``criteo``, defined here)
-SUBCOMMANDS: dict[str, str] = {}
+SUBCOMMANDS: dict[str, str] = {"monitor-overhead": "monitor_overhead"}
 SUBCOMMANDS["movielens"] = "movielens"
 
 DEFAULT_CONTENDERS = [name for name, c in CONTENDERS.items() if c.default]
