@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -83,3 +84,15 @@ def test_python_runtime_and_torchrec_match_the_package_and_ci():
     if not ci.exists():
         pytest.skip(".ci/run not present")
     assert torchrec_pin(BINDER / "postBuild") == torchrec_pin(ci)
+
+
+def test_notebooks_leave_the_gpu_choice_to_detection():
+    """Binder (and CI) have no GPU: notebooks start clusters through ``irs.start_cluster``,
+    which falls back to CPU workers, never by asking for GPU workers outright."""
+    forced = re.compile(r"LocalCUDACluster\(|gpu\s*=\s*True|dask[ -]cuda[ -]worker")
+    for path in sorted((REPO / "notebooks").glob("*.ipynb")):
+        cells = json.loads(path.read_text())["cells"]
+        for i, cell in enumerate(cells):
+            if cell["cell_type"] == "code":
+                code = "".join(cell["source"])
+                assert not forced.search(code), f"{path.name} cell {i} forces GPU workers"
