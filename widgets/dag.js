@@ -4,7 +4,7 @@
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 const PAD = 8;
-const CHAR_PX = 6.6; // average width of one character at the node font size
+const CHAR_PX = 6.2; // average width of one character at the node font size
 
 function make(tag, attrs, parent) {
   const node = document.createElementNS(SVG_NS, tag);
@@ -18,6 +18,17 @@ function make(tag, attrs, parent) {
 function fit(text, width) {
   const room = Math.max(3, Math.floor((width - 12) / CHAR_PX));
   return text.length <= room ? text : text.slice(0, room - 1) + "\u2026";
+}
+
+function setLabel(text, name, shown) {
+  // The operator or column name in one tspan, its detail (dtype, parameters) in another.
+  text.replaceChildren();
+  const head = make("tspan", { class: "irs-dag-label" }, text);
+  head.textContent = shown.slice(0, Math.min(name.length, shown.length));
+  if (shown.length > name.length) {
+    const rest = make("tspan", { class: "irs-dag-detail" }, text);
+    rest.textContent = shown.slice(name.length);
+  }
 }
 
 function edgePath(source, target) {
@@ -71,21 +82,25 @@ function draw(model, root, tooltip) {
       group);
     const detail = node.detail ? ` ${node.detail}` : "";
     const full = node.label + detail;
-    const shown = fit(full, node.width);
-    const name = make("tspan", { class: "irs-dag-label" }, label);
-    name.textContent = shown.slice(0, Math.min(node.label.length, shown.length));
-    if (shown.length > node.label.length) {
-      const rest = make("tspan", { class: "irs-dag-detail" }, label);
-      rest.textContent = shown.slice(node.label.length);
+    setLabel(label, node.label, full);
+    const measure = () => (label.getComputedTextLength ? label.getComputedTextLength() : 0);
+    if (measure() === 0) {
+      setLabel(label, node.label, fit(full, node.width)); // not laid out (hidden tab): estimate
+    } else {
+      let shown = full;
+      while (measure() > node.width - 10 && shown.length > 4) {
+        shown = shown.slice(0, shown.length - 2) + "\u2026";
+        setLabel(label, node.label, shown);
+      }
     }
     const linked = paths.filter((p) => p.dataset.source === node.id || p.dataset.target === node.id);
     group.addEventListener("mouseenter", (event) => {
       linked.forEach((p) => p.classList.add("irs-dag-edge-hover"));
       tooltip.textContent = node.tooltip || full;
       tooltip.style.display = "block";
-      const box = root.getBoundingClientRect();
-      tooltip.style.left = `${event.clientX - box.left + root.scrollLeft + 12}px`;
-      tooltip.style.top = `${event.clientY - box.top + root.scrollTop + 12}px`;
+      const box = tooltip.parentElement.getBoundingClientRect(); // the widget: position relative
+      tooltip.style.left = `${event.clientX - box.left + 12}px`;
+      tooltip.style.top = `${event.clientY - box.top + 12}px`;
     });
     group.addEventListener("mouseleave", () => {
       linked.forEach((p) => p.classList.remove("irs-dag-edge-hover"));

@@ -27,8 +27,8 @@ from ..ops.base import Operator
 from .assets import widget_asset
 
 #: Pixel sizes of the drawing (the SVG scales down to the widget's width).
-NODE_WIDTH = {"column": 130, "op": 200, "output": 150}
-NODE_HEIGHT, ROW, LAYER_GAP = 22, 28, 60
+NODE_WIDTH = {"column": 130, "op": 190, "output": 150}
+NODE_HEIGHT, ROW, LAYER_GAP = 22, 28, 40
 
 
 # ---- the graph of a builder model ------------------------------------------------------------

@@ -89,7 +89,10 @@ def test_studio_build_preview_run(lab):
     node = page.locator('.irs-dag g.irs-dag-node[data-id="op:0:0"]')
     node.hover()
     tooltip = page.locator(".irs-dag-tooltip")
+    tooltip.wait_for(state="visible")
     assert "freq_threshold = 0" in tooltip.inner_text()  # hover shows the parameters
+    tip, box = tooltip.bounding_box(), node.bounding_box()  # next to the node, not far away
+    assert abs(tip["y"] - (box["y"] + box["height"] / 2)) < 40
     node.click()
     page.locator('.irs-dag g.irs-dag-selected[data-id="op:0:0"]').wait_for()
     field = page.locator(".irs-param-freq_threshold input")
