@@ -398,3 +398,25 @@ def test_numpy_batches_without_torch(data):
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["ok", "13"]
+
+
+def test_some_files_of_a_written_directory_keep_its_tags(tmp_path, frame):
+    path = write(frame, tmp_path / "out", parts=3)
+    files = sorted(str(p) for p in (tmp_path / "out").glob("part.*.parquet"))
+    train = irs.Loader(files[:2], 16, extra_cols=["row_id"], output="numpy")
+    valid = irs.Loader(files[2:], 16, extra_cols=["row_id"], output="numpy")
+    assert train.columns == valid.columns == irs.Loader(path, 16, extra_cols=["row_id"]).columns
+    got = order(train) + order(valid)
+    assert sorted(got) == sorted(frame["row_id"]) and len(order(valid)) < len(frame) / 2
+
+
+def test_readers_0_runs_inline_with_the_same_batches(data):
+    threaded = irs.Loader(data, 16, seed=6, extra_cols=["row_id"], output="numpy")
+    inline = irs.Loader(data, 16, seed=6, extra_cols=["row_id"], output="numpy", readers=0)
+    before = threading.active_count()
+    it = iter(inline)
+    first = next(it)
+    assert threading.active_count() == before and loader_threads() == []
+    rest = list(it)
+    assert order(threaded) == np.concatenate([first.extras["row_id"]]
+                                             + [b.extras["row_id"] for b in rest]).tolist()

@@ -110,3 +110,38 @@ def test_cuda_batches_are_pinned_copies_on_the_device(data):
         np.testing.assert_array_equal(g.sparse.values.cpu().numpy(), c.sparse.values)
         kjt = g.sparse.to_torchrec()
         assert kjt.length_per_key() == c.sparse.length_per_key
+
+
+def test_dlrm_example_learns_a_planted_signal(tmp_path, request):
+    """The benchmarks' DLRM trained through the loader: AUC against sklearn, and learning."""
+    from sklearn.metrics import roc_auc_score
+
+    from benchmarks import dlrm
+
+    rng = np.random.default_rng(0)
+    labels, scores = rng.integers(0, 2, 500), rng.integers(0, 20, 500) / 20  # many ties
+    assert dlrm.auc(labels, scores) == pytest.approx(roc_auc_score(labels, scores))
+    with pytest.raises(ValueError, match="both"):
+        dlrm.auc(np.ones(3), np.arange(3))
+
+    rows = 4000
+    c1 = rng.integers(2, 40, rows)
+    frame = make_frame(rows, seed=5)
+    frame["C1"] = c1
+    frame["label"] = (c1 % 3 == 0).astype("int64")  # the label is a function of C1
+    path = write(frame, tmp_path / "out", parts=2, row_group_size=500)
+    torch.manual_seed(0)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny matrices: more threads only spin
+    request.addfinalizer(lambda: torch.set_num_threads(threads))
+    loader = irs.Loader(path, 128, seed=0, drop_last=True, cat_cols=["C1", "C2", "T"])
+    model = dlrm.make_model({"C1": 100, "C2": 10, "T": 50}, n_dense=2, dim=8)
+    before = dlrm.evaluate(model, irs.Loader(path, 1000, shuffle=False,
+                                             cat_cols=["C1", "C2", "T"]))
+    history = dlrm.train(model, loader, steps=120, lr=0.1, log_every=40)
+    after = dlrm.evaluate(model, irs.Loader(path, 1000, shuffle=False,
+                                            cat_cols=["C1", "C2", "T"]))
+    assert [h["step"] for h in history] == [40, 80, 120]
+    assert history[-1]["loss"] < history[0]["loss"]
+    assert after["rows"] == rows and after["auc"] > 0.95 > before["auc"]
+    assert after["logloss"] < before["logloss"]

@@ -4,7 +4,8 @@ A :class:`Block` is built once per parquet row group (in a reader thread) from a
 table: continuous columns side by side in one float32 matrix, single-hot categorical ids in
 one ``[n_single, rows]`` int64 matrix (so that each key's values for a run of rows are
 contiguous), multi-hot columns as flat values + offsets. Concatenating, permuting and
-slicing blocks are whole-array NumPy operations; no step loops over rows in Python.
+gathering rows of blocks are whole-array NumPy operations; no step loops over rows in
+Python.
 
 Examples
 --------
@@ -66,17 +67,7 @@ class Block:
 
     def take(self, index: np.ndarray) -> Block:
         """Rows in the order of ``index`` (one gather per array, multi-hot included)."""
-        values, offsets = [], []
-        for vals, off in zip(self.multi_values, self.multi_offsets, strict=True):
-            v, o = _take_jagged(vals, off, index)
-            values.append(v)
-            offsets.append(o)
-        single = np.empty((len(self.single), len(index)), np.int64)
-        for i, row in enumerate(self.single):  # row by row: faster than take(axis=1)
-            np.take(row, index, out=single[i])
-        return Block(self.cols, len(index), np.take(self.dense, index, axis=0),
-                     np.take(self.labels, index, axis=0), single, tuple(values), tuple(offsets),
-                     {k: np.take(v, index) for k, v in self.extras.items()})
+        return gather([self], index)
 
     def to_batch(self, start: int = 0, stop: int | None = None) -> Batch:
         """Rows ``start:stop`` as a :class:`Batch` (dense, labels, extras are views)."""
@@ -143,6 +134,45 @@ def concat_blocks(blocks: Sequence[Block]) -> Block:
                  np.concatenate([b.single for b in blocks], axis=1), tuple(values),
                  tuple(offsets),
                  {k: np.concatenate([b.extras[k] for b in blocks]) for k in first.extras})
+
+
+def gather(blocks: Sequence[Block], index: np.ndarray) -> Block:
+    """Rows ``index`` of the concatenation of ``blocks``, without concatenating them.
+
+    With several blocks ``index`` must be sorted: each block then serves one contiguous
+    run of it (and sorted gathers read memory almost sequentially). One block takes any
+    order.
+    """
+    first, n = blocks[0], len(index)
+    if len(blocks) == 1:
+        runs = [(first, index, 0, n)]
+    else:
+        bounds = np.cumsum([0] + [b.rows for b in blocks])
+        cuts = np.searchsorted(index, bounds)
+        runs = [(b, index[cuts[j]:cuts[j + 1]] - bounds[j], int(cuts[j]), int(cuts[j + 1]))
+                for j, b in enumerate(blocks) if cuts[j + 1] > cuts[j]]
+    dense = np.empty((n, first.dense.shape[1]), first.dense.dtype)
+    labels = np.empty((n, first.labels.shape[1]), first.labels.dtype)
+    single = np.empty((first.single.shape[0], n), np.int64)
+    extras = {k: np.empty(n, v.dtype) for k, v in first.extras.items()}
+    for block, local, start, stop in runs:
+        np.take(block.dense, local, axis=0, out=dense[start:stop])
+        np.take(block.labels, local, axis=0, out=labels[start:stop])
+        for i, row in enumerate(block.single):  # row by row: faster than take(axis=1)
+            np.take(row, local, out=single[i, start:stop])
+        for k, v in block.extras.items():
+            np.take(v, local, out=extras[k][start:stop])
+    values, offsets = [], []
+    for j in range(len(first.multi_values)):
+        parts = [_take_jagged(block.multi_values[j], block.multi_offsets[j], local)
+                 for block, local, _, _ in runs]
+        lens = np.concatenate([np.diff(o) for _, o in parts]) if parts else np.zeros(0, np.int64)
+        off = np.zeros(n + 1, np.int64)
+        np.cumsum(lens, out=off[1:])
+        values.append(np.concatenate([v for v, _ in parts]) if parts
+                      else np.zeros(0, np.int64))
+        offsets.append(off)
+    return Block(first.cols, n, dense, labels, single, tuple(values), tuple(offsets), extras)
 
 
 def _take_jagged(values: np.ndarray, offsets: np.ndarray,

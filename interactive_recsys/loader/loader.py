@@ -35,7 +35,7 @@ from .batch import Batch
 from .block import Block, block_from_table
 from .collate import Batcher
 from .columns import Columns, resolve_columns
-from .pipeline import BatchIterator
+from .pipeline import BatchIterator, run_inline
 from .reader import DatasetSource, ParquetSource, open_source
 from .shuffle import Piece, partition_order, row_rng, shard_pieces, shard_rows
 from .transfer import device_stages
@@ -94,7 +94,8 @@ class Loader:
     label_dtype : str or None, default "float32"
         dtype of the labels; None keeps the columns' own.
     readers : int, default 2
-        Reader threads.
+        Reader threads; 0 runs every stage in the consumer's thread, one after the other
+        (no background threads: for debugging and profiling).
     prefetch : int, default 2
         Partitions read ahead, and batches held by each queue.
     """
@@ -118,7 +119,7 @@ class Loader:
                                  f"[0, {world_size - 1}]. Got {rank!r} instead.")
         if shuffle_window is not None:
             _check_int("shuffle_window", shuffle_window, 1)
-        _check_int("readers", readers, 1)
+        _check_int("readers", readers, 0)
         _check_int("prefetch", prefetch, 1)
         if output not in OUTPUTS:
             raise ParameterError(f"The 'output' parameter must be one of {OUTPUTS}. Got "
@@ -183,11 +184,14 @@ class Loader:
         self._next_epoch = epoch
 
     # ---- iteration -----------------------------------------------------------------------
-    def __iter__(self) -> BatchIterator:
+    def __iter__(self) -> Iterator[Batch]:
         first = self._next_epoch
         if self.epochs is not None:
             self._next_epoch += self.epochs
         transfer, finish = device_stages(self.device) if self.output == "torch" else (None, None)
+        if self.readers == 0:
+            return run_inline(self._plan(first), self._read, self._collate_fn(transfer is None),
+                              transfer, finish)
         it = BatchIterator(self._plan(first), self._read, self._collate_fn(transfer is None),
                            transfer, finish, readers=self.readers, prefetch=self.prefetch)
         self._iterators.add(it)

@@ -141,6 +141,22 @@ def _transfer_main(state: _State, transfer: Callable[[Any], Any]) -> None:
             return
 
 
+def run_inline(items: Iterable[Any], read: Callable[[Any], Any],
+               collate: Callable[[Iterator[tuple[Any, Any]]], Iterable[Any]],
+               transfer: Callable[[Any], Any] | None = None,
+               finish: Callable[[Any], Any] | None = None) -> Iterator[Any]:
+    """The same stages, one after the other in the calling thread (debugging, profiling).
+
+    >>> list(run_inline(range(3), read=lambda x: x * 10,
+    ...                 collate=lambda blocks: (b + 1 for _, b in blocks)))
+    [1, 11, 21]
+    """
+    for batch in collate((item, read(item)) for item in items):
+        if transfer is not None:
+            batch = transfer(batch)
+        yield batch if finish is None else finish(batch)
+
+
 class BatchIterator:
     """Iterate over batches produced by background threads.
 

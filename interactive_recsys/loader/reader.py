@@ -7,8 +7,9 @@ loader's reader threads; any failure is raised as a :class:`DatasetError` naming
 
 * :class:`ParquetSource`: a directory written by ``Dataset.to_parquet`` /
   ``Workflow.transform(...).to_parquet`` (``part.NNNNN.parquet`` + ``_schema.json``, whose
-  tags give the default column roles), any directory / glob / list of parquet files, or the
-  summary dict ``to_parquet`` returns. Row counts come from the parquet footers.
+  tags give the default column roles; some of its files keep them too, e.g. a train/valid
+  split by file), any directory / glob / list of parquet files, or the summary dict
+  ``to_parquet`` returns. Row counts come from the parquet footers.
 * :class:`DatasetSource`: an :class:`~interactive_recsys.dataset.Dataset`, e.g. the lazy
   output of ``Workflow.transform``; partitions are computed (on the active Dask client, if
   any) when read. Their sizes are counted only when sharding needs them.
@@ -179,15 +180,7 @@ def _files_and_schema(source: Any) -> tuple[list[str], Schema | None]:
     if isinstance(source, str | os.PathLike) and os.path.isdir(source):
         meta = os.path.join(source, SCHEMA_FILE)
         if os.path.exists(meta):
-            try:
-                with open(meta) as f:
-                    summary = json.load(f)
-                files = [os.path.join(os.fspath(source), name) for name in summary["files"]]
-                schema = Schema.from_dict(summary["schema"])
-            except (OSError, ValueError, KeyError, TypeError) as exc:
-                raise DatasetError(f"Cannot use {meta!r} ({exc!r}); it was not written by "
-                                   "Dataset.to_parquet. Remove it to read the parquet files "
-                                   "without tags.") from exc
+            files, schema = _read_schema_file(meta)
             missing = [f for f in files if not os.path.exists(f)]
             if missing:
                 raise DatasetError(f"{meta!r} lists files that do not exist: {missing[:3]}. The "
@@ -198,7 +191,32 @@ def _files_and_schema(source: Any) -> tuple[list[str], Schema | None]:
     if bad:
         raise DatasetError(f"The loader reads parquet files only; got {bad[:3]}. Convert csv "
                            "input with irs.Dataset(...).to_parquet(path) first.")
-    return files, None
+    return files, _schema_of_written_files(files)
+
+
+def _read_schema_file(meta: str) -> tuple[list[str], Schema]:
+    try:
+        with open(meta) as f:
+            summary = json.load(f)
+        files = [os.path.join(os.path.dirname(meta), name) for name in summary["files"]]
+        return files, Schema.from_dict(summary["schema"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise DatasetError(f"Cannot use {meta!r} ({exc!r}); it was not written by "
+                           "Dataset.to_parquet. Remove it to read the parquet files "
+                           "without tags.") from exc
+
+
+def _schema_of_written_files(files: list[str]) -> Schema | None:
+    """The schema (with tags) of files picked from one ``to_parquet`` output directory."""
+    folders = {os.path.dirname(os.path.abspath(f)) for f in files}
+    if len(folders) != 1:
+        return None
+    meta = os.path.join(folders.pop(), SCHEMA_FILE)
+    if not os.path.exists(meta):
+        return None
+    listed, schema = _read_schema_file(meta)
+    listed_abs = {os.path.abspath(f) for f in listed}
+    return schema if all(os.path.abspath(f) in listed_abs for f in files) else None
 
 
 def _schema_from_files(files: list[str]) -> Schema:
