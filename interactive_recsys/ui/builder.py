@@ -172,11 +172,12 @@ class PipelineBuilder(w.VBox):
         open_button = self._button("Open", "open", lambda: self.open_dataset(self.path_text.value))
         self.info = w.HTML()
         self.role_filter = w.Dropdown(options=["all", *ROLES], value="all", description="Role",
-                                      layout=w.Layout(width="200px"))
+                                      layout=w.Layout(width="170px"),
+                                      style={"description_width": "40px"})
         self.role_filter.add_class("irs-builder-role")
         self.role_filter.observe(lambda _: self._filter_columns(), "value")
         self.name_filter = w.Text(placeholder="names, e.g. C* or I1, I2",
-                                  layout=w.Layout(width="180px"))
+                                  layout=w.Layout(width="170px"))
         self.name_filter.add_class("irs-builder-name-filter")
         self.name_filter.observe(lambda _: self._filter_columns(), "value")
         self.column_rows: dict[str, w.HBox] = {}
@@ -186,7 +187,8 @@ class PipelineBuilder(w.VBox):
         columns_panel = w.VBox([
             w.HBox([self.role_filter, self.name_filter,
                     self._button("Select shown", "select-shown", self._select_shown),
-                    self._button("Clear", "clear", lambda: self.select_columns([]))]),
+                    self._button("Clear", "clear", lambda: self.select_columns([]))],
+                   layout=w.Layout(flex_flow="row wrap")),
             self.column_box])
 
         self.palette = w.VBox()
