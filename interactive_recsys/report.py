@@ -7,9 +7,11 @@ areas, and Bokeh figures inside ``jupyter_bokeh.BokehModel`` (the dashboard, the
 plots) with BokehJS inlined in the page. No script is fetched from the network.
 
 With ``execute=True`` the notebook is run first (nbclient, widget state stored,
-``BOKEH_RESOURCES=inline``); after the last cell one more snippet asks the kernel for the
-*current* document of every live ``BokehModel``, so dashboard figures show the data they
-had at the end of the run, not only the state they were created with.
+``BOKEH_RESOURCES=inline``); after each code cell a small snippet (not counted in the
+execution numbers) asks the kernel for the *current* document of every live
+``BokehModel``, so dashboard figures show the data they had at the end of the run (or when
+they were closed), not only the state they were created with. Without ``execute``, the
+saved widget state is all there is: Bokeh figures show the data they were created with.
 
 >>> import nbformat
 >>> nb = nbformat.v4.new_notebook()
@@ -41,7 +43,7 @@ BOKEH_LOAD = "application/vnd.bokehjs_load.v0+json"
 BOKEH_EXEC = "application/vnd.bokehjs_exec.v0+json"
 _SNAPSHOT_MIME = "application/x-irs-bokeh-snapshots+json"
 
-#: Run in the kernel after the notebook's last cell: the current documents of live BokehModels.
+#: Run in the kernel after each cell: the current documents of the live BokehModels.
 _SNAPSHOT_CODE = f"""\
 def _irs_bokeh_snapshots():
     import json
@@ -211,8 +213,10 @@ def static_widget_outputs(nb: Any, bokeh_snapshots: dict[str, Any] | None = None
                 continue  # loads BokehJS in a live notebook; the report inlines it once
             uses_bokeh |= BOKEH_EXEC in data
             if WIDGET_VIEW in data:
-                body = widgets.render(data[WIDGET_VIEW]["model_id"],
-                                      _text(data.get("text/plain")))
+                text = _text(data.get("text/plain"))
+                body = widgets.render(data[WIDGET_VIEW]["model_id"], text)
+                if not body.strip() and text:  # a widget type drawn by its own JavaScript
+                    body = f"<pre>{html.escape(text)}</pre>"
                 out["data"] = {"text/html": body, "text/plain": data.get("text/plain", "")}
             kept.append(out)
         cell.outputs = kept
@@ -235,31 +239,55 @@ def _environ(**values: str) -> Iterator[None]:
                 os.environ[k] = v
 
 
-def execute_notebook(nb: Any, cwd: str | os.PathLike, *, timeout: int = 600,
-                     kernel_name: str | None = None) -> dict[str, Any]:
-    """Run ``nb`` in place in a new kernel started in ``cwd``; return the current render
-    bundles of its live BokehModels (see the module docstring)."""
+def _snapshot_client(nb: Any, **kwargs: Any) -> Any:
+    """An nbclient ``NotebookClient`` that, after each code cell, runs :data:`_SNAPSHOT_CODE`
+    (not stored in the history, not counted) and keeps the latest bundle of each BokehModel:
+    a figure whose widget a later cell closes (``dash.close()``) keeps its last data."""
     import nbformat
     from nbclient import NotebookClient
+
+    class SnapshotClient(NotebookClient):
+        snapshots: dict[str, Any]
+
+        async def async_execute_cell(self, cell: Any, cell_index: int,
+                                     execution_count: int | None = None,
+                                     store_history: bool = True) -> Any:
+            cell = await super().async_execute_cell(cell, cell_index, execution_count,
+                                                    store_history)
+            if store_history and cell.cell_type == "code":
+                scratch = nbformat.v4.new_code_cell(_SNAPSHOT_CODE)
+                self.nb.cells.append(scratch)
+                try:
+                    await super().async_execute_cell(scratch, len(self.nb.cells) - 1,
+                                                     store_history=False)
+                finally:
+                    self.nb.cells.remove(scratch)
+                    self.code_cells_executed -= 1
+                for out in scratch.outputs:
+                    self.snapshots.update(out.get("data", {}).get(_SNAPSHOT_MIME, {}))
+            return cell
+
+    client = SnapshotClient(nb, **kwargs)
+    client.snapshots = {}
+    return client
+
+
+def execute_notebook(nb: Any, cwd: str | os.PathLike, *, timeout: int = 600,
+                     kernel_name: str | None = None) -> dict[str, Any]:
+    """Run ``nb`` in place in a new kernel started in ``cwd``; return the latest render
+    bundles of its BokehModels (see the module docstring)."""
     from nbclient.exceptions import CellExecutionError
 
-    snapshot_cell = nbformat.v4.new_code_cell(_SNAPSHOT_CODE)
-    nb.cells.append(snapshot_cell)
     kwargs = {"kernel_name": kernel_name} if kernel_name else {}
-    client = NotebookClient(nb, timeout=timeout, store_widget_state=True,
-                            resources={"metadata": {"path": os.fspath(cwd)}}, **kwargs)
+    client = _snapshot_client(nb, timeout=timeout, store_widget_state=True,
+                              resources={"metadata": {"path": os.fspath(cwd)}}, **kwargs)
     try:
         with _environ(BOKEH_RESOURCES="inline"):
             client.execute()
     except CellExecutionError as exc:
         raise ReportError(f"the notebook failed while executing; fix the cell or run without "
                           f"--execute:\n{exc}") from exc
-    finally:
-        nb.cells.remove(snapshot_cell)
-    for out in snapshot_cell.outputs:
-        if _SNAPSHOT_MIME in out.get("data", {}):
-            return dict(out["data"][_SNAPSHOT_MIME])
-    return {}
+    return dict(client.snapshots)
 
 
 # ---- rendering -----------------------------------------------------------------------------

@@ -28,7 +28,8 @@ src = ColumnDataSource({"x": [1, 2], "y": [10, 20]}, name="pts")
 fig = figure(width=300, height=200)
 fig.line("x", "y", source=src)
 bar = w.FloatProgress(value=0.25, min=0, max=1, description="fit phase")
-w.VBox([w.HTML("<b>demo dashboard</b>"), BokehModel(fig), bar])"""
+box = w.VBox([w.HTML("<b>demo dashboard</b>"), BokehModel(fig), bar])
+box"""
 
 
 def _notebook(path: Path, cells: list[str]) -> Path:
@@ -88,6 +89,7 @@ def test_report_executes_and_snapshots_the_final_dashboard_state(tmp_path, capsy
         'print(f"{6 * 7} rows processed")',
         DASHBOARD_CELL,
         'src.stream({"x": [3], "y": [777]})\nbar.value = 1.0',
+        "for child in box.children:\n    child.close()\nbox.close()  # like dash.close()",
     ])
     before = nb_path.read_bytes()
     out = tmp_path / "report.html"
@@ -99,10 +101,12 @@ def test_report_executes_and_snapshots_the_final_dashboard_state(tmp_path, capsy
     page = out.read_text()
 
     assert "42 rows processed" in page  # the run's own output
+    # The snapshots taken after each cell are not counted: prompts run 1..4.
+    assert re.findall(r"In\xa0?\s*\[(\d+)\]", page) == ["1", "2", "3", "4"]
     assert "<title>run</title>" in page
     assert "<b>demo dashboard</b>" in page  # HTML widget inside the VBox
-    # The progress bar and the Bokeh figure as they were at the END of the run: the
-    # stream and the bar update after the dashboard was displayed are in the report.
+    # The progress bar and the Bokeh figure as they were at the end of the run (before the
+    # widgets were closed): the stream and the bar update after display are in the report.
     bars = re.findall(r"<b>fit phase</b> <progress ([^>]*)></progress> (\d+)%", page)
     assert [(sorted(attrs.split()), share) for attrs, share in bars] == [
         (['max="1"', 'value="1"'], "100")]
