@@ -11,7 +11,7 @@ import pytest
 import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.ops import OPERATORS
-from interactive_recsys.ui.builder import PipelineBuilder
+from interactive_recsys.ui.builder import ParamForm, PipelineBuilder
 from interactive_recsys.ui.studio import Studio
 from tests.conftest import assert_frames_equal, make_criteo_frame
 
@@ -99,6 +99,14 @@ def test_form_is_generated_from_the_declared_params(frame):
     assert "irs-param-fill_val" in b.form.fields["fill_val"]._dom_classes
     click(b, "irs-op-LogOp")
     assert b.form.fields == {}
+
+
+def test_every_operator_form_reads_back_its_defaults():
+    form = ParamForm()
+    for name, cls in OPERATORS.items():
+        form.show(name)
+        assert list(form.fields) == list(cls.params), name
+        assert form.values() == {}, name  # untouched fields: the defaults, not overrides
 
 
 def test_errors_are_shown_in_the_widget(frame, tmp_path):

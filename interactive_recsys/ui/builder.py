@@ -59,6 +59,13 @@ def frame_html(frame: Any, title: str, css: str, rows: int = 10) -> str:
             f"({len(frame)} rows, first {min(rows, len(frame))} shown){table}</div>")
 
 
+def _same_value(a: Any, b: Any) -> bool:
+    """Equal values of the same kind (``1 == True`` is not a match; lists match tuples)."""
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return list(a) == list(b)
+    return type(a) is type(b) and a == b
+
+
 class ParamForm(w.VBox):
     """Fields generated from an operator's declared :class:`~..ops.params.Param` table."""
 
@@ -115,8 +122,7 @@ class ParamForm(w.VBox):
                 value = param_from_text(spec, field.value)
             else:
                 value = param_from_text(spec, field.value)
-            if value is spec.default or (not spec.required and value == spec.default
-                                         and type(value) is type(spec.default)):
+            if value is spec.default or (not spec.required and _same_value(value, spec.default)):
                 continue
             out[name] = value
         return out
