@@ -21,6 +21,7 @@ True
 
 from __future__ import annotations
 
+import ast
 import json
 import numbers
 import textwrap
@@ -78,7 +79,20 @@ class _Writer:
                                      "a function defined in an importable module.")
             self.imports.append(f"from {module} import {qualname}")
             return qualname
-        return repr(_plain(value))
+        if hasattr(value, "sha256") and hasattr(value, "path"):  # JoinExternal's side table
+            if value.path is None:
+                raise ParameterError(f"The {name!r} parameter is a table held in memory, which "
+                                     "exported code cannot rebuild; write it to parquet and "
+                                     "pass its path (df_ext='items.parquet'), then export.")
+            return repr(value.path)
+        text = repr(_plain(value))
+        try:
+            ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            raise ParameterError(f"The {name!r} parameter holds {type(value).__name__} "
+                                 f"{text[:60]}, which cannot be written as Python code; use "
+                                 "numbers, strings, lists or dicts of those.") from None
+        return text
 
     def operator(self, op: Operator) -> str:
         args = ", ".join(f"{k}={self.value(k, v)}" for k, v in op.get_params().items()

@@ -27,6 +27,8 @@ from interactive_recsys.ui.builder_model import (
     profile_table,
 )
 from tests.conftest import assert_frames_equal, make_criteo_frame, output_dtypes, partitioned
+from tests.test_operator_contract import CASES as CONTRACT_CASES
+from tests.test_operator_contract import graph as contract_graph
 
 CATS = ["C1", "C2", "C3"]
 CONTS = ["I1", "I2", "I3", "F1"]
@@ -330,3 +332,32 @@ def test_a_failed_run_reports_its_error(frame, tmp_path):
     text = job_text(job)
     assert text.startswith("Run error after") and type(error).__name__ in text
     assert m.fitted_workflow is None
+
+
+# ---- every registered operator (the contract suite's tables) ---------------------------------
+@pytest.mark.parametrize(("name", "variant"), [c.values for c in CONTRACT_CASES],
+                         ids=[c.id for c in CONTRACT_CASES])
+def test_every_operator_round_trips_through_code_and_the_builder(name, variant):
+    wf = irs.Workflow(contract_graph(name, variant))
+    if name == "JoinExternal":  # holds a DataFrame: refused with the reason
+        with pytest.raises(irs.ParameterError, match="write it to parquet and pass its path"):
+            workflow_code(wf)
+        return
+    namespace: dict = {}
+    exec(workflow_code(wf), namespace)
+    assert namespace["workflow"].to_config()["nodes"] == wf.to_config()["nodes"]
+    model = BuilderModel.from_workflow(wf, make_criteo_frame(20))
+    assert model.to_workflow().to_config()["nodes"] == wf.to_config()["nodes"]
+
+
+def test_side_tables_are_exported_by_path(tmp_path):
+    items = pd.DataFrame({"C1": ["c1_001", "c1_002"], "C1_rank": [1, 2]})
+    items.to_parquet(tmp_path / "items.parquet")
+    wf = irs.Workflow(["C1"] >> ops.JoinExternal(str(tmp_path / "items.parquet"), on="C1"))
+    code = workflow_code(wf)
+    assert f"df_ext={str(tmp_path / 'items.parquet')!r}" in code
+    namespace: dict = {}
+    exec(code, namespace)
+    assert namespace["workflow"].to_config()["nodes"] == wf.to_config()["nodes"]
+    frame = make_criteo_frame(30)
+    assert_frames_equal(namespace["workflow"].fit_transform(frame), wf.fit_transform(frame))
