@@ -262,17 +262,25 @@ class LabPage:
         return [p.strip() for p in self.page.locator(
             ".jp-NotebookPanel .jp-CodeCell .jp-InputPrompt").all_inner_texts()]
 
-    def _menu_run_all(self) -> None:
-        self.page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+    def menu(self, menu: str, item: str) -> None:
+        """Click ``item`` in the menu bar's ``menu`` (e.g. ``"Run"``, ``"Run All Cells"``)."""
+        self.page.locator(".lm-MenuBar-itemLabel",
+                          has_text=re.compile(f"^{re.escape(menu)}$")).click()
         self.page.locator(".lm-Menu-itemLabel",
-                          has_text=re.compile(r"^Run All Cells$")).click()
+                          has_text=re.compile(f"^{re.escape(item)}$")).click()
 
     def run_all(self, timeout: float = 120.0, attempts: int = 3) -> None:
         """Menu Run -> Run All Cells; retried until the first prompt leaves ``[ ]``; then
-        wait until every code cell has run. Raises with the error outputs if a cell fails."""
+        wait until every code cell has run. Raises with the error outputs if a cell fails.
+        Stored outputs and prompts are cleared first, so that what follows is this run's."""
         self.wait_for_kernel()
+        if any(p != "[ ]:" for p in self.prompts()):
+            self.menu("Edit", "Clear Outputs of All Cells")
+            deadline = time.monotonic() + 10
+            while any(p != "[ ]:" for p in self.prompts()) and time.monotonic() < deadline:
+                time.sleep(0.2)
         for attempt in range(attempts):
-            self._menu_run_all()
+            self.menu("Run", "Run All Cells")
             started = time.monotonic()
             while time.monotonic() - started < 5:
                 first = (self.prompts() or ["[ ]:"])[0]
