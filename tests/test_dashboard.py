@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import threading
@@ -114,3 +115,18 @@ def test_save_html_is_standalone_and_atomic(dash: Dashboard, tmp_path: object) -
     assert "irs-memory" in text and "irs-tasks" in text  # the named sources, with data
     assert "cdn.bokeh.org" not in text and "Bokeh" in text  # BokehJS inline: opens offline
     assert "worker 0" in text
+
+
+def test_plots_go_live_only_once_displayed(dash: Dashboard) -> None:
+    sent: list[dict] = []
+    dash.plots.send = lambda content, buffers=None: sent.append(content)  # type: ignore[method-assign]
+    dash.monitor.sample()
+    assert sent == []  # not displayed yet: no patch a late view could half-read
+    dash._repr_mimebundle_()
+    dash._displayed_at -= 10  # type: ignore[operator]  # the view had time to appear
+    dash.monitor.sample()  # sends the plots whole ...
+    bundle = json.dumps(dash.plots.render_bundle)
+    assert "worker 1" in bundle and "irs-memory" in bundle
+    assert sent == []
+    dash.monitor.sample()  # ... then streams patches
+    assert sent and all(m["msg"] == "patch" for m in sent)

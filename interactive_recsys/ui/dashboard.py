@@ -25,6 +25,7 @@ import html
 import os
 import tempfile
 import threading
+import time
 import traceback
 from typing import Any
 
@@ -36,6 +37,9 @@ from bokeh.plotting import figure
 
 from ..monitor import Monitor
 
+#: Seconds after the dashboard is displayed before its plots are sent whole and then
+#: streamed: the browser's view must exist before the first patch.
+LIVE_AFTER_S = 2.0
 #: Points kept in each streamed time series, and task rectangles kept in the Gantt chart.
 ROLLOVER = 2000
 TASK_ROLLOVER = 5000
@@ -97,6 +101,11 @@ class Dashboard(widgets.VBox):
         from jupyter_bokeh import BokehModel
 
         self.plots = BokehModel(self.layout_bokeh)
+        # No patches until a view surely exists (see _go_live): a view created between the
+        # parts of one PATCH-DOC message would misread every later patch.
+        self.layout_bokeh.document.remove_on_change(self.plots)
+        self._displayed_at: float | None = None
+        self._live = False
         self.status = widgets.HTML(self._status_html())
         self.pause_button = widgets.ToggleButton(value=False, description="Pause",
                                                  icon="pause", tooltip="Pause/resume updates")
@@ -250,6 +259,9 @@ class Dashboard(widgets.VBox):
         self._update_progress()
         self._show_monitor_errors()
         self.status.value = self._status_html()
+        if (not self._live and self._displayed_at is not None
+                and time.monotonic() - self._displayed_at > LIVE_AFTER_S):
+            self.refresh()
 
     def _update_gpus(self, sample: dict[str, Any], names: dict[str, str],
                      util: dict[str, list]) -> None:
@@ -305,6 +317,21 @@ class Dashboard(widgets.VBox):
     def progress(self) -> dict[str, float]:
         """Fraction shown by each progress bar, by phase name (latest run of each name)."""
         return {key[0]: bar.value for key, (bar, _) in self._bars.items()}
+
+    # ---- display --------------------------------------------------------------------------
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        if self._displayed_at is None:
+            self._displayed_at = time.monotonic()
+        return super()._repr_mimebundle_(**kwargs)
+
+    def refresh(self) -> None:
+        """Send the plots whole (all data so far), then stream updates as patches.
+
+        Called by itself shortly after the dashboard is displayed; call it after reloading
+        the page (a reloaded page misses the patches sent before)."""
+        with self._lock:
+            self.plots.update_from_model(self.layout_bokeh)  # re-attaches the patch stream
+            self._live = True
 
     # ---- controls, log --------------------------------------------------------------------
     def _guard(self, fn: Any) -> Any:
@@ -363,6 +390,8 @@ class Dashboard(widgets.VBox):
         if self._owns_monitor:
             self.monitor.stop()
         self.status.value = self._status_html()
+        if not self._live:  # BokehModel.close() detaches itself from the document
+            self.layout_bokeh.document.on_change_dispatch_to(self.plots)
         for w in (self.plots, self.pause_button, self.close_button, self.log_area, self.status,
                   self.progress_box, *[w for pair in self._bars.values() for w in pair]):
             w.close()
