@@ -21,7 +21,8 @@ def _run_without_chromium(tmp_path: Path, ci: bool) -> tuple[int, str]:
         env["CI"] = "true"
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=",
-         "--import-mode=importlib", "-rsE", "-q", str(HERE / "test_lab_fixtures.py")],
+         "--import-mode=importlib", f"--confcutdir={HERE}", "-rsE", "-q",
+         str(HERE / "test_lab_fixtures.py")],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     return proc.returncode, proc.stdout + proc.stderr
 
