@@ -230,10 +230,11 @@ def write_results(rows: list[dict], skipped: list[str], args: argparse.Namespace
              "genres (multi-hot), JoinGroupby item popularity, TargetEncoding of the item on "
              "rating >= 4 (out-of-fold), Groupby user (shuffled by key, sorted by time) into "
              f"history lists, ListSlice last {HISTORY}; written as parquet. Median of "
-             f"{args.repeats} run(s), each a fresh process; wall time from opening the data to "
-             "the last file written (no interpreter or cluster start-up). Peak RSS: the process "
-             "and its Dask workers, polled every 50 ms. Every run's output was checked (one row "
-             "per user, every rating counted, lists at most 20 long).", "",
+             f"{args.repeats} run(s) (each column its own median), each a fresh process; wall "
+             "time from opening the data to the last file written (no interpreter or cluster "
+             "start-up). Peak RSS: the process and its Dask workers, polled every 50 ms. "
+             "Every run's output was checked (one row per user, every rating counted, lists "
+             "at most 20 long).", "",
              "| data | ratings | users | mode | partitions | fit s | histories s | total s "
              "| ratings/s | peak RSS MB | load avg |",
              "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
