@@ -131,6 +131,7 @@ class Workflow:
             raise DatasetError(f"Cannot fit on an empty dataset ({ds!r}): statistics of zero "
                                "rows mean nothing. Check the input path and any filter.")
         self.output_node.output_schema(ds.schema)  # validate the graph before any work
+        self._plan(ds.schema, ds.backend.name).shuffles([self.nodes.index(self.output_node)])
         if self.artifacts_dir is None:
             self.artifacts_dir = tempfile.mkdtemp(prefix="irs-artifacts-")
         self._states, self.fitted = {}, False  # a failed fit leaves an unfitted workflow
