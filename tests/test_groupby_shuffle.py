@@ -149,7 +149,7 @@ def test_difference_lag_then_groupby_by_another_key(events: pd.DataFrame) -> Non
 def test_columns_that_skip_the_shuffle_are_refused(events: pd.DataFrame) -> None:
     grouped = ["user", "item"] >> ops.Groupby(["user"])
     with pytest.raises(irs.SchemaError, match=r"Groupby.*\['rating'\].*do not pass through"):
-        irs.Workflow(grouped + "rating").fit_transform(partitioned(events, 2))
+        irs.Workflow(grouped + "rating").fit(partitioned(events, 2))  # refused before any work
     other = ["item", "ts"] >> ops.Groupby(["item"])
     with pytest.raises(irs.SchemaError, match="regroups rows"):
         irs.Workflow(grouped + other).fit_transform(events)
