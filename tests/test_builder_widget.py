@@ -273,3 +273,11 @@ def test_studio_cluster_tab_and_run_on_the_client(client, frame):
         assert studio.embeddings is not None
     finally:
         studio.close()
+
+
+def test_studio_of_a_fitted_workflow_shows_its_statistics_at_once(frame):
+    wf = irs.Workflow(CATS >> ops.Categorify()).fit(frame)
+    studio = Studio(frame, workflow=wf)
+    assert studio.builder.model.fitted_workflow is wf
+    assert list(studio.embeddings.report.tables) == CATS
+    assert studio.preview.model.workflow is wf and studio.message.value == ""

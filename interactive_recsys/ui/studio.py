@@ -84,6 +84,10 @@ class Studio(w.VBox):
         self.builder.on_preview(self._after_preview)
         self.builder.on_run(self._after_run)
         self._lock = threading.Lock()
+        model = self.builder.model
+        if model is not None and model.fitted_workflow is not None:  # a fitted workflow given
+            self._safely(self.show_embeddings)
+            self._safely(self.show_preview)
 
     @property
     def titles(self) -> tuple[str, ...]:
