@@ -4,7 +4,7 @@
 
 The data is synthetic Criteo processed by the standard workflow (26 categorical ids, 13
 normalized floats, a label), written as parquet. For every batch size, in alternating
-order (A B C A B C ...), one shuffled epoch is timed, from the first request for a batch to
+order (A B C, B C A, ...), one shuffled epoch is timed, from the first request for a batch to
 the last batch (iterator start-up and the first reads included); the consumer does nothing
 but count rows. Samples/s is rows over that time, median of the repeats.
 
@@ -146,7 +146,8 @@ def time_epoch(make: Callable[[], Iterable[Any]], limit: int | None = None,
     seconds = time.perf_counter() - started
     if hasattr(it, "close"):
         it.close()
-    other = (busy_cpu_s() - busy - (own_cpu_s() - own)) / (os.cpu_count() or 1)
+    # CPU used by other processes, as a share of the whole machine during the run
+    other = (busy_cpu_s() - busy - (own_cpu_s() - own)) / (os.cpu_count() or 1) / seconds
     return {"seconds": seconds, "rows": rows, "batches": batches,
             "samples_per_s": rows / seconds, "other_cpu_pct": round(100 * max(other, 0.0), 1)}
 
@@ -193,7 +194,8 @@ def profile(make: Callable[[], Iterable[Any]], limit: int | None, top: int = 15)
     text = re.sub(r"/\S*/site-packages/", "", text)
     text = text.replace(str(Path(__file__).resolve().parent.parent) + "/", "")
     return "\n".join(line.rstrip() for line in text.splitlines()
-                     if line.strip() and not line.startswith(("Ordered by", "   List reduced")))
+                     if line.strip() and not line.strip().startswith(("Ordered by",
+                                                                      "List reduced")))
 
 
 def stage_seconds(make: Callable[[], Iterable[Any]]) -> dict[str, float]:
@@ -270,8 +272,9 @@ def write_results(results: dict[str, Any], md_table: str) -> tuple[Path, Path]:
         f"## The per-row DataLoader baseline (B={s['profile_batch_size']:,}, "
         f"{s['baseline_rows']:,} rows)", "", "```", results["profile_baseline"], "```"]
     if noisy:
-        lines += ["", "Runs during which other processes used over 25% of the machine "
-                  "(worst repeat):", "", "* " + "\n* ".join(noisy)]
+        lines += ["", "Runs during which other processes used over 25% of the machine's CPU "
+                  "(worst repeat; the machine is shared, so medians and ratios measured in "
+                  "the same rounds are what to read):", "", "* " + "\n* ".join(noisy)]
     md_path.write_text("\n".join(lines) + "\n")
     return json_path, md_path
 
@@ -300,8 +303,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for b in args.batch_sizes:
         cands = contenders(path, frame, b, args, b == smallest)
         runs: dict[str, list[dict[str, float]]] = {name: [] for name in cands}
-        for _ in range(args.repeats):
-            for name, (make, limit, per_batch) in cands.items():
+        names = list(cands)
+        for r in range(args.repeats):  # alternating, each repeat starting one further
+            for name in names[r % len(names):] + names[:r % len(names)]:
+                make, limit, per_batch = cands[name]
                 runs[name].append(time_epoch(make, limit, per_batch))
         for name, rs in runs.items():
             rate = statistics.median(r["samples_per_s"] for r in rs)

@@ -145,3 +145,10 @@ def test_dlrm_example_learns_a_planted_signal(tmp_path, request):
     assert history[-1]["loss"] < history[0]["loss"]
     assert after["rows"] == rows and after["auc"] > 0.95 > before["auc"]
     assert after["logloss"] < before["logloss"]
+
+
+def test_cpu_device_gives_cpu_tensors_sharing_the_loader_arrays(data):
+    batch = next(iter(irs.Loader(data, 8, shuffle=False, device="cpu")))
+    assert batch.dense.device.type == "cpu" and batch.sparse.values.device.type == "cpu"
+    moved = batch.to_torch("cpu")
+    assert moved.dense.data_ptr() == batch.dense.data_ptr()  # no copy on the CPU

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_EXPORTS = {"Loader": ".loader"}
+_EXPORTS = {"Batch": ".batch", "JaggedBatch": ".jagged", "Loader": ".loader"}
 
 __all__ = sorted(_EXPORTS)
 
