@@ -27,6 +27,43 @@ def test_global_rank_from_split_ranks_equals_one_sort():
         assert ranks.tolist() == [by_value[v] for v in splits[s]["value"].to_pylist()]
 
 
+def _random_values(kind, rng, n):
+    if kind == "int":
+        pool = np.unique(np.r_[-(2**63), 2**63 - 1, rng.integers(-500, 500, 400)])
+        return pa.array(rng.choice(pool, n, replace=False))
+    if kind == "uint64":
+        pool = np.unique(np.r_[np.array([0, 2**63 - 1], np.uint64),
+                               rng.integers(0, 2**62, 400).astype(np.uint64)])
+        return pa.array(rng.choice(pool, n, replace=False))
+    alphabet = [b"", b"\x00", b"a", b"a\x00", b"ab", b"\x7f", b"\x80", b"\xff", b"zz"]
+    words = {b"".join(rng.choice(alphabet, rng.integers(1, 4))) for _ in range(4 * n)}
+    words = sorted(w for w in words if len(w) <= 8)[:n]
+    return pa.array([w.decode("latin-1") for w in words], pa.string())
+
+
+@pytest.mark.parametrize("kind", ["int", "uint64", "string"])
+def test_rank_keys_sort_like_arrow(kind):
+    rng = np.random.default_rng(1)
+    values = _random_values(kind, rng, 200)
+    whole = pa.table({"value": values,
+                      "count": pa.array(rng.integers(1, 4, len(values)), pa.int64())})
+    expected = vocab.local_rank(whole)  # Arrow's sort: descending count, ascending value
+    keys = vocab.rank_keys(whole)
+    assert vocab.count_before_keys(keys, keys).tolist() == expected.tolist()
+    splits = vocab.split_counts(whole, 3)
+    for s in range(3):
+        for t in range(3):
+            if s != t:
+                a, b = vocab.rank_keys(splits[s]), vocab.rank_keys(splits[t])
+                assert (vocab.count_before_keys(a, b).tolist()
+                        == vocab.count_before(splits[s], splits[t]).tolist())
+
+
+def test_rank_keys_need_short_values():
+    assert vocab.rank_keys(table(["123456789"], [1])) is None  # 9 bytes: the sort is used
+    assert vocab.rank_keys(table([1.5], [1])) is None
+
+
 def test_rank_orders_by_count_then_value():
     t = table(["b", "a", "c", "d"], [2, 2, 5, 1])
     assert vocab.local_rank(t).tolist() == [2, 1, 0, 3]

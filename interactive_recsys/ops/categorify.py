@@ -149,7 +149,9 @@ class Categorify(StatOperator):
             per_key = [_task(prefix, "pick", _pick, p, key) for p in partials]
             reduced = [_reduce_split(prefix, per_key, s, self.freq_threshold)
                        for s in range(splits)]
-            ranks = [_rank(prefix, reduced, s) for s in range(splits)]
+            keys = ([_task(prefix, "keys", vocab.rank_keys, r) for r in reduced]
+                    if splits > 1 else [None])
+            ranks = [_rank(prefix, reduced, keys, s) for s in range(splits)]
             written = [_task(prefix, "write", vocab.write_split, reduced[s], ranks[s],
                              self.first_vocab_index, self.max_size,
                              os.path.join(directory, key), s) for s in range(splits)]
@@ -249,11 +251,24 @@ def _apply_threshold(counts: pa.Table, threshold: int) -> pa.Table:
     return counts
 
 
-def _rank(prefix: str, reduced: list[Any], s: int) -> Any:
-    parts = [_task(prefix, "rank", vocab.local_rank, reduced[s])]
-    parts += [_task(prefix, "rank", vocab.count_before, reduced[s], reduced[t])
+def _rank(prefix: str, reduced: list[Any], keys: list[Any], s: int) -> Any:
+    """Global rank of the values of split ``s``: its own rank plus, for every other split,
+    how many values there sort before (by :func:`vocab.rank_keys` where the values have
+    keys)."""
+    parts = [_task(prefix, "rank", _local_rank, reduced[s], keys[s])]
+    parts += [_task(prefix, "rank", _count_before, reduced[s], reduced[t], keys[s], keys[t])
               for t in range(len(reduced)) if t != s]
     return parts[0] if len(parts) == 1 else _task(prefix, "rank", vocab.add_vectors, parts)
+
+
+def _local_rank(counts: pa.Table, keys: Any) -> np.ndarray:
+    return vocab.local_rank(counts) if keys is None else vocab.count_before_keys(keys, keys)
+
+
+def _count_before(a: pa.Table, b: pa.Table, a_keys: Any, b_keys: Any) -> np.ndarray:
+    if a_keys is None or b_keys is None:
+        return vocab.count_before(a, b)
+    return vocab.count_before_keys(a_keys, b_keys)
 
 
 def _sum_totals(items: list[dict[str, Any]]) -> dict[str, int]:
