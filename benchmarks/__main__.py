@@ -14,6 +14,7 @@ from .contenders import CONTENDERS
 #: subcommand -> module of this package (besides ``criteo``, defined here)
 SUBCOMMANDS: dict[str, str] = {"monitor-overhead": "monitor_overhead"}
 SUBCOMMANDS["movielens"] = "movielens"
+SUBCOMMANDS["scaling"] = "scaling"
 SUBCOMMANDS.update(loader="loader", dlrm="dlrm")
 
 DEFAULT_CONTENDERS = [name for name, c in CONTENDERS.items() if c.default]

@@ -1,0 +1,86 @@
+"""One timed job of the scaling benchmarks, in its own process (the harness polls its RSS).
+
+``python -m benchmarks.jobs SPEC_JSON`` reads a job spec written by :mod:`.scaling`:
+
+* ``kind``: ``"criteo"`` (the standard workflow of :mod:`.contenders`) or ``"categorify"``
+  (Categorify of ``columns``, the other columns kept);
+* ``src``, ``out``, ``result``: input directory, output directory, result JSON path;
+* ``n_workers``, ``memory_limit``: an ``irs.cluster.start_cluster`` of that many 1-thread
+  workers (``n_workers`` 0: no cluster, Dask's threaded scheduler);
+* ``part_size`` (optional): the Dataset's partition size;
+* ``report`` (optional): path of a Dask performance report (cluster runs only).
+
+The result JSON holds ``seconds`` (first read to last write, cluster start-up excluded),
+``fit_s``, ``npartitions``, the workers' memory limits and where the package was imported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import time
+
+
+def workflow(spec: dict, artifacts: str):
+    import interactive_recsys as irs
+    from interactive_recsys import ops
+
+    from .contenders import irs_workflow
+
+    if spec["kind"] == "criteo":
+        return irs_workflow(artifacts)
+    cats = spec["columns"] >> ops.Categorify()
+    return irs.Workflow(cats + spec.get("keep", []), artifacts_dir=artifacts)
+
+
+def run(spec: dict) -> dict:
+    import interactive_recsys as irs
+
+    from .contenders import package_dirs
+
+    out = spec["out"]
+    artifacts = out.rstrip("/") + "-artifacts"
+    info: dict = {}
+    cluster = contextlib.nullcontext()
+    if spec.get("n_workers"):
+        cluster = irs.cluster.start_cluster(
+            n_workers=spec["n_workers"], memory_limit=spec.get("memory_limit") or "auto",
+            dashboard=False, local_directory=out.rstrip("/") + "-dask-scratch")
+    with cluster as client:
+        report = contextlib.nullcontext()
+        if client is not None:
+            info["worker_memory_limits"] = sorted(
+                w["memory_limit"] for w in client.scheduler_info(n_workers=-1)["workers"].values())
+            if spec.get("report"):
+                from distributed import performance_report
+
+                report = performance_report(filename=spec["report"])
+        with report:
+            started = time.perf_counter()
+            wf = workflow(spec, artifacts)
+            ds = irs.Dataset(spec["src"], backend="cpu", part_size=spec.get("part_size"))
+            wf.fit(ds)
+            fit_s = time.perf_counter() - started
+            summary = wf.transform(ds).to_parquet(out)
+            seconds = time.perf_counter() - started
+        info.update(package=package_dirs(), npartitions=ds.npartitions,
+                    num_rows=summary["num_rows"])
+        if client is not None:
+            client.close()
+            client.cluster.close()
+    return {"seconds": seconds, "fit_s": fit_s, **info}
+
+
+def main(argv: list[str]) -> None:
+    with open(argv[0]) as f:
+        spec = json.load(f)
+    result = run(spec)
+    result["loadavg_end"] = os.getloadavg()
+    with open(spec["result"], "w") as f:
+        json.dump(result, f)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,415 @@
+"""Scaling benchmarks of our standard workflow: data size, out of core, high cardinality.
+
+``python -m benchmarks scaling [--scenarios size out-of-core cardinality]``
+
+* ``size``: the standard Criteo workflow (:mod:`.contenders`) at ``--rows`` (8M and 32M)
+  on ``irs.cluster.start_cluster(n_workers=2)``, sizes alternating run by run; reports
+  time(largest)/time(smallest) per repeat and the peak RSS of the whole process tree;
+* ``out-of-core``: the same workflow on ``--ooc-rows`` rows with 2 workers limited to
+  ``--ooc-memory`` each, the decoded data being at least 4x the workers' total limit;
+* ``cardinality``: Categorify of a column with ``--distinct`` distinct values (every one
+  present, plus power-law repeats and nulls) with 2 workers limited to ``--card-memory``.
+
+Every run is checked before its time counts against an independent pyarrow/pandas
+computation: the whole vocabulary written (values, counts and ids) equals value counts of
+the input sorted by descending count then ascending value, and on sampled rows the output
+ids equal that vocabulary's ids of the input values (nulls 1) and the normalized
+continuous columns equal pandas' (float32 ``log1p`` of the clipped values, population std).
+Runs use :mod:`.jobs` in a fresh process each; the code under test is a snapshot (as for
+``criteo``); results go to ``results/scaling-<date>-<host>.{json,md}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from . import report
+from .contenders import CATS, CONTS, FIRST_INDEX, NULL_INDEX, log_counts, parquet_files
+from .harness import (
+    DATA,
+    RTOL,
+    WORK,
+    Run,
+    _tree_rss,
+    busy_cpu_s,
+    own_cpu_s,
+    prepare_data,
+    read_rows,
+    sample_positions,
+    snapshot_code,
+    wait_quiet,
+)
+
+HELP = "scaling: 8M vs 32M rows, out of core (4x the workers' memory), 20M distinct values"
+SCENARIOS = ("size", "out-of-core", "cardinality")
+POLL_S = 0.05
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--scenarios", nargs="+", choices=SCENARIOS, default=list(SCENARIOS))
+    parser.add_argument("--rows", type=int, nargs="+", default=[8_000_000, 32_000_000],
+                        help="sizes of the size scenario (default: 8000000 32000000)")
+    parser.add_argument("--repeats", type=int, default=2, help="timed runs per size")
+    parser.add_argument("--ooc-rows", type=int, default=32_000_000)
+    parser.add_argument("--ooc-memory", default="1GB", help="memory limit of each worker")
+    parser.add_argument("--distinct", type=int, default=20_000_000)
+    parser.add_argument("--card-rows", type=int, default=24_000_000)
+    parser.add_argument("--card-memory", default="2GB", help="memory limit of each worker")
+    parser.add_argument("--sample", type=int, default=20_000, help="rows checked per run")
+    parser.add_argument("--timeout", type=float, default=3600, help="seconds per run")
+    parser.add_argument("--quiet-wait", type=float, default=30,
+                        help="before each run, wait up to this many seconds for other "
+                        "processes to use under 15%% of the machine")
+    parser.add_argument("--report", action="store_true",
+                        help="write a Dask performance report per run (benchmarks/work/)")
+    parser.add_argument("--code", choices=["head", "worktree"], default="head")
+
+
+# ---- one job in its own process ---------------------------------------------------------------
+def run_job(spec: dict, timeout: float, quiet_wait: float, code: Path) -> Run:
+    """Run :mod:`.jobs` with ``spec`` in a fresh process; poll the tree's RSS."""
+    out = Path(spec["out"])
+    for path in (out, Path(f"{out}-artifacts"), Path(f"{out}-dask-scratch")):
+        shutil.rmtree(path, ignore_errors=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    spec_path, result_path = Path(f"{out}-spec.json"), Path(spec["result"])
+    spec_path.write_text(json.dumps(spec))
+    result_path.unlink(missing_ok=True)
+    waited = wait_quiet(quiet_wait) if quiet_wait > 0 else 0.0
+    load_start = os.getloadavg()
+    busy, own = busy_cpu_s(), own_cpu_s()
+    started = time.perf_counter()
+    peak, tree, polls = 0, [], 0
+    import psutil
+
+    with open(f"{out}.log", "w") as log:
+        popen = subprocess.Popen([sys.executable, "-m", "benchmarks.jobs", str(spec_path)],
+                                 cwd=code, stdout=log, stderr=subprocess.STDOUT)
+        proc = psutil.Process(popen.pid)
+        while popen.poll() is None:
+            if polls % 5 == 0:
+                try:
+                    tree = proc.children(recursive=True)
+                except psutil.NoSuchProcess:
+                    tree = []
+            peak = max(peak, _tree_rss(proc, tree))
+            polls += 1
+            if time.perf_counter() - started > timeout:
+                for p in [*tree, proc]:
+                    try:
+                        p.kill()
+                    except psutil.Error:
+                        pass
+                popen.wait()
+                raise RuntimeError(f"timed out after {timeout:.0f} s")
+            time.sleep(POLL_S)
+    process_s = time.perf_counter() - started
+    other = max(0.0, busy_cpu_s() - busy - (own_cpu_s() - own))
+    cpu_s = own_cpu_s() - own
+    if popen.returncode != 0 or not result_path.exists():
+        tail = Path(f"{out}.log").read_text()[-1500:]
+        raise RuntimeError(f"exit code {popen.returncode}; log tail:\n{tail}")
+    extra = json.loads(result_path.read_text())
+    for package in extra.pop("package", []):
+        if not Path(package).resolve().is_relative_to(code.resolve()):
+            raise RuntimeError(f"imported interactive_recsys from {package}, not from {code}")
+    extra["loadavg_start"] = load_start
+    other_pct = 100 * other / (process_s * (os.cpu_count() or 1))
+    return Run(extra.pop("seconds"), process_s, peak / 2**20, cpu_s, other_pct, waited, extra)
+
+
+# ---- independent expectations -----------------------------------------------------------------
+def expected_vocabulary(src: Path, column: str) -> pa.Table:
+    """``value, count, index`` of a column by pyarrow value counts (cached next to the data)."""
+    cache = Path(f"{src}-expected") / f"{column}.parquet"
+    if cache.exists():
+        return pq.read_table(cache)
+    values = pa.concat_arrays([chunk for f in parquet_files(str(src))
+                               for chunk in pq.read_table(f, columns=[column])[column].chunks])
+    counts = pc.value_counts(values)
+    table = pa.table({"value": counts.field("values"), "count": counts.field("counts")})
+    table = table.filter(pc.is_valid(table["value"]))
+    table = table.take(pc.sort_indices(table, sort_keys=[("count", "descending"),
+                                                         ("value", "ascending")]))
+    table = table.append_column("index", pa.array(
+        np.arange(FIRST_INDEX, FIRST_INDEX + table.num_rows), pa.int64()))
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, cache)
+    return table
+
+
+def expected_moments(src: Path) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and population std of the float32 log1p of the clipped counts (pandas)."""
+    cache = Path(f"{src}-expected") / "moments.json"
+    if cache.exists():
+        saved = json.loads(cache.read_text())
+        return np.array(saved["mean"]), np.array(saved["std"])
+    n, total, sumsq = 0, np.zeros(len(CONTS)), np.zeros(len(CONTS))
+    for f in parquet_files(str(src)):
+        x = log_counts(pd.read_parquet(f, columns=CONTS, dtype_backend="pyarrow"))
+        n, total, sumsq = n + len(x), total + x.sum(0), sumsq + np.square(x).sum(0)
+    mean = total / n
+    std = np.sqrt(np.maximum(sumsq / n - mean * mean, 0.0))
+    std = np.where(std > 0, std, 1.0)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps({"mean": mean.tolist(), "std": std.tolist()}))
+    return mean, std
+
+
+def written_vocabulary(out: Path, column: str) -> pa.Table:
+    files = glob.glob(f"{out}-artifacts/*/{column}/part.*.parquet")
+    if not files:
+        raise ValueError(f"no vocabulary of {column} under {out}-artifacts")
+    table = pa.concat_tables(pq.read_table(f) for f in files)
+    return table.take(pc.sort_indices(table, sort_keys=[("index", "ascending")]))
+
+
+def check_run(src: Path, out: Path, rows: int, cats: list[str], conts: list[str],
+              sample: int) -> list[str]:
+    """What differs from the independent expectations (empty: the run is correct)."""
+    problems = []
+    positions = sample_positions(rows, sample)
+    try:
+        got, got_rows = read_rows(out, positions)
+    except (OSError, ValueError, KeyError, pa.ArrowException) as exc:
+        return [f"unreadable output: {exc}"]
+    if got_rows != rows:
+        return [f"{got_rows:,} rows instead of {rows:,}"]
+    given, _ = read_rows(src, positions)
+    for c in cats:
+        expected = expected_vocabulary(src, c)
+        written = written_vocabulary(out, c)
+        if not written.select(["value", "count", "index"]).equals(expected):
+            problems.append(f"{c}: the vocabulary ({written.num_rows:,} values) differs from "
+                            f"the value counts of the input ({expected.num_rows:,} values)")
+            continue
+        idx = pc.index_in(pa.array(given[c], from_pandas=True), value_set=expected["value"])
+        ids = np.asarray(pc.fill_null(pc.add(idx, FIRST_INDEX), NULL_INDEX))
+        bad = ids != got[c]
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            problems.append(f"{c}: {int(bad.sum())}/{len(ids)} sampled ids differ, e.g. row "
+                            f"{positions[i]}: expected {ids[i]}, got {got[c][i]}")
+    if conts:
+        mean, std = expected_moments(src)
+        raw = np.stack([np.nan_to_num(given[c].astype(np.float64), nan=0.0) for c in CONTS], 1)
+        logs = np.log1p(np.maximum(raw, 0.0)).astype(np.float32).astype(np.float64)
+        x = ((logs - mean) / std).astype(np.float32)
+        for j, c in enumerate(CONTS):
+            bad = ~np.isclose(got[c].astype(np.float64), x[:, j], rtol=RTOL, atol=1e-5)
+            if bad.any():
+                problems.append(f"{c}: {int(bad.sum())} sampled values differ")
+    return problems
+
+
+# ---- data for the cardinality scenario ------------------------------------------------------
+def hex_ids(ids: np.ndarray) -> pa.Array:
+    """8 hex characters per id, through a bijective 32-bit mix (ids < 2**32)."""
+    x = ids.astype(np.uint64) & np.uint64(0xFFFFFFFF)
+    x = (x * np.uint64(0x9E3779B1)) & np.uint64(0xFFFFFFFF)
+    x ^= x >> np.uint64(15)
+    digits = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+    shifts = np.arange(28, -1, -4, dtype=np.uint64)
+    chars = digits[((x[:, None] >> shifts) & np.uint64(15)).astype(np.intp)]
+    offsets = np.arange(0, 8 * len(ids) + 1, 8, dtype=np.int32)
+    return pa.StringArray.from_buffers(len(ids), pa.py_buffer(offsets),
+                                       pa.py_buffer(np.ascontiguousarray(chars)))
+
+
+def cardinality_data(rows: int, distinct: int, rows_per_file: int = 2_000_000,
+                     seed: int = 0) -> Path:
+    """``item``: every one of ``distinct`` ids once, the other rows power-law repeats of
+    popular ids or nulls (1 in 20), all shuffled; ``label``: int8."""
+    if rows < distinct:
+        raise ValueError(f"--card-rows ({rows}) must be at least --distinct ({distinct})")
+    path = DATA / f"cardinality-{rows}-{distinct}"
+    if (path / "_SUCCESS").exists():
+        return path
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    rng = np.random.default_rng(seed)
+    extra = rows - distinct
+    repeats = np.floor(rng.pareto(1.0, extra)).astype(np.int64) % distinct
+    ids = np.concatenate([np.arange(distinct, dtype=np.int64), repeats])
+    ids[distinct + np.flatnonzero(rng.random(extra) < 0.05)] = -1
+    ids = ids[rng.permutation(rows)]
+    for i, start in enumerate(range(0, rows, rows_per_file)):
+        part = ids[start:start + rows_per_file]
+        item = pc.if_else(pa.array(part >= 0), hex_ids(np.maximum(part, 0)), pa.nulls(
+            len(part), pa.string()))
+        label = pa.array(rng.integers(0, 2, len(part)).astype(np.int8))
+        pq.write_table(pa.table({"item": item, "label": label}),
+                       path / f"part-{i:05d}.parquet", row_group_size=128 * 1024)
+    (path / "_SUCCESS").write_text("")
+    return path
+
+
+def decoded_gb(src: Path) -> float:
+    """Bytes in memory of the whole data (pyarrow), from the first file times the files."""
+    files = parquet_files(str(src))
+    first = pq.read_table(files[0])
+    rows = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+    return first.nbytes / first.num_rows * rows / 1e9
+
+
+# ---- scenarios ----------------------------------------------------------------------------------
+def scenario_runs(args: argparse.Namespace, code: Path) -> list[dict]:
+    """Every configuration to run: scenario, rows, data directory and job settings."""
+    configs = []
+    if "size" in args.scenarios:
+        for rows in args.rows:
+            configs.append({"scenario": "size", "rows": rows, "src": prepare_data(rows, 500_000),
+                            "kind": "criteo", "n_workers": 2, "memory_limit": None})
+    if "out-of-core" in args.scenarios:
+        configs.append({"scenario": "out-of-core", "rows": args.ooc_rows,
+                        "src": prepare_data(args.ooc_rows, 500_000), "kind": "criteo",
+                        "n_workers": 2, "memory_limit": args.ooc_memory})
+    if "cardinality" in args.scenarios:
+        configs.append({"scenario": "cardinality", "rows": args.card_rows,
+                        "src": cardinality_data(args.card_rows, args.distinct),
+                        "kind": "categorify", "columns": ["item"], "keep": ["label"],
+                        "n_workers": 2, "memory_limit": args.card_memory})
+    return configs
+
+
+def run(args: argparse.Namespace) -> dict:
+    started = time.time()
+    code = snapshot_code(WORK / "code-scaling", args.code)
+    shutil.copy2(Path(__file__).with_name("jobs.py"), Path(code["path"]) / "benchmarks")
+    print(f"code under test: {code['path']} (commit {code['git_commit'][:12]}, "
+          f"sha256 {code['sha256']})", flush=True)
+    configs = scenario_runs(args, Path(code["path"]))
+    for c in configs:
+        c["decoded_gb"] = round(decoded_gb(c["src"]), 2)
+        c["runs"], c["problems"] = [], []
+    repeats = {"size": args.repeats, "out-of-core": 1, "cardinality": 1}
+    for repeat in range(max(repeats.values())):
+        for c in configs:
+            if repeat >= repeats[c["scenario"]] or c["problems"]:
+                continue
+            out = WORK / "scaling" / f"{c['scenario']}-{c['rows']}"
+            spec = {k: c.get(k) for k in ("kind", "columns", "keep", "n_workers",
+                                          "memory_limit")}
+            spec.update(src=str(Path(c["src"]).resolve()), out=str(out.resolve()),
+                        result=str(Path(f"{out}-result.json").resolve()))
+            if args.report:
+                spec["report"] = str(Path(f"{out}-report-{repeat}.html").resolve())
+            try:
+                r = run_job(spec, args.timeout, args.quiet_wait, Path(code["path"]))
+            except RuntimeError as exc:
+                c["problems"].append(f"ERROR: {exc}")
+                print(f"  {c['scenario']} {c['rows']:,}: ERROR {exc}", flush=True)
+                continue
+            checked = time.perf_counter()
+            cats = CATS if c["kind"] == "criteo" else c["columns"]
+            problems = check_run(Path(c["src"]), out, c["rows"], cats,
+                                 CONTS if c["kind"] == "criteo" else [], args.sample)
+            if problems:
+                c["problems"] += [f"WRONG: {p}" for p in problems]
+                print(f"  {c['scenario']} {c['rows']:,}: WRONG {problems}", flush=True)
+                continue
+            c["runs"].append(r)
+            print(f"  [{repeat + 1}] {c['scenario']:11s} {c['rows']:>11,} rows {r.seconds:8.1f} s"
+                  f" (fit {r.extra['fit_s']:.1f})  peak {r.peak_rss_mb:7,.0f} MB  cpu "
+                  f"{r.cpu_s:6.1f} s  others {r.other_cpu_pct:3.0f}%  load "
+                  f"{r.extra['loadavg_start'][0]:.1f}  (checked in "
+                  f"{time.perf_counter() - checked:.0f} s)", flush=True)
+            shutil.rmtree(out, ignore_errors=True)
+    results = {"benchmark": "scaling", "started": time.strftime(
+        "%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
+        "duration_s": round(time.time() - started, 1),
+        "settings": {k: v for k, v in vars(args).items() if k != "benchmark"},
+        "machine": report.machine_info(), "code": code,
+        "configs": [{**{k: str(v) if k == "src" else v for k, v in c.items() if k != "runs"},
+                     "runs": [asdict(r) for r in c["runs"]]} for c in configs]}
+    md = summary(results)
+    print("\n" + md)
+    write(results, md)
+    return results
+
+
+# ---- results ------------------------------------------------------------------------------------
+def _median(runs: list[dict], key: str) -> float | None:
+    return statistics.median(r[key] for r in runs) if runs else None
+
+
+def summary(results: dict) -> str:
+    lines = ["| scenario | rows | decoded GB | workers x limit | partitions | runs | wall s "
+             "(median) | fit s | CPU s (median) | rows/s | peak RSS MB | load avg (1 min) at start "
+             "| check |", "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+    for c in results["configs"]:
+        runs = c["runs"]
+        limit = c["memory_limit"] or "auto"
+        if not runs:
+            lines.append(f"| {c['scenario']} | {c['rows']:,} | {c['decoded_gb']} | 2 x {limit} "
+                         f"| - | 0 | - | - | - | - | - | - | {'; '.join(c['problems'])[:300]} |")
+            continue
+        wall = _median(runs, "seconds")
+        loads = ", ".join(f"{r['extra']['loadavg_start'][0]:.1f}" for r in runs)
+        lines.append(f"| {c['scenario']} | {c['rows']:,} | {c['decoded_gb']} | 2 x {limit} | "
+                     f"{runs[0]['extra']['npartitions']} | {len(runs)} | {wall:.1f} | "
+                     f"{statistics.median(r['extra']['fit_s'] for r in runs):.1f} | "
+                     f"{_median(runs, 'cpu_s'):.1f} | "
+                     f"{c['rows'] / wall:,.0f} | {max(r['peak_rss_mb'] for r in runs):,.0f} | "
+                     f"{loads} | ok |")
+    sizes = [c for c in results["configs"] if c["scenario"] == "size" and c["runs"]]
+    if len(sizes) >= 2:
+        small, large = sizes[0], sizes[-1]
+        pairs = [b["seconds"] / a["seconds"] for a, b in zip(small["runs"], large["runs"],
+                                                            strict=False)]
+        rss = (max(r["peak_rss_mb"] for r in large["runs"])
+               / max(r["peak_rss_mb"] for r in small["runs"]))
+        medians = _median(large["runs"], "seconds") / _median(small["runs"], "seconds")
+        cpu = _median(large["runs"], "cpu_s") / _median(small["runs"], "cpu_s")
+        lines += ["", f"time({large['rows']:,}) / time({small['rows']:,}): "
+                  + ", ".join(f"{p:.2f}" for p in pairs) + " (per alternating repeat); "
+                  f"median walls {medians:.2f}; median CPU times {cpu:.2f}"
+                  f"; peak RSS ratio {rss:.2f} (data ratio {large['rows'] / small['rows']:.0f})."]
+    return "\n".join(lines)
+
+
+def write(results: dict, md: str) -> None:
+    import datetime
+    import re
+    import socket
+
+    report.RESULTS.mkdir(parents=True, exist_ok=True)
+    host = re.sub(r"[^A-Za-z0-9_.-]", "_", socket.gethostname())
+    stem = report.RESULTS / f"scaling-{datetime.date.today().isoformat()}-{host}"
+    Path(f"{stem}.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
+    m, code = results["machine"], results["code"]
+    v = m["versions"]
+    text = [f"# scaling benchmark, {results['started'][:10]}, {m['host']}", "",
+            "Our standard Criteo workflow on `irs.cluster.start_cluster(n_workers=2)` (1 thread "
+            "per worker), and Categorify alone for the cardinality scenario. Wall: first read to "
+            "last write (no cluster start-up). Peak RSS: the job process and all its children "
+            "(Dask workers), polled every 50 ms. Every run counted was checked against "
+            "independent pyarrow/pandas value counts and moments (whole vocabularies, sampled "
+            "rows). The machine is shared (2 CPUs): the load average at the start of each run "
+            "is listed.", "", md, "",
+            f"Machine: {m['cpu']}, {m['cpu_count']} CPUs, {m['memory_gb']} GB, {m['platform']}. "
+            f"Python {m['python']}, pandas {v['pandas']}, pyarrow {v['pyarrow']}, dask "
+            f"{v['dask']}, distributed {v['distributed']}, numpy {v['numpy']}. Code: commit "
+            f"{code['git_commit'][:12]} ({code['source']}), snapshot sha256 {code['sha256']}."]
+    problems = [f"* {c['scenario']} {c['rows']:,}: {p[:600]}" for c in results["configs"]
+                for p in c["problems"]]
+    if problems:
+        text += ["", "Problems:", "", *problems]
+    Path(f"{stem}.md").write_text("\n".join(text) + "\n")
+    print(f"results: {stem}.json, {stem}.md")
