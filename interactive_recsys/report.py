@@ -125,7 +125,18 @@ class StaticWidgets:
                    f"{share:.0%}")
             return self._described(st, bar)
         if name in ("ButtonModel", "ToggleButtonModel"):
-            return f"<button disabled>{html.escape(str(st.get('description', '')))}</button>"
+            pressed = " aria-pressed=\"true\"" if st.get("value") is True else ""
+            return (f"<button disabled{pressed}>{html.escape(str(st.get('description', '')))}"
+                    "</button>")
+        if name == "CheckboxModel":
+            checked = " checked" if st.get("value") else ""
+            return self._described(st, f'<input type="checkbox" disabled{checked}>')
+        if "_options_labels" in st:  # Dropdown, Select, RadioButtons, ToggleButtons, ...
+            labels = st["_options_labels"]
+            index = st.get("index")
+            chosen = [index] if isinstance(index, int) else list(index or [])
+            text = ", ".join(str(labels[i]) for i in chosen if 0 <= i < len(labels))
+            return self._described(st, f"<code>{html.escape(text)}</code>")
         if name == "OutputModel":
             return "".join(self.render_output(out) for out in st.get("outputs", []))
         if "value" in st:

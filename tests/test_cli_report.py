@@ -189,3 +189,22 @@ def test_static_widgets_draw_a_saved_widget_tree():
     assert page == ('<div class="irs-widget-box irs-widget-hbox"><div>a &lt; b</div>'
                     '<div><b>write</b> <progress value="20" max="40"></progress> 50%</div>'
                     "<pre>log line\n</pre></div>")
+
+
+def test_static_widgets_show_choices_and_checkboxes():
+    state = {
+        "pick": {"model_name": "DropdownModel", "state": {
+            "_options_labels": ["sgd", "adam"], "index": 1, "description": "optimizer"}},
+        "many": {"model_name": "SelectMultipleModel", "state": {
+            "_options_labels": ["C1", "C2", "C3"], "index": [0, 2]}},
+        "none": {"model_name": "DropdownModel", "state": {"_options_labels": ["a"],
+                                                          "index": None}},
+        "tick": {"model_name": "CheckboxModel", "state": {"value": True, "description": "I1"}},
+        "off": {"model_name": "CheckboxModel", "state": {"value": False}},
+    }
+    w = StaticWidgets(state)
+    assert w.render("pick") == "<div><b>optimizer</b> <code>adam</code></div>"
+    assert w.render("many") == "<div><code>C1, C3</code></div>"
+    assert w.render("none") == "<div><code></code></div>"
+    assert w.render("tick") == '<div><b>I1</b> <input type="checkbox" disabled checked></div>'
+    assert w.render("off") == '<div><input type="checkbox" disabled></div>'
