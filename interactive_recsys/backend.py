@@ -133,6 +133,8 @@ class CpuBackend:
         return df.iloc[positions].reset_index(drop=True)
 
     def sort_rows(self, df: Any, column: str) -> Any:
+        if df[column].is_monotonic_increasing:  # e.g. rows back from an order-keeping shuffle
+            return df.reset_index(drop=True)
         return df.sort_values(column, kind="stable").reset_index(drop=True)
 
     # ---- columns --------------------------------------------------------------------------
@@ -475,6 +477,8 @@ class GpuBackend(CpuBackend):
         return df.take(positions).reset_index(drop=True)
 
     def sort_rows(self, df: Any, column: str) -> Any:
+        if df[column].is_monotonic_increasing:
+            return df.reset_index(drop=True)
         return df.sort_values(column).reset_index(drop=True)
 
     def column(self, df: Any, name: str) -> Any:
