@@ -2,8 +2,9 @@
 
 Rows of a key may lie in any partitions: the workflow hash-partitions the rows by
 ``groupby_cols`` first (a Dask shuffle, see :meth:`Operator.shuffle_keys`), so every key is
-aggregated whole (Dask's task-based shuffle by default; for data larger than memory choose
-``dask.config.set({"interactive-recsys.shuffle-method": "p2p"})``, which spills to disk).
+aggregated whole (Dask's task-based shuffle; the dask config key
+``interactive-recsys.shuffle-method`` names another, but ``"p2p"`` fails on list columns
+with distributed 2026.8).
 NVTabular's Groupby instead needs data already partitioned by key. Within a
 key, rows are ordered by ``sort_cols`` (ties, and everything without ``sort_cols``, in dataset
 order), which is the order of ``list`` values and what ``first``/``last`` mean.
