@@ -80,6 +80,7 @@ def test_progress_bars_reach_100_percent(dash: Dashboard, tmp_path: object) -> N
     labels = [row.children[2].value for row in rows[-2:]]
     assert labels[0].startswith("fit 1/2 (fit): ") and labels[0].endswith("finished")
     assert all(row.children[1].bar_style == "success" for row in rows)
+    assert [row.children[1].value for row in rows[-2:]] == [1.0, 1.0]
 
 
 def test_pause_resume_and_errors_in_the_log(dash: Dashboard) -> None:
@@ -130,3 +131,14 @@ def test_plots_go_live_only_once_displayed(dash: Dashboard) -> None:
     assert sent == []
     dash.monitor.sample()  # ... then streams patches
     assert sent and all(m["msg"] == "patch" for m in sent)
+
+
+def test_updates_create_no_new_widgets(dash: Dashboard, tmp_path: object) -> None:
+    from ipywidgets.widgets.widget import _instances  # every open widget
+
+    _fit(tmp_path)
+    dash.monitor.sample()
+    before = len(_instances)
+    for _ in range(3):
+        dash.monitor.sample()
+    assert len(_instances) == before  # progress rows are made once per phase

@@ -8,8 +8,8 @@ workflow phase, pause/resume and close buttons, and a log of errors raised in ca
 Every Bokeh data source has a ``name`` (``irs-memory``, ``irs-tasks``...). Time series
 are streamed (``ColumnDataSource.stream``); current-state bars are replaced whole.
 
-Call ``bokeh.io.output_notebook(resources=INLINE)`` once in the notebook before showing
-a dashboard (BokehJS must be on the page); the Dashboard does it itself if nobody did.
+BokehJS must be on the notebook page: the Dashboard loads it (inline, see :data:`BOKEHJS`)
+unless ``bokeh.io.output_notebook`` was called before.
 
 >>> import interactive_recsys as irs
 >>> client = irs.start_cluster(1, memory_limit="1GB", dashboard=False, gpu=False)
@@ -34,9 +34,12 @@ from bokeh.layouts import column, row
 from bokeh.models import ColumnDataSource, FactorRange, NumeralTickFormatter
 from bokeh.palettes import Category10_10, Category20_20
 from bokeh.plotting import figure
+from bokeh.resources import Resources
 
 from ..monitor import Monitor
 
+#: BokehJS for the notebook page: inline (works offline), core only (plots need no more).
+BOKEHJS = Resources(mode="inline", components=["bokeh"])
 #: Seconds after the dashboard is displayed before its plots are sent whole and then
 #: streamed: the browser's view must exist before the first patch.
 LIVE_AFTER_S = 2.0
@@ -57,10 +60,9 @@ def _load_bokehjs() -> None:
         return
     from bokeh.io import output_notebook
     from bokeh.io.state import curstate
-    from bokeh.resources import INLINE
 
     if not curstate().notebook:
-        output_notebook(resources=INLINE, hide_banner=True)
+        output_notebook(resources=BOKEHJS, hide_banner=True)
 
 
 def _bytes(n: float) -> str:
@@ -94,6 +96,7 @@ class Dashboard(widgets.VBox):
         self._closed = False
         self._colours: dict[str, str] = {}
         self._bars: dict[tuple[str, float], tuple[widgets.FloatProgress, widgets.Label]] = {}
+        self._rows: dict[tuple[str, float], widgets.HBox] = {}
         self._errors_shown = 0
         self.sources: dict[str, ColumnDataSource] = {}
         self.figures: dict[str, Any] = {}
@@ -302,21 +305,21 @@ class Dashboard(widgets.VBox):
                                             layout=widgets.Layout(width="360px"))
                 label = widgets.Label()
                 self._bars[key] = (bar, label)
+                self._rows[key] = widgets.HBox([widgets.Label(
+                    key[0], layout=widgets.Layout(width="90px")), bar, label])
             bar, label = self._bars[key]
             bar.value = p["fraction"]
             bar.bar_style = {"finished": "success", "error": "danger",
                              "cancelled": "warning"}.get(p["status"], "info")
             label.value = (f"{p['name']}{' (' + p['job'] + ')' if p['job'] else ''}: "
                            f"{p['done']}/{p['total']} tasks, {p['status']}")
-        children = tuple(widgets.HBox([widgets.Label(k[0], layout=widgets.Layout(
-            width="90px")), *self._bars[k]]) for k in keys)
-        if [c.children[1] for c in self.progress_box.children] != [self._bars[k][0]
-                                                                    for k in keys]:
+        children = tuple(self._rows[k] for k in keys)
+        if self.progress_box.children != children:
             self.progress_box.children = children
 
     def progress(self) -> dict[str, float]:
-        """Fraction shown by each progress bar, by phase name (latest run of each name)."""
-        return {key[0]: bar.value for key, (bar, _) in self._bars.items()}
+        """Fraction of tasks done per phase name (latest run of each name), as of now."""
+        return {p["name"]: p["fraction"] for p in self.monitor.progress()}
 
     # ---- display --------------------------------------------------------------------------
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
@@ -393,7 +396,8 @@ class Dashboard(widgets.VBox):
         if not self._live:  # BokehModel.close() detaches itself from the document
             self.layout_bokeh.document.on_change_dispatch_to(self.plots)
         for w in (self.plots, self.pause_button, self.close_button, self.log_area, self.status,
-                  self.progress_box, *[w for pair in self._bars.values() for w in pair]):
+                  self.progress_box, *[w for line in self._rows.values()
+                                       for w in (line, *line.children)]):
             w.close()
         super().close()
 
