@@ -51,8 +51,9 @@ def split_counts(counts: pa.Table, splits: int) -> list[pa.Table]:
     part = hash_array(counts["value"]) % np.uint64(splits)
     order = np.argsort(part, kind="stable")
     bounds = np.searchsorted(part[order], np.arange(splits + 1))
-    ordered = counts.take(pa.array(order))
-    return [ordered.slice(bounds[s], bounds[s + 1] - bounds[s]) for s in range(splits)]
+    # one take per split: each split owns its buffers (a slice of one big table would keep,
+    # and be counted by Dask's ``sizeof`` as, the whole table's buffers)
+    return [counts.take(pa.array(order[bounds[s]:bounds[s + 1]])) for s in range(splits)]
 
 
 def sum_counts(tables: list[pa.Table]) -> pa.Table:
