@@ -11,7 +11,8 @@
 * ``report`` (optional): path of a Dask performance report (cluster runs only).
 
 The result JSON holds ``seconds`` (first read to last write, cluster start-up excluded),
-``fit_s``, ``npartitions``, the workers' memory limits and where the package was imported.
+``fit_s``, ``npartitions``, the workers' memory limits, the peak RSS of this process
+(client and scheduler) and of each worker, and where the package was imported.
 """
 
 from __future__ import annotations
@@ -33,6 +34,13 @@ def workflow(spec: dict, artifacts: str):
         return irs_workflow(artifacts)
     cats = spec["columns"] >> ops.Categorify()
     return irs.Workflow(cats + spec.get("keep", []), artifacts_dir=artifacts)
+
+
+def peak_rss_mb() -> float:
+    """Peak RSS of this process (MB)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def run(spec: dict) -> dict:
@@ -66,8 +74,9 @@ def run(spec: dict) -> dict:
             summary = wf.transform(ds).to_parquet(out)
             seconds = time.perf_counter() - started
         info.update(package=package_dirs(), npartitions=ds.npartitions,
-                    num_rows=summary["num_rows"])
+                    num_rows=summary["num_rows"], client_peak_mb=peak_rss_mb())
         if client is not None:
+            info["worker_peak_mb"] = sorted(client.run(peak_rss_mb).values())
             client.close()
             client.cluster.close()
     return {"seconds": seconds, "fit_s": fit_s, **info}

@@ -349,16 +349,26 @@ def _median(runs: list[dict], key: str) -> float | None:
     return statistics.median(r[key] for r in runs) if runs else None
 
 
+def _process_peaks(runs: list[dict]) -> str:
+    client = [r["extra"].get("client_peak_mb") for r in runs]
+    workers = [max(r["extra"].get("worker_peak_mb") or [0]) for r in runs]
+    if None in client:
+        return "-"
+    return f"{max(client):,.0f} / {max(workers):,.0f}"
+
+
 def summary(results: dict) -> str:
     lines = ["| scenario | rows | decoded GB | workers x limit | partitions | runs | wall s "
-             "(median) | fit s | CPU s (median) | rows/s | peak RSS MB | load avg (1 min) at start "
-             "| check |", "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+             "(median) | fit s | CPU s (median) | rows/s | peak RSS MB | client / worker peak MB "
+             "| load avg (1 min) at start | check |",
+             "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|"]
     for c in results["configs"]:
         runs = c["runs"]
         limit = c["memory_limit"] or "auto"
         if not runs:
+            problems = "; ".join(c["problems"])[:300].replace("\n", " ")
             lines.append(f"| {c['scenario']} | {c['rows']:,} | {c['decoded_gb']} | 2 x {limit} "
-                         f"| - | 0 | - | - | - | - | - | - | {'; '.join(c['problems'])[:300]} |")
+                         f"| - | 0 | - | - | - | - | - | - | - | {problems} |")
             continue
         wall = _median(runs, "seconds")
         loads = ", ".join(f"{r['extra']['loadavg_start'][0]:.1f}" for r in runs)
@@ -367,7 +377,7 @@ def summary(results: dict) -> str:
                      f"{statistics.median(r['extra']['fit_s'] for r in runs):.1f} | "
                      f"{_median(runs, 'cpu_s'):.1f} | "
                      f"{c['rows'] / wall:,.0f} | {max(r['peak_rss_mb'] for r in runs):,.0f} | "
-                     f"{loads} | ok |")
+                     f"{_process_peaks(runs)} | {loads} | ok |")
     sizes = [c for c in results["configs"] if c["scenario"] == "size" and c["runs"]]
     if len(sizes) >= 2:
         small, large = sizes[0], sizes[-1]
@@ -391,7 +401,10 @@ def write(results: dict, md: str) -> None:
 
     report.RESULTS.mkdir(parents=True, exist_ok=True)
     host = re.sub(r"[^A-Za-z0-9_.-]", "_", socket.gethostname())
-    stem = report.RESULTS / f"scaling-{datetime.date.today().isoformat()}-{host}"
+    scenarios = results["settings"]["scenarios"]
+    label = "scaling" if sorted(scenarios) == sorted(SCENARIOS) else "-".join(
+        ["scaling", *scenarios])
+    stem = report.RESULTS / f"{label}-{datetime.date.today().isoformat()}-{host}"
     Path(f"{stem}.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
     m, code = results["machine"], results["code"]
     v = m["versions"]
