@@ -81,8 +81,9 @@ def baseline_datasets(frame: Any) -> dict[str, Any]:
         """One row per __getitem__ from NumPy columns of the frame (the common baseline)."""
 
         def __init__(self) -> None:
-            self.dense = np.array(frame[CONTS].to_numpy(np.float32))  # writable copies
-            self.cats = np.array(frame[CATS].to_numpy(np.int64))
+            # writable, row-major copies (pandas hands out read-only, column-major blocks)
+            self.dense = np.ascontiguousarray(frame[CONTS].to_numpy(np.float32, copy=True))
+            self.cats = np.ascontiguousarray(frame[CATS].to_numpy(np.int64, copy=True))
             self.labels = np.array(frame["label"].to_numpy(np.float32))
 
         def __len__(self) -> int:

@@ -167,6 +167,7 @@ def test_jagged_batches_match_the_frame(data, frame, shuffle):
         assert sparse.keys == ["C1", "C2", "T"]
         assert sparse.batch_size == len(ids)
         assert sparse.values.dtype == np.int64 and sparse.values.tolist() == values
+        assert sparse.lengths.dtype == sparse.offsets.dtype == np.int32
         assert sparse.lengths.tolist() == lengths
         assert sparse.offsets.tolist() == [0, *np.cumsum(lengths).tolist()]
         assert sparse.length_per_key == per_key

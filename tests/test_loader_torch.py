@@ -28,7 +28,8 @@ def test_torch_batches_equal_the_numpy_ones(data):
     for n, t in zip(as_numpy, as_torch, strict=True):
         assert isinstance(t.dense, torch.Tensor) and t.dense.dtype == torch.float32
         assert t.labels.dtype == torch.float32 and t.labels.shape == (len(n),)
-        assert t.sparse.values.dtype == torch.int64 and t.sparse.lengths.dtype == torch.int64
+        assert t.sparse.values.dtype == torch.int64 and t.sparse.lengths.dtype == torch.int32
+        assert t.sparse.offsets.dtype == torch.int32
         np.testing.assert_array_equal(t.dense.numpy(), n.dense)
         np.testing.assert_array_equal(t.labels.numpy(), n.labels)
         np.testing.assert_array_equal(t.extras["row_id"].numpy(), n.extras["row_id"])

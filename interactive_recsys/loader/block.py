@@ -38,7 +38,7 @@ import pyarrow.compute as pc
 from ..errors import DatasetError
 from .batch import Batch
 from .columns import Columns
-from .jagged import JaggedBatch
+from .jagged import JaggedBatch, offsets_dtype
 
 
 @dataclass(frozen=True)
@@ -86,8 +86,8 @@ class Block:
         n, keys = stop - start, list(self.cols.cat)
         if not any(self.cols.multi_hot):  # all single-hot: one strided copy
             values = np.ascontiguousarray(self.single[:, start:stop]).reshape(-1)
-            lengths = np.ones(len(values), np.int64)
-            offsets = np.arange(len(values) + 1, dtype=np.int64)
+            lengths = np.ones(len(values), np.int32)
+            offsets = np.arange(len(values) + 1, dtype=offsets_dtype(len(values)))
             return JaggedBatch(keys, values, lengths, offsets, [n] * len(keys),
                                list(range(0, n * len(keys) + 1, n)), n)
         segments, per_row = [], []
@@ -105,12 +105,12 @@ class Block:
         length_per_key = [len(v) for v in segments]
         offset_per_key = [0, *itertools.accumulate(length_per_key)]
         values = np.empty(offset_per_key[-1], np.int64)
-        lengths = np.ones(n * len(keys), np.int64)
+        lengths = np.ones(n * len(keys), np.int32)
         for k, (seg, lens) in enumerate(zip(segments, per_row, strict=True)):
             values[offset_per_key[k]:offset_per_key[k + 1]] = seg
             if lens is not None:
                 lengths[k * n:(k + 1) * n] = lens
-        offsets = np.zeros(len(lengths) + 1, np.int64)
+        offsets = np.zeros(len(lengths) + 1, offsets_dtype(len(values)))
         np.cumsum(lengths, out=offsets[1:])
         return JaggedBatch(keys, values, lengths, offsets, length_per_key, offset_per_key, n)
 

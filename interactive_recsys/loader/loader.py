@@ -169,6 +169,7 @@ class Loader:
 
     @property
     def batches_per_epoch(self) -> int:
+        """Batches this rank gets per epoch (the same on every rank)."""
         rows = self.rows_per_epoch
         return rows // self.batch_size if self.drop_last else math.ceil(rows / self.batch_size)
 
