@@ -142,3 +142,23 @@ def test_updates_create_no_new_widgets(dash: Dashboard, tmp_path: object) -> Non
     for _ in range(3):
         dash.monitor.sample()
     assert len(_instances) == before  # progress rows are made once per phase
+
+
+@pytest.mark.gpu
+def test_gpu_memory_figure_with_device_limits() -> None:
+    client = irs.start_cluster(gpu=True, dashboard=False, device_memory_limit=0.5)
+    try:
+        board = Dashboard(Monitor(client, start=False))
+        assert "gpu" in board.figures and "device" in board.sources["spill"].data
+        board.monitor.sample()
+        gpu = board.sources["gpu-memory"].data
+        assert gpu["device"] and all(0 < u <= t for u, t in zip(gpu["used"], gpu["total"],
+                                                                  strict=True))
+        assert all(0 < limit < t for limit, t in zip(gpu["limit"], gpu["total"], strict=True))
+        assert list(board.figures["gpu"].y_range.factors) == gpu["device"]
+        assert "gpu" in board.sources["utilization"].data
+        board.close()
+        board.monitor.close()
+    finally:
+        client.close()
+        client.cluster.close()

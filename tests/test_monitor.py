@@ -208,3 +208,15 @@ def test_gpu_series_from_nvml_and_cudf_spill_metric() -> None:
     finally:
         client.close()
         client.cluster.close()
+
+
+def test_monitor_of_a_scheduler_reached_by_address(client: object) -> None:
+    remote = irs.connect(client.scheduler.address, timeout=5)  # type: ignore[attr-defined]
+    try:
+        monitor = Monitor(remote, start=False)
+        sample = monitor.sample()
+        assert set(sample["workers"]) == set(
+            client.scheduler_info(n_workers=-1)["workers"])  # type: ignore[attr-defined]
+        monitor.close()
+    finally:
+        remote.close()

@@ -35,6 +35,7 @@ from bokeh.models import ColumnDataSource, FactorRange, NumeralTickFormatter
 from bokeh.palettes import Category10_10, Category20_20
 from bokeh.plotting import figure
 from bokeh.resources import Resources
+from jupyter_bokeh import BokehModel
 
 from ..monitor import Monitor
 
@@ -73,6 +74,17 @@ def _bytes(n: float) -> str:
     return f"{n} B"
 
 
+class _Plots(BokehModel):
+    """``BokehModel`` whose ``close`` may run twice (again from ``__del__``) or before the
+    model was attached to its document."""
+
+    def close(self) -> None:
+        try:
+            super().close()
+        except KeyError:  # was not (or no longer) receiving the document's changes
+            pass
+
+
 class Dashboard(widgets.VBox):
     """Live cluster dashboard (ipywidgets + Bokeh) over a :class:`Monitor`.
 
@@ -101,9 +113,7 @@ class Dashboard(widgets.VBox):
         self.sources: dict[str, ColumnDataSource] = {}
         self.figures: dict[str, Any] = {}
         self.layout_bokeh = self._build_figures()
-        from jupyter_bokeh import BokehModel
-
-        self.plots = BokehModel(self.layout_bokeh)
+        self.plots = _Plots(self.layout_bokeh)
         # No patches until a view surely exists (see _go_live): a view created between the
         # parts of one PATCH-DOC message would misread every later patch.
         self.layout_bokeh.document.remove_on_change(self.plots)
@@ -393,8 +403,6 @@ class Dashboard(widgets.VBox):
         if self._owns_monitor:
             self.monitor.stop()
         self.status.value = self._status_html()
-        if not self._live:  # BokehModel.close() detaches itself from the document
-            self.layout_bokeh.document.on_change_dispatch_to(self.plots)
         for w in (self.plots, self.pause_button, self.close_button, self.log_area, self.status,
                   self.progress_box, *[w for line in self._rows.values()
                                        for w in (line, *line.children)]):
