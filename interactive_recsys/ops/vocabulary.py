@@ -63,7 +63,10 @@ def sum_counts(tables: list[pa.Table]) -> pa.Table:
         return tables[0]
     merged = pa.concat_tables(tables, promote_options="permissive")
     summed = merged.group_by("value", use_threads=False).aggregate([("count", "sum")])
-    return pa.table({"value": summed["value"], "count": summed["count_sum"]})
+    # one chunk of its own: Acero's output chunks all share one string buffer, which Dask's
+    # ``sizeof`` counts once per chunk (a 90 MB table reported as 12 GB, and refused by
+    # memory-limited workers as "N GiB worth of input dependencies")
+    return pa.table({"value": summed["value"], "count": summed["count_sum"]}).combine_chunks()
 
 
 def sort_order(counts: pa.Table) -> np.ndarray:
