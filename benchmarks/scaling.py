@@ -290,7 +290,7 @@ def scenario_runs(args: argparse.Namespace, code: Path) -> list[dict]:
 
 def run(args: argparse.Namespace) -> dict:
     started = time.time()
-    code = snapshot_code(WORK / "code-scaling", args.code)
+    code = snapshot_code(WORK / f"code-{results_label(args.scenarios)}", args.code)
     shutil.copy2(Path(__file__).with_name("jobs.py"), Path(code["path"]) / "benchmarks")
     print(f"code under test: {code['path']} (commit {code['git_commit'][:12]}, "
           f"sha256 {code['sha256']})", flush=True)
@@ -394,6 +394,12 @@ def summary(results: dict) -> str:
     return "\n".join(lines)
 
 
+def results_label(scenarios: list[str]) -> str:
+    """``scaling`` for every scenario, else ``scaling-<scenario>-...`` (results, snapshot)."""
+    return "scaling" if sorted(scenarios) == sorted(SCENARIOS) else "-".join(
+        ["scaling", *scenarios])
+
+
 def write(results: dict, md: str) -> None:
     import datetime
     import re
@@ -401,9 +407,7 @@ def write(results: dict, md: str) -> None:
 
     report.RESULTS.mkdir(parents=True, exist_ok=True)
     host = re.sub(r"[^A-Za-z0-9_.-]", "_", socket.gethostname())
-    scenarios = results["settings"]["scenarios"]
-    label = "scaling" if sorted(scenarios) == sorted(SCENARIOS) else "-".join(
-        ["scaling", *scenarios])
+    label = results_label(results["settings"]["scenarios"])
     stem = report.RESULTS / f"{label}-{datetime.date.today().isoformat()}-{host}"
     Path(f"{stem}.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
     m, code = results["machine"], results["code"]
