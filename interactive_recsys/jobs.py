@@ -120,7 +120,11 @@ def active_client() -> Any:
     """The ``distributed.Client`` that ``dask.compute`` would use now, or ``None``."""
     from dask.base import get_scheduler
 
-    owner = getattr(get_scheduler(), "__self__", None)
+    try:
+        scheduler = get_scheduler()
+    except RuntimeError:  # dask asks for "dask.distributed" but every client is closed
+        return None
+    owner = getattr(scheduler, "__self__", None)
     return owner if type(owner).__name__ == "Client" else None
 
 
