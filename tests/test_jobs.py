@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 
+import dask
 import dask.dataframe as dd
 import pandas as pd
 import pytest
@@ -98,6 +99,13 @@ def test_cancel_stops_the_write_and_leaves_no_output(client: object, tmp_path: o
 
 
 def test_closing_the_cluster_cancels_a_running_job(tmp_path: object) -> None:
+    # distributed may leave dask's "scheduler" setting on its closed client when the client
+    # closes while another thread uses it: restore the setting for the tests that follow
+    with dask.config.set(scheduler=dask.config.get("scheduler", None)):
+        _close_cluster_while_a_job_runs(tmp_path)
+
+
+def _close_cluster_while_a_job_runs(tmp_path: object) -> None:
     ds = _dataset(tmp_path, rows=800, parts=8)
     cluster_client = irs.start_cluster(2, memory_limit="500MB", dashboard=False, gpu=False)
     job = _slow_workflow(0.4).transform(ds).to_parquet(tmp_path / "out",  # type: ignore[operator]
