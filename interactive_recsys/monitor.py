@@ -39,8 +39,14 @@ MEMORY_FIELDS = ("process", "managed", "unmanaged", "unmanaged_old", "unmanaged_
                  "spilled")
 
 
-def _scheduler_state(dask_scheduler: Any) -> dict[str, Any]:
-    """Run on the scheduler: every worker's memory breakdown and GPU/cuDF metrics."""
+def _scheduler_state(dask_scheduler: Any, since: float | None = None) -> dict[str, Any]:
+    """Run on the scheduler: every worker's memory breakdown and GPU/cuDF metrics, and the
+    task-stream records that stopped at or after ``since`` (one round trip per sample)."""
+    tasks = []
+    plugin = dask_scheduler.plugins.get("task-stream")
+    if plugin is not None and since is not None:
+        tasks = [{"key": r["key"], "worker": r["worker"], "startstops": r["startstops"]}
+                 for r in plugin.collect(start=since)]
     workers = {}
     for address, ws in dask_scheduler.workers.items():
         mem = ws.memory
@@ -51,7 +57,7 @@ def _scheduler_state(dask_scheduler: Any) -> dict[str, Any]:
             "cpu": metrics.get("cpu"),
             "gpu": metrics.get("gpu"), "rmm": metrics.get("rmm"), "cudf": metrics.get("cudf"),
         }
-    return {"time": time.time(), "workers": workers}
+    return {"time": time.time(), "workers": workers, "tasks": tasks}
 
 
 def task_group(key: Any) -> str:
@@ -224,11 +230,11 @@ class Monitor:
         """Take one sample now (also what the thread does every ``interval_ms``)."""
         t0, c0 = time.perf_counter(), time.thread_time()
         with self._lock:
-            state = self.client.run_on_scheduler(_scheduler_state)
+            state = self.client.run_on_scheduler(_scheduler_state, since=self._stream_from)
             sample: dict[str, Any] = {"time": state["time"], "workers": state["workers"]}
             if self.has_gpu:
                 sample["gpus"] = self._read_gpus()
-            new_tasks = self._read_tasks()
+            new_tasks = self._read_tasks(state["tasks"])
             self.samples.append(sample)
             self.tasks.extend(new_tasks)
             self._sample_seconds.append(time.perf_counter() - t0)
@@ -244,8 +250,7 @@ class Monitor:
     def _read_gpus(self) -> dict[str, list[dict[str, Any]]]:
         return self.client.run(worker_gpus)
 
-    def _read_tasks(self) -> list[dict[str, Any]]:
-        records = self.client.get_task_stream(start=self._stream_from)
+    def _read_tasks(self, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         running = [p for p in BOARD.phases(self.started - 1) if p.status == "running" and p.keys]
         if running:
             keys = [r["key"] for r in records]
