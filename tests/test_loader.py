@@ -421,3 +421,24 @@ def test_readers_0_runs_inline_with_the_same_batches(data):
     rest = list(it)
     assert order(threaded) == np.concatenate([first.extras["row_id"]]
                                              + [b.extras["row_id"] for b in rest]).tolist()
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_cache_skips_reading_after_the_first_epoch(data, monkeypatch, shuffle):
+    kwargs = {"seed": 3, "epochs": 2, "extra_cols": ["row_id"], "output": "numpy",
+              "shuffle": shuffle, "shuffle_window": 50}
+    plain = irs.Loader(data, 20, **kwargs)
+    cached = irs.Loader(data, 20, cache=True, **kwargs)
+    reads = []
+    read = cached.source.read
+    monkeypatch.setattr(cached.source, "read", lambda *a, **k: reads.append(a[0]) or read(*a, **k))
+    got = list(cached)
+    assert order(plain) == np.concatenate([b.extras["row_id"] for b in got]).tolist()
+    assert sorted(reads) == list(range(cached.source.units))  # each row group read once
+    if shuffle:  # gathered into fresh arrays
+        assert all(b.dense.flags.writeable for b in got)
+    else:  # batches are views of the cache: read-only, so it cannot be changed
+        with pytest.raises(ValueError, match="read-only"):
+            got[0].dense[0, 0] = 1.0
+    assert order(cached) == order(plain)  # the next epochs too, still from the cache
+    assert sorted(reads) == list(range(cached.source.units))

@@ -153,3 +153,14 @@ def test_cpu_device_gives_cpu_tensors_sharing_the_loader_arrays(data):
     assert batch.dense.device.type == "cpu" and batch.sparse.values.device.type == "cpu"
     moved = batch.to_torch("cpu")
     assert moved.dense.data_ptr() == batch.dense.data_ptr()  # no copy on the CPU
+
+
+def test_tensors_from_the_cache_are_copies(data):
+    loader = irs.Loader(data, 50, shuffle=False, cache=True, output="torch")
+    first = [b.dense.clone() for b in loader]
+    for b in loader:
+        b.dense.zero_()  # a training loop writing into its batch
+    again = [b.dense for b in loader]
+    for a, b in zip(first, again, strict=True):
+        torch.testing.assert_close(a, b)
+    assert float(first[0].abs().sum()) > 0

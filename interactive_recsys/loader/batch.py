@@ -71,12 +71,17 @@ def as_tensor(a: Any, device: Any = None, non_blocking: bool = False,
               pin_memory: bool = False) -> Any:
     """A NumPy array (or a tensor) as a torch tensor on ``device``.
 
-    CPU results share memory with the array. For a GPU, ``pin_memory`` copies the array to
-    page-locked memory first so that ``non_blocking`` copies overlap with computation.
+    CPU results share memory with the array (read-only arrays are copied). For a GPU,
+    ``pin_memory`` copies the array to page-locked memory first so that ``non_blocking``
+    copies overlap with computation.
     """
     import torch
 
-    t = a if isinstance(a, torch.Tensor) else torch.from_numpy(np.ascontiguousarray(a))
+    if not isinstance(a, torch.Tensor):
+        a = np.ascontiguousarray(a)
+        if not a.flags.writeable:  # e.g. a view of the loader's cache: never share it
+            a = a.copy()
+    t = a if isinstance(a, torch.Tensor) else torch.from_numpy(a)
     if device is None or torch.device(device).type == "cpu":
         return t
     if pin_memory and not t.is_pinned():

@@ -58,6 +58,14 @@ class Block:
     multi_offsets: tuple[np.ndarray, ...]
     extras: dict[str, np.ndarray]
 
+    def read_only(self) -> Block:
+        """This block with every array marked read-only (for the loader's cache)."""
+        arrays = [self.dense, self.labels, self.single, *self.multi_values,
+                  *self.multi_offsets, *self.extras.values()]
+        for a in arrays:
+            a.flags.writeable = False
+        return self
+
     def slice(self, start: int, stop: int) -> Block:
         """Rows ``start:stop`` as views (no copy)."""
         return Block(self.cols, stop - start, self.dense[start:stop], self.labels[start:stop],

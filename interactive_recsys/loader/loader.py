@@ -98,6 +98,10 @@ class Loader:
         (no background threads: for debugging and profiling).
     prefetch : int, default 2
         Partitions read ahead, and batches held by each queue.
+    cache : bool, default False
+        Keep every partition in memory, decoded, after its first read (for data that fits
+        in RAM): later epochs skip parquet reading and decoding. Cached arrays are
+        read-only; batches never share writable memory with them.
     """
 
     def __init__(self, source: Any, batch_size: int, *, shuffle: bool = True, seed: int = 0,
@@ -107,7 +111,7 @@ class Loader:
                  extra_cols: Sequence[str] | None = None, rank: int = 0, world_size: int = 1,
                  shuffle_window: int | None = None, output: str = "auto",
                  label_dtype: str | None = "float32", readers: int = 2,
-                 prefetch: int = 2) -> None:
+                 prefetch: int = 2, cache: bool = False) -> None:
         _check_int("batch_size", batch_size, 1)
         _check_int("seed", seed, 0)
         if epochs is not None:
@@ -151,6 +155,8 @@ class Loader:
                                else shuffle_window)
         self.output, self.label_dtype = output, label_dtype
         self.readers, self.prefetch = readers, prefetch
+        self.cache = bool(cache)
+        self._cache: dict[int, Block] = {}
         self._next_epoch = 0
         self._iterators: weakref.WeakSet[BatchIterator] = weakref.WeakSet()
         if world_size > 1:
@@ -216,9 +222,18 @@ class Loader:
         _, piece = item
         if piece is None:
             return None
-        table = self.source.read(piece.unit, self.columns.names, piece.start, piece.stop)
-        return block_from_table(table, self.columns, self.label_dtype,
-                                self.source.describe(piece.unit))
+        if not self.cache:
+            table = self.source.read(piece.unit, self.columns.names, piece.start, piece.stop)
+            return block_from_table(table, self.columns, self.label_dtype,
+                                    self.source.describe(piece.unit))
+        block = self._cache.get(piece.unit)
+        if block is None:  # the whole partition, whatever the piece
+            block = block_from_table(self.source.read(piece.unit, self.columns.names),
+                                     self.columns, self.label_dtype,
+                                     self.source.describe(piece.unit)).read_only()
+            self._cache[piece.unit] = block
+        stop = block.rows if piece.stop is None else piece.stop
+        return block if (piece.start, stop) == (0, block.rows) else block.slice(piece.start, stop)
 
     def _collate_fn(self, to_torch_here: bool) -> Any:
         torch_cpu = self.output == "torch" and to_torch_here
