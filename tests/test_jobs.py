@@ -98,25 +98,30 @@ def test_cancel_stops_the_write_and_leaves_no_output(client: object, tmp_path: o
     assert job.cancel() is False  # already over
 
 
-def test_closing_the_cluster_cancels_a_running_job(tmp_path: object) -> None:
+@pytest.mark.parametrize("first", ["client", "cluster"])
+def test_closing_the_cluster_cancels_a_running_job(tmp_path: object, first: str) -> None:
     # distributed may leave dask's "scheduler" setting on its closed client when the client
     # closes while another thread uses it: restore the setting for the tests that follow
     with dask.config.set(scheduler=dask.config.get("scheduler", None)):
-        _close_cluster_while_a_job_runs(tmp_path)
+        _close_cluster_while_a_job_runs(tmp_path, first)
 
 
-def _close_cluster_while_a_job_runs(tmp_path: object) -> None:
+def _close_cluster_while_a_job_runs(tmp_path: object, first: str) -> None:
     ds = _dataset(tmp_path, rows=800, parts=8)
     cluster_client = irs.start_cluster(2, memory_limit="500MB", dashboard=False, gpu=False)
     job = _slow_workflow(0.4).transform(ds).to_parquet(tmp_path / "out",  # type: ignore[operator]
                                                        background=True)
     time.sleep(1.0)
     assert not job.done()
-    cluster_client.close()
-    cluster_client.cluster.close()
+    if first == "client":
+        cluster_client.close()
+        cluster_client.cluster.close()
+    else:  # the scheduler and workers go away under a client that is still open
+        cluster_client.cluster.close()
     with pytest.raises(JobCancelledError, match="closed"):
         job.result(timeout=30)
     assert job.status == "cancelled"
     time.sleep(0.5)
     assert sorted(os.listdir(tmp_path)) == ["in"]
     assert BOARD.phases()[-1].status == "cancelled"
+    cluster_client.close()
