@@ -81,12 +81,14 @@ class Phase:
 
 
 class ProgressBoard:
-    """The phases of this process, newest last (bounded), and who watches them."""
+    """The phases of this process, newest last (bounded), who watches them, and who is
+    told when a phase ends (:meth:`on_end`: a Monitor draws the final state at once)."""
 
     def __init__(self, maxlen: int = 200) -> None:
         self._phases: deque[Phase] = deque(maxlen=maxlen)
         self._lock = threading.Lock()
         self.watchers = 0
+        self._on_end: list[Callable[[Phase], Any]] = []
 
     def begin(self, phase: Phase) -> Phase:
         with self._lock:
@@ -105,6 +107,36 @@ class ProgressBoard:
     def unwatch(self) -> None:
         with self._lock:
             self.watchers = max(0, self.watchers - 1)
+
+    def on_end(self, callback: Callable[[Phase], Any]) -> None:
+        """Call ``callback(phase)`` when a phase ends (finished, error or cancelled), from
+        the thread that ran it, before the computation returns; its errors are ignored."""
+        with self._lock:
+            self._on_end.append(callback)
+
+    def remove_on_end(self, callback: Callable[[Phase], Any]) -> None:
+        with self._lock:
+            if callback in self._on_end:
+                self._on_end.remove(callback)
+
+    def end(self, phase: Phase, status: str) -> None:
+        """Mark ``phase`` ended with ``status`` and tell the :meth:`on_end` callbacks.
+
+        >>> board = ProgressBoard()
+        >>> ended = []
+        >>> board.on_end(lambda p: ended.append((p.name, p.status, p.fraction)))
+        >>> board.end(board.begin(Phase("write", total=8, observed=7)), "finished")
+        >>> ended
+        [('write', 'finished', 1.0)]
+        """
+        phase.status, phase.stopped = status, time.time()
+        with self._lock:
+            callbacks = list(self._on_end)
+        for callback in callbacks:
+            try:
+                callback(phase)
+            except Exception:  # a listener must not fail the computation
+                pass
 
 
 #: Phases of every workflow computation in this process (read by Monitor).
@@ -162,13 +194,12 @@ def compute(*collections: Any, phase: str) -> tuple[Any, ...]:
             _observe(client, record, stream_from)
     except BaseException as err:
         _cancel(client, futures)
-        record.status = "cancelled" if isinstance(err, CancelledError) else "error"
-        record.stopped = time.time()
+        BOARD.end(record, "cancelled" if isinstance(err, CancelledError) else "error")
         if job is not None and (job.cancel_requested or isinstance(err, CancelledError)
                                 or client.status != "running"):
             raise JobCancelledError(job._cancel_message(client)) from err
         raise
-    record.status, record.stopped = "finished", time.time()
+    BOARD.end(record, "finished")
     return tuple(results)
 
 

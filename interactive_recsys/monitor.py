@@ -9,6 +9,10 @@ then the task stream (key prefix, worker, start, stop, action) and the progress 
 workflow's phases (:data:`interactive_recsys.jobs.BOARD`). Without a GPU it reports
 "no GPU" and records no GPU series at all.
 
+The final state is always recorded: while sampling, a monitor takes one more sample as soon
+as a workflow phase ends (before the computation returns), and :meth:`Monitor.stop` takes a
+last one, so subscribers never keep a view of a run that stops short of its end.
+
 >>> import interactive_recsys as irs
 >>> client = irs.start_cluster(1, memory_limit="1GB", dashboard=False, gpu=False)
 >>> monitor = Monitor(client, interval_ms=200)
@@ -26,6 +30,7 @@ import os
 import threading
 import time
 import traceback
+import weakref
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -121,6 +126,18 @@ def _device_limit(dask_worker: Any) -> int | None:
         return None
 
 
+def _phase_end_listener(monitor: Monitor) -> Callable[[Any], None]:
+    """A :data:`BOARD` phase-end callback that does not keep ``monitor`` alive."""
+    ref = weakref.ref(monitor)
+
+    def on_end(phase: Any) -> None:
+        target = ref()
+        if target is not None:
+            target._on_phase_end(phase)
+
+    return on_end
+
+
 class Monitor:
     """Samples a Dask cluster every ``interval_ms`` milliseconds in a background thread.
 
@@ -166,8 +183,8 @@ class Monitor:
         self._sample_cpu = 0.0
         self._watching = False
         self.started = time.time()
-        BOARD.watch()  # workflow phases now record their task keys for progress
-        self._watching = True
+        self._end_listener = _phase_end_listener(self)
+        self._watch()  # workflow phases now record their task keys for progress
         self.client.get_task_stream(count=1)  # installs the scheduler's task-stream plugin
         state = self.client.run_on_scheduler(_scheduler_state)
         self._stream_from = self.t0 = state["time"]  # scheduler clock: time origin of plots
@@ -239,12 +256,13 @@ class Monitor:
             self.tasks.extend(new_tasks)
             self._sample_seconds.append(time.perf_counter() - t0)
             self._sample_cpu += time.thread_time() - c0
-        for callback in list(self._subscribers):
-            try:
-                callback(self, sample, new_tasks)
-            except Exception:
-                self.errors.append(f"subscriber {getattr(callback, '__qualname__', callback)} "
-                                   f"failed:\n{traceback.format_exc()}")
+            # still under the lock: subscribers get samples in order, whichever thread took them
+            for callback in list(self._subscribers):
+                try:
+                    callback(self, sample, new_tasks)
+                except Exception:
+                    self.errors.append(f"subscriber {getattr(callback, '__qualname__', callback)}"
+                                       f" failed:\n{traceback.format_exc()}")
         return sample
 
     def _read_gpus(self) -> dict[str, list[dict[str, Any]]]:
@@ -279,9 +297,7 @@ class Monitor:
         if self.running:
             return self
         self._stop.clear()
-        if not self._watching:
-            BOARD.watch()
-            self._watching = True
+        self._watch()
         self._thread = threading.Thread(target=self._loop, name="irs-monitor", daemon=True)
         self._thread.start()
         return self
@@ -302,10 +318,34 @@ class Monitor:
                     self.errors.append(f"sampling failed: {type(err).__name__}: {err}")
             self._stop.wait(max(0.0, period - (time.perf_counter() - t0)))
 
+    def _watch(self) -> None:
+        if not self._watching:
+            BOARD.watch()
+            BOARD.on_end(self._end_listener)
+            self._watching = True
+
     def _unwatch(self) -> None:
         if self._watching:
+            BOARD.remove_on_end(self._end_listener)
             BOARD.unwatch()
             self._watching = False
+
+    def _can_sample(self) -> bool:
+        return not self.paused and self.client.status == "running"
+
+    def _final_sample(self, why: str) -> None:
+        """One more sample now, for the final state (errors recorded, never raised)."""
+        try:
+            self.sample()
+        except Exception as err:
+            if self.client.status == "running":
+                self.errors.append(f"sampling {why} failed: {type(err).__name__}: {err}")
+
+    def _on_phase_end(self, phase: Any) -> None:
+        """A workflow phase ended: sample at once (in the thread that ran the phase), so
+        that subscribers draw its final progress before the computation returns."""
+        if self.running and phase.started >= self.started - 1 and self._can_sample():
+            self._final_sample(f"after phase {phase.name!r} ended")
 
     def pause(self) -> None:
         """Stop sampling until :meth:`resume` (the thread stays)."""
@@ -315,11 +355,15 @@ class Monitor:
         self._paused.clear()
 
     def stop(self, timeout: float = 5.0) -> None:
-        """Stop the sampling thread and wait for it to end."""
+        """Stop the sampling thread, wait for it to end, then take a last sample (unless
+        paused or the client closed) so that subscribers draw the final state."""
+        was_running = self.running
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout)
         self._unwatch()
+        if was_running and self._can_sample():
+            self._final_sample("on stop")
 
     close = stop
 

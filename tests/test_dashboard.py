@@ -6,6 +6,7 @@ import json
 import math
 import os
 import threading
+import time
 from collections.abc import Iterator
 
 import dask.dataframe as dd
@@ -14,7 +15,7 @@ import pytest
 import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.monitor import Monitor
-from interactive_recsys.ui.dashboard import Dashboard
+from interactive_recsys.ui.dashboard import ROLLOVER, Dashboard
 from tests.conftest import make_criteo_frame
 
 
@@ -162,3 +163,101 @@ def test_gpu_memory_figure_with_device_limits() -> None:
     finally:
         client.close()
         client.cluster.close()
+
+
+def _browser_echo(event: object) -> dict:
+    """The message jupyter_bokeh's browser side sends back for a document change it applied:
+    the event serialized as BokehJS does (Bokeh's serializer writes the same wire format),
+    through JSON as over the comm, with ``event: "jsevent"``."""
+    from bokeh.core.serialization import Serializer
+
+    content = json.loads(json.dumps(Serializer().encode(event)))
+    content["event"] = "jsevent"
+    return content
+
+
+def test_browser_echo_of_a_stream_or_patch_is_not_applied_twice(dash: Dashboard) -> None:
+    from bokeh.document.events import ColumnsPatchedEvent, ColumnsStreamedEvent
+
+    for _ in range(3):
+        dash.monitor.sample()
+    spill = dash.sources["spill"]
+    before = {k: list(v) for k, v in spill.data.items()}
+    assert len(before["time"]) == 3
+    # the browser applied the kernel's last stream and a patch, and echoes both back
+    last = {k: v[-1:] for k, v in before.items()}
+    doc = spill.document
+    dash.plots._sync_model(dash.plots, _browser_echo(
+        ColumnsStreamedEvent(doc, spill, "data", last, ROLLOVER, None)), [])
+    dash.plots._sync_model(dash.plots, _browser_echo(
+        ColumnsPatchedEvent(doc, spill, "data", {"disk": [(0, 12345)]}, None)), [])
+    assert {k: list(v) for k, v in spill.data.items()} == before  # kernel == browser
+    # other browser changes (a zoom sets a range) still reach the kernel
+    from bokeh.document.events import ModelChangedEvent
+
+    x_range = dash.figures["spill"].x_range
+    dash.plots._sync_model(dash.plots, _browser_echo(
+        ModelChangedEvent(doc, x_range, "start", 7.5)), [])
+    assert x_range.start == 7.5
+
+
+def test_embedding_view_ignores_the_echo_too() -> None:
+    """EmbeddingView replaces its data whole (no stream), but shows it with the same widget:
+    an echoed stream of its source is not applied again either."""
+    import pandas as pd
+    from bokeh.document.events import ColumnsStreamedEvent
+
+    from interactive_recsys.ui.bokeh_widget import BokehWidget
+    from interactive_recsys.ui.embeddings import EmbeddingView
+
+    view = EmbeddingView(pd.DataFrame({"c": list("aaab")}))
+    assert isinstance(view.plot, BokehWidget)
+    source = view.plan_source
+    before = {k: list(v) for k, v in source.data.items()}
+    row = {k: v[:1] for k, v in before.items()}
+    view.plot._sync_model(view.plot, _browser_echo(
+        ColumnsStreamedEvent(source.document, source, "data", row, None, None)), [])
+    assert {k: list(v) for k, v in source.data.items()} == before
+    view.close()
+
+
+def test_bars_show_the_end_of_a_background_job_at_once(client: object,
+                                                      tmp_path: object) -> None:
+    """The final progress is drawn before ``job.result()`` returns, not at the next sample
+    (here a minute away): the stored notebook 03 used to keep "write 62/64 tasks, running"."""
+    board = Dashboard(client, interval_ms=60_000)  # samples once at start, then waits
+    try:
+        wf = _fit(tmp_path, parts=6)
+        job = wf.transform(irs.Dataset(os.path.join(str(tmp_path), "in"))).to_parquet(
+            os.path.join(str(tmp_path), "out"), background=True)
+        job.result(timeout=60)
+        fit = _fit(tmp_path).fit(irs.Dataset(os.path.join(str(tmp_path), "in")),
+                                 background=True)
+        fit.result(timeout=60)
+        phases = {row.children[0].value: row.children[1:] for row in
+                  board.progress_box.children}
+        assert {"write", "fit 1/2", "fit 2/2"} <= set(phases)
+        for name in ("write", "fit 1/2", "fit 2/2"):
+            bar, label = phases[name]
+            assert (bar.value, bar.bar_style) == (1.0, "success"), (name, label.value)
+            assert label.value.endswith("finished")
+            total = int(label.value.split(": ")[1].split("/")[0])
+            assert label.value.split(": ")[1].startswith(f"{total}/{total} tasks")
+        assert "write: 100%" in open(board.save_html(os.path.join(str(tmp_path), "r.html")),
+                                     encoding="utf-8").read()
+    finally:
+        board.close()
+
+
+def test_close_draws_the_final_state(client: object) -> None:
+    board = Dashboard(client, interval_ms=60_000)
+    seen = len(board.monitor.samples)
+    deadline = time.monotonic() + 10
+    while seen == 0 and time.monotonic() < deadline:  # the thread's first sample
+        time.sleep(0.05)
+        seen = len(board.monitor.samples)
+    points = len(board.sources["spill"].data["time"])
+    board.close()
+    assert len(board.monitor.samples) == seen + 1  # a last sample on stop ...
+    assert len(board.sources["spill"].data["time"]) == points + 1  # ... drawn
+    assert "closed" in board.status.value

@@ -1,6 +1,6 @@
 """A live view of a Dask cluster in the notebook: a thin widget over :class:`Monitor`.
 
-Bokeh figures (inside one ``jupyter_bokeh.BokehModel``) show host memory per worker
+Bokeh figures (inside one :class:`~.bokeh_widget.BokehWidget`) show host memory per worker
 (managed / unmanaged / spilled to disk, with the limit), GPU memory per device with the
 device limit (only when the cluster has GPUs), spilled bytes over time, CPU (and GPU)
 utilization and the task stream coloured by operator; ipywidgets show a progress bar per
@@ -35,9 +35,9 @@ from bokeh.models import ColumnDataSource, FactorRange, NumeralTickFormatter
 from bokeh.palettes import Category10_10, Category20_20
 from bokeh.plotting import figure
 from bokeh.resources import Resources
-from jupyter_bokeh import BokehModel
 
 from ..monitor import Monitor
+from .bokeh_widget import BokehWidget
 
 #: BokehJS for the notebook page: inline (works offline), core only (plots need no more).
 BOKEHJS = Resources(mode="inline", components=["bokeh"])
@@ -74,17 +74,6 @@ def _bytes(n: float) -> str:
     return f"{n} B"
 
 
-class _Plots(BokehModel):
-    """``BokehModel`` whose ``close`` may run twice (again from ``__del__``) or before the
-    model was attached to its document."""
-
-    def close(self) -> None:
-        try:
-            super().close()
-        except KeyError:  # was not (or no longer) receiving the document's changes
-            pass
-
-
 class Dashboard(widgets.VBox):
     """Live cluster dashboard (ipywidgets + Bokeh) over a :class:`Monitor`.
 
@@ -113,7 +102,7 @@ class Dashboard(widgets.VBox):
         self.sources: dict[str, ColumnDataSource] = {}
         self.figures: dict[str, Any] = {}
         self.layout_bokeh = self._build_figures()
-        self.plots = _Plots(self.layout_bokeh)
+        self.plots = BokehWidget(self.layout_bokeh)
         # No patches until a view surely exists (see _go_live): a view created between the
         # parts of one PATCH-DOC message would misread every later patch.
         self.layout_bokeh.document.remove_on_change(self.plots)
@@ -234,41 +223,44 @@ class Dashboard(widgets.VBox):
                 return
             sample = self.monitor.samples[-1]
         tasks = tasks or []
-        with self._lock:
-            t = sample["time"] - self.monitor.t0
-            names = self._worker_names(sample)
-            workers = sample["workers"]
-            order = sorted(workers, key=lambda a: names[a])
-            factors = [names[a] for a in order]
-            fig = self.figures["memory"]
-            if list(fig.y_range.factors) != factors:
-                fig.y_range.factors = factors
-                self.figures["tasks"].y_range.factors = factors
-            self.sources["memory"].data = {
-                "worker": factors, "managed": [workers[a]["managed"] for a in order],
-                "unmanaged": [workers[a]["unmanaged"] for a in order],
-                "spilled": [workers[a]["spilled"] for a in order],
-                "limit": [workers[a]["limit"] or float("nan") for a in order]}
-            spill = {"time": [t], "disk": [sum(w["spilled"] for w in workers.values())]}
-            cpus = [w["cpu"] for w in workers.values() if w.get("cpu") is not None]
-            util = {"time": [t], "cpu": [sum(cpus) / len(cpus) if cpus else float("nan")]}
-            if self.monitor.has_gpu:
-                spill["device"] = [sum(((w.get("cudf") or {}).get("cudf-spilled") or 0)
-                                       for w in workers.values())]
-                self._update_gpus(sample, names, util)
-            self.sources["spill"].stream(spill, rollover=ROLLOVER)
-            self.sources["utilization"].stream(util, rollover=ROLLOVER)
-            if tasks:
-                t0 = self.monitor.t0
-                by_address = {a: names.get(a, a) for a in {r["worker"] for r in tasks}}
-                self.sources["tasks"].stream({
-                    "worker": [by_address[r["worker"]] for r in tasks],
-                    "start": [r["start"] - t0 for r in tasks],
-                    "stop": [r["stop"] - t0 for r in tasks],
-                    "group": [r["group"] for r in tasks],
-                    "action": [r["action"] for r in tasks],
-                    "color": [self._colour(r["group"]) for r in tasks]},
-                    rollover=TASK_ROLLOVER)
+        with self._lock:  # samples arrive from the monitor's thread and from job threads
+            self._draw(sample, tasks)
+
+    def _draw(self, sample: dict[str, Any], tasks: list[dict[str, Any]]) -> None:
+        t = sample["time"] - self.monitor.t0
+        names = self._worker_names(sample)
+        workers = sample["workers"]
+        order = sorted(workers, key=lambda a: names[a])
+        factors = [names[a] for a in order]
+        fig = self.figures["memory"]
+        if list(fig.y_range.factors) != factors:
+            fig.y_range.factors = factors
+            self.figures["tasks"].y_range.factors = factors
+        self.sources["memory"].data = {
+            "worker": factors, "managed": [workers[a]["managed"] for a in order],
+            "unmanaged": [workers[a]["unmanaged"] for a in order],
+            "spilled": [workers[a]["spilled"] for a in order],
+            "limit": [workers[a]["limit"] or float("nan") for a in order]}
+        spill = {"time": [t], "disk": [sum(w["spilled"] for w in workers.values())]}
+        cpus = [w["cpu"] for w in workers.values() if w.get("cpu") is not None]
+        util = {"time": [t], "cpu": [sum(cpus) / len(cpus) if cpus else float("nan")]}
+        if self.monitor.has_gpu:
+            spill["device"] = [sum(((w.get("cudf") or {}).get("cudf-spilled") or 0)
+                                   for w in workers.values())]
+            self._update_gpus(sample, names, util)
+        self.sources["spill"].stream(spill, rollover=ROLLOVER)
+        self.sources["utilization"].stream(util, rollover=ROLLOVER)
+        if tasks:
+            t0 = self.monitor.t0
+            by_address = {a: names.get(a, a) for a in {r["worker"] for r in tasks}}
+            self.sources["tasks"].stream({
+                "worker": [by_address[r["worker"]] for r in tasks],
+                "start": [r["start"] - t0 for r in tasks],
+                "stop": [r["stop"] - t0 for r in tasks],
+                "group": [r["group"] for r in tasks],
+                "action": [r["action"] for r in tasks],
+                "color": [self._colour(r["group"]) for r in tasks]},
+                rollover=TASK_ROLLOVER)
         self._update_progress()
         self._show_monitor_errors()
         self.status.value = self._status_html()
@@ -395,13 +387,22 @@ class Dashboard(widgets.VBox):
         self._errors_shown = len(errors)
 
     def close(self) -> None:
-        """Stop updates and the owned monitor's thread, then close the widgets."""
+        """Stop updates and the owned monitor's thread, then close the widgets.
+
+        The widgets keep the final state: an owned monitor takes a last sample as it stops
+        (drawn here), and the progress bars are redrawn from the monitor's phases."""
         if self._closed:
             return
-        self._closed = True
-        self.monitor.unsubscribe(self._on_sample)
         if self._owns_monitor:
-            self.monitor.stop()
+            self.monitor.stop()  # its last sample is drawn by _on_sample
+        with self._lock:
+            self._closed = True
+            self.monitor.unsubscribe(self._on_sample)
+            if not self._paused:
+                try:
+                    self._update_progress()
+                except Exception:
+                    self._log(f"final progress update failed:\n{traceback.format_exc()}")
         self.status.value = self._status_html()
         for w in (self.plots, self.pause_button, self.close_button, self.log_area, self.status,
                   self.progress_box, *[w for line in self._rows.values()

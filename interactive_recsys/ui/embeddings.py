@@ -133,9 +133,9 @@ class EmbeddingView(widgets.VBox):
             curve_data(self.report, "coverage", "ids", "share"), name="irs-embedding-coverage")
         self.plan_source = ColumnDataSource(plan_data(self.report), name="irs-embedding-plan")
         self.figures = self._figures()
-        from jupyter_bokeh import BokehModel
+        from .bokeh_widget import BokehWidget
 
-        self.plot = BokehModel(self.figures)
+        self.plot = BokehWidget(self.figures)
         self.plot.add_class("irs-embedding-plots")
         super().__init__([
             self.message,

@@ -1,0 +1,65 @@
+"""The ``jupyter_bokeh.BokehModel`` that every Bokeh view of the package is shown with.
+
+jupyter_bokeh 4.1 sends each change the kernel makes to a shown document to the browser,
+and the browser sends back ("jsevent") the changes it applies, including those. A
+``ColumnDataSource.stream`` or ``patch`` made by the kernel therefore comes back as a
+``ColumnsStreamed`` / ``ColumnsPatched`` event and was applied a second time in the kernel:
+after 24 streamed samples the kernel held 47 points and the browser 23, and a snapshot
+saved from the kernel (``Dashboard.save_html``) drew every point twice.
+:class:`BokehWidget` ignores those two echoes. The package's views have no browser-side
+code that streams or patches, so nothing from the browser is lost; property changes
+(``ModelChanged``: ranges after a zoom...) and Bokeh UI events are synchronised as before.
+Its ``close`` may also run twice (again from ``__del__``) or before the model was attached
+to its document.
+
+>>> from bokeh.models import ColumnDataSource
+>>> from bokeh.plotting import figure
+>>> source = ColumnDataSource({"x": [1], "y": [2]})
+>>> plot = figure()
+>>> _ = plot.line("x", "y", source=source)
+>>> widget = BokehWidget(plot)
+>>> source.stream({"x": [3], "y": [4]})
+>>> echo = {"event": "jsevent", "kind": "ColumnsStreamed", "model": {"id": source.id},
+...         "attr": "data", "rollover": None,
+...         "data": {"type": "map", "entries": [["x", [3]], ["y", [4]]]}}
+>>> widget._sync_model(widget, echo, [])    # the browser's echo of that stream
+>>> source.data["x"]                          # applied once, not twice
+[1, 3]
+>>> widget.close()
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jupyter_bokeh import BokehModel
+
+#: Browser events that repeat a kernel-side ``stream`` / ``patch`` (never applied again).
+ECHOED_KINDS = frozenset({"ColumnsStreamed", "ColumnsPatched"})
+
+
+def is_echo(content: dict[str, Any]) -> bool:
+    """Whether a message from the browser repeats a kernel-side stream or patch.
+
+    >>> is_echo({"event": "jsevent", "kind": "ColumnsPatched"})
+    True
+    >>> is_echo({"event": "jsevent", "kind": "ModelChanged"})
+    False
+    """
+    return content.get("event") == "jsevent" and content.get("kind") in ECHOED_KINDS
+
+
+class BokehWidget(BokehModel):
+    """``BokehModel`` that applies a kernel-side stream or patch once (see the module)."""
+
+    def _sync_model(self, model: BokehModel, content: dict[str, Any],
+                    buffers: list[Any]) -> None:
+        if is_echo(content):
+            return
+        super()._sync_model(model, content, buffers)
+
+    def close(self) -> None:
+        try:
+            super().close()
+        except KeyError:  # was not (or no longer) receiving the document's changes
+            pass
