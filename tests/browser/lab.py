@@ -305,6 +305,30 @@ class LabPage:
             time.sleep(0.3)
         raise TimeoutError(f"cells still running after {timeout:.0f} s: {self.prompts()}")
 
+    def run_cell(self, source: str, timeout: float = 60.0) -> str:
+        """Add a code cell below the last one, run it (Shift+Enter) and wait until it ran;
+        returns the text of its outputs. Raises if it failed."""
+        cells = self.page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell")
+        n = cells.count()
+        cells.nth(n - 1).locator(".jp-InputPrompt").click()  # selects it
+        self.page.keyboard.press("Escape")  # command mode
+        self.page.keyboard.press("b")  # a new code cell below, selected
+        cell = cells.nth(n)
+        cell.wait_for(timeout=10_000)
+        cell.locator(".cm-content").click()
+        self.page.keyboard.insert_text(source)  # as text: no auto-indent or auto-brackets
+        self.page.keyboard.press("Shift+Enter")
+        prompt = cell.locator(".jp-InputPrompt")
+        deadline = time.monotonic() + timeout
+        while not _PROMPT_DONE.match(prompt.inner_text().strip()):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"cell still running after {timeout:.0f} s: {source!r}")
+            time.sleep(0.2)
+        text = "\n".join(cell.locator(".jp-OutputArea-output").all_inner_texts())
+        if "Traceback" in text or "Error" in text:
+            raise AssertionError(f"cell {source!r} failed:\n{text}")
+        return text
+
     def outputs(self) -> Any:
         """Locator of all rendered outputs (text searches belong here, not in the sources)."""
         return self.page.locator(".jp-NotebookPanel .jp-OutputArea-output")
@@ -348,23 +372,27 @@ class LabPage:
         return path
 
 
+#: Reads a named model's columns. Documents are searched newest first (a view sent whole
+#: again, like the Dashboard's once displayed, leaves its older document on the page).
+#: ``Bokeh.index`` is a Proxy whose ``ownKeys`` lists root ids: once a root was rendered
+#: twice the ids repeat and ``Object.values`` throws "'ownKeys' on proxy: trap returned
+#: duplicate entries", so its views are read from ``roots``. Columns are read with the data
+#: source's own ``columns()`` / ``get_column()`` (``data`` is a Map or a plain object).
 _BOKEH_SOURCE_JS = """
 (name) => {
   const B = window.Bokeh;
   if (B === undefined) return null;
   const docs = [...(B.documents || [])];
-  if (B.index) {
-    const views = typeof B.index.values === "function" ? [...B.index.values()]
-                  : Object.values(B.index);
-    for (const v of views) if (v && v.model && v.model.document) docs.push(v.model.document);
-  }
-  for (const doc of docs) {
+  const roots = B.index == null ? [] : (B.index.roots || []);
+  for (const v of roots) if (v && v.model && v.model.document) docs.push(v.model.document);
+  const plain = (x) => (typeof x === "object" && x !== null && x.length !== undefined)
+    ? Array.from(x, plain) : x;
+  for (const doc of [...new Set(docs)].reverse()) {
     const model = doc.get_model_by_name(name);
     if (model == null) continue;
-    const data = model.data instanceof Map ? Object.fromEntries(model.data) : model.data;
+    if (typeof model.columns !== "function") return null;
     const out = {};
-    for (const [k, v] of Object.entries(data || {})) out[k] = Array.from(v, (x) =>
-      (typeof x === "object" && x !== null && x.length !== undefined) ? Array.from(x) : x);
+    for (const k of model.columns()) out[k] = plain(model.get_column(k));
     return out;
   }
   return null;

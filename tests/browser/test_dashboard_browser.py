@@ -4,6 +4,7 @@ change in the browser while the workflow runs. Screenshots go to the artifacts f
 
 from __future__ import annotations
 
+import json
 import re
 import time
 
@@ -30,37 +31,16 @@ print("started", ds)""",
 ]
 
 
-#: The named source's columns from the newest Bokeh document that has it (the dashboard sends
-#: its plots whole once displayed, so the page holds an older, emptied document too).
-_SOURCE_JS = """
-(name) => {
-  const docs = [...((window.Bokeh && window.Bokeh.documents) || [])].reverse();
-  for (const doc of docs) {
-    const model = doc.get_model_by_name(name);
-    if (model == null) continue;
-    const data = model.data instanceof Map ? Object.fromEntries(model.data) : model.data;
-    const out = {};
-    for (const [k, v] of Object.entries(data || {})) out[k] = Array.from(v);
-    return out;
-  }
-  return null;
-}
-"""
+#: The kernel's point count per streamed source of the dashboard, as JSON on one line.
+KERNEL_COUNTS = ("import json; print(json.dumps({n: len(s.data['time' if n != 'tasks' else "
+                 "'start']) for n, s in dash.sources.items() if n != 'memory'}))")
 
 
-def _source(lab, name: str) -> dict | None:
-    return lab.page.evaluate(_SOURCE_JS, name)
-
-
-def _wait_source(lab, name: str, predicate, timeout: float = 30.0) -> dict:
-    deadline = time.monotonic() + timeout
-    data = None
-    while time.monotonic() < deadline:
-        data = _source(lab, name)
-        if data is not None and predicate(data):
-            return data
-        time.sleep(0.3)
-    raise TimeoutError(f"Bokeh source {name!r}: condition not met in {timeout} s; last {data!r}")
+def _browser_counts(lab) -> dict[str, int]:
+    counts = {}
+    for name, column in (("spill", "time"), ("utilization", "time"), ("tasks", "start")):
+        counts[name] = len(lab.bokeh_source(f"irs-{name}")[column])
+    return counts
 
 
 def _groups(data: dict | None) -> set[str]:
@@ -80,17 +60,17 @@ def test_dashboard_updates_live_in_jupyterlab(lab) -> None:
     assert lab.outputs().locator(".bk-Figure canvas").count() >= 4
 
     # the browser's copy of the data changes while the workflow runs
-    memory = _wait_source(lab, "irs-memory", lambda d: len(d["worker"]) == 2)
+    memory = lab.wait_for_bokeh_source("irs-memory", lambda d: len(d["worker"]) == 2)
     assert memory["worker"] == ["worker 0", "worker 1"]
     assert all(limit == 1_000_000_000 for limit in memory["limit"])
-    first = _wait_source(lab, "irs-tasks", lambda d: len(d["start"]) > 0, timeout=60)
-    spill_first = _source(lab, "irs-spill")
+    first = lab.wait_for_bokeh_source("irs-tasks", lambda d: len(d["start"]) > 0, timeout=60)
+    spill_first = lab.bokeh_source("irs-spill")
     lab.screenshot("dashboard-running")
-    final = _wait_source(
-        lab, "irs-tasks", lambda d: "write_part" in _groups(d) and len(d["start"]) > len(
+    final = lab.wait_for_bokeh_source(
+        "irs-tasks", lambda d: "write_part" in _groups(d) and len(d["start"]) > len(
             first["start"]), timeout=90)
     assert {"categorify", "normalize", "fit"} <= _groups(final)
-    assert len(_source(lab, "irs-spill")["time"]) > len(spill_first["time"])
+    assert len(lab.bokeh_source("irs-spill")["time"]) > len(spill_first["time"])
 
     # progress bars per phase end green (ipywidgets 8: bar-style success)
     deadline = time.monotonic() + 60
@@ -100,6 +80,21 @@ def test_dashboard_updates_live_in_jupyterlab(lab) -> None:
     assert done.count() >= 2, lab.outputs().all_inner_texts()
     labels = " ".join(lab.outputs().locator(".widget-label").all_inner_texts())
     assert "fit 1/1" in labels and "write" in labels and "finished" in labels
+
+    # the kernel's copy of the streamed data is the browser's: jupyter_bokeh 4.1 echoes each
+    # stream back from the browser, which the kernel used to apply again (twice the points)
+    lab.run_cell("dash.pause()")  # no more samples: both copies settle
+    deadline = time.monotonic() + 20
+    browser = _browser_counts(lab)
+    while time.monotonic() < deadline:
+        time.sleep(1.0)
+        browser, before = _browser_counts(lab), browser
+        if browser == before:
+            break
+    kernel = json.loads(lab.run_cell(KERNEL_COUNTS).strip().splitlines()[-1])
+    assert browser["spill"] > 5 and browser["tasks"] > 20, browser
+    assert kernel == browser
+    assert _browser_counts(lab) == browser
 
     stderr = lab.outputs().locator("[data-mime-type='application/vnd.jupyter.stderr']")
     assert stderr.count() == 0, stderr.all_inner_texts()
