@@ -148,24 +148,14 @@ def _tree_rss(proc: psutil.Process, tree: list[psutil.Process]) -> int:
     return total
 
 
-def run_once(contender: Contender, src: Path, out: Path, timeout: float,
-             quiet_wait: float = 0.0, code: Path = ROOT) -> Run:
-    """Run one contender in a fresh process; raise RuntimeError when it fails."""
-    for path in (out, Path(f"{out}-artifacts"), Path(f"{out}-dask-scratch")):
-        shutil.rmtree(path, ignore_errors=True)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    result_path, log_path = Path(f"{out}-result.json"), Path(f"{out}.log")
-    result_path.unlink(missing_ok=True)
-    python = str(ROOT / contender.venv / "bin" / "python") if contender.venv else sys.executable
-    cmd = [python, "-m", "benchmarks.contenders", contender.name, str(src.resolve()),
-           str(out.resolve()), str(result_path.resolve())]
-    waited = wait_quiet(quiet_wait) if quiet_wait > 0 else 0.0
-    busy, own = busy_cpu_s(), own_cpu_s()
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+def watch_process(cmd: list[str], cwd: Path, log_path: Path | str,
+                  timeout: float) -> tuple[float, int, int]:
+    """Run ``cmd``, logging to ``log_path``; return (seconds, peak RSS bytes of the process
+    tree, exit code). Kills the tree and raises RuntimeError after ``timeout`` seconds."""
     started = time.perf_counter()
     peak, tree, polls = 0, [], 0
     with open(log_path, "w") as log:
-        popen = subprocess.Popen(cmd, cwd=code, stdout=log, stderr=subprocess.STDOUT)
+        popen = subprocess.Popen(cmd, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
         proc = psutil.Process(popen.pid)
         while popen.poll() is None:
             if polls % 5 == 0:  # refresh the process tree every 250 ms
@@ -182,13 +172,30 @@ def run_once(contender: Contender, src: Path, out: Path, timeout: float,
                 popen.wait()
                 raise RuntimeError(f"timed out after {timeout:.0f} s")
             time.sleep(POLL_S)
-    process_s = time.perf_counter() - started
+    return time.perf_counter() - started, peak, popen.returncode
+
+
+def run_once(contender: Contender, src: Path, out: Path, timeout: float,
+             quiet_wait: float = 0.0, code: Path = ROOT) -> Run:
+    """Run one contender in a fresh process; raise RuntimeError when it fails."""
+    for path in (out, Path(f"{out}-artifacts"), Path(f"{out}-dask-scratch")):
+        shutil.rmtree(path, ignore_errors=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    result_path, log_path = Path(f"{out}-result.json"), Path(f"{out}.log")
+    result_path.unlink(missing_ok=True)
+    python = str(ROOT / contender.venv / "bin" / "python") if contender.venv else sys.executable
+    cmd = [python, "-m", "benchmarks.contenders", contender.name, str(src.resolve()),
+           str(out.resolve()), str(result_path.resolve())]
+    waited = wait_quiet(quiet_wait) if quiet_wait > 0 else 0.0
+    busy, own = busy_cpu_s(), own_cpu_s()
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    process_s, peak, returncode = watch_process(cmd, code, log_path, timeout)
     other = max(0.0, busy_cpu_s() - busy - (own_cpu_s() - own))
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu_s = after.ru_utime + after.ru_stime - kids.ru_utime - kids.ru_stime
-    if popen.returncode != 0 or not result_path.exists():
+    if returncode != 0 or not result_path.exists():
         tail = log_path.read_text()[-1500:]
-        raise RuntimeError(f"exit code {popen.returncode}; log tail:\n{tail}")
+        raise RuntimeError(f"exit code {returncode}; log tail:\n{tail}")
     extra = json.loads(result_path.read_text())
     for package in extra.pop("package", []):
         if not Path(package).resolve().is_relative_to(Path(code).resolve()):

@@ -27,7 +27,6 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 from dataclasses import asdict
@@ -46,7 +45,6 @@ from .harness import (
     RTOL,
     WORK,
     Run,
-    _tree_rss,
     busy_cpu_s,
     own_cpu_s,
     prepare_data,
@@ -54,6 +52,7 @@ from .harness import (
     sample_positions,
     snapshot_code,
     wait_quiet,
+    watch_process,
 )
 
 HELP = "scaling: 8M vs 32M rows, out of core (4x the workers' memory), 20M distinct values"
@@ -94,37 +93,13 @@ def run_job(spec: dict, timeout: float, quiet_wait: float, code: Path) -> Run:
     waited = wait_quiet(quiet_wait) if quiet_wait > 0 else 0.0
     load_start = os.getloadavg()
     busy, own = busy_cpu_s(), own_cpu_s()
-    started = time.perf_counter()
-    peak, tree, polls = 0, [], 0
-    import psutil
-
-    with open(f"{out}.log", "w") as log:
-        popen = subprocess.Popen([sys.executable, "-m", "benchmarks.jobs", str(spec_path)],
-                                 cwd=code, stdout=log, stderr=subprocess.STDOUT)
-        proc = psutil.Process(popen.pid)
-        while popen.poll() is None:
-            if polls % 5 == 0:
-                try:
-                    tree = proc.children(recursive=True)
-                except psutil.NoSuchProcess:
-                    tree = []
-            peak = max(peak, _tree_rss(proc, tree))
-            polls += 1
-            if time.perf_counter() - started > timeout:
-                for p in [*tree, proc]:
-                    try:
-                        p.kill()
-                    except psutil.Error:
-                        pass
-                popen.wait()
-                raise RuntimeError(f"timed out after {timeout:.0f} s")
-            time.sleep(POLL_S)
-    process_s = time.perf_counter() - started
+    process_s, peak, returncode = watch_process(
+        [sys.executable, "-m", "benchmarks.jobs", str(spec_path)], code, f"{out}.log", timeout)
     other = max(0.0, busy_cpu_s() - busy - (own_cpu_s() - own))
     cpu_s = own_cpu_s() - own
-    if popen.returncode != 0 or not result_path.exists():
+    if returncode != 0 or not result_path.exists():
         tail = Path(f"{out}.log").read_text()[-1500:]
-        raise RuntimeError(f"exit code {popen.returncode}; log tail:\n{tail}")
+        raise RuntimeError(f"exit code {returncode}; log tail:\n{tail}")
     extra = json.loads(result_path.read_text())
     for package in extra.pop("package", []):
         if not Path(package).resolve().is_relative_to(code.resolve()):

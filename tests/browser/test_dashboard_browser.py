@@ -26,9 +26,14 @@ ds = irs.Dataset(str(path))
 cats = [f"C{i}" for i in range(1, 27)] >> ops.Categorify()
 conts = [f"I{i}" for i in range(1, 14)] >> ops.FillMissing(0) >> ops.LogOp() >> ops.Normalize()
 wf = irs.Workflow(cats + conts + ["label"], artifacts_dir=f"{workdir}/artifacts")
-job = submit(lambda: wf.fit(ds).transform(ds).to_parquet(f"{workdir}/out"), name="fit+write")
+job = submit(lambda: wf.fit(ds), name="fit")
 print("started", ds)""",
 ]
+
+#: Run once the browser has drawn the fit's tasks, so the plots must change while it runs.
+WRITE_CELL = """job.result(timeout=120)
+write = submit(lambda: wf.transform(ds).to_parquet(f"{workdir}/out"), name="write")
+print("write started")"""
 
 
 #: The kernel's point count per streamed source of the dashboard, as JSON on one line.
@@ -66,6 +71,8 @@ def test_dashboard_updates_live_in_jupyterlab(lab) -> None:
     first = lab.wait_for_bokeh_source("irs-tasks", lambda d: len(d["start"]) > 0, timeout=60)
     spill_first = lab.bokeh_source("irs-spill")
     lab.screenshot("dashboard-running")
+    assert "write_part" not in _groups(first)
+    lab.run_cell(WRITE_CELL, timeout=150)  # the write starts only after the browser saw the fit
     final = lab.wait_for_bokeh_source(
         "irs-tasks", lambda d: "write_part" in _groups(d) and len(d["start"]) > len(
             first["start"]), timeout=90)
