@@ -54,6 +54,32 @@ def gpu_available() -> bool:
         return False
 
 
+def _has_numpy_values(t: pa.DataType) -> bool:
+    """Whether an Arrow array of type ``t`` stores its values as one plain NumPy-typed buffer."""
+    return (pa.types.is_integer(t) or pa.types.is_float32(t) or pa.types.is_float64(t))
+
+
+def _representable(bound: float | None, t: pa.DataType) -> bool:
+    """Whether ``bound`` converts to type ``t`` exactly (None always does)."""
+    if bound is None or not pa.types.is_integer(t):
+        return True
+    info = np.iinfo(t.to_pandas_dtype())
+    return info.min <= bound <= info.max
+
+
+def _map_values(col: pa.Array | pa.ChunkedArray, fn: Any, out_type: pa.DataType) -> Any:
+    """``fn`` (elementwise, NumPy) applied to the value buffer of ``col``, keeping its validity
+    bitmap as is: slots under nulls are computed too (any value) and stay null."""
+    if isinstance(col, pa.ChunkedArray):
+        return pa.chunked_array([_map_values(c, fn, out_type) for c in col.chunks], out_type)
+    dtype = np.dtype(col.type.to_pandas_dtype())
+    values = np.frombuffer(col.buffers()[1], dtype=dtype, count=col.offset + len(col))
+    out = np.ascontiguousarray(fn(values), dtype=np.dtype(out_type.to_pandas_dtype()))
+    validity = col.buffers()[0] if col.null_count else None
+    return pa.Array.from_buffers(out_type, len(col), [validity, pa.py_buffer(out)],
+                                 null_count=col.null_count, offset=col.offset)
+
+
 class CpuBackend:
     """pandas with Arrow-backed columns; kernels in ``pyarrow.compute``."""
 
@@ -199,6 +225,11 @@ class CpuBackend:
         """Clip to ``[lower, upper]``; nulls stay null. On integers a fractional bound is
         rounded inwards (``x >= 1.5`` is ``x >= 2``), which clips exactly."""
         lower, upper = integer_bounds(col.type, lower, upper)
+        if _has_numpy_values(col.type) and all(_representable(b, col.type)
+                                               for b in (lower, upper)):
+            low, high = (None if b is None else np.asarray(b, col.type.to_pandas_dtype())
+                         for b in (lower, upper))  # NumPy's SIMD loops: several times Arrow's
+            return _map_values(col, lambda v: np.clip(v, low, high), col.type)
         if lower is not None:
             col = pc.max_element_wise(col, pa.scalar(lower).cast(col.type), skip_nulls=False)
         if upper is not None:
@@ -213,6 +244,11 @@ class CpuBackend:
 
     def log1p(self, col: Any) -> Any:
         """``log(1 + x)`` as float32; values below -1 give NaN, nulls stay null."""
+        if _has_numpy_values(col.type):  # NumPy's log1p: about 5x pyarrow.compute's
+            def log1p(v: np.ndarray) -> np.ndarray:
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    return np.log1p(v, dtype=np.float64).astype(np.float32)
+            return _map_values(col, log1p, pa.float32())
         x = pc.cast(col, pa.float64())
         return pc.cast(pc.log1p(x), pa.float32())
 

@@ -503,6 +503,17 @@ def test_clip_keeps_nulls_null(df: pd.DataFrame, root: str, lo: float | None,
         assert [v is None for v in pylist(out, column)] == df[column].isna().tolist()
 
 
+def test_clip_keeps_nan_nan_and_null_null_like_numpy() -> None:
+    # NaN is a value (numpy, pandas and cuDF keep it through clip); null stays null
+    values = pa.array([np.nan, -3.0, 5.0, None, np.inf, -np.inf], pa.float64())
+    df = pd.DataFrame({"f": pd.arrays.ArrowExtensionArray(values)})
+    out = irs.Workflow(["f"] >> ops.Clip(min_value=0, max_value=4)).fit_transform(df)
+    got = pa.array(out["f"].array)
+    assert got.is_null().to_pylist() == [False, False, False, True, False, False]
+    expected = np.clip(np.array([np.nan, -3.0, 5.0, 0.0, np.inf, -np.inf]), 0, 4)
+    np.testing.assert_array_equal(got.fill_null(0.0).to_numpy(), expected)
+
+
 @pytest.mark.parametrize("column", ["I1", "F1"])
 def test_log_op_matches_numpy_log1p_float32(df: pd.DataFrame, root: str, column: str) -> None:
     data = df[[column]].abs()
