@@ -30,15 +30,10 @@ import ipywidgets as w
 from ..errors import IRSError
 from ..ops import OPERATORS
 from ..ops.params import Param
-from .builder_model import (
-    ROLES,
-    BuilderModel,
-    PreviewResult,
-    job_text,
-    param_from_text,
-    param_to_text,
-)
+from .builder_model import BuilderModel, PreviewResult, job_text
+from .column_profile import ROLES
 from .dag import DagView, parse_op_id
+from .param_text import param_from_text, param_to_text
 
 #: Categories of the operator palette, in this order (others follow, sorted).
 CATEGORY_ORDER = ("categorical", "transform", "statistics", "columns", "rows")

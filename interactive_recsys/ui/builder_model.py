@@ -34,15 +34,12 @@ The 'min_value' parameter of Clip must be a finite number or None. Got 'a' inste
 
 from __future__ import annotations
 
-import ast
 import copy
-import json
-import math
 import os
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import reduce
 from operator import add
@@ -50,7 +47,6 @@ from typing import Any
 
 import dask
 import pyarrow as pa
-import pyarrow.compute as pc
 
 import interactive_recsys as irs
 from interactive_recsys.dataset import Dataset, as_dataset
@@ -59,175 +55,10 @@ from interactive_recsys.graph import Node
 from interactive_recsys.jobs import Job
 from interactive_recsys.ops import OPERATORS
 from interactive_recsys.ops.base import Operator
-from interactive_recsys.ops.params import REQUIRED, Param
-from interactive_recsys.schema import Schema, Tags, is_float_dtype, is_list_dtype
+from interactive_recsys.schema import Schema
 from interactive_recsys.selector import ColumnSelector, flatten
 
-ROLES = ("categorical", "continuous", "list", "label")
-#: Column names taken for the training label when no tag says otherwise.
-LABEL_NAMES = frozenset({"label", "labels", "target", "click", "clicked", "is_click", "y"})
-
-
-# ---- column profile ---------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ColumnProfile:
-    """One input column as seen in a sample.
-
-    ``distinct`` estimates the number of distinct values of the whole column from the
-    sample with the GEE estimator (Charikar et al., 2000): ``sqrt(N / n) * f1 + sum(f_j,
-    j >= 2)`` where ``f_j`` counts values seen exactly ``j`` times among ``n`` sampled rows
-    of ``N``; it is exact (``exact=True``) when the sample holds every row.
-    """
-
-    name: str
-    dtype: str
-    role: str
-    null_fraction: float
-    distinct: int
-    distinct_in_sample: int
-    sample_rows: int
-    exact: bool
-    total_rows: int | None = None
-
-    @property
-    def distinct_text(self) -> str:
-        """The count, marked ``~`` when estimated and ``>=`` when the row count is unknown."""
-        mark = "" if self.exact else ("~" if self.total_rows is not None else ">=")
-        return f"{mark}{self.distinct:,}"
-
-    def describe(self) -> str:
-        return (f"{self.name}: {self.dtype}, {self.role}, {self.null_fraction:.1%} null, "
-                f"{self.distinct_text} distinct")
-
-
-def infer_role(name: str, dtype: str, tags: Iterable[str] = ()) -> str:
-    """``label`` / ``list`` / ``categorical`` / ``continuous`` from tags, dtype and name.
-
-    >>> infer_role("userId", "int64"), infer_role("I1", "int64"), infer_role("C1", "string")
-    ('categorical', 'continuous', 'categorical')
-    """
-    tags = set(tags)
-    if Tags.TARGET.value in tags or name.lower() in LABEL_NAMES:
-        return "label"
-    if is_list_dtype(dtype) or Tags.LIST.value in tags:
-        return "list"
-    if Tags.CATEGORICAL.value in tags:
-        return "categorical"
-    if Tags.CONTINUOUS.value in tags or is_float_dtype(dtype):
-        return "continuous"
-    if dtype.startswith(("int", "uint")):
-        return "categorical" if name.lower().endswith("id") else "continuous"
-    return "categorical"  # strings, booleans, dates used as keys
-
-
-def estimate_distinct(counts: Sequence[int], total_rows: int | None,
-                      sample_rows: int | None = None) -> int:
-    """GEE estimate of the distinct values in ``total_rows`` rows from the value counts of
-    ``sample_rows`` sampled rows (default: the sum of the counts).
-
-    >>> estimate_distinct([1, 1, 2], total_rows=4)   # the whole data: exact
-    3
-    >>> estimate_distinct([1, 1, 2], total_rows=400)  # 2 singletons scaled by sqrt(100)
-    21
-    """
-    n = sample_rows if sample_rows is not None else sum(counts)
-    seen = len(counts)
-    if not n or total_rows is None or total_rows <= n:
-        return seen
-    f1 = sum(1 for c in counts if c == 1)
-    estimate = math.sqrt(total_rows / n) * f1 + (seen - f1)
-    return int(min(total_rows, max(seen, round(estimate))))
-
-
-def profile_table(table: pa.Table, schema: Schema | None = None,
-                  total_rows: int | None = None) -> list[ColumnProfile]:
-    """Profile every column of a sample ``table`` (``total_rows``: rows of the whole data)."""
-    schema = schema or Schema.from_arrow(table.schema)
-    n = table.num_rows
-    out = []
-    for name in table.column_names:
-        col = table[name]
-        values = pc.list_flatten(col) if pa.types.is_list(col.type) or \
-            pa.types.is_large_list(col.type) else col
-        if pa.types.is_dictionary(values.type):
-            values = values.cast(values.type.value_type)
-        counts = pc.value_counts(values.drop_null()).field("counts").to_pylist() \
-            if len(values) else []
-        dtype = schema[name].dtype if name in schema else str(col.type)
-        tags = schema[name].tags if name in schema else ()
-        exact = total_rows is not None and total_rows <= n
-        out.append(ColumnProfile(
-            name=name, dtype=dtype, role=infer_role(name, dtype, tags),
-            null_fraction=(col.null_count / n) if n else 0.0,
-            distinct=estimate_distinct(counts, total_rows, n), distinct_in_sample=len(counts),
-            sample_rows=n, exact=exact, total_rows=total_rows))
-    return out
-
-
-# ---- parameters as text (the builder's form) -------------------------------------------------
-def param_to_text(spec: Param, value: Any) -> str:
-    """How a parameter value is shown in a text field (inverse of :func:`param_from_text`)."""
-    if value is REQUIRED or value is None:
-        return ""
-    if spec.kind in ("numbers", "strs"):
-        return ", ".join(str(v) for v in value)
-    if spec.kind == "mapping":
-        return ", ".join(f"{k}:{v}" for k, v in value.items())
-    if callable(value):
-        return getattr(value, "__name__", repr(value))
-    return str(value)
-
-
-def _literal(text: str) -> Any:
-    """A number, True/False/None or the text itself."""
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return text
-    return value if isinstance(value, int | float | bool | list | tuple | dict) or value is None \
-        else text
-
-
-def param_from_text(spec: Param, text: str) -> Any:
-    """Parse a form field into the value given to the operator (validated by the operator).
-
-    An empty field means ``None`` when allowed, else the default (or a missing required
-    value). Numbers are parsed; anything else is passed on as text, so the operator's own
-    message explains what is wrong.
-
-    >>> param_from_text(Param(kind="numbers"), "0, 1.5, 10")
-    [0, 1.5, 10]
-    >>> param_from_text(Param(None, kind="number", nullable=True), "")
-    >>> param_from_text(Param(kind="mapping"), "a:b, c:d")
-    {'a': 'b', 'c': 'd'}
-    """
-    text = text.strip()
-    if text == "":
-        if spec.nullable:
-            return None
-        if spec.kind == "str" and not spec.required:
-            return ""
-        return spec.default
-    if spec.kind in ("str", "callable_or_expr"):
-        return text
-    if spec.kind in ("numbers", "strs"):
-        if text.startswith("["):
-            return _literal(text)
-        items = [t.strip() for t in text.split(",") if t.strip()]
-        return [_literal(t) for t in items] if spec.kind == "numbers" else items
-    if spec.kind == "mapping":
-        if text.startswith("{"):
-            try:
-                return json.loads(text)
-            except ValueError:
-                return _literal(text)
-        pairs = [t.split(":", 1) for t in text.split(",") if t.strip()]
-        if any(len(p) != 2 for p in pairs):
-            return text
-        return {k.strip(): v.strip() for k, v in pairs}
-    if spec.choices is not None:
-        return text if text in spec.choices else _literal(text)
-    return _literal(text)
+from .column_profile import ROLES, ColumnProfile, profile_table
 
 
 # ---- steps and branches -----------------------------------------------------------------------

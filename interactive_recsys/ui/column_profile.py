@@ -1,0 +1,118 @@
+"""Column profile of a dataset sample: dtype, null share, approximate distinct count and the
+column's role (categorical / continuous / list / label), as the pipeline builder lists them.
+
+>>> import pyarrow as pa
+>>> [(p.name, p.role) for p in profile_table(pa.table({"c": ["x", "y"], "label": [0, 1]}))]
+[('c', 'categorical'), ('label', 'label')]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from interactive_recsys.schema import Schema, Tags, is_float_dtype, is_list_dtype
+
+ROLES = ("categorical", "continuous", "list", "label")
+#: Column names taken for the training label when no tag says otherwise.
+LABEL_NAMES = frozenset({"label", "labels", "target", "click", "clicked", "is_click", "y"})
+
+
+# ---- column profile ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ColumnProfile:
+    """One input column as seen in a sample.
+
+    ``distinct`` estimates the number of distinct values of the whole column from the
+    sample with the GEE estimator (Charikar et al., 2000): ``sqrt(N / n) * f1 + sum(f_j,
+    j >= 2)`` where ``f_j`` counts values seen exactly ``j`` times among ``n`` sampled rows
+    of ``N``; it is exact (``exact=True``) when the sample holds every row.
+    """
+
+    name: str
+    dtype: str
+    role: str
+    null_fraction: float
+    distinct: int
+    distinct_in_sample: int
+    sample_rows: int
+    exact: bool
+    total_rows: int | None = None
+
+    @property
+    def distinct_text(self) -> str:
+        """The count, marked ``~`` when estimated and ``>=`` when the row count is unknown."""
+        mark = "" if self.exact else ("~" if self.total_rows is not None else ">=")
+        return f"{mark}{self.distinct:,}"
+
+    def describe(self) -> str:
+        return (f"{self.name}: {self.dtype}, {self.role}, {self.null_fraction:.1%} null, "
+                f"{self.distinct_text} distinct")
+
+
+def infer_role(name: str, dtype: str, tags: Iterable[str] = ()) -> str:
+    """``label`` / ``list`` / ``categorical`` / ``continuous`` from tags, dtype and name.
+
+    >>> infer_role("userId", "int64"), infer_role("I1", "int64"), infer_role("C1", "string")
+    ('categorical', 'continuous', 'categorical')
+    """
+    tags = set(tags)
+    if Tags.TARGET.value in tags or name.lower() in LABEL_NAMES:
+        return "label"
+    if is_list_dtype(dtype) or Tags.LIST.value in tags:
+        return "list"
+    if Tags.CATEGORICAL.value in tags:
+        return "categorical"
+    if Tags.CONTINUOUS.value in tags or is_float_dtype(dtype):
+        return "continuous"
+    if dtype.startswith(("int", "uint")):
+        return "categorical" if name.lower().endswith("id") else "continuous"
+    return "categorical"  # strings, booleans, dates used as keys
+
+
+def estimate_distinct(counts: Sequence[int], total_rows: int | None,
+                      sample_rows: int | None = None) -> int:
+    """GEE estimate of the distinct values in ``total_rows`` rows from the value counts of
+    ``sample_rows`` sampled rows (default: the sum of the counts).
+
+    >>> estimate_distinct([1, 1, 2], total_rows=4)   # the whole data: exact
+    3
+    >>> estimate_distinct([1, 1, 2], total_rows=400)  # 2 singletons scaled by sqrt(100)
+    21
+    """
+    n = sample_rows if sample_rows is not None else sum(counts)
+    seen = len(counts)
+    if not n or total_rows is None or total_rows <= n:
+        return seen
+    f1 = sum(1 for c in counts if c == 1)
+    estimate = math.sqrt(total_rows / n) * f1 + (seen - f1)
+    return int(min(total_rows, max(seen, round(estimate))))
+
+
+def profile_table(table: pa.Table, schema: Schema | None = None,
+                  total_rows: int | None = None) -> list[ColumnProfile]:
+    """Profile every column of a sample ``table`` (``total_rows``: rows of the whole data)."""
+    schema = schema or Schema.from_arrow(table.schema)
+    n = table.num_rows
+    out = []
+    for name in table.column_names:
+        col = table[name]
+        values = pc.list_flatten(col) if pa.types.is_list(col.type) or \
+            pa.types.is_large_list(col.type) else col
+        if pa.types.is_dictionary(values.type):
+            values = values.cast(values.type.value_type)
+        counts = pc.value_counts(values.drop_null()).field("counts").to_pylist() \
+            if len(values) else []
+        dtype = schema[name].dtype if name in schema else str(col.type)
+        tags = schema[name].tags if name in schema else ()
+        exact = total_rows is not None and total_rows <= n
+        out.append(ColumnProfile(
+            name=name, dtype=dtype, role=infer_role(name, dtype, tags),
+            null_fraction=(col.null_count / n) if n else 0.0,
+            distinct=estimate_distinct(counts, total_rows, n), distinct_in_sample=len(counts),
+            sample_rows=n, exact=exact, total_rows=total_rows))
+    return out
