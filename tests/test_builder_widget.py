@@ -12,7 +12,7 @@ import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.ops import OPERATORS
 from interactive_recsys.ui.builder import ParamForm, PipelineBuilder
-from interactive_recsys.ui.studio import Studio
+from interactive_recsys.ui.studio import Studio, find_button
 from tests.conftest import assert_frames_equal, make_criteo_frame
 
 CATS = ["C1", "C2", "C3"]
@@ -26,13 +26,7 @@ def frame() -> pd.DataFrame:
 
 def button(root: w.Widget, css: str) -> w.Button:
     """The button carrying CSS class ``css`` (what the browser test clicks too)."""
-    stack = [root]
-    while stack:
-        widget = stack.pop()
-        if isinstance(widget, w.Button) and css in widget._dom_classes:
-            return widget
-        stack.extend(getattr(widget, "children", ()))
-    raise LookupError(css)
+    return find_button(root, css)
 
 
 def click(root: w.Widget, css: str) -> None:

@@ -102,13 +102,7 @@ class Studio(w.VBox):
         return self._find_button("irs-btn-run")
 
     def _find_button(self, css: str) -> w.Button:
-        stack: list[Any] = [self.builder]
-        while stack:
-            widget = stack.pop()
-            if isinstance(widget, w.Button) and css in widget._dom_classes:
-                return widget
-            stack.extend(getattr(widget, "children", ()))
-        raise LookupError(css)
+        return find_button(self.builder, css)
 
     # ---- errors -----------------------------------------------------------------------------
     def _safely(self, action: Callable[[], Any]) -> None:
@@ -204,3 +198,14 @@ class Studio(w.VBox):
 
     def __repr__(self) -> str:
         return f"Studio({self.builder!r}; tabs: {' | '.join(TITLES)})"
+
+
+def find_button(root: Any, css: str) -> w.Button:
+    """The button inside ``root`` carrying CSS class ``css`` (what a browser test clicks)."""
+    stack: list[Any] = [root]
+    while stack:
+        widget = stack.pop()
+        if isinstance(widget, w.Button) and css in widget._dom_classes:
+            return widget
+        stack.extend(getattr(widget, "children", ()))
+    raise LookupError(css)
