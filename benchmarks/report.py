@@ -8,6 +8,7 @@ import os
 import platform
 import re
 import socket
+import statistics
 import subprocess
 from importlib import metadata
 from pathlib import Path
@@ -64,23 +65,27 @@ def _ratio(value: float | None, base: float | None) -> str:
     return f"{value / base:.2f}" if value and base else "-"
 
 
+def _import_s(outcome: Any) -> str:
+    times = [r.extra["import_s"] for r in outcome.runs if "import_s" in r.extra]
+    return f"{statistics.median(times):.2f}" if times else "-"
+
+
 def table(outcomes: list, skipped: list) -> str:
     """Markdown table: one line per contender and size; ratios are wall / reference wall."""
-    lines = ["| contender | rows | wall s (median) | rows/s | peak RSS MB | vs pandas "
-             "| vs pyarrow-floor |", "|---|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| contender | rows | wall s (median) | rows/s | peak RSS MB | import s | vs pandas "
+             "| vs polars | vs pyarrow-floor |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for rows in sorted({o.rows for o in outcomes}):
         at = {o.contender: o for o in outcomes if o.rows == rows}
-        pandas, floor = at.get("pandas"), at.get("pyarrow-floor")
-        base_pd = pandas.wall_s if pandas else None
-        base_floor = floor.wall_s if floor else None
+        bases = [at[name].wall_s if name in at else None
+                 for name in ("pandas", "polars", "pyarrow-floor")]
         for o in at.values():
             if o.wall_s is None:
-                lines.append(f"| {o.contender} | {rows:,} | {o.status} | - | - | - | - |")
+                lines.append(f"| {o.contender} | {rows:,} | {o.status} |" + " - |" * 6)
                 continue
             lines.append(f"| {o.contender} | {rows:,} | {o.wall_s:.2f} | {rows / o.wall_s:,.0f} "
-                         f"| {o.peak_rss_mb:,.0f} | {_ratio(o.wall_s, base_pd)} "
-                         f"| {_ratio(o.wall_s, base_floor)} |")
-    lines += [f"| {o.contender} | - | {o.status} | - | - | - | - |" for o in skipped]
+                         f"| {o.peak_rss_mb:,.0f} | {_import_s(o)} | "
+                         + " | ".join(_ratio(o.wall_s, base) for base in bases) + " |")
+    lines += [f"| {o.contender} | - | {o.status} |" + " - |" * 6 for o in skipped]
     return "\n".join(lines)
 
 
@@ -95,10 +100,11 @@ def write(results: dict[str, Any], table_md: str, label: str) -> tuple[Path, Pat
     v = m["versions"]
     notes = [f"# {label} benchmark, {date}, {m['host']}", "",
              f"{s['sizes']} rows, {s['repeats']} repeat(s), median wall time of the work "
-             "(first read to last write; no interpreter or cluster start-up). "
+             "(first read to last write; interpreter start-up, library imports (import s, "
+             "timed apart) and Dask cluster start-up excluded). "
              "Peak RSS: the contender process and all its children (Dask workers), polled "
-             f"every {int(s['poll_s'] * 1000)} ms. Ratios: wall / wall of pandas or of "
-             "pyarrow-floor (above 1 is slower). Every timed run matched the irs-local output "
+             f"every {int(s['poll_s'] * 1000)} ms. Ratios: wall / wall of pandas, polars "
+             "or pyarrow-floor (above 1 is slower). Every timed run matched the irs-local output "
              f"on {s['sample_rows']:,} sampled rows (ids equal, floats within rtol "
              f"{s['rtol']}, atol {s['atol']}).", "", table_md, "",
              f"Machine: {m['cpu']}, {m['cpu_count']} CPUs, {m['memory_gb']} GB, "

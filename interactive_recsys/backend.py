@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -80,10 +80,24 @@ def _map_values(col: pa.Array | pa.ChunkedArray, fn: Any, out_type: pa.DataType)
                                  null_count=col.null_count, offset=col.offset)
 
 
+def _codes(chunk: pa.DictionaryArray) -> np.ndarray:
+    """The int32 indices of a dictionary array, -1 where null."""
+    return pc.fill_null(chunk.indices.cast(pa.int32()), -1).to_numpy()
+
+
+def _dictionary_counts(chunk: pa.DictionaryArray) -> pa.Table:
+    """``value``/``count`` of one dictionary array's values (those that occur)."""
+    counts = np.bincount(_codes(chunk) + 1, minlength=len(chunk.dictionary) + 1)[1:]
+    seen = np.flatnonzero(counts)
+    return pa.table({"value": chunk.dictionary.take(pa.array(seen)), "count": counts[seen]})
+
+
 class CpuBackend:
     """pandas with Arrow-backed columns; kernels in ``pyarrow.compute``."""
 
     name = "cpu"
+    #: Reads string columns as dictionaries when asked (see :meth:`dictionary_codes`).
+    reads_dictionaries = True
 
     # ---- frames ---------------------------------------------------------------------------
     def from_arrow(self, table: pa.Table) -> pd.DataFrame:
@@ -299,8 +313,39 @@ class CpuBackend:
     def value_counts(self, col: Any) -> pa.Table:
         """A ``value``/``count`` table of the non-null values (nulls counted under value null)."""
         arr = self.to_arrow_array(col)
+        if pa.types.is_dictionary(arr.type):  # count codes: no hashing of every row's value
+            tables = [_dictionary_counts(c) for c in arr.chunks] or [
+                pa.table({"value": pa.array([], arr.type.value_type),
+                          "count": pa.array([], pa.int64())})]
+            if len(tables) == 1:
+                return tables[0]
+            both = pa.concat_tables(tables)
+            summed = both.group_by("value", use_threads=False).aggregate([("count", "sum")])
+            return pa.table({"value": summed["value"], "count": summed["count_sum"]})
         vc = pc.value_counts(arr)
         return pa.table({"value": vc.field("values"), "count": vc.field("counts")})
+
+    def dictionary_codes(self, col: Any) -> tuple[np.ndarray, pa.Array] | None:
+        """A dictionary-encoded column as ``(codes, dictionary)``: int32 codes into one
+        dictionary of distinct values, -1 where the row is null; None for a plain column.
+
+        >>> b = get_backend("cpu")
+        >>> codes, values = b.dictionary_codes(pa.array(["b", None, "b"]).dictionary_encode())
+        >>> codes.tolist(), values.to_pylist()
+        ([0, -1, 0], ['b'])
+        """
+        arr = self.to_arrow_array(col)
+        if not pa.types.is_dictionary(arr.type):
+            return None
+        arr = arr.unify_dictionaries()
+        if arr.num_chunks == 0:
+            return np.zeros(0, np.int32), pa.array([], arr.type.value_type)
+        dictionary = arr.chunk(0).dictionary
+        codes = np.concatenate([_codes(c) for c in arr.chunks])
+        if dictionary.null_count:  # a null dictionary entry is a null row
+            nulls = np.flatnonzero(dictionary.is_null().to_numpy(zero_copy_only=False))
+            codes[np.isin(codes, nulls)] = -1
+        return codes, dictionary
 
     def take(self, col: Any, positions: np.ndarray) -> Any:
         return col.take(pa.array(positions))
@@ -336,8 +381,11 @@ class CpuBackend:
         return out.filter(valid)
 
     def concat_columns(self, cols: Sequence[Any]) -> Any:
-        chunks = [c for col in cols for c in self.to_arrow_array(col).chunks]
-        return pa.chunked_array(chunks, type=cols[0].type)
+        arrays = [self.to_arrow_array(c) for c in cols]
+        if len({a.type for a in arrays}) > 1:  # e.g. dictionary-encoded and plain strings
+            arrays = [a.cast(a.type.value_type) if pa.types.is_dictionary(a.type) else a
+                      for a in arrays]
+        return pa.chunked_array([c for a in arrays for c in a.chunks], type=arrays[0].type)
 
     def join_as_strings(self, cols: Sequence[Any], sep: str = "\x1f") -> Any:
         """One string per row joining the columns' values (null shown as ``\x00``)."""
@@ -461,6 +509,7 @@ class GpuBackend(CpuBackend):
     """
 
     name = "gpu"
+    reads_dictionaries = False
 
     def __init__(self) -> None:
         import cudf
@@ -607,6 +656,9 @@ class GpuBackend(CpuBackend):
         joined = left.merge(right, on="v", how="left").sort_values("row")
         return joined["pos"].fillna(-1).astype("int64").values_host
 
+    def dictionary_codes(self, col: Any) -> None:
+        return None  # cuDF reads plain columns; its hash joins are fast enough
+
     def value_counts(self, col: Any) -> pa.Table:
         vc = col.value_counts(dropna=True)
         return pa.table({"value": vc.index.to_arrow(), "count": vc.astype("int64").to_arrow()})
@@ -747,31 +799,49 @@ def check_fill_value(dtype: str, value: Any) -> None:
 
 
 def read_parquet_table(path: str, columns: Sequence[str] | None,
-                       row_groups: Sequence[int] | None, schema: pa.Schema) -> pa.Table:
+                       row_groups: Sequence[int] | None, schema: pa.Schema,
+                       dictionary: Collection[str] = ()) -> pa.Table:
     """Read some row groups of one file and conform them to ``schema``.
 
     Columns missing from the file become nulls; numeric types are cast to the
-    unified type chosen when the dataset was opened.
+    unified type chosen when the dataset was opened. String columns named in
+    ``dictionary`` come as dictionary arrays (see :func:`dictionary_schema`):
+    parquet's dictionary pages are kept instead of decoded into one string per row.
     """
+    wanted = list(columns) if columns is not None else schema.names
+    target = dictionary_schema(pa.schema([schema.field(n) for n in wanted]), dictionary)
     pf = pq.ParquetFile(path)
     present = set(pf.schema_arrow.names)
-    wanted = list(columns) if columns is not None else schema.names
+    as_dictionary = [n for n in wanted if n in present
+                     and pa.types.is_dictionary(target.field(n).type)]
+    if as_dictionary:
+        pf = pq.ParquetFile(path, read_dictionary=as_dictionary)
     read_cols = [c for c in wanted if c in present]
     if row_groups is None:
         table = pf.read(columns=read_cols)
     else:
         table = pf.read_row_groups(list(row_groups), columns=read_cols)
     arrays = []
-    for name in wanted:
-        field = schema.field(name)
-        if name in present:
-            arr = table.column(name)
+    for field in target:
+        if field.name in present:
+            arr = table.column(field.name)
             if arr.type != field.type:
                 arr = arr.cast(field.type)
         else:
             arr = pa.nulls(table.num_rows, field.type)
         arrays.append(arr)
-    return pa.table(arrays, schema=pa.schema([schema.field(n) for n in wanted]))
+    return pa.table(arrays, schema=target)
+
+
+def dictionary_schema(schema: pa.Schema, dictionary: Collection[str]) -> pa.Schema:
+    """``schema`` with the string columns named in ``dictionary`` as dictionary types."""
+    fields = []
+    for f in schema:
+        if f.name in dictionary and (pa.types.is_string(f.type)
+                                     or pa.types.is_large_string(f.type)):
+            f = f.with_type(pa.dictionary(pa.int32(), pa.string()))
+        fields.append(f)
+    return pa.schema(fields)
 
 
 @functools.cache

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from dask.utils import parse_bytes
 
-from .backend import CpuBackend, backend_of, get_backend, read_parquet_table
+from .backend import CpuBackend, backend_of, dictionary_schema, get_backend, read_parquet_table
 from .errors import DatasetError, ParameterError
 from .schema import Schema, Tags, arrow_type, normalize_tags
 
@@ -172,14 +172,15 @@ class _PieceReader:
     the Dask DataFrame reads only those columns from the files.
     """
 
-    def __init__(self, backend_name: str, schema: pa.Schema) -> None:
-        self.backend_name, self.schema = backend_name, schema
+    def __init__(self, backend_name: str, schema: pa.Schema,
+                 dictionary: Sequence[str] = ()) -> None:
+        self.backend_name, self.schema, self.dictionary = backend_name, schema, tuple(dictionary)
 
     def __call__(self, piece: ParquetPiece, columns: Sequence[str] | None = None) -> Any:
         backend = get_backend(self.backend_name)
         try:
             return backend.from_arrow(read_parquet_table(piece.path, columns, piece.row_groups,
-                                                         self.schema))
+                                                         self.schema, self.dictionary))
         except (OSError, pa.ArrowException) as exc:
             raise DatasetError(f"Cannot read {piece.path!r} (row groups {piece.row_groups}): "
                                f"{exc}") from exc
@@ -248,9 +249,12 @@ class Dataset:
         self.backend: CpuBackend = get_backend(backend)
         self._num_rows: int | None = None
         self.files: list[str] = []
+        self._pieces: list[ParquetPiece] | None = None  # parquet: what the partitions read
+        self._file_schema: pa.Schema | None = None
         if isinstance(source, Dataset):
             self._ddf, arrow_schema = source._ddf, source.schema.to_arrow()
             self._num_rows, self.files = source._num_rows, source.files
+            self._pieces, self._file_schema = source._pieces, source._file_schema
             self.backend = source.backend
         elif isinstance(source, str | os.PathLike | list | tuple):
             self.files = expand_paths(source)
@@ -276,6 +280,7 @@ class Dataset:
         ds = cls.__new__(cls)
         ds.backend, ds._ddf, ds._schema, ds._num_rows, ds.files = (backend, ddf, schema,
                                                                   num_rows, [])
+        ds._pieces, ds._file_schema = None, None
         return ds
 
     @staticmethod
@@ -295,11 +300,17 @@ class Dataset:
         first = self.files[0]
         pieces = plan_pieces(metadata, part_size, sampled_bytes_per_row(first, metadata[first]))
         self._num_rows = sum(p.num_rows for p in pieces)
-        meta = self.backend.from_arrow(schema.empty_table())
-        reader = _PieceReader(self.backend.name, schema)
-        ddf = dd.from_map(reader, pieces, meta=meta, label="read-parquet",
-                          enforce_metadata=False)
-        return ddf, schema
+        self._pieces, self._file_schema = pieces, schema
+        return self._read_pieces(()), schema
+
+    def _read_pieces(self, dictionary: Sequence[str]) -> dd.DataFrame:
+        assert self._pieces is not None and self._file_schema is not None
+        meta = self.backend.from_arrow(dictionary_schema(self._file_schema,
+                                                         dictionary).empty_table())
+        reader = _PieceReader(self.backend.name, self._file_schema, dictionary)
+        with dask.config.set({"dataframe.convert-string": False}):
+            return dd.from_map(reader, self._pieces, meta=meta, label="read-parquet",
+                               enforce_metadata=False)
 
     def _open_csv(self, part_size: int, sep: str, names: Sequence[str] | None,
                   dtypes: Mapping[str, str] | None, header: Any) -> tuple[dd.DataFrame, pa.Schema]:
@@ -361,9 +372,18 @@ class Dataset:
             self._num_rows = int(self._ddf.map_partitions(len).sum().compute())
         return self._num_rows
 
-    def to_ddf(self, columns: Sequence[str] | None = None) -> dd.DataFrame:
-        """The lazy Dask DataFrame (pandas with Arrow columns on CPU, cuDF on GPU)."""
-        return self._ddf if columns is None else self._ddf[list(columns)]
+    def to_ddf(self, columns: Sequence[str] | None = None,
+               dictionary: Sequence[str] = ()) -> dd.DataFrame:
+        """The lazy Dask DataFrame (pandas with Arrow columns on CPU, cuDF on GPU).
+
+        String columns named in ``dictionary`` come dictionary-encoded when the data is
+        parquet and the backend can (:attr:`CpuBackend.reads_dictionaries`); for operators
+        that take such input (``Operator.dictionary_input``), never for user code.
+        """
+        ddf = self._ddf
+        if dictionary and self._pieces is not None and self.backend.reads_dictionaries:
+            ddf = self._read_pieces(dictionary)
+        return ddf if columns is None else ddf[list(columns)]
 
     def to_iter(self, columns: Sequence[str] | None = None) -> Iterator[Any]:
         """Partitions one by one, computed lazily (memory: one partition at a time)."""

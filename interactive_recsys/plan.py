@@ -111,6 +111,26 @@ class Plan:
         return flatten([tuple(s.columns) for s in self.steps
                         if s.kind == "select" and s.index in needed])
 
+    def dictionary_columns(self, targets: list[int]) -> list[str]:
+        """Input columns that only operators taking dictionary-encoded strings read
+        (``Operator.dictionary_input``), so they may be read without decoding."""
+        if self.shuffles(targets):
+            return []
+        needed = self._ancestors(targets)
+        readers: dict[int, list[Step]] = {}
+        for step in self.steps:
+            for p in step.parents:
+                readers.setdefault(p, []).append(step)
+        good, bad = set(), set()
+        for step in self.steps:
+            if step.kind != "select" or step.index not in needed:
+                continue
+            children = [c for c in readers.get(step.index, []) if c.index in needed]
+            only_dictionary_ops = step.index not in targets and bool(children) and all(
+                c.kind == "op" and c.op.dictionary_input for c in children)
+            (good if only_dictionary_ops else bad).update(step.columns)
+        return sorted(good - bad)
+
     def _ancestors(self, targets: list[int], stop: int | None = None) -> set[int]:
         """The ``targets`` and every step they read from (not looking past step ``stop``)."""
         by_index = {s.index: s for s in self.steps}

@@ -213,7 +213,8 @@ class Workflow:
         """The partitions that ``targets`` read, and the shuffling step they start at (None:
         the dataset's own partitions). Before each shuffling step of the way (an operator with
         ``shuffle_keys``, e.g. Groupby) the rows are hash-partitioned by its keys."""
-        ddf, entry = ds.to_ddf(plan.input_columns(targets)), None
+        ddf = ds.to_ddf(plan.input_columns(targets), plan.dictionary_columns(targets))
+        entry = None
         for target in plan.shuffles(targets):
             node = self.nodes[target]
             schemas = self.output_node.schemas(ds.schema, self._states)

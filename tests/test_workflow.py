@@ -219,10 +219,12 @@ def test_only_the_columns_a_phase_needs_are_read(tmp_path, monkeypatch):
     read = []
     original = backend_module.read_parquet_table
 
-    def spy(path, columns, row_groups, schema):
+    def spy(path, columns, row_groups, schema, dictionary=()):
         read.append(None if columns is None else sorted(columns))
-        return original(path, columns, row_groups, schema)
+        dictionaries.append(sorted(dictionary))
+        return original(path, columns, row_groups, schema, dictionary)
 
+    dictionaries = []
     monkeypatch.setattr("interactive_recsys.dataset.read_parquet_table", spy)
     wf = irs.Workflow((["c"] >> ops.Categorify()) + ["label"])
     ds = irs.Dataset(str(tmp_path / "d.parquet"))
@@ -231,6 +233,7 @@ def test_only_the_columns_a_phase_needs_are_read(tmp_path, monkeypatch):
     read.clear()
     wf.transform(ds).compute()
     assert read == [["c", "label"]]  # the transform skips the unused column x
+    assert dictionaries == [["c"], ["c"]]  # only Categorify reads c: parquet's dictionaries kept
 
 
 def test_a_failed_refit_leaves_the_workflow_unfitted(monkeypatch):

@@ -55,6 +55,10 @@ class Operator:
     summary: ClassVar[str] = ""
     #: Category in the palette.
     category: ClassVar[str] = "transform"
+    #: Whether string inputs may arrive dictionary-encoded (``backend.dictionary_codes``
+    #: gives codes and dictionary): a column that only such operators read is then read
+    #: from parquet without decoding its dictionary pages.
+    dictionary_input: ClassVar[bool] = False
 
     def __init_subclass__(cls, register: bool = True, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

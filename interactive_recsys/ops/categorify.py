@@ -50,6 +50,7 @@ class Categorify(StatOperator):
 
     summary = "Map categories to contiguous ids by frequency"
     category = "categorical"
+    dictionary_input = True
     freq_threshold = Param(0, kind="int", low=0,
                            doc="Values seen fewer times than this become out-of-vocabulary.")
     max_size = Param(None, kind="int", low=1, nullable=True,
@@ -183,6 +184,11 @@ class Categorify(StatOperator):
 
     def _encode(self, values: Any, info: dict[str, Any], ctx: OpContext) -> np.ndarray:
         b = ctx.backend
+        coded = b.dictionary_codes(values)
+        if coded is not None:  # look up each distinct value once; code -1 (null) -> the last
+            codes, dictionary = coded
+            ids = self._encode(dictionary, info, ctx)
+            return np.append(ids, ids.dtype.type(NULL_INDEX))[codes]
         splits = info["splits"]
         hashes = b.hash64(values)
         if self.num_buckets:

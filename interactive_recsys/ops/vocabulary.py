@@ -194,6 +194,7 @@ def write_split(counts: pa.Table, rank: np.ndarray, first_index: int, max_size: 
     tmp = f"{path}.tmp-{os.getpid()}"
     pq.write_table(table, tmp)
     os.replace(tmp, path)
+    TABLES.put(path, table)  # this process's lookups need not read it back
     return {"size": table.num_rows, "count": int(pc.sum(table["count"]).as_py() or 0)}
 
 
@@ -284,21 +285,29 @@ class _TableCache:
     """Least-recently-used vocabulary tables, bounded in bytes (at least one table is kept).
 
     When the tables a job needs do not fit, they are re-read as needed: slower, but the
-    worker stays inside its memory limit.
+    worker stays inside its memory limit. Threads asking for one file at once read it once.
     """
 
     def __init__(self) -> None:
         self._tables: OrderedDict[tuple[str, int], VocabTable] = OrderedDict()
         self._lock = threading.Lock()
+        self._loading: dict[str, threading.Lock] = {}
 
     def get(self, path: str) -> VocabTable:
-        key = (path, os.stat(path).st_mtime_ns)
         with self._lock:
-            if key in self._tables:
-                self._tables.move_to_end(key)
-                return self._tables[key]
-        table = pq.read_table(path)
+            loading = self._loading.setdefault(path, threading.Lock())
+        with loading:
+            key = (path, os.stat(path).st_mtime_ns)
+            with self._lock:
+                if key in self._tables:
+                    self._tables.move_to_end(key)
+                    return self._tables[key]
+            return self.put(path, pq.read_table(path))
+
+    def put(self, path: str, table: pa.Table) -> VocabTable:
+        """Keep ``table`` (just written to ``path``) for lookups."""
         loaded = VocabTable(table["value"].combine_chunks(), table["index"].to_numpy())
+        key = (path, os.stat(path).st_mtime_ns)
         with self._lock:
             self._tables[key] = loaded
             budget = cache_budget()
