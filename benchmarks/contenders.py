@@ -50,6 +50,7 @@ class Contender:
     default: bool = True  # run when no --contenders are given
     ties_unordered: bool = False  # equally frequent values may get their ids in any order
     imports: tuple[str, ...] = ()  # the libraries it uses, imported before the timing starts
+    gpu: bool = False  # needs a GPU with cuDF (skipped elsewhere); its cluster: LocalCUDACluster
 
 
 def natural_key(path: str) -> list:
@@ -258,17 +259,91 @@ def irs_workflow(artifacts_dir: str):
     return irs.Workflow(cats + conts + [LABEL], artifacts_dir=artifacts_dir)
 
 
-def run_irs(src: str, out: str) -> dict:
-    """interactive_recsys: Dataset -> Workflow.fit -> transform -> to_parquet (CPU backend)."""
+def run_irs(src: str, out: str, backend: str = "cpu") -> dict:
+    """interactive_recsys: Dataset -> Workflow.fit -> transform -> to_parquet."""
     import interactive_recsys as irs
 
     started = time.perf_counter()
     wf = irs_workflow(out.rstrip("/") + "-artifacts")
-    ds = irs.Dataset(src, backend="cpu")
+    ds = irs.Dataset(src, backend=backend)
     wf.fit(ds)
     fit_s = time.perf_counter() - started
     wf.transform(ds).to_parquet(out)
     return {"fit_s": fit_s, "npartitions": ds.npartitions, "package": package_dirs()}
+
+
+def run_irs_gpu(src: str, out: str) -> dict:
+    """interactive_recsys with the cuDF backend (on the LocalCUDACluster of ``main``)."""
+    return run_irs(src, out, backend="gpu")
+
+
+# ---- dask-cuDF (GPU) helpers ------------------------------------------------------------------
+def _cudf_logs(df):
+    """cuDF frame of the float32 ``log1p(max(fillna(I, 0), 0))`` values, as float64."""
+    import cudf
+    import cupy
+
+    out = {}
+    for c in CONTS:
+        v = df[c].astype("float64").fillna(0.0).clip(lower=0.0).values
+        out[c] = cupy.log1p(v).astype(cupy.float32).astype(cupy.float64)
+    return cudf.DataFrame(out, index=df.index)
+
+
+def _cudf_vocab(counts):
+    """``value``/``id`` cuDF frame: descending count, ties by ascending value, ids from 3."""
+    import cudf
+    import cupy
+
+    frame = counts.groupby(level=0).sum().rename("count").reset_index()
+    frame.columns = ["value", "count"]
+    frame = frame.sort_values(["count", "value"], ascending=[False, True])
+    return cudf.DataFrame({"value": frame["value"].reset_index(drop=True),
+                           "id": cupy.arange(FIRST_INDEX, FIRST_INDEX + len(frame))})
+
+
+def _cudf_transform(df, vocabs, mean: np.ndarray, std: np.ndarray):
+    import cudf
+    import cupy
+
+    out = {}
+    for c in CATS:
+        col = df[c].reset_index(drop=True)
+        rows = cudf.DataFrame({"value": col, "row": cupy.arange(len(col))})
+        joined = rows.merge(vocabs[c], on="value", how="left").sort_values("row")
+        ids = joined["id"].fillna(OOV_INDEX).astype("int64").values
+        ids[col.isna().values] = NULL_INDEX
+        out[c] = ids
+    logs = _cudf_logs(df)
+    for j, c in enumerate(CONTS):
+        out[c] = ((logs[c].values - mean[j]) / std[j]).astype(cupy.float32)
+    out[LABEL] = df[LABEL].reset_index(drop=True)
+    return cudf.DataFrame(out)
+
+
+def run_dask_cudf(src: str, out: str) -> dict:
+    """Hand-written dask-cuDF: value_counts and moments in one compute, then map_partitions."""
+    import cudf
+    import dask
+    import dask.dataframe as dd
+
+    started = time.perf_counter()
+    with dask.config.set({"dataframe.backend": "cudf"}):
+        ddf = dd.read_parquet(parquet_files(src))
+    logs = ddf.map_partitions(_cudf_logs, meta=cudf.DataFrame(
+        {c: cudf.Series([], dtype="float64") for c in CONTS}))
+    counts = [ddf[c].value_counts(split_out=1) for c in CATS]
+    *counts, mean, std = dask.compute(*counts, logs.mean(), logs.std(ddof=0))
+    vocabs = dask.delayed({c: _cudf_vocab(v) for c, v in zip(CATS, counts, strict=True)})
+    mean, std = mean[CONTS].values_host, std[CONTS].values_host
+    std = np.where(std > 0, std, 1.0)
+    fit_s = time.perf_counter() - started
+    meta = {c: cudf.Series([], dtype="int64") for c in CATS}
+    meta.update({c: cudf.Series([], dtype="float32") for c in CONTS})
+    meta[LABEL] = ddf._meta[LABEL]
+    result = ddf.map_partitions(_cudf_transform, vocabs, mean, std, meta=cudf.DataFrame(meta))
+    result.to_parquet(out, write_index=False, name_function=lambda i: f"part.{i:05d}.parquet")
+    return {"fit_s": fit_s}
 
 
 def package_dir() -> str:
@@ -320,21 +395,35 @@ CONTENDERS: dict[str, Contender] = {c.name: c for c in [
               cluster=True, imports=("interactive_recsys",)),
     Contender("nvtabular", run_nvtabular, "NVTabular 23.08, cpu=True (optional venv)",
               venv="benchmarks/.venv-nvtabular", ties_unordered=True, imports=("nvtabular",)),
+    Contender("irs-gpu", run_irs_gpu, "interactive_recsys, cuDF backend, LocalCUDACluster",
+              cluster=True, gpu=True, default=False, imports=("interactive_recsys", "cudf")),
+    Contender("dask-cudf", run_dask_cudf, "hand-written dask-cuDF on a LocalCUDACluster",
+              cluster=True, gpu=True, default=False, imports=("dask.dataframe", "cudf")),
 ]}
 
 
 @contextlib.contextmanager
-def local_cluster(scratch: str, ours: bool) -> Iterator[None]:
+def local_cluster(scratch: str, ours: bool, gpu: bool = False) -> Iterator[None]:
     """A 2-worker, 1-thread-each local cluster as the default Dask client: a plain
-    LocalCluster for peers, ``irs.cluster.start_cluster`` (how our users start one) for ours."""
+    LocalCluster for peers, ``irs.cluster.start_cluster`` (how our users start one) for ours.
+    With ``gpu``: one worker per GPU (``start_cluster(gpu=True)`` / ``LocalCUDACluster``)."""
     if ours:
         import interactive_recsys as irs
 
-        with irs.cluster.start_cluster(n_workers=2, dashboard=False,
+        size = {"gpu": True} if gpu else {"n_workers": 2}
+        with irs.cluster.start_cluster(**size, dashboard=False,
                                        local_directory=scratch) as client, client.cluster:
             yield
         return
     from distributed import Client, LocalCluster
+
+    if gpu:
+        from dask_cuda import LocalCUDACluster
+
+        with LocalCUDACluster(dashboard_address=None, local_directory=scratch) as cluster, \
+                Client(cluster):
+            yield
+        return
 
     with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None,
                       local_directory=scratch) as cluster, Client(cluster):
@@ -345,12 +434,13 @@ def main(argv: list[str]) -> None:
     name, src, out, result_path = argv
     contender = CONTENDERS[name]
     scratch = out.rstrip("/") + "-dask-scratch"
-    ours = contender.run is run_irs
+    ours = contender.run in (run_irs, run_irs_gpu)
     started = time.perf_counter()
     for module in contender.imports:  # start-up, like the interpreter's: timed apart
         importlib.import_module(module)
     import_s = time.perf_counter() - started
-    with local_cluster(scratch, ours) if contender.cluster else contextlib.nullcontext():
+    with (local_cluster(scratch, ours, contender.gpu) if contender.cluster
+          else contextlib.nullcontext()):
         started = time.perf_counter()
         extra = contender.run(src, out) or {}
         seconds = time.perf_counter() - started

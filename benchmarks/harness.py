@@ -308,6 +308,12 @@ def check_output(out: Path, ref: dict[str, np.ndarray], positions: np.ndarray, r
 
 
 # ---- the benchmark ----------------------------------------------------------------------------
+def gpu_here() -> bool:
+    from interactive_recsys.backend import gpu_available
+
+    return gpu_available()
+
+
 def available(names: list[str]) -> tuple[list[Contender], list[Outcome]]:
     """Contenders that can run here, and SKIPPED outcomes (rows=0) for the others."""
     chosen, skipped = [], []
@@ -316,6 +322,11 @@ def available(names: list[str]) -> tuple[list[Contender], list[Outcome]]:
         if contender.venv and not (ROOT / contender.venv / "bin" / "python").exists():
             print(f"skipping {name}: no venv at {contender.venv} (see benchmarks/README.md)")
             skipped.append(Outcome(name, 0, "SKIPPED", f"no venv at {contender.venv}"))
+            continue
+        if contender.gpu and not gpu_here():
+            print(f"skipping {name}: no working NVIDIA GPU with cuDF here (install "
+                  "'.[gpu]' on a GPU machine)")
+            skipped.append(Outcome(name, 0, "SKIPPED", "no GPU"))
             continue
         chosen.append(contender)
     return chosen, skipped
@@ -392,6 +403,8 @@ def run_benchmark(sizes: list[int], names: list[str], repeats: int, rows_per_fil
                      for o in outcomes + skipped],
     }
     table = report.table(outcomes, skipped)
+    extrapolation = report.criteo_1tb(outcomes, [c.name for c in contenders if c.gpu])
+    table += f"\n\n{extrapolation}" if extrapolation else ""
     print()
     print(table)
     json_path, md_path = report.write(results, table, label)

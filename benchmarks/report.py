@@ -89,6 +89,37 @@ def table(outcomes: list, skipped: list) -> str:
     return "\n".join(lines)
 
 
+#: Rows of the Criteo 1TB click logs (24 days), and NVTabular's published time for its
+#: preprocessing on one V100 GPU.
+CRITEO_1TB_ROWS = 4_373_472_329
+NVTABULAR_V100_MINUTES = 13.0
+
+
+def criteo_1tb(outcomes: list, names: list[str]) -> str:
+    """One line per contender in ``names``: the Criteo 1TB job at its measured rows/s (at
+    its largest size), next to NVTabular's published 13 minutes on one V100.
+
+    >>> from types import SimpleNamespace as O
+    >>> line = criteo_1tb([O(contender="g", rows=10**8, wall_s=50.0)], ["g"])
+    >>> "g 36.4 min (2,000,000 rows/s at 100,000,000 rows" in line
+    True
+    """
+    lines = []
+    for name in names:
+        runs = [o for o in outcomes if o.contender == name and o.wall_s]
+        if not runs:
+            continue
+        largest = max(runs, key=lambda o: o.rows)
+        rate = largest.rows / largest.wall_s
+        lines.append(f"{name} {CRITEO_1TB_ROWS / rate / 60:.1f} min ({rate:,.0f} rows/s at "
+                     f"{largest.rows:,} rows; NVTabular's published time on one V100: "
+                     f"{NVTABULAR_V100_MINUTES:.0f} min)")
+    if not lines:
+        return ""
+    return (f"Criteo 1TB ({CRITEO_1TB_ROWS:,} rows) extrapolated from measured rows/s: "
+            + "; ".join(lines) + ".")
+
+
 def write(results: dict[str, Any], table_md: str, label: str) -> tuple[Path, Path]:
     RESULTS.mkdir(parents=True, exist_ok=True)
     date = datetime.date.today().isoformat()

@@ -1,0 +1,59 @@
+"""The Criteo benchmark's bookkeeping: ratios, import times, GPU contenders, 1TB extrapolation
+(the timings themselves live in benchmarks/results, never in tests)."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks import harness, report
+from benchmarks.harness import Outcome, Run
+
+
+def outcome(name: str, rows: int, seconds: list[float], import_s: float = 0.5) -> Outcome:
+    runs = [Run(s, s + 1, 100.0, extra={"import_s": import_s}) for s in seconds]
+    return Outcome(name, rows, runs=runs)
+
+
+def test_table_ratios_are_medians_over_the_references():
+    outcomes = [outcome("pandas", 100, [8.0, 10.0, 9.0]), outcome("polars", 100, [4.0, 5.0, 6.0]),
+                outcome("pyarrow-floor", 100, [2.0, 2.0, 2.0]),
+                outcome("irs-local", 100, [3.0, 3.0, 30.0], import_s=0.7)]
+    lines = report.table(outcomes, []).splitlines()
+    ours = next(line for line in lines if line.startswith("| irs-local"))
+    cells = [c.strip() for c in ours.strip("|").split("|")]
+    # wall 3.00 (median), 33 rows/s, import 0.70, 3/9 pandas, 3/5 polars, 3/2 floor
+    assert cells == ["irs-local", "100", "3.00", "33", "100", "0.70", "0.33", "0.60", "1.50"]
+
+
+def test_skipped_and_failed_contenders_keep_their_row():
+    skipped = [Outcome("irs-gpu", 0, "SKIPPED", "no GPU")]
+    failed = Outcome("dask", 100, "ERROR", "boom")
+    lines = report.table([failed], skipped).splitlines()
+    assert lines[2].startswith("| dask | 100 | ERROR |")
+    assert lines[3].startswith("| irs-gpu | - | SKIPPED |")
+    assert all(line.count("|") == lines[0].count("|") for line in lines)
+
+
+def test_gpu_contenders_are_skipped_with_a_reason_without_a_gpu(monkeypatch):
+    monkeypatch.setattr(harness, "gpu_here", lambda: False)
+    chosen, skipped = harness.available(["irs-local", "irs-gpu", "dask-cudf"])
+    assert [c.name for c in chosen] == ["irs-local"]
+    assert [(o.contender, o.status, o.detail) for o in skipped] == [
+        ("irs-gpu", "SKIPPED", "no GPU"), ("dask-cudf", "SKIPPED", "no GPU")]
+
+
+def test_criteo_1tb_extrapolates_from_the_largest_size():
+    outcomes = [outcome("irs-gpu", 10**6, [1.0]), outcome("irs-gpu", 10**8, [25.0]),
+                outcome("irs-local", 10**8, [100.0])]
+    line = report.criteo_1tb(outcomes, ["irs-gpu"])
+    # 4,373,472,329 rows at 4,000,000 rows/s = 1093.4 s = 18.2 min
+    assert "irs-gpu 18.2 min (4,000,000 rows/s at 100,000,000 rows" in line
+    assert "irs-local" not in line and "13 min" in line
+    assert report.criteo_1tb(outcomes, ["dask-cudf"]) == ""
+
+
+@pytest.mark.parametrize("name", ["irs-gpu", "dask-cudf"])
+def test_gpu_contenders_run_on_a_cuda_cluster_and_are_not_default(name):
+    contender = harness.CONTENDERS[name]
+    assert contender.gpu and contender.cluster and not contender.default
+    assert "cudf" in contender.imports
