@@ -80,6 +80,19 @@ def _map_values(col: pa.Array | pa.ChunkedArray, fn: Any, out_type: pa.DataType)
                                  null_count=col.null_count, offset=col.offset)
 
 
+def sum_counts(tables: list[pa.Table]) -> pa.Table:
+    """Sum the counts of equal values over several value/count tables."""
+    tables = [t for t in tables if t.num_rows] or tables[:1]
+    if len(tables) == 1:
+        return tables[0]
+    merged = pa.concat_tables(tables, promote_options="permissive")
+    summed = merged.group_by("value", use_threads=False).aggregate([("count", "sum")])
+    # one chunk of its own: Acero's output chunks all share one string buffer, which Dask's
+    # ``sizeof`` counts once per chunk (a 90 MB table reported as 12 GB, and refused by
+    # memory-limited workers as "N GiB worth of input dependencies")
+    return pa.table({"value": summed["value"], "count": summed["count_sum"]}).combine_chunks()
+
+
 def _codes(chunk: pa.DictionaryArray) -> np.ndarray:
     """The int32 indices of a dictionary array, -1 where null."""
     return pc.fill_null(chunk.indices.cast(pa.int32()), -1).to_numpy()
@@ -314,14 +327,9 @@ class CpuBackend:
         """A ``value``/``count`` table of the non-null values (nulls counted under value null)."""
         arr = self.to_arrow_array(col)
         if pa.types.is_dictionary(arr.type):  # count codes: no hashing of every row's value
-            tables = [_dictionary_counts(c) for c in arr.chunks] or [
+            return sum_counts([_dictionary_counts(c) for c in arr.chunks] or [
                 pa.table({"value": pa.array([], arr.type.value_type),
-                          "count": pa.array([], pa.int64())})]
-            if len(tables) == 1:
-                return tables[0]
-            both = pa.concat_tables(tables)
-            summed = both.group_by("value", use_threads=False).aggregate([("count", "sum")])
-            return pa.table({"value": summed["value"], "count": summed["count_sum"]})
+                          "count": pa.array([], pa.int64())})])
         vc = pc.value_counts(arr)
         return pa.table({"value": vc.field("values"), "count": vc.field("counts")})
 
@@ -810,12 +818,11 @@ def read_parquet_table(path: str, columns: Sequence[str] | None,
     """
     wanted = list(columns) if columns is not None else schema.names
     target = dictionary_schema(pa.schema([schema.field(n) for n in wanted]), dictionary)
-    pf = pq.ParquetFile(path)
-    present = set(pf.schema_arrow.names)
+    metadata = pq.read_metadata(path)
+    present = set(metadata.schema.to_arrow_schema().names)
     as_dictionary = [n for n in wanted if n in present
                      and pa.types.is_dictionary(target.field(n).type)]
-    if as_dictionary:
-        pf = pq.ParquetFile(path, read_dictionary=as_dictionary)
+    pf = pq.ParquetFile(path, metadata=metadata, read_dictionary=as_dictionary or None)
     read_cols = [c for c in wanted if c in present]
     if row_groups is None:
         table = pf.read(columns=read_cols)

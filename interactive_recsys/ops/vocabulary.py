@@ -39,6 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from ..backend import sum_counts as sum_counts  # the tree's combine step, re-exported
 from ..hashing import hash_array
 
 SORT_KEYS = [("count", "descending"), ("value", "ascending")]
@@ -54,19 +55,6 @@ def split_counts(counts: pa.Table, splits: int) -> list[pa.Table]:
     # one take per split: each split owns its buffers (a slice of one big table would keep,
     # and be counted by Dask's ``sizeof`` as, the whole table's buffers)
     return [counts.take(pa.array(order[bounds[s]:bounds[s + 1]])) for s in range(splits)]
-
-
-def sum_counts(tables: list[pa.Table]) -> pa.Table:
-    """Sum the counts of equal values over several value/count tables."""
-    tables = [t for t in tables if t.num_rows] or tables[:1]
-    if len(tables) == 1:
-        return tables[0]
-    merged = pa.concat_tables(tables, promote_options="permissive")
-    summed = merged.group_by("value", use_threads=False).aggregate([("count", "sum")])
-    # one chunk of its own: Acero's output chunks all share one string buffer, which Dask's
-    # ``sizeof`` counts once per chunk (a 90 MB table reported as 12 GB, and refused by
-    # memory-limited workers as "N GiB worth of input dependencies")
-    return pa.table({"value": summed["value"], "count": summed["count_sum"]}).combine_chunks()
 
 
 def sort_order(counts: pa.Table) -> np.ndarray:
