@@ -134,12 +134,15 @@ class CpuBackend:
         return self.from_arrow(read_parquet_table(path, columns, row_groups, schema))
 
     def write_parquet(self, df: Any, path: str, schema: pa.Schema | None = None,
-                      row_group_size: int | None = None) -> None:
+                      row_group_size: int | None = None,
+                      use_dictionary: bool | list[str] = True) -> None:
+        """Write ``df``; ``use_dictionary`` as in ``pyarrow.parquet.write_table``."""
         table = self.to_arrow(df)
         if schema is not None:
             table = table.cast(schema)
         with open(path, "wb") as f:  # never creates a directory that a failed job removed
-            pq.write_table(table, f, row_group_size=row_group_size)
+            pq.write_table(table, f, row_group_size=row_group_size,
+                           use_dictionary=use_dictionary)
 
     def empty(self, schema: Schema) -> pd.DataFrame:
         return self.from_arrow(schema.to_arrow().empty_table())
@@ -541,8 +544,9 @@ class GpuBackend(CpuBackend):
         return self.from_arrow(read_parquet_table(path, columns, row_groups, schema))
 
     def write_parquet(self, df: Any, path: str, schema: pa.Schema | None = None,
-                      row_group_size: int | None = None) -> None:
-        CpuBackend.write_parquet(self, df, path, schema, row_group_size)
+                      row_group_size: int | None = None,
+                      use_dictionary: bool | list[str] = True) -> None:
+        CpuBackend.write_parquet(self, df, path, schema, row_group_size, use_dictionary)
 
     def concat(self, frames: Sequence[Any]) -> Any:
         return self.cudf.concat(list(frames), ignore_index=True)
