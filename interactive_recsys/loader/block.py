@@ -95,8 +95,10 @@ class Block:
     def _jagged(self, start: int, stop: int) -> JaggedBatch:
         """Rows ``start:stop`` of the categorical columns, key-major (one copy per key)."""
         n, keys = stop - start, list(self.cols.cat)
-        if not any(self.cols.multi_hot):  # all single-hot: one chunked transpose
-            values = key_major(self.single[start:stop]).reshape(-1)
+        if not any(self.cols.multi_hot):  # all single-hot: key-major already, or transposed
+            rows = self.single[start:stop]
+            values = (np.ascontiguousarray(rows.T) if self.single.flags.f_contiguous
+                      else key_major(rows)).reshape(-1)
             lengths = np.ones(len(values), np.int32)
             offsets = np.arange(len(values) + 1, dtype=offsets_dtype(len(values)))
             return JaggedBatch(keys, values, lengths, offsets, [n] * len(keys),
@@ -147,12 +149,14 @@ def concat_blocks(blocks: Sequence[Block]) -> Block:
                  {k: np.concatenate([b.extras[k] for b in blocks]) for k in first.extras})
 
 
-def gather(blocks: Sequence[Block], index: np.ndarray) -> Block:
+def gather(blocks: Sequence[Block], index: np.ndarray, key_major: bool = False) -> Block:
     """Rows ``index`` of the concatenation of ``blocks``, without concatenating them.
 
     With several blocks ``index`` must be sorted: each block then serves one contiguous
     run of it (and sorted gathers read memory almost sequentially). One block takes any
-    order.
+    order. With ``key_major`` the single-hot ids are gathered straight into key-major
+    memory (the block's ``single`` is then a transposed view), a cache-sized chunk of rows
+    at a time: what a batch needs, without a second pass over the ids.
     """
     first, n = blocks[0], len(index)
     if len(blocks) == 1:
@@ -164,15 +168,24 @@ def gather(blocks: Sequence[Block], index: np.ndarray) -> Block:
                 for j, b in enumerate(blocks) if cuts[j + 1] > cuts[j]]
     dense = np.empty((n, first.dense.shape[1]), first.dense.dtype)
     labels = np.empty((n, first.labels.shape[1]), first.labels.dtype)
-    single = np.empty((n, first.single.shape[1]), np.int64)
+    keys = first.single.shape[1]
+    single = np.empty((keys, n) if key_major else (n, keys), np.int64)
     extras = {k: np.empty(n, v.dtype) for k, v in first.extras.items()}
     for block, local, start, stop in runs:  # local indices are in range: "clip" skips the
         # bounds check and the temporary copy that out= costs with mode="raise"
         np.take(block.dense, local, axis=0, out=dense[start:stop], mode="clip")
         np.take(block.labels, local, axis=0, out=labels[start:stop], mode="clip")
-        np.take(block.single, local, axis=0, out=single[start:stop], mode="clip")
         for k, v in block.extras.items():
             np.take(v, local, out=extras[k][start:stop], mode="clip")
+        if not key_major:
+            np.take(block.single, local, axis=0, out=single[start:stop], mode="clip")
+            continue
+        for at in range(0, len(local), _GATHER_CHUNK):
+            chunk = local[at:at + _GATHER_CHUNK]
+            single[:, start + at:start + at + len(chunk)] = np.take(
+                block.single, chunk, axis=0, mode="clip").T
+    if key_major:
+        single = single.T
     values, offsets = [], []
     for j in range(len(first.multi_values)):
         parts = [_take_jagged(block.multi_values[j], block.multi_offsets[j], local)
@@ -188,6 +201,8 @@ def gather(blocks: Sequence[Block], index: np.ndarray) -> Block:
 
 #: Rows transposed at a time by :func:`key_major` (the chunk stays in the L2 cache).
 _CHUNK_ROWS = 1024
+#: Rows gathered and transposed at a time by ``gather(..., key_major=True)``.
+_GATHER_CHUNK = 512
 
 
 def key_major(single: np.ndarray) -> np.ndarray:

@@ -80,7 +80,8 @@ class Batcher:
         full = rows // size
         sorted_batches = _sorted_chunks(self.rng.permutation(rows), size)
         for k in range(full):
-            yield gather(blocks, sorted_batches[k * size:(k + 1) * size]).to_batch()
+            yield gather(blocks, sorted_batches[k * size:(k + 1) * size],
+                         key_major=True).to_batch()
         if full * size == rows:
             return
         rest = gather(blocks, sorted_batches[full * size:])
