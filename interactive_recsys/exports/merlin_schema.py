@@ -39,17 +39,13 @@ STRUCT_URL = "type.googleapis.com/google.protobuf.Struct"
 
 
 def _escape(text: str) -> str:
-    """A string literal as protobuf's text format writes it (C escapes, octal for bytes)."""
-    special = {10: r"\n", 13: r"\r", 9: r"\t", 34: r"\"", 39: r"\'", 92: r"\\"}
-    out = []
-    for byte in text.encode("utf-8"):
-        if byte in special:
-            out.append(special[byte])
-        elif byte < 32 or byte >= 127:
-            out.append(f"\\{byte:03o}")
-        else:
-            out.append(chr(byte))
-    return '"' + "".join(out) + '"'
+    """A string literal as protobuf's text format writes it (``as_utf8``: ASCII control
+    characters escaped, other characters kept)."""
+    return '"' + text.translate(_ESCAPES) + '"'
+
+
+_ESCAPES = {**{i: f"\\{i:03o}" for i in [*range(32), 127]},
+            9: r"\t", 10: r"\n", 13: r"\r", 34: r'\"', 39: r"\'", 92: r"\\"}
 
 
 def _item_bits(dtype: str) -> int | None:
