@@ -54,7 +54,25 @@ class Node:
         if not isinstance(op, Operator):
             raise SchemaError(f"`>>` must be followed by an operator (e.g. ops.Normalize()); got "
                               f"{op!r}.")
-        return Node("op", op=op, parents=[self])
+        deps = getattr(op, "dependencies", None)
+        deps = [d for d in (deps() if callable(deps) else []) if d]
+        return Node("op", op=op, parents=self._with_dependencies(deps))
+
+    def _with_dependencies(self, deps: list[str]) -> list[Node]:
+        """The parents of an operator that reads ``deps`` besides this node's output (as
+        NVTabular's ``JoinGroupby(cont_cols)``/``TargetEncoding(target)``): the columns come
+        from the workflow input without being selected as outputs."""
+        if not deps:
+            return [self]
+        if self.kind == "select":  # a selection: add the missing columns to it
+            sel = self.selector
+            have = set(sel.names) | {n for g in sel.groups for n in g}
+            missing = [d for d in dict.fromkeys(deps) if d not in have]
+            if not missing:
+                return [self]
+            return [Node.select(ColumnSelector([*sel.names, *map(list, sel.groups), *missing],
+                                               tags=sel.tags))]
+        return [self, Node.select(ColumnSelector(list(dict.fromkeys(deps))))]
 
     def __add__(self, other: Any) -> Node:
         parts = (self.parents if self.kind == "concat" else [self]) + [Node.as_node(other)]

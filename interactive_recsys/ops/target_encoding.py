@@ -4,7 +4,8 @@ The encoding of a category with ``count`` rows of mean target ``mean_cat`` is::
 
     (mean_cat * count + mean_global * p_smooth) / (count + p_smooth)
 
-Select the categorical columns *and* the target (and the ``fold_cols``); every other
+Select the categorical columns; the target and the ``fold_cols`` come from the workflow
+input if not selected too (NVTabular's form ``["C1"] >> TargetEncoding("label")``). Every other
 selected group (a column, or a group of columns whose combination is the key) is encoded
 into ``TE_<key>_<target>``. Rows whose target is missing do not count; a null or unseen
 category gets ``mean_global``.
@@ -82,6 +83,11 @@ class TargetEncoding(StatOperator):
                       doc="Hash splits of the statistics build (None: about 8M rows each).")
 
     # ---- columns --------------------------------------------------------------------------
+    def dependencies(self) -> list[str]:
+        """Columns read from the workflow input when not selected (NVTabular's form
+        ``["C1"] >> TargetEncoding("label")``)."""
+        return [self.target, *(self.fold_cols or ())]
+
     def key_groups(self, groups: list[tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
         """Key name -> key columns: every selected group but the target and fold columns."""
         skip = {(self.target,), *((c,) for c in self.fold_cols or ())}
