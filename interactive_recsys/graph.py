@@ -61,17 +61,18 @@ class Node:
     def _with_dependencies(self, deps: list[str]) -> list[Node]:
         """The parents of an operator that reads ``deps`` besides this node's output (as
         NVTabular's ``JoinGroupby(cont_cols)``/``TargetEncoding(target)``): the columns come
-        from the workflow input without being selected as outputs."""
+        from the workflow input without being selected as outputs. Missing ones are left to
+        the operator's own error."""
         if not deps:
             return [self]
-        if self.kind == "select":  # a selection: add the missing columns to it
+        if self.kind == "select":  # a selection: the columns join it, if the data has them
             sel = self.selector
-            have = set(sel.names) | {n for g in sel.groups for n in g}
+            have = set(sel.names) | {n for g in sel.groups for n in g} | set(sel.optional)
             missing = [d for d in dict.fromkeys(deps) if d not in have]
             if not missing:
                 return [self]
-            return [Node.select(ColumnSelector([*sel.names, *map(list, sel.groups), *missing],
-                                               tags=sel.tags))]
+            return [Node.select(ColumnSelector([*sel.names, *map(list, sel.groups)], tags=sel.tags,
+                                               optional=[*sel.optional, *missing]))]
         return [self, Node.select(ColumnSelector(list(dict.fromkeys(deps))))]
 
     def __add__(self, other: Any) -> Node:

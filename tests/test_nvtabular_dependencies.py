@@ -85,6 +85,8 @@ def test_tag_selections_and_saved_workflows_keep_the_dependency(tmp_path):
     pd.testing.assert_frame_equal(loaded.transform(ds).compute(), out)
 
 
-def test_a_missing_dependency_column_is_named():
-    with pytest.raises(irs.SchemaError, match="'nope'"):
+def test_a_missing_dependency_column_is_reported_by_the_operator():
+    with pytest.raises(irs.SchemaError, match="JoinGroupby needs the continuous column 'nope'"):
         irs.Workflow(["C6"] >> ops.JoinGroupby(cont_cols=["nope"])).fit(_frame())
+    with pytest.raises(irs.SchemaError, match="TargetEncoding needs its target column 'y'"):
+        irs.Workflow(["C6"] >> ops.TargetEncoding("y")).fit(_frame())
