@@ -1,5 +1,5 @@
-"""Run inside the merlin-core 23.08 venv: read DIR/schema.pbtxt with Merlin's own reader and
-print what it understood as JSON (used by tests/test_merlin_core_reader.py)."""
+"""Run inside the merlin-core 23.08 venv: read DIR/.merlin/schema.pbtxt and schema.json with
+Merlin's own readers and print what it understood as JSON (tests/test_merlin_core_reader.py)."""
 
 import json
 import sys
@@ -11,7 +11,9 @@ from merlin.io import Dataset  # noqa: E402
 from merlin.schema.io.tensorflow_metadata import TensorflowMetadata  # noqa: E402
 
 directory = sys.argv[1]
-schema = TensorflowMetadata.from_proto_text_file(directory).to_merlin_schema()
+schema = TensorflowMetadata.from_proto_text_file(directory + "/.merlin").to_merlin_schema()
+from_json = TensorflowMetadata.from_json_file(directory + "/.merlin").to_merlin_schema()
+assert from_json == schema, (from_json, schema)
 out = {}
 for name, col in schema.column_schemas.items():
     out[name] = {
@@ -24,7 +26,7 @@ for name, col in schema.column_schemas.items():
         "value_count": col.properties.get("value_count"),
         "embedding_sizes": col.properties.get("embedding_sizes"),
     }
-# NVTabular/Merlin read the schema from the dataset folder too
+# NVTabular and the Merlin dataloader open the folder: merlin.io.Dataset reads .merlin/schema.json
 ds = Dataset(directory, engine="parquet", cpu=True)
 out["__dataset__"] = {n: sorted(t.value if hasattr(t, "value") else str(t) for t in c.tags)
                       for n, c in ds.schema.column_schemas.items()}

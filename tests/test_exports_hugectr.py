@@ -155,6 +155,8 @@ def test_file_list_metadata_and_columns_as_hugectr_reads_them(tmp_path):
     assert summary["hugectr"]["slot_offsets"] == [0, want[0], want[0] + want[1]]
     assert summary["hugectr"]["reader_slot_size_array"] == want
     stored = json.loads((tmp_path / "hugectr" / "_hugectr.json").read_text())
+    # every extra file is hidden from pyarrow: the directory still reads as a parquet dataset
+    assert pd.read_parquet(tmp_path / "hugectr").shape == expected.shape
     assert stored["slot_size_array"] == want
     assert "slot_size_array=" + str(want) in hugectr_export.describe(stored)
 
@@ -173,7 +175,8 @@ def test_keysets_hold_each_files_unique_keys_with_slot_offsets(tmp_path):
             if col == "tags":
                 values = [v for row in values for v in row]
             want.append(np.unique(np.asarray(values, dtype=np.int64)) + offsets[k])
-        np.testing.assert_array_equal(read_keyset(str(tmp_path / "h" / (name + ".keyset"))),
+        np.testing.assert_array_equal(read_keyset(str(tmp_path / "h" / "_keysets" /
+                                                      (name + ".keyset"))),
                                       np.concatenate(want))
         everything.append(want)
     union = np.concatenate([np.unique(np.concatenate([w[k] for w in everything]))

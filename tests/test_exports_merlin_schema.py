@@ -1,5 +1,6 @@
-"""Merlin ``schema.pbtxt`` next to every parquet output, parsed with protobuf's own text-format
-parser into tensorflow_metadata's ``Schema`` message (the message Merlin reads)."""
+"""Merlin's schema (``.merlin/schema.json`` + ``.merlin/schema.pbtxt``) next to every parquet
+output, parsed with protobuf's own text-format and JSON parsers into tensorflow_metadata's
+``Schema`` message (the message Merlin reads)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,12 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from google.protobuf import struct_pb2, text_format
+from google.protobuf import json_format, struct_pb2, text_format
 from tensorflow_metadata.proto.v0 import schema_pb2
 
 import interactive_recsys as irs
 from interactive_recsys import ops
-from interactive_recsys.exports.merlin_schema import to_pbtxt
+from interactive_recsys.exports.merlin_schema import to_json, to_pbtxt
 from interactive_recsys.schema import ColumnSchema, Schema
 
 
@@ -45,12 +46,17 @@ def _output(tmp_path):
     return df, wf, summary
 
 
-def test_every_parquet_output_has_a_schema_pbtxt_protobuf_parses(tmp_path):
+def test_every_parquet_output_has_a_merlin_schema_protobuf_parses(tmp_path):
     df, wf, _ = _output(tmp_path)
-    text = (tmp_path / "out" / "schema.pbtxt").read_text()
+    text = (tmp_path / "out" / ".merlin" / "schema.pbtxt").read_text()
     proto = _parse(text)
     # byte for byte what protobuf itself prints for that message
     assert text_format.MessageToString(proto) == text
+    # the JSON form is the same message
+    as_json = (tmp_path / "out" / ".merlin" / "schema.json").read_text()
+    assert json_format.Parse(as_json, schema_pb2.Schema()) == proto
+    # and the output directory still reads as plain parquet
+    assert pd.read_parquet(tmp_path / "out").shape == (len(df), 4)
     features = {f.name: f for f in proto.feature}
     assert list(features) == wf.output_schema.names == ["item", "genres", "price", "click"]
     schema = wf.output_schema
@@ -90,6 +96,7 @@ def test_names_and_values_that_need_escaping_survive_protobuf():
     assert proto.feature[1].int_domain.name == "shared\tvocab"
     assert _properties(proto.feature[1])["dtype_item_size"] == 32
     assert text_format.MessageToString(proto) == to_pbtxt(schema)
+    assert json_format.Parse(to_json(schema), schema_pb2.Schema()) == proto
 
 
 def test_fixed_length_lists_are_not_ragged():

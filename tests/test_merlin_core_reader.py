@@ -1,4 +1,5 @@
-"""Merlin's own Schema reader (merlin-core 23.08) reads the ``schema.pbtxt`` we write.
+"""Merlin's own Schema readers (merlin-core 23.08) read the ``.merlin/schema.pbtxt`` and
+``.merlin/schema.json`` we write, and ``merlin.io.Dataset`` picks the schema up by itself.
 
 merlin-core 23.08 needs pandas < 1.6, so it lives in a venv of its own: set
 ``IRS_MERLIN_VENV`` to it, or run ``scripts/check-merlin-schema.sh``, which builds that venv

@@ -3,8 +3,9 @@
 :func:`finish_output` is the one hook the parquet writer calls, on the finished files in
 its temporary directory (before the atomic rename):
 
-* always Merlin's ``schema.pbtxt`` (:mod:`.merlin_schema`), so NVTabular, the Merlin
-  dataloader and Merlin Models read the output;
+* always Merlin's schema, ``.merlin/schema.json`` and ``.merlin/schema.pbtxt``
+  (:mod:`.merlin_schema`), so NVTabular, the Merlin dataloader and Merlin Models read the
+  output;
 * with ``hugectr=...``: ``_file_list.txt``, ``_metadata.json``, keysets (:mod:`.hugectr`).
 
 :func:`prepare` is called before writing: with ``hugectr`` it converts the columns to
@@ -59,10 +60,10 @@ def list_value_counts(directory: str, files: list[str], schema: Schema) -> dict[
 
 def finish_output(directory: str, final_dir: str, files: list[str], schema: Schema,
                   options: HugeCTROptions | None = None) -> dict[str, Any]:
-    """Write ``schema.pbtxt`` (and the HugeCTR files) into ``directory``; return what to add
+    """Write Merlin's schema (and the HugeCTR files) into ``directory``; return what to add
     to the writer's summary."""
-    merlin_schema.write_schema_pbtxt(directory, schema,
-                                     list_value_counts(directory, files, schema))
+    merlin_schema.write_merlin_schema(directory, schema,
+                                      list_value_counts(directory, files, schema))
     extra: dict[str, Any] = {}
     if options is not None:
         extra["hugectr"] = hugectr.write_metadata(directory, final_dir, files, schema, options)

@@ -19,7 +19,7 @@ What HugeCTR's Parquet ``DataReader`` reads (NVIDIA-Merlin/HugeCTR,
 * keyset files for the embedding training cache: raw little-endian ``int64`` keys, no header
   (``ParameterServer::load_keyset_from_file`` reads ``file size / sizeof(key)`` keys), the
   unique keys of every slot with its offset added (as HugeCTR's ``generate_keyset.py``):
-  ``<file>.keyset`` per parquet file and ``_file_list.keyset`` for the whole file list.
+  ``_keysets/<file>.keyset`` per parquet file and ``_file_list.keyset`` for the whole list.
   (Merlin's ``_hugectr.keyset`` writes 4-byte big-endian numbers ``0..cardinality`` instead,
   which is not what that loader reads.)
 
@@ -53,6 +53,7 @@ FILE_LIST = "_file_list.txt"
 METADATA = "_metadata.json"
 SUMMARY = "_hugectr.json"
 KEYSET_SUFFIX = ".keyset"
+KEYSET_DIR = "_keysets"
 KEY_DTYPE = np.dtype("<i8")
 
 
@@ -230,7 +231,10 @@ def write_metadata(directory: str, final_dir: str, files: list[str], schema: Sch
     cats = r["cats"]
     known = [schema[c].cardinality for c in cats]
     paths = [os.path.join(directory, f) for f in files]
-    keysets = [p + KEYSET_SUFFIX for p in paths] if options.keysets else [None] * len(paths)
+    keysets: list[Any] = [None] * len(paths)
+    if options.keysets:  # in a folder pyarrow skips: pandas.read_parquet(dir) keeps working
+        os.makedirs(os.path.join(directory, KEYSET_DIR), exist_ok=True)
+        keysets = [os.path.join(directory, KEYSET_DIR, f + KEYSET_SUFFIX) for f in files]
     # keyset offsets need the slot sizes: known cardinalities, else a first pass for maxima
     sizes: list[int] | None = [int(k) for k in known] if all(k is not None for k in known) \
         else None
@@ -272,6 +276,8 @@ def write_metadata(directory: str, final_dir: str, files: list[str], schema: Sch
     }
     if options.keysets:
         summary["keyset"] = os.path.join(final_dir, "_file_list" + KEYSET_SUFFIX)
+        summary["file_keysets"] = [os.path.join(final_dir, KEYSET_DIR, f + KEYSET_SUFFIX)
+                                   for f in files]
         summary["keys_per_slot"] = _union_keyset(
             keysets, [s["counts"] for s in stats],
             os.path.join(directory, "_file_list" + KEYSET_SUFFIX))

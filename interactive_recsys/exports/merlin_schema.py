@@ -1,9 +1,16 @@
-"""Merlin ``schema.pbtxt``: the output schema as NVIDIA Merlin (NVTabular, the Merlin
-dataloader, Merlin Models) reads it.
+"""Merlin's schema: the output schema as NVIDIA Merlin (NVTabular, the Merlin dataloader,
+Merlin Models) reads it, in ``.merlin/`` next to the parquet files.
 
-Merlin keeps a dataset's schema next to its parquet files as a ``tensorflow_metadata``
-``Schema`` message in protobuf text format (merlin-core's
-``merlin/schema/io/tensorflow_metadata.py``). One ``feature`` per column:
+Merlin keeps a dataset's schema as a ``tensorflow_metadata`` ``Schema`` message
+(merlin-core's ``merlin/schema/io/tensorflow_metadata.py``). NVTabular 23.08's ``to_parquet``
+writes it twice: ``.merlin/schema.json`` (protobuf's JSON mapping), which
+``merlin.io.Dataset`` reads first, and ``schema.pbtxt`` (protobuf text) at the top of the
+output. Here both go into ``.merlin/``: a ``schema.pbtxt`` at the top makes
+``pandas.read_parquet(output_dir)`` and ``pyarrow.parquet.read_table(output_dir)`` fail
+("Parquet magic bytes not found"), since pyarrow skips only names starting with ``.``/``_``.
+``TensorflowMetadata.from_proto_text_file(out / ".merlin")`` reads the text form.
+
+One ``feature`` per column:
 
 * ``type``: ``INT`` for integer columns, ``FLOAT`` for floating ones (others none, as Merlin);
 * ``int_domain`` for categorical columns of known cardinality: ``min: 0``,
@@ -15,18 +22,20 @@ Merlin keeps a dataset's schema next to its parquet files as a ``tensorflow_meta
   (``cardinality``, ``dimension``), the properties Merlin Models reads.
 
 The text is written without protobuf; it is byte for byte what protobuf's
-``text_format.MessageToString`` prints for the same message (the tests check that).
+``text_format.MessageToString`` prints for the same message (the tests check that, and that
+the JSON parses to the same message).
 
 Examples
 --------
 >>> from interactive_recsys.schema import ColumnSchema, Schema
 >>> s = Schema([ColumnSchema("C1", "int64", {"categorical"}, {"cardinality": 10})])
->>> print(to_pbtxt(s).splitlines()[4:9])
+>>> print(to_pbtxt(s).splitlines()[3:8])
 ['  int_domain {', '    name: "C1"', '    min: 0', '    max: 9', '    is_categorical: true']
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -35,6 +44,9 @@ from ..embedding import embedding_dim
 from ..schema import ColumnSchema, Schema, Tags, element_dtype, is_float_dtype, is_integer_dtype
 
 FILE_NAME = "schema.pbtxt"
+JSON_FILE_NAME = "schema.json"
+#: Merlin's metadata folder (``merlin.io.dataset.MERLIN_METADATA_DIR_NAME``)
+METADATA_DIR = ".merlin"
 STRUCT_URL = "type.googleapis.com/google.protobuf.Struct"
 
 
@@ -118,23 +130,63 @@ def feature_lines(col: ColumnSchema, value_count: tuple[int, int] | None = None)
     return lines
 
 
+def feature_json(col: ColumnSchema, value_count: tuple[int, int] | None = None) -> dict:
+    """The same feature in protobuf's JSON mapping (camelCase names, int64 as strings), the
+    form Merlin keeps in ``.merlin/schema.json``."""
+    out: dict[str, Any] = {"name": col.name}
+    if col.is_list and value_count is not None:
+        out["valueCount"] = {"min": str(int(value_count[0])), "max": str(int(value_count[1]))}
+    base = element_dtype(col.dtype)
+    if is_integer_dtype(base):
+        out["type"] = "INT"
+        if Tags.CATEGORICAL.value in col.tags and col.cardinality is not None:
+            domain = col.properties.get("domain")
+            out["intDomain"] = {"name": domain if isinstance(domain, str) else col.name,
+                                "min": "0", "max": str(int(col.cardinality) - 1),
+                                "isCategorical": True}
+    elif is_float_dtype(base):
+        out["type"] = "FLOAT"
+    out["annotation"] = {"tag": sorted(col.tags), "extraMetadata": [
+        {"@type": STRUCT_URL, "value": column_properties(col, value_count)}]}
+    if not out["annotation"]["tag"]:
+        del out["annotation"]["tag"]
+    return out
+
+
+def _counts(schema: Schema, value_counts: Mapping[str, tuple[int, int]] | None,
+            name: str) -> tuple[int, int] | None:
+    col = schema[name]
+    counts = (value_counts or {}).get(name)
+    if counts is None and col.is_list and "value_count" in col.properties:
+        vc = col.properties["value_count"]
+        counts = (int(vc.get("min", 0)), int(vc.get("max", 0)))
+    return counts
+
+
+def to_json(schema: Schema, value_counts: Mapping[str, tuple[int, int]] | None = None) -> str:
+    """``schema`` as Merlin's ``.merlin/schema.json`` text."""
+    features = [feature_json(col, _counts(schema, value_counts, col.name))
+                for col in schema.values()]
+    return json.dumps({"feature": features}, indent=2) + "\n"
+
+
 def to_pbtxt(schema: Schema, value_counts: Mapping[str, tuple[int, int]] | None = None) -> str:
     """``schema`` as Merlin's ``schema.pbtxt`` text; ``value_counts``: measured
     ``(min, max)`` lengths of list columns (else a column's ``value_count`` property)."""
     lines: list[str] = []
     for col in schema.values():
-        counts = (value_counts or {}).get(col.name)
-        if counts is None and col.is_list and "value_count" in col.properties:
-            vc = col.properties["value_count"]
-            counts = (int(vc.get("min", 0)), int(vc.get("max", 0)))
-        lines += feature_lines(col, counts)
+        lines += feature_lines(col, _counts(schema, value_counts, col.name))
     return "\n".join(lines) + "\n"
 
 
-def write_schema_pbtxt(directory: str | os.PathLike, schema: Schema,
-                       value_counts: Mapping[str, tuple[int, int]] | None = None) -> str:
-    """Write ``schema.pbtxt`` into ``directory``; return its path."""
-    path = os.path.join(os.fspath(directory), FILE_NAME)
-    with open(path, "w", encoding="utf-8") as f:
+def write_merlin_schema(directory: str | os.PathLike, schema: Schema,
+                        value_counts: Mapping[str, tuple[int, int]] | None = None) -> str:
+    """Write ``.merlin/schema.json`` and ``.merlin/schema.pbtxt`` into ``directory``; return
+    the ``.merlin`` folder."""
+    folder = os.path.join(os.fspath(directory), METADATA_DIR)
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, JSON_FILE_NAME), "w", encoding="utf-8") as f:
+        f.write(to_json(schema, value_counts))
+    with open(os.path.join(folder, FILE_NAME), "w", encoding="utf-8") as f:
         f.write(to_pbtxt(schema, value_counts))
-    return path
+    return folder
