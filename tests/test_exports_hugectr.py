@@ -229,3 +229,21 @@ def test_hugectr_output_rejects_what_hugectr_cannot_read(tmp_path):
     assert not (tmp_path / "b").exists()  # nothing half-written
     with pytest.raises(ParameterError, match="one_key_space"):
         nulls.to_parquet(tmp_path / "c", hugectr={"offsets": True})
+
+
+def test_irs_run_hugectr_prints_and_stores_the_slot_sizes(tmp_path, capsys):
+    from interactive_recsys import cli
+
+    wf, out, expected = _processed(tmp_path)
+    wf.save(tmp_path / "saved")
+    assert cli.main(["run", "--workflow", str(tmp_path / "saved"), "--local", "--input",
+                     str(tmp_path / "raw"), "--output", str(tmp_path / "h"), "--hugectr"]) == 0
+    printed = capsys.readouterr().out
+    sizes = [wf.output_schema[c].cardinality for c in ("C1", "C2", "tags")]
+    assert f"slot_size_array (3 slots): {sizes}" in printed
+    reader = HugeCTRReader(str(tmp_path / "h" / "_file_list.txt"))
+    # the label keeps the 'target' tag the workflow was fitted with
+    assert [c for c, _ in reader.labels] == ["label"]
+    assert sum(reader.file_stats.values()) == len(expected)
+    stored = json.loads((tmp_path / "h" / "_hugectr.json").read_text())
+    assert stored["slot_size_array"] == sizes
