@@ -234,7 +234,7 @@ def test_hugectr_output_rejects_what_hugectr_cannot_read(tmp_path):
 def test_irs_run_hugectr_prints_and_stores_the_slot_sizes(tmp_path, capsys):
     from interactive_recsys import cli
 
-    wf, out, expected = _processed(tmp_path)
+    wf, _, expected = _processed(tmp_path)
     wf.save(tmp_path / "saved")
     assert cli.main(["run", "--workflow", str(tmp_path / "saved"), "--local", "--input",
                      str(tmp_path / "raw"), "--output", str(tmp_path / "h"), "--hugectr"]) == 0
