@@ -64,7 +64,9 @@ def _tuning(op: str, kwargs: dict[str, Any]) -> dict[str, Any]:
 def Categorify(freq_threshold: int = 0, max_size: int = 0, num_buckets: int | None = None,
                encode_type: str = "joint", dtype: Any = None, **kwargs: Any) -> _ops.Categorify:
     """NVTabular's ``Categorify``: ``max_size`` counts table rows (2 reserved rows, the
-    out-of-vocabulary rows, then ``max_size - 2 - buckets`` values); 0 means no limit."""
+    out-of-vocabulary rows, then ``max_size - 2 - buckets`` values; NVTabular 23.08's
+    ``nvtabular/ops/categorify.py``: "``[2 + num_buckets, max_size)``: Unique vocabulary");
+    0 means no limit."""
     if isinstance(freq_threshold, dict):
         raise ParameterError("A per-column freq_threshold dict is not supported; use one "
                              "Categorify per threshold.")
