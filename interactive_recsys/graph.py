@@ -62,18 +62,17 @@ class Node:
         """The parents of an operator that reads ``deps`` besides this node's output (as
         NVTabular's ``JoinGroupby(cont_cols)``/``TargetEncoding(target)``): the columns come
         from the workflow input without being selected as outputs. Missing ones are left to
-        the operator's own error."""
-        if not deps:
+        the operator's own error. After another step (not a selection) the step's output
+        must hold them, as before: which columns it outputs is known only with the data."""
+        if not deps or self.kind != "select":
             return [self]
-        if self.kind == "select":  # a selection: the columns join it, if the data has them
-            sel = self.selector
-            have = set(sel.names) | {n for g in sel.groups for n in g} | set(sel.optional)
-            missing = [d for d in dict.fromkeys(deps) if d not in have]
-            if not missing:
-                return [self]
-            return [Node.select(ColumnSelector([*sel.names, *map(list, sel.groups)], tags=sel.tags,
-                                               optional=[*sel.optional, *missing]))]
-        return [self, Node.select(ColumnSelector(list(dict.fromkeys(deps))))]
+        sel = self.selector  # a selection: the columns join it, if the data has them
+        have = set(sel.names) | {n for g in sel.groups for n in g} | set(sel.optional)
+        missing = [d for d in dict.fromkeys(deps) if d not in have]
+        if not missing:
+            return [self]
+        return [Node.select(ColumnSelector([*sel.names, *map(list, sel.groups)], tags=sel.tags,
+                                           optional=[*sel.optional, *missing]))]
 
     def __add__(self, other: Any) -> Node:
         parts = (self.parents if self.kind == "concat" else [self]) + [Node.as_node(other)]

@@ -44,11 +44,13 @@ def test_join_groupby_reads_cont_cols_from_the_input(tmp_path):
     pd.testing.assert_frame_equal(today.fit_transform(_ds(df)).compute(), out)
 
 
-def test_join_groupby_after_another_step_takes_the_column_from_the_input(tmp_path):
+def test_after_another_step_the_column_must_pass_through_it(tmp_path):
     df = _frame()
-    node = ["C6"] >> ops.Categorify() >> ops.JoinGroupby(cont_cols=["I5"], stats=["sum"])
-    wf = irs.Workflow(node, artifacts_dir=str(tmp_path / "a"))
-    out = wf.fit_transform(_ds(df)).compute()
+    with pytest.raises(irs.SchemaError, match="JoinGroupby needs the continuous column 'I5'"):
+        irs.Workflow(["C6"] >> ops.Categorify() >> ops.JoinGroupby(cont_cols=["I5"])).fit(df)
+    node = ((["C6"] >> ops.Categorify()) + ["I5"]) >> ops.JoinGroupby(cont_cols=["I5"],
+                                                                       stats=["sum"])
+    out = irs.Workflow(node, artifacts_dir=str(tmp_path / "a")).fit_transform(_ds(df)).compute()
     assert list(out.columns) == ["C6_I5_sum"]
     np.testing.assert_allclose(out["C6_I5_sum"], df.groupby("C6")["I5"].transform("sum"))
 
