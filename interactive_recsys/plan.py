@@ -64,6 +64,9 @@ class Plan:
     backend_name: str
     artifacts_dir: str | None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: keeps a temporary artifacts folder alive while a lazy result may still read it
+    #: (``artifacts.TemporaryArtifacts``; pickled as its path only)
+    keep: Any = field(default=None, repr=False, compare=False)
 
     @property
     def backend(self) -> CpuBackend:

@@ -221,3 +221,36 @@ def require_numeric(op: Operator, col: ColumnSchema) -> None:
         raise SchemaError(f"{type(op).__name__} needs numeric columns, but column {col.name!r} "
                           f"has dtype {col.dtype}. Encode it first (e.g. ops.Categorify) or "
                           "select only numeric columns.")
+
+
+def group_names(op: Operator, groups: Sequence[Sequence[str]], name: Any = "_".join,
+                outputs: Any = None) -> dict[str, tuple[str, ...]]:
+    """``{name(group): group}`` for an operator that names its outputs after column groups,
+    refusing two groups that get one name (their outputs would overwrite each other), e.g.
+    ``["a", "b"]`` and ``"a_b"``, or ``["a", "b_c"]`` and ``["a_b", "c"]``.
+
+    ``outputs(key)`` lists the output columns of one key, when they are more than the key
+    itself; those must be unique across groups too.
+
+    >>> from interactive_recsys.ops import Categorify
+    >>> try:
+    ...     group_names(Categorify(), [("a", "b"), ("a_b",)])
+    ... except SchemaError as exc:
+    ...     print(str(exc)[:74])
+    Categorify would name the outputs of column group ['a', 'b'] and of ['a_b']
+    """
+    keys: dict[str, tuple[str, ...]] = {}
+    made: dict[str, tuple[str, ...]] = {}
+    for group in groups:
+        group = tuple(group)
+        key = name(group)
+        for out in (outputs(key) if outputs else [key]):
+            if out in made and made[out] != group:
+                other = list(made[out])
+                raise SchemaError(
+                    f"{type(op).__name__} would name the outputs of column group {other} and "
+                    f"of {list(group)} both {out!r}, so one would overwrite the other. Rename a "
+                    f"column first (ops.Rename) or encode the groups in two separate steps.")
+            made[out] = group
+        keys[key] = group
+    return keys

@@ -33,10 +33,11 @@ import numpy as np
 import pyarrow as pa
 from dask import delayed
 
+from ..artifacts import key_directory, resolve
 from ..errors import ParameterError, SchemaError
 from ..schema import ColumnSchema, Schema, Tags, element_dtype
 from . import vocabulary as vocab
-from .base import OpContext, StatOperator
+from .base import OpContext, StatOperator, group_names
 from .hash_bucket import FIRST_FREE_INDEX, NULL_INDEX, check_index_dtype, encode_column
 from .params import Param
 
@@ -74,7 +75,18 @@ class Categorify(StatOperator):
 
     # ---- keys: one vocabulary per plain column, joint group or combo group ------------------
     def vocab_keys(self, groups: list[tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
-        return {"_".join(g): g for g in groups}
+        keys = group_names(self, groups)
+        seen: dict[str, tuple[str, ...]] = {}
+        for group in keys.values():
+            if len(group) > 1 and self.encode_type == "combo":
+                continue
+            for n in group:  # joint encoding: one output per column
+                if n in seen and seen[n] != group:
+                    raise SchemaError(f"Categorify encodes column {n!r} in group {list(seen[n])}"
+                                      f" and in {list(group)}; its one output cannot hold both. "
+                                      "Select each column in one group only.")
+                seen[n] = group
+        return keys
 
     def output_names(self, groups: list[tuple[str, ...]]) -> dict[str, str]:
         """Output column -> vocabulary key."""
@@ -146,7 +158,8 @@ class Categorify(StatOperator):
         directory = os.path.join(ctx.artifacts_dir or ".", ctx.node_id)
         prefix = ctx.node_id
         states = {}
-        for key in self.vocab_keys(ctx.groups):
+        for number, key in enumerate(self.vocab_keys(ctx.groups)):
+            key_dir = key_directory(directory, number)  # never the column name (it is data)
             per_key = [_task(prefix, "pick", _pick, p, key) for p in partials]
             reduced = [_reduce_split(prefix, per_key, s, self.freq_threshold)
                        for s in range(splits)]
@@ -155,10 +168,10 @@ class Categorify(StatOperator):
             ranks = [_rank(prefix, reduced, keys, s) for s in range(splits)]
             written = [_task(prefix, "write", vocab.write_split, reduced[s], ranks[s],
                              self.first_vocab_index, self.max_size,
-                             os.path.join(directory, key), s) for s in range(splits)]
+                             key_dir, s) for s in range(splits)]
             totals = _tree(prefix, "totals", _sum_totals, per_key)
             states[key] = _task(prefix, "vocab", _vocab_state, written, totals, splits,
-                                self.first_vocab_index, os.path.join(directory, key))
+                                self.first_vocab_index, key_dir)
         return _task(prefix, "state", _state, states, directory, self)
 
     # ---- transform ------------------------------------------------------------------------
@@ -195,7 +208,7 @@ class Categorify(StatOperator):
             result = (FIRST_FREE_INDEX + hashes % np.uint64(self.num_buckets)).astype(np.int64)
         else:
             result = np.full(b.length(values), FIRST_FREE_INDEX, dtype=np.int64)
-        directory = os.path.join(ctx.artifacts_dir or "", info["path"])
+        directory = resolve(ctx.artifacts_dir, info["path"], "vocabulary path")
         if splits == 1:
             table = vocab.load_split(directory, 0)
             pos = b.lookup(values, table, hashes)

@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import SchemaError
 from ..hashing import fmix64
 from ..schema import ColumnSchema, Schema, Tags
-from .base import OpContext, Operator
+from .base import OpContext, Operator, group_names
 from .hash_bucket import FIRST_FREE_INDEX, NULL_INDEX, check_index_dtype
 from .params import Param
 
@@ -72,7 +72,7 @@ class HashedCross(Operator):
             raise SchemaError(f"HashedCross got the plain column {plain[0]!r} next to column "
                               "groups; put every crossed column in a group, e.g. "
                               "[['user', 'item'], ['item', 'hour']].")
-        return {"_X_".join(g): g for g in multi}
+        return group_names(self, multi, name="_X_".join)
 
     def output_schema(self, input_schema: Schema, groups, state=None) -> Schema:
         cols = []

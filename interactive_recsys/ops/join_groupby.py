@@ -40,7 +40,7 @@ from ..errors import ParameterError, SchemaError
 from ..schema import ColumnSchema, Schema, Tags, is_numeric_dtype
 from . import keyed_stats as ks
 from . import vocabulary as vocab
-from .base import OpContext, StatOperator
+from .base import OpContext, StatOperator, group_names
 from .params import Param
 
 STATS = ("count", "sum", "mean", "std", "var", "min", "max")
@@ -75,7 +75,8 @@ class JoinGroupby(StatOperator):
     def key_groups(self, groups: list[tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
         """Output prefix -> key columns: every selected group but the continuous columns."""
         conts = {(c,) for c in self.cont_cols}
-        return {"_".join(g): tuple(g) for g in groups if tuple(g) not in conts}
+        return group_names(self, [g for g in groups if tuple(g) not in conts],
+                           outputs=lambda key: [n for n, _, _ in self.output_names(key)])
 
     def output_names(self, key: str) -> list[tuple[str, str | None, str]]:
         """``(output column, continuous column or None, statistic)`` of one key."""

@@ -52,7 +52,7 @@ from ..errors import SchemaError
 from ..schema import ColumnSchema, Schema, Tags, is_numeric_dtype
 from . import keyed_stats as ks
 from . import vocabulary as vocab
-from .base import OpContext, StatOperator
+from .base import OpContext, StatOperator, group_names
 from .hashed_cross import row_hash
 from .params import Param
 
@@ -85,7 +85,8 @@ class TargetEncoding(StatOperator):
     def key_groups(self, groups: list[tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
         """Key name -> key columns: every selected group but the target and fold columns."""
         skip = {(self.target,), *((c,) for c in self.fold_cols or ())}
-        return {"_".join(g): tuple(g) for g in groups if tuple(g) not in skip}
+        return group_names(self, [g for g in groups if tuple(g) not in skip],
+                           outputs=lambda key: [self.output_name(key)])
 
     def fold_columns(self, groups: list[tuple[str, ...]]) -> list[str]:
         if self.fold_cols is not None:
