@@ -29,13 +29,13 @@ from . import __version__ as _library_version
 from .artifacts import TemporaryArtifacts
 from .backend import backend_of
 from .dataset import Dataset, as_dataset
-from .errors import DatasetError, NotFittedError
+from .errors import DatasetError, NotFittedError, SchemaError
 from .graph import Node
 from .jobs import Job, compute, submit
 from .plan import ORDER_COLUMN, Plan, Step
 from .schema import ColumnSchema, Schema
 from .selector import flatten
-from .workflow_format import FORMAT_NAME, FORMAT_VERSION, read_config
+from .workflow_format import FORMAT_NAME, FORMAT_VERSION, json_safe, read_config
 
 
 class Workflow:
@@ -72,7 +72,8 @@ class Workflow:
         filled in after ``fit``)."""
         if isinstance(input_schema, Dataset):
             input_schema = input_schema.schema
-        return self.output_node.output_schema(input_schema, self._states)
+        return _checked(self.output_node.output_schema(self._checked_input(input_schema),
+                                                          self._states))
 
     @property
     def output_schema(self) -> Schema:
@@ -131,7 +132,7 @@ class Workflow:
         if ds.npartitions == 0 or ds._num_rows == 0:
             raise DatasetError(f"Cannot fit on an empty dataset ({ds!r}): statistics of zero "
                                "rows mean nothing. Check the input path and any filter.")
-        self.output_node.output_schema(ds.schema)  # validate the graph before any work
+        _checked(self.output_node.output_schema(self._checked_input(ds.schema)))  # before work
         self._plan(ds.schema, ds.backend.name).shuffles([self.nodes.index(self.output_node)])
         previous, previous_owner = self.artifacts_dir, self._temporary  # alive during the fit
         if self.artifacts_dir is None or self._temporary is not None \
@@ -143,7 +144,8 @@ class Workflow:
         self.fit_stats = {"phases": []}
         started = time.perf_counter()
         extra = {"num_rows": ds._num_rows, "npartitions": ds.npartitions,
-                 "previous_artifacts": previous}  # e.g. JoinExternal's stored side table
+                 "previous_artifacts": previous,  # e.g. JoinExternal's stored side table
+                 "row_filters": self._row_filters()}
         phases = self.phases()
         for k, nodes in enumerate(phases):
             t0 = time.perf_counter()
@@ -171,6 +173,23 @@ class Workflow:
         self.fit_stats["seconds"] = time.perf_counter() - started
         self.fitted = True
         return self
+
+    def _checked_input(self, schema: Schema) -> Schema:
+        """``schema``, refused when a column the workflow reads has a reserved name."""
+        for node in self.nodes:
+            if node.kind == "select":
+                _checked(Schema(schema[n] for n in flatten(node.selector.resolve(schema))))
+        return schema
+
+    def _row_filters(self) -> dict[str, list[str]]:
+        """Each statistics step's upstream row filters, as text (for "saw no rows" errors)."""
+        out = {}
+        for node in self.nodes:
+            if node.kind == "op" and node.op.is_stat:
+                out[self.node_id(node)] = [f"{n.op!r} ({self.node_id(n)})" for n in node.walk()
+                                           if n is not node and n.kind == "op"
+                                           and n.op.changes_rows]
+        return out
 
     # ---- transform ------------------------------------------------------------------------
     def _check_fitted(self) -> None:
@@ -202,7 +221,8 @@ class Workflow:
         return out
 
     def _transform_dataset(self, ds: Dataset, training: bool = False) -> Dataset:
-        schema = self.output_node.output_schema(ds.schema, self._states)
+        schema = _checked(self.output_node.output_schema(self._checked_input(ds.schema),
+                                                         self._states))
         plan = self._plan(ds.schema, ds.backend.name, {"training": training})
         output = self.nodes.index(self.output_node)
         meta = ds.backend.empty(schema)
@@ -257,7 +277,7 @@ class Workflow:
             "output": index[id(self.output_node)],
             "fitted": self.fitted,
             "input_schema": self.input_schema.to_dict() if self.input_schema else None,
-            "states": {str(index[k]): v for k, v in
+            "states": {str(index[k]): json_safe(v) for k, v in
                        ((id(n), self._states.get(id(n))) for n in self.nodes) if v is not None},
         }
 
@@ -331,6 +351,20 @@ class Workflow:
         schema = self.output_schema._repr_html_() if self.input_schema is not None else ""
         return (f"<b>Workflow</b> ({status})<table><tr><th>step</th><th>operator</th></tr>"
                 f"{rows}</table>{schema}")
+
+
+#: Column names starting so are the library's own (shuffle order, writer keys).
+RESERVED_PREFIX = "__irs"
+
+
+def _checked(schema: Schema) -> Schema:
+    """``schema``, refused when a column name is reserved for internal columns."""
+    for name in schema.names:
+        if name.startswith(RESERVED_PREFIX):
+            raise SchemaError(f"Column {name!r} starts with {RESERVED_PREFIX!r}, which "
+                              "interactive-recsys reserves for its internal columns; rename it "
+                              "(e.g. df.rename(columns=...) or ops.Rename) before the workflow.")
+    return schema
 
 
 def _by_stage(plan: Plan, targets: list[int]) -> dict[str, list[int]]:

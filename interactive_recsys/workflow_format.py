@@ -20,6 +20,7 @@ and artifact paths leading outside the workflow folder all give a
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -91,6 +92,21 @@ def _paths(value: Any) -> list[tuple[str, Any]]:
         elif isinstance(item, list):
             todo.extend((f"{where}[{i}]", v) for i, v in enumerate(item))
     return found
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with every non-finite float (which JSON cannot hold) replaced by None.
+
+    >>> json_safe({"sums": {"x": float("inf")}, "n": [1.5, float("nan")]})
+    {'sums': {'x': None}, 'n': [1.5, None]}
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
 
 
 def read_json(config_path: str) -> dict[str, Any]:

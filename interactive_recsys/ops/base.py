@@ -215,6 +215,18 @@ class RowFilter(Operator, register=False):
         return df
 
 
+def no_rows_error(op: Operator, ctx: OpContext) -> Exception:
+    """The error of a statistic fitted on no rows: names the step and the row filters before
+    it (``ctx.extra["row_filters"]``, filled by the workflow)."""
+    from ..errors import DatasetError
+
+    filters = ctx.extra.get("row_filters", {}).get(ctx.node_id, [])
+    before = (f"after {', '.join(filters)}, which dropped every row" if filters
+              else "(every row was dropped before it)")
+    return DatasetError(f"{type(op).__name__} ({ctx.node_id}) saw no rows {before}; its "
+                        "statistics would be empty. Loosen the filter or check the data.")
+
+
 def require_numeric(op: Operator, col: ColumnSchema) -> None:
     """Raise a clear error when ``col`` is not numeric."""
     if not is_numeric_dtype(col.dtype) or col.is_list:

@@ -38,12 +38,22 @@ from ..errors import ParameterError, SchemaError
 from ..schema import ColumnSchema, Schema, Tags, element_dtype
 from . import vocabulary as vocab
 from .base import OpContext, StatOperator, group_names
-from .hash_bucket import FIRST_FREE_INDEX, NULL_INDEX, check_index_dtype, encode_column
+from .hash_bucket import (
+    FIRST_FREE_INDEX,
+    MAX_BUCKETS,
+    NULL_INDEX,
+    check_index_dtype,
+    encode_column,
+    require_hashable,
+)
 from .params import Param
 
 #: Rows per hash split of the vocabulary build, when ``split_out`` is not given.
 ROWS_PER_SPLIT = 8_000_000
 FAN_IN = 8
+#: Most hash splits a vocabulary build takes (``split_out``): ranking costs a task per pair
+#: of splits, so the graph grows as ``splits ** 2``.
+MAX_SPLITS = 256
 
 
 class Categorify(StatOperator):
@@ -56,13 +66,13 @@ class Categorify(StatOperator):
                            doc="Values seen fewer times than this become out-of-vocabulary.")
     max_size = Param(None, kind="int", low=1, nullable=True,
                      doc="Keep at most this many (most frequent) values per vocabulary.")
-    num_buckets = Param(None, kind="int", low=1, nullable=True,
+    num_buckets = Param(None, kind="int", low=1, high=MAX_BUCKETS, nullable=True,
                         doc="Hash out-of-vocabulary values into this many buckets.")
     encode_type = Param("joint", choices=("joint", "combo"),
                         doc="Column groups: one shared vocabulary (joint) or one for the "
                             "combination (combo).")
     dtype = Param("int64", choices=("int32", "int64"), doc="Output index dtype.")
-    split_out = Param(None, kind="int", low=1, nullable=True,
+    split_out = Param(None, kind="int", low=1, high=MAX_SPLITS, nullable=True,
                       doc="Hash splits of the vocabulary build (None: about 8M rows each).")
 
     @property
@@ -101,6 +111,8 @@ class Categorify(StatOperator):
     def output_schema(self, input_schema: Schema, groups, state=None) -> Schema:
         groups = list(groups)
         for group in groups:
+            for n in group:
+                require_hashable(self, input_schema[n])
             dtypes = {element_dtype(input_schema[n].dtype) for n in group}
             if len(group) > 1 and self.encode_type == "joint" and len(dtypes) > 1:
                 raise SchemaError(f"Categorify(encode_type='joint') needs one dtype within the "

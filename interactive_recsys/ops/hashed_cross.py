@@ -30,7 +30,13 @@ from ..errors import SchemaError
 from ..hashing import fmix64
 from ..schema import ColumnSchema, Schema, Tags
 from .base import OpContext, Operator, group_names
-from .hash_bucket import FIRST_FREE_INDEX, NULL_INDEX, check_index_dtype
+from .hash_bucket import (
+    FIRST_FREE_INDEX,
+    MAX_BUCKETS,
+    NULL_INDEX,
+    check_index_dtype,
+    require_hashable,
+)
 from .params import Param
 
 _CROSS_SALT = np.uint64(0x3C6EF372FE94F82B)
@@ -52,7 +58,8 @@ class HashedCross(Operator):
 
     summary = "Hash combinations of columns (crosses) into num_buckets ids"
     category = "categorical"
-    num_buckets = Param(kind="int", low=1, doc="Number of hash buckets of each cross.")
+    num_buckets = Param(kind="int", low=1, high=MAX_BUCKETS,
+                        doc="Number of hash buckets of each cross.")
     dtype = Param("int64", choices=("int32", "int64"), doc="Output index dtype.")
 
     def check_params(self) -> None:
@@ -81,6 +88,7 @@ class HashedCross(Operator):
                 if input_schema[n].is_list:
                     raise SchemaError(f"HashedCross cannot cross the list column {n!r}; cross "
                                       "plain columns.")
+                require_hashable(self, input_schema[n])
             cols.append(ColumnSchema(name, self.dtype, {Tags.CATEGORICAL, Tags.HASHED}, {
                 "cardinality": FIRST_FREE_INDEX + self.num_buckets, "source": list(group)}))
         return Schema(cols)

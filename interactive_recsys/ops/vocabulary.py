@@ -212,8 +212,11 @@ class VocabTable:
         hashes mean equal values and the check is skipped.
         """
         kind = self.values.type
-        if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind):
+        if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind) \
+                or pa.types.is_temporal(kind) or pa.types.is_null(kind):
             return False
+        if pa.types.is_decimal(kind):
+            return True
         if self._width is None:
             lengths = pc.binary_length(self.values)
             low, high = pc.min_max(lengths).values()
