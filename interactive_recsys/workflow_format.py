@@ -224,6 +224,10 @@ def read_config(path: str, functions: dict[str, Callable] | None = None) -> Load
         if node.kind != "op" or not node.op.is_stat:
             raise _fail(config_path, field, "belongs to a step without statistics.")
         _expect(config_path, field, state, dict)
+        try:
+            node.op.check_state(state)
+        except (ValueError, TypeError, KeyError) as exc:
+            raise _fail(config_path, field, f"is malformed: {exc}.") from None
         for where, relative in _paths(state):
             if artifacts_dir is None:
                 raise _fail(config_path, field + where, "names an artifact, but the folder "

@@ -194,6 +194,10 @@ class StatOperator(Operator, register=False):
     def fit_finalize(self, partial: Any, ctx: OpContext) -> dict[str, Any]:
         raise NotImplementedError
 
+    def check_state(self, state: dict[str, Any]) -> None:
+        """Check a state read from a saved workflow (override); raise ``ValueError`` naming
+        the entry that is malformed."""
+
 
 class RowFilter(Operator, register=False):
     """An operator that keeps some rows: ``row_mask`` returns the rows to keep.

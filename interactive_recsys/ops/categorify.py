@@ -239,6 +239,22 @@ class Categorify(StatOperator):
         result[b.null_mask(values)] = NULL_INDEX
         return result.astype(self.dtype)
 
+    def check_state(self, state: dict[str, Any]) -> None:
+        vocabs = state.get("vocabs")
+        if not isinstance(vocabs, dict):
+            raise ValueError("'vocabs' must be an object of vocabularies")
+        for key, info in vocabs.items():
+            if not isinstance(info, dict):
+                raise ValueError(f"vocabs[{key!r}] must be an object")
+            for field in ("splits", "size", "cardinality"):
+                value = info.get(field)
+                if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                    raise ValueError(f"vocabs[{key!r}].{field} must be a whole number")
+            if not 1 <= info["splits"] <= MAX_SPLITS:
+                raise ValueError(f"vocabs[{key!r}].splits must be in [1, {MAX_SPLITS}]")
+            if not isinstance(info.get("path"), str):
+                raise ValueError(f"vocabs[{key!r}].path must be a path inside the artifacts")
+
     def check_params(self) -> None:
         check_index_dtype(self, self.first_vocab_index + (self.max_size or 0))
         if self.freq_threshold and self.max_size:
