@@ -194,9 +194,15 @@ class StatOperator(Operator, register=False):
     def fit_finalize(self, partial: Any, ctx: OpContext) -> dict[str, Any]:
         raise NotImplementedError
 
+    #: The shape of the fitted state (see :mod:`.state_check`), checked on load.
+    state_shape: ClassVar[Any] = "any"
+
     def check_state(self, state: dict[str, Any]) -> None:
-        """Check a state read from a saved workflow (override); raise ``ValueError`` naming
-        the entry that is malformed."""
+        """Check a state read from a saved workflow against ``state_shape``; raise
+        ``ValueError`` naming the entry that is malformed."""
+        from .state_check import check_shape
+
+        check_shape(state, self.state_shape)
 
 
 class RowFilter(Operator, register=False):

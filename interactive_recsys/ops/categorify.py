@@ -47,6 +47,7 @@ from .hash_bucket import (
     require_hashable,
 )
 from .params import Param
+from .state_check import TABLE
 
 #: Rows per hash split of the vocabulary build, when ``split_out`` is not given.
 ROWS_PER_SPLIT = 8_000_000
@@ -74,6 +75,7 @@ class Categorify(StatOperator):
     dtype = Param("int64", choices=("int32", "int64"), doc="Output index dtype.")
     split_out = Param(None, kind="int", low=1, high=MAX_SPLITS, nullable=True,
                       doc="Hash splits of the vocabulary build (None: about 8M rows each).")
+    state_shape = {"vocabs": ("map", {**TABLE, "cardinality": "int"})}
 
     @property
     def oov_buckets(self) -> int:
@@ -238,22 +240,6 @@ class Categorify(StatOperator):
                 result[rows[found]] = table.index[pos[found]]
         result[b.null_mask(values)] = NULL_INDEX
         return result.astype(self.dtype)
-
-    def check_state(self, state: dict[str, Any]) -> None:
-        vocabs = state.get("vocabs")
-        if not isinstance(vocabs, dict):
-            raise ValueError("'vocabs' must be an object of vocabularies")
-        for key, info in vocabs.items():
-            if not isinstance(info, dict):
-                raise ValueError(f"vocabs[{key!r}] must be an object")
-            for field in ("splits", "size", "cardinality"):
-                value = info.get(field)
-                if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                    raise ValueError(f"vocabs[{key!r}].{field} must be a whole number")
-            if not 1 <= info["splits"] <= MAX_SPLITS:
-                raise ValueError(f"vocabs[{key!r}].splits must be in [1, {MAX_SPLITS}]")
-            if not isinstance(info.get("path"), str):
-                raise ValueError(f"vocabs[{key!r}].path must be a path inside the artifacts")
 
     def check_params(self) -> None:
         check_index_dtype(self, self.first_vocab_index + (self.max_size or 0))

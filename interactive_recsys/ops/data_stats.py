@@ -35,6 +35,7 @@ class DataStats(StatOperator):
     """Per-column min/max/mean/std/cardinality/% missing (see the module docstring)."""
 
     summary = "Report min/max/mean/std/cardinality/% missing per column; data unchanged"
+    state_shape = {"columns": ("map", "any")}
     category = "statistics"
 
     def fit_partition(self, df: Any, ctx: OpContext) -> dict[str, dict[str, Any]]:

@@ -162,6 +162,7 @@ class JoinExternal(StatOperator, RowFilter):
     """Join the columns of a side table by key, rows in order (see the module docstring)."""
 
     summary = "Join a side table (e.g. item metadata) by key; row order kept"
+    state_shape = {"path": "str", "sha256": "str", "rows": "int"}
     category = "transform"
     df_ext = Param(kind="any", doc="The side table: a DataFrame, an Arrow table or a parquet "
                                    "path.")

@@ -42,6 +42,7 @@ from . import keyed_stats as ks
 from . import vocabulary as vocab
 from .base import OpContext, StatOperator, group_names
 from .params import Param
+from .state_check import TABLE
 
 STATS = ("count", "sum", "mean", "std", "var", "min", "max")
 
@@ -50,6 +51,7 @@ class JoinGroupby(StatOperator):
     """Per-category statistics of ``cont_cols`` joined to each row (see the module docstring)."""
 
     summary = "Per-category count/sum/mean/std/var/min/max of continuous columns"
+    state_shape = {"tables": ("map", TABLE)}
     category = "statistics"
     cont_cols = Param((), kind="strs", doc="Continuous columns to summarise per category "
                                           "(select them too).")

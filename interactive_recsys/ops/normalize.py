@@ -92,6 +92,7 @@ class Normalize(_Moments):
     """
 
     summary = "Standardise to mean 0, std 1 (float32)"
+    state_shape = {"means": ("map", "number?"), "stds": ("map", "number?")}
 
     def fit_finalize(self, partial: Any, ctx: OpContext) -> dict[str, Any]:
         self.check_rows(partial, ctx)
@@ -118,6 +119,7 @@ class NormalizeMinMax(_Moments):
     """Scale to ``[0, 1]``: ``(x - min) / (max - min)`` as float32 (constant column: 0)."""
 
     summary = "Scale to [0, 1] with the min and max (float32)"
+    state_shape = {"mins": ("map", "number?"), "maxs": ("map", "number?")}
 
     def fit_finalize(self, partial: Any, ctx: OpContext) -> dict[str, Any]:
         self.check_rows(partial, ctx)

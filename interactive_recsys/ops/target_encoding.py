@@ -55,6 +55,7 @@ from . import vocabulary as vocab
 from .base import OpContext, StatOperator, group_names
 from .hashed_cross import row_hash
 from .params import Param
+from .state_check import TABLE
 
 _FOLD_SALT = np.uint64(0xD6E8FEB86659FD93)
 
@@ -69,6 +70,8 @@ class TargetEncoding(StatOperator):
     """Out-of-fold smoothed target mean per category (see the module docstring)."""
 
     summary = "Smoothed target mean per category, out-of-fold on training data"
+    state_shape = {"tables": ("map", TABLE),
+                   "folds": {"count": ("list", "number?"), "sum": ("list", "number?")}}
     category = "categorical"
     target = Param(kind="str", doc="The numeric target column (select it too).")
     kfold = Param(5, kind="int", low=2, high=1000,
