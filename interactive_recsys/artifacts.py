@@ -13,7 +13,7 @@
 >>> try:
 ...     resolve("/data/wf/artifacts", "../../etc")
 ... except WorkflowFormatError as exc:
-...     print(str(exc)[:58])
+...     print(str(exc)[:57])
 The artifact path '../../etc' leads outside the artifacts
 """
 

@@ -258,7 +258,7 @@ def group_names(op: Operator, groups: Sequence[Sequence[str]], name: Any = "_".j
     >>> try:
     ...     group_names(Categorify(), [("a", "b"), ("a_b",)])
     ... except SchemaError as exc:
-    ...     print(str(exc)[:74])
+    ...     print(str(exc)[:75])
     Categorify would name the outputs of column group ['a', 'b'] and of ['a_b']
     """
     keys: dict[str, tuple[str, ...]] = {}

@@ -115,7 +115,7 @@ def parse(expr: str) -> ast.Expression:
     >>> try:
     ...     parse("9 ** 9 ** 9")
     ... except ParameterError as exc:
-    ...     print(str(exc)[:59])
+    ...     print(str(exc)[:58])
     The expression '9 ** 9 ** 9' raises to the power 387420489
     """
     if not isinstance(expr, str):

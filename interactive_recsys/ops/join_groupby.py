@@ -56,7 +56,7 @@ class JoinGroupby(StatOperator):
     cont_cols = Param((), kind="strs", doc="Continuous columns to summarise per category "
                                           "(select them too).")
     stats = Param(STATS, kind="strs", doc="Statistics: count, sum, mean, std, var, min, max.")
-    split_out = Param(None, kind="int", low=1, high=256, nullable=True,
+    split_out = Param(None, kind="int", low=1, high=vocab.MAX_SPLITS, nullable=True,
                       doc="Hash splits of the statistics build (None: about 8M rows each).")
 
     def check_params(self) -> None:

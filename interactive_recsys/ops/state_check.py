@@ -1,8 +1,8 @@
 """Checking a fitted state read from a saved workflow against the shape its operator writes.
 
-A shape is a small spec: ``"number?"`` (finite number or null), ``"int"`` (whole number
->= 0), ``"splits"`` (1 to 256), ``"str"``, ``"any"``, ``("map", shape)`` (object of any keys),
-``("list", shape)``, or a dict ``{key: shape}`` (an object with at least these keys).
+A shape is a small spec: ``"number?"`` (finite number or null), ``"int"`` (whole
+number >= 0), ``"splits"`` (1 to ``MAX_SPLITS``), ``"str"``, ``"any"``, ``("map", shape)``
+(object of any keys), ``("list", shape)``, or a dict ``{key: shape}`` (an object with at least these keys).
 
 >>> check_shape({"means": {"x": 1.5}, "stds": {"x": "a"}},
 ...             {"means": ("map", "number?"), "stds": ("map", "number?")})
@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import math
 from typing import Any
+
+from .vocabulary import MAX_SPLITS
 
 #: A statistics table written under the artifacts (Categorify, JoinGroupby, TargetEncoding).
 TABLE = {"path": "str", "splits": "splits", "size": "int"}
@@ -38,8 +40,8 @@ def check_shape(value: Any, shape: Any, where: str = "") -> None:
         return
     if shape in ("int", "splits"):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0 or (
-                shape == "splits" and not 1 <= value <= 256):
-            limits = "in [1, 256]" if shape == "splits" else ">= 0"
+                shape == "splits" and not 1 <= value <= MAX_SPLITS):
+            limits = f"in [1, {MAX_SPLITS}]" if shape == "splits" else ">= 0"
             raise ValueError(f"{here} must be a whole number {limits}, got {value!r:.40}")
         return
     if shape == "str":

@@ -81,7 +81,7 @@ class TargetEncoding(StatOperator):
     fold_cols = Param(None, kind="strs", nullable=True,
                       doc="Columns hashed into a row's fold (None: every column read).")
     out_dtype = Param("float32", choices=("float32", "float64"), doc="Output dtype.")
-    split_out = Param(None, kind="int", low=1, high=256, nullable=True,
+    split_out = Param(None, kind="int", low=1, high=vocab.MAX_SPLITS, nullable=True,
                       doc="Hash splits of the statistics build (None: about 8M rows each).")
 
     # ---- columns --------------------------------------------------------------------------
