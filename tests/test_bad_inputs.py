@@ -491,7 +491,7 @@ MALFORMED = [
                          ids=[m[0] for m in MALFORMED])
 @pytest.mark.timeout(60)
 def test_malformed_workflow_json_is_one_workflow_format_error(tmp_path, change, field):
-    saved, df = _saved_categorify(tmp_path)
+    saved, _ = _saved_categorify(tmp_path)
     change(saved)
     before = digest(tmp_path)
     with pytest.raises(WorkflowFormatError, match=field) as info:

@@ -2,7 +2,8 @@
 
 A shape is a small spec: ``"number?"`` (finite number or null), ``"int"`` (whole
 number >= 0), ``"splits"`` (1 to ``MAX_SPLITS``), ``"str"``, ``"any"``, ``("map", shape)``
-(object of any keys), ``("list", shape)``, or a dict ``{key: shape}`` (an object with at least these keys).
+(object of any keys), ``("list", shape)``, or a dict ``{key: shape}`` (an object with at
+least these keys).
 
 >>> check_shape({"means": {"x": 1.5}, "stds": {"x": "a"}},
 ...             {"means": ("map", "number?"), "stds": ("map", "number?")})
