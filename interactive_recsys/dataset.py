@@ -8,7 +8,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import csv
 import glob
+import gzip
 import math
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -21,6 +24,7 @@ import pandas as pd
 import psutil
 import pyarrow as pa
 import pyarrow.parquet as pq
+from dask.dataframe.io.csv import read_pandas
 from dask.utils import parse_bytes
 
 from .backend import CpuBackend, backend_of, dictionary_schema, get_backend, read_parquet_table
@@ -61,16 +65,34 @@ def parse_part_size(part_size: str | int | None) -> int:
     return size
 
 
-def expand_paths(source: str | os.PathLike | Sequence[str | os.PathLike]) -> list[str]:
-    """Files named by a path, a directory, a glob or a list of those, in sorted order."""
+def expand_paths(source: str | os.PathLike | Sequence[str | os.PathLike],
+                 engine: str | None = None) -> list[str]:
+    """Files named by a path, a directory, a glob or a list of those, in sorted order.
+
+    In a directory, ``.txt`` files (often a README) are data only with ``engine="csv"``.
+    """
     items = [source] if isinstance(source, str | os.PathLike) else list(source)
+    if not items:
+        raise DatasetError("No input given (an empty list of files). Pass a path, a folder, a "
+                           "glob or a non-empty list of parquet/csv files.")
     files: list[str] = []
     for item in items:
         item = os.fspath(item)
         if os.path.isdir(item):
+            extensions = PARQUET_EXTENSIONS + CSV_EXTENSIONS
+            if engine != "csv":
+                extensions = tuple(e for e in extensions if e != ".txt")
             found = sorted(p for p in glob.glob(os.path.join(item, "**", "*"), recursive=True)
                            if os.path.isfile(p) and not os.path.basename(p).startswith(("_", "."))
-                           and p.endswith(PARQUET_EXTENSIONS + CSV_EXTENSIONS))
+                           and p.endswith(extensions))
+            if not found:
+                skipped = sorted(os.path.relpath(p, item) for p in glob.glob(
+                    os.path.join(item, "**", "*"), recursive=True) if os.path.isfile(p))
+                raise DatasetError(
+                    f"The folder {item!r} holds no parquet or csv data files (found: "
+                    f"{skipped[:5] or 'nothing'}). Parquet files end in {PARQUET_EXTENSIONS}, "
+                    f"csv in {tuple(e for e in CSV_EXTENSIONS if e != '.txt')}; .txt files in a "
+                    "folder are read only with engine='csv'.")
         elif glob.has_magic(item):
             found = sorted(p for p in glob.glob(item) if os.path.isfile(p))
         else:
@@ -195,6 +217,11 @@ def _read_metadata(files: list[str]) -> tuple[dict[str, pq.FileMetaData], dict[s
             raise DatasetError(f"{f!r} is not a readable parquet file ({exc}). Remove or "
                                "rewrite it.") from exc
         metadata[f], schemas[f] = pf.metadata, pf.schema_arrow
+        dups = sorted({n for n in pf.schema_arrow.names if pf.schema_arrow.names.count(n) > 1})
+        if dups:
+            raise DatasetError(f"{f!r} has duplicate column names {dups}: columns are found by "
+                               "name, so each name must appear once. Rewrite the file with "
+                               "unique names (e.g. rename the second one).")
     return metadata, schemas
 
 
@@ -211,12 +238,77 @@ def _pandas_csv_dtype(name: str) -> str:
 
 
 class _CsvNormalizer:
-    def __init__(self, backend_name: str, schema: pa.Schema) -> None:
+    def __init__(self, backend_name: str, schema: pa.Schema, files: Sequence[str] = ()) -> None:
         self.backend_name, self.schema = backend_name, schema
+        self.irs_sources = list(files)
 
     def __call__(self, df: pd.DataFrame) -> Any:
-        table = pa.Table.from_pandas(df, preserve_index=False).cast(self.schema)
+        try:
+            table = pa.Table.from_pandas(df, preserve_index=False).cast(self.schema)
+        except (pa.ArrowException, ValueError, TypeError) as exc:
+            column = _failing_column(df, self.schema)
+            raise DatasetError(
+                f"Column {column!r} of {self.irs_sources[:3]} cannot be read as "
+                f"{self.schema.field(column).type if column in self.schema.names else '?'} "
+                f"({exc}). Declare its type, e.g. dtypes={{{column!r}: 'string'}}.") from exc
         return get_backend(self.backend_name).from_arrow(table)
+
+
+def _failing_column(df: pd.DataFrame, schema: pa.Schema | None = None) -> str:
+    """The first column of ``df`` that Arrow cannot convert (to ``schema``'s type)."""
+    for name in df.columns:
+        try:
+            arr = pa.array(df[name], from_pandas=True)
+            if schema is not None and name in schema.names:
+                arr.cast(schema.field(name).type)
+        except (pa.ArrowException, ValueError, TypeError):
+            return str(name)
+    return str(df.columns[0]) if len(df.columns) else "?"
+
+
+class _CsvBlockReader:
+    """``pd.read_csv`` for one block of a csv file, giving each column the type inferred from
+    the first block (Dask's sample), or an error naming the column, a bad value and the fix."""
+
+    __name__ = "read_csv"
+
+    def __init__(self, expected: Mapping[str, Any], files: Sequence[str]) -> None:
+        self.expected, self.files = dict(expected), list(files)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
+        df = pd.read_csv(*args, **kwargs)
+        for name, dtype in self.expected.items():
+            if name in df.columns and df[name].dtype != dtype:
+                df[name] = self._coerce(name, df[name], dtype)
+        return df
+
+    def _coerce(self, name: str, col: pd.Series, dtype: Any) -> pd.Series:
+        if pd.api.types.is_integer_dtype(dtype) and pd.api.types.is_float_dtype(col.dtype):
+            values = col.dropna()
+            if (values == values.round()).all():  # empty fields in an integer column
+                raise DatasetError(
+                    f"Column {name!r} of {self.files[:3]} has empty fields after the first "
+                    f"block (read as {dtype} from the start of the file). Declare it, e.g. "
+                    f"Dataset(..., dtypes={{{name!r}: 'int64'}}): integers with nulls.")
+        elif pd.api.types.is_numeric_dtype(dtype) == pd.api.types.is_numeric_dtype(col.dtype):
+            with contextlib.suppress(ValueError, TypeError):
+                return col.astype(dtype)
+        elif not pd.api.types.is_numeric_dtype(dtype):
+            return col.astype(dtype).where(col.notna())
+        bad = next((v for v in col.dropna() if not _fits(v, dtype)), col.dropna().iloc[0])
+        raise DatasetError(
+            f"Column {name!r} of {self.files[:3]} changes type after the first block: read as "
+            f"{dtype} from the start of the file, it holds {bad!r} further on. Declare its "
+            f"type, e.g. Dataset(..., dtypes={{{name!r}: 'string'}}) (or 'float64').")
+
+
+def _fits(value: Any, dtype: Any) -> bool:
+    try:
+        pd.Series([value]).astype(dtype)
+    except (ValueError, TypeError):
+        return False
+    return not (pd.api.types.is_integer_dtype(dtype) and isinstance(value, float)
+                and not float(value).is_integer())
 
 
 class Dataset:
@@ -257,7 +349,7 @@ class Dataset:
             self._pieces, self._file_schema = source._pieces, source._file_schema
             self.backend = source.backend
         elif isinstance(source, str | os.PathLike | list | tuple):
-            self.files = expand_paths(source)
+            self.files = expand_paths(source, engine)
             engine = engine or _infer_engine(self.files)
             if engine == "parquet":
                 self._ddf, arrow_schema = self._open_parquet(parse_part_size(part_size))
@@ -269,6 +361,12 @@ class Dataset:
                                      f"{engine!r} instead.")
         else:
             self._ddf, arrow_schema = self._from_frame(source, part_size)
+        reserved = [n for n in arrow_schema.names if n.startswith("__irs_")]
+        if reserved:
+            raise DatasetError(f"Column {reserved[0]!r} uses the prefix '__irs_', reserved for "
+                               "interactive-recsys's internal columns (e.g. the shuffle key). "
+                               "Rename it before reading, e.g. df.rename(columns={"
+                               f"{reserved[0]!r}: 'my_{reserved[0].strip('_')}'}}).")
         self._schema = Schema.from_arrow(arrow_schema)
         if tags:
             self._schema = self._with_tags(self._schema, tags)
@@ -323,8 +421,11 @@ class Dataset:
             kwargs["header"] = header
         if any(f.endswith(".gz") for f in self.files):
             kwargs.update(blocksize=None, compression="gzip")
+        self._check_csv_names(sep, names, header)
         try:
             raw = dd.read_csv(self.files, **kwargs)
+            expected = {c: t for c, t in raw._meta.dtypes.items() if c not in dtypes}
+            raw = read_pandas(_CsvBlockReader(expected, self.files), self.files, **kwargs)
         except (OSError, ValueError) as exc:
             raise DatasetError(f"Cannot read the csv input {self.files[:3]}: {exc}") from exc
         sample = pa.Table.from_pandas(raw._meta, preserve_index=False).schema
@@ -334,8 +435,26 @@ class Dataset:
                             else f.type)) for f in sample]
         schema = pa.schema(fields)
         meta = self.backend.from_arrow(schema.empty_table())
-        return raw.map_partitions(_CsvNormalizer(self.backend.name, schema), meta=meta,
+        return raw.map_partitions(_CsvNormalizer(self.backend.name, schema, self.files), meta=meta,
                                   enforce_metadata=False), schema
+
+    def _check_csv_names(self, sep: str, names: Sequence[str] | None, header: Any) -> None:
+        """``names`` must name every field: with fewer, pandas turns the first fields into an
+        index and drops them silently."""
+        if names is None:
+            return
+        first = self.files[0]
+        opener = gzip.open if first.endswith(".gz") else open
+        try:
+            with opener(first, "rt", newline="") as f:
+                line = next(csv.reader(f, delimiter=sep), [])
+        except (OSError, UnicodeDecodeError, csv.Error) as exc:
+            raise DatasetError(f"Cannot read the csv file {first!r}: {exc}") from exc
+        if line and len(line) != len(names):
+            raise DatasetError(
+                f"names has {len(names)} entries ({list(names)[:6]}) but {first!r} has "
+                f"{len(line)} fields per line (separator {sep!r}). Pass one name per field, "
+                "or check the 'sep' parameter.")
 
     def _from_frame(self, source: Any, part_size: Any) -> tuple[dd.DataFrame, pa.Schema]:
         if isinstance(source, pa.Table):
@@ -349,7 +468,14 @@ class Dataset:
             raise DatasetError(f"Cannot make a Dataset from a {type(source).__name__}; pass a "
                                "path, a glob, a list of files, a DataFrame, a Dask DataFrame or "
                                "a pyarrow Table.")
-        frame = _Converter(self.backend.name, None)(source)
+        try:
+            frame = _Converter(self.backend.name, None)(source)
+        except (pa.ArrowException, ValueError, TypeError) as exc:
+            column = _failing_column(source)
+            raise DatasetError(
+                f"Column {column!r} mixes value types ({exc}); a column needs one type. "
+                f"Convert it first, e.g. df[{column!r}] = df[{column!r}].astype(str) (or "
+                "pd.to_numeric(..., errors='coerce')).") from exc
         self._num_rows = len(frame)
         schema = self.backend.to_arrow(frame.iloc[:0]).schema
         size = max(1, int(frame.memory_usage(deep=True).sum()))
@@ -444,6 +570,17 @@ class _Converter:
             return target.from_pandas(frame) if target.name == "cpu" else frame
         table = source.to_arrow(frame.reset_index(drop=True))
         return target.from_arrow(table if self.schema is None else table.cast(self.schema))
+
+
+def source_files(ddf: dd.DataFrame) -> list[str]:
+    """The files a Dask DataFrame built by :class:`Dataset` reads (for output guards)."""
+    files: list[str] = []
+    for expr in ddf.expr.walk():
+        for operand in expr.operands:
+            files.extend(getattr(operand, "irs_sources", ()))
+            if isinstance(operand, list):
+                files.extend(p.path for p in operand if isinstance(p, ParquetPiece))
+    return sorted(set(files))
 
 
 def as_dataset(data: Any) -> Dataset:
