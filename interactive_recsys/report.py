@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import IRSError
+from .sanitize import clean_bokeh_doc, clean_html, is_base64
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -114,7 +115,7 @@ class StaticWidgets:
         if name == "HBoxModel":
             return self._box(st, "irs-widget-hbox")
         if name in ("HTMLModel", "HTMLMathModel"):
-            return self._described(st, str(st.get("value", "")))
+            return self._described(st, clean_html(str(st.get("value", ""))))
         if name == "LabelModel":
             return self._described(st, html.escape(str(st.get("value", ""))))
         if name in ("FloatProgressModel", "IntProgressModel"):
@@ -154,9 +155,10 @@ class StaticWidgets:
         if WIDGET_VIEW in data:
             return self.render(data[WIDGET_VIEW]["model_id"], _text(data.get("text/plain")))
         if "text/html" in data:
-            return _text(data["text/html"])
-        if "image/png" in data:
-            return f'<img src="data:image/png;base64,{_text(data["image/png"]).strip()}">'
+            return clean_html(_text(data["text/html"]))
+        for mime in ("image/png", "image/jpeg"):
+            if mime in data and is_base64(data[mime]):
+                return f'<img src="data:{mime};base64,{_text(data[mime]).strip()}">'
         return f"<pre>{html.escape(_text(data.get('text/plain', '')))}</pre>"
 
     def _box(self, st: dict[str, Any], kind: str) -> str:
@@ -175,6 +177,7 @@ class StaticWidgets:
             bundle = json.loads(bundle)
         if not bundle:
             return ""
+        bundle = {**bundle, "docs_json": clean_bokeh_doc(bundle["docs_json"])}
         self.uses_bokeh = True
         element = f"irs-bokeh-{uuid.uuid4().hex}"
         items = copy.deepcopy(bundle["render_items"])
@@ -204,6 +207,43 @@ def _script_json(value: Any) -> str:
 
 def _widget_state(nb: Any) -> dict[str, Any]:
     return nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+
+
+_IMAGE_MIMES = ("image/png", "image/jpeg")
+
+
+def sanitize_notebook(nb: Any) -> None:
+    """Clean, in place, what the notebook itself carries into the page (see
+    :mod:`.sanitize`): ``text/html`` outputs and raw cells through the sanitizer,
+    ``application/javascript`` dropped, images that are not plain base64 dropped, image
+    sizes that are not numbers dropped, mermaid text escaped. Markdown is cleaned after it
+    is rendered (:class:`_ReportExporter`)."""
+    for cell in nb.cells:
+        if cell.cell_type == "raw":
+            cell.source = clean_html(cell.source)
+        for out in cell.get("outputs", []):
+            data = out.get("data")
+            if not isinstance(data, dict):
+                continue
+            data.pop("application/javascript", None)
+            if "text/html" in data:
+                data["text/html"] = clean_html(_text(data["text/html"]))
+            if "text/vnd.mermaid" in data:
+                data["text/vnd.mermaid"] = html.escape(_text(data["text/vnd.mermaid"]))
+            for mime in _IMAGE_MIMES:
+                if mime in data and not is_base64(data[mime]):
+                    del data[mime]
+                    data.setdefault("text/plain", f"[{mime} output dropped: not base64]")
+            _clean_image_metadata(out.get("metadata", {}))
+
+
+def _clean_image_metadata(metadata: dict[str, Any]) -> None:
+    for scope in [metadata, *(v for v in metadata.values() if isinstance(v, dict))]:
+        for key in ("width", "height"):
+            if key in scope and not (isinstance(scope[key], int | float)
+                                     and not isinstance(scope[key], bool)):
+                del scope[key]
+        scope.pop("filenames", None)
 
 
 def static_widget_outputs(nb: Any, bokeh_snapshots: dict[str, Any] | None = None) -> bool:
@@ -312,13 +352,21 @@ def _bokeh_head() -> str:
 def notebook_html(nb: Any, *, title: str, bokeh_snapshots: dict[str, Any] | None = None
                   ) -> str:
     """The HTML page of an executed notebook node (a copy is converted; ``nb`` is unchanged)."""
-    from jinja2 import DictLoader
+    from jinja2 import DictLoader, pass_context
     from nbconvert import HTMLExporter
 
+    class _ReportExporter(HTMLExporter):
+        """nbconvert's exporter with rendered markdown (cells and outputs) sanitized."""
+
+        @pass_context
+        def markdown2html(self, context: Any, source: str) -> str:
+            return clean_html(super().markdown2html(context, source))
+
     nb = copy.deepcopy(nb)
+    sanitize_notebook(nb)
     uses_bokeh = static_widget_outputs(nb, bokeh_snapshots)
-    exporter = HTMLExporter(template_name="lab", template_file="irs-report.html.j2",
-                            extra_loaders=[DictLoader({"irs-report.html.j2": _TEMPLATE})])
+    exporter = _ReportExporter(template_name="lab", template_file="irs-report.html.j2",
+                               extra_loaders=[DictLoader({"irs-report.html.j2": _TEMPLATE})])
     resources = {"metadata": {"name": title},
                  "irs_head": _bokeh_head() if uses_bokeh else ""}
     body, _ = exporter.from_notebook_node(nb, resources=resources)
