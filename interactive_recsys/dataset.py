@@ -575,11 +575,18 @@ class _Converter:
 def source_files(ddf: dd.DataFrame) -> list[str]:
     """The files a Dask DataFrame built by :class:`Dataset` reads (for output guards)."""
     files: list[str] = []
+
+    def visit(value: Any, depth: int) -> None:
+        files.extend(getattr(value, "irs_sources", ()))
+        if isinstance(value, ParquetPiece):
+            files.append(value.path)
+        elif isinstance(value, list | tuple) and depth < 3:
+            for item in value:
+                visit(item, depth + 1)
+
     for expr in ddf.expr.walk():
         for operand in expr.operands:
-            files.extend(getattr(operand, "irs_sources", ()))
-            if isinstance(operand, list):
-                files.extend(p.path for p in operand if isinstance(p, ParquetPiece))
+            visit(operand, 0)
     return sorted(set(files))
 
 

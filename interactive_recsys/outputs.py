@@ -53,6 +53,9 @@ _TEMP_RE = re.compile(r"^\.(?P<base>.+)\.(?P<kind>tmp|old)-(?P<host>[A-Za-z0-9_.
 class OutputError(IRSError, OSError):
     """An output could not be written (disk full, no permission, a parent is a file...)."""
 
+    def __str__(self) -> str:
+        return str(self.strerror)
+
 
 # ---- destination guards ----------------------------------------------------------------------
 def _real(path: str | os.PathLike) -> str:
@@ -63,6 +66,13 @@ def _within(inner: str, outer: str) -> bool:
     return inner == outer or inner.startswith(outer.rstrip(os.sep) + os.sep)
 
 
+def _cwd() -> str:
+    try:
+        return os.getcwd()
+    except FileNotFoundError:  # the current directory was deleted
+        return os.sep
+
+
 def check_destination(path: str | os.PathLike,
                       protect: Mapping[str, Iterable[str | os.PathLike]] | None = None) -> None:
     """Refuse an output ``path`` that is, or contains, a protected path.
@@ -71,15 +81,13 @@ def check_destination(path: str | os.PathLike,
     adds more, by what they are (``{"the input": files, "the workflow": [folder]}``).
     """
     dest = _real(path)
-    guarded: list[tuple[str, str]] = [("the filesystem root", os.sep),
-                                      ("the home directory", os.path.expanduser("~")),
-                                      ("the current directory", os.getcwd())]
-    for what, paths in (protect or {}).items():
-        guarded.extend((what, os.fspath(p)) for p in paths)
-    for what, guarded_path in guarded:
-        real = _real(guarded_path)
-        if _within(real, dest):
-            relation = "is" if real == dest else "contains"
+    guarded = [(what, _real(p)) for what, paths in (protect or {}).items() for p in paths]
+    guarded += [("the filesystem root", os.sep), ("the home directory",
+                                                   _real(os.path.expanduser("~"))),
+                ("the current directory", _real(_cwd()))]
+    for relation, hit in (("is", str.__eq__), ("contains", _within)):
+        what, real = next(((w, r) for w, r in guarded if hit(r, dest)), ("", ""))
+        if what:
             raise DatasetError(
                 f"Refusing to write to {os.fspath(path)!r}: it {relation} {what} ({real!r}), "
                 "which writing there (with overwrite, replacing the folder) would delete. "
@@ -164,14 +172,16 @@ _FIXES = {errno.ENOSPC: "free disk space or write elsewhere",
 
 def output_error(path: str, exc: OSError) -> OutputError:
     """An :class:`OutputError` naming the file that failed and the fix."""
-    failed = exc.filename or path
+    failed = os.fspath(exc.filename or path)
+    if _TEMP_RE.match(os.path.basename(os.path.dirname(failed))):  # a file of the output
+        failed = os.path.join(os.fspath(path), os.path.basename(failed))
     reason = exc.strerror or str(exc)
     fix = _FIXES.get(exc.errno or 0, "check the path, the permissions and the free space")
     err = OutputError(exc.errno or errno.EIO,
                       f"Cannot write {os.fspath(path)!r}: writing {os.fspath(failed)!r} failed "
                       f"({reason}). Nothing was written to {os.fspath(path)!r} and no temporary "
                       f"files were left. Fix: {fix}.")
-    err.filename = os.fspath(failed)
+    err.filename = os.fspath(exc.filename or path)
     return err
 
 
