@@ -295,20 +295,24 @@ class _CsvBlockReader:
                 return col.astype(dtype)
         elif not pd.api.types.is_numeric_dtype(dtype):
             return col.astype(dtype).where(col.notna())
-        bad = next((v for v in col.dropna() if not _fits(v, dtype)), col.dropna().iloc[0])
+        bad = _first_bad(col, dtype)
         raise DatasetError(
             f"Column {name!r} of {self.files[:3]} changes type after the first block: read as "
             f"{dtype} from the start of the file, it holds {bad!r} further on. Declare its "
             f"type, e.g. Dataset(..., dtypes={{{name!r}: 'string'}}) (or 'float64').")
 
 
-def _fits(value: Any, dtype: Any) -> bool:
-    try:
-        pd.Series([value]).astype(dtype)
-    except (ValueError, TypeError):
-        return False
-    return not (pd.api.types.is_integer_dtype(dtype) and isinstance(value, float)
-                and not float(value).is_integer())
+def _first_bad(col: pd.Series, dtype: Any) -> Any:
+    """The first value of ``col`` that does not fit the numeric ``dtype`` (else the first)."""
+    present = col.dropna()
+    if pd.api.types.is_numeric_dtype(dtype) and len(present):
+        parsed = pd.to_numeric(present, errors="coerce")
+        bad = parsed.isna()
+        if pd.api.types.is_integer_dtype(dtype):
+            bad |= parsed != parsed.round()
+        if bad.any():
+            return present[bad].iloc[0]
+    return present.iloc[0] if len(present) else None
 
 
 class Dataset:

@@ -338,13 +338,13 @@ _SLOW_WRITER = """
 import sys, time
 import interactive_recsys as irs
 from interactive_recsys import writer
-from tests.test_bad_inputs_io import frame
+import pandas as pd
 original = writer._write_part
 def slow(*args, **kwargs):
     time.sleep(0.5)
     return original(*args, **kwargs)
 writer._write_part = slow
-irs.Dataset(frame(2000), part_size=1).to_parquet(sys.argv[1])  # many partitions, slowly
+irs.Dataset(pd.DataFrame({"x": range(100)}), part_size=1).to_parquet(sys.argv[1])
 """
 
 
