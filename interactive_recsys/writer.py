@@ -34,17 +34,13 @@ import pyarrow.parquet as pq
 from .backend import get_backend
 from .errors import ParameterError
 from .jobs import compute
-from .outputs import atomic_directory, remove_path
+from .outputs import atomic_directory
 
 __all__ = ["SHUFFLE_MODES", "atomic_directory", "write_parquet"]
 from .plan import release_memory
 
 SHUFFLE_MODES = (None, "partition", "worker", "full")
 _KEY = "__irs_shuffle_key__"
-
-
-def _remove_tree(path: str, attempts: int = 50) -> None:
-    remove_path(path, attempts)
 
 
 @contextlib.contextmanager
