@@ -43,6 +43,7 @@ WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 BOKEH_LOAD = "application/vnd.bokehjs_load.v0+json"
 BOKEH_EXEC = "application/vnd.bokehjs_exec.v0+json"
 _SNAPSHOT_MIME = "application/x-irs-bokeh-snapshots+json"
+_BOKEH_SHOW = "application/x-irs-bokeh-bundle+json"  # set by sanitize_notebook only
 
 #: Run in the kernel after each cell: the current documents of the live BokehModels.
 _SNAPSHOT_CODE = f"""\
@@ -175,8 +176,11 @@ class StaticWidgets:
         bundle = self.bokeh_snapshots.get(model_id) or st.get("render_bundle")
         if isinstance(bundle, str):
             bundle = json.loads(bundle)
-        if not bundle:
-            return ""
+        return self.bokeh_html(bundle) if bundle else ""
+
+    def bokeh_html(self, bundle: dict[str, Any]) -> str:
+        """The element and the embedding script (ours) of a Bokeh bundle (``docs_json`` +
+        ``render_items``), its document cleaned (:func:`.sanitize.clean_bokeh_doc`)."""
         bundle = {**bundle, "docs_json": clean_bokeh_doc(bundle["docs_json"])}
         self.uses_bokeh = True
         element = f"irs-bokeh-{uuid.uuid4().hex}"
@@ -216,8 +220,9 @@ def sanitize_notebook(nb: Any) -> None:
     """Clean, in place, what the notebook itself carries into the page (see
     :mod:`.sanitize`): ``text/html`` outputs and raw cells through the sanitizer,
     ``application/javascript`` dropped, images that are not plain base64 dropped, image
-    sizes that are not numbers dropped, mermaid text escaped. Markdown is cleaned after it
-    is rendered (:class:`_ReportExporter`)."""
+    sizes that are not numbers dropped, mermaid text escaped; a ``bokeh.io.show`` output
+    keeps only its document, read as JSON (drawn later by our own embedding code). Markdown
+    is cleaned after it is rendered (:class:`_ReportExporter`)."""
     for cell in nb.cells:
         if cell.cell_type == "raw":
             cell.source = clean_html(cell.source)
@@ -225,6 +230,12 @@ def sanitize_notebook(nb: Any) -> None:
             data = out.get("data")
             if not isinstance(data, dict):
                 continue
+            data.pop(_BOKEH_SHOW, None)  # set only here, from a parsed show() output
+            if BOKEH_EXEC in data:
+                bundle = _bokeh_show_bundle(_text(data.get("application/javascript", "")))
+                data.clear()
+                data.update({_BOKEH_SHOW: bundle, "text/plain": ""} if bundle else
+                            {"text/plain": "[Bokeh figure: its document could not be read]"})
             data.pop("application/javascript", None)
             if "text/html" in data:
                 data["text/html"] = clean_html(_text(data["text/html"]))
@@ -235,6 +246,21 @@ def sanitize_notebook(nb: Any) -> None:
                     del data[mime]
                     data.setdefault("text/plain", f"[{mime} output dropped: not base64]")
             _clean_image_metadata(out.get("metadata", {}))
+
+
+def _bokeh_show_bundle(script: str) -> dict[str, Any] | None:
+    """``docs_json`` and ``render_items`` of the script ``bokeh.io.show`` puts in a notebook
+    (read as JSON data, never run), or None."""
+    decoder, bundle = json.JSONDecoder(), {}
+    for name in ("docs_json", "render_items"):
+        start = script.find(f"const {name} = ")
+        if start < 0:
+            return None
+        try:
+            bundle[name] = decoder.raw_decode(script, start + len(f"const {name} = "))[0]
+        except ValueError:
+            return None
+    return bundle if isinstance(bundle["render_items"], list) else None
 
 
 def _clean_image_metadata(metadata: dict[str, Any]) -> None:
@@ -253,7 +279,6 @@ def static_widget_outputs(nb: Any, bokeh_snapshots: dict[str, Any] | None = None
     output is in it).
     """
     widgets = StaticWidgets(_widget_state(nb), bokeh_snapshots)
-    uses_bokeh = False
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
@@ -262,7 +287,9 @@ def static_widget_outputs(nb: Any, bokeh_snapshots: dict[str, Any] | None = None
             data = out.get("data", {})
             if BOKEH_LOAD in data:
                 continue  # loads BokehJS in a live notebook; the report inlines it once
-            uses_bokeh |= BOKEH_EXEC in data
+            if _BOKEH_SHOW in data:  # a bokeh.io.show output, its document parsed
+                out["data"] = {"text/html": widgets.bokeh_html(data[_BOKEH_SHOW]),
+                               "text/plain": data.get("text/plain", "")}
             if WIDGET_VIEW in data:
                 text = _text(data.get("text/plain"))
                 body = widgets.render(data[WIDGET_VIEW]["model_id"], text)
@@ -272,7 +299,7 @@ def static_widget_outputs(nb: Any, bokeh_snapshots: dict[str, Any] | None = None
             kept.append(out)
         cell.outputs = kept
     nb.metadata.pop("widgets", None)
-    return uses_bokeh or widgets.uses_bokeh
+    return widgets.uses_bokeh
 
 
 # ---- executing -----------------------------------------------------------------------------

@@ -218,6 +218,31 @@ def test_report_carries_no_script_from_the_notebook(case, tmp_path):
     assert {k: v for k, v in after.items() if k != str(path)} == before
 
 
+def test_report_draws_bokeh_show_outputs_from_their_data_only(tmp_path):
+    from bokeh.embed.notebook import notebook_content
+    from bokeh.layouts import column
+    from bokeh.models import ColumnDataSource, CustomJS, Div
+    from bokeh.plotting import figure
+
+    fig = figure(width=300, height=200)
+    fig.line("x", "y", source=ColumnDataSource({"x": [1, 2], "y": [3, 4]}, name="shown"))
+    fig.js_on_event("tap", CustomJS(code="alert('irs_pwned')"))
+    script, div, _ = notebook_content(column(Div(text='<img src=x onerror="irs_pwned()">'), fig))
+    v4 = nbformat.v4
+    nb = v4.new_notebook()
+    nb.cells = [v4.new_code_cell("show(fig)", execution_count=1, outputs=[v4.new_output(
+        "display_data", {"text/html": div, "application/javascript": script,
+                         "application/vnd.bokehjs_exec.v0+json": ""},
+        metadata={"application/vnd.bokehjs_exec.v0+json": {"id": "p1"}})])]
+    nbformat.write(nb, tmp_path / "nb.ipynb")
+    page = notebook_report(tmp_path / "nb.ipynb").read_text()
+    assert "irs_pwned" not in page
+    docs = re.search(r'<script[^>]* id="irs-bokeh-[0-9a-f]+-docs"[^>]*>(.*?)</script>', page,
+                     re.S)
+    assert docs and '"shown"' in docs[1] and "Bokeh.embed.embed_items" in page
+    assert '<img src=\\"x\\">' in docs[1] and "CustomJS" not in docs[1]  # Div text cleaned
+
+
 # ---- dataset bad inputs ----------------------------------------------------------------------
 def _mixed(tmp: Path):
     return lambda: irs.Dataset(pd.DataFrame({"ok": [1, 2, 3], "mixed": [1, "x", 2.5]}))
