@@ -8,10 +8,7 @@
 
 from __future__ import annotations
 
-import contextlib
-import csv
 import glob
-import gzip
 import math
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -28,6 +25,13 @@ from dask.dataframe.io.csv import read_pandas
 from dask.utils import parse_bytes
 
 from .backend import CpuBackend, backend_of, dictionary_schema, get_backend, read_parquet_table
+from .csv_input import (
+    CsvBlockReader,
+    CsvNormalizer,
+    check_csv_names,
+    failing_column,
+    pandas_csv_dtype,
+)
 from .errors import DatasetError, ParameterError
 from .schema import Schema, Tags, arrow_type, normalize_tags
 
@@ -225,96 +229,6 @@ def _read_metadata(files: list[str]) -> tuple[dict[str, pq.FileMetaData], dict[s
     return metadata, schemas
 
 
-# ---- csv -------------------------------------------------------------------------------------
-_PANDAS_CSV_DTYPES = {"string": "string[pyarrow]", "bool": "boolean"}
-
-
-def _pandas_csv_dtype(name: str) -> str:
-    if name in _PANDAS_CSV_DTYPES:
-        return _PANDAS_CSV_DTYPES[name]
-    if name.startswith(("int", "uint")):
-        return name.capitalize().replace("Uint", "UInt")
-    return name
-
-
-class _CsvNormalizer:
-    def __init__(self, backend_name: str, schema: pa.Schema, files: Sequence[str] = ()) -> None:
-        self.backend_name, self.schema = backend_name, schema
-        self.irs_sources = list(files)
-
-    def __call__(self, df: pd.DataFrame) -> Any:
-        try:
-            table = pa.Table.from_pandas(df, preserve_index=False).cast(self.schema)
-        except (pa.ArrowException, ValueError, TypeError) as exc:
-            column = _failing_column(df, self.schema)
-            raise DatasetError(
-                f"Column {column!r} of {self.irs_sources[:3]} cannot be read as "
-                f"{self.schema.field(column).type if column in self.schema.names else '?'} "
-                f"({exc}). Declare its type, e.g. dtypes={{{column!r}: 'string'}}.") from exc
-        return get_backend(self.backend_name).from_arrow(table)
-
-
-def _failing_column(df: pd.DataFrame, schema: pa.Schema | None = None) -> str:
-    """The first column of ``df`` that Arrow cannot convert (to ``schema``'s type)."""
-    for name in df.columns:
-        try:
-            arr = pa.array(df[name], from_pandas=True)
-            if schema is not None and name in schema.names:
-                arr.cast(schema.field(name).type)
-        except (pa.ArrowException, ValueError, TypeError):
-            return str(name)
-    return str(df.columns[0]) if len(df.columns) else "?"
-
-
-class _CsvBlockReader:
-    """``pd.read_csv`` for one block of a csv file, giving each column the type inferred from
-    the first block (Dask's sample), or an error naming the column, a bad value and the fix."""
-
-    __name__ = "read_csv"
-
-    def __init__(self, expected: Mapping[str, Any], files: Sequence[str]) -> None:
-        self.expected, self.files = dict(expected), list(files)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
-        df = pd.read_csv(*args, **kwargs)
-        for name, dtype in self.expected.items():
-            if name in df.columns and df[name].dtype != dtype:
-                df[name] = self._coerce(name, df[name], dtype)
-        return df
-
-    def _coerce(self, name: str, col: pd.Series, dtype: Any) -> pd.Series:
-        if pd.api.types.is_integer_dtype(dtype) and pd.api.types.is_float_dtype(col.dtype):
-            values = col.dropna()
-            if (values == values.round()).all():  # empty fields in an integer column
-                raise DatasetError(
-                    f"Column {name!r} of {self.files[:3]} has empty fields after the first "
-                    f"block (read as {dtype} from the start of the file). Declare it, e.g. "
-                    f"Dataset(..., dtypes={{{name!r}: 'int64'}}): integers with nulls.")
-        elif pd.api.types.is_numeric_dtype(dtype) == pd.api.types.is_numeric_dtype(col.dtype):
-            with contextlib.suppress(ValueError, TypeError):
-                return col.astype(dtype)
-        elif not pd.api.types.is_numeric_dtype(dtype):
-            return col.astype(dtype).where(col.notna())
-        bad = _first_bad(col, dtype)
-        raise DatasetError(
-            f"Column {name!r} of {self.files[:3]} changes type after the first block: read as "
-            f"{dtype} from the start of the file, it holds {bad!r} further on. Declare its "
-            f"type, e.g. Dataset(..., dtypes={{{name!r}: 'string'}}) (or 'float64').")
-
-
-def _first_bad(col: pd.Series, dtype: Any) -> Any:
-    """The first value of ``col`` that does not fit the numeric ``dtype`` (else the first)."""
-    present = col.dropna()
-    if pd.api.types.is_numeric_dtype(dtype) and len(present):
-        parsed = pd.to_numeric(present, errors="coerce")
-        bad = parsed.isna()
-        if pd.api.types.is_integer_dtype(dtype):
-            bad |= parsed != parsed.round()
-        if bad.any():
-            return present[bad].iloc[0]
-    return present.iloc[0] if len(present) else None
-
-
 class Dataset:
     """A lazy, partitioned dataset.
 
@@ -418,18 +332,18 @@ class Dataset:
                   dtypes: Mapping[str, str] | None, header: Any) -> tuple[dd.DataFrame, pa.Schema]:
         dtypes = dict(dtypes or {})
         kwargs: dict[str, Any] = {"sep": sep, "blocksize": part_size,
-                                  "dtype": {k: _pandas_csv_dtype(v) for k, v in dtypes.items()}}
+                                  "dtype": {k: pandas_csv_dtype(v) for k, v in dtypes.items()}}
         if names is not None:
             kwargs["names"] = list(names)
         if header != "infer":
             kwargs["header"] = header
         if any(f.endswith(".gz") for f in self.files):
             kwargs.update(blocksize=None, compression="gzip")
-        self._check_csv_names(sep, names, header)
+        check_csv_names(self.files, sep, names)
         try:
             raw = dd.read_csv(self.files, **kwargs)
             expected = {c: t for c, t in raw._meta.dtypes.items() if c not in dtypes}
-            raw = read_pandas(_CsvBlockReader(expected, self.files), self.files, **kwargs)
+            raw = read_pandas(CsvBlockReader(expected, self.files), self.files, **kwargs)
         except (OSError, ValueError) as exc:
             raise DatasetError(f"Cannot read the csv input {self.files[:3]}: {exc}") from exc
         sample = pa.Table.from_pandas(raw._meta, preserve_index=False).schema
@@ -439,26 +353,8 @@ class Dataset:
                             else f.type)) for f in sample]
         schema = pa.schema(fields)
         meta = self.backend.from_arrow(schema.empty_table())
-        return raw.map_partitions(_CsvNormalizer(self.backend.name, schema, self.files), meta=meta,
+        return raw.map_partitions(CsvNormalizer(self.backend.name, schema, self.files), meta=meta,
                                   enforce_metadata=False), schema
-
-    def _check_csv_names(self, sep: str, names: Sequence[str] | None, header: Any) -> None:
-        """``names`` must name every field: with fewer, pandas turns the first fields into an
-        index and drops them silently."""
-        if names is None:
-            return
-        first = self.files[0]
-        opener = gzip.open if first.endswith(".gz") else open
-        try:
-            with opener(first, "rt", newline="") as f:
-                line = next(csv.reader(f, delimiter=sep), [])
-        except (OSError, UnicodeDecodeError, csv.Error) as exc:
-            raise DatasetError(f"Cannot read the csv file {first!r}: {exc}") from exc
-        if line and len(line) != len(names):
-            raise DatasetError(
-                f"names has {len(names)} entries ({list(names)[:6]}) but {first!r} has "
-                f"{len(line)} fields per line (separator {sep!r}). Pass one name per field, "
-                "or check the 'sep' parameter.")
 
     def _from_frame(self, source: Any, part_size: Any) -> tuple[dd.DataFrame, pa.Schema]:
         if isinstance(source, pa.Table):
@@ -475,7 +371,7 @@ class Dataset:
         try:
             frame = _Converter(self.backend.name, None)(source)
         except (pa.ArrowException, ValueError, TypeError) as exc:
-            column = _failing_column(source)
+            column = failing_column(source)
             raise DatasetError(
                 f"Column {column!r} mixes value types ({exc}); a column needs one type. "
                 f"Convert it first, e.g. df[{column!r}] = df[{column!r}].astype(str) (or "
