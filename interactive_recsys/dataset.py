@@ -368,14 +368,7 @@ class Dataset:
             raise DatasetError(f"Cannot make a Dataset from a {type(source).__name__}; pass a "
                                "path, a glob, a list of files, a DataFrame, a Dask DataFrame or "
                                "a pyarrow Table.")
-        try:
-            frame = _Converter(self.backend.name, None)(source)
-        except (pa.ArrowException, ValueError, TypeError) as exc:
-            column = failing_column(source)
-            raise DatasetError(
-                f"Column {column!r} mixes value types ({exc}); a column needs one type. "
-                f"Convert it first, e.g. df[{column!r}] = df[{column!r}].astype(str) (or "
-                "pd.to_numeric(..., errors='coerce')).") from exc
+        frame = _Converter(self.backend.name, None)(source)
         self._num_rows = len(frame)
         schema = self.backend.to_arrow(frame.iloc[:0]).schema
         size = max(1, int(frame.memory_usage(deep=True).sum()))
@@ -465,6 +458,17 @@ class _Converter:
         self.backend_name, self.schema = backend_name, schema
 
     def __call__(self, frame: Any) -> Any:
+        try:
+            return self._convert(frame)
+        except (pa.ArrowException, ValueError, TypeError) as exc:
+            column = failing_column(frame, self.schema) if isinstance(frame, pd.DataFrame) \
+                else "?"
+            raise DatasetError(
+                f"Column {column!r} mixes value types or does not match its type ({exc}); a "
+                f"column needs one type. Convert it first, e.g. df[{column!r}] = "
+                f"df[{column!r}].astype(str) (or pd.to_numeric(..., errors='coerce')).") from exc
+
+    def _convert(self, frame: Any) -> Any:
         source, target = backend_of(frame), get_backend(self.backend_name)
         if self.schema is None and source.name == target.name:
             return target.from_pandas(frame) if target.name == "cpu" else frame

@@ -446,6 +446,9 @@ def notebook_report(notebook: str | os.PathLike, output: str | os.PathLike | Non
         raise ReportError(f"notebook {str(src)!r} cannot be read ({exc}): is it a valid "
                           ".ipynb file?") from exc
     dest = Path(output) if output is not None else src.with_suffix(".html")
+    if dest.resolve() == src.resolve():
+        raise ReportError(f"output {str(dest)!r} is the notebook itself: writing the report "
+                          "there would replace it; choose an .html path")
     if not dest.parent.is_dir():
         raise ReportError(f"output directory {str(dest.parent)!r} does not exist: create it "
                           "or choose another --output")

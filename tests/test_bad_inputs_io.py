@@ -243,6 +243,16 @@ def test_report_draws_bokeh_show_outputs_from_their_data_only(tmp_path):
     assert '<img src=\\"x\\">' in docs[1] and "CustomJS" not in docs[1]  # Div text cleaned
 
 
+def test_report_refuses_to_replace_the_notebook(tmp_path):
+    from interactive_recsys.report import ReportError
+
+    nbformat.write(_report_case("text/html"), tmp_path / "nb.ipynb")
+    before = digest(tmp_path)
+    with pytest.raises(ReportError, match=r"nb\.ipynb.*is the notebook itself"):
+        notebook_report(tmp_path / "nb.ipynb", tmp_path / "nb.ipynb")
+    assert digest(tmp_path) == before
+
+
 # ---- dataset bad inputs ----------------------------------------------------------------------
 def _mixed(tmp: Path):
     return lambda: irs.Dataset(pd.DataFrame({"ok": [1, 2, 3], "mixed": [1, "x", 2.5]}))
