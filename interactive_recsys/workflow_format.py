@@ -187,7 +187,10 @@ def _node(config_path: str, i: int, nc: Any, nodes: list[Node],
             sc = _expect(config_path, f"{where}.selector", nc.get("selector"), dict)
             names = _expect(config_path, f"{where}.selector.names", sc.get("names", []), list)
             tags = _expect(config_path, f"{where}.selector.tags", sc.get("tags", []), list)
-            selector = ColumnSelector(names, tags)
+            optional = _expect(config_path, f"{where}.selector.optional",
+                               sc.get("optional", []), list)
+            selector = ColumnSelector.from_config({"names": names, "tags": tags,
+                                                   "optional": optional})
     except WorkflowFormatError:
         raise
     except (IRSError, TypeError, ValueError, KeyError, IndexError, AttributeError,
