@@ -30,9 +30,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .errors import ParameterError, SchemaError
-from .hashing import hash_array
-from .schema import Schema, arrow_type, dtype_name
+from ..errors import ParameterError, SchemaError
+from ..hashing import hash_array
+from ..schema import Schema, arrow_type, dtype_name
 
 BACKENDS = ("auto", "cpu", "gpu")
 
