@@ -23,7 +23,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from dask.utils import parse_bytes
 
-from .backend import CpuBackend, backend_of, dictionary_schema, get_backend, read_parquet_table
+from .backend import (
+    Backend,
+    backend_of,
+    convert,
+    dictionary_schema,
+    get_backend,
+    read_parquet_table,
+)
+from .backend.arrow import small_type
 from .errors import DatasetError, ParameterError
 from .schema import Schema, Tags, arrow_type, normalize_tags
 
@@ -246,7 +254,7 @@ class Dataset:
     def _open(self, source: Any, engine: str | None, part_size: str | int | None, sep: str,
               names: Sequence[str] | None, dtypes: Mapping[str, str] | None, header: Any,
               backend: str, tags: Mapping[str, Iterable[str | Tags]] | None) -> None:
-        self.backend: CpuBackend = get_backend(backend)
+        self.backend: Backend = get_backend(backend)
         self._num_rows: int | None = None
         self.files: list[str] = []
         self._pieces: list[ParquetPiece] | None = None  # parquet: what the partitions read
@@ -274,7 +282,7 @@ class Dataset:
             self._schema = self._with_tags(self._schema, tags)
 
     @classmethod
-    def from_ddf(cls, ddf: dd.DataFrame, schema: Schema, backend: CpuBackend,
+    def from_ddf(cls, ddf: dd.DataFrame, schema: Schema, backend: Backend,
                  num_rows: int | None = None) -> Dataset:
         """Wrap a Dask DataFrame whose partitions already follow ``schema`` (internal use)."""
         ds = cls.__new__(cls)
@@ -328,8 +336,8 @@ class Dataset:
         except (OSError, ValueError) as exc:
             raise DatasetError(f"Cannot read the csv input {self.files[:3]}: {exc}") from exc
         sample = pa.Table.from_pandas(raw._meta, preserve_index=False).schema
-        fields = [pa.field(f.name, arrow_type(dtypes[f.name]) if f.name in dtypes else
-                           (pa.large_string() if pa.types.is_string(f.type) or
+        fields = [pa.field(f.name, small_type(arrow_type(dtypes[f.name])) if f.name in dtypes else
+                           (pa.string() if pa.types.is_string(f.type) or
                             pa.types.is_large_string(f.type) or pa.types.is_null(f.type)
                             else f.type)) for f in sample]
         schema = pa.schema(fields)
@@ -377,7 +385,7 @@ class Dataset:
         """The lazy Dask DataFrame (pandas with Arrow columns on CPU, cuDF on GPU).
 
         String columns named in ``dictionary`` come dictionary-encoded when the data is
-        parquet and the backend can (:attr:`CpuBackend.reads_dictionaries`); for operators
+        parquet and the backend can (:attr:`Backend.reads_dictionaries`); for operators
         that take such input (``Operator.dictionary_input``), never for user code.
         """
         ddf = self._ddf
@@ -439,11 +447,7 @@ class _Converter:
         self.backend_name, self.schema = backend_name, schema
 
     def __call__(self, frame: Any) -> Any:
-        source, target = backend_of(frame), get_backend(self.backend_name)
-        if self.schema is None and source.name == target.name:
-            return target.from_pandas(frame) if target.name == "cpu" else frame
-        table = source.to_arrow(frame.reset_index(drop=True))
-        return target.from_arrow(table if self.schema is None else table.cast(self.schema))
+        return convert(frame, backend=self.backend_name, schema=self.schema)
 
 
 def as_dataset(data: Any) -> Dataset:

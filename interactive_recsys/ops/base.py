@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ..backend import CpuBackend
+from ..backend import Backend
 from ..errors import ParameterError, SchemaError
 from ..schema import ColumnSchema, Schema, is_numeric_dtype
 from .params import REQUIRED, Param
@@ -40,7 +40,7 @@ OPERATORS: dict[str, type[Operator]] = {}
 class OpContext:
     """What an operator may know about where it runs."""
 
-    backend: CpuBackend
+    backend: Backend
     groups: list[tuple[str, ...]]
     node_id: str = ""
     artifacts_dir: str | None = None
