@@ -44,7 +44,10 @@ class CpuBackend(Backend):
         return type(df).__module__.split(".")[0] in ("pandas", "pyarrow", "numpy")
 
     def from_arrow(self, table: pa.Table) -> pd.DataFrame:
-        return table.to_pandas(types_mapper=pd.ArrowDtype, ignore_metadata=True)
+        """Strings and lists held with 32-bit offsets (``string``, ``list``) whatever their
+        source (pandas 3 strings arrive as ``large_string``), as on the GPU backend."""
+        return ax.small_offsets(table).to_pandas(types_mapper=pd.ArrowDtype,
+                                                 ignore_metadata=True)
 
     def to_arrow(self, df: Any) -> pa.Table:
         table = pa.Table.from_pandas(df, preserve_index=False)
@@ -52,7 +55,8 @@ class CpuBackend(Backend):
 
     def from_pandas(self, df: pd.DataFrame) -> pd.DataFrame:
         """Any pandas DataFrame as Arrow-backed columns (NaN in floats becomes null)."""
-        if all(isinstance(t, pd.ArrowDtype) for t in df.dtypes):
+        if all(isinstance(t, pd.ArrowDtype) and ax.small_type(t.pyarrow_dtype) == t.pyarrow_dtype
+               for t in df.dtypes):
             return df.reset_index(drop=True)
         return self.from_arrow(self.to_arrow(df.reset_index(drop=True)))
 
