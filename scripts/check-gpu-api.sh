@@ -17,12 +17,15 @@ if [ -n "${KEEP_VENV:-}" ]; then
   VENV=$KEEP_VENV
 else
   VENV=$(mktemp -d "${TMPDIR:-/tmp}/irs-gpu-api.XXXXXX")
-  trap 'rm -rf "$VENV"' EXIT
 fi
+# the project is installed from a copy, so that no build/ or egg-info lands in the checkout
+SRC=$(mktemp -d "${TMPDIR:-/tmp}/irs-gpu-src.XXXXXX")
+trap 'rm -rf "$SRC"; [ -n "${KEEP_VENV:-}" ] || rm -rf "$VENV"' EXIT
+git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$SRC"
 if [ ! -x "$VENV/bin/python" ]; then
   "$PYTHON" -m venv "$VENV"
   "$VENV/bin/python" -m pip --isolated install -q --upgrade pip
-  "$VENV/bin/python" -m pip --isolated install -q ".[gpu,test]"
+  "$VENV/bin/python" -m pip --isolated install -q "$SRC[gpu,test]"
 fi
 "$VENV/bin/python" -m pip list 2>/dev/null | grep -Ei '^(cudf|dask-cudf|dask-cuda|rmm|pylibcudf|nvidia-ml-py|dask|distributed|pandas|pyarrow) ' || true
 # the installed project is replaced by this checkout (PYTHONPATH first) so edits are checked
@@ -30,6 +33,6 @@ PYTHONPATH=$PWD "$VENV/bin/python" -m pytest -p no:randomly -o addopts="" -m gpu
   tests/test_gpu_api.py -q -rs
 for extras in gpu gpu,torch gpu,test,torchrec; do
   "$VENV/bin/python" -m pip --isolated install -q --dry-run --ignore-installed \
-    ".[$extras]" >/dev/null
+    "$SRC[$extras]" >/dev/null
   echo "resolves from the public index: .[$extras]"
 done
