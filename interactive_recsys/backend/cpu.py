@@ -362,7 +362,7 @@ class CpuBackend(Backend):
         table = self.to_arrow(df)
         starts = np.flatnonzero(np.diff(self.group_ids(df, keys), prepend=0))
         offsets = pa.array(np.append(starts, table.num_rows).astype(np.int32))
-        columns = {k: table.column(k).take(pa.array(starts)) for k in keys}
+        columns = {k: ax.nan_to_null(table.column(k).take(pa.array(starts))) for k in keys}
         specs = [(col, *ARROW_AGGREGATIONS[agg]) for col, agg, _ in aggs if agg != "list"]
         out = pa.TableGroupBy(table, list(keys), use_threads=False).aggregate(specs) \
             if specs else None
