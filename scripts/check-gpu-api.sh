@@ -27,7 +27,7 @@ if [ ! -x "$VENV/bin/python" ]; then
   "$VENV/bin/python" -m pip --isolated install -q --upgrade pip
   "$VENV/bin/python" -m pip --isolated install -q "$SRC[gpu,test]"
 fi
-"$VENV/bin/python" -m pip list 2>/dev/null | grep -Ei '^(cudf|dask-cudf|dask-cuda|rmm|pylibcudf|nvidia-ml-py|dask|distributed|pandas|pyarrow) ' || true
+"$VENV/bin/python" -m pip list 2>/dev/null | grep -Ei '^(cudf|dask-cudf|dask-cuda|rmm|pylibcudf|nvidia-ml-py|dask|distributed|pandas|pyarrow)(-cu1[23])? ' || true
 # the installed project is replaced by this checkout (PYTHONPATH first) so edits are checked
 PYTHONPATH=$PWD "$VENV/bin/python" -m pytest -p no:randomly -o addopts="" -m gpu_api \
   tests/test_gpu_api.py -q -rs
