@@ -1,10 +1,11 @@
 """The ``irs`` command line: ``irs demo`` (the main job), ``irs run`` (apply a saved workflow),
-``irs report`` (HTML report of a notebook)."""
+``irs report`` (HTML report of a notebook), ``irs clean`` (temporaries of killed writes)."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import glob
 import json
 import os
 import sys
@@ -111,6 +112,11 @@ def _print_summary(summary: dict[str, Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    from .outputs import check_destination
+
+    inputs = [p for item in args.input for p in (glob.glob(item) if glob.has_magic(item)
+                                                 else [item])]
+    check_destination(args.output, {"the input": inputs, "the workflow folder": [args.workflow]})
     wf = Workflow.load(args.workflow)
     with _client(args.scheduler, args.workers, args.memory_limit, args.local) as client:
         labels = args.label or ([c.name for c in wf.input_schema.values() if "target" in c.tags]
@@ -138,6 +144,16 @@ def report(args: argparse.Namespace) -> str:
                            timeout=args.timeout)
     print(f"Wrote {path}")
     return str(path)
+
+
+def clean(args: argparse.Namespace) -> list[str]:
+    from .outputs import clean_stale
+
+    removed = [p for path in args.paths for p in clean_stale(path)]
+    for p in removed:
+        print(f"removed {p}")
+    print(f"Removed {len(removed)} stale temporary folder(s) of killed writers.")
+    return removed
 
 
 def _add_cluster_args(p: argparse.ArgumentParser) -> None:
@@ -201,6 +217,13 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--timeout", type=int, default=600,
                      help="seconds allowed per cell with --execute (default 600)")
     rep.set_defaults(func=report)
+    cl = sub.add_parser("clean", help="remove temporaries left by killed writes to PATH",
+                        description="Remove the hidden .NAME.tmp-* / .NAME.old-* folders that a "
+                        "killed write to PATH left next to it (and, for a folder PATH, inside "
+                        "it), when the process that made them is gone. Temporaries of running "
+                        "writers and of other machines are kept.")
+    cl.add_argument("paths", nargs="+", metavar="PATH", help="output path(s) written by irs")
+    cl.set_defaults(func=clean)
     return parser
 
 
