@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .backend import CpuBackend, get_backend
+from .backend import Backend, get_backend
 from .errors import SchemaError
 from .ops.base import OpContext, Operator, RowFilter
 from .selector import flatten
@@ -69,7 +69,7 @@ class Plan:
     keep: Any = field(default=None, repr=False, compare=False)
 
     @property
-    def backend(self) -> CpuBackend:
+    def backend(self) -> Backend:
         return get_backend(self.backend_name)
 
     def context(self, step: Step) -> OpContext:
