@@ -24,7 +24,8 @@ from .schema import ColumnSchema, Schema, Tags
 from .selector import ColumnSelector
 from .workflow import Workflow
 
-_LAZY = {"ui": ".ui", "stats": ".stats", "Loader": ".loader"}
+_LAZY = {"ui": ".ui", "stats": ".stats", "Loader": ".loader", "eval": ".eval",
+         "models": ".models", "predict_topk": ".predict"}
 
 
 def __getattr__(name: str):  # widgets, reports and the loader import on first use
@@ -33,7 +34,7 @@ def __getattr__(name: str):  # widgets, reports and the loader import on first u
     if name not in _LAZY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     module = importlib.import_module(_LAZY[name], __name__)
-    return module if name != "Loader" else module.Loader
+    return getattr(module, name) if name in ("Loader", "predict_topk") else module
 
 
 __all__ = ["ColumnSchema", "ColumnSelector", "Dataset", "DatasetError", "IRSError",
