@@ -84,7 +84,9 @@ def predict_topk(model: Any, users: Any, k: int = 100, *, exclude_seen: bool = T
     arrays = {"__items__": model.items_, **model.arrays_}
     client = active_client()
     if client is not None:  # once per worker, not once per task
-        arrays = client.scatter(arrays, broadcast=True, hash=False)
+        names = list(arrays)  # a list: scattering a dict would use its names as keys
+        futures = client.scatter([arrays[n] for n in names], broadcast=True, hash=False)
+        arrays = dict(zip(names, futures, strict=True))
     config = {**model.config(), "k": int(k), "exclude_seen": bool(exclude_seen)}
     stamp = time.time_ns()
     schema = _schema(ds, user_col, item_col, model.items_)
