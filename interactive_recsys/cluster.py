@@ -131,7 +131,9 @@ def start_cluster(n_workers: int | None = None, *, threads_per_worker: int = 1,
                                    threads_per_worker=threads_per_worker,
                                    memory_limit=memory_limit, host=host, processes=True,
                                    dashboard_address=dashboard_address, **kwargs)
-    if per_worker is not None:
+            if per_worker is not None:  # started here, so they get WORKER_ENV too
+                _label_workers(cluster, per_worker)
+    if per_worker is not None and use_gpu:
         _label_workers(cluster, per_worker)
     client = Client(cluster)
     if per_worker is not None:

@@ -97,10 +97,10 @@ class Experiments:
         runs = self.runs()
         rows = []
         for run in runs:
+            base = {"run": run["run"], "name": run["name"], "data": run["data"],
+                    "fit_s": run["times"].get("fit_s")}
             names = metrics or [m for m in run["metrics"] if not m.startswith("users")]
-            rows.append({"run": run["run"], "name": run["name"], "data": run["data"],
-                         "fit_s": run["times"].get("fit_s"),
-                         **{m: run["metrics"].get(m) for m in names}})
+            rows.append({**base, **{m: run["metrics"].get(m) for m in names if m not in base}})
         return pd.DataFrame(rows)
 
     def curves(self, metrics: Sequence[str] = ("precision", "recall"),
