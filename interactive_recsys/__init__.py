@@ -24,8 +24,9 @@ from .schema import ColumnSchema, Schema, Tags
 from .selector import ColumnSelector
 from .workflow import Workflow
 
-_LAZY = {"ui": ".ui", "stats": ".stats", "Loader": ".loader", "eval": ".eval",
-         "models": ".models", "predict_topk": ".predict"}
+_LAZY = {"ui": ".ui", "stats": ".stats", "Loader": ".loader", "torchrec": ".torchrec",
+         "exports": ".exports", "compat": ".compat", "eval": ".eval", "models": ".models",
+         "predict_topk": ".predict"}
 
 
 def __getattr__(name: str):  # widgets, reports and the loader import on first use
