@@ -150,3 +150,14 @@ def test_background_fit_asks_for_the_gpu_resource(data: pd.DataFrame) -> None:
     finally:
         client.close()
         client.cluster.close()
+
+
+def test_ease_weights_with_torch_equal_numpy(data: pd.DataFrame) -> None:
+    """The GPU path (torch) on the CPU here: same weights as NumPy."""
+    pytest.importorskip("torch")
+    from interactive_recsys.models.simple import ease_weights
+
+    _, _, x = _dense(data)
+    gram = x.T @ x
+    np.testing.assert_allclose(ease_weights(gram, 30.0, "cpu"), ease_weights(gram, 30.0),
+                               atol=1e-10)
