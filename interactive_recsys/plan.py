@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .backend import CpuBackend, get_backend
+from .backend import Backend, get_backend
 from .errors import SchemaError
 from .ops.base import OpContext, Operator, RowFilter
 from .selector import flatten
@@ -66,7 +66,7 @@ class Plan:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def backend(self) -> CpuBackend:
+    def backend(self) -> Backend:
         return get_backend(self.backend_name)
 
     def context(self, step: Step) -> OpContext:

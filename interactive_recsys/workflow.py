@@ -27,7 +27,7 @@ from typing import Any
 import dask
 
 from . import __version__ as _library_version
-from .backend import backend_of
+from .backend import convert
 from .dataset import Dataset, as_dataset
 from .errors import DatasetError, NotFittedError, VersionError
 from .graph import Node
@@ -189,10 +189,7 @@ class Workflow:
         out = self._transform_dataset(ds, training)
         if in_memory:  # the same library back: pandas in -> pandas out, cuDF in -> cuDF out
             frame = compute(out.to_ddf(), phase="transform")[0].reset_index(drop=True)
-            if backend_of(data).name == "gpu":
-                return frame if backend_of(frame).name == "gpu" else backend_of(data).from_pandas(
-                    frame)
-            return backend_of(frame).to_pandas(frame)
+            return convert(frame, like=data)
         return out
 
     def _transform_dataset(self, ds: Dataset, training: bool = False) -> Dataset:

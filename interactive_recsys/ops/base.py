@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ..backend import CpuBackend
+from ..backend import Backend
 from ..errors import ParameterError, SchemaError
 from ..schema import ColumnSchema, Schema, is_numeric_dtype
 from .params import REQUIRED, Param
@@ -82,7 +82,7 @@ def _with_parameters_section(doc: str | None, params: dict[str, Param]) -> str |
 class OpContext:
     """What an operator may know about where it runs."""
 
-    backend: CpuBackend
+    backend: Backend
     groups: list[tuple[str, ...]]
     node_id: str = ""
     artifacts_dir: str | None = None
