@@ -226,6 +226,15 @@ class PreviewModel:
                 f"x {self.output.shape[1]} columns ({how}; {self.seconds:.2f} s)")
 
 
+def frame_html(frame: pd.DataFrame, title: str, css: str, rows: int = 10) -> str:
+    """The first ``rows`` rows of ``frame`` in a box that scrolls sideways by itself."""
+    table = frame.head(rows).to_html(index=False, na_rep="null", classes=css, border=0)
+    return (f'<div class="irs-preview-side"><b>{html.escape(title)}</b> '
+            f"({len(frame)} rows x {frame.shape[1]} columns, first {min(rows, len(frame))} "
+            f'shown)<div class="irs-preview-scroll" style="overflow-x:auto;max-width:100%">'
+            f"{table}</div></div>")
+
+
 def _table_html(frame: pd.DataFrame, css: str) -> str:
     return frame.to_html(classes=["irs-preview-table", css], border=0, escape=True,
                          na_rep="null", max_cols=60)
