@@ -318,3 +318,51 @@ def test_studio_of_a_fitted_workflow_shows_its_statistics_at_once(frame):
     assert studio.builder.model.fitted_workflow is wf
     assert list(studio.embeddings.report.tables) == CATS
     assert studio.preview.model.workflow is wf and studio.message.value == ""
+
+
+def test_suggest_then_run_writes_the_output(frame, tmp_path):
+    path = tmp_path / "clicks.parquet"
+    frame.drop(columns=["L1"]).to_parquet(path)
+    b = PipelineBuilder(str(path))
+    assert b.output_text.value == str(tmp_path / "clicks-processed")  # a default output
+    click(b, "irs-btn-suggest")
+    area = b.feedback.areas["suggest"].value
+    assert "Suggested: 3 column(s) -&gt; Categorify" in area and "irs-msg-success" in area
+    assert b.feedback.areas["steps"].value == ""
+    chains = {c: [s.op for s in br.steps] for br in b.model.branches for c in br.columns}
+    assert chains["C1"] == ["Categorify"] and chains["label"] == ["AddTags"]
+    assert chains["I1"][0] == "FillMissing" and chains["I1"][-1] == "Normalize"
+    assert len(b.steps.options) == sum(len(br.steps) for br in b.model.branches)
+    ended = threading.Event()
+    b.on_run(lambda job: ended.set())
+    click(b, "irs-btn-run")
+    assert "irs-msg-busy" in b.feedback.areas["run"].value  # a visible busy state at once
+    assert "write" in b.message and "clicks-processed" in b.message
+    assert ended.wait(60)
+    written = pd.read_parquet(tmp_path / "clicks-processed")
+    expected = b.model.to_workflow().fit_transform(frame.drop(columns=["L1"]))
+    assert_frames_equal(written.reset_index(drop=True), expected)
+    assert "output written to" in b.feedback.areas["run"].value
+    click(b, "irs-btn-run")  # the output exists now: refused, nothing runs
+    assert b.level == "error" and "already exists" in b.message
+    assert "irs-msg-error" in b.feedback.areas["run"].value
+    b.overwrite.value = True
+    ended.clear()
+    click(b, "irs-btn-run")
+    assert ended.wait(60) and b.level == "success"
+
+
+def test_feedback_sits_next_to_its_control_and_stale_errors_go(frame):
+    b = PipelineBuilder(frame)
+    click(b, "irs-btn-update")  # nothing selected: an error next to the step buttons
+    assert "irs-msg-error" in b.feedback.areas["steps"].value
+    button(b, "irs-chip-categorical").click()  # a later action elsewhere clears it
+    assert b.feedback.areas["steps"].value == ""
+    assert "Ticked the 3 categorical columns" in b.feedback.areas["columns"].value
+    click(b, "irs-op-Categorify")
+    assert "Added Categorify on C1, C2, C3" in b.feedback.areas["steps"].value
+    assert b.feedback.areas["columns"].value == ""
+    click(b, "irs-btn-preview")
+    assert "Preview: fitted" in b.feedback.areas["run"].value
+    assert b.buttons["preview"].description == "Preview"  # back from "Previewing..."
+    assert not b.buttons["preview"].disabled
