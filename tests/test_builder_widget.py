@@ -366,3 +366,20 @@ def test_feedback_sits_next_to_its_control_and_stale_errors_go(frame):
     assert "Preview: fitted" in b.feedback.areas["run"].value
     assert b.buttons["preview"].description == "Preview"  # back from "Previewing..."
     assert not b.buttons["preview"].disabled
+
+
+def test_an_operator_needing_a_value_is_added_once_its_form_is_valid(frame):
+    b = PipelineBuilder(frame)
+    b.select_columns(["I1", "I2"])
+    click(b, "irs-op-Clip")  # Clip() is not valid: the form, and the operator's reason
+    assert b.model.branches[0].steps == [] and b.operator == "Clip"
+    assert "Clip needs min_value, max_value or both" in b.message
+    b.form.fields["min_value"].value = "a"  # still invalid: said, nothing added
+    assert b.level == "error" and b.model.branches[0].steps == []
+    b.form.fields["min_value"].value = "1"  # valid: added
+    assert [(s.op, s.params) for s in b.model.branches[0].steps] == [("Clip",
+                                                                      {"min_value": 1})]
+    assert b.message.startswith("Added Clip(min_value=1) on I1, I2")
+    b.form.fields["min_value"].value = "10"  # later keystrokes edit that step
+    assert [(s.op, s.params) for s in b.model.branches[0].steps] == [("Clip",
+                                                                      {"min_value": 10})]

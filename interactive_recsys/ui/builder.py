@@ -27,18 +27,18 @@ import ipywidgets as w
 
 from ..errors import IRSError
 from ..ops import OPERATORS
-from .builder_model import BuilderModel, PreviewResult, job_text
+from .builder_actions import RunActions
+from .builder_model import BuilderModel, PreviewResult, make_operator
 from .column_list import ColumnChoice, ColumnList, names_text, role_chips
 from .dag import DagView, parse_op_id
-from .feedback import STYLE, Feedback, busy
+from .feedback import STYLE, Feedback
 from .param_form import ParamForm, palette_rows
-from .preview import frame_html
 
 #: Feedback areas, each next to its controls.
 AREAS = ("dataset", "columns", "suggest", "steps", "run")
 
 
-class PipelineBuilder(w.VBox):
+class PipelineBuilder(RunActions, w.VBox):
     """Build a workflow by clicking: columns, Suggest, operator palette, form, DAG view.
 
     Parameters
@@ -63,6 +63,7 @@ class PipelineBuilder(w.VBox):
         self._preview_listeners: list[Callable[[PreviewResult], None]] = []
         self._run_listeners: list[Callable[[Any], None]] = []
         self._operator: str | None = None
+        self._pending: str | None = None  # an operator added once its form is valid
         self.feedback = Feedback(AREAS)
         self._build_widgets()
         if dataset is not None:
@@ -320,16 +321,25 @@ class PipelineBuilder(w.VBox):
         self.form.show(name, values)
 
     def palette_click(self, name: str) -> None:
-        """What a click on an operator does: with ticked columns and no required parameter,
-        add it as a step at once (its form then edits that step); else show its form."""
+        """What a click on an operator does: with ticked columns, add it as a step at once
+        (its form then edits that step, as you type). When its defaults are not a valid
+        operator (``Clip`` needs a bound), show its form: the step is added as soon as the
+        form holds valid parameters (or with Add)."""
         model = self._need_model()
-        required = [p for p, spec in OPERATORS[name].params.items() if spec.required]
         columns = self.selected_columns
-        if not columns or required:
+        self._pending = None
+        try:
+            make_operator(name, {})
+        except IRSError as exc:
             self.choose_operator(name)
-            need = "tick the columns, " if not columns else ""
-            fill = f"fill in {', '.join(required)}, " if required else ""
-            self.say(f"{name}: {need}{fill}then click Add.", "info")
+            self._pending = name if columns else None
+            then = "it is added as soon as the form is valid" if columns else \
+                "tick the columns, then click Add"
+            self.say(f"{name}: {exc} Fill in the form below: {then}.", "info")
+            return
+        if not columns:
+            self.choose_operator(name)
+            self.say(f"{name}: tick the columns, then click Add.", "info")
             return
         before = len(model.branches)
         try:
@@ -346,9 +356,20 @@ class PipelineBuilder(w.VBox):
         return self._operator
 
     def _live_edit(self) -> None:
-        """A form field changed: apply the form to the selected step when it shows it."""
+        """A form field changed: add the pending operator once its parameters are valid, or
+        apply the form to the selected step when the form shows it."""
         model = self.model
-        if model is None or model.selected is None or self.form.op is None:
+        if model is None or self.form.op is None:
+            return
+        if self._pending == self.form.op:
+            columns, params = self.selected_columns, self.form.values()
+            make_operator(self._pending, params)  # not valid yet: the reason is shown
+            self._pending = None
+            k, j = model.add_step(columns, self.form.op, params)
+            self.say(f"Added {model.branches[k].steps[j].operator()!r} on "
+                     f"{names_text(columns)} as step {j + 1} of branch {k + 1}.", "success")
+            return
+        if model.selected is None:
             return
         k, j = model.selected
         step = model.branches[k].steps[j]
@@ -371,6 +392,7 @@ class PipelineBuilder(w.VBox):
         return self._operator
 
     def _add(self) -> None:
+        self._pending = None
         model = self._need_model()
         columns = self.selected_columns
         op = self._need_operator()
@@ -475,7 +497,6 @@ class PipelineBuilder(w.VBox):
         self.schema_html.value = (f"<small><b>Predicted output</b> ({len(schema)} columns, "
                                   f"before any fit): {cells}</small>")
 
-    # ---- preview, run, save, load, export -------------------------------------------------
     def _suggest(self) -> None:
         from .suggest import explain
 
@@ -483,87 +504,6 @@ class PipelineBuilder(w.VBox):
         model.suggest()
         self.say(f"Suggested: {explain(model.profile)}. Click a step in the graph to edit it; "
                  "Undo reverts.", "success", "suggest")
-
-    def _preview(self) -> None:
-        model = self._need_model()
-        self.say(f"Preview: fitting and transforming {self.preview_rows:,} sample rows...",
-                 "busy", "run")
-        with busy(self.buttons["preview"], "Previewing..."):
-            result = model.preview(self.preview_rows)
-        self.last_preview = result
-        self.preview_view.layout.display = None
-        self._show_preview()
-        self.say(f"Preview: fitted and transformed {len(result.input)} sample rows in "
-                 f"{result.seconds:.2f} s (below).", "success", "run")
-        for callback in list(self._preview_listeners):
-            callback(result)
-
-    def _show_preview(self) -> None:
-        result = self.last_preview
-        if result is None:
-            return
-        which = self.preview_view.value
-        frame = result.output if which == "output" else result.input
-        self.preview_html.value = (f'<div class="irs-preview">'
-                                   f'{frame_html(frame, which.title(), f"irs-preview-{which}")}'
-                                   "</div>")
-
-    def _run(self) -> None:
-        model = self._need_model()
-
-        def done(job: Any) -> None:
-            text = job_text(job)
-            if job.status == "finished" and output:
-                text = text.rstrip(".") + f"; output written to {output!r}."
-            self.status.value = f'<span class="irs-run-{job.status}">{html.escape(text)}</span>'
-            self.say(text, "success" if job.status == "finished" else "error", "run")
-            for callback in list(self._run_listeners):
-                callback(job)
-
-        if model.running:
-            raise IRSError("A run is in progress: wait for it to end, or click Cancel.")
-        from ..jobs import active_client
-
-        output = self.output_text.value.strip() or None
-        client = self.client or active_client()
-        where = ("on the Dask cluster (see the Cluster tab)" if client is not None
-                 else "in this process (no Dask cluster is active)")
-        self.job = model.run(output, on_done=done, client=client,
-                             overwrite=self.overwrite.value)
-        self.status.value = '<span class="irs-run-running">Run started...</span>'
-        writes = f"fit, then write {output!r}" if output else "fit only (no output path)"
-        self.say(f"Running in the background {where}: {writes}...", "busy", "run")
-
-    def _cancel(self) -> None:
-        if self.job is None or not self.job.cancel():
-            raise IRSError("No run is in progress.")
-        self.say("Cancelling the run: its Dask tasks stop and it writes no output.", "info",
-                 "run")
-
-    def _path(self) -> str:
-        path = self.file_text.value.strip()
-        if not path:
-            raise IRSError("Type a directory in the Workflow field first (e.g. my_workflow/).")
-        return path
-
-    def _save(self) -> None:
-        path = self._need_model().save(self._path(), overwrite=True)
-        fitted = " (fitted, with vocabularies)" if self.model.fitted_workflow else ""
-        self.say(f"Saved the workflow{fitted} to {path!r}.", "success", "run")
-
-    def _load(self) -> None:
-        path = self._path()
-        if not os.path.isdir(path):
-            raise IRSError(f"Workflow directory {path!r} does not exist; check the path "
-                           f"(the current directory is {os.getcwd()!r}).")
-        self._need_model().load(path)
-        self.say(f"Loaded the workflow from {path!r}.", "success", "run")
-
-    def _export(self) -> None:
-        self.code.value = self._need_model().export_code()
-        self.code.layout.display = None
-        self.say("Exported code below: running it builds the identical workflow.", "success",
-                 "run")
 
     # ---- hooks for the Studio -------------------------------------------------------------
     def on_preview(self, callback: Callable[[PreviewResult], None]) -> None:
