@@ -342,7 +342,8 @@ def test_suggest_then_run_writes_the_output(frame, tmp_path):
     written = pd.read_parquet(tmp_path / "clicks-processed")
     expected = b.model.to_workflow().fit_transform(frame.drop(columns=["L1"]))
     assert_frames_equal(written.reset_index(drop=True), expected)
-    assert "output written to" in b.feedback.areas["run"].value
+    assert "output written to" in b.status.value and "irs-run-finished" in b.status.value
+    assert b.feedback.areas["run"].value == "" and b.level == "success"  # no duplicate
     click(b, "irs-btn-run")  # the output exists now: refused, nothing runs
     assert b.level == "error" and "already exists" in b.message
     assert "irs-msg-error" in b.feedback.areas["run"].value

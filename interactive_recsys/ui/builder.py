@@ -188,8 +188,7 @@ class PipelineBuilder(RunActions, w.VBox):
                                                display="none"))
         self.code.add_class("irs-builder-code")
         editor = w.VBox([
-            w.HBox([self.suggest_button, area["suggest"]],
-                   layout=w.Layout(align_items="center")),
+            self.suggest_button, area["suggest"],
             w.HTML("<b>Operators</b> <small>(a click adds the operator to the ticked columns;"
                    " edit its parameters below, applied as you type)</small>"),
             self.palette, self.form, step_buttons, area["steps"],

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import IRSError
 from .builder_model import job_text
-from .feedback import busy
+from .feedback import COLOURS, busy
 from .preview import frame_html
 
 
@@ -51,8 +51,13 @@ class RunActions:
             text = job_text(job)
             if job.status == "finished" and output:
                 text = text.rstrip(".") + f"; output written to {output!r}."
-            self.status.value = f'<span class="irs-run-{job.status}">{html.escape(text)}</span>'
-            self.say(text, "success" if job.status == "finished" else "error", "run")
+            level = "success" if job.status == "finished" else "error"
+            colour = COLOURS[level]
+            self.status.value = (f'<span class="irs-run-{job.status} irs-msg-{level}" '
+                                 f'style="color:{colour}">{html.escape(text)}</span>')
+            # the status line, next to Run, replaces the "Running..." note
+            self.feedback.last = (text, level, "run")
+            self.feedback.areas["run"].value = ""
             for callback in list(self._run_listeners):
                 callback(job)
 

@@ -302,7 +302,7 @@ def test_click_budget_with_suggest(lab):
     clicks.click(".irs-studio .irs-btn-run")
     wait_run_finished(page)
     assert clicks.clicks <= 4 and clicks.keys == 0
-    page.locator(".irs-feedback-run").filter(has_text="output written to").wait_for()
+    page.locator(".irs-builder-status").filter(has_text="output written to").wait_for()
     lab.screenshot("studio-8-suggested-run")
     out, schema = read_output(Path(data + "-processed"))
     assert len(out) == CRITEO_ROWS and sorted(out.columns) == sorted(
