@@ -59,7 +59,13 @@ class ParamForm(w.VBox):
             callback()
 
     def show(self, op: str | None, values: dict[str, Any] | None = None) -> None:
+        old = self.children
         self.op, self.fields = op, {}
+        self._show(op, values)
+        for widget in old:  # the replaced fields: no model left behind in the kernel/page
+            close_tree(widget)
+
+    def _show(self, op: str | None, values: dict[str, Any] | None) -> None:
         if op is None:
             self.children = [w.HTML("<i>Choose an operator from the palette.</i>")]
             return
@@ -135,3 +141,13 @@ def palette_rows(on_click: Callable[[str], None]) -> tuple[list[w.HBox], dict[st
         label = w.HTML(f"<small>{category}</small>", layout=w.Layout(width="80px"))
         rows.append(w.HBox([label, *row], layout=w.Layout(flex_flow="row wrap")))
     return rows, buttons
+
+
+def close_tree(widget: w.Widget) -> None:
+    """Close ``widget``, its children and their layout and style models."""
+    for child in getattr(widget, "children", ()):
+        close_tree(child)
+    for part in (getattr(widget, "layout", None), getattr(widget, "style", None)):
+        if isinstance(part, w.Widget):
+            part.close()
+    widget.close()
