@@ -118,6 +118,7 @@ class PipelineBuilder(RunActions, w.VBox):
         self.suggest_button = self._button(
             "Suggest a pipeline", "suggest", self._suggest, "Propose steps for every column "
             "from the column profile (editable, undoable)", "warning", area="suggest")
+        self.suggest_button.layout.align_self = "flex-start"
         self.palette = w.VBox()
         self.palette.add_class("irs-builder-palette")
         self.op_buttons: dict[str, w.Button] = {}

@@ -299,6 +299,9 @@ def test_click_budget_with_suggest(lab):
     page.locator(".irs-feedback-suggest .irs-msg-success").wait_for(timeout=30_000)
     page.locator(".irs-dag g.irs-dag-op").nth(3).wait_for()
     lab.screenshot("studio-7-suggested")
+    page.locator(".irs-studio .irs-builder-steps").evaluate(
+        "el => el.scrollIntoView({block: 'start'})")
+    lab.screenshot("studio-7b-suggested-steps-and-graph")
     clicks.click(".irs-studio .irs-btn-run")
     wait_run_finished(page)
     assert clicks.clicks <= 4 and clicks.keys == 0
