@@ -133,7 +133,7 @@ def test_errors_are_shown_in_the_widget(frame, tmp_path):
     with pytest.raises(irs.ParameterError) as code_error:
         ops.Clip(min_value="a")
     assert b.message == str(code_error.value)
-    assert "irs-msg-error" in b.feedback.areas["steps"].value
+    assert "irs-msg-error" in b.feedback.areas["steps"].value  # next to Add
     assert b.model.branches[0].steps == []
     b.select_columns(["C1"])
     click(b, "irs-op-Normalize")  # added at once: refused, with the reason
@@ -360,8 +360,8 @@ def test_feedback_sits_next_to_its_control_and_stale_errors_go(frame):
     button(b, "irs-chip-categorical").click()  # a later action elsewhere clears it
     assert b.feedback.areas["steps"].value == ""
     assert "Ticked the 3 categorical columns" in b.feedback.areas["columns"].value
-    click(b, "irs-op-Categorify")
-    assert "Added Categorify on C1, C2, C3" in b.feedback.areas["steps"].value
+    click(b, "irs-op-Categorify")  # next to the palette
+    assert "Added Categorify on C1, C2, C3" in b.feedback.areas["palette"].value
     assert b.feedback.areas["columns"].value == ""
     click(b, "irs-btn-preview")
     assert "Preview: fitted" in b.feedback.areas["run"].value

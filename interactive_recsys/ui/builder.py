@@ -35,7 +35,7 @@ from .feedback import STYLE, Feedback
 from .param_form import ParamForm, palette_rows
 
 #: Feedback areas, each next to its controls.
-AREAS = ("dataset", "columns", "suggest", "steps", "run")
+AREAS = ("dataset", "columns", "suggest", "palette", "steps", "run")
 
 
 class PipelineBuilder(RunActions, w.VBox):
@@ -124,7 +124,7 @@ class PipelineBuilder(RunActions, w.VBox):
         self.op_buttons: dict[str, w.Button] = {}
         self.form = ParamForm()
         self.form.show(None)
-        self.form.on_edit(lambda: self._guard(self._live_edit, "steps")())
+        self.form.on_edit(lambda: self._guard(self._live_edit, "palette")())
         self.add_button = self._button("Add", "add", self._add, "Add the form's operator as a "
                                        "step on the ticked columns", "primary")
         step_buttons = w.HBox([
@@ -192,7 +192,7 @@ class PipelineBuilder(RunActions, w.VBox):
             self.suggest_button, area["suggest"],
             w.HTML("<b>Operators</b> <small>(a click adds the operator to the ticked columns;"
                    " edit its parameters below, applied as you type)</small>"),
-            self.palette, self.form, step_buttons, area["steps"],
+            self.palette, area["palette"], self.form, step_buttons, area["steps"],
             w.HTML("<b>Steps</b>"), self.steps], layout=w.Layout(width="54%"))
         self.children = [
             w.HTML(STYLE), w.HBox([self.path_text, open_button, area["dataset"]]), self.info,
@@ -309,7 +309,7 @@ class PipelineBuilder(RunActions, w.VBox):
     # ---- palette and form -----------------------------------------------------------------
     def _build_palette(self) -> None:
         self.palette.children, self.op_buttons = palette_rows(
-            lambda n: self._guard(lambda: self.palette_click(n))())
+            lambda n: self._guard(lambda: self.palette_click(n), "palette")())
 
     def choose_operator(self, name: str, values: dict[str, Any] | None = None) -> None:
         """Pick an operator: highlight it and show its parameter form (nothing is added)."""
@@ -335,11 +335,11 @@ class PipelineBuilder(RunActions, w.VBox):
             self._pending = name if columns else None
             then = "it is added as soon as the form is valid" if columns else \
                 "tick the columns, then click Add"
-            self.say(f"{name}: {exc} Fill in the form below: {then}.", "info")
+            self.say(f"{name}: {exc} Fill in the form below: {then}.", "info", "palette")
             return
         if not columns:
             self.choose_operator(name)
-            self.say(f"{name}: tick the columns, then click Add.", "info")
+            self.say(f"{name}: tick the columns, then click Add.", "info", "palette")
             return
         before = len(model.branches)
         try:
@@ -349,7 +349,7 @@ class PipelineBuilder(RunActions, w.VBox):
             raise
         started = " in a new branch" if len(model.branches) > before else ""
         self.say(f"Added {name} on {names_text(columns)} as step {j + 1} of branch {k + 1}"
-                 f"{started}; its parameters are below.", "success")
+                 f"{started}; its parameters are below.", "success", "palette")
 
     @property
     def operator(self) -> str | None:
@@ -367,7 +367,8 @@ class PipelineBuilder(RunActions, w.VBox):
             self._pending = None
             k, j = model.add_step(columns, self.form.op, params)
             self.say(f"Added {model.branches[k].steps[j].operator()!r} on "
-                     f"{names_text(columns)} as step {j + 1} of branch {k + 1}.", "success")
+                     f"{names_text(columns)} as step {j + 1} of branch {k + 1}.", "success",
+                     "palette")
             return
         if model.selected is None:
             return
@@ -377,8 +378,8 @@ class PipelineBuilder(RunActions, w.VBox):
         if step.op != self.form.op or params == step.params:
             return
         model.update_step(k, j, params=params)
-        self.say(f"Step {j + 1} of branch {k + 1} is now {model.branches[k].steps[j].operator()!r}"
-                 ".", "success")
+        new = model.branches[k].steps[j].operator()
+        self.say(f"Step {j + 1} of branch {k + 1} is now {new!r}.", "success", "palette")
 
     # ---- step actions ---------------------------------------------------------------------
     def _need_model(self) -> BuilderModel:

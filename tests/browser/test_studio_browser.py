@@ -197,6 +197,16 @@ def open_criteo_studio(lab) -> str:
     return str(path)
 
 
+def assert_in_view(locator, near=None, within: float = 400) -> None:
+    """``locator`` is on screen (inside the 1440x900 viewport), and within ``within`` px
+    (vertically) of the control ``near`` when given: feedback next to its cause."""
+    box = locator.bounding_box()
+    assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= VIEWPORT["height"], box
+    if near is not None:
+        cause = near.bounding_box()
+        assert abs(box["y"] - cause["y"]) <= within, (box, cause)
+
+
 def count_text(page) -> str:
     return page.locator(".irs-studio .irs-builder-count").inner_text()
 
@@ -285,6 +295,7 @@ def test_forty_columns_are_readable_and_clickable(lab):
     wait_count(page, "8 of 40 selected")
     msg = page.locator(".irs-studio .irs-feedback-columns .irs-msg")
     assert "ticked the 8 shown columns matching 'C2'" in msg.inner_text()
+    assert_in_view(msg, near=page.locator(".irs-studio .irs-btn-select-shown"), within=120)
     page.locator(".irs-studio .irs-builder-name-filter input").fill("")
     page.locator(".irs-studio .irs-builder-columns").scroll_into_view_if_needed()
     lab.screenshot("studio-6-forty-columns-filtered")
@@ -307,6 +318,19 @@ def test_click_budget_with_suggest(lab):
     assert clicks.clicks <= 4 and clicks.keys == 0
     page.locator(".irs-builder-status").filter(has_text="output written to").wait_for()
     lab.screenshot("studio-8-suggested-run")
+    # Preview in the Build tab: the output first, scrolling sideways inside its own box
+    page.locator(".irs-studio .irs-btn-preview").click()
+    table = page.locator(".irs-builder-preview table.irs-preview-output")
+    table.wait_for(timeout=60_000)
+    scroll = page.locator(".irs-builder-preview .irs-preview-scroll")
+    assert scroll.evaluate("el => el.scrollWidth > el.clientWidth + 100")
+    builder_box = page.locator(".irs-studio .irs-builder").bounding_box()
+    box = scroll.bounding_box()
+    assert box["x"] >= builder_box["x"] and box["x"] + box["width"] <= \
+        builder_box["x"] + builder_box["width"] + 4  # inside the builder (a widget margin)
+    assert page.locator(".irs-builder-preview table.irs-preview-input").count() == 0
+    scroll.scroll_into_view_if_needed()
+    lab.screenshot("studio-10-preview-output-first")
     out, schema = read_output(Path(data + "-processed"))
     assert len(out) == CRITEO_ROWS and sorted(out.columns) == sorted(
         ["label", *CRITEO_CONTS, *CRITEO_CATS])
@@ -328,6 +352,8 @@ def test_click_budget_by_hand(lab):
     wait_count(page, "26 of 40 selected")
     clicks.click(".irs-studio .irs-op-Categorify")
     wait_message(page, "Added Categorify")
+    assert_in_view(page.locator(".irs-feedback-palette .irs-msg"),
+                   near=page.locator(".irs-studio .irs-op-Categorify"), within=300)
     clicks.click(".irs-studio .irs-chip-continuous")
     wait_count(page, "13 of 40 selected")
     clicks.click(".irs-studio .irs-op-FillMissing")
