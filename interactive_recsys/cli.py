@@ -1,10 +1,11 @@
 """The ``irs`` command line: ``irs demo`` (the main job), ``irs run`` (apply a saved workflow),
-``irs report`` (HTML report of a notebook)."""
+``irs report`` (HTML report of a notebook), ``irs clean`` (temporaries of killed writes)."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import glob
 import json
 import os
 import sys
@@ -111,16 +112,28 @@ def _print_summary(summary: dict[str, Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    from .outputs import check_destination
+
+    inputs = [p for item in args.input for p in (glob.glob(item) if glob.has_magic(item)
+                                                 else [item])]
+    check_destination(args.output, {"the input": inputs, "the workflow folder": [args.workflow]})
     wf = Workflow.load(args.workflow)
     with _client(args.scheduler, args.workers, args.memory_limit, args.local) as client:
+        labels = args.label or ([c.name for c in wf.input_schema.values() if "target" in c.tags]
+                                if wf.input_schema is not None else [])
         ds = Dataset(args.input if len(args.input) > 1 else args.input[0],
-                     part_size=args.part_size)
+                     part_size=args.part_size, tags={c: ["target"] for c in labels})
         t0 = time.perf_counter()
+        hugectr = {"one_key_space": True} if args.hugectr_one_key_space else args.hugectr
         written = wf.transform(ds).to_parquet(args.output, shuffle=args.shuffle,
-                                              overwrite=args.overwrite)
+                                              overwrite=args.overwrite, hugectr=hugectr)
         seconds = time.perf_counter() - t0
         print(f"Wrote {written['num_rows']:,} rows in {len(written['files'])} files to "
               f"{written['path']} in {seconds:.2f} s on {_describe_client(client)}")
+        if "hugectr" in written:
+            from .exports.hugectr import describe
+
+            print(describe(written["hugectr"]))
     return written
 
 
@@ -131,6 +144,16 @@ def report(args: argparse.Namespace) -> str:
                            timeout=args.timeout)
     print(f"Wrote {path}")
     return str(path)
+
+
+def clean(args: argparse.Namespace) -> list[str]:
+    from .outputs import clean_stale
+
+    removed = [p for path in args.paths for p in clean_stale(path)]
+    for p in removed:
+        print(f"removed {p}")
+    print(f"Removed {len(removed)} stale temporary folder(s) of killed writers.")
+    return removed
 
 
 def _add_cluster_args(p: argparse.ArgumentParser) -> None:
@@ -172,6 +195,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--input", required=True, nargs="+", help="files, directory or glob")
     r.add_argument("--output", required=True, help="output directory")
     r.add_argument("--overwrite", action="store_true")
+    r.add_argument("--label", action="append", default=[], metavar="COLUMN",
+                   help="a label (target) column (default: the targets the workflow was fit "
+                   "with)")
+    r.add_argument("--hugectr", action="store_true",
+                   help="also write HugeCTR's _file_list.txt, _metadata.json and keysets")
+    r.add_argument("--hugectr-one-key-space", action="store_true",
+                   help="with HugeCTR output, add the per-slot offsets to the keys")
     _add_cluster_args(r)
     r.set_defaults(func=run)
     rep = sub.add_parser("report", help="HTML report of an executed notebook (widgets and "
@@ -187,6 +217,13 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--timeout", type=int, default=600,
                      help="seconds allowed per cell with --execute (default 600)")
     rep.set_defaults(func=report)
+    cl = sub.add_parser("clean", help="remove temporaries left by killed writes to PATH",
+                        description="Remove the hidden .NAME.tmp-* / .NAME.old-* folders that a "
+                        "killed write to PATH left next to it (and, for a folder PATH, inside "
+                        "it), when the process that made them is gone. Temporaries of running "
+                        "writers and of other machines are kept.")
+    cl.add_argument("paths", nargs="+", metavar="PATH", help="output path(s) written by irs")
+    cl.set_defaults(func=clean)
     return parser
 
 
