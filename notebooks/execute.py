@@ -5,8 +5,9 @@
 Runs each notebook top to bottom with nbconvert (widget state stored, so JupyterLab,
 nbviewer and ``irs report`` can draw the widgets; only the widgets the outputs show are
 kept, not every widget created and closed on the way), then drops the multi-megabyte
-inline BokehJS bundle from cells marked ``# NBVAL_IGNORE_OUTPUT`` (nbval ignores those outputs; the bundle is
-loaded again whenever the notebook runs). Notebooks are written atomically.
+inline BokehJS bundle from cells marked ``# NBVAL_IGNORE_OUTPUT`` (nbval ignores those
+outputs; the bundle is loaded again whenever the notebook runs). Notebooks are written
+atomically.
 """
 
 from __future__ import annotations
