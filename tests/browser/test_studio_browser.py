@@ -232,6 +232,13 @@ def read_output(path) -> tuple[pd.DataFrame, dict]:
     return pd.read_parquet(path), schema
 
 
+_ANCESTORS_JS = """
+(el) => { const out = []; for (let e = el; e && out.length < 8; e = e.parentElement) {
+  const s = getComputedStyle(e);
+  out.push([e.className, e.clientWidth, e.scrollWidth, s.display, s.overflowX, s.minWidth]); }
+  return out; }
+"""
+
 _ROW_CHECK_JS = """
 (row) => {
   const name = row.querySelector('.irs-cl-name');
@@ -331,6 +338,15 @@ def test_click_budget_with_suggest(lab):
     assert page.locator(".irs-builder-preview table.irs-preview-input").count() == 0
     scroll.scroll_into_view_if_needed()
     lab.screenshot("studio-10-preview-output-first")
+    # the Preview tab (filled by the run): the same, with paging
+    page.locator(".irs-studio-tabs .lm-TabBar-tab", has_text="Preview").click()
+    tab_scroll = page.locator(".irs-preview-rows .irs-preview-scroll")
+    tab_scroll.wait_for(timeout=60_000)
+    assert tab_scroll.evaluate("el => el.scrollWidth > el.clientWidth + 100"), \
+        tab_scroll.evaluate(_ANCESTORS_JS)
+    studio_box = page.locator(".irs-studio").bounding_box()
+    box = tab_scroll.bounding_box()
+    assert box["x"] + box["width"] <= studio_box["x"] + studio_box["width"] + 4
     out, schema = read_output(Path(data + "-processed"))
     assert len(out) == CRITEO_ROWS and sorted(out.columns) == sorted(
         ["label", *CRITEO_CONTS, *CRITEO_CATS])
