@@ -19,6 +19,7 @@ from .errors import (
     ParameterError,
     SchemaError,
     VersionError,
+    WorkflowFormatError,
 )
 from .schema import ColumnSchema, Schema, Tags
 from .selector import ColumnSelector
@@ -39,5 +40,5 @@ def __getattr__(name: str):  # widgets, reports and the loader import on first u
 
 __all__ = ["ColumnSchema", "ColumnSelector", "Dataset", "DatasetError", "IRSError",
            "NotFittedError", "ParameterError", "Schema", "SchemaError", "Tags", "VersionError",
-           "Workflow", "cluster", "connect", "datasets", "embedding_dim", "embedding_sizes",
-           "get_backend", "gpu_available", "ops", "start_cluster"]
+           "Workflow", "WorkflowFormatError", "cluster", "connect", "datasets", "embedding_dim",
+           "embedding_sizes", "get_backend", "gpu_available", "ops", "start_cluster"]

@@ -18,7 +18,7 @@ from typing import Any
 
 import dask
 
-from .backend import gpu_available
+from .backend import gpu_available, gpu_device_count
 from .errors import IRSError
 
 #: Environment of CPU worker processes, set before they start (Dask's
@@ -34,9 +34,29 @@ from .errors import IRSError
 WORKER_ENV = {"ARROW_DEFAULT_MEMORY_POOL": "system", "MALLOC_TRIM_THRESHOLD_": "65536",
               "MALLOC_MMAP_THRESHOLD_": str(2**25), "ACERO_ALIGNMENT_HANDLING": "ignore"}
 
-#: Dask configuration of GPU clusters: workers report cuDF's spill statistics
-#: (``metrics["cudf"]["cudf-spilled"]``), which the Monitor reads.
-GPU_CONFIG = {"distributed.diagnostics.cudf": True}
+#: Environment added for GPU worker processes: they report cuDF's spill statistics
+#: (``metrics["cudf"]["cudf-spilled"]``, read by the Monitor). ``distributed.worker`` registers
+#: that metric when it is imported in the new process, before the configuration inherited
+#: from the client applies, so the switch must be in the process's environment from its start.
+GPU_WORKER_ENV = {"DASK_DISTRIBUTED__DIAGNOSTICS__CUDF": "True"}
+
+
+def worker_environment(gpu: bool) -> dict[str, str]:
+    """Environment variables of worker processes (set before they start).
+
+    >>> worker_environment(gpu=True)["DASK_DISTRIBUTED__DIAGNOSTICS__CUDF"]
+    'True'
+    >>> "DASK_DISTRIBUTED__DIAGNOSTICS__CUDF" in worker_environment(gpu=False)
+    False
+    """
+    return {**WORKER_ENV, **(GPU_WORKER_ENV if gpu else {})}
+
+
+def _pre_spawn(environ: dict[str, str]) -> Any:
+    """Dask configuration under which new Nannies start their worker processes with
+    ``environ`` (on top of any pre-spawn environment already configured)."""
+    merged = {**dask.config.get("distributed.nanny.pre-spawn-environ", {}), **environ}
+    return dask.config.set({"distributed.nanny.pre-spawn-environ": merged})
 
 
 class ClusterError(IRSError, RuntimeError):
@@ -53,16 +73,7 @@ def gpu_count() -> int:
     >>> gpu_count() >= 0
     True
     """
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        try:
-            return int(pynvml.nvmlDeviceGetCount())
-        finally:
-            pynvml.nvmlShutdown()
-    except Exception:
-        return 0
+    return gpu_device_count()
 
 
 def start_cluster(n_workers: int | None = None, *, threads_per_worker: int = 1,
@@ -80,8 +91,8 @@ def start_cluster(n_workers: int | None = None, *, threads_per_worker: int = 1,
         of it a CPU worker spills partitions to disk.
     host : interface to bind scheduler, workers and dashboard to (loopback by default).
     dashboard : start Dask's own HTTP dashboard (on a free port).
-    gpu : ``None`` (default) uses GPUs when cuDF really runs on one; ``True`` requires them
-        and raises :class:`ClusterError` when none works; ``False`` never uses them.
+    gpu : ``None`` (default) uses GPUs when cuDF is installed and NVML sees one; ``True``
+        requires them and raises :class:`ClusterError` when none works; ``False`` never uses them.
     device_memory_limit : GPU memory per worker (bytes, ``"30GB"`` or a fraction of the
         device) past which cuDF spills device buffers to host memory.
     rmm_pool_size : size of each GPU worker's RMM memory pool (``None``: no pool).
@@ -107,8 +118,7 @@ def start_cluster(n_workers: int | None = None, *, threads_per_worker: int = 1,
     else:
         from distributed import LocalCluster
 
-        environ = {**dask.config.get("distributed.nanny.pre-spawn-environ", {}), **WORKER_ENV}
-        with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
+        with _pre_spawn(worker_environment(gpu=False)):
             cluster = LocalCluster(n_workers=n_workers or 2,
                                    threads_per_worker=threads_per_worker,
                                    memory_limit=memory_limit, host=host, processes=True,
@@ -122,7 +132,7 @@ def _gpu_cluster(n_workers: int | None, threads_per_worker: int, memory_limit: A
     """A ``LocalCUDACluster`` with cuDF spilling and its statistics on, or a clear error."""
     fallback = ("Start a CPU cluster instead with start_cluster(gpu=False) (or omit gpu= to "
                 "choose automatically).")
-    if gpu_count() == 0 or not gpu_available():
+    if not gpu_available():
         raise ClusterError("start_cluster(gpu=True) needs a working NVIDIA GPU with cuDF, but "
                            f"none was found on this machine (NVML sees {gpu_count()} GPUs). "
                            f"{fallback} For GPU support install the 'gpu' extra on a CUDA "
@@ -133,9 +143,9 @@ def _gpu_cluster(n_workers: int | None, threads_per_worker: int, memory_limit: A
         raise ClusterError(f"start_cluster(gpu=True) needs dask-cuda, which does not import "
                            f"({err}). Install it with pip install 'dask-cuda[cu12]'. "
                            f"{fallback}") from err
-    with dask.config.set(GPU_CONFIG):
+    with _pre_spawn(worker_environment(gpu=True)):
         return LocalCUDACluster(n_workers=n_workers, threads_per_worker=threads_per_worker,
-                                memory_limit=memory_limit, ip=host,
+                                memory_limit=memory_limit, host=host,
                                 dashboard_address=dashboard_address,
                                 device_memory_limit=device_memory_limit,
                                 rmm_pool_size=rmm_pool_size, enable_cudf_spill=True,

@@ -24,7 +24,15 @@ import pyarrow.parquet as pq
 from dask.dataframe.io.csv import read_pandas
 from dask.utils import parse_bytes
 
-from .backend import CpuBackend, backend_of, dictionary_schema, get_backend, read_parquet_table
+from .backend import (
+    Backend,
+    backend_of,
+    convert,
+    dictionary_schema,
+    get_backend,
+    read_parquet_table,
+)
+from .backend.arrow import small_type
 from .csv_input import (
     CsvBlockReader,
     CsvNormalizer,
@@ -256,7 +264,7 @@ class Dataset:
     def _open(self, source: Any, engine: str | None, part_size: str | int | None, sep: str,
               names: Sequence[str] | None, dtypes: Mapping[str, str] | None, header: Any,
               backend: str, tags: Mapping[str, Iterable[str | Tags]] | None) -> None:
-        self.backend: CpuBackend = get_backend(backend)
+        self.backend: Backend = get_backend(backend)
         self._num_rows: int | None = None
         self.files: list[str] = []
         self._pieces: list[ParquetPiece] | None = None  # parquet: what the partitions read
@@ -290,7 +298,7 @@ class Dataset:
             self._schema = self._with_tags(self._schema, tags)
 
     @classmethod
-    def from_ddf(cls, ddf: dd.DataFrame, schema: Schema, backend: CpuBackend,
+    def from_ddf(cls, ddf: dd.DataFrame, schema: Schema, backend: Backend,
                  num_rows: int | None = None) -> Dataset:
         """Wrap a Dask DataFrame whose partitions already follow ``schema`` (internal use)."""
         ds = cls.__new__(cls)
@@ -347,8 +355,8 @@ class Dataset:
         except (OSError, ValueError) as exc:
             raise DatasetError(f"Cannot read the csv input {self.files[:3]}: {exc}") from exc
         sample = pa.Table.from_pandas(raw._meta, preserve_index=False).schema
-        fields = [pa.field(f.name, arrow_type(dtypes[f.name]) if f.name in dtypes else
-                           (pa.large_string() if pa.types.is_string(f.type) or
+        fields = [pa.field(f.name, small_type(arrow_type(dtypes[f.name])) if f.name in dtypes else
+                           (pa.string() if pa.types.is_string(f.type) or
                             pa.types.is_large_string(f.type) or pa.types.is_null(f.type)
                             else f.type)) for f in sample]
         schema = pa.schema(fields)
@@ -396,7 +404,7 @@ class Dataset:
         """The lazy Dask DataFrame (pandas with Arrow columns on CPU, cuDF on GPU).
 
         String columns named in ``dictionary`` come dictionary-encoded when the data is
-        parquet and the backend can (:attr:`CpuBackend.reads_dictionaries`); for operators
+        parquet and the backend can (:attr:`Backend.reads_dictionaries`); for operators
         that take such input (``Operator.dictionary_input``), never for user code.
         """
         ddf = self._ddf
@@ -464,7 +472,7 @@ class _Converter:
 
     def __call__(self, frame: Any) -> Any:
         try:
-            return self._convert(frame)
+            return convert(frame, backend=self.backend_name, schema=self.schema)
         except (pa.ArrowException, ValueError, TypeError) as exc:
             column = failing_column(frame, self.schema) if isinstance(frame, pd.DataFrame) \
                 else "?"
@@ -472,13 +480,6 @@ class _Converter:
                 f"Column {column!r} mixes value types or does not match its type ({exc}); a "
                 f"column needs one type. Convert it first, e.g. df[{column!r}] = "
                 f"df[{column!r}].astype(str) (or pd.to_numeric(..., errors='coerce')).") from exc
-
-    def _convert(self, frame: Any) -> Any:
-        source, target = backend_of(frame), get_backend(self.backend_name)
-        if self.schema is None and source.name == target.name:
-            return target.from_pandas(frame) if target.name == "cpu" else frame
-        table = source.to_arrow(frame.reset_index(drop=True))
-        return target.from_arrow(table if self.schema is None else table.cast(self.schema))
 
 
 def source_files(ddf: dd.DataFrame) -> list[str]:
