@@ -43,6 +43,8 @@ from ..backend import sum_counts as sum_counts  # the tree's combine step, re-ex
 from ..hashing import hash_array
 
 SORT_KEYS = [("count", "descending"), ("value", "ascending")]
+#: Most hash splits of a vocabulary or statistics table (``split_out``).
+MAX_SPLITS = 1024
 
 
 def split_counts(counts: pa.Table, splits: int) -> list[pa.Table]:
@@ -245,8 +247,11 @@ class VocabTable:
         hashes mean equal values and the check is skipped.
         """
         kind = self.values.type
-        if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind):
+        if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind) \
+                or pa.types.is_temporal(kind) or pa.types.is_null(kind):
             return False
+        if pa.types.is_decimal(kind):
+            return True
         if self._width is None:
             lengths = pc.binary_length(self.values)
             low, high = pc.min_max(lengths).values()
@@ -311,6 +316,7 @@ class _TableCache:
 
     def __init__(self) -> None:
         self._tables: OrderedDict[tuple[str, int], VocabTable] = OrderedDict()
+        self._bytes = 0  # sum of the tables' nbytes, kept as they come and go
         self._lock = threading.Lock()
         self._loading: dict[str, threading.Lock] = {}
 
@@ -330,15 +336,18 @@ class _TableCache:
         loaded = VocabTable(table["value"].combine_chunks(), table["index"].to_numpy())
         key = (path, os.stat(path).st_mtime_ns)
         with self._lock:
+            old = self._tables.pop(key, None)
+            self._bytes += loaded.nbytes - (old.nbytes if old is not None else 0)
             self._tables[key] = loaded
             budget = cache_budget()
-            while len(self._tables) > 1 and sum(t.nbytes for t in self._tables.values()) > budget:
-                self._tables.popitem(last=False)
+            while len(self._tables) > 1 and self._bytes > budget:
+                self._bytes -= self._tables.popitem(last=False)[1].nbytes
         return loaded
 
     def clear(self) -> None:
         with self._lock:
             self._tables.clear()
+            self._bytes = 0
 
 
 TABLES = _TableCache()
