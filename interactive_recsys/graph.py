@@ -96,6 +96,13 @@ class Node:
 
         yield from visit(self)
 
+    def node_ids(self) -> dict[int, str]:
+        """Each node's step id (its operator's name, or its kind, and its place in
+        :meth:`walk` order, e.g. ``"categorify-1"``), keyed by ``id(node)``. Fitted states
+        are keyed by these ids."""
+        return {id(n): f"{type(n.op).__name__.lower() if n.op is not None else n.kind}-{i}"
+                for i, n in enumerate(self.walk())}
+
     def input_groups(self, input_schema: Schema, schemas: dict[int, Schema]) -> list[tuple]:
         """Column groups this node's operator works on (from a selection's groups, if any)."""
         if len(self.parents) == 1 and self.parents[0].kind == "select":
@@ -109,13 +116,15 @@ class Node:
         return out
 
     def output_schema(self, input_schema: Schema,
-                      states: dict[int, dict[str, Any]] | None = None) -> Schema:
+                      states: dict[str, dict[str, Any]] | None = None) -> Schema:
         return self.schemas(input_schema, states)[id(self)]
 
     def schemas(self, input_schema: Schema,
-                states: dict[int, dict[str, Any]] | None = None) -> dict[int, Schema]:
-        """The output schema of every node, predicted from the input schema (and states)."""
+                states: dict[str, dict[str, Any]] | None = None) -> dict[int, Schema]:
+        """The output schema of every node (keyed by ``id(node)``), predicted from the input
+        schema and the fitted states (keyed by step id, see :meth:`node_ids`)."""
         schemas: dict[int, Schema] = {}
+        ids = self.node_ids() if states else {}
         for node in self.walk():
             if node.kind == "select":
                 groups = node.selector.resolve(input_schema)
@@ -128,7 +137,7 @@ class Node:
                     else node.parent_schema(schemas)
                 try:
                     schemas[id(node)] = node.op.output_schema(
-                        parent, groups, (states or {}).get(id(node)))
+                        parent, groups, (states or {}).get(ids.get(id(node), "")))
                 except SchemaError as exc:
                     raise SchemaError(f"In step {node.label()}: {exc}") from None
         return schemas

@@ -20,7 +20,8 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import dask
@@ -32,10 +33,34 @@ from .dataset import Dataset, as_dataset
 from .errors import DatasetError, NotFittedError, SchemaError
 from .graph import Node
 from .jobs import Job, compute, submit
+from .ops.base import Operator
 from .plan import ORDER_COLUMN, Plan, Step
 from .schema import ColumnSchema, Schema
 from .selector import flatten
 from .workflow_format import FORMAT_NAME, FORMAT_VERSION, json_safe, read_config
+
+
+@dataclass(frozen=True)
+class FittedStep:
+    """One fitted statistics step of a workflow (see :meth:`Workflow.fitted_steps`).
+
+    Attributes
+    ----------
+    node_id : the step id, e.g. ``"categorify-1"``.
+    op : the operator (never changed by fitting).
+    columns : the input columns it reads.
+    outputs : the output columns it produces.
+    state : its fitted state (JSON-like; file paths in it are relative to the
+        workflow's ``artifacts_dir``).
+    groups : the input column groups (singletons unless the selection grouped columns).
+    """
+
+    node_id: str
+    op: Operator
+    columns: tuple[str, ...]
+    outputs: tuple[str, ...]
+    state: dict[str, Any]
+    groups: tuple[tuple[str, ...], ...] = ()
 
 
 class Workflow:
@@ -51,7 +76,9 @@ class Workflow:
     def __init__(self, output: Any, *, artifacts_dir: str | os.PathLike | None = None) -> None:
         self.output_node = Node.as_node(output)
         self.nodes: list[Node] = list(self.output_node.walk())
-        self._states: dict[int, dict[str, Any]] = {}
+        self._ids = self.output_node.node_ids()
+        #: fitted states by step id (``node_id``); read them with :meth:`fitted_steps`
+        self._states: dict[str, dict[str, Any]] = {}
         self.input_schema: Schema | None = None
         self.artifacts_dir = os.fspath(artifacts_dir) if artifacts_dir else None
         #: the temporary artifacts folder this workflow made (removed once unused), if any
@@ -63,9 +90,8 @@ class Workflow:
 
     # ---- schema ---------------------------------------------------------------------------
     def node_id(self, node: Node) -> str:
-        index = self.nodes.index(node)
-        name = type(node.op).__name__.lower() if node.op is not None else node.kind
-        return f"{name}-{index}"
+        """The step id of ``node`` (e.g. ``"categorify-1"``), which keys its fitted state."""
+        return self._ids[id(node)]
 
     def compute_schema(self, input_schema: Schema | Dataset) -> Schema:
         """The output schema for data of ``input_schema``, without fitting (cardinalities are
@@ -86,6 +112,32 @@ class Workflow:
     def output_columns(self) -> list[str]:
         return self.output_schema.names
 
+    def fitted_steps(self, op_type: type | tuple[type, ...] | None = None
+                     ) -> Iterator[FittedStep]:
+        """The fitted statistics steps in graph order, only those whose operator is an
+        instance of ``op_type`` when given.
+
+        >>> import pandas as pd, interactive_recsys as irs
+        >>> from interactive_recsys import ops
+        >>> wf = irs.Workflow(["c"] >> ops.Categorify())
+        >>> _ = wf.fit(pd.DataFrame({"c": ["x", "y", "x"]}))
+        >>> [(s.node_id, s.columns, s.outputs) for s in wf.fitted_steps(ops.Categorify)]
+        [('categorify-1', ('c',), ('c',))]
+        """
+        if not self._states:
+            return
+        if self.input_schema is None:
+            raise NotFittedError("This workflow has fitted states but no input schema; fit "
+                                 "it again with wf.fit(dataset).")
+        schemas = self.output_node.schemas(self.input_schema, self._states)
+        for node in self.nodes:
+            state = self._states.get(self.node_id(node))
+            if state is None or (op_type is not None and not isinstance(node.op, op_type)):
+                continue
+            groups = tuple(tuple(g) for g in node.input_groups(self.input_schema, schemas))
+            yield FittedStep(self.node_id(node), node.op, tuple(flatten(groups)),
+                             tuple(schemas[id(node)].names), state, groups)
+
     # ---- planning -------------------------------------------------------------------------
     def _plan(self, input_schema: Schema, backend_name: str, extra: dict | None = None) -> Plan:
         schemas = self.output_node.schemas(input_schema, self._states)
@@ -100,7 +152,7 @@ class Workflow:
             elif node.kind == "op":
                 step.op = node.op
                 step.groups = node.input_groups(input_schema, schemas)
-                step.state = self._states.get(id(node))
+                step.state = self._states.get(self.node_id(node))
             steps.append(step)
         return Plan(steps, backend_name, self.artifacts_dir, dict(extra or {}),
                     keep=self._temporary)
@@ -129,7 +181,7 @@ class Workflow:
         if background:
             return submit(lambda: self.fit(data), name="fit")
         ds = as_dataset(data)
-        if ds.npartitions == 0 or ds._num_rows == 0:
+        if ds.npartitions == 0 or ds.known_num_rows == 0:
             raise DatasetError(f"Cannot fit on an empty dataset ({ds!r}): statistics of zero "
                                "rows mean nothing. Check the input path and any filter.")
         _checked(self.output_node.output_schema(self._checked_input(ds.schema)))  # before work
@@ -143,7 +195,7 @@ class Workflow:
         self.input_schema = ds.schema
         self.fit_stats = {"phases": []}
         started = time.perf_counter()
-        extra = {"num_rows": ds._num_rows, "npartitions": ds.npartitions,
+        extra = {"num_rows": ds.known_num_rows, "npartitions": ds.npartitions,
                  "previous_artifacts": previous,  # e.g. JoinExternal's stored side table
                  "row_filters": self._row_filters()}
         phases = self.phases()
@@ -166,7 +218,7 @@ class Workflow:
                       for node, target in zip(nodes, targets, strict=True)]
             states = compute(*graphs, phase=f"fit {k + 1}/{len(phases)}")
             for node, state in zip(nodes, states, strict=True):
-                self._states[id(node)] = state
+                self._states[self.node_id(node)] = state
             self.fit_stats["phases"].append({"phase": k + 1, "operators": [
                 self.node_id(n) for n in nodes], "seconds": time.perf_counter() - t0})
         del previous_owner  # the previous temporary folder may go once nothing reads it
@@ -230,7 +282,7 @@ class Workflow:
                 meta=meta, enforce_metadata=False, token=f"transform-{uuid.uuid4().hex[:8]}")
         changes_rows = any(n.kind == "op" and n.op.changes_rows for n in self.nodes)
         return Dataset.from_ddf(ddf, schema, ds.backend,
-                                None if changes_rows else ds._num_rows)
+                                None if changes_rows else ds.known_num_rows)
 
     def _stage_ddf(self, plan: Plan, ds: Dataset, targets: list[int]) -> tuple[Any, int | None]:
         """The partitions that ``targets`` read, and the shuffling step they start at (None:
@@ -274,8 +326,8 @@ class Workflow:
             "output": index[id(self.output_node)],
             "fitted": self.fitted,
             "input_schema": self.input_schema.to_dict() if self.input_schema else None,
-            "states": {str(index[k]): json_safe(v) for k, v in
-                       ((id(n), self._states.get(id(n))) for n in self.nodes) if v is not None},
+            "states": {str(i): json_safe(self._states[self.node_id(n)])
+                       for i, n in enumerate(self.nodes) if self.node_id(n) in self._states},
         }
 
     def save(self, path: str | os.PathLike, *, overwrite: bool = False) -> str:

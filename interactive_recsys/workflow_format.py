@@ -49,7 +49,7 @@ class LoadedConfig:
 
     nodes: list[Node]
     output: Node
-    states: dict[int, dict[str, Any]]
+    states: dict[str, dict[str, Any]]  # by step id (``Node.node_ids``)
     input_schema: Schema | None
     fitted: bool
     artifacts_dir: str | None
@@ -218,7 +218,8 @@ def read_config(path: str, functions: dict[str, Callable] | None = None) -> Load
     artifacts = os.path.join(path, "artifacts")
     artifacts_dir = artifacts if os.path.isdir(artifacts) else None
     raw_states = _expect(config_path, "states", config.get("states", {}), dict)
-    states: dict[int, dict[str, Any]] = {}
+    ids = nodes[output].node_ids()  # states are keyed by step id (unreachable steps: dropped)
+    states: dict[str, dict[str, Any]] = {}
     for key, state in raw_states.items():
         field = f"states.{key}"
         if not key.isdigit() or not int(key) < len(nodes):
@@ -239,7 +240,8 @@ def read_config(path: str, functions: dict[str, Callable] | None = None) -> Load
             if not os.path.exists(full):
                 raise _fail(config_path, field + where, f"names {relative!r}, which is missing "
                                                         "from the artifacts folder.")
-        states[id(node)] = state
+        if id(node) in ids:
+            states[ids[id(node)]] = state
     input_schema = None
     if config.get("input_schema") is not None:
         raw = _expect(config_path, "input_schema", config["input_schema"], dict)
@@ -259,7 +261,7 @@ def read_config(path: str, functions: dict[str, Callable] | None = None) -> Load
             raise _fail(config_path, "input_schema", f"is invalid: {exc}") from exc
     if fitted:
         missing = [i for i, n in enumerate(nodes) if n.kind == "op" and n.op.is_stat
-                   and id(n) not in states and n in set(nodes[output].walk())]
+                   and id(n) in ids and ids[id(n)] not in states]
         if missing:
             raise _fail(config_path, f"states.{missing[0]}", "is missing: the workflow is "
                                                              "marked fitted.")
