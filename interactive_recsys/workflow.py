@@ -31,10 +31,10 @@ from .artifacts import TemporaryArtifacts
 from .backend import convert
 from .dataset import Dataset, as_dataset
 from .errors import DatasetError, NotFittedError, SchemaError
-from .graph import Node
+from .graph import ConcatNode, Node, OpNode, SelectNode, compile_plan
 from .jobs import Job, compute, submit
 from .ops.base import Operator
-from .plan import ORDER_COLUMN, Plan, Step
+from .plan import ORDER_COLUMN, Plan
 from .schema import ColumnSchema, Schema
 from .selector import flatten
 from .workflow_format import FORMAT_NAME, FORMAT_VERSION, json_safe, read_config
@@ -139,23 +139,16 @@ class Workflow:
                              tuple(schemas[id(node)].names), state, groups)
 
     # ---- planning -------------------------------------------------------------------------
-    def _plan(self, input_schema: Schema, backend_name: str, extra: dict | None = None) -> Plan:
-        schemas = self.output_node.schemas(input_schema, self._states)
-        index = {id(n): i for i, n in enumerate(self.nodes)}
-        steps = []
-        for i, node in enumerate(self.nodes):
-            step = Step(i, node.kind, [index[id(p)] for p in node.parents],
-                        node_id=self.node_id(node),
-                        output_columns=schemas[id(node)].names)
-            if node.kind == "select":
-                step.columns = flatten(node.selector.resolve(input_schema))
-            elif node.kind == "op":
-                step.op = node.op
-                step.groups = node.input_groups(input_schema, schemas)
-                step.state = self._states.get(self.node_id(node))
-            steps.append(step)
-        return Plan(steps, backend_name, self.artifacts_dir, dict(extra or {}),
-                    keep=self._temporary)
+    def _compile(self, input_schema: Schema, backend_name: str,
+                 extra: dict | None = None) -> Plan:
+        """The plan for data of ``input_schema`` with the states fitted so far (each step's
+        schema computed once, in the plan; a fitting phase compiles again, since its states
+        feed the schemas of the steps after it)."""
+        return compile_plan(self.output_node, input_schema, self._states, backend_name,
+                            self.artifacts_dir, extra, keep=self._temporary)
+
+    def _stat_nodes(self) -> list[OpNode]:
+        return [n for n in self.nodes if isinstance(n, OpNode) and n.op.is_stat]
 
     def phases(self) -> list[list[Node]]:
         """Statistics operators grouped so that each group depends only on earlier groups."""
@@ -163,10 +156,10 @@ class Workflow:
         for node in self.nodes:
             upstream = [phase[id(p)] for p in node.parents]
             level = max(upstream, default=0)
-            if node.kind == "op" and node.op.is_stat:
+            if isinstance(node, OpNode) and node.op.is_stat:
                 level += 1
             phase[id(node)] = level
-        stats = [n for n in self.nodes if n.kind == "op" and n.op.is_stat]
+        stats = self._stat_nodes()
         count = max((phase[id(n)] for n in stats), default=0)
         return [[n for n in stats if phase[id(n)] == k] for k in range(1, count + 1)]
 
@@ -184,8 +177,10 @@ class Workflow:
         if ds.npartitions == 0 or ds.known_num_rows == 0:
             raise DatasetError(f"Cannot fit on an empty dataset ({ds!r}): statistics of zero "
                                "rows mean nothing. Check the input path and any filter.")
-        _checked(self.output_node.output_schema(self._checked_input(ds.schema)))  # before work
-        self._plan(ds.schema, ds.backend.name).shuffles([self.nodes.index(self.output_node)])
+        self._checked_input(ds.schema)  # before any work: names, schemas, shuffles
+        unfitted = compile_plan(self.output_node, ds.schema, {}, ds.backend.name, None)
+        _checked(unfitted.steps[-1].schema)
+        unfitted.shuffles([len(unfitted.steps) - 1])
         previous, previous_owner = self.artifacts_dir, self._temporary  # alive during the fit
         if self.artifacts_dir is None or self._temporary is not None \
                 or self._read_only_artifacts:  # a refit never rewrites what others may read
@@ -201,7 +196,7 @@ class Workflow:
         phases = self.phases()
         for k, nodes in enumerate(phases):
             t0 = time.perf_counter()
-            plan = self._plan(ds.schema, ds.backend.name, extra)
+            plan = self._compile(ds.schema, ds.backend.name, extra)
             targets = [self.nodes.index(n) for n in nodes]
             token = uuid.uuid4().hex[:8]
             picked: dict[int, list] = {}
@@ -229,24 +224,23 @@ class Workflow:
     def _checked_input(self, schema: Schema) -> Schema:
         """``schema``, refused when a column the workflow reads has a reserved name."""
         for node in self.nodes:
-            if node.kind == "select":
-                _checked(Schema(schema[n] for n in flatten(node.selector.resolve(schema))))
+            if isinstance(node, SelectNode):
+                _checked(Schema(schema[n] for n in node.columns(schema)))
         return schema
 
     def _row_filters(self) -> dict[str, list[str]]:
         """Each statistics step's upstream row filters, as text (for "saw no rows" errors)."""
         out = {}
-        for node in self.nodes:
-            if node.kind == "op" and node.op.is_stat:
-                out[self.node_id(node)] = [f"{n.op!r} ({self.node_id(n)})" for n in node.walk()
-                                           if n is not node and n.kind == "op"
-                                           and n.op.changes_rows]
+        for node in self._stat_nodes():
+            out[self.node_id(node)] = [f"{n.op!r} ({self.node_id(n)})" for n in node.walk()
+                                       if n is not node and isinstance(n, OpNode)
+                                       and n.op.changes_rows]
         return out
 
     # ---- transform ------------------------------------------------------------------------
     def _check_fitted(self) -> None:
         if not self.fitted:
-            needs = [self.node_id(n) for n in self.nodes if n.kind == "op" and n.op.is_stat]
+            needs = [self.node_id(n) for n in self._stat_nodes()]
             if needs or self.input_schema is None:
                 raise NotFittedError(f"This workflow is not fitted (statistics needed by "
                                      f"{needs or 'no operator'}); call wf.fit(dataset) first.")
@@ -257,7 +251,7 @@ class Workflow:
 
         ``training=True`` marks ``data`` as the training data (``fit_transform`` sets it):
         operators that must not leak targets (``TargetEncoding``) then encode out-of-fold."""
-        if not self.fitted and not any(n.kind == "op" and n.op.is_stat for n in self.nodes):
+        if not self.fitted and not self._stat_nodes():
             self.fitted = True  # nothing to fit
         self._check_fitted()
         in_memory = not isinstance(data, Dataset | str | os.PathLike | list | tuple) \
@@ -270,17 +264,17 @@ class Workflow:
         return out
 
     def _transform_dataset(self, ds: Dataset, training: bool = False) -> Dataset:
-        schema = _checked(self.output_node.output_schema(self._checked_input(ds.schema),
-                                                         self._states))
-        plan = self._plan(ds.schema, ds.backend.name, {"training": training})
-        output = self.nodes.index(self.output_node)
+        plan = self._compile(self._checked_input(ds.schema), ds.backend.name,
+                             {"training": training})
+        output = len(plan.steps) - 1  # the output node comes last in walk order
+        schema = _checked(plan.steps[output].schema)
         meta = ds.backend.empty(schema)
         ddf, entry = self._stage_ddf(plan, ds, [output])
         with dask.config.set({"dataframe.convert-string": False}):
             ddf = ddf.map_partitions(
                 plan.transform_partition, output, schema.names, entry,
                 meta=meta, enforce_metadata=False, token=f"transform-{uuid.uuid4().hex[:8]}")
-        changes_rows = any(n.kind == "op" and n.op.changes_rows for n in self.nodes)
+        changes_rows = any(isinstance(n, OpNode) and n.op.changes_rows for n in self.nodes)
         return Dataset.from_ddf(ddf, schema, ds.backend,
                                 None if changes_rows else ds.known_num_rows)
 
@@ -291,12 +285,8 @@ class Workflow:
         ddf = ds.to_ddf(plan.input_columns(targets), plan.dictionary_columns(targets))
         entry = None
         for target in plan.shuffles(targets):
-            node = self.nodes[target]
-            schemas = self.output_node.schemas(ds.schema, self._states)
-            columns = flatten(node.input_groups(ds.schema, schemas))
-            stage_schema = (ds.schema if node.parents[0].kind == "select"
-                            else node.parent_schema(schemas))
-            meta = ds.backend.empty(Schema([stage_schema[c] for c in columns]
+            step = plan.steps[target]  # an OpStep: its input schema comes with the plan
+            meta = ds.backend.empty(Schema([step.input_schema[c] for c in flatten(step.groups)]
                                            + [ColumnSchema(ORDER_COLUMN, "int64")]))
             token = f"{plan.steps[target].node_id}-{uuid.uuid4().hex[:8]}"
             with dask.config.set({"dataframe.convert-string": False}):
@@ -370,9 +360,9 @@ class Workflow:
     # ---- display --------------------------------------------------------------------------
     def source_text(self, node: Node) -> str:
         """How a step's output is named: its columns, its step id, or a sum of those."""
-        if node.kind == "select":
+        if isinstance(node, SelectNode):
             return repr(node.selector)
-        if node.kind == "concat":
+        if isinstance(node, ConcatNode):
             return " + ".join(self.source_text(p) for p in node.parents)
         return self.node_id(node)
 
@@ -384,7 +374,7 @@ class Workflow:
         status = "fitted" if self.fitted else "not fitted"
         lines = [f"Workflow ({status}):"]
         lines += [f"  {self.node_id(n)}: {self.step_text(n)}" for n in self.nodes
-                  if n.kind == "op"]
+                  if isinstance(n, OpNode)]
         lines.append(f"  output: {self.source_text(self.output_node)}")
         if self.input_schema is not None:
             names = self.output_columns
@@ -395,7 +385,7 @@ class Workflow:
     def _repr_html_(self) -> str:
         rows = "".join(f"<tr><td>{self.node_id(n)}</td><td><code>"
                        f"{html.escape(self.step_text(n))}</code></td></tr>"
-                       for n in self.nodes if n.kind == "op")
+                       for n in self.nodes if isinstance(n, OpNode))
         status = "fitted" if self.fitted else "not fitted"
         schema = self.output_schema._repr_html_() if self.input_schema is not None else ""
         return (f"<b>Workflow</b> ({status})<table><tr><th>step</th><th>operator</th></tr>"

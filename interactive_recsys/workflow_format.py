@@ -29,7 +29,7 @@ from typing import Any
 from . import __version__ as _library_version
 from .artifacts import resolve
 from .errors import IRSError, NotFittedError, VersionError, WorkflowFormatError
-from .graph import Node
+from .graph import NODE_TYPES, Node, OpNode
 from .ops.base import Operator
 from .ops.lambda_op import LambdaOp
 from .schema import Schema
@@ -155,7 +155,7 @@ def _node(config_path: str, i: int, nc: Any, nodes: list[Node],
     where = f"nodes[{i}]"
     _expect(config_path, where, nc, dict)
     kind = nc.get("kind")
-    if kind not in ("select", "op", "concat"):
+    if not isinstance(kind, str) or kind not in NODE_TYPES:
         raise _fail(config_path, f"{where}.kind", f"must be 'select', 'op' or 'concat', got "
                                                   f"{str(kind)[:60]!r}.")
     parents = _expect(config_path, f"{where}.parents", nc.get("parents", []), list)
@@ -225,7 +225,7 @@ def read_config(path: str, functions: dict[str, Callable] | None = None) -> Load
         if not key.isdigit() or not int(key) < len(nodes):
             raise _fail(config_path, field, "is not the index of a node.")
         node = nodes[int(key)]
-        if node.kind != "op" or not node.op.is_stat:
+        if not isinstance(node, OpNode) or not node.op.is_stat:
             raise _fail(config_path, field, "belongs to a step without statistics.")
         _expect(config_path, field, state, dict)
         try:
@@ -260,7 +260,7 @@ def read_config(path: str, functions: dict[str, Callable] | None = None) -> Load
         except (IRSError, TypeError, ValueError) as exc:
             raise _fail(config_path, "input_schema", f"is invalid: {exc}") from exc
     if fitted:
-        missing = [i for i, n in enumerate(nodes) if n.kind == "op" and n.op.is_stat
+        missing = [i for i, n in enumerate(nodes) if isinstance(n, OpNode) and n.op.is_stat
                    and id(n) in ids and ids[id(n)] not in states]
         if missing:
             raise _fail(config_path, f"states.{missing[0]}", "is missing: the workflow is "
