@@ -139,8 +139,7 @@ class Workflow:
                              tuple(schemas[id(node)].names), state, groups)
 
     # ---- planning -------------------------------------------------------------------------
-    def _compile(self, input_schema: Schema, backend_name: str,
-                 extra: dict | None = None) -> Plan:
+    def _plan(self, input_schema: Schema, backend_name: str, extra: dict | None = None) -> Plan:
         """The plan for data of ``input_schema`` with the states fitted so far (each step's
         schema computed once, in the plan; a fitting phase compiles again, since its states
         feed the schemas of the steps after it)."""
@@ -196,7 +195,7 @@ class Workflow:
         phases = self.phases()
         for k, nodes in enumerate(phases):
             t0 = time.perf_counter()
-            plan = self._compile(ds.schema, ds.backend.name, extra)
+            plan = self._plan(ds.schema, ds.backend.name, extra)
             targets = [self.nodes.index(n) for n in nodes]
             token = uuid.uuid4().hex[:8]
             picked: dict[int, list] = {}
@@ -264,8 +263,7 @@ class Workflow:
         return out
 
     def _transform_dataset(self, ds: Dataset, training: bool = False) -> Dataset:
-        plan = self._compile(self._checked_input(ds.schema), ds.backend.name,
-                             {"training": training})
+        plan = self._plan(self._checked_input(ds.schema), ds.backend.name, {"training": training})
         output = len(plan.steps) - 1  # the output node comes last in walk order
         schema = _checked(plan.steps[output].schema)
         meta = ds.backend.empty(schema)
