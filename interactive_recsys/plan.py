@@ -55,6 +55,12 @@ class Step:
     def output_columns(self) -> list[str]:
         return self.schema.names
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (for Dask workers) without the schemas: they serve the client, which
+        builds each stage's meta from them; a partition runs without them."""
+        return {**vars(self), "schema": None} | (
+            {"input_schema": None} if "input_schema" in vars(self) else {})
+
 
 @dataclass
 class SelectStep(Step):

@@ -105,8 +105,9 @@ def test_the_compiled_plan_carries_each_steps_schema():
                                           ("label", pa.int8())]))
     cont = ["b"] >> ops.FillMissing(0) >> ops.Normalize()
     output = (["a"] >> ops.HashBucket(num_buckets=10)) + cont + ["label"]
-    plan = compile_plan(output, schema, {}, "cpu", None)
     nodes = list(output.walk())
+    state = {"means": {"b": 0.5}, "stds": {"b": 2.0}}  # as a fit would give (by step id)
+    plan = compile_plan(output, schema, {output.node_ids()[id(cont)]: state}, "cpu", None)
     assert [type(s) for s in plan.steps] == [
         {SelectNode: SelectStep, OpNode: OpStep, ConcatNode: ConcatStep}[type(n)] for n in nodes]
     assert plan.steps[-1].schema == irs.Workflow(output).compute_schema(schema)
@@ -117,6 +118,14 @@ def test_the_compiled_plan_carries_each_steps_schema():
     assert norm.input_schema == fill.schema  # reads the fill step's output
     assert [s.columns for s in plan.steps if isinstance(s, SelectStep)] == [["a"], ["b"],
                                                                           ["label"]]
+    shipped = pickle.loads(pickle.dumps(plan))  # as Dask workers get it: without schemas
+    assert shipped.steps[-1].schema is None
+    frame = pd.DataFrame({"a": [1, 2], "b": [0.5, None], "label": [0, 1]}).astype(
+        {"a": "int64[pyarrow]", "b": "float64[pyarrow]", "label": "int8[pyarrow]"})
+    names = plan.steps[-1].output_columns
+    out = shipped.transform_partition(frame, len(nodes) - 1, names)
+    pd.testing.assert_frame_equal(out, plan.transform_partition(frame, len(nodes) - 1, names))
+    assert out["b"].tolist() == pytest.approx([0.0, -0.25])  # (b filled with 0 - 0.5) / 2
 
 
 def test_a_transform_through_shuffles_computes_the_schemas_once(monkeypatch):
