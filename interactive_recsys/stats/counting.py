@@ -37,7 +37,7 @@ ROWS_PER_SPLIT = 8_000_000
 
 
 def default_splits(ds: Dataset) -> int:
-    rows = ds._num_rows if ds._num_rows is not None else ds.npartitions * 500_000
+    rows = ds.known_num_rows if ds.known_num_rows is not None else ds.npartitions * 500_000
     return max(1, min(64, math.ceil(rows / ROWS_PER_SPLIT)))
 
 
