@@ -28,6 +28,7 @@ import functools
 import math
 import os
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -203,6 +204,9 @@ class Categorify(StatOperator):
         names = list(states)
         return g.delayed(g.task("state", _state, names, directory, self, *states.values()),
                          partials)
+
+    def state_keys(self, groups: Sequence[tuple[str, ...]]) -> dict[str, list[str]]:
+        return {"vocabs": list(self.vocab_keys(list(groups)))}
 
     # ---- transform ------------------------------------------------------------------------
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
