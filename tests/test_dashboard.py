@@ -366,3 +366,41 @@ def test_close_draws_the_final_state(client: object) -> None:
     assert len(board.sources["spill"].data["time"]) == points + 1  # ... drawn
     assert "closed" in board.status.value
     board.dispose()
+
+
+def test_components_draw_frames_readably() -> None:
+    """Each figure component alone: source, root, update (no widget, no cluster)."""
+    from interactive_recsys.ui.dashboard_figures import (BYTES_FORMATTER_JS, Frame,
+                                                         GpuMemoryFigure, MemoryFigure,
+                                                         SpillFigure, time_range)
+
+    gib = 2**30
+    worker = {"managed": gib // 4, "unmanaged": gib // 8, "spilled": 0, "limit": 700 * 10**6,
+              "cpu": 10.0}
+    frame = Frame(time=1.0, workers=[("worker 0", worker)], tasks=[], gpus=[
+        {"device": "worker 0:gpu0", "used": 2 * gib, "total": 16 * gib, "limit": 12 * gib,
+         "utilization": 40}])
+    memory = MemoryFigure()
+    memory.update(frame)
+    # one unit system: the decimal 700 MB limit is written in binary units, like the axis
+    assert memory.source.data["limit_text"] == ["667.57 MiB"]
+    assert "1024" in BYTES_FORMATTER_JS and "MiB" in BYTES_FORMATTER_JS
+    assert memory.root.xaxis.ticker.desired_num_ticks <= 5  # labels do not run together
+    assert memory.root.legend[0] in memory.root.above  # legend outside the plot area
+
+    gpu = GpuMemoryFigure()
+    assert gpu.update(frame) == [40]
+    assert gpu.root.x_range.end >= 16 * gib  # the capacity is on the scale
+    assert gpu.source.data["total"] == [16 * gib]
+
+    spill = SpillFigure(time_range())
+    spill.update(frame)
+    assert spill.nothing.visible and not spill.root.yaxis[0].visible  # no -1..1 B axis
+    assert (spill.root.y_range.start, spill.root.y_range.end) == (0, 1)
+    spill.update(Frame(time=2.0, workers=[("worker 0", {**worker, "spilled": 3 * 2**20})],
+                       tasks=[]))
+    assert not spill.nothing.visible and spill.root.yaxis[0].visible
+    assert spill.root.y_range.end == pytest.approx(1.1 * 3 * 2**20)
+    spill.update(Frame(time=3.0, workers=[("worker 0", worker)], tasks=[]))
+    assert spill.root.y_range.end == pytest.approx(1.1 * 3 * 2**20)  # never shrinks
+    assert spill.source.data["disk"] == [0, 3 * 2**20, 0]
