@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -370,9 +370,14 @@ def test_close_draws_the_final_state(client: object) -> None:
 
 def test_components_draw_frames_readably() -> None:
     """Each figure component alone: source, root, update (no widget, no cluster)."""
-    from interactive_recsys.ui.dashboard_figures import (BYTES_FORMATTER_JS, Frame,
-                                                         GpuMemoryFigure, MemoryFigure,
-                                                         SpillFigure, time_range)
+    from interactive_recsys.ui.dashboard_figures import (
+        BYTES_FORMATTER_JS,
+        Frame,
+        GpuMemoryFigure,
+        MemoryFigure,
+        SpillFigure,
+        time_range,
+    )
 
     gib = 2**30
     worker = {"managed": gib // 4, "unmanaged": gib // 8, "spilled": 0, "limit": 700 * 10**6,

@@ -47,8 +47,17 @@ from bokeh.resources import Resources
 
 from ..monitor import Monitor
 from .bokeh_widget import BokehWidget, render_signal
-from .dashboard_figures import (ROLLOVER, TASK_ROLLOVER, Frame, GpuMemoryFigure, MemoryFigure,
-                                SpillFigure, TaskStreamFigure, UtilizationFigure, time_range)
+from .dashboard_figures import (
+    ROLLOVER,
+    TASK_ROLLOVER,
+    Frame,
+    GpuMemoryFigure,
+    MemoryFigure,
+    SpillFigure,
+    TaskStreamFigure,
+    UtilizationFigure,
+    time_range,
+)
 from .dashboard_progress import ProgressView
 
 __all__ = ["BOKEHJS", "LIVE_AFTER_S", "ROLLOVER", "TASK_ROLLOVER", "Dashboard"]

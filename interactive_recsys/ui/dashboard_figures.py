@@ -26,8 +26,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from bokeh.models import (ColumnDataSource, CustomJSTickFormatter, DataRange1d, FactorRange,
-                          HoverTool, Label, Legend, LegendItem, Range1d)
+from bokeh.models import (
+    ColumnDataSource,
+    CustomJSTickFormatter,
+    DataRange1d,
+    FactorRange,
+    HoverTool,
+    Label,
+    Legend,
+    LegendItem,
+    Range1d,
+)
 from bokeh.palettes import Category10_10, Category20_20
 from bokeh.plotting import figure
 from dask.utils import format_bytes
