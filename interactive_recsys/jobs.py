@@ -99,7 +99,7 @@ class Phase:
         ...      "fit-phase1-0-ab12cd34"}))
         >>> phase.observe(["fit-phase1-0-ab12cd34"], seconds=[0.5])
         >>> [(o["label"], o["done"], o["total"], o["seconds"]) for o in phase.operators()]
-        [('read + partial statistics', 1, 1, 0.5), ('Categorify', 0, 2, 0.0)]
+        [('partial statistics', 1, 1, 0.5), ('Categorify', 0, 2, 0.0)]
         """
         if self._group_totals is None:
             totals: dict[str, int] = {}
@@ -122,8 +122,9 @@ class Phase:
 
 
 #: Labels of the task groups that are not operators (the workflow's own phases).
-PHASE_LABELS = {"fit": "read + partial statistics", "transform": "read + transform",
+PHASE_LABELS = {"fit": "partial statistics", "transform": "transform",
                 "write_part": "write parquet", "read-parquet": "read parquet",
+                "read-getitem": "read parquet", "read-getitem-transform": "read + transform",
                 "shuffle-input": "shuffle input"}
 
 

@@ -112,12 +112,16 @@ def _hook_cells() -> None:
 
 
 def _client_dashboard_link(client: Any) -> str | None:
-    """Dask's own dashboard address, when the cluster serves one."""
+    """Dask's own dashboard address, when the cluster serves one (the scheduler's HTTP
+    server may run without the dashboard pages: the link is only given if they answer)."""
+    import urllib.request
+
     try:
-        info = client.scheduler_info()
-        if "dashboard" not in info.get("services", {}):
+        if "dashboard" not in client.scheduler_info().get("services", {}):
             return None
-        return client.dashboard_link
+        link = client.dashboard_link
+        with urllib.request.urlopen(link, timeout=1.0) as response:
+            return link if response.status == 200 else None
     except Exception:
         return None
 

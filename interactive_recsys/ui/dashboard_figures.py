@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bokeh.models import (
+    AdaptiveTicker,
     ColumnDataSource,
     CustomJSTickFormatter,
     DataRange1d,
@@ -59,6 +60,11 @@ while (v >= 1024 && i < units.length - 1) { v /= 1024; i += 1; }
 const sign = tick < 0 ? "-" : "";
 return i == 0 ? sign + v.toFixed(0) + " B" : sign + v.toFixed(v < 10 ? 1 : 0) + " " + units[i];
 """
+
+
+def bytes_ticker() -> AdaptiveTicker:
+    """Ticks at round binary sizes (256 MiB, 512 MiB... not 191 MiB, 381 MiB)."""
+    return AdaptiveTicker(base=2, mantissas=[1], min_interval=1, desired_num_ticks=4)
 
 
 def bytes_formatter() -> CustomJSTickFormatter:
@@ -119,6 +125,7 @@ class MemoryFigure:
         limit = self.root.scatter(x="limit", y="worker", marker="dash", angle=1.5708, size=30,
                                   line_color="red", line_width=2, source=self.source)
         self.root.xaxis.formatter = bytes_formatter()
+        self.root.xaxis.ticker = bytes_ticker()
         self.root.add_tools(HoverTool(renderers=[limit], tooltips=[
             ("worker", "@worker"), ("memory", "@process_text"), ("limit", "@limit_text")]))
         _legend_outside(self.root, [("managed", [bars[0]]), ("unmanaged", [bars[1]]),
@@ -152,6 +159,7 @@ class GpuMemoryFigure:
         limit = self.root.scatter(x="limit", y="device", marker="dash", angle=1.5708, size=30,
                                   line_color="red", line_width=2, source=self.source)
         self.root.xaxis.formatter = bytes_formatter()
+        self.root.xaxis.ticker = bytes_ticker()
         _legend_outside(self.root, [("capacity", [total]), ("used", [used]),
                                     ("limit", [limit])])
 
@@ -187,7 +195,7 @@ class SpillFigure:
             items.append(("GPU → host (cuDF)", [self.root.line(
                 "time", "device", source=self.source, color="#2ca02c", line_width=2)]))
         self.root.yaxis.formatter = bytes_formatter()
-        self.root.yaxis.ticker.desired_num_ticks = 4
+        self.root.yaxis.ticker = bytes_ticker()
         _legend_outside(self.root, items)
         self.nothing = Label(x=10, y=90, x_units="screen", y_units="screen",
                              text="nothing spilled", text_color="#666666",

@@ -50,7 +50,7 @@ def operators_html(operators: list[dict[str, Any]]) -> str:
                f'{80 * share:.0f}px;background:#5cb85c"></span></span>')
         lines.append(f"<tr><td style='padding:0 8px 0 0'>{html.escape(op['label'])}</td>"
                      f"<td>{bar}</td><td style='padding:0 8px'>{op['done']}/{op['total']}"
-                     f"</td><td>{op['seconds']:.1f} s</td></tr>")
+                     f"</td><td>{op['seconds']:.1f} s of compute</td></tr>")
     return ("<table class='irs-operator-progress' style='font-size:11px;margin-left:16px'>"
             + "".join(lines) + "</table>")
 
