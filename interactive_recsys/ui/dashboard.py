@@ -111,6 +111,18 @@ def _hook_cells() -> None:
     _HOOKED[0] = True
 
 
+def _current_cell() -> str | None:
+    """The id of the notebook cell running now (JupyterLab sends it with each execution)."""
+    try:
+        from IPython import get_ipython
+
+        kernel = get_ipython().kernel
+        parent = kernel.get_parent("shell") if hasattr(kernel, "get_parent") else {}
+        return (parent.get("metadata") or {}).get("cellId") or _CURRENT_CELL[0]
+    except Exception:
+        return _CURRENT_CELL[0]
+
+
 def _client_dashboard_link(client: Any) -> str | None:
     """Dask's own dashboard address, when the cluster serves one (the scheduler's HTTP
     server may run without the dashboard pages: the link is only given if they answer)."""
@@ -182,8 +194,9 @@ class Dashboard(widgets.VBox):
         super().__init__([self.controls, self.plots, widgets.HTML("<b>Progress</b>"),
                           self.progress_view, widgets.HTML("<b>Log</b>"), self.log_area])
         self.add_class("irs-dashboard")
-        if _CURRENT_CELL[0]:
-            _BY_CELL.setdefault(_CURRENT_CELL[0], []).append(weakref.ref(self))
+        cell = _current_cell()
+        if cell:
+            _BY_CELL.setdefault(cell, []).append(weakref.ref(self))
         self.monitor.subscribe(self._on_sample)
         self.monitor.on_closed(self._on_client_closed)
         if self._owns_monitor:
