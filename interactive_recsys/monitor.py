@@ -317,11 +317,11 @@ class Monitor:
         period = self.interval_ms / 1000
         while not self._stop.is_set():
             t0 = time.perf_counter()
+            if self.client_closed:  # checked while paused too: listeners must know
+                self.errors.append("The Dask client closed; the monitor stopped sampling.")
+                self._tell_closed()
+                break
             if not self._paused.is_set():
-                if self.client_closed:
-                    self.errors.append("The Dask client closed; the monitor stopped sampling.")
-                    self._tell_closed()
-                    break
                 try:
                     self.sample()
                 except Exception as err:

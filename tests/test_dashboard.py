@@ -223,6 +223,7 @@ def test_a_closed_client_closes_the_dashboard_and_tells_listeners() -> None:
     board = Dashboard(client, interval_ms=100)
     told: list[Dashboard] = []
     board.on_closed(told.append)
+    board.pause()  # even paused, the closing is noticed
     try:
         client.close()
         deadline = time.monotonic() + 20
