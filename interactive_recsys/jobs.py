@@ -20,6 +20,7 @@ so the notebook kernel stays free to draw widgets:
 from __future__ import annotations
 
 import contextvars
+import functools
 import threading
 import time
 from collections import deque
@@ -141,6 +142,7 @@ def task_group(key: Any) -> str:
     return key_split(key)
 
 
+@functools.lru_cache(maxsize=1024)
 def operator_label(group: str) -> str:
     """The workflow's name for a task group: the operator's class name for an operator's
     tasks, a short description for the workflow's own phases, else the group unchanged.

@@ -203,6 +203,7 @@ def test_studio_cluster_tab_live_closed_restarted(lab) -> None:
     assert "categorify" in _groups(during)
     tab.scroll_into_view_if_needed()
     lab.screenshot("studio-cluster-running")
+    page.locator(".irs-studio").screenshot(path=str(lab.artifacts / "studio-dashboard.png"))
     out = lab.run_cell("job = studio.builder.model.wait_run(timeout=240)\nprint(job.status)",
                        timeout=250)
     assert "finished" in out
@@ -243,3 +244,66 @@ def test_studio_cluster_tab_live_closed_restarted(lab) -> None:
     new.scroll_into_view_if_needed()
     lab.screenshot("studio-cluster-frozen")
     assert lab.errors == []
+
+
+REPORT_CELLS = [
+    CELLS[0],
+    """client = irs.start_cluster(n_workers=2, memory_limit="1GB", dashboard=False)
+dash = irs.ui.Dashboard(client, interval_ms=60_000)  # one sample a minute: state from phase ends
+dash""",
+    """path = irs.datasets.synthetic_criteo(rows=40_000, seed=0, path=f"{workdir}/raw",
+                                     rows_per_file=10_000, cardinalities=[500] * 26)
+ds = irs.Dataset(str(path))
+wf = irs.Workflow([f"C{i}" for i in range(1, 27)] >> ops.Categorify(),
+                  artifacts_dir=f"{workdir}/artifacts")
+wf.fit(ds, background=True).result(timeout=120)
+wf.transform(ds).to_parquet(f"{workdir}/out", background=True).result(timeout=120)""",
+    """dash.close()
+import json
+print(json.dumps({"tasks": len(dash.sources["tasks"].data["start"])}))
+irs.stop_cluster(client)""",
+]
+
+
+def test_report_shows_the_final_state(tmp_path, browser_context, artifacts_dir) -> None:
+    """A notebook executed without a browser (as notebooks/execute.py does) keeps the
+    dashboard's final state in its widget state: ``irs report`` draws every task of the run
+    and the progress at 100%, offline."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    from interactive_recsys.report import notebook_report
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in REPORT_CELLS]
+    NotebookClient(nb, timeout=300, kernel_name="python3", store_widget_state=True,
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    text = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
+    assert "WARNING" not in text  # irs.stop_cluster closes quietly
+    tasks = json.loads(text.strip().splitlines()[-1])["tasks"]
+    assert tasks > 40
+    nbformat.write(nb, tmp_path / "run.ipynb")
+    report = notebook_report(tmp_path / "run.ipynb")  # stored state only, no re-execution
+
+    page = browser_context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        page.set_viewport_size({"width": 1440, "height": 900})
+        page.goto(report.as_uri())
+        page.locator(".bk-Figure canvas").first.wait_for(timeout=30_000)
+        page.wait_for_function("() => window.Bokeh && window.Bokeh.documents.length > 0")
+        from lab import bokeh_source
+
+        data = bokeh_source(page, "irs-tasks")
+        assert len(data["start"]) == tasks  # every task of the run, not the first seconds
+        assert {"categorify", "write_part"} <= _groups(data)
+        body = page.locator("body").inner_text()
+        assert re.search(r"fit 1/1 · \d\d:\d\d:\d\d", body) and "write · " in body
+        assert body.count("tasks, finished") >= 2 and "running" not in body
+        page.screenshot(path=str(artifacts_dir / "dashboard-report.png"), full_page=True)
+    finally:
+        page.close()
+    assert errors == []
