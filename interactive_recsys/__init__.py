@@ -24,7 +24,8 @@ from .schema import ColumnSchema, Schema, Tags
 from .selector import ColumnSelector
 from .workflow import Workflow
 
-_LAZY = {"ui": ".ui", "stats": ".stats", "Loader": ".loader"}
+_LAZY = {"ui": ".ui", "stats": ".stats", "Loader": ".loader", "torchrec": ".torchrec",
+         "exports": ".exports", "compat": ".compat"}
 
 
 def __getattr__(name: str):  # widgets, reports and the loader import on first use

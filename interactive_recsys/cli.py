@@ -113,14 +113,21 @@ def _print_summary(summary: dict[str, Any]) -> None:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     wf = Workflow.load(args.workflow)
     with _client(args.scheduler, args.workers, args.memory_limit, args.local) as client:
+        labels = args.label or ([c.name for c in wf.input_schema.values() if "target" in c.tags]
+                                if wf.input_schema is not None else [])
         ds = Dataset(args.input if len(args.input) > 1 else args.input[0],
-                     part_size=args.part_size)
+                     part_size=args.part_size, tags={c: ["target"] for c in labels})
         t0 = time.perf_counter()
+        hugectr = {"one_key_space": True} if args.hugectr_one_key_space else args.hugectr
         written = wf.transform(ds).to_parquet(args.output, shuffle=args.shuffle,
-                                              overwrite=args.overwrite)
+                                              overwrite=args.overwrite, hugectr=hugectr)
         seconds = time.perf_counter() - t0
         print(f"Wrote {written['num_rows']:,} rows in {len(written['files'])} files to "
               f"{written['path']} in {seconds:.2f} s on {_describe_client(client)}")
+        if "hugectr" in written:
+            from .exports.hugectr import describe
+
+            print(describe(written["hugectr"]))
     return written
 
 
@@ -172,6 +179,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--input", required=True, nargs="+", help="files, directory or glob")
     r.add_argument("--output", required=True, help="output directory")
     r.add_argument("--overwrite", action="store_true")
+    r.add_argument("--label", action="append", default=[], metavar="COLUMN",
+                   help="a label (target) column (default: the targets the workflow was fit "
+                   "with)")
+    r.add_argument("--hugectr", action="store_true",
+                   help="also write HugeCTR's _file_list.txt, _metadata.json and keysets")
+    r.add_argument("--hugectr-one-key-space", action="store_true",
+                   help="with HugeCTR output, add the per-slot offsets to the keys")
     _add_cluster_args(r)
     r.set_defaults(func=run)
     rep = sub.add_parser("report", help="HTML report of an executed notebook (widgets and "

@@ -409,8 +409,11 @@ class Dataset:
     def to_parquet(self, path: str | os.PathLike, *, shuffle: str | None = None,
                    out_files_per_proc: int | None = None, overwrite: bool = False,
                    seed: int = 0, row_group_size: int = 128 * 1024,
-                   background: bool = False) -> Any:
-        """Write parquet files, ``_schema.json`` and ``_SUCCESS`` atomically; see :mod:`.writer`.
+                   background: bool = False, hugectr: Any = False) -> Any:
+        """Write parquet files, ``_schema.json``, Merlin's ``schema.pbtxt`` and ``_SUCCESS``
+        atomically; see :mod:`.writer`. ``hugectr=True`` (or a dict of
+        :class:`~interactive_recsys.exports.hugectr.HugeCTROptions`) also writes what HugeCTR's
+        parquet reader needs (``_file_list.txt``, ``_metadata.json``, keysets).
 
         Returns a summary dict, or with ``background=True`` at once a
         :class:`~interactive_recsys.jobs.Job` whose result is that summary."""
@@ -421,9 +424,11 @@ class Dataset:
 
             return submit(lambda: self.to_parquet(
                 path, shuffle=shuffle, out_files_per_proc=out_files_per_proc,
-                overwrite=overwrite, seed=seed, row_group_size=row_group_size), name="to_parquet")
+                overwrite=overwrite, seed=seed, row_group_size=row_group_size,
+                hugectr=hugectr), name="to_parquet")
         return write_parquet(self, path, shuffle=shuffle, out_files_per_proc=out_files_per_proc,
-                             overwrite=overwrite, seed=seed, row_group_size=row_group_size)
+                             overwrite=overwrite, seed=seed, row_group_size=row_group_size,
+                             hugectr=hugectr)
 
     def __repr__(self) -> str:
         rows = self._num_rows if self._num_rows is not None else "?"

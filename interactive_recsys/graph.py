@@ -54,7 +54,25 @@ class Node:
         if not isinstance(op, Operator):
             raise SchemaError(f"`>>` must be followed by an operator (e.g. ops.Normalize()); got "
                               f"{op!r}.")
-        return Node("op", op=op, parents=[self])
+        deps = getattr(op, "dependencies", None)
+        deps = [d for d in (deps() if callable(deps) else []) if d]
+        return Node("op", op=op, parents=self._with_dependencies(deps))
+
+    def _with_dependencies(self, deps: list[str]) -> list[Node]:
+        """The parents of an operator that reads ``deps`` besides this node's output (as
+        NVTabular's ``JoinGroupby(cont_cols)``/``TargetEncoding(target)``): the columns come
+        from the workflow input without being selected as outputs. Missing ones are left to
+        the operator's own error. After another step (not a selection) the step's output
+        must hold them, as before: which columns it outputs is known only with the data."""
+        if not deps or self.kind != "select":
+            return [self]
+        sel = self.selector  # a selection: the columns join it, if the data has them
+        have = set(sel.names) | {n for g in sel.groups for n in g} | set(sel.optional)
+        missing = [d for d in dict.fromkeys(deps) if d not in have]
+        if not missing:
+            return [self]
+        return [Node.select(ColumnSelector([*sel.names, *map(list, sel.groups)], tags=sel.tags,
+                                           optional=[*sel.optional, *missing]))]
 
     def __add__(self, other: Any) -> Node:
         parts = (self.parents if self.kind == "concat" else [self]) + [Node.as_node(other)]

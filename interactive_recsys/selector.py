@@ -26,7 +26,8 @@ class ColumnSelector:
     tags : select every input column carrying all of these tags.
     """
 
-    def __init__(self, names: Iterable[Any] = (), tags: Iterable[str | Tags] = ()) -> None:
+    def __init__(self, names: Iterable[Any] = (), tags: Iterable[str | Tags] = (),
+                 optional: Iterable[str] = ()) -> None:
         if isinstance(names, str):
             names = [names]
         self.names: list[str] = []
@@ -40,6 +41,9 @@ class ColumnSelector:
                 raise SchemaError(f"A column selection holds {item!r}; use column names (str), "
                                   "lists of names for column groups, or ColumnSelector(tags=...).")
         self.tags = normalize_tags(tags)
+        #: names selected only if the data has them (an operator's dependencies, which the
+        #: operator then reports by itself when missing)
+        self.optional: list[str] = [n for n in optional if n not in self.names]
 
     def resolve(self, schema: Schema) -> list[tuple[str, ...]]:
         """The selected column groups (singletons for plain names), checked against ``schema``."""
@@ -47,6 +51,8 @@ class ColumnSelector:
         if self.tags:
             groups += [(n,) for n in schema.select_by_tag(*self.tags).names
                        if (n,) not in groups]
+        taken = {n for g in groups for n in g}
+        groups += [(n,) for n in self.optional if n in schema and n not in taken]
         for group in groups:
             for name in group:
                 if name not in schema:
@@ -56,12 +62,15 @@ class ColumnSelector:
         return groups
 
     def to_config(self) -> dict[str, Any]:
-        return {"names": [*self.names, *[list(g) for g in self.groups]],
-                "tags": sorted(self.tags)}
+        config = {"names": [*self.names, *[list(g) for g in self.groups]],
+                  "tags": sorted(self.tags)}
+        if self.optional:
+            config["optional"] = list(self.optional)
+        return config
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> ColumnSelector:
-        return cls(config.get("names", ()), config.get("tags", ()))
+        return cls(config.get("names", ()), config.get("tags", ()), config.get("optional", ()))
 
     def __repr__(self) -> str:
         parts = [repr(n) for n in self.names] + [repr(list(g)) for g in self.groups]
@@ -69,6 +78,8 @@ class ColumnSelector:
             parts = [*parts[:2], "...", f"{parts[-1]} ({len(parts)} columns)"]
         if self.tags:
             parts.append(f"tags={sorted(self.tags)}")
+        if self.optional:
+            parts.append(f"from input: {self.optional}")
         return "[" + ", ".join(parts) + "]"
 
     def __rshift__(self, op: Any) -> Any:

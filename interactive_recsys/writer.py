@@ -30,6 +30,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from . import exports
 from .backend import get_backend
 from .errors import DatasetError, ParameterError
 from .jobs import compute
@@ -129,8 +130,9 @@ def _merge_pieces(paths: list[str], out: str, schema: pa.Schema, seed: int,
 
 def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = None,
                   out_files_per_proc: int | None = None, overwrite: bool = False, seed: int = 0,
-                  row_group_size: int = 128 * 1024) -> dict[str, Any]:
-    """Write a Dataset as parquet files + ``_schema.json`` + ``_SUCCESS``; return a summary."""
+                  row_group_size: int = 128 * 1024, hugectr: Any = False) -> dict[str, Any]:
+    """Write a Dataset as parquet files + ``_schema.json`` + ``schema.pbtxt`` + ``_SUCCESS``;
+    return a summary. ``hugectr``: also HugeCTR's metadata (see :mod:`.exports`)."""
     if shuffle not in SHUFFLE_MODES:
         raise ParameterError(f"The 'shuffle' parameter must be one of {SHUFFLE_MODES}. Got "
                              f"{shuffle!r} instead.")
@@ -138,6 +140,7 @@ def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = Non
         raise ParameterError(f"The 'out_files_per_proc' parameter must be >= 1. Got "
                              f"{out_files_per_proc!r} instead.")
     started = time.perf_counter()
+    ds, hugectr_options = exports.prepare(ds, hugectr)
     backend = ds.backend.name
     schema = ds.schema.to_arrow()
     ddf = ds.to_ddf()
@@ -175,6 +178,8 @@ def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = Non
         rows = [int(r) for r in compute(*tasks, phase="write")]
         summary = {"files": names, "rows_per_file": rows, "num_rows": sum(rows),
                    "shuffle": shuffle, "schema": ds.schema.to_dict()}
+        summary.update(exports.finish_output(tmp, os.path.abspath(os.fspath(path)), names,
+                                             ds.schema, hugectr_options))
         with open(os.path.join(tmp, "_schema.json"), "w") as f:
             json.dump(summary, f, indent=2)
         with open(os.path.join(tmp, "_SUCCESS"), "w") as f:

@@ -163,7 +163,7 @@ def test_target_errors_name_the_operator_and_the_column():
     with pytest.raises(irs.SchemaError, match=r"TargetEncoding.*holds the target 'y'"):
         irs.Workflow([["item", "y"], "y"] >> ops.TargetEncoding("y")).fit(df)
     with pytest.raises(irs.ParameterError, match="kfold"):
-        ops.TargetEncoding("y", kfold=1)
+        ops.TargetEncoding("y", kfold=0)
 
 
 # ---- HashedCross -------------------------------------------------------------------------------

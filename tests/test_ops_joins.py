@@ -105,8 +105,8 @@ def test_save_load_round_trip(tmp_path):
 
 def test_join_groupby_errors_name_operator_and_column():
     df = jg_frame(rows=30)
-    with pytest.raises(irs.SchemaError, match=r"JoinGroupby.*'price'"):
-        irs.Workflow(["cat"] >> ops.JoinGroupby(["price"])).fit(df)
+    with pytest.raises(irs.SchemaError, match=r"JoinGroupby.*'nope'"):  # not in the data
+        irs.Workflow(["cat"] >> ops.JoinGroupby(["nope"])).fit(df)
     with pytest.raises(irs.SchemaError, match=r"JoinGroupby.*numeric.*'shop'"):
         irs.Workflow(["cat", "shop"] >> ops.JoinGroupby(["shop"])).fit(df)
     with pytest.raises(irs.ParameterError, match="stats"):

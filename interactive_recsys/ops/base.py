@@ -23,6 +23,8 @@ The 'min_value' parameter of Clip must be a finite number or None. Got 'a' inste
 
 from __future__ import annotations
 
+import inspect
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -34,6 +36,46 @@ from .params import REQUIRED, Param
 
 #: Every concrete operator class, by name (filled by ``Operator.__init_subclass__``).
 OPERATORS: dict[str, type[Operator]] = {}
+
+
+def _signature(params: dict[str, Param]) -> inspect.Signature:
+    """The constructor's signature from the declared parameters (for ``Op?`` and completion).
+
+    Parameters keep their declared order (positional arguments fill them in that order); a
+    required parameter after one with a default, and every one after it, is keyword-only.
+    """
+    out, keyword_only = [], False
+    for name, spec in params.items():
+        keyword_only = keyword_only or (spec.required and any(p.default is not
+                                        inspect.Parameter.empty for p in out))
+        kind = (inspect.Parameter.KEYWORD_ONLY if keyword_only
+                else inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        default = inspect.Parameter.empty if spec.required else spec.default
+        out.append(inspect.Parameter(name, kind, default=default, annotation=spec.annotation))
+    return inspect.Signature(out)
+
+
+_SECTION_START = re.compile(r"^(?:>>>|Examples\n-{3,}|Notes\n-{3,}|See Also\n-{3,})", re.M)
+
+
+def _with_parameters_section(doc: str | None, params: dict[str, Param]) -> str | None:
+    """``doc`` with a numpydoc ``Parameters`` section generated from ``params``.
+
+    The section goes after the description, before the first example or later section; a
+    docstring that already has one is left as it is.
+    """
+    if not params or (doc and re.search(r"^\s*Parameters\n\s*-{3,}", doc, re.M)):
+        return doc
+    text = inspect.cleandoc(doc or "")
+    section = "Parameters\n----------\n" + "\n".join(
+        spec.numpydoc(name) for name, spec in params.items())
+    match = _SECTION_START.search(text)
+    if match is None:
+        return f"{text}\n\n{section}\n" if text else section + "\n"
+    head, tail = text[:match.start()].rstrip(), text[match.start():]
+    if tail.startswith(">>>"):
+        tail = "Examples\n--------\n" + tail
+    return f"{head}\n\n{section}\n\n{tail}\n"
 
 
 @dataclass
@@ -68,6 +110,8 @@ class Operator:
                 declared[name] = value
                 delattr(cls, name)
         cls.params = declared
+        cls.__signature__ = _signature(declared)
+        cls.__doc__ = _with_parameters_section(vars(cls).get("__doc__"), declared)
         if register:
             OPERATORS[cls.__name__] = cls
 

@@ -1,7 +1,9 @@
 """JoinGroupby: statistics of continuous columns per category, joined back to every row.
 
-Select the categorical columns *and* the continuous ones (``cont_cols``); every other
-selected group is a key: a plain column, or a group of columns (``[["a", "b"]]``) whose
+Select the categorical columns; the continuous ones (``cont_cols``) are read from the
+workflow input if not selected too (NVTabular's form ``["C6"] >> JoinGroupby(cont_cols=["I5"])``,
+where ``I5`` does not become an output), or from the selection. Every other selected group is
+a key: a plain column, or a group of columns (``[["a", "b"]]``) whose
 combination is the key. The outputs, named like NVTabular's, are ``<key>_count`` (rows of
 the category in the fitted data) and ``<key>_<cont>_<stat>`` for every other statistic.
 
@@ -72,6 +74,11 @@ class JoinGroupby(StatOperator):
                                  "columns, e.g. cont_cols=['price'], or use stats=['count'].")
 
     # ---- columns --------------------------------------------------------------------------
+    def dependencies(self) -> list[str]:
+        """Columns read from the workflow input when not selected (NVTabular's form
+        ``["C6"] >> JoinGroupby(cont_cols=["I5"])``)."""
+        return list(self.cont_cols)
+
     def key_groups(self, groups: list[tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
         """Output prefix -> key columns: every selected group but the continuous columns."""
         conts = {(c,) for c in self.cont_cols}

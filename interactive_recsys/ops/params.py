@@ -13,7 +13,7 @@ import math
 import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import ParameterError
 
@@ -30,6 +30,20 @@ _KIND_TEXT = {
     "mapping": "a mapping of strings to strings",
     "callable_or_expr": "a callable or an expression string",
     "any": "a JSON value",
+}
+
+#: The Python type shown for each kind in signatures and docstrings.
+_KIND_TYPE: dict[str, Any] = {
+    "number": float,
+    "int": int,
+    "bool": bool,
+    "str": str,
+    "scalar": float | str | bool,
+    "numbers": list[float],
+    "strs": list[str],
+    "mapping": dict[str, str],
+    "callable_or_expr": Callable[..., Any] | str,
+    "any": Any,
 }
 
 
@@ -95,6 +109,20 @@ class Param:
             elif self.high is not None:
                 text += f" <= {self.high}"
         return text + (" or None" if self.nullable else "")
+
+    @property
+    def annotation(self) -> Any:
+        """The Python type of the parameter (shown by ``inspect.signature`` and ``help``)."""
+        base = (Literal.__getitem__(tuple(self.choices)) if self.choices is not None
+                else _KIND_TYPE.get(self.kind, Any))
+        return base | None if self.nullable and base is not Any else base
+
+    def numpydoc(self, name: str) -> str:
+        """The parameter's entry in a numpydoc ``Parameters`` section."""
+        head = f"{name} : {self.describe()}"
+        if not self.required:
+            head += f", default {self.default!r}"
+        return f"{head}\n    {self.doc}" if self.doc else head
 
     def validate(self, owner: str, name: str, value: Any) -> Any:
         """Return ``value`` (lists become lists) or raise :class:`ParameterError`."""

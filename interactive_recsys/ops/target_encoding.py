@@ -4,7 +4,8 @@ The encoding of a category with ``count`` rows of mean target ``mean_cat`` is::
 
     (mean_cat * count + mean_global * p_smooth) / (count + p_smooth)
 
-Select the categorical columns *and* the target (and the ``fold_cols``); every other
+Select the categorical columns; the target and the ``fold_cols`` come from the workflow
+input if not selected too (NVTabular's form ``["C1"] >> TargetEncoding("label")``). Every other
 selected group (a column, or a group of columns whose combination is the key) is encoded
 into ``TE_<key>_<target>``. Rows whose target is missing do not count; a null or unseen
 category gets ``mean_global``.
@@ -71,8 +72,9 @@ class TargetEncoding(StatOperator):
     summary = "Smoothed target mean per category, out-of-fold on training data"
     category = "categorical"
     target = Param(kind="str", doc="The numeric target column (select it too).")
-    kfold = Param(5, kind="int", low=2, high=1000,
-                  doc="Folds of the out-of-fold encoding of the training data.")
+    kfold = Param(5, kind="int", low=1, high=1000,
+                  doc="Folds of the out-of-fold encoding of the training data (1: no folds, "
+                      "the training rows see their own targets, as NVTabular's kfold=1).")
     p_smooth = Param(20, kind="number", low=0, doc="Weight of the global mean (smoothing).")
     fold_seed = Param(42, kind="int", low=0, high=2**63 - 1, doc="Seed of the fold hash.")
     fold_cols = Param(None, kind="strs", nullable=True,
@@ -82,6 +84,11 @@ class TargetEncoding(StatOperator):
                       doc="Hash splits of the statistics build (None: about 8M rows each).")
 
     # ---- columns --------------------------------------------------------------------------
+    def dependencies(self) -> list[str]:
+        """Columns read from the workflow input when not selected (NVTabular's form
+        ``["C1"] >> TargetEncoding("label")``)."""
+        return [self.target, *(self.fold_cols or ())]
+
     def key_groups(self, groups: list[tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
         """Key name -> key columns: every selected group but the target and fold columns."""
         skip = {(self.target,), *((c,) for c in self.fold_cols or ())}
@@ -188,7 +195,7 @@ class TargetEncoding(StatOperator):
         fold_count = np.asarray(state["folds"]["count"], dtype=np.float64)
         fold_sum = np.asarray(state["folds"]["sum"], dtype=np.float64)
         global_mean = fold_sum.sum() / fold_count.sum()
-        training = bool(ctx.extra.get("training"))
+        training = bool(ctx.extra.get("training")) and self.kfold > 1
         if training:  # sums over the other folds only (never a total minus the row's fold,
             # so not even a rounding error of the row's own target reaches its encoding)
             folds = fold_ids(df, self.fold_columns(ctx.groups), self.kfold, self.fold_seed, ctx)

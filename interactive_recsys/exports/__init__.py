@@ -1,0 +1,73 @@
+"""Outputs for trainers: files that other systems read next to the parquet output.
+
+:func:`finish_output` is the one hook the parquet writer calls, on the finished files in
+its temporary directory (before the atomic rename):
+
+* always Merlin's schema, ``.merlin/schema.json`` and ``.merlin/schema.pbtxt``
+  (:mod:`.merlin_schema`), so NVTabular, the Merlin dataloader and Merlin Models read the
+  output;
+* with ``hugectr=...``: ``_file_list.txt``, ``_metadata.json``, keysets (:mod:`.hugectr`).
+
+:func:`prepare` is called before writing: with ``hugectr`` it converts the columns to
+HugeCTR's types.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import dask
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ..schema import Schema
+from . import hugectr, merlin_schema
+from .hugectr import HugeCTROptions
+
+
+def prepare(ds: Any, hugectr_arg: Any) -> tuple[Any, HugeCTROptions | None]:
+    """The dataset to write (converted for HugeCTR if asked) and the HugeCTR options."""
+    options = HugeCTROptions.from_arg(hugectr_arg)
+    return (hugectr.prepare(ds, options) if options else ds), options
+
+
+def _list_lengths(path: str, columns: list[str]) -> dict[str, tuple[int, int]]:
+    table = pq.read_table(path, columns=columns)
+    out = {}
+    for name in columns:
+        lengths = pc.fill_null(pc.list_value_length(table[name]), 0)
+        if len(lengths):
+            mm = pc.min_max(lengths)
+            out[name] = (mm["min"].as_py(), mm["max"].as_py())
+    return out
+
+
+def list_value_counts(directory: str, files: list[str], schema: Schema) -> dict[str, tuple]:
+    """``(min, max)`` list lengths of the list columns over the written files."""
+    columns = [c.name for c in schema.values() if c.is_list]
+    if not columns or not files:
+        return {}
+    parts = dask.compute(*[dask.delayed(_list_lengths)(os.path.join(directory, f), columns)
+                           for f in files])
+    out: dict[str, tuple[int, int]] = {}
+    for part in parts:
+        for name, (lo, hi) in part.items():
+            old = out.get(name, (lo, hi))
+            out[name] = (min(old[0], lo), max(old[1], hi))
+    return out
+
+
+def finish_output(directory: str, final_dir: str, files: list[str], schema: Schema,
+                  options: HugeCTROptions | None = None) -> dict[str, Any]:
+    """Write Merlin's schema (and the HugeCTR files) into ``directory``; return what to add
+    to the writer's summary."""
+    merlin_schema.write_merlin_schema(directory, schema,
+                                      list_value_counts(directory, files, schema))
+    extra: dict[str, Any] = {}
+    if options is not None:
+        extra["hugectr"] = hugectr.write_metadata(directory, final_dir, files, schema, options)
+    return extra
+
+
+__all__ = ["HugeCTROptions", "finish_output", "hugectr", "merlin_schema", "prepare"]

@@ -1,0 +1,130 @@
+"""TorchRec embedding tables from a schema: one line from processed data to a model.
+
+:func:`embedding_configs` turns the categorical columns of an output schema into TorchRec
+``EmbeddingBagConfig`` objects: one table per vocabulary (columns that share one, as
+``Categorify(encode_type="joint")`` makes them, share a table and list every column in
+``feature_names``), ``num_embeddings`` = the cardinality ``Categorify`` recorded, and
+``embedding_dim`` from an :class:`~interactive_recsys.stats.EmbeddingReport` (its
+dimensions, overrides included), a dict, one number, or NVTabular's rule.
+
+Examples
+--------
+>>> from interactive_recsys.schema import ColumnSchema, Schema
+>>> s = Schema([ColumnSchema("C1", "int64", {"categorical"}, {"cardinality": 1000}),
+...             ColumnSchema("I1", "float32", {"continuous"})])
+>>> table_specs(s)
+[{'name': 'C1', 'num_embeddings': 1000, 'embedding_dim': 77, 'feature_names': ['C1']}]
+>>> table_specs(s, dims={"C1": 8})[0]["embedding_dim"]
+8
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from .embedding import embedding_dim
+from .errors import ParameterError, SchemaError
+from .schema import Schema, Tags
+
+
+def as_schema(source: Any) -> Schema:
+    """A schema from a Schema, a fitted Workflow, a Dataset, or an output directory
+    (its ``_schema.json``)."""
+    if isinstance(source, Schema):
+        return source
+    if isinstance(source, str | os.PathLike):
+        path = os.path.join(os.fspath(source), "_schema.json")
+        if not os.path.exists(path):
+            raise SchemaError(f"{os.fspath(source)!r} holds no _schema.json; pass a directory "
+                              "written by Dataset.to_parquet, a Schema or a fitted Workflow.")
+        with open(path) as f:
+            return Schema.from_dict(json.load(f)["schema"])
+    schema = getattr(source, "output_schema", None) or getattr(source, "schema", None)
+    if not isinstance(schema, Schema):
+        raise SchemaError(f"Cannot find a schema in {source!r}; pass a Schema, a fitted "
+                          "Workflow, a Dataset or an output directory.")
+    return schema
+
+
+def _dim(dims: Any, table: str, columns: list[str], cardinality: int) -> int:
+    if dims is None:
+        return embedding_dim(cardinality)
+    if isinstance(dims, int) and not isinstance(dims, bool):
+        return dims
+    if hasattr(dims, "tables") and hasattr(dims, "dim"):  # an EmbeddingReport
+        for name, stats in dims.tables.items():
+            if name == table or set(columns) & set(stats.columns) or name in columns:
+                return int(dims.dim(name))
+        return embedding_dim(cardinality)
+    if isinstance(dims, Mapping):
+        for key in (table, *columns):
+            if key in dims:
+                return int(dims[key])
+        return embedding_dim(cardinality)
+    raise ParameterError(f"The 'dims' parameter must be an EmbeddingReport, a dict "
+                         f"{{table or column: dim}}, an int or None. Got {dims!r} instead.")
+
+
+def table_specs(schema: Any, dims: Any = None) -> list[dict[str, Any]]:
+    """The embedding tables as plain dicts (``name``, ``num_embeddings``, ``embedding_dim``,
+    ``feature_names``), in schema order; see :func:`embedding_configs`."""
+    schema = as_schema(schema)
+    tables: dict[str, dict[str, Any]] = {}
+    for col in schema.values():
+        if Tags.CATEGORICAL.value not in col.tags:
+            continue
+        if col.cardinality is None:
+            raise SchemaError(f"Column {col.name!r} is categorical but has no cardinality in "
+                              "the schema; fit the workflow (Categorify/HashBucket record it) "
+                              "or drop the 'categorical' tag.")
+        domain = col.properties.get("domain")
+        name = domain if isinstance(domain, str) and domain else col.name
+        spec = tables.setdefault(name, {"name": name, "num_embeddings": int(col.cardinality),
+                                        "feature_names": []})
+        if spec["num_embeddings"] != int(col.cardinality):
+            raise SchemaError(f"Columns {spec['feature_names'] + [col.name]} share vocabulary "
+                              f"{name!r} but report cardinalities {spec['num_embeddings']} and "
+                              f"{col.cardinality}.")
+        spec["feature_names"].append(col.name)
+    out = []
+    for spec in tables.values():
+        dim = _dim(dims, spec["name"], spec["feature_names"], spec["num_embeddings"])
+        if dim < 1:
+            raise ParameterError(f"The embedding dimension of table {spec['name']!r} must be "
+                                 f">= 1. Got {dim} instead.")
+        out.append({"name": spec["name"], "num_embeddings": spec["num_embeddings"],
+                    "embedding_dim": dim, "feature_names": spec["feature_names"]})
+    return out
+
+
+def embedding_configs(schema: Any, dims: Any = None, *, pooling: str = "SUM") -> list[Any]:
+    """TorchRec ``EmbeddingBagConfig`` objects for the categorical columns of ``schema``.
+
+    Parameters
+    ----------
+    schema : a Schema, a fitted Workflow, a Dataset or a directory written by ``to_parquet``.
+    dims : an :class:`~interactive_recsys.stats.EmbeddingReport` (its dimensions), a dict
+        ``{table or column: dim}``, one int for every table, or None (NVTabular's rule
+        ``min(512, max(16, round(1.6 * n ** 0.56)))``).
+    pooling : TorchRec's ``PoolingType`` name: ``"SUM"``, ``"MEAN"`` or ``"NONE"``.
+
+    Returns
+    -------
+    list of ``torchrec.EmbeddingBagConfig``, one per vocabulary, ready for
+    ``torchrec.EmbeddingBagCollection(tables=...)``; the loader's ``KeyedJaggedTensor`` keys
+    are the column names, which are the configs' ``feature_names``.
+    """
+    from torchrec.modules.embedding_configs import EmbeddingBagConfig, PoolingType
+
+    try:
+        pool = PoolingType[pooling]
+    except KeyError:
+        raise ParameterError(f"The 'pooling' parameter must be one of "
+                             f"{[p.name for p in PoolingType]}. Got {pooling!r} instead.") from None
+    return [EmbeddingBagConfig(pooling=pool, **spec) for spec in table_specs(schema, dims)]
+
+
+__all__ = ["as_schema", "embedding_configs", "table_specs"]
