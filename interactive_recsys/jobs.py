@@ -126,6 +126,7 @@ class Phase:
 PHASE_LABELS = {"fit": "partial statistics", "transform": "transform",
                 "write_part": "write parquet", "read-parquet": "read parquet",
                 "read-getitem": "read parquet", "read-getitem-transform": "read + transform",
+                "read-transform": "read + transform",
                 "shuffle-input": "shuffle input"}
 
 

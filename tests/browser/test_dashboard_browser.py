@@ -257,7 +257,7 @@ ds = irs.Dataset(str(path))
 wf = irs.Workflow([f"C{i}" for i in range(1, 27)] >> ops.Categorify(),
                   artifacts_dir=f"{workdir}/artifacts")
 wf.fit(ds, background=True).result(timeout=120)
-wf.transform(ds).to_parquet(f"{workdir}/out", background=True).result(timeout=120)""",
+written = wf.transform(ds).to_parquet(f"{workdir}/out", background=True).result(timeout=120)""",
     """dash.close()
 import json
 print(json.dumps({"tasks": len(dash.sources["tasks"].data["start"])}))
