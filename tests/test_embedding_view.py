@@ -41,16 +41,3 @@ def test_gpu_memory_axis_includes_the_capacity_line() -> None:
     assert view.plan_figure.y_range.end >= max(view.plan_source.data["gib"])
     view.close()
 
-
-def test_settings_changes_reach_the_stored_widget_state() -> None:
-    """A saved notebook (and ``irs report``) shows the plan of the last settings, not the one
-    the view was created with (notebook 04 showed 2 GPUs / fp32 where it said 8 / fp16)."""
-    import json
-
-    view = irs.ui.EmbeddingView(EmbeddingReport(_frame(3)))
-    assert "GPU 7" not in json.dumps(view.plot.render_bundle)
-    view.num_gpus.value = 8
-    view.dtype.value = "fp16"
-    state = json.dumps(view.plot.render_bundle)
-    assert "GPU 7" in state and "fp16" in state
-    view.close()

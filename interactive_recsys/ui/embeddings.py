@@ -219,8 +219,6 @@ class EmbeddingView(widgets.VBox):
         self.plan_source.data = data
         self.capacity.location = self.report.plan().gpu_memory / GIB
         self.plan_figure.y_range.end = self._plan_top()
-        if hasattr(self, "plot"):  # the figures whole in the widget's state: a saved notebook
-            self.plot.update_from_model(self.figures)  # shows these settings, not the first
 
     def _show_error(self, text: str | None) -> None:
         self.message.value = f"<pre>{html.escape(text)}</pre>" if text else ""
