@@ -335,7 +335,7 @@ def run_dask_cudf(src: str, out: str) -> dict:
     counts = [ddf[c].value_counts(split_out=1) for c in CATS]
     *counts, mean, std = dask.compute(*counts, logs.mean(), logs.std(ddof=0))
     vocabs = dask.delayed({c: _cudf_vocab(v) for c, v in zip(CATS, counts, strict=True)})
-    mean, std = mean[CONTS].values_host, std[CONTS].values_host
+    mean, std = mean[CONTS].to_numpy(), std[CONTS].to_numpy()  # (values_host: gone in 26.08)
     std = np.where(std > 0, std, 1.0)
     fit_s = time.perf_counter() - started
     meta = {c: cudf.Series([], dtype="int64") for c in CATS}

@@ -19,13 +19,15 @@ from .errors import (
     ParameterError,
     SchemaError,
     VersionError,
+    WorkflowFormatError,
 )
 from .schema import ColumnSchema, Schema, Tags
 from .selector import ColumnSelector
 from .workflow import Workflow
 
 _LAZY = {"ui": ".ui", "stats": ".stats", "Loader": ".loader", "torchrec": ".torchrec",
-         "exports": ".exports", "compat": ".compat"}
+         "exports": ".exports", "compat": ".compat", "eval": ".eval", "models": ".models",
+         "predict_topk": ".predict"}
 
 
 def __getattr__(name: str):  # widgets, reports and the loader import on first use
@@ -34,10 +36,11 @@ def __getattr__(name: str):  # widgets, reports and the loader import on first u
     if name not in _LAZY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     module = importlib.import_module(_LAZY[name], __name__)
-    return module if name != "Loader" else module.Loader
+    return getattr(module, name) if name in ("Loader", "predict_topk") else module
 
 
 __all__ = ["ColumnSchema", "ColumnSelector", "Dataset", "DatasetError", "IRSError",
            "NotFittedError", "ParameterError", "Schema", "SchemaError", "Tags", "VersionError",
-           "Workflow", "cluster", "connect", "datasets", "embedding_dim", "embedding_sizes",
-           "get_backend", "gpu_available", "ops", "start_cluster", "stop_cluster"]
+           "Workflow", "WorkflowFormatError", "cluster", "connect", "datasets", "embedding_dim",
+           "embedding_sizes", "get_backend", "gpu_available", "ops", "start_cluster",
+           "stop_cluster"]

@@ -18,7 +18,7 @@ from typing import Any
 
 import dask
 
-from .backend import gpu_available
+from .backend import gpu_available, gpu_device_count
 from .errors import IRSError
 
 #: Environment of CPU worker processes, set before they start (Dask's
@@ -34,9 +34,29 @@ from .errors import IRSError
 WORKER_ENV = {"ARROW_DEFAULT_MEMORY_POOL": "system", "MALLOC_TRIM_THRESHOLD_": "65536",
               "MALLOC_MMAP_THRESHOLD_": str(2**25), "ACERO_ALIGNMENT_HANDLING": "ignore"}
 
-#: Dask configuration of GPU clusters: workers report cuDF's spill statistics
-#: (``metrics["cudf"]["cudf-spilled"]``), which the Monitor reads.
-GPU_CONFIG = {"distributed.diagnostics.cudf": True}
+#: Environment added for GPU worker processes: they report cuDF's spill statistics
+#: (``metrics["cudf"]["cudf-spilled"]``, read by the Monitor). ``distributed.worker`` registers
+#: that metric when it is imported in the new process, before the configuration inherited
+#: from the client applies, so the switch must be in the process's environment from its start.
+GPU_WORKER_ENV = {"DASK_DISTRIBUTED__DIAGNOSTICS__CUDF": "True"}
+
+
+def worker_environment(gpu: bool) -> dict[str, str]:
+    """Environment variables of worker processes (set before they start).
+
+    >>> worker_environment(gpu=True)["DASK_DISTRIBUTED__DIAGNOSTICS__CUDF"]
+    'True'
+    >>> "DASK_DISTRIBUTED__DIAGNOSTICS__CUDF" in worker_environment(gpu=False)
+    False
+    """
+    return {**WORKER_ENV, **(GPU_WORKER_ENV if gpu else {})}
+
+
+def _pre_spawn(environ: dict[str, str]) -> Any:
+    """Dask configuration under which new Nannies start their worker processes with
+    ``environ`` (on top of any pre-spawn environment already configured)."""
+    merged = {**dask.config.get("distributed.nanny.pre-spawn-environ", {}), **environ}
+    return dask.config.set({"distributed.nanny.pre-spawn-environ": merged})
 
 
 class ClusterError(IRSError, RuntimeError):
@@ -53,23 +73,16 @@ def gpu_count() -> int:
     >>> gpu_count() >= 0
     True
     """
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        try:
-            return int(pynvml.nvmlDeviceGetCount())
-        finally:
-            pynvml.nvmlShutdown()
-    except Exception:
-        return 0
+    return gpu_device_count()
 
 
 def start_cluster(n_workers: int | None = None, *, threads_per_worker: int = 1,
                   memory_limit: str | int | None = "auto", host: str = "127.0.0.1",
                   dashboard: bool = True, gpu: bool | None = None,
                   device_memory_limit: str | float | None = 0.8,
-                  rmm_pool_size: str | int | None = None, **kwargs: Any) -> Any:
+                  rmm_pool_size: str | int | None = None,
+                  resources: dict[str, float] | list[dict[str, float]] | None = None,
+                  **kwargs: Any) -> Any:
     """A ``distributed.Client`` on a new local cluster (also the default client).
 
     Parameters
@@ -80,11 +93,16 @@ def start_cluster(n_workers: int | None = None, *, threads_per_worker: int = 1,
         of it a CPU worker spills partitions to disk.
     host : interface to bind scheduler, workers and dashboard to (loopback by default).
     dashboard : start Dask's own HTTP dashboard (on a free port).
-    gpu : ``None`` (default) uses GPUs when cuDF really runs on one; ``True`` requires them
-        and raises :class:`ClusterError` when none works; ``False`` never uses them.
+    gpu : ``None`` (default) uses GPUs when cuDF is installed and NVML sees one; ``True``
+        requires them and raises :class:`ClusterError` when none works; ``False`` never uses them.
     device_memory_limit : GPU memory per worker (bytes, ``"30GB"`` or a fraction of the
         device) past which cuDF spills device buffers to host memory.
     rmm_pool_size : size of each GPU worker's RMM memory pool (``None``: no pool).
+    resources : Dask worker resources (labels tasks can ask for, e.g. ``{"GPU": 1}``): one
+        dict for every worker, or a list with one dict per worker (``n_workers`` defaults to
+        its length), e.g. ``[{}, {"GPU": 1}]`` labels only the second worker; this also works
+        on CPU-only machines (for teaching and tests). GPU clusters label every worker
+        ``{"GPU": 1}`` by default. Model training asks for ``GPU`` when a worker has it.
     **kwargs : passed to ``LocalCUDACluster`` / ``LocalCluster``.
 
     Examples
@@ -92,6 +110,10 @@ def start_cluster(n_workers: int | None = None, *, threads_per_worker: int = 1,
     >>> client = start_cluster(1, memory_limit="1GB", gpu=False, dashboard=False)
     >>> type(client.cluster).__name__
     'LocalCluster'
+    >>> client.cluster.close(); client.close()
+    >>> client = start_cluster(2, gpu=False, dashboard=False, resources=[{}, {"GPU": 1}])
+    >>> sorted(str(w["resources"]) for w in client.scheduler_info(n_workers=-1)["workers"].values())
+    ["{'GPU': 1}", '{}']
     >>> client.cluster.close(); client.close()
     """
     from distributed import Client
@@ -101,19 +123,65 @@ def start_cluster(n_workers: int | None = None, *, threads_per_worker: int = 1,
     if not dashboard:  # the scheduler's HTTP server (health, metrics) still starts: any port
         kwargs["scheduler_kwargs"] = {"dashboard": False, "dashboard_address": f"{host}:0",
                                       **kwargs.get("scheduler_kwargs", {})}
+    per_worker = _per_worker_resources(resources, n_workers)
+    if per_worker is not None:
+        n_workers = len(per_worker)
+    elif resources is not None:
+        kwargs["resources"] = dict(resources)
+    elif use_gpu:
+        kwargs["resources"] = {"GPU": 1}
     if use_gpu:
         cluster = _gpu_cluster(n_workers, threads_per_worker, memory_limit, host,
                                dashboard_address, device_memory_limit, rmm_pool_size, kwargs)
     else:
         from distributed import LocalCluster
 
-        environ = {**dask.config.get("distributed.nanny.pre-spawn-environ", {}), **WORKER_ENV}
-        with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
-            cluster = LocalCluster(n_workers=n_workers or 2,
+        with _pre_spawn(worker_environment(gpu=False)):
+            cluster = LocalCluster(n_workers=0 if per_worker else n_workers or 2,
                                    threads_per_worker=threads_per_worker,
                                    memory_limit=memory_limit, host=host, processes=True,
                                    dashboard_address=dashboard_address, **kwargs)
-    return Client(cluster)
+            if per_worker is not None:  # started here, so they get WORKER_ENV too
+                _label_workers(cluster, per_worker)
+    if per_worker is not None and use_gpu:
+        _label_workers(cluster, per_worker)
+    client = Client(cluster)
+    if per_worker is not None:
+        client.wait_for_workers(len(per_worker), timeout=120)
+    return client
+
+
+def _per_worker_resources(resources: Any, n_workers: int | None) -> list[dict] | None:
+    """The list form of ``resources`` checked (``None`` for one dict or none)."""
+    if resources is None or isinstance(resources, dict):
+        if resources is not None and not all(isinstance(v, int | float) and v >= 0
+                                             for v in resources.values()):
+            raise ClusterError(f"The 'resources' parameter of start_cluster must map names to "
+                               f"non-negative numbers, like {{'GPU': 1}}. Got {resources!r}.")
+        return None
+    per_worker = [dict(r) for r in resources]
+    if n_workers is not None and n_workers != len(per_worker):
+        raise ClusterError(f"start_cluster got n_workers={n_workers} but {len(per_worker)} "
+                           "resource dicts (one per worker); pass as many dicts as workers, "
+                           "or leave n_workers out.")
+    for r in per_worker:
+        _per_worker_resources(r, None)
+    return per_worker
+
+
+def _label_workers(cluster: Any, per_worker: list[dict[str, float]]) -> None:
+    """Start (CPU: ``n_workers=0`` so far) or restart (GPU) each worker with its resources."""
+    import copy
+
+    names = sorted(cluster.worker_spec) or list(range(len(per_worker)))
+    for name, labels in zip(names, per_worker, strict=True):
+        spec = copy.deepcopy(cluster.worker_spec.get(name, cluster.new_spec))
+        spec["options"]["resources"] = labels
+        if name in cluster.worker_spec:  # a running worker: stop it, then start it labelled
+            cluster.worker_spec.pop(name)
+            cluster.sync(cluster._correct_state)
+        cluster.worker_spec[name] = spec
+    cluster.sync(cluster._correct_state)
 
 
 def _gpu_cluster(n_workers: int | None, threads_per_worker: int, memory_limit: Any, host: str,
@@ -122,7 +190,7 @@ def _gpu_cluster(n_workers: int | None, threads_per_worker: int, memory_limit: A
     """A ``LocalCUDACluster`` with cuDF spilling and its statistics on, or a clear error."""
     fallback = ("Start a CPU cluster instead with start_cluster(gpu=False) (or omit gpu= to "
                 "choose automatically).")
-    if gpu_count() == 0 or not gpu_available():
+    if not gpu_available():
         raise ClusterError("start_cluster(gpu=True) needs a working NVIDIA GPU with cuDF, but "
                            f"none was found on this machine (NVML sees {gpu_count()} GPUs). "
                            f"{fallback} For GPU support install the 'gpu' extra on a CUDA "
@@ -133,9 +201,9 @@ def _gpu_cluster(n_workers: int | None, threads_per_worker: int, memory_limit: A
         raise ClusterError(f"start_cluster(gpu=True) needs dask-cuda, which does not import "
                            f"({err}). Install it with pip install 'dask-cuda[cu12]'. "
                            f"{fallback}") from err
-    with dask.config.set(GPU_CONFIG):
+    with _pre_spawn(worker_environment(gpu=True)):
         return LocalCUDACluster(n_workers=n_workers, threads_per_worker=threads_per_worker,
-                                memory_limit=memory_limit, ip=host,
+                                memory_limit=memory_limit, host=host,
                                 dashboard_address=dashboard_address,
                                 device_memory_limit=device_memory_limit,
                                 rmm_pool_size=rmm_pool_size, enable_cudf_spill=True,

@@ -24,7 +24,6 @@ from __future__ import annotations
 import ast
 import json
 import numbers
-import textwrap
 from typing import Any
 
 from .errors import ParameterError
@@ -49,6 +48,14 @@ def _plain(value: Any) -> Any:
     if isinstance(value, dict):
         return {_plain(k): _plain(v) for k, v in value.items()}
     return value
+
+
+def _literal(name: Any) -> str:
+    """A column name (or group of names) as a Python literal: a JSON string is one (quotes,
+    backslashes and control characters escaped; other characters kept as they are)."""
+    if isinstance(name, list | tuple):
+        return "[" + ", ".join(_literal(n) for n in name) + "]"
+    return json.dumps(str(name), ensure_ascii=False)
 
 
 class _Writer:
@@ -101,16 +108,24 @@ class _Writer:
 
     def selection(self, node: Node, as_selector: bool) -> str:
         config = node.selector.to_config()
-        names = json.dumps(config["names"])
-        if len(names) > 70:
+        items = [_literal(n) for n in config["names"]]
+        names = "[" + ", ".join(items) + "]"
+        if len(names) > 70:  # one line per few names, never breaking inside a name
             self.counter += 1
             var = f"columns_{self.counter}"
-            body = textwrap.fill(names[1:-1], width=92, initial_indent="    ",
-                                 subsequent_indent="    ", break_on_hyphens=False)
-            self.lines.append(f"{var} = [\n{body},\n]")
+            lines, line = [], ""
+            for i, item in enumerate(items):  # greedy, 92 wide with the indent
+                chunk = item + ("," if i < len(items) - 1 else "")
+                if line and 4 + len(line) + 1 + len(chunk) > 92:
+                    lines.append(line)
+                    line = ""
+                line += ("" if not line else " ") + chunk
+            lines.append(line + ",")
+            body = "\n".join("    " + text for text in lines)
+            self.lines.append(f"{var} = [\n{body}\n]")
             names = var
         if config["tags"]:
-            return f"irs.ColumnSelector({names}, tags={config['tags']!r})"
+            return f"irs.ColumnSelector({names}, tags={[str(t) for t in config['tags']]!r})"
         return f"irs.ColumnSelector({names})" if as_selector else names
 
     def expr(self, node: Node, *, in_sum: bool = False, first: bool = False) -> str:

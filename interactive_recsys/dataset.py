@@ -21,9 +21,25 @@ import pandas as pd
 import psutil
 import pyarrow as pa
 import pyarrow.parquet as pq
+from dask.dataframe.io.csv import read_pandas
 from dask.utils import parse_bytes
 
-from .backend import CpuBackend, backend_of, dictionary_schema, get_backend, read_parquet_table
+from .backend import (
+    Backend,
+    backend_of,
+    convert,
+    dictionary_schema,
+    get_backend,
+    read_parquet_table,
+)
+from .backend.arrow import small_type
+from .csv_input import (
+    CsvBlockReader,
+    CsvNormalizer,
+    check_csv_names,
+    failing_column,
+    pandas_csv_dtype,
+)
 from .errors import DatasetError, ParameterError
 from .schema import Schema, Tags, arrow_type, normalize_tags
 
@@ -61,16 +77,34 @@ def parse_part_size(part_size: str | int | None) -> int:
     return size
 
 
-def expand_paths(source: str | os.PathLike | Sequence[str | os.PathLike]) -> list[str]:
-    """Files named by a path, a directory, a glob or a list of those, in sorted order."""
+def expand_paths(source: str | os.PathLike | Sequence[str | os.PathLike],
+                 engine: str | None = None) -> list[str]:
+    """Files named by a path, a directory, a glob or a list of those, in sorted order.
+
+    In a directory, ``.txt`` files (often a README) are data only with ``engine="csv"``.
+    """
     items = [source] if isinstance(source, str | os.PathLike) else list(source)
+    if not items:
+        raise DatasetError("No input given (an empty list of files). Pass a path, a folder, a "
+                           "glob or a non-empty list of parquet/csv files.")
     files: list[str] = []
     for item in items:
         item = os.fspath(item)
         if os.path.isdir(item):
+            extensions = PARQUET_EXTENSIONS + CSV_EXTENSIONS
+            if engine != "csv":
+                extensions = tuple(e for e in extensions if e != ".txt")
             found = sorted(p for p in glob.glob(os.path.join(item, "**", "*"), recursive=True)
                            if os.path.isfile(p) and not os.path.basename(p).startswith(("_", "."))
-                           and p.endswith(PARQUET_EXTENSIONS + CSV_EXTENSIONS))
+                           and p.endswith(extensions))
+            if not found:
+                skipped = sorted(os.path.relpath(p, item) for p in glob.glob(
+                    os.path.join(item, "**", "*"), recursive=True) if os.path.isfile(p))
+                raise DatasetError(
+                    f"The folder {item!r} holds no parquet or csv data files (found: "
+                    f"{skipped[:5] or 'nothing'}). Parquet files end in {PARQUET_EXTENSIONS}, "
+                    f"csv in {tuple(e for e in CSV_EXTENSIONS if e != '.txt')}; .txt files in a "
+                    "folder are read only with engine='csv'.")
         elif glob.has_magic(item):
             found = sorted(p for p in glob.glob(item) if os.path.isfile(p))
         else:
@@ -195,28 +229,12 @@ def _read_metadata(files: list[str]) -> tuple[dict[str, pq.FileMetaData], dict[s
             raise DatasetError(f"{f!r} is not a readable parquet file ({exc}). Remove or "
                                "rewrite it.") from exc
         metadata[f], schemas[f] = pf.metadata, pf.schema_arrow
+        dups = sorted({n for n in pf.schema_arrow.names if pf.schema_arrow.names.count(n) > 1})
+        if dups:
+            raise DatasetError(f"{f!r} has duplicate column names {dups}: columns are found by "
+                               "name, so each name must appear once. Rewrite the file with "
+                               "unique names (e.g. rename the second one).")
     return metadata, schemas
-
-
-# ---- csv -------------------------------------------------------------------------------------
-_PANDAS_CSV_DTYPES = {"string": "string[pyarrow]", "bool": "boolean"}
-
-
-def _pandas_csv_dtype(name: str) -> str:
-    if name in _PANDAS_CSV_DTYPES:
-        return _PANDAS_CSV_DTYPES[name]
-    if name.startswith(("int", "uint")):
-        return name.capitalize().replace("Uint", "UInt")
-    return name
-
-
-class _CsvNormalizer:
-    def __init__(self, backend_name: str, schema: pa.Schema) -> None:
-        self.backend_name, self.schema = backend_name, schema
-
-    def __call__(self, df: pd.DataFrame) -> Any:
-        table = pa.Table.from_pandas(df, preserve_index=False).cast(self.schema)
-        return get_backend(self.backend_name).from_arrow(table)
 
 
 class Dataset:
@@ -246,7 +264,7 @@ class Dataset:
     def _open(self, source: Any, engine: str | None, part_size: str | int | None, sep: str,
               names: Sequence[str] | None, dtypes: Mapping[str, str] | None, header: Any,
               backend: str, tags: Mapping[str, Iterable[str | Tags]] | None) -> None:
-        self.backend: CpuBackend = get_backend(backend)
+        self.backend: Backend = get_backend(backend)
         self._num_rows: int | None = None
         self.files: list[str] = []
         self._pieces: list[ParquetPiece] | None = None  # parquet: what the partitions read
@@ -257,7 +275,7 @@ class Dataset:
             self._pieces, self._file_schema = source._pieces, source._file_schema
             self.backend = source.backend
         elif isinstance(source, str | os.PathLike | list | tuple):
-            self.files = expand_paths(source)
+            self.files = expand_paths(source, engine)
             engine = engine or _infer_engine(self.files)
             if engine == "parquet":
                 self._ddf, arrow_schema = self._open_parquet(parse_part_size(part_size))
@@ -269,12 +287,18 @@ class Dataset:
                                      f"{engine!r} instead.")
         else:
             self._ddf, arrow_schema = self._from_frame(source, part_size)
+        reserved = [n for n in arrow_schema.names if n.startswith("__irs_")]
+        if reserved:
+            raise DatasetError(f"Column {reserved[0]!r} uses the prefix '__irs_', reserved for "
+                               "interactive-recsys's internal columns (e.g. the shuffle key). "
+                               "Rename it before reading, e.g. df.rename(columns={"
+                               f"{reserved[0]!r}: 'my_{reserved[0].strip('_')}'}}).")
         self._schema = Schema.from_arrow(arrow_schema)
         if tags:
             self._schema = self._with_tags(self._schema, tags)
 
     @classmethod
-    def from_ddf(cls, ddf: dd.DataFrame, schema: Schema, backend: CpuBackend,
+    def from_ddf(cls, ddf: dd.DataFrame, schema: Schema, backend: Backend,
                  num_rows: int | None = None) -> Dataset:
         """Wrap a Dask DataFrame whose partitions already follow ``schema`` (internal use)."""
         ds = cls.__new__(cls)
@@ -316,25 +340,28 @@ class Dataset:
                   dtypes: Mapping[str, str] | None, header: Any) -> tuple[dd.DataFrame, pa.Schema]:
         dtypes = dict(dtypes or {})
         kwargs: dict[str, Any] = {"sep": sep, "blocksize": part_size,
-                                  "dtype": {k: _pandas_csv_dtype(v) for k, v in dtypes.items()}}
+                                  "dtype": {k: pandas_csv_dtype(v) for k, v in dtypes.items()}}
         if names is not None:
             kwargs["names"] = list(names)
         if header != "infer":
             kwargs["header"] = header
         if any(f.endswith(".gz") for f in self.files):
             kwargs.update(blocksize=None, compression="gzip")
+        check_csv_names(self.files, sep, names)
         try:
             raw = dd.read_csv(self.files, **kwargs)
+            expected = {c: t for c, t in raw._meta.dtypes.items() if c not in dtypes}
+            raw = read_pandas(CsvBlockReader(expected, self.files), self.files, **kwargs)
         except (OSError, ValueError) as exc:
             raise DatasetError(f"Cannot read the csv input {self.files[:3]}: {exc}") from exc
         sample = pa.Table.from_pandas(raw._meta, preserve_index=False).schema
-        fields = [pa.field(f.name, arrow_type(dtypes[f.name]) if f.name in dtypes else
-                           (pa.large_string() if pa.types.is_string(f.type) or
+        fields = [pa.field(f.name, small_type(arrow_type(dtypes[f.name])) if f.name in dtypes else
+                           (pa.string() if pa.types.is_string(f.type) or
                             pa.types.is_large_string(f.type) or pa.types.is_null(f.type)
                             else f.type)) for f in sample]
         schema = pa.schema(fields)
         meta = self.backend.from_arrow(schema.empty_table())
-        return raw.map_partitions(_CsvNormalizer(self.backend.name, schema), meta=meta,
+        return raw.map_partitions(CsvNormalizer(self.backend.name, schema, self.files), meta=meta,
                                   enforce_metadata=False), schema
 
     def _from_frame(self, source: Any, part_size: Any) -> tuple[dd.DataFrame, pa.Schema]:
@@ -377,7 +404,7 @@ class Dataset:
         """The lazy Dask DataFrame (pandas with Arrow columns on CPU, cuDF on GPU).
 
         String columns named in ``dictionary`` come dictionary-encoded when the data is
-        parquet and the backend can (:attr:`CpuBackend.reads_dictionaries`); for operators
+        parquet and the backend can (:attr:`Backend.reads_dictionaries`); for operators
         that take such input (``Operator.dictionary_input``), never for user code.
         """
         ddf = self._ddf
@@ -444,11 +471,36 @@ class _Converter:
         self.backend_name, self.schema = backend_name, schema
 
     def __call__(self, frame: Any) -> Any:
-        source, target = backend_of(frame), get_backend(self.backend_name)
-        if self.schema is None and source.name == target.name:
-            return target.from_pandas(frame) if target.name == "cpu" else frame
-        table = source.to_arrow(frame.reset_index(drop=True))
-        return target.from_arrow(table if self.schema is None else table.cast(self.schema))
+        try:
+            return convert(frame, backend=self.backend_name, schema=self.schema)
+        except (pa.ArrowException, ValueError, TypeError) as exc:
+            column = failing_column(frame, self.schema) if isinstance(frame, pd.DataFrame) \
+                else "?"
+            raise DatasetError(
+                f"Column {column!r} mixes value types or does not match its type ({exc}); a "
+                f"column needs one type. Convert it first, e.g. df[{column!r}] = "
+                f"df[{column!r}].astype(str) (or pd.to_numeric(..., errors='coerce')).") from exc
+
+
+def source_files(ddf: dd.DataFrame) -> list[str]:
+    """The files a Dask DataFrame built by :class:`Dataset` reads (for output guards)."""
+    files: list[str] = []
+
+    def visit(value: Any, depth: int) -> None:
+        try:
+            files.extend(getattr(value, "irs_sources", ()))
+        except Exception:  # e.g. from_delayed's expression: no metadata to look into
+            pass
+        if isinstance(value, ParquetPiece):
+            files.append(value.path)
+        elif isinstance(value, list | tuple) and depth < 3:
+            for item in value:
+                visit(item, depth + 1)
+
+    for expr in ddf.expr.walk():
+        for operand in expr.operands:
+            visit(operand, 0)
+    return sorted(set(files))
 
 
 def as_dataset(data: Any) -> Dataset:

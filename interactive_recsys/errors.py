@@ -23,5 +23,10 @@ class DatasetError(IRSError, ValueError):
     """Input files are missing, unreadable or have incompatible schemas."""
 
 
-class VersionError(IRSError, ValueError):
+class WorkflowFormatError(IRSError, ValueError):
+    """A saved workflow (``workflow.json`` or its artifacts) is malformed; the message names
+    the field or file."""
+
+
+class VersionError(WorkflowFormatError):
     """A saved workflow was written by an incompatible version."""

@@ -78,7 +78,8 @@ def _byte_weights(n: int) -> np.ndarray:
 
 
 def _string_hash(arr: pa.Array) -> np.ndarray:
-    arr = arr.cast(pa.large_string())
+    binary = pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type)
+    arr = arr.cast(pa.large_binary() if binary else pa.large_string())
     n = len(arr)
     offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64)[arr.offset: arr.offset + n + 1]
     data_buf = arr.buffers()[2]
@@ -129,8 +130,16 @@ def hash_array(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
         arr = arr.combine_chunks()
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
+    if pa.types.is_null(arr.type):  # an all-null column (pandas writes all-None so)
+        return np.full(len(arr), NULL_HASH, dtype=np.uint64)
+    if pa.types.is_decimal(arr.type):  # by its exact text: equal decimals hash alike
+        arr = pc.cast(arr, pa.large_string())
+    elif pa.types.is_temporal(arr.type):  # timestamps, dates, times, durations: their ticks
+        arr = arr.view(pa.int64()) if arr.type.bit_width == 64 else \
+            arr.view(pa.int32()).cast(pa.int64())
     if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type) \
-            or pa.types.is_string_view(arr.type):
+            or pa.types.is_string_view(arr.type) or pa.types.is_binary(arr.type) \
+            or pa.types.is_large_binary(arr.type):
         out = _string_hash(arr)
     elif pa.types.is_boolean(arr.type):
         out = _numeric_hash(arr.cast(pa.int64()))
@@ -138,7 +147,7 @@ def hash_array(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
         out = _numeric_hash(arr)
     else:
         raise TypeError(f"Cannot hash values of Arrow type {arr.type}; hash integers, floats, "
-                        "booleans or strings.")
+                        "booleans, strings, decimals or timestamps.")
     if arr.null_count:
         out = np.where(pc.is_null(arr).to_numpy(zero_copy_only=False), NULL_HASH, out)
     return out

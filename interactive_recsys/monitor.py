@@ -98,12 +98,19 @@ def worker_gpus(dask_worker: Any = None) -> list[dict[str, Any]]:
 
 
 def _device_limit(dask_worker: Any) -> int | None:
-    """The worker's device memory limit: dask-cuda's device buffer or cuDF's spill limit."""
+    """The worker's device memory limit, or None when it has none.
+
+    With ``device_memory_limit`` dask-cuda gives each worker a ``DeviceHostFile`` whose
+    ``device_buffer`` (a ``zict.Buffer``) holds device objects up to ``device_buffer.n``
+    bytes and moves the rest to host memory. With cuDF spilling on (``start_cluster``'s
+    GPU clusters), ``DeviceHostFile`` keeps cuDF frames aside unspilled and cuDF itself
+    spills device buffers to host memory once its spill manager goes past
+    ``cudf.get_option("spill_device_limit")`` (when set), or when an allocation fails.
+    """
     data = getattr(dask_worker, "data", None)
-    for owner in (data, getattr(data, "device_buffer", None)):
-        value = getattr(owner, "device_memory_limit", None)
-        if isinstance(value, int | float) and value > 0:
-            return int(value)
+    limit = getattr(getattr(data, "device_buffer", None), "n", None)
+    if isinstance(limit, int | float) and limit > 0:
+        return int(limit)
     try:
         import cudf
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .backend import CpuBackend, get_backend
+from .backend import Backend, get_backend
 from .errors import SchemaError
 from .ops.base import OpContext, Operator, RowFilter
 from .selector import flatten
@@ -64,9 +64,12 @@ class Plan:
     backend_name: str
     artifacts_dir: str | None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: keeps a temporary artifacts folder alive while a lazy result may still read it
+    #: (``artifacts.TemporaryArtifacts``; pickled as its path only)
+    keep: Any = field(default=None, repr=False, compare=False)
 
     @property
-    def backend(self) -> CpuBackend:
+    def backend(self) -> Backend:
         return get_backend(self.backend_name)
 
     def context(self, step: Step) -> OpContext:

@@ -36,12 +36,14 @@ from pathlib import Path
 from typing import Any
 
 from .errors import IRSError
+from .sanitize import clean_bokeh_doc, clean_html, is_base64
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 BOKEH_LOAD = "application/vnd.bokehjs_load.v0+json"
 BOKEH_EXEC = "application/vnd.bokehjs_exec.v0+json"
 _SNAPSHOT_MIME = "application/x-irs-bokeh-snapshots+json"
+_BOKEH_SHOW = "application/x-irs-bokeh-bundle+json"  # set by sanitize_notebook only
 
 #: Run in the kernel after each cell: the current documents of the live BokehModels.
 _SNAPSHOT_CODE = f"""\
@@ -114,7 +116,7 @@ class StaticWidgets:
         if name == "HBoxModel":
             return self._box(st, "irs-widget-hbox")
         if name in ("HTMLModel", "HTMLMathModel"):
-            return self._described(st, str(st.get("value", "")))
+            return self._described(st, clean_html(str(st.get("value", ""))))
         if name == "LabelModel":
             return self._described(st, html.escape(str(st.get("value", ""))))
         if name in ("FloatProgressModel", "IntProgressModel"):
@@ -154,9 +156,10 @@ class StaticWidgets:
         if WIDGET_VIEW in data:
             return self.render(data[WIDGET_VIEW]["model_id"], _text(data.get("text/plain")))
         if "text/html" in data:
-            return _text(data["text/html"])
-        if "image/png" in data:
-            return f'<img src="data:image/png;base64,{_text(data["image/png"]).strip()}">'
+            return clean_html(_text(data["text/html"]))
+        for mime in ("image/png", "image/jpeg"):
+            if mime in data and is_base64(data[mime]):
+                return f'<img src="data:{mime};base64,{_text(data[mime]).strip()}">'
         return f"<pre>{html.escape(_text(data.get('text/plain', '')))}</pre>"
 
     def _box(self, st: dict[str, Any], kind: str) -> str:
@@ -173,8 +176,12 @@ class StaticWidgets:
         bundle = self.bokeh_snapshots.get(model_id) or st.get("render_bundle")
         if isinstance(bundle, str):
             bundle = json.loads(bundle)
-        if not bundle:
-            return ""
+        return self.bokeh_html(bundle) if bundle else ""
+
+    def bokeh_html(self, bundle: dict[str, Any]) -> str:
+        """The element and the embedding script (ours) of a Bokeh bundle (``docs_json`` +
+        ``render_items``), its document cleaned (:func:`.sanitize.clean_bokeh_doc`)."""
+        bundle = {**bundle, "docs_json": clean_bokeh_doc(bundle["docs_json"])}
         self.uses_bokeh = True
         element = f"irs-bokeh-{uuid.uuid4().hex}"
         items = copy.deepcopy(bundle["render_items"])
@@ -206,6 +213,65 @@ def _widget_state(nb: Any) -> dict[str, Any]:
     return nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
 
 
+_IMAGE_MIMES = ("image/png", "image/jpeg")
+
+
+def sanitize_notebook(nb: Any) -> None:
+    """Clean, in place, what the notebook itself carries into the page (see
+    :mod:`.sanitize`): ``text/html`` outputs and raw cells through the sanitizer,
+    ``application/javascript`` dropped, images that are not plain base64 dropped, image
+    sizes that are not numbers dropped, mermaid text escaped; a ``bokeh.io.show`` output
+    keeps only its document, read as JSON (drawn later by our own embedding code). Markdown
+    is cleaned after it is rendered (:class:`_ReportExporter`)."""
+    for cell in nb.cells:
+        if cell.cell_type == "raw":
+            cell.source = clean_html(cell.source)
+        for out in cell.get("outputs", []):
+            data = out.get("data")
+            if not isinstance(data, dict):
+                continue
+            data.pop(_BOKEH_SHOW, None)  # set only here, from a parsed show() output
+            if BOKEH_EXEC in data:
+                bundle = _bokeh_show_bundle(_text(data.get("application/javascript", "")))
+                data.clear()
+                data.update({_BOKEH_SHOW: bundle, "text/plain": ""} if bundle else
+                            {"text/plain": "[Bokeh figure: its document could not be read]"})
+            data.pop("application/javascript", None)
+            if "text/html" in data:
+                data["text/html"] = clean_html(_text(data["text/html"]))
+            if "text/vnd.mermaid" in data:
+                data["text/vnd.mermaid"] = html.escape(_text(data["text/vnd.mermaid"]))
+            for mime in _IMAGE_MIMES:
+                if mime in data and not is_base64(data[mime]):
+                    del data[mime]
+                    data.setdefault("text/plain", f"[{mime} output dropped: not base64]")
+            _clean_image_metadata(out.get("metadata", {}))
+
+
+def _bokeh_show_bundle(script: str) -> dict[str, Any] | None:
+    """``docs_json`` and ``render_items`` of the script ``bokeh.io.show`` puts in a notebook
+    (read as JSON data, never run), or None."""
+    decoder, bundle = json.JSONDecoder(), {}
+    for name in ("docs_json", "render_items"):
+        start = script.find(f"const {name} = ")
+        if start < 0:
+            return None
+        try:
+            bundle[name] = decoder.raw_decode(script, start + len(f"const {name} = "))[0]
+        except ValueError:
+            return None
+    return bundle if isinstance(bundle["render_items"], list) else None
+
+
+def _clean_image_metadata(metadata: dict[str, Any]) -> None:
+    for scope in [metadata, *(v for v in metadata.values() if isinstance(v, dict))]:
+        for key in ("width", "height"):
+            if key in scope and not (isinstance(scope[key], int | float)
+                                     and not isinstance(scope[key], bool)):
+                del scope[key]
+        scope.pop("filenames", None)
+
+
 def static_widget_outputs(nb: Any, bokeh_snapshots: dict[str, Any] | None = None) -> bool:
     """Replace, in place, widget outputs by static HTML and drop BokehJS loader outputs.
 
@@ -213,7 +279,6 @@ def static_widget_outputs(nb: Any, bokeh_snapshots: dict[str, Any] | None = None
     output is in it).
     """
     widgets = StaticWidgets(_widget_state(nb), bokeh_snapshots)
-    uses_bokeh = False
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
@@ -222,7 +287,9 @@ def static_widget_outputs(nb: Any, bokeh_snapshots: dict[str, Any] | None = None
             data = out.get("data", {})
             if BOKEH_LOAD in data:
                 continue  # loads BokehJS in a live notebook; the report inlines it once
-            uses_bokeh |= BOKEH_EXEC in data
+            if _BOKEH_SHOW in data:  # a bokeh.io.show output, its document parsed
+                out["data"] = {"text/html": widgets.bokeh_html(data[_BOKEH_SHOW]),
+                               "text/plain": data.get("text/plain", "")}
             if WIDGET_VIEW in data:
                 text = _text(data.get("text/plain"))
                 body = widgets.render(data[WIDGET_VIEW]["model_id"], text)
@@ -232,7 +299,7 @@ def static_widget_outputs(nb: Any, bokeh_snapshots: dict[str, Any] | None = None
             kept.append(out)
         cell.outputs = kept
     nb.metadata.pop("widgets", None)
-    return uses_bokeh or widgets.uses_bokeh
+    return widgets.uses_bokeh
 
 
 # ---- executing -----------------------------------------------------------------------------
@@ -312,13 +379,21 @@ def _bokeh_head() -> str:
 def notebook_html(nb: Any, *, title: str, bokeh_snapshots: dict[str, Any] | None = None
                   ) -> str:
     """The HTML page of an executed notebook node (a copy is converted; ``nb`` is unchanged)."""
-    from jinja2 import DictLoader
+    from jinja2 import DictLoader, pass_context
     from nbconvert import HTMLExporter
 
+    class _ReportExporter(HTMLExporter):
+        """nbconvert's exporter with rendered markdown (cells and outputs) sanitized."""
+
+        @pass_context
+        def markdown2html(self, context: Any, source: str) -> str:
+            return clean_html(super().markdown2html(context, source))
+
     nb = copy.deepcopy(nb)
+    sanitize_notebook(nb)
     uses_bokeh = static_widget_outputs(nb, bokeh_snapshots)
-    exporter = HTMLExporter(template_name="lab", template_file="irs-report.html.j2",
-                            extra_loaders=[DictLoader({"irs-report.html.j2": _TEMPLATE})])
+    exporter = _ReportExporter(template_name="lab", template_file="irs-report.html.j2",
+                               extra_loaders=[DictLoader({"irs-report.html.j2": _TEMPLATE})])
     resources = {"metadata": {"name": title},
                  "irs_head": _bokeh_head() if uses_bokeh else ""}
     body, _ = exporter.from_notebook_node(nb, resources=resources)
@@ -371,6 +446,9 @@ def notebook_report(notebook: str | os.PathLike, output: str | os.PathLike | Non
         raise ReportError(f"notebook {str(src)!r} cannot be read ({exc}): is it a valid "
                           ".ipynb file?") from exc
     dest = Path(output) if output is not None else src.with_suffix(".html")
+    if dest.resolve() == src.resolve():
+        raise ReportError(f"output {str(dest)!r} is the notebook itself: writing the report "
+                          "there would replace it; choose an .html path")
     if not dest.parent.is_dir():
         raise ReportError(f"output directory {str(dest.parent)!r} does not exist: create it "
                           "or choose another --output")

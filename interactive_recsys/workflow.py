@@ -18,7 +18,6 @@ import html
 import json
 import os
 import shutil
-import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -27,19 +26,16 @@ from typing import Any
 import dask
 
 from . import __version__ as _library_version
-from .backend import backend_of
+from .artifacts import TemporaryArtifacts
+from .backend import convert
 from .dataset import Dataset, as_dataset
-from .errors import DatasetError, NotFittedError, VersionError
+from .errors import DatasetError, NotFittedError, SchemaError
 from .graph import Node
 from .jobs import Job, compute, submit
-from .ops.base import Operator
-from .ops.lambda_op import LambdaOp
 from .plan import ORDER_COLUMN, Plan, Step
 from .schema import ColumnSchema, Schema
-from .selector import ColumnSelector, flatten
-
-FORMAT_NAME = "interactive-recsys-workflow"
-FORMAT_VERSION = 1
+from .selector import flatten
+from .workflow_format import FORMAT_NAME, FORMAT_VERSION, json_safe, read_config
 
 
 class Workflow:
@@ -58,6 +54,10 @@ class Workflow:
         self._states: dict[int, dict[str, Any]] = {}
         self.input_schema: Schema | None = None
         self.artifacts_dir = os.fspath(artifacts_dir) if artifacts_dir else None
+        #: the temporary artifacts folder this workflow made (removed once unused), if any
+        self._temporary: TemporaryArtifacts | None = None
+        #: artifacts of a loaded folder: read, never written (a refit writes fresh ones)
+        self._read_only_artifacts = False
         self.fitted = False
         self.fit_stats: dict[str, Any] = {}
 
@@ -72,7 +72,8 @@ class Workflow:
         filled in after ``fit``)."""
         if isinstance(input_schema, Dataset):
             input_schema = input_schema.schema
-        return self.output_node.output_schema(input_schema, self._states)
+        return _checked(self.output_node.output_schema(self._checked_input(input_schema),
+                                                          self._states))
 
     @property
     def output_schema(self) -> Schema:
@@ -101,7 +102,8 @@ class Workflow:
                 step.groups = node.input_groups(input_schema, schemas)
                 step.state = self._states.get(id(node))
             steps.append(step)
-        return Plan(steps, backend_name, self.artifacts_dir, dict(extra or {}))
+        return Plan(steps, backend_name, self.artifacts_dir, dict(extra or {}),
+                    keep=self._temporary)
 
     def phases(self) -> list[list[Node]]:
         """Statistics operators grouped so that each group depends only on earlier groups."""
@@ -130,15 +132,20 @@ class Workflow:
         if ds.npartitions == 0 or ds._num_rows == 0:
             raise DatasetError(f"Cannot fit on an empty dataset ({ds!r}): statistics of zero "
                                "rows mean nothing. Check the input path and any filter.")
-        self.output_node.output_schema(ds.schema)  # validate the graph before any work
+        _checked(self.output_node.output_schema(self._checked_input(ds.schema)))  # before work
         self._plan(ds.schema, ds.backend.name).shuffles([self.nodes.index(self.output_node)])
-        if self.artifacts_dir is None:
-            self.artifacts_dir = tempfile.mkdtemp(prefix="irs-artifacts-")
+        previous, previous_owner = self.artifacts_dir, self._temporary  # alive during the fit
+        if self.artifacts_dir is None or self._temporary is not None \
+                or self._read_only_artifacts:  # a refit never rewrites what others may read
+            self._temporary = TemporaryArtifacts()
+            self.artifacts_dir, self._read_only_artifacts = self._temporary.path, False
         self._states, self.fitted = {}, False  # a failed fit leaves an unfitted workflow
         self.input_schema = ds.schema
         self.fit_stats = {"phases": []}
         started = time.perf_counter()
-        extra = {"num_rows": ds._num_rows, "npartitions": ds.npartitions}
+        extra = {"num_rows": ds._num_rows, "npartitions": ds.npartitions,
+                 "previous_artifacts": previous,  # e.g. JoinExternal's stored side table
+                 "row_filters": self._row_filters()}
         phases = self.phases()
         for k, nodes in enumerate(phases):
             t0 = time.perf_counter()
@@ -162,9 +169,27 @@ class Workflow:
                 self._states[id(node)] = state
             self.fit_stats["phases"].append({"phase": k + 1, "operators": [
                 self.node_id(n) for n in nodes], "seconds": time.perf_counter() - t0})
+        del previous_owner  # the previous temporary folder may go once nothing reads it
         self.fit_stats["seconds"] = time.perf_counter() - started
         self.fitted = True
         return self
+
+    def _checked_input(self, schema: Schema) -> Schema:
+        """``schema``, refused when a column the workflow reads has a reserved name."""
+        for node in self.nodes:
+            if node.kind == "select":
+                _checked(Schema(schema[n] for n in flatten(node.selector.resolve(schema))))
+        return schema
+
+    def _row_filters(self) -> dict[str, list[str]]:
+        """Each statistics step's upstream row filters, as text (for "saw no rows" errors)."""
+        out = {}
+        for node in self.nodes:
+            if node.kind == "op" and node.op.is_stat:
+                out[self.node_id(node)] = [f"{n.op!r} ({self.node_id(n)})" for n in node.walk()
+                                           if n is not node and n.kind == "op"
+                                           and n.op.changes_rows]
+        return out
 
     # ---- transform ------------------------------------------------------------------------
     def _check_fitted(self) -> None:
@@ -189,14 +214,12 @@ class Workflow:
         out = self._transform_dataset(ds, training)
         if in_memory:  # the same library back: pandas in -> pandas out, cuDF in -> cuDF out
             frame = compute(out.to_ddf(), phase="transform")[0].reset_index(drop=True)
-            if backend_of(data).name == "gpu":
-                return frame if backend_of(frame).name == "gpu" else backend_of(data).from_pandas(
-                    frame)
-            return backend_of(frame).to_pandas(frame)
+            return convert(frame, like=data)
         return out
 
     def _transform_dataset(self, ds: Dataset, training: bool = False) -> Dataset:
-        schema = self.output_node.output_schema(ds.schema, self._states)
+        schema = _checked(self.output_node.output_schema(self._checked_input(ds.schema),
+                                                         self._states))
         plan = self._plan(ds.schema, ds.backend.name, {"training": training})
         output = self.nodes.index(self.output_node)
         meta = ds.backend.empty(schema)
@@ -251,7 +274,7 @@ class Workflow:
             "output": index[id(self.output_node)],
             "fitted": self.fitted,
             "input_schema": self.input_schema.to_dict() if self.input_schema else None,
-            "states": {str(index[k]): v for k, v in
+            "states": {str(index[k]): json_safe(v) for k, v in
                        ((id(n), self._states.get(id(n))) for n in self.nodes) if v is not None},
         }
 
@@ -276,40 +299,20 @@ class Workflow:
     def load(cls, path: str | os.PathLike,
              functions: dict[str, Callable] | None = None) -> Workflow:
         """Load a saved workflow. Never executes code from the files: Python functions of
-        ``LambdaOp`` are only taken from ``functions``."""
-        path = os.fspath(path)
-        config_path = os.path.join(path, "workflow.json")
-        if not os.path.exists(config_path):
-            raise VersionError(f"{path!r} holds no workflow.json; is it a directory written by "
-                               "Workflow.save?")
-        with open(config_path) as f:
-            config = json.load(f)
-        if config.get("format") != FORMAT_NAME:
-            raise VersionError(f"{config_path!r} is not an interactive-recsys workflow.")
-        version = config.get("format_version")
-        if version != FORMAT_VERSION:
-            raise VersionError(f"{config_path!r} was written in workflow format {version} (by "
-                               f"interactive-recsys {config.get('library_version')}); this is "
-                               f"version {_library_version}, which reads format {FORMAT_VERSION}. "
-                               "Re-fit the workflow or install the matching version.")
-        nodes: list[Node] = []
-        for nc in config["nodes"]:
-            parents = [nodes[i] for i in nc["parents"]]
-            op = None
-            if "op" in nc:
-                params = nc["op"].get("params", {})
-                if nc["op"]["op"] == "LambdaOp":
-                    params = LambdaOp.resolve_config(params, functions)
-                op = Operator.from_config({"op": nc["op"]["op"], "params": params})
-            selector = ColumnSelector.from_config(nc["selector"]) if "selector" in nc else None
-            nodes.append(Node(nc["kind"], selector=selector, op=op, parents=parents))
-        wf = cls(nodes[config["output"]])
-        wf._states = {id(nodes[int(k)]): v for k, v in config.get("states", {}).items()}
-        if config.get("input_schema"):
-            wf.input_schema = Schema.from_dict(config["input_schema"])
-        wf.fitted = bool(config.get("fitted"))
-        artifacts = os.path.join(path, "artifacts")
-        wf.artifacts_dir = artifacts if os.path.isdir(artifacts) else None
+        ``LambdaOp`` are only taken from ``functions``.
+
+        The folder is only read: fitting the loaded workflow again writes fresh artifacts
+        (a new temporary folder, or ``artifacts_dir`` when set), and only ``save(path)``
+        writes to a folder. A malformed ``workflow.json`` raises
+        :class:`~interactive_recsys.errors.WorkflowFormatError` naming the field.
+        """
+        loaded = read_config(os.fspath(path), functions)
+        wf = cls(loaded.output)
+        wf._states = loaded.states
+        wf.input_schema = loaded.input_schema
+        wf.fitted = loaded.fitted
+        wf.artifacts_dir = loaded.artifacts_dir
+        wf._read_only_artifacts = True
         return wf
 
     # ---- display --------------------------------------------------------------------------
@@ -345,6 +348,20 @@ class Workflow:
         schema = self.output_schema._repr_html_() if self.input_schema is not None else ""
         return (f"<b>Workflow</b> ({status})<table><tr><th>step</th><th>operator</th></tr>"
                 f"{rows}</table>{schema}")
+
+
+#: Column names starting so are the library's own (shuffle order, writer keys).
+RESERVED_PREFIX = "__irs"
+
+
+def _checked(schema: Schema) -> Schema:
+    """``schema``, refused when a column name is reserved for internal columns."""
+    for name in schema.names:
+        if name.startswith(RESERVED_PREFIX):
+            raise SchemaError(f"Column {name!r} starts with {RESERVED_PREFIX!r}, which "
+                              "interactive-recsys reserves for its internal columns; rename it "
+                              "(e.g. df.rename(columns=...) or ops.Rename) before the workflow.")
+    return schema
 
 
 def _by_stage(plan: Plan, targets: list[int]) -> dict[str, list[int]]:

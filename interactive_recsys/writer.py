@@ -17,11 +17,12 @@ Shuffle modes:
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
+import numbers
 import os
-import shutil
+import re
 import time
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -32,46 +33,28 @@ import pyarrow.parquet as pq
 
 from . import exports
 from .backend import get_backend
-from .errors import DatasetError, ParameterError
+from .errors import ParameterError
 from .jobs import compute
+from .outputs import atomic_directory
 from .plan import release_memory
+
+__all__ = ["SHUFFLE_MODES", "atomic_directory", "write_parquet"]
 
 SHUFFLE_MODES = (None, "partition", "worker", "full")
 _KEY = "__irs_shuffle_key__"
 
 
 @contextlib.contextmanager
-def atomic_directory(path: str, *, overwrite: bool = False) -> Iterator[str]:
-    """Yield a temporary directory that becomes ``path`` only if the block succeeds."""
-    path = os.path.abspath(path)
-    if os.path.exists(path) and not overwrite:
-        raise DatasetError(f"Output {path!r} already exists; pass overwrite=True or choose "
-                           "another path.")
-    parent = os.path.dirname(path)
-    os.makedirs(parent, exist_ok=True)
-    tmp = os.path.join(parent, f".{os.path.basename(path)}.tmp-{uuid.uuid4().hex[:8]}")
-    os.makedirs(tmp)
+def _naming(path: str) -> Iterator[None]:
+    """Re-raise a failed write as an ``OSError`` that names the file (Arrow's do not)."""
     try:
-        yield tmp
-    except BaseException:
-        _remove_tree(tmp)
-        raise
-    if os.path.exists(path):
-        old = os.path.join(parent, f".{os.path.basename(path)}.old-{uuid.uuid4().hex[:8]}")
-        os.replace(path, old)
-        os.replace(tmp, path)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(tmp, path)
-
-
-def _remove_tree(path: str, attempts: int = 50) -> None:
-    """Remove ``path`` even while tasks that already started may still add files to it."""
-    for _ in range(attempts):
-        shutil.rmtree(path, ignore_errors=True)
-        if not os.path.exists(path):
-            return
-        time.sleep(0.1)
+        yield
+    except (OSError, pa.ArrowException) as exc:
+        if isinstance(exc, OSError) and exc.filename:
+            raise
+        found = re.search(r"errno (\d+)", str(exc), re.IGNORECASE)
+        code = getattr(exc, "errno", None) or (int(found[1]) if found else errno.EIO)
+        raise OSError(code, os.strerror(code) if found else str(exc), path) from exc
 
 
 def _n_workers() -> int:
@@ -83,14 +66,43 @@ def _n_workers() -> int:
         return 1
 
 
+#: Categorical columns with more ids than this are written without parquet dictionary pages.
+PLAIN_ABOVE_CARDINALITY = 2**16
+
+
+def dictionary_columns(schema: Any) -> list[str] | bool:
+    """The columns worth parquet dictionary encoding: all but the wide categorical ones.
+
+    A column whose ids (``cardinality`` from Categorify and friends) exceed
+    :data:`PLAIN_ABOVE_CARDINALITY` has about as many distinct ids per row group as rows:
+    the writer would hash every value into a dictionary as large as the data, for a file
+    no smaller than plain int pages (measured on Kaggle-profile Criteo: same size, 17 %
+    less writer CPU).
+
+    >>> from interactive_recsys.schema import ColumnSchema, Schema
+    >>> s = Schema([ColumnSchema("wide", "int64", properties={"cardinality": 10**6}),
+    ...             ColumnSchema("narrow", "int64", properties={"cardinality": 10}),
+    ...             ColumnSchema("x", "float32")])
+    >>> dictionary_columns(s)
+    ['narrow', 'x']
+    """
+    names = list(schema.names)
+    keep = [n for n in names
+            if not (schema[n].properties.get("cardinality") or 0) > PLAIN_ABOVE_CARDINALITY]
+    return True if len(keep) == len(names) else keep
+
+
 def _write_part(df: Any, path: str, schema: pa.Schema, backend_name: str,
-                row_group_size: int, permute_seed: int | None = None) -> int:
+                row_group_size: int, permute_seed: int | None = None,
+                use_dictionary: bool | list[str] = True) -> int:
     backend = get_backend(backend_name)
     if _KEY in df.columns:  # full shuffle: the random key orders rows, whatever their arrival
         df = backend.sort_rows(df, _KEY).drop(columns=[_KEY])
     elif permute_seed is not None:
         df = backend.permute_rows(df, permute_seed)
-    backend.write_parquet(df, path, schema=schema, row_group_size=row_group_size)
+    with _naming(path):
+        backend.write_parquet(df, path, schema=schema, row_group_size=row_group_size,
+                              use_dictionary=use_dictionary)
     rows = backend.num_rows(df)
     del df
     release_memory()
@@ -113,7 +125,8 @@ def _split_random(df: Any, seed: int, pieces: int, directory: str, part: int,
     paths = []
     for j in range(pieces):
         path = os.path.join(directory, f"piece.{part:05d}.{j:03d}.parquet")
-        backend.write_parquet(backend.take_rows(df, np.flatnonzero(which == j)), path, schema)
+        with _naming(path):
+            backend.write_parquet(backend.take_rows(df, np.flatnonzero(which == j)), path, schema)
         paths.append(path)
     return paths
 
@@ -122,23 +135,45 @@ def _merge_pieces(paths: list[str], out: str, schema: pa.Schema, seed: int,
                   row_group_size: int) -> int:
     table = pa.concat_tables([pq.read_table(p, schema=schema) for p in paths])
     table = table.take(pa.array(np.random.default_rng(seed).permutation(table.num_rows)))
-    pq.write_table(table, out, row_group_size=row_group_size)
+    with _naming(out):
+        pq.write_table(table, out, row_group_size=row_group_size)
     for p in paths:
         os.remove(p)
     return table.num_rows
 
 
+def _check_int(name: str, value: Any, low: int, optional: bool = False) -> None:
+    if optional and value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        kind = f"an integer >= {low}" + (" or None" if optional else "")
+        raise ParameterError(f"The '{name}' parameter must be {kind}. Got {value!r} "
+                             f"({type(value).__name__}) instead.")
+
+
+def _input_files(ds: Any) -> list[str]:
+    from .dataset import source_files
+
+    return list(ds.files) or source_files(ds.to_ddf())
+
+
 def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = None,
                   out_files_per_proc: int | None = None, overwrite: bool = False, seed: int = 0,
                   row_group_size: int = 128 * 1024, hugectr: Any = False) -> dict[str, Any]:
-    """Write a Dataset as parquet files + ``_schema.json`` + ``schema.pbtxt`` + ``_SUCCESS``;
-    return a summary. ``hugectr``: also HugeCTR's metadata (see :mod:`.exports`)."""
+    """Write a Dataset as parquet files + ``_schema.json`` + ``.merlin/`` + ``_SUCCESS``;
+    return a summary. ``hugectr``: also HugeCTR's metadata (see :mod:`.exports`).
+
+    ``path`` must not be, or contain, the dataset's input files, the current directory,
+    home or ``/`` (see :mod:`.outputs`)."""
     if shuffle not in SHUFFLE_MODES:
         raise ParameterError(f"The 'shuffle' parameter must be one of {SHUFFLE_MODES}. Got "
                              f"{shuffle!r} instead.")
-    if out_files_per_proc is not None and out_files_per_proc < 1:
-        raise ParameterError(f"The 'out_files_per_proc' parameter must be >= 1. Got "
-                             f"{out_files_per_proc!r} instead.")
+    _check_int("out_files_per_proc", out_files_per_proc, 1, optional=True)
+    _check_int("seed", seed, 0)
+    _check_int("row_group_size", row_group_size, 1)
+    if not isinstance(overwrite, bool):
+        raise ParameterError(f"The 'overwrite' parameter must be True or False. Got "
+                             f"{overwrite!r} instead.")
     started = time.perf_counter()
     ds, hugectr_options = exports.prepare(ds, hugectr)
     backend = ds.backend.name
@@ -146,7 +181,8 @@ def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = Non
     ddf = ds.to_ddf()
     workers = _n_workers()
     n_out = out_files_per_proc * workers if out_files_per_proc else ddf.npartitions
-    with atomic_directory(os.fspath(path), overwrite=overwrite) as tmp:
+    with atomic_directory(os.fspath(path), overwrite=overwrite,
+                          protect={"the input": _input_files(ds)}) as tmp:
         if shuffle == "full":
             keyed = ddf.map_partitions(_add_key, seed, 0, 2**62, backend,
                                        meta=ds.backend.with_columns(ddf._meta, {
@@ -172,8 +208,10 @@ def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = Non
         else:
             names = [f"part.{i:05d}.parquet" for i in range(len(parts))]
             permute = shuffle == "partition"
+            dictionary = dictionary_columns(ds.schema)
             tasks = [dask.delayed(_write_part)(p, os.path.join(tmp, n), schema, backend,
-                                               row_group_size, seed + i if permute else None)
+                                               row_group_size, seed + i if permute else None,
+                                               dictionary)
                      for i, (p, n) in enumerate(zip(parts, names, strict=True))]
         rows = [int(r) for r in compute(*tasks, phase="write")]
         summary = {"files": names, "rows_per_file": rows, "num_rows": sum(rows),

@@ -71,11 +71,88 @@ def test_gpu_true_without_a_gpu_says_how_to_fall_back() -> None:
     assert "gpu=True" in message and "gpu=False" in message and "no" in message.lower()
 
 
-def _cudf_spill_on() -> tuple[bool, bool]:
+def _cudf_spill_on() -> tuple[bool, bool, bool]:
     import cudf
     import dask
+    from distributed.worker import DEFAULT_METRICS
 
-    return bool(cudf.get_option("spill")), bool(dask.config.get("distributed.diagnostics.cudf"))
+    return (bool(cudf.get_option("spill")), bool(dask.config.get("distributed.diagnostics.cudf")),
+            "cudf" in DEFAULT_METRICS)
+
+
+def _start_environment() -> tuple[str | None, bool]:
+    """The worker process's environment as it was when the process started (/proc), and
+    the cuDF metric switch as Dask's configuration reads it from that environment."""
+    import dask
+
+    with open("/proc/self/environ", "rb") as f:
+        start = dict(item.split(b"=", 1) for item in f.read().split(b"\0") if b"=" in item)
+    value = start.get(b"DASK_DISTRIBUTED__DIAGNOSTICS__CUDF")
+    from_env = dask.config.collect_env({"DASK_DISTRIBUTED__DIAGNOSTICS__CUDF": value.decode()}) \
+        if value else {}
+    return (value.decode() if value else None,
+            bool(from_env.get("distributed", {}).get("diagnostics", {}).get("cudf")))
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/environ"), reason="needs Linux /proc")
+def test_cudf_metric_switch_is_in_the_worker_environment_from_its_start(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The GPU cluster's worker environment (the cuDF spill metric switch) reaches worker
+    processes before they import distributed.worker: checked on a CPU LocalCluster started
+    through the same pre-spawn mechanism."""
+    from distributed import Client, LocalCluster
+
+    from interactive_recsys.cluster import _pre_spawn, worker_environment
+
+    # the Nanny sets pre-spawn variables in this process too: start without, restore after
+    monkeypatch.delenv("DASK_DISTRIBUTED__DIAGNOSTICS__CUDF", raising=False)
+    with _pre_spawn(worker_environment(gpu=True)):
+        cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                               host="127.0.0.1", dashboard_address=None, memory_limit="300MB")
+    try:
+        with Client(cluster) as client:
+            assert set(client.run(_start_environment).values()) == {("True", True)}
+            # the CPU workers' own variables come through the same way
+            assert set(client.run(_env, "ARROW_DEFAULT_MEMORY_POOL").values()) == {"system"}
+    finally:
+        cluster.close()
+
+
+def test_gpu_cluster_is_started_with_host_cudf_spilling_and_the_metric_environment(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """start_cluster(gpu=True) hands LocalCUDACluster host= (not the deprecated ip=), cuDF
+    spilling with statistics, and the metric switch in the pre-spawn environment (a
+    stand-in LocalCUDACluster records its call: this machine has no GPU)."""
+    import sys
+    import types
+
+    import dask
+    from distributed import LocalCluster
+
+    from interactive_recsys import cluster as cluster_module
+
+    calls = []
+
+    def local_cuda_cluster(**kwargs):  # stand-in: records, then starts a CPU cluster
+        calls.append((kwargs, dict(dask.config.get("distributed.nanny.pre-spawn-environ"))))
+        return LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                            dashboard_address=None)
+
+    monkeypatch.setitem(sys.modules, "dask_cuda",
+                        types.SimpleNamespace(LocalCUDACluster=local_cuda_cluster))
+    monkeypatch.setattr(cluster_module, "gpu_available", lambda: True)
+    monkeypatch.delenv("DASK_DISTRIBUTED__DIAGNOSTICS__CUDF", raising=False)
+    client = irs.start_cluster(gpu=True, dashboard=False, device_memory_limit=0.5)
+    try:
+        kwargs, environ = calls[0]
+        assert kwargs["host"] == "127.0.0.1" and "ip" not in kwargs
+        assert kwargs["enable_cudf_spill"] is True and kwargs["cudf_spill_stats"] == 1
+        assert kwargs["device_memory_limit"] == 0.5
+        assert environ["DASK_DISTRIBUTED__DIAGNOSTICS__CUDF"] == "True"
+        assert environ["ARROW_DEFAULT_MEMORY_POOL"] == "system"
+    finally:
+        client.cluster.close()
+        client.close()
 
 
 @pytest.mark.gpu
@@ -89,7 +166,8 @@ def test_gpu_cluster_has_one_worker_per_gpu_and_cudf_spilling() -> None:
     try:
         assert isinstance(client.cluster, LocalCUDACluster)
         assert len(client.scheduler_info(n_workers=-1)["workers"]) == gpu_count()
-        assert set(client.run(_cudf_spill_on).values()) == {(True, True)}
+        # the metric is registered in the worker (distributed.worker's import saw the switch)
+        assert set(client.run(_cudf_spill_on).values()) == {(True, True, True)}
     finally:
         client.cluster.close()
         client.close()

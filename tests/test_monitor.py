@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import threading
 import time
@@ -186,6 +187,24 @@ def test_monitor_needs_a_client() -> None:
         Monitor(None)
     with pytest.raises(irs.ParameterError, match="interval_ms"):
         Monitor(None, interval_ms=0)
+
+
+def test_device_limit_is_the_device_buffer_size_of_dask_cudas_host_file() -> None:
+    """dask-cuda's DeviceHostFile keeps device objects in ``device_buffer``, a zict.Buffer
+    whose ``n`` is the device_memory_limit (DeviceHostFile has no attribute of that name)."""
+    from types import SimpleNamespace
+
+    import zict
+
+    from interactive_recsys.monitor import _device_limit
+
+    host_file = SimpleNamespace(device_buffer=zict.Buffer({}, {}, n=123_456_789),
+                                device_memory_limit=None)
+    assert _device_limit(SimpleNamespace(data=host_file)) == 123_456_789
+    no_limit = SimpleNamespace(device_buffer={})  # device_memory_limit=None: a plain dict
+    if importlib.util.find_spec("cudf") is None:
+        assert _device_limit(SimpleNamespace(data=no_limit)) is None
+        assert _device_limit(SimpleNamespace(data={})) is None
 
 
 @pytest.mark.gpu

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ..backend import CpuBackend
+from ..backend import Backend
 from ..errors import ParameterError, SchemaError
 from ..schema import ColumnSchema, Schema, is_numeric_dtype
 from .params import REQUIRED, Param
@@ -82,7 +82,7 @@ def _with_parameters_section(doc: str | None, params: dict[str, Param]) -> str |
 class OpContext:
     """What an operator may know about where it runs."""
 
-    backend: CpuBackend
+    backend: Backend
     groups: list[tuple[str, ...]]
     node_id: str = ""
     artifacts_dir: str | None = None
@@ -238,6 +238,16 @@ class StatOperator(Operator, register=False):
     def fit_finalize(self, partial: Any, ctx: OpContext) -> dict[str, Any]:
         raise NotImplementedError
 
+    #: The shape of the fitted state (see :mod:`.state_check`), checked on load.
+    state_shape: ClassVar[Any] = "any"
+
+    def check_state(self, state: dict[str, Any]) -> None:
+        """Check a state read from a saved workflow against ``state_shape``; raise
+        ``ValueError`` naming the entry that is malformed."""
+        from .state_check import check_shape
+
+        check_shape(state, self.state_shape)
+
 
 class RowFilter(Operator, register=False):
     """An operator that keeps some rows: ``row_mask`` returns the rows to keep.
@@ -259,9 +269,54 @@ class RowFilter(Operator, register=False):
         return df
 
 
+def no_rows_error(op: Operator, ctx: OpContext) -> Exception:
+    """The error of a statistic fitted on no rows: names the step and the row filters before
+    it (``ctx.extra["row_filters"]``, filled by the workflow)."""
+    from ..errors import DatasetError
+
+    filters = ctx.extra.get("row_filters", {}).get(ctx.node_id, [])
+    before = (f"after {', '.join(filters)}, which dropped every row" if filters
+              else "(every row was dropped before it)")
+    return DatasetError(f"{type(op).__name__} ({ctx.node_id}) saw no rows {before}; its "
+                        "statistics would be empty. Loosen the filter or check the data.")
+
+
 def require_numeric(op: Operator, col: ColumnSchema) -> None:
     """Raise a clear error when ``col`` is not numeric."""
     if not is_numeric_dtype(col.dtype) or col.is_list:
         raise SchemaError(f"{type(op).__name__} needs numeric columns, but column {col.name!r} "
                           f"has dtype {col.dtype}. Encode it first (e.g. ops.Categorify) or "
                           "select only numeric columns.")
+
+
+def group_names(op: Operator, groups: Sequence[Sequence[str]], name: Any = "_".join,
+                outputs: Any = None) -> dict[str, tuple[str, ...]]:
+    """``{name(group): group}`` for an operator that names its outputs after column groups,
+    refusing two groups that get one name (their outputs would overwrite each other), e.g.
+    ``["a", "b"]`` and ``"a_b"``, or ``["a", "b_c"]`` and ``["a_b", "c"]``.
+
+    ``outputs(key)`` lists the output columns of one key, when they are more than the key
+    itself; those must be unique across groups too.
+
+    >>> from interactive_recsys.ops import Categorify
+    >>> try:
+    ...     group_names(Categorify(), [("a", "b"), ("a_b",)])
+    ... except SchemaError as exc:
+    ...     print(str(exc)[:75])
+    Categorify would name the outputs of column group ['a', 'b'] and of ['a_b']
+    """
+    keys: dict[str, tuple[str, ...]] = {}
+    made: dict[str, tuple[str, ...]] = {}
+    for group in groups:
+        group = tuple(group)
+        key = name(group)
+        for out in (outputs(key) if outputs else [key]):
+            if out in made and made[out] != group:
+                other = list(made[out])
+                raise SchemaError(
+                    f"{type(op).__name__} would name the outputs of column group {other} and "
+                    f"of {list(group)} both {out!r}, so one would overwrite the other. Rename a "
+                    f"column first (ops.Rename) or encode the groups in two separate steps.")
+            made[out] = group
+        keys[key] = group
+    return keys

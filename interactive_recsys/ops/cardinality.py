@@ -29,6 +29,7 @@ class DropLowCardinality(StatOperator):
     """Drop columns with fewer than ``min_cardinality`` distinct values (see the module)."""
 
     summary = "Drop columns with fewer than min_cardinality distinct values"
+    state_shape = {"keep": ("list", "str"), "dropped": ("list", "str")}
     category = "statistics"
     min_cardinality = Param(2, kind="int", low=1,
                             doc="Columns with fewer distinct non-missing values are dropped.")

@@ -24,6 +24,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import uuid
@@ -31,18 +32,29 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from dask import delayed
+from dask.delayed import Delayed
+from dask.highlevelgraph import HighLevelGraph
 
+from ..artifacts import key_directory, resolve
 from ..errors import ParameterError, SchemaError
 from ..schema import ColumnSchema, Schema, Tags, element_dtype
 from . import vocabulary as vocab
-from .base import OpContext, StatOperator
-from .hash_bucket import FIRST_FREE_INDEX, NULL_INDEX, check_index_dtype, encode_column
+from .base import OpContext, StatOperator, group_names
+from .hash_bucket import (
+    FIRST_FREE_INDEX,
+    MAX_BUCKETS,
+    NULL_INDEX,
+    check_index_dtype,
+    encode_column,
+    require_hashable,
+)
 from .params import Param
+from .state_check import TABLE
 
 #: Rows per hash split of the vocabulary build, when ``split_out`` is not given.
 ROWS_PER_SPLIT = 8_000_000
 FAN_IN = 8
+MAX_SPLITS = vocab.MAX_SPLITS
 
 
 class Categorify(StatOperator):
@@ -55,14 +67,15 @@ class Categorify(StatOperator):
                            doc="Values seen fewer times than this become out-of-vocabulary.")
     max_size = Param(None, kind="int", low=1, nullable=True,
                      doc="Keep at most this many (most frequent) values per vocabulary.")
-    num_buckets = Param(None, kind="int", low=1, nullable=True,
+    num_buckets = Param(None, kind="int", low=1, high=MAX_BUCKETS, nullable=True,
                         doc="Hash out-of-vocabulary values into this many buckets.")
     encode_type = Param("joint", choices=("joint", "combo"),
                         doc="Column groups: one shared vocabulary (joint) or one for the "
                             "combination (combo).")
     dtype = Param("int64", choices=("int32", "int64"), doc="Output index dtype.")
-    split_out = Param(None, kind="int", low=1, nullable=True,
+    split_out = Param(None, kind="int", low=1, high=MAX_SPLITS, nullable=True,
                       doc="Hash splits of the vocabulary build (None: about 8M rows each).")
+    state_shape = {"vocabs": ("map", {**TABLE, "cardinality": "int"})}
 
     @property
     def oov_buckets(self) -> int:
@@ -74,7 +87,18 @@ class Categorify(StatOperator):
 
     # ---- keys: one vocabulary per plain column, joint group or combo group ------------------
     def vocab_keys(self, groups: list[tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
-        return {"_".join(g): g for g in groups}
+        keys = group_names(self, groups)
+        seen: dict[str, tuple[str, ...]] = {}
+        for group in keys.values():
+            if len(group) > 1 and self.encode_type == "combo":
+                continue
+            for n in group:  # joint encoding: one output per column
+                if n in seen and seen[n] != group:
+                    raise SchemaError(f"Categorify encodes column {n!r} in group {list(seen[n])}"
+                                      f" and in {list(group)}; its one output cannot hold both. "
+                                      "Select each column in one group only.")
+                seen[n] = group
+        return keys
 
     def output_names(self, groups: list[tuple[str, ...]]) -> dict[str, str]:
         """Output column -> vocabulary key."""
@@ -89,6 +113,8 @@ class Categorify(StatOperator):
     def output_schema(self, input_schema: Schema, groups, state=None) -> Schema:
         groups = list(groups)
         for group in groups:
+            for n in group:
+                require_hashable(self, input_schema[n])
             dtypes = {element_dtype(input_schema[n].dtype) for n in group}
             if len(group) > 1 and self.encode_type == "joint" and len(dtypes) > 1:
                 raise SchemaError(f"Categorify(encode_type='joint') needs one dtype within the "
@@ -128,6 +154,16 @@ class Categorify(StatOperator):
             rows = ctx.extra.get("npartitions", 1) * ROWS_PER_SPLIT // 16
         return max(1, min(64, math.ceil(rows / ROWS_PER_SPLIT)))
 
+    def rank_block(self, splits: int, ctx: OpContext) -> int:
+        """How many splits one ranking block holds: as many as hold about ``ROWS_PER_SPLIT``
+        data rows together (a split holds at most ``rows / splits`` values), so small data is
+        ranked in one block (one sort, cost linear in ``split_out``) and large data keeps each
+        task's memory bounded."""
+        rows = ctx.extra.get("num_rows")
+        if rows is None:
+            rows = ctx.extra.get("npartitions", 1) * ROWS_PER_SPLIT // 16
+        return max(1, min(splits, ROWS_PER_SPLIT * splits // max(rows, 1)))
+
     def fit_partition(self, df: Any, ctx: OpContext) -> dict[str, Any]:
         b = ctx.backend
         out = {}
@@ -141,25 +177,32 @@ class Categorify(StatOperator):
         return out
 
     def fit_graph(self, partials: list[Any], ctx: OpContext) -> Any:
-        """The Dask graph of the whole vocabulary build; returns a delayed state."""
+        """The Dask graph of the whole vocabulary build; returns a delayed state.
+
+        The graph is written as one low-level graph (:class:`_Graph`): building it costs
+        time linear in its tasks, whatever ``split_out`` is."""
         splits = self.splits(ctx)
         directory = os.path.join(ctx.artifacts_dir or ".", ctx.node_id)
-        prefix = ctx.node_id
+        g = _Graph(ctx.node_id)
         states = {}
-        for key in self.vocab_keys(ctx.groups):
-            per_key = [_task(prefix, "pick", _pick, p, key) for p in partials]
-            reduced = [_reduce_split(prefix, per_key, s, self.freq_threshold)
+        for number, key in enumerate(self.vocab_keys(ctx.groups)):
+            key_dir = key_directory(directory, number)  # never the column name (it is data)
+            per_key = [g.task("pick", _pick, p.key, key) for p in partials]
+            reduced = [_reduce_split(g, per_key, s, self.freq_threshold)
                        for s in range(splits)]
-            keys = ([_task(prefix, "keys", vocab.rank_keys, r) for r in reduced]
+            keys = ([g.task("keys", vocab.rank_keys, r) for r in reduced]
                     if splits > 1 else [None])
-            ranks = [_rank(prefix, reduced, keys, s) for s in range(splits)]
-            written = [_task(prefix, "write", vocab.write_split, reduced[s], ranks[s],
-                             self.first_vocab_index, self.max_size,
-                             os.path.join(directory, key), s) for s in range(splits)]
-            totals = _tree(prefix, "totals", _sum_totals, per_key)
-            states[key] = _task(prefix, "vocab", _vocab_state, written, totals, splits,
-                                self.first_vocab_index, os.path.join(directory, key))
-        return _task(prefix, "state", _state, states, directory, self)
+            blocks = _blocks(g, reduced, keys, self.rank_block(splits, ctx))
+            ranks = [_rank(g, reduced, keys, s, blocks) for s in range(splits)]
+            written = [g.task("write", vocab.write_split, reduced[s], ranks[s],
+                              self.first_vocab_index, self.max_size, key_dir, s)
+                       for s in range(splits)]
+            totals = _tree(g, "totals", _sum_totals, per_key)
+            states[key] = g.task("vocab", _vocab_state, totals, splits,
+                                 self.first_vocab_index, key_dir, *written)
+        names = list(states)
+        return g.delayed(g.task("state", _state, names, directory, self, *states.values()),
+                         partials)
 
     # ---- transform ------------------------------------------------------------------------
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
@@ -195,7 +238,7 @@ class Categorify(StatOperator):
             result = (FIRST_FREE_INDEX + hashes % np.uint64(self.num_buckets)).astype(np.int64)
         else:
             result = np.full(b.length(values), FIRST_FREE_INDEX, dtype=np.int64)
-        directory = os.path.join(ctx.artifacts_dir or "", info["path"])
+        directory = resolve(ctx.artifacts_dir, info["path"], "vocabulary path")
         if splits == 1:
             table = vocab.load_split(directory, 0)
             pos = b.lookup(values, table, hashes)
@@ -222,33 +265,56 @@ class Categorify(StatOperator):
 
 
 # ---- graph helpers (plain functions so Dask tasks are named and picklable) -------------------
-def _task(prefix: str, what: str, func: Any, *args: Any) -> Any:
-    return delayed(func, pure=False)(*args, dask_key_name=f"{prefix}-{what}-"
-                                                           f"{uuid.uuid4().hex[:12]}")
+class _Graph:
+    """A low-level Dask graph built task by task: ``task`` adds ``func(*args)`` under a new
+    key named after the step and returns the key, which later tasks take as an argument.
+
+    (Chaining ``dask.delayed`` calls instead merges every input's graph layers on each
+    call, which made building the graph quadratic in ``split_out``.)"""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix, self.dsk = prefix, {}
+
+    def task(self, what: str, func: Any, *args: Any) -> str:
+        key = f"{self.prefix}-{what}-{uuid.uuid4().hex[:12]}"
+        self.dsk[key] = (func, *args)
+        return key
+
+    def delayed(self, key: str, inputs: list[Any]) -> Delayed:
+        return Delayed(key, HighLevelGraph.from_collections(key, self.dsk, dependencies=inputs))
 
 
-def _tree(prefix: str, what: str, combine: Any, items: list[Any]) -> Any:
+def _listed(func: Any) -> Any:
+    """``func(list)`` as ``f(*items)``, for tasks whose inputs are separate arguments."""
+    return functools.partial(_call_with_list, func)
+
+
+def _call_with_list(func: Any, *items: Any) -> Any:
+    return func(list(items))
+
+
+def _tree(g: _Graph, what: str, combine: Any, items: list[str]) -> str:
     while len(items) > 1:
-        items = [_task(prefix, what, combine, items[i:i + FAN_IN])
+        items = [g.task(what, _listed(combine), *items[i:i + FAN_IN])
                  for i in range(0, len(items), FAN_IN)]
-    return _task(prefix, what, combine, items) if items else None
+    return g.task(what, _listed(combine), *items)
 
 
 def _pick(partial: dict[str, Any], key: str) -> dict[str, Any]:
     return partial[key]
 
 
-def _sum_split(items: list[Any], split: int) -> pa.Table:
+def _sum_split(split: int, *items: Any) -> pa.Table:
     return vocab.sum_counts([i["splits"][split] if isinstance(i, dict) else i for i in items])
 
 
-def _reduce_split(prefix: str, per_key: list[Any], split: int, threshold: int) -> Any:
-    level = [_task(prefix, "count", _sum_split, per_key[i:i + FAN_IN], split)
+def _reduce_split(g: _Graph, per_key: list[str], split: int, threshold: int) -> str:
+    level = [g.task("count", _sum_split, split, *per_key[i:i + FAN_IN])
              for i in range(0, len(per_key), FAN_IN)]
     while len(level) > 1:
-        level = [_task(prefix, "count", vocab.sum_counts, level[i:i + FAN_IN])
+        level = [g.task("count", _listed(vocab.sum_counts), *level[i:i + FAN_IN])
                  for i in range(0, len(level), FAN_IN)]
-    return _task(prefix, "threshold", _apply_threshold, level[0], threshold)
+    return g.task("threshold", _apply_threshold, level[0], threshold)
 
 
 def _apply_threshold(counts: pa.Table, threshold: int) -> pa.Table:
@@ -257,14 +323,59 @@ def _apply_threshold(counts: pa.Table, threshold: int) -> pa.Table:
     return counts
 
 
-def _rank(prefix: str, reduced: list[Any], keys: list[Any], s: int) -> Any:
-    """Global rank of the values of split ``s``: its own rank plus, for every other split,
-    how many values there sort before (by :func:`vocab.rank_keys` where the values have
-    keys)."""
-    parts = [_task(prefix, "rank", _local_rank, reduced[s], keys[s])]
-    parts += [_task(prefix, "rank", _count_before, reduced[s], reduced[t], keys[s], keys[t])
-              for t in range(len(reduced)) if t != s]
-    return parts[0] if len(parts) == 1 else _task(prefix, "rank", vocab.add_vectors, parts)
+def _blocks(g: _Graph, reduced: list[str], keys: list[Any],
+            block: int) -> list[tuple[int, str]]:
+    """The splits gathered ``block`` at a time: ``(first split, key of (tables, keys))``."""
+    if len(reduced) == 1:
+        return []
+    out = []
+    for first in range(0, len(reduced), block):
+        last = min(first + block, len(reduced))
+        out.append((first, g.task("gather", _gather, last - first,
+                                  *reduced[first:last], *keys[first:last])))
+    return out
+
+
+def _gather(n: int, *items: Any) -> dict[str, Any]:
+    """A block of splits ranked together: the rank of each of its values among the block's
+    (splits concatenated in order, ``offsets`` where each starts), and what other splits
+    compare with: the sorted rank keys, or the values and counts where there are no keys."""
+    tables, keys = items[:n], items[n:]
+    offsets = np.cumsum([0] + [t.num_rows for t in tables])
+    table = pa.concat_tables([t.select(["value", "count"]) for t in tables],
+                             promote_options="permissive")
+    if all(k is not None for k in keys):
+        row_keys = np.concatenate([k[0] for k in keys])
+        order = np.argsort(row_keys, kind="stable")
+        rank = np.empty(len(row_keys), dtype=np.int64)
+        rank[order] = np.arange(len(row_keys))
+        return {"offsets": offsets, "rank": rank, "sorted": row_keys[order], "table": table}
+    return {"offsets": offsets, "rank": vocab.local_rank(table), "sorted": None,
+            "table": table}
+
+
+def _rank(g: _Graph, reduced: list[str], keys: list[Any], s: int,
+          blocks: list[tuple[int, str]]) -> str:
+    """Global rank of the values of split ``s``: within its own block, their rank among the
+    block's values; for every other block, how many of its values sort before (by
+    :func:`vocab.rank_keys` where the values have keys). Small data is one block: the rank is
+    read off one sort, and the cost is linear in ``split_out``."""
+    if not blocks:
+        return g.task("rank", _local_rank, reduced[s], keys[s])
+    parts = [g.task("rank", _rank_in_block, reduced[s], keys[s], s, first, block)
+             for first, block in blocks]
+    return parts[0] if len(parts) == 1 else g.task("rank", _listed(vocab.add_vectors), *parts)
+
+
+def _rank_in_block(a: pa.Table, a_keys: Any, s: int, first: int,
+                   block: dict[str, Any]) -> np.ndarray:
+    """How many values of ``block`` sort before each of ``a``'s (split ``s``)."""
+    offsets = block["offsets"]
+    if first <= s < first + len(offsets) - 1:  # a's own block: its rank there
+        return block["rank"][offsets[s - first]:offsets[s - first + 1]]
+    if a_keys is not None and block["sorted"] is not None:
+        return np.searchsorted(block["sorted"], a_keys[0]).astype(np.int64)
+    return vocab.count_before(a, block["table"])  # no keys on one side: compare values
 
 
 def _local_rank(counts: pa.Table, keys: Any) -> np.ndarray:
@@ -281,8 +392,8 @@ def _sum_totals(items: list[dict[str, Any]]) -> dict[str, int]:
     return {"nulls": sum(i["nulls"] for i in items), "rows": sum(i["rows"] for i in items)}
 
 
-def _vocab_state(written: list[dict[str, int]], totals: dict[str, int], splits: int,
-                 first_index: int, directory: str) -> dict[str, Any]:
+def _vocab_state(totals: dict[str, int], splits: int, first_index: int, directory: str,
+                 *written: dict[str, int]) -> dict[str, Any]:
     size = sum(w["size"] for w in written)
     in_vocab = sum(w["count"] for w in written)
     return {"path": directory, "splits": splits, "size": size,
@@ -291,7 +402,9 @@ def _vocab_state(written: list[dict[str, int]], totals: dict[str, int], splits: 
             - in_vocab}
 
 
-def _state(states: dict[str, dict[str, Any]], directory: str, op: Categorify) -> dict[str, Any]:
+def _state(names: list[str], directory: str, op: Categorify,
+           *infos: dict[str, Any]) -> dict[str, Any]:
+    states = dict(zip(names, infos, strict=True))
     for info in states.values():
         check_index_dtype(op, info["cardinality"])
         info["path"] = os.path.relpath(info["path"], os.path.dirname(directory))

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..schema import is_numeric_dtype
 from .base import OpContext, StatOperator
+from .normalize import _column_moments as column_moments
 from .normalize import _merge as merge_moments
 
 
@@ -34,6 +35,7 @@ class DataStats(StatOperator):
     """Per-column min/max/mean/std/cardinality/% missing (see the module docstring)."""
 
     summary = "Report min/max/mean/std/cardinality/% missing per column; data unchanged"
+    state_shape = {"columns": ("map", "any")}
     category = "statistics"
 
     def fit_partition(self, df: Any, ctx: OpContext) -> dict[str, dict[str, Any]]:
@@ -47,7 +49,8 @@ class DataStats(StatOperator):
             out[name] = {"dtype": dtype, "rows": b.length(col),
                          "missing": int(b.missing_mask(col).sum()),
                          "hashes": np.unique(b.hash64(values)[present]),
-                         "moments": b.moments(values) if is_numeric_dtype(dtype) else None}
+                         "moments": column_moments(b, values) if is_numeric_dtype(dtype)
+                         else None}
         return out
 
     def fit_combine(self, partials: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -72,7 +75,7 @@ class DataStats(StatOperator):
             m = p["moments"]
             if m is not None and m["count"]:
                 report.update(min=m["min"], max=m["max"], mean=m["mean"],
-                              std=math.sqrt(max(m["m2"], 0.0) / (m["count"] - 1))
+                              std=m["root"] / math.sqrt(m["count"] - 1)
                               if m["count"] > 1 else None)
             columns[name] = report
         return {"columns": columns}

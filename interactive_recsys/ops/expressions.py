@@ -12,6 +12,7 @@ saved workflow that holds expressions never runs arbitrary code when loaded.
 from __future__ import annotations
 
 import ast
+import math
 import operator
 from collections.abc import Mapping
 from typing import Any
@@ -35,12 +36,101 @@ _FUNCTIONS = {
 }
 
 
+#: Bounds that keep parsing and evaluating an expression fast and small.
+MAX_LENGTH = 10_000  # characters of the expression
+MAX_DEPTH = 50  # nesting of the syntax tree
+MAX_INT = 2**64  # magnitude of an integer constant (also of a constant sub-expression)
+MAX_STRING = 10_000  # characters of a string constant (also of a repeated string)
+_NOT_CONSTANT = object()
+
+
+def _refuse(expr: str, what: str) -> ParameterError:
+    shown = expr if len(expr) <= 80 else expr[:60] + "..." + expr[-12:]
+    return ParameterError(f"The expression {shown!r} {what}.")
+
+
+def _depth(tree: ast.AST) -> int:
+    deepest, todo = 0, [(tree, 1)]
+    while todo:
+        node, depth = todo.pop()
+        deepest = max(deepest, depth)
+        if deepest > MAX_DEPTH:
+            break
+        todo.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def _fold(node: ast.AST, expr: str) -> Any:
+    """The value of a constant-only sub-expression (checked against the bounds), or
+    ``_NOT_CONSTANT``; refuses constants, powers and repetitions too large to compute."""
+    if isinstance(node, ast.Constant):
+        value = node.value
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
+            raise _refuse(expr, f"holds the integer constant {str(value)[:20]}..., larger than "
+                                f"2**64; use a smaller number")
+        if isinstance(value, str | bytes) and len(value) > MAX_STRING:
+            raise _refuse(expr, f"holds a string constant of {len(value):,} characters (at most "
+                                f"{MAX_STRING:,})")
+        return value
+    values = [_fold(child, expr) for child in ast.iter_child_nodes(node)
+              if isinstance(child, ast.expr)]
+    if isinstance(node, ast.BinOp):
+        left, right = values
+        if isinstance(node.op, ast.Mult) and (isinstance(left, str | bytes)
+                                              or isinstance(right, str | bytes)):
+            count = right if isinstance(left, str | bytes) else left
+            text = left if isinstance(left, str | bytes) else right
+            if count is _NOT_CONSTANT or not isinstance(count, int) or \
+                    len(text) * max(count, 0) > MAX_STRING:
+                times = "by a column" if count is _NOT_CONSTANT else f"{count!r} times"
+                raise _refuse(expr, f"repeats a string {times}; repetition is limited to "
+                                    f"{MAX_STRING:,} characters")
+        if isinstance(node.op, ast.Pow) and isinstance(right, int | float) \
+                and not isinstance(right, bool):
+            if abs(right) > 1024:
+                raise _refuse(expr, f"raises to the power {right!r}; exponents are limited to "
+                                    "[-1024, 1024]")
+            if isinstance(left, int) and not isinstance(left, bool) and abs(left) > 1 \
+                    and right * math.log2(abs(left)) > 64:
+                raise _refuse(expr, f"computes {left!r} ** {right!r}, a number larger than "
+                                    "2**64")
+    if isinstance(node, ast.BinOp | ast.UnaryOp) and all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+        try:  # fold numbers: each step stays within the bounds checked above
+            value = _eval(node, {}, expr)
+        except (ArithmeticError, ValueError, TypeError):
+            return _NOT_CONSTANT  # e.g. 1 / 0: left to the data's own rules
+        if isinstance(value, int) and abs(value) > MAX_INT:
+            raise _refuse(expr, "computes an integer larger than 2**64")
+        return value
+    return _NOT_CONSTANT
+
+
 def parse(expr: str) -> ast.Expression:
-    """Parse and check an expression; raise :class:`ParameterError` naming what is not allowed."""
+    """Parse and check an expression; raise :class:`ParameterError` naming what is not allowed.
+
+    Constants, powers, string repetition, length and nesting are bounded (``MAX_*``), so a
+    saved expression can neither hang nor exhaust memory:
+
+    >>> try:
+    ...     parse("9 ** 9 ** 9")
+    ... except ParameterError as exc:
+    ...     print(str(exc)[:58])
+    The expression '9 ** 9 ** 9' raises to the power 387420489
+    """
+    if not isinstance(expr, str):
+        raise ParameterError(f"An expression must be a string; got {type(expr).__name__}.")
+    if len(expr) > MAX_LENGTH:
+        raise _refuse(expr, f"has {len(expr):,} characters; expressions are limited to "
+                            f"{MAX_LENGTH:,}")
     try:
         tree = ast.parse(expr, mode="eval")
     except SyntaxError as exc:
-        raise ParameterError(f"Cannot parse the expression {expr!r}: {exc.msg}.") from None
+        raise _refuse(expr, f"cannot be parsed: {exc.msg}") from None
+    except (RecursionError, MemoryError):
+        raise _refuse(expr, f"nests too deeply (at most {MAX_DEPTH} levels)") from None
+    if _depth(tree) > MAX_DEPTH:
+        raise _refuse(expr, f"nests too deeply (at most {MAX_DEPTH} levels)")
     for node in ast.walk(tree):
         allowed = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.Name,
                    ast.Constant, ast.Load, ast.And, ast.Or, ast.Not, ast.USub, ast.UAdd,
@@ -53,6 +143,7 @@ def parse(expr: str) -> ast.Expression:
                                                and node.func.id in _FUNCTIONS):
             raise ParameterError(f"The expression {expr!r} calls an unknown function; allowed "
                                  f"functions are {sorted(_FUNCTIONS)}.")
+    _fold(tree.body, expr)
     return tree
 
 

@@ -6,14 +6,16 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ParameterError
-from ..schema import ColumnSchema, Tags
+from ..errors import ParameterError, SchemaError
+from ..schema import ColumnSchema, Tags, element_dtype
 from .base import OpContext, Operator
 from .params import Param
 
 #: Reserved indices shared by every categorical encoding.
 PAD_INDEX, NULL_INDEX, FIRST_FREE_INDEX = 0, 1, 2
 INT32_MAX = 2**31 - 1
+#: Most hash buckets: ids up to ``2 + MAX_BUCKETS - 1`` still fit int64.
+MAX_BUCKETS = 2**63 - 1 - FIRST_FREE_INDEX
 
 
 def check_index_dtype(op: Any, cardinality: int) -> None:
@@ -21,6 +23,21 @@ def check_index_dtype(op: Any, cardinality: int) -> None:
     if op.dtype == "int32" and cardinality - 1 > INT32_MAX:
         raise ParameterError(f"{type(op).__name__} ids reach {cardinality - 1:,}, more than "
                              "dtype='int32' holds; use dtype='int64' or fewer buckets.")
+
+
+#: Element dtypes whose values can be hashed (and so encoded): see :mod:`..hashing`.
+HASHABLE_PREFIXES = ("int", "uint", "float", "bool", "string", "binary", "large_binary", "null",
+                     "timestamp", "date", "time", "duration", "decimal")
+
+
+def require_hashable(op: Any, col: ColumnSchema) -> None:
+    """Refuse (at ``compute_schema``) a column whose values cannot be hashed, e.g. a struct."""
+    base = element_dtype(col.dtype)
+    if not base.startswith(HASHABLE_PREFIXES):
+        raise SchemaError(f"{type(op).__name__} cannot encode column {col.name!r} of dtype "
+                          f"{col.dtype}: it encodes integers, floats, booleans, strings, "
+                          "decimals and timestamps. Select the struct's fields as columns "
+                          "first, or leave the column out.")
 
 
 def encode_column(ctx: OpContext, col: Any, encode_values: Any) -> Any:
@@ -46,13 +63,14 @@ class HashBucket(Operator):
 
     summary = "Hash values into num_buckets embedding rows"
     category = "categorical"
-    num_buckets = Param(kind="int", low=1, doc="Number of hash buckets.")
+    num_buckets = Param(kind="int", low=1, high=MAX_BUCKETS, doc="Number of hash buckets.")
     dtype = Param("int64", choices=("int32", "int64"), doc="Output index dtype.")
 
     def check_params(self) -> None:
         check_index_dtype(self, FIRST_FREE_INDEX + self.num_buckets)
 
     def column_schema(self, col: ColumnSchema, state) -> ColumnSchema:
+        require_hashable(self, col)
         props = {**col.properties, "cardinality": FIRST_FREE_INDEX + self.num_buckets}
         dtype = f"list<{self.dtype}>" if col.is_list else self.dtype
         return col.with_(dtype=dtype, properties=props).with_tags(

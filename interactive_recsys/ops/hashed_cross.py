@@ -29,8 +29,14 @@ import numpy as np
 from ..errors import SchemaError
 from ..hashing import fmix64
 from ..schema import ColumnSchema, Schema, Tags
-from .base import OpContext, Operator
-from .hash_bucket import FIRST_FREE_INDEX, NULL_INDEX, check_index_dtype
+from .base import OpContext, Operator, group_names
+from .hash_bucket import (
+    FIRST_FREE_INDEX,
+    MAX_BUCKETS,
+    NULL_INDEX,
+    check_index_dtype,
+    require_hashable,
+)
 from .params import Param
 
 _CROSS_SALT = np.uint64(0x3C6EF372FE94F82B)
@@ -52,7 +58,8 @@ class HashedCross(Operator):
 
     summary = "Hash combinations of columns (crosses) into num_buckets ids"
     category = "categorical"
-    num_buckets = Param(kind="int", low=1, doc="Number of hash buckets of each cross.")
+    num_buckets = Param(kind="int", low=1, high=MAX_BUCKETS,
+                        doc="Number of hash buckets of each cross.")
     dtype = Param("int64", choices=("int32", "int64"), doc="Output index dtype.")
 
     def check_params(self) -> None:
@@ -72,7 +79,7 @@ class HashedCross(Operator):
             raise SchemaError(f"HashedCross got the plain column {plain[0]!r} next to column "
                               "groups; put every crossed column in a group, e.g. "
                               "[['user', 'item'], ['item', 'hour']].")
-        return {"_X_".join(g): g for g in multi}
+        return group_names(self, multi, name="_X_".join)
 
     def output_schema(self, input_schema: Schema, groups, state=None) -> Schema:
         cols = []
@@ -81,6 +88,7 @@ class HashedCross(Operator):
                 if input_schema[n].is_list:
                     raise SchemaError(f"HashedCross cannot cross the list column {n!r}; cross "
                                       "plain columns.")
+                require_hashable(self, input_schema[n])
             cols.append(ColumnSchema(name, self.dtype, {Tags.CATEGORICAL, Tags.HASHED}, {
                 "cardinality": FIRST_FREE_INDEX + self.num_buckets, "source": list(group)}))
         return Schema(cols)

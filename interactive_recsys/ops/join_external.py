@@ -37,6 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from ..artifacts import resolve
 from ..backend import backend_of, get_backend
 from ..errors import ParameterError, SchemaError
 from ..schema import ColumnSchema, Schema, default_tags, dtype_name
@@ -88,8 +89,15 @@ class SideTable:
         path = None
         if isinstance(value, dict) and {"sha256", "rows", "columns"} <= set(value) <= {
                 "sha256", "rows", "columns", "path"}:
-            return cls(sha256=value["sha256"], rows=value["rows"], columns=value["columns"],
-                       path=value.get("path"))
+            sha, columns = value["sha256"], value["columns"]
+            if not (isinstance(sha, str) and len(sha) == 64
+                    and all(c in "0123456789abcdef" for c in sha)) or not (
+                    isinstance(columns, dict) and all(isinstance(k, str) and isinstance(v, str)
+                                                      for k, v in columns.items())):
+                raise ParameterError("The 'df_ext' parameter of JoinExternal describes a side "
+                                     "table with a malformed 'sha256' or 'columns' "
+                                     f"({str(value)[:120]}); save the workflow again.")
+            return cls(sha256=sha, rows=value["rows"], columns=columns, path=value.get("path"))
         if isinstance(value, str | os.PathLike):
             path = os.fspath(value)
             try:
@@ -114,12 +122,16 @@ class SideTable:
         out = {"sha256": self.sha256, "rows": self.rows, "columns": self.columns}
         return {"path": self.path, **out} if self.path is not None else out
 
-    def load(self, artifacts_dir: str | None) -> pa.Table:
-        """The data: in memory, else the copy under the artifacts (found by content hash)."""
+    def load(self, artifacts_dir: str | None, *more: str | None) -> pa.Table:
+        """The data: in memory, else the copy under the artifacts (found by content hash;
+        ``more`` artifacts folders are tried next, e.g. those of a loaded workflow)."""
         if self.table is not None:
             return self.table
-        stored = os.path.join(artifacts_dir or "", SIDE_DIR, f"{self.sha256}.parquet")
-        if not os.path.exists(stored):
+        for folder in (artifacts_dir, *more):
+            stored = os.path.join(folder or "", SIDE_DIR, f"{self.sha256}.parquet")
+            if os.path.exists(stored):
+                break
+        else:
             raise ParameterError(f"JoinExternal's side table (sha256 {self.sha256[:12]}...) is "
                                  f"not in the artifacts ({stored!r}); pass the DataFrame or "
                                  "parquet path again as df_ext.")
@@ -150,6 +162,7 @@ class JoinExternal(StatOperator, RowFilter):
     """Join the columns of a side table by key, rows in order (see the module docstring)."""
 
     summary = "Join a side table (e.g. item metadata) by key; row order kept"
+    state_shape = {"path": "str", "sha256": "str", "rows": "int"}
     category = "transform"
     df_ext = Param(kind="any", doc="The side table: a DataFrame, an Arrow table or a parquet "
                                    "path.")
@@ -218,7 +231,7 @@ class JoinExternal(StatOperator, RowFilter):
 
     def fit_graph(self, partials: list[Any], ctx: OpContext) -> Any:
         """Write the side table (on this machine, which holds it) and return the state."""
-        table = self.df_ext.load(ctx.artifacts_dir)
+        table = self.df_ext.load(ctx.artifacts_dir, ctx.extra.get("previous_artifacts"))
         sha = self.df_ext.sha256
         relative = os.path.join(SIDE_DIR, f"{sha}.parquet")
         keys = _side_keys(table, self.keys)
@@ -240,7 +253,7 @@ class JoinExternal(StatOperator, RowFilter):
     # ---- transform ------------------------------------------------------------------------
     def _found(self, df: Any, state: dict[str, Any], ctx: OpContext) -> tuple[np.ndarray, Any]:
         b = ctx.backend
-        path = os.path.join(ctx.artifacts_dir or "", state["path"])
+        path = resolve(ctx.artifacts_dir, state["path"], "side table path")
         positions, table = _side_lookup(path, os.stat(path).st_mtime_ns, tuple(self.keys))
         values = ks.key_values(df, self.keys, ctx)
         pos = b.lookup(values, positions, b.hash64(values))

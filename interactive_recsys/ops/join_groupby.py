@@ -42,8 +42,9 @@ from ..errors import ParameterError, SchemaError
 from ..schema import ColumnSchema, Schema, Tags, is_numeric_dtype
 from . import keyed_stats as ks
 from . import vocabulary as vocab
-from .base import OpContext, StatOperator
+from .base import OpContext, StatOperator, group_names
 from .params import Param
+from .state_check import TABLE
 
 STATS = ("count", "sum", "mean", "std", "var", "min", "max")
 
@@ -52,11 +53,12 @@ class JoinGroupby(StatOperator):
     """Per-category statistics of ``cont_cols`` joined to each row (see the module docstring)."""
 
     summary = "Per-category count/sum/mean/std/var/min/max of continuous columns"
+    state_shape = {"tables": ("map", TABLE)}
     category = "statistics"
     cont_cols = Param((), kind="strs", doc="Continuous columns to summarise per category "
                                           "(select them too).")
     stats = Param(STATS, kind="strs", doc="Statistics: count, sum, mean, std, var, min, max.")
-    split_out = Param(None, kind="int", low=1, nullable=True,
+    split_out = Param(None, kind="int", low=1, high=vocab.MAX_SPLITS, nullable=True,
                       doc="Hash splits of the statistics build (None: about 8M rows each).")
 
     def check_params(self) -> None:
@@ -82,7 +84,8 @@ class JoinGroupby(StatOperator):
     def key_groups(self, groups: list[tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
         """Output prefix -> key columns: every selected group but the continuous columns."""
         conts = {(c,) for c in self.cont_cols}
-        return {"_".join(g): tuple(g) for g in groups if tuple(g) not in conts}
+        return group_names(self, [g for g in groups if tuple(g) not in conts],
+                           outputs=lambda key: [n for n, _, _ in self.output_names(key)])
 
     def output_names(self, key: str) -> list[tuple[str, str | None, str]]:
         """``(output column, continuous column or None, statistic)`` of one key."""

@@ -40,6 +40,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from dask import delayed
 
+from ..artifacts import key_directory, resolve
 from . import vocabulary as vocab
 from .base import OpContext
 
@@ -152,16 +153,17 @@ def fit_tables(partials: list[Any], ctx: OpContext, keys: Sequence[str], splits:
     prefix = ctx.node_id
     directory = os.path.join(ctx.artifacts_dir or ".", ctx.node_id)
     tables = {}
-    for key in keys:
+    for number, key in enumerate(keys):
+        key_dir = key_directory(directory, number, "table")  # never the column name
         per_key = [task(prefix, "pick", _pick, p, key) for p in partials]
         written = []
         for s in range(splits):
             level = [task(prefix, "merge", _merge_split, per_key[i:i + FAN_IN], s, merge)
                      for i in range(0, len(per_key), FAN_IN)]
             merged = tree(prefix, "merge", merge, level)
-            written.append(task(prefix, "write", write_split, merged, finish, key,
-                                 os.path.join(directory, key), s))
-        tables[key] = task(prefix, "table", _table_state, written, ctx.node_id, key, splits)
+            written.append(task(prefix, "write", write_split, merged, finish, key, key_dir, s))
+        tables[key] = task(prefix, "table", _table_state, written,
+                           os.path.relpath(key_dir, os.path.dirname(directory)), splits)
     return tables
 
 
@@ -181,12 +183,12 @@ def write_split(merged: pa.Table, finish: Callable, key: str, directory: str,
     return {"size": table.num_rows, "sums": sums}
 
 
-def _table_state(written: list[dict], node_id: str, key: str, splits: int) -> dict[str, Any]:
+def _table_state(written: list[dict], path: str, splits: int) -> dict[str, Any]:
     sums: dict[str, float] = {}
     for w in written:
         for n, v in w["sums"].items():
             sums[n] = sums.get(n, 0.0) + v
-    return {"path": os.path.join(node_id, key), "splits": splits,
+    return {"path": path, "splits": splits,
             "size": sum(w["size"] for w in written), "sums": sums}
 
 
@@ -224,7 +226,7 @@ TABLES = _StatsCache()
 def lookup(values: Any, info: dict[str, Any], ctx: OpContext) -> pa.Table:
     """The statistics row of each value (all nulls where the key is null or unknown)."""
     b = ctx.backend
-    directory = os.path.join(ctx.artifacts_dir or "", info["path"])
+    directory = resolve(ctx.artifacts_dir, info["path"], "statistics table path")
     hashes = b.hash64(values)
     splits = info["splits"]
     which = hashes % np.uint64(splits) if splits > 1 else np.zeros(len(hashes), dtype=np.uint64)

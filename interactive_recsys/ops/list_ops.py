@@ -86,6 +86,7 @@ class ValueCount(StatOperator):
     ``value_count`` property ``{"min": ..., "max": ...}`` (data unchanged)."""
 
     summary = "Record min/max list length in the schema (value_count)"
+    state_shape = {"value_count": ("map", "any")}
     category = "sequences"
 
     def column_schema(self, col: ColumnSchema, state: dict[str, Any] | None) -> ColumnSchema:

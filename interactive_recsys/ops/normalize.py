@@ -10,8 +10,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from ..schema import ColumnSchema, Tags
-from .base import OpContext, StatOperator, require_numeric
+from .base import OpContext, StatOperator, no_rows_error, require_numeric
 
 
 class _Moments(StatOperator, register=False):
@@ -24,15 +26,41 @@ class _Moments(StatOperator, register=False):
 
     def fit_partition(self, df: Any, ctx: OpContext) -> dict[str, dict[str, float]]:
         b = ctx.backend
-        return {n: _merge([b.moments(b.column(df, n))]) for n in df.columns}
+        return {n: _column_moments(b, b.column(df, n)) for n in df.columns}
 
     def fit_combine(self, partials: list[Any]) -> dict[str, dict[str, float]]:
         return {name: _merge([p[name] for p in partials]) for name in partials[0]}
 
+    def check_rows(self, partial: dict[str, dict[str, float]], ctx: OpContext) -> None:
+        """Refuse to fit on no rows at all (e.g. a Filter upstream dropped every row)."""
+        if partial and all(m["count"] == 0 and m["missing"] == 0 for m in partial.values()):
+            raise no_rows_error(self, ctx)
+
+
+def _column_moments(b: Any, col: Any) -> dict[str, float]:
+    """count / mean / root (square root of the sum of squared deviations) / min / max.
+
+    Values of 1e154 and more overflow the plain sum of squares: those columns are scaled by
+    their largest magnitude first, so mean and spread stay finite."""
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow: handled below
+        m = dict(b.moments(col))
+    if m["count"] and not (math.isfinite(m["mean"]) and math.isfinite(m["m2"])):
+        finite = b.finite_values(col)
+        scale = float(np.abs(finite).max())
+        y = finite / scale
+        mean_y = float(y.mean())
+        m["mean"] = mean_y * scale
+        m["root"] = scale * float(np.sqrt(np.square(y - mean_y).sum()))
+    else:
+        m["root"] = math.sqrt(max(m["m2"], 0.0))
+    del m["m2"]
+    return m
+
 
 def _merge(parts: list[dict[str, float]]) -> dict[str, float]:
-    """Merge count/mean/m2 summaries exactly (Chan et al.'s parallel variance)."""
-    out = {"count": 0.0, "mean": 0.0, "m2": 0.0,
+    """Merge count/mean/root summaries (Chan et al.'s parallel variance, with the spread as a
+    square root merged by ``hypot`` so that huge values never overflow)."""
+    out = {"count": 0.0, "mean": 0.0, "root": 0.0,
            "missing": sum(p["missing"] for p in parts),
            "min": min((p["min"] for p in parts if p["count"]), default=math.nan),
            "max": max((p["max"] for p in parts if p["count"]), default=math.nan)}
@@ -40,12 +68,13 @@ def _merge(parts: list[dict[str, float]]) -> dict[str, float]:
         if not p["count"]:
             continue
         if not out["count"]:  # the first summary is taken as is (exact)
-            out.update(count=p["count"], mean=p["mean"], m2=p["m2"])
+            out.update(count=p["count"], mean=p["mean"], root=p["root"])
             continue
         n = out["count"] + p["count"]
-        delta = p["mean"] - out["mean"]
-        out["mean"] += delta * p["count"] / n
-        out["m2"] += p["m2"] + delta * delta * out["count"] * p["count"] / n
+        half_delta = p["mean"] / 2 - out["mean"] / 2  # halves: no overflow at +-1e308
+        out["mean"] += half_delta * (2 * p["count"] / n)
+        out["root"] = math.hypot(out["root"], p["root"], 2 * abs(half_delta) * math.sqrt(
+            out["count"] * p["count"] / n))
         out["count"] = n
     return out
 
@@ -63,14 +92,16 @@ class Normalize(_Moments):
     """
 
     summary = "Standardise to mean 0, std 1 (float32)"
+    state_shape = {"means": ("map", "number?"), "stds": ("map", "number?")}
 
     def fit_finalize(self, partial: Any, ctx: OpContext) -> dict[str, Any]:
+        self.check_rows(partial, ctx)
         means, stds = {}, {}
         for name, m in partial.items():
             if m["count"] == 0:
                 means[name], stds[name] = None, None
                 continue
-            std = math.sqrt(max(m["m2"], 0.0) / m["count"])
+            std = m["root"] / math.sqrt(m["count"])
             # rounding leaves a constant column a std of ~1e-16 x its mean: that is zero
             means[name], stds[name] = m["mean"], std if std > 1e-10 * abs(m["mean"]) else 0.0
         return {"means": means, "stds": stds}
@@ -88,8 +119,10 @@ class NormalizeMinMax(_Moments):
     """Scale to ``[0, 1]``: ``(x - min) / (max - min)`` as float32 (constant column: 0)."""
 
     summary = "Scale to [0, 1] with the min and max (float32)"
+    state_shape = {"mins": ("map", "number?"), "maxs": ("map", "number?")}
 
     def fit_finalize(self, partial: Any, ctx: OpContext) -> dict[str, Any]:
+        self.check_rows(partial, ctx)
         return {"mins": {n: _none_if_nan(m["min"]) for n, m in partial.items()},
                 "maxs": {n: _none_if_nan(m["max"]) for n, m in partial.items()}}
 

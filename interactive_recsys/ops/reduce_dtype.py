@@ -53,6 +53,7 @@ class ReduceDtypeSize(StatOperator):
     """Cast numeric columns to the smallest dtype holding their values (see the module)."""
 
     summary = "Cast numeric columns to the smallest dtype holding their range"
+    state_shape = {"dtypes": ("map", "str")}
     category = "statistics"
 
     @staticmethod

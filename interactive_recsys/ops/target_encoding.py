@@ -53,9 +53,10 @@ from ..errors import SchemaError
 from ..schema import ColumnSchema, Schema, Tags, is_numeric_dtype
 from . import keyed_stats as ks
 from . import vocabulary as vocab
-from .base import OpContext, StatOperator
+from .base import OpContext, StatOperator, group_names
 from .hashed_cross import row_hash
 from .params import Param
+from .state_check import TABLE
 
 _FOLD_SALT = np.uint64(0xD6E8FEB86659FD93)
 
@@ -70,6 +71,8 @@ class TargetEncoding(StatOperator):
     """Out-of-fold smoothed target mean per category (see the module docstring)."""
 
     summary = "Smoothed target mean per category, out-of-fold on training data"
+    state_shape = {"tables": ("map", TABLE),
+                   "folds": {"count": ("list", "number?"), "sum": ("list", "number?")}}
     category = "categorical"
     target = Param(kind="str", doc="The numeric target column (select it too).")
     kfold = Param(5, kind="int", low=1, high=1000,
@@ -80,7 +83,7 @@ class TargetEncoding(StatOperator):
     fold_cols = Param(None, kind="strs", nullable=True,
                       doc="Columns hashed into a row's fold (None: every column read).")
     out_dtype = Param("float32", choices=("float32", "float64"), doc="Output dtype.")
-    split_out = Param(None, kind="int", low=1, nullable=True,
+    split_out = Param(None, kind="int", low=1, high=vocab.MAX_SPLITS, nullable=True,
                       doc="Hash splits of the statistics build (None: about 8M rows each).")
 
     # ---- columns --------------------------------------------------------------------------
@@ -92,7 +95,8 @@ class TargetEncoding(StatOperator):
     def key_groups(self, groups: list[tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
         """Key name -> key columns: every selected group but the target and fold columns."""
         skip = {(self.target,), *((c,) for c in self.fold_cols or ())}
-        return {"_".join(g): tuple(g) for g in groups if tuple(g) not in skip}
+        return group_names(self, [g for g in groups if tuple(g) not in skip],
+                           outputs=lambda key: [self.output_name(key)])
 
     def fold_columns(self, groups: list[tuple[str, ...]]) -> list[str]:
         if self.fold_cols is not None:

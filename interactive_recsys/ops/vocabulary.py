@@ -43,6 +43,8 @@ from ..backend import sum_counts as sum_counts  # the tree's combine step, re-ex
 from ..hashing import hash_array
 
 SORT_KEYS = [("count", "descending"), ("value", "ascending")]
+#: Most hash splits of a vocabulary or statistics table (``split_out``).
+MAX_SPLITS = 1024
 
 
 def split_counts(counts: pa.Table, splits: int) -> list[pa.Table]:
@@ -59,7 +61,40 @@ def split_counts(counts: pa.Table, splits: int) -> list[pa.Table]:
 
 def sort_order(counts: pa.Table) -> np.ndarray:
     """Row order by descending count, ties by ascending value."""
+    fast = _lexsort_order(counts)
+    if fast is not None:
+        return fast
     return pc.sort_indices(counts, sort_keys=SORT_KEYS).to_numpy()
+
+
+def _lexsort_order(counts: pa.Table) -> np.ndarray | None:
+    """:func:`sort_order` by a NumPy lexsort of (count, the value's 8 sort bytes, length)
+    when every value has such bytes (integers, strings of at most 8 bytes such as hashed
+    ids): about twice as fast as Arrow's sort on strings. None for other values.
+
+    >>> t = pa.table({"value": ["b", "a", "ab", "c", None], "count": [2, 2, 2, 5, 2]})
+    >>> _lexsort_order(t).tolist() == pc.sort_indices(t, sort_keys=SORT_KEYS).to_numpy().tolist()
+    True
+    """
+    values = counts["value"]
+    values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    if pa.types.is_dictionary(values.type) or not len(values):
+        return None
+    nulls = pc.is_null(values).to_numpy(zero_copy_only=False)
+    if nulls.any():  # Arrow puts a null value after the others of its count
+        text = pa.types.is_string(values.type) or pa.types.is_large_string(values.type)
+        empty = "" if text else (b"" if pa.types.is_binary(values.type) else 0)
+        try:
+            values = pc.fill_null(values, pa.scalar(empty).cast(values.type))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None
+    encoded = _value_bytes(values)
+    if encoded is None:
+        return None
+    value_bytes, lengths = encoded
+    words = np.ascontiguousarray(value_bytes).view(">u8").ravel()
+    count = counts["count"].to_numpy(zero_copy_only=False).astype(np.int64)
+    return np.lexsort((lengths, words, nulls, -count))
 
 
 def local_rank(counts: pa.Table) -> np.ndarray:
@@ -212,8 +247,11 @@ class VocabTable:
         hashes mean equal values and the check is skipped.
         """
         kind = self.values.type
-        if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind):
+        if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind) \
+                or pa.types.is_temporal(kind) or pa.types.is_null(kind):
             return False
+        if pa.types.is_decimal(kind):
+            return True
         if self._width is None:
             lengths = pc.binary_length(self.values)
             low, high = pc.min_max(lengths).values()
@@ -278,6 +316,7 @@ class _TableCache:
 
     def __init__(self) -> None:
         self._tables: OrderedDict[tuple[str, int], VocabTable] = OrderedDict()
+        self._bytes = 0  # sum of the tables' nbytes, kept as they come and go
         self._lock = threading.Lock()
         self._loading: dict[str, threading.Lock] = {}
 
@@ -297,15 +336,18 @@ class _TableCache:
         loaded = VocabTable(table["value"].combine_chunks(), table["index"].to_numpy())
         key = (path, os.stat(path).st_mtime_ns)
         with self._lock:
+            old = self._tables.pop(key, None)
+            self._bytes += loaded.nbytes - (old.nbytes if old is not None else 0)
             self._tables[key] = loaded
             budget = cache_budget()
-            while len(self._tables) > 1 and sum(t.nbytes for t in self._tables.values()) > budget:
-                self._tables.popitem(last=False)
+            while len(self._tables) > 1 and self._bytes > budget:
+                self._bytes -= self._tables.popitem(last=False)[1].nbytes
         return loaded
 
     def clear(self) -> None:
         with self._lock:
             self._tables.clear()
+            self._bytes = 0
 
 
 TABLES = _TableCache()

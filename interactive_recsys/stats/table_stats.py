@@ -13,13 +13,13 @@ descending count, so ``cardinality = 2 + B + vocabulary size``.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pyarrow.parquet as pq
 
+from ..artifacts import resolve
 from ..dataset import Dataset
 from ..errors import NotFittedError, SchemaError
 from ..ops import vocabulary as vocab
@@ -96,7 +96,7 @@ def workflow_tables(workflow: Any) -> list[TableStats]:
         op, state = node.op, workflow._states[id(node)]
         outputs = op.output_names(node.input_groups(workflow.input_schema, schemas))
         for key, info in state["vocabs"].items():
-            directory = os.path.join(workflow.artifacts_dir or "", info["path"])
+            directory = resolve(workflow.artifacts_dir, info["path"], "vocabulary path")
             counts = [pq.read_table(vocab.split_path(directory, s), columns=["count"])["count"]
                       .to_numpy() for s in range(info["splits"])]
             found.append(([c for c, k in outputs.items() if k == key], TableStats(

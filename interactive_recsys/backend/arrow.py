@@ -1,0 +1,381 @@
+"""Arrow-level helpers shared by both backends.
+
+Everything here takes and returns ``pyarrow`` arrays or tables, never a pandas or cuDF
+object: the CPU backend runs these on its Arrow-backed columns directly, the GPU backend
+on the Arrow copies of its cuDF columns (``Series.to_arrow()``). One definition of a
+kernel, one result on both devices.
+
+Two rules live here:
+
+* **NaN is missing.** A NaN in a float column counts as a missing value everywhere (as
+  cuDF's ``isna`` and ``value_counts`` already treat it): :func:`missing`,
+  :func:`value_counts`, :func:`digitize`, :func:`nan_to_null`.
+* **32-bit offsets in memory.** cuDF hands strings and lists back with 64-bit offsets
+  (``large_string``, ``large_list``); pandas and parquet give ``string`` / ``list``.
+  :func:`small_offsets` turns the former into the latter, so outputs of both backends
+  have the same Arrow types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ..errors import SchemaError
+from ..schema import arrow_type, dtype_name
+
+#: Arrow hash aggregation (function, options) of each Groupby aggregation name.
+ARROW_AGGREGATIONS: dict[str, tuple[str, Any]] = {
+    "list": ("list", None),
+    "count": ("count", pc.CountOptions(mode="only_valid")),
+    "first": ("first", pc.ScalarAggregateOptions(skip_nulls=True)),
+    "last": ("last", pc.ScalarAggregateOptions(skip_nulls=True)),
+    "sum": ("sum", pc.ScalarAggregateOptions(min_count=0)),
+    "mean": ("mean", None),
+    "min": ("min", None),
+    "max": ("max", None),
+    "std": ("stddev", pc.VarianceOptions(ddof=1)),
+    "var": ("variance", pc.VarianceOptions(ddof=1)),
+}
+
+
+def chunked(arr: pa.Array | pa.ChunkedArray) -> pa.ChunkedArray:
+    """``arr`` as a ChunkedArray (unchanged when it is one)."""
+    return arr if isinstance(arr, pa.ChunkedArray) else pa.chunked_array([arr])
+
+
+# ---- types ----------------------------------------------------------------------------------
+def small_type(t: pa.DataType) -> pa.DataType:
+    """``t`` with 32-bit offsets at every level (``large_string`` -> ``string``...).
+
+    >>> small_type(pa.large_list(pa.large_string()))
+    ListType(list<item: string>)
+    """
+    if pa.types.is_large_string(t):
+        return pa.string()
+    if pa.types.is_large_binary(t):
+        return pa.binary()
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return pa.list_(t.value_field.with_type(small_type(t.value_type)))
+    return t
+
+
+def small_offsets(data: Any) -> Any:
+    """An array or table with :func:`small_type` types; data past 2 GiB per chunk (where
+    32-bit offsets cannot address it) keeps its 64-bit offsets.
+
+    >>> small_offsets(pa.table({"s": pa.array(["a"], pa.large_string())})).schema.types
+    [DataType(string)]
+    """
+    if isinstance(data, pa.Table):
+        target = pa.schema([f.with_type(small_type(f.type)) for f in data.schema])
+        if target == data.schema:
+            return data
+        return pa.table([small_offsets(c) for c in data.columns], names=data.column_names)
+    target = small_type(data.type)
+    if target == data.type:
+        return data
+    try:
+        return data.cast(target)
+    except (pa.ArrowInvalid, pa.ArrowCapacityError):
+        return data
+
+
+def cast(arr: pa.ChunkedArray, dtype: str) -> pa.ChunkedArray:
+    """``arr`` cast to the backend-neutral ``dtype`` (strings with 32-bit offsets)."""
+    try:
+        return pc.cast(arr, small_type(arrow_type(dtype)))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise SchemaError(f"Cannot cast a {dtype_name(arr.type)} column to {dtype}: "
+                          f"{exc}") from exc
+
+
+def has_numpy_values(t: pa.DataType) -> bool:
+    """Whether an Arrow array of type ``t`` stores its values as one plain NumPy-typed buffer."""
+    return (pa.types.is_integer(t) or pa.types.is_float32(t) or pa.types.is_float64(t))
+
+
+def representable(bound: float | None, t: pa.DataType) -> bool:
+    """Whether ``bound`` converts to type ``t`` exactly (None always does)."""
+    if bound is None or not pa.types.is_integer(t):
+        return True
+    info = np.iinfo(t.to_pandas_dtype())
+    return info.min <= bound <= info.max
+
+
+def map_values(col: pa.Array | pa.ChunkedArray, fn: Any, out_type: pa.DataType) -> Any:
+    """``fn`` (elementwise, NumPy) applied to the value buffer of ``col``, keeping its validity
+    bitmap as is: slots under nulls are computed too (any value) and stay null."""
+    if isinstance(col, pa.ChunkedArray):
+        return pa.chunked_array([map_values(c, fn, out_type) for c in col.chunks], out_type)
+    dtype = np.dtype(col.type.to_pandas_dtype())
+    values = np.frombuffer(col.buffers()[1], dtype=dtype, count=col.offset + len(col))
+    out = np.ascontiguousarray(fn(values), dtype=np.dtype(out_type.to_pandas_dtype()))
+    validity = col.buffers()[0] if col.null_count else None
+    return pa.Array.from_buffers(out_type, len(col), [validity, pa.py_buffer(out)],
+                                 null_count=col.null_count, offset=col.offset)
+
+
+# ---- missing values (NaN is missing) --------------------------------------------------------
+def missing(arr: Any) -> Any:
+    """Null, or NaN in a float column (a boolean array without nulls).
+
+    >>> missing(pa.array([1.0, None, float("nan")])).to_pylist()
+    [False, True, True]
+    """
+    return pc.is_null(arr, nan_is_null=True)
+
+
+def missing_numpy(arr: Any) -> np.ndarray:
+    """:func:`missing` as a NumPy bool array."""
+    return missing(arr).to_numpy(zero_copy_only=False)
+
+
+def nan_to_null(arr: Any) -> Any:
+    """A float column with its NaN turned into nulls (other columns unchanged).
+
+    >>> nan_to_null(pa.array([float("nan"), 2.0])).to_pylist()
+    [None, 2.0]
+    """
+    if pa.types.is_floating(arr.type):
+        return pc.if_else(pc.is_nan(arr), pa.scalar(None, arr.type), arr)
+    return arr
+
+
+# ---- statistics tables ----------------------------------------------------------------------
+def sum_counts(tables: list[pa.Table]) -> pa.Table:
+    """Sum the counts of equal values over several value/count tables."""
+    tables = [t for t in tables if t.num_rows] or tables[:1]
+    if len(tables) == 1:
+        return tables[0]
+    merged = pa.concat_tables(tables, promote_options="permissive")
+    summed = merged.group_by("value", use_threads=False).aggregate([("count", "sum")])
+    # one chunk of its own: Acero's output chunks all share one string buffer, which Dask's
+    # ``sizeof`` counts once per chunk (a 90 MB table reported as 12 GB, and refused by
+    # memory-limited workers as "N GiB worth of input dependencies")
+    return pa.table({"value": summed["value"], "count": summed["count_sum"]}).combine_chunks()
+
+
+def dictionary_indices(chunk: pa.DictionaryArray) -> np.ndarray:
+    """The int32 indices of a dictionary array, -1 where null."""
+    return pc.fill_null(chunk.indices.cast(pa.int32()), -1).to_numpy()
+
+
+def dictionary_counts(chunk: pa.DictionaryArray) -> pa.Table:
+    """``value``/``count`` of one dictionary array's values (those that occur)."""
+    counts = np.bincount(dictionary_indices(chunk) + 1, minlength=len(chunk.dictionary) + 1)[1:]
+    seen = np.flatnonzero(counts)
+    return pa.table({"value": chunk.dictionary.take(pa.array(seen)), "count": counts[seen]})
+
+
+def value_counts(arr: pa.ChunkedArray) -> pa.Table:
+    """A ``value``/``count`` table of the present values (no null, no NaN), any order.
+
+    >>> value_counts(pa.chunked_array([[2.0, float("nan"), 2.0, None]])).to_pylist()
+    [{'value': 2.0, 'count': 2}]
+    """
+    if pa.types.is_dictionary(arr.type):  # count codes: no hashing of every row's value
+        return sum_counts([dictionary_counts(c) for c in arr.chunks] or [
+            pa.table({"value": pa.array([], arr.type.value_type),
+                      "count": pa.array([], pa.int64())})])
+    vc = pc.value_counts(nan_to_null(arr))
+    table = pa.table({"value": vc.field("values"), "count": vc.field("counts")})
+    return table.filter(pc.is_valid(table["value"]))
+
+
+def digitize(arr: pa.ChunkedArray, boundaries: Sequence[float]) -> pa.ChunkedArray:
+    """Bucket id = number of boundaries ``<= x`` as int64; null and NaN give null.
+
+    >>> digitize(pa.chunked_array([[0.5, None, float("nan"), 9.0]]), [1, 2]).to_pylist()
+    [0, None, None, 2]
+    """
+    values = pc.cast(arr, pa.float64()).to_numpy(zero_copy_only=False)
+    ids = np.searchsorted(np.asarray(boundaries, dtype=np.float64), values, side="right")
+    return pa.chunked_array([pa.array(ids.astype(np.int64), mask=missing_numpy(arr))])
+
+
+def finite_values(arr: pa.ChunkedArray) -> np.ndarray:
+    """The finite values as float64 (no null, NaN or infinity)."""
+    x = pc.cast(arr, pa.float64())
+    return pc.filter(x, pc.is_finite(x)).to_numpy(zero_copy_only=False)
+
+
+def moments(arr: pa.ChunkedArray) -> dict[str, float]:
+    """count / mean / m2 (sum of squared deviations from the mean) / min / max of the
+    finite values, and the count of the others (merged with Chan's formula).
+
+    >>> moments(pa.chunked_array([[1.0, 3.0, None, float("nan")]]))["m2"]
+    2.0
+    """
+    finite = finite_values(arr)
+    n = len(finite)
+    shift = finite[0] if n else 0.0  # shifted mean: exact for constant columns
+    mean = float(shift + (finite - shift).mean()) if n else 0.0
+    return {"count": float(n), "mean": mean,
+            "m2": float(np.square(finite - mean).sum()) if n else 0.0,
+            "min": float(finite.min()) if n else float("nan"),
+            "max": float(finite.max()) if n else float("nan"),
+            "missing": float(len(arr) - n)}
+
+
+def join_as_strings(arrays: Sequence[pa.ChunkedArray], sep: str = "\x1f") -> pa.ChunkedArray:
+    """One string per row joining the columns' values (null shown as ``\x00``).
+
+    >>> join_as_strings([pa.chunked_array([["a", None]]), pa.chunked_array([[1, 2]])],
+    ...                 "|").to_pylist()
+    ['a|1', '\\x00|2']
+    """
+    parts = [pc.fill_null(pc.cast(a, pa.large_string()), "\x00") for a in arrays]
+    return chunked(pc.binary_join_element_wise(*parts, pa.scalar(sep, pa.large_string())))
+
+
+# ---- list (multi-hot) columns ---------------------------------------------------------------
+def list_values(arr: pa.ChunkedArray) -> pa.ChunkedArray:
+    """The values of a list column flattened by one level (nested lists stay lists).
+
+    >>> list_values(pa.chunked_array([[[[1], [2, 3]], None, [[4]]]])).to_pylist()
+    [[1], [2, 3], [4]]
+    """
+    return pa.chunked_array([c.flatten() for c in arr.chunks], type=arr.type.value_type)
+
+
+def list_with_values(arr: pa.ChunkedArray, values: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A list column with the row structure of ``arr`` and new flat ``values``.
+
+    >>> list_with_values(pa.chunked_array([[["a"], None, ["b", "c"]]]),
+    ...                  pa.chunked_array([[1, 2, 3]])).to_pylist()
+    [[1], None, [2, 3]]
+    """
+    arr = arr.combine_chunks()
+    flat = values.combine_chunks()
+    offsets = pc.subtract(arr.offsets, arr.offsets[0])
+    mask = arr.is_null() if arr.null_count else None
+    list_type = pa.LargeListArray if pa.types.is_large_list(arr.type) else pa.ListArray
+    return pa.chunked_array([list_type.from_arrays(offsets, flat, mask=mask)])
+
+
+def list_length_range(arr: pa.ChunkedArray) -> tuple[int, int] | None:
+    """Shortest and longest list of a list column (null rows ignored; None if no list)."""
+    lengths = pc.min_max(pc.list_value_length(arr))
+    low, high = lengths["min"].as_py(), lengths["max"].as_py()
+    return None if low is None else (int(low), int(high))
+
+
+def slice_bounds(lengths: np.ndarray, start: int, end: int | None) -> tuple[np.ndarray,
+                                                                           np.ndarray]:
+    """Per row, where ``row[start:end]`` begins and how long it is (Python slice rules).
+
+    >>> slice_bounds(np.array([5, 2, 0]), -3, None)
+    (array([2, 0, 0]), array([3, 2, 0]))
+    """
+    lengths = np.asarray(lengths, dtype=np.int64)
+
+    def bound(i: int) -> np.ndarray:
+        return np.clip(lengths + i if i < 0 else np.full_like(lengths, i), 0, lengths)
+
+    lo = bound(start)
+    hi = lengths if end is None else bound(end)
+    return lo, np.maximum(hi - lo, 0)
+
+
+def list_slice(arr: pa.ChunkedArray, start: int, end: int | None,
+               pad_length: int | None = None, pad_value: Any = 0) -> pa.ChunkedArray:
+    """``row[start:end]`` of every list (Python slice rules), by arithmetic on the offsets;
+    with ``pad_length`` every non-null row is padded at the end to that length.
+
+    >>> list_slice(pa.chunked_array([[[1, 2, 3], None, [4]]]), 0, 2, 2).to_pylist()
+    [[1, 2], None, [4, 0]]
+    """
+    arr = arr.combine_chunks()
+    offsets = arr.offsets.to_numpy().astype(np.int64)
+    valid = arr.is_valid().to_numpy(zero_copy_only=False)
+    lo, length = slice_bounds(np.where(valid, np.diff(offsets), 0), start, end)
+    begin = offsets[:-1] + lo
+    if pad_length is None:
+        new_offsets = np.concatenate([[0], np.cumsum(length)])
+        take = np.repeat(begin - new_offsets[:-1], length) + np.arange(new_offsets[-1])
+        values = arr.values.take(pa.array(take))
+    else:
+        slots = np.arange(pad_length)[None, :] < length[:, None]
+        take = np.full(slots.shape, -1, dtype=np.int64)
+        take[slots] = np.repeat(begin, length) + (np.cumsum(slots, axis=1)[slots] - 1)
+        pad = pa.array([pad_value]).cast(arr.type.value_type)
+        flat = take.ravel()
+        values = pa.concat_arrays([arr.values.take(pa.array(np.maximum(flat, 0))), pad])
+        values = values.take(pa.array(np.where(flat < 0, len(values) - 1, np.arange(
+            len(flat)))))
+        new_offsets = np.arange(len(arr) + 1, dtype=np.int64) * pad_length
+    list_type = pa.LargeListArray if pa.types.is_large_list(arr.type) else pa.ListArray
+    out = list_type.from_arrays(pa.array(new_offsets, type=arr.offsets.type), values,
+                                mask=arr.is_null() if arr.null_count else None)
+    return pa.chunked_array([out])
+
+
+# ---- parameters -----------------------------------------------------------------------------
+def integer_bounds(arrow_type: pa.DataType, lower: float | None,
+                   upper: float | None) -> tuple[float | None, float | None]:
+    """Bounds rounded inwards for an integer column (exact clipping), unchanged otherwise."""
+    if pa.types.is_integer(arrow_type):
+        lower = None if lower is None else int(np.ceil(lower))
+        upper = None if upper is None else int(np.floor(upper))
+    return lower, upper
+
+
+def check_fill_value(dtype: str, value: Any) -> None:
+    """A fractional fill value cannot go into an integer column without changing it."""
+    if dtype.startswith(("int", "uint")) and float(value) != int(value):
+        raise SchemaError(f"Cannot fill an {dtype} column with {value!r}: it is not an integer. "
+                          "Use an integer fill value, or cast the column to float first (e.g. "
+                          "ops.LambdaOp('x', dtype='float64')).")
+
+
+# ---- parquet --------------------------------------------------------------------------------
+def read_parquet_table(path: str, columns: Sequence[str] | None,
+                       row_groups: Sequence[int] | None, schema: pa.Schema,
+                       dictionary: Collection[str] = ()) -> pa.Table:
+    """Read some row groups of one file and conform them to ``schema``.
+
+    Columns missing from the file become nulls; numeric types are cast to the
+    unified type chosen when the dataset was opened. String columns named in
+    ``dictionary`` come as dictionary arrays (see :func:`dictionary_schema`):
+    parquet's dictionary pages are kept instead of decoded into one string per row.
+    """
+    wanted = list(columns) if columns is not None else schema.names
+    target = dictionary_schema(pa.schema([schema.field(n) for n in wanted]), dictionary)
+    metadata = pq.read_metadata(path)
+    present = set(metadata.schema.to_arrow_schema().names)
+    as_dictionary = [n for n in wanted if n in present
+                     and pa.types.is_dictionary(target.field(n).type)]
+    pf = pq.ParquetFile(path, metadata=metadata, read_dictionary=as_dictionary or None)
+    read_cols = [c for c in wanted if c in present]
+    if row_groups is None:
+        table = pf.read(columns=read_cols)
+    else:
+        table = pf.read_row_groups(list(row_groups), columns=read_cols)
+    arrays = []
+    for field in target:
+        if field.name in present:
+            arr = table.column(field.name)
+            if arr.type != field.type:
+                arr = arr.cast(field.type)
+        else:
+            arr = pa.nulls(table.num_rows, field.type)
+        arrays.append(arr)
+    return pa.table(arrays, schema=target)
+
+
+def dictionary_schema(schema: pa.Schema, dictionary: Collection[str]) -> pa.Schema:
+    """``schema`` with the string columns named in ``dictionary`` as dictionary types."""
+    fields = []
+    for f in schema:
+        if f.name in dictionary and (pa.types.is_string(f.type)
+                                     or pa.types.is_large_string(f.type)):
+            f = f.with_type(pa.dictionary(pa.int32(), pa.string()))
+        fields.append(f)
+    return pa.schema(fields)
+

@@ -1,0 +1,126 @@
+"""CSV input of :class:`~interactive_recsys.dataset.Dataset`: block readers that keep one type
+per column (or name the column that changes type), and checks that name the file and fix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import gzip
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from .backend import get_backend
+from .errors import DatasetError
+
+_PANDAS_CSV_DTYPES = {"string": "string[pyarrow]", "bool": "boolean"}
+
+
+def pandas_csv_dtype(name: str) -> str:
+    if name in _PANDAS_CSV_DTYPES:
+        return _PANDAS_CSV_DTYPES[name]
+    if name.startswith(("int", "uint")):
+        return name.capitalize().replace("Uint", "UInt")
+    return name
+
+
+class CsvNormalizer:
+    """Raw csv blocks as frames of the backend with the dataset's Arrow schema."""
+
+    def __init__(self, backend_name: str, schema: pa.Schema, files: Sequence[str] = ()) -> None:
+        self.backend_name, self.schema = backend_name, schema
+        self.irs_sources = list(files)
+
+    def __call__(self, df: pd.DataFrame) -> Any:
+        try:
+            table = pa.Table.from_pandas(df, preserve_index=False).cast(self.schema)
+        except (pa.ArrowException, ValueError, TypeError) as exc:
+            column = failing_column(df, self.schema)
+            raise DatasetError(
+                f"Column {column!r} of {self.irs_sources[:3]} cannot be read as "
+                f"{self.schema.field(column).type if column in self.schema.names else '?'} "
+                f"({exc}). Declare its type, e.g. dtypes={{{column!r}: 'string'}}.") from exc
+        return get_backend(self.backend_name).from_arrow(table)
+
+
+def failing_column(df: pd.DataFrame, schema: pa.Schema | None = None) -> str:
+    """The first column of ``df`` that Arrow cannot convert (to ``schema``'s type)."""
+    for name in df.columns:
+        try:
+            arr = pa.array(df[name], from_pandas=True)
+            if schema is not None and name in schema.names:
+                arr.cast(schema.field(name).type)
+        except (pa.ArrowException, ValueError, TypeError):
+            return str(name)
+    return str(df.columns[0]) if len(df.columns) else "?"
+
+
+class CsvBlockReader:
+    """``pd.read_csv`` for one block of a csv file, giving each column the type inferred from
+    the first block (Dask's sample), or an error naming the column, a bad value and the fix."""
+
+    __name__ = "read_csv"
+
+    def __init__(self, expected: Mapping[str, Any], files: Sequence[str]) -> None:
+        self.expected, self.files = dict(expected), list(files)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
+        df = pd.read_csv(*args, **kwargs)
+        for name, dtype in self.expected.items():
+            if name in df.columns and df[name].dtype != dtype:
+                df[name] = self._coerce(name, df[name], dtype)
+        return df
+
+    def _coerce(self, name: str, col: pd.Series, dtype: Any) -> pd.Series:
+        if pd.api.types.is_integer_dtype(dtype) and pd.api.types.is_float_dtype(col.dtype):
+            values = col.dropna()
+            if (values == values.round()).all():  # empty fields in an integer column
+                raise DatasetError(
+                    f"Column {name!r} of {self.files[:3]} has empty fields after the first "
+                    f"block (read as {dtype} from the start of the file). Declare it, e.g. "
+                    f"Dataset(..., dtypes={{{name!r}: 'int64'}}): integers with nulls.")
+        elif pd.api.types.is_numeric_dtype(dtype) == pd.api.types.is_numeric_dtype(col.dtype):
+            with contextlib.suppress(ValueError, TypeError):
+                return col.astype(dtype)
+        elif not pd.api.types.is_numeric_dtype(dtype):
+            return col.astype(dtype).where(col.notna())
+        bad = _first_bad(col, dtype)
+        raise DatasetError(
+            f"Column {name!r} of {self.files[:3]} changes type after the first block: read as "
+            f"{dtype} from the start of the file, it holds {bad!r} further on. Declare its "
+            f"type, e.g. Dataset(..., dtypes={{{name!r}: 'string'}}) (or 'float64').")
+
+
+def _first_bad(col: pd.Series, dtype: Any) -> Any:
+    """The first value of ``col`` that does not fit the numeric ``dtype`` (else the first)."""
+    present = col.dropna()
+    if pd.api.types.is_numeric_dtype(dtype) and len(present):
+        parsed = pd.to_numeric(present, errors="coerce")
+        bad = parsed.isna()
+        if pd.api.types.is_integer_dtype(dtype):
+            bad |= parsed != parsed.round()
+        if bad.any():
+            return present[bad].iloc[0]
+    return present.iloc[0] if len(present) else None
+
+
+def check_csv_names(files: Sequence[str], sep: str, names: Sequence[str] | None) -> None:
+    """``names`` must name every field: with fewer, pandas turns the first fields into an
+    index and drops them silently."""
+    if names is None:
+        return
+    first = files[0]
+    opener = gzip.open if first.endswith(".gz") else open
+    try:
+        with opener(first, "rt", newline="") as f:
+            line = next(csv.reader(f, delimiter=sep), [])
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise DatasetError(f"Cannot read the csv file {first!r}: {exc}") from exc
+    if line and len(line) != len(names):
+        raise DatasetError(
+            f"names has {len(names)} entries ({list(names)[:6]}) but {first!r} has "
+            f"{len(line)} fields per line (separator {sep!r}). Pass one name per field, "
+            "or check the 'sep' parameter.")

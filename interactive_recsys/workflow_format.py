@@ -1,0 +1,279 @@
+"""Reading ``workflow.json``: every field checked, every failure one :class:`WorkflowFormatError`.
+
+A saved workflow is a file people send to each other, so :func:`read_config` trusts nothing
+in it: wrong types, missing keys, bad JSON, references to later nodes (cycles), deep nesting
+and artifact paths leading outside the workflow folder all give a
+:class:`~interactive_recsys.errors.WorkflowFormatError` that names the field, never a raw
+``KeyError``/``IndexError``/``TypeError``/``RecursionError``.
+
+>>> import json, tempfile, os
+>>> folder = tempfile.mkdtemp()
+>>> with open(os.path.join(folder, "workflow.json"), "w") as f:
+...     _ = f.write(json.dumps({"format": FORMAT_NAME, "format_version": 1, "nodes": "x"}))
+>>> try:
+...     read_config(folder)
+... except WorkflowFormatError as exc:
+...     print(str(exc).split(": ", 1)[1])
+'nodes' must be a list, got str 'x'.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from . import __version__ as _library_version
+from .artifacts import resolve
+from .errors import IRSError, NotFittedError, VersionError, WorkflowFormatError
+from .graph import Node
+from .ops.base import Operator
+from .ops.lambda_op import LambdaOp
+from .schema import Schema
+from .selector import ColumnSelector
+
+FORMAT_NAME = "interactive-recsys-workflow"
+FORMAT_VERSION = 1
+#: Largest workflow.json read (bytes): a workflow is a small description, not data.
+MAX_CONFIG_BYTES = 64 * 1024 * 1024
+#: Deepest nesting of lists/dicts accepted in workflow.json.
+MAX_DEPTH = 64
+
+
+@dataclass
+class LoadedConfig:
+    """What ``workflow.json`` describes, checked."""
+
+    nodes: list[Node]
+    output: Node
+    states: dict[int, dict[str, Any]]
+    input_schema: Schema | None
+    fitted: bool
+    artifacts_dir: str | None
+
+
+def _fail(config_path: str, field: str, problem: str) -> WorkflowFormatError:
+    return WorkflowFormatError(f"{config_path!r} is not a valid saved workflow: {field!r} "
+                               f"{problem}")
+
+
+def _type_name(value: Any) -> str:
+    return {dict: "object", list: "list", str: "str", bool: "bool", int: "int",
+            float: "float", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth of JSON data, without recursion."""
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth)
+            if depth > MAX_DEPTH:
+                return depth
+            todo.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict)
+                                                 else item))
+    return deepest
+
+
+def _paths(value: Any) -> list[tuple[str, Any]]:
+    """Every ``"path"`` entry inside a state, with where it sits."""
+    found, todo = [], [("", value)]
+    while todo:
+        where, item = todo.pop()
+        if isinstance(item, dict):
+            for k, v in item.items():
+                if k == "path":
+                    found.append((f"{where}.path", v))
+                todo.append((f"{where}.{k}", v))
+        elif isinstance(item, list):
+            todo.extend((f"{where}[{i}]", v) for i, v in enumerate(item))
+    return found
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with every non-finite float (which JSON cannot hold) replaced by None.
+
+    >>> json_safe({"sums": {"x": float("inf")}, "n": [1.5, float("nan")]})
+    {'sums': {'x': None}, 'n': [1.5, None]}
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def read_json(config_path: str) -> dict[str, Any]:
+    """The JSON object of ``workflow.json``, or :class:`WorkflowFormatError`."""
+    if not os.path.isfile(config_path):
+        raise VersionError(f"{os.path.dirname(config_path)!r} holds no workflow.json; is it a "
+                           "directory written by Workflow.save?")
+    if os.path.getsize(config_path) > MAX_CONFIG_BYTES:
+        raise WorkflowFormatError(f"{config_path!r} is larger than {MAX_CONFIG_BYTES:,} bytes; "
+                                  "a saved workflow is a small description, not data.")
+    try:
+        with open(config_path, encoding="utf-8") as f:
+            config = json.load(f)
+    except (ValueError, RecursionError, UnicodeDecodeError) as exc:
+        raise WorkflowFormatError(f"{config_path!r} is not valid JSON ({type(exc).__name__}: "
+                                  f"{str(exc)[:200]}); save the workflow again.") from None
+    if not isinstance(config, dict):
+        raise _fail(config_path, "(top level)", f"must be an object, got {_type_name(config)}.")
+    if _depth(config) > MAX_DEPTH:
+        raise _fail(config_path, "(top level)", f"nests deeper than {MAX_DEPTH} levels.")
+    if config.get("format") != FORMAT_NAME:
+        raise VersionError(f"{config_path!r} is not an interactive-recsys workflow (its "
+                           f"'format' is {str(config.get('format'))[:80]!r}).")
+    version = config.get("format_version")
+    if version != FORMAT_VERSION or isinstance(version, bool):
+        raise VersionError(f"{config_path!r} was written in workflow format {version!r} (by "
+                           f"interactive-recsys {str(config.get('library_version'))[:40]}); "
+                           f"this is version {_library_version}, which reads format "
+                           f"{FORMAT_VERSION}. Re-fit the workflow or install the matching "
+                           "version.")
+    return config
+
+
+def _expect(config_path: str, field: str, value: Any, kind: type | tuple) -> Any:
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+        names = " or ".join(_type_name(k()) for k in (kind if isinstance(kind, tuple)
+                                                      else (kind,)))
+        raise _fail(config_path, field, f"must be {'an' if names[0] in 'aeiou' else 'a'} "
+                                        f"{names}, got {_type_name(value)} "
+                                        f"{str(value)[:60]!r}.")
+    return value
+
+
+def _node(config_path: str, i: int, nc: Any, nodes: list[Node],
+          functions: dict[str, Callable] | None) -> Node:
+    where = f"nodes[{i}]"
+    _expect(config_path, where, nc, dict)
+    kind = nc.get("kind")
+    if kind not in ("select", "op", "concat"):
+        raise _fail(config_path, f"{where}.kind", f"must be 'select', 'op' or 'concat', got "
+                                                  f"{str(kind)[:60]!r}.")
+    parents = _expect(config_path, f"{where}.parents", nc.get("parents", []), list)
+    for p in parents:
+        _expect(config_path, f"{where}.parents", p, int)
+        if not 0 <= p < i:
+            raise _fail(config_path, f"{where}.parents", f"refers to node {p}, which does not "
+                                                         "come before it (nodes are listed "
+                                                         "parents first; cycles are not "
+                                                         "allowed).")
+    wanted = {"select": (0, 0), "op": (1, 1 << 30), "concat": (1, 1 << 30)}[kind]
+    if not wanted[0] <= len(parents) <= wanted[1]:
+        raise _fail(config_path, f"{where}.parents", f"has {len(parents)} entries, which a "
+                                                     f"{kind!r} node cannot have.")
+    op = selector = None
+    try:
+        if kind == "op":
+            oc = _expect(config_path, f"{where}.op", nc.get("op"), dict)
+            params = _expect(config_path, f"{where}.op.params", oc.get("params", {}), dict)
+            name = _expect(config_path, f"{where}.op.op", oc.get("op"), str)
+            if name == "LambdaOp":
+                params = LambdaOp.resolve_config(params, functions)
+            if name == "JoinExternal" and not isinstance(params.get("df_ext"), dict):
+                raise _fail(config_path, f"{where}.op.params.df_ext", "must describe the side "
+                            "table by content hash (as Workflow.save writes it); a saved "
+                            "workflow never reads a file named in workflow.json.")
+            op = Operator.from_config({"op": name, "params": params})
+        if kind == "select":
+            sc = _expect(config_path, f"{where}.selector", nc.get("selector"), dict)
+            names = _expect(config_path, f"{where}.selector.names", sc.get("names", []), list)
+            tags = _expect(config_path, f"{where}.selector.tags", sc.get("tags", []), list)
+            optional = _expect(config_path, f"{where}.selector.optional",
+                               sc.get("optional", []), list)
+            selector = ColumnSelector.from_config({"names": names, "tags": tags,
+                                                   "optional": optional})
+    except WorkflowFormatError:
+        raise
+    except (IRSError, TypeError, ValueError, KeyError, IndexError, AttributeError,
+            RecursionError) as exc:
+        field = f"{where}.op" if kind == "op" else f"{where}.selector"
+        raise _fail(config_path, field, f"is invalid: {exc}") from exc
+    return Node(kind, selector=selector, op=op, parents=[nodes[p] for p in parents])
+
+
+def read_config(path: str, functions: dict[str, Callable] | None = None) -> LoadedConfig:
+    """Read and check the workflow saved in folder ``path``."""
+    config_path = os.path.join(path, "workflow.json")
+    config = read_json(config_path)
+    raw_nodes = _expect(config_path, "nodes", config.get("nodes"), list)
+    if not raw_nodes:
+        raise _fail(config_path, "nodes", "is empty; a workflow has at least one node.")
+    nodes: list[Node] = []
+    for i, nc in enumerate(raw_nodes):
+        nodes.append(_node(config_path, i, nc, nodes, functions))
+    output = _expect(config_path, "output", config.get("output"), int)
+    if not 0 <= output < len(nodes):
+        raise _fail(config_path, "output", f"is {output}, not a node index (0 to "
+                                           f"{len(nodes) - 1}).")
+    fitted = _expect(config_path, "fitted", config.get("fitted", False), bool)
+    artifacts = os.path.join(path, "artifacts")
+    artifacts_dir = artifacts if os.path.isdir(artifacts) else None
+    raw_states = _expect(config_path, "states", config.get("states", {}), dict)
+    states: dict[int, dict[str, Any]] = {}
+    for key, state in raw_states.items():
+        field = f"states.{key}"
+        if not key.isdigit() or not int(key) < len(nodes):
+            raise _fail(config_path, field, "is not the index of a node.")
+        node = nodes[int(key)]
+        if node.kind != "op" or not node.op.is_stat:
+            raise _fail(config_path, field, "belongs to a step without statistics.")
+        _expect(config_path, field, state, dict)
+        try:
+            node.op.check_state(state)
+        except (ValueError, TypeError, KeyError) as exc:
+            raise _fail(config_path, field, f"is malformed: {exc}.") from None
+        for where, relative in _paths(state):
+            if artifacts_dir is None:
+                raise _fail(config_path, field + where, "names an artifact, but the folder "
+                                                        "holds no artifacts/.")
+            full = resolve(artifacts_dir, relative, f"artifact path ({field}{where})")
+            if not os.path.exists(full):
+                raise _fail(config_path, field + where, f"names {relative!r}, which is missing "
+                                                        "from the artifacts folder.")
+        states[id(node)] = state
+    input_schema = None
+    if config.get("input_schema") is not None:
+        raw = _expect(config_path, "input_schema", config["input_schema"], dict)
+        try:
+            columns = _expect(config_path, "input_schema.columns", raw.get("columns"), list)
+            for j, c in enumerate(columns):
+                _expect(config_path, f"input_schema.columns[{j}]", c, dict)
+                _expect(config_path, f"input_schema.columns[{j}].name", c.get("name"), str)
+                _expect(config_path, f"input_schema.columns[{j}].dtype", c.get("dtype"), str)
+                _expect(config_path, f"input_schema.columns[{j}].tags", c.get("tags", []), list)
+                _expect(config_path, f"input_schema.columns[{j}].properties",
+                        c.get("properties", {}), dict)
+            input_schema = Schema.from_dict(raw)
+        except WorkflowFormatError:
+            raise
+        except (IRSError, TypeError, ValueError) as exc:
+            raise _fail(config_path, "input_schema", f"is invalid: {exc}") from exc
+    if fitted:
+        missing = [i for i, n in enumerate(nodes) if n.kind == "op" and n.op.is_stat
+                   and id(n) not in states and n in set(nodes[output].walk())]
+        if missing:
+            raise _fail(config_path, f"states.{missing[0]}", "is missing: the workflow is "
+                                                             "marked fitted.")
+        if input_schema is None:
+            raise _fail(config_path, "input_schema", "is missing: the workflow is marked "
+                                                     "fitted.")
+    if input_schema is not None:  # the graph, its parameters and states must fit together
+        try:
+            nodes[output].output_schema(input_schema, states if fitted else None)
+        except NotFittedError:
+            pass  # a LambdaOp's function not passed yet: it says so when used
+        except (IRSError, TypeError, ValueError, KeyError, IndexError, AttributeError,
+                RecursionError) as exc:
+            raise _fail(config_path, "states" if fitted else "nodes",
+                        f"do not match the input schema: {type(exc).__name__}: "
+                        f"{str(exc)[:300]}") from exc
+    return LoadedConfig(nodes, nodes[output], states, input_schema, fitted, artifacts_dir)
