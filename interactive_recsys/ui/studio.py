@@ -175,6 +175,8 @@ class Studio(w.VBox):
             self._show_no_cluster(self._frozen)
             return
         self._stop_watching()
+        if self.builder.client is None:  # Run goes where the Cluster tab looks
+            self.builder.client = client
         if self.dashboard is None:
             from .dashboard import Dashboard
 

