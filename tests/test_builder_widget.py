@@ -344,13 +344,18 @@ def test_suggest_then_run_writes_the_output(frame, tmp_path):
     assert_frames_equal(written.reset_index(drop=True), expected)
     assert "output written to" in b.status.value and "irs-run-finished" in b.status.value
     assert b.feedback.areas["run"].value == "" and b.level == "success"  # no duplicate
+    first = b.model.wait_run(timeout=60)
+    assert first.status == "finished"
     click(b, "irs-btn-run")  # the output exists now: refused, nothing runs
     assert b.level == "error" and "already exists" in b.message
+    assert b.model.wait_run(timeout=1) is None  # not the earlier run's "finished" job
     assert "irs-msg-error" in b.feedback.areas["run"].value
     b.overwrite.value = True
     ended.clear()
     click(b, "irs-btn-run")
     assert ended.wait(60) and b.level == "success"
+    again = b.model.wait_run(timeout=60)
+    assert again is not first and again.status == "finished"
 
 
 def test_feedback_sits_next_to_its_control_and_stale_errors_go(frame):

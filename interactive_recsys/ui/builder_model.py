@@ -452,8 +452,11 @@ class BuilderModel:
         failed or cancelled run leaves no partial output. An existing ``output`` is refused
         before anything runs unless ``overwrite=True``. ``on_done(job)`` is called from a
         helper thread when the job has ended; ``client``: a ``distributed.Client`` to run on
-        instead of the active one.
+        instead of the active one. A refused run (bad output) leaves no job:
+        :meth:`wait_run` then returns ``None``, never the job of an earlier run.
         """
+        if not self.running:  # the "last run" is this one from now on, even if refused
+            self.last_job, self._run_ended = None, None
         wf, dataset = self.to_workflow(), self.dataset
         nodes = wf.to_config()["nodes"]
         if output is not None:
@@ -496,7 +499,8 @@ class BuilderModel:
         return ended is not None and not ended.is_set()
 
     def wait_run(self, timeout: float | None = None) -> Job | None:
-        """Wait until the last :meth:`run` has ended and its ``on_done`` has returned."""
+        """Wait until the last :meth:`run` has ended and its ``on_done`` has returned; its job,
+        or ``None`` when it was refused before anything ran (an existing output, say)."""
         ended = getattr(self, "_run_ended", None)
         if ended is not None and not ended.wait(timeout):
             raise TimeoutError(f"The run did not end within {timeout} s; its status is "

@@ -230,8 +230,12 @@ def test_studio_cluster_tab_live_closed_restarted(lab) -> None:
         has_text="Starting").wait_for(timeout=10_000)  # the busy state shows
     page.locator(".irs-studio .irs-dashboard").filter(has_text="live").wait_for(
         timeout=90_000)
-    out = lab.run_cell(RUN_AND_WAIT, timeout=250)
-    assert "finished" in out, out
+    # the first Run wrote the default output: this one must replace it (else it is refused,
+    # nothing runs and wait_run returns None); it runs on the new cluster
+    lab.run_cell("studio.builder.overwrite.value = True")
+    out = lab.run_cell(RUN_AND_WAIT + "\nprint('on new', job._client is studio.client, "
+                       "studio.client.status)", timeout=250)
+    assert "finished" in out and "on new True running" in out, out
 
     # Close freezes the picture in place
     new = page.locator(".irs-studio .irs-dashboard")
