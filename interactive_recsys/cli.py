@@ -138,7 +138,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def report(args: argparse.Namespace) -> str:
-    from .report import notebook_report
+    from .notebook_report import notebook_report
 
     path = notebook_report(args.notebook, args.output, execute=args.execute,
                            timeout=args.timeout)
