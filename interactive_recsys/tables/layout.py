@@ -11,11 +11,11 @@ So a table's ``cardinality = FIRST_FREE_INDEX + B + vocabulary size``.
 
 >>> PAD_INDEX, NULL_INDEX, FIRST_FREE_INDEX
 (0, 1, 2)
->>> FIRST_FREE_INDEX + MAX_BUCKETS - 1 == 2**63 - 1   # the last bucket id still fits int64
+>>> FIRST_FREE_INDEX + MAX_BUCKETS == 2**63 - 1   # the cardinality still fits int64
 True
 """
 
 #: Reserved ids: padding, null, and the first id after them (out-of-vocabulary or bucket 0).
 PAD_INDEX, NULL_INDEX, FIRST_FREE_INDEX = 0, 1, 2
-#: Most hash buckets: ids up to ``FIRST_FREE_INDEX + MAX_BUCKETS - 1`` still fit int64.
+#: Most hash buckets: the cardinality ``FIRST_FREE_INDEX + MAX_BUCKETS`` still fits int64.
 MAX_BUCKETS = 2**63 - 1 - FIRST_FREE_INDEX
