@@ -16,6 +16,7 @@ SUBCOMMANDS: dict[str, str] = {"monitor-overhead": "monitor_overhead"}
 SUBCOMMANDS["movielens"] = "movielens"
 SUBCOMMANDS["scaling"] = "scaling"
 SUBCOMMANDS.update(loader="loader", dlrm="dlrm")
+SUBCOMMANDS["predict"] = "predict"
 
 DEFAULT_CONTENDERS = [name for name, c in CONTENDERS.items() if c.default]
 

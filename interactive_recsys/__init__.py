@@ -26,7 +26,8 @@ from .selector import ColumnSelector
 from .workflow import Workflow
 
 _LAZY = {"ui": ".ui", "stats": ".stats", "Loader": ".loader", "torchrec": ".torchrec",
-         "exports": ".exports", "compat": ".compat"}
+         "exports": ".exports", "compat": ".compat", "eval": ".eval", "models": ".models",
+         "predict_topk": ".predict"}
 
 
 def __getattr__(name: str):  # widgets, reports and the loader import on first use
@@ -35,7 +36,7 @@ def __getattr__(name: str):  # widgets, reports and the loader import on first u
     if name not in _LAZY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     module = importlib.import_module(_LAZY[name], __name__)
-    return module if name != "Loader" else module.Loader
+    return getattr(module, name) if name in ("Loader", "predict_topk") else module
 
 
 __all__ = ["ColumnSchema", "ColumnSelector", "Dataset", "DatasetError", "IRSError",

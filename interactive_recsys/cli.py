@@ -1,5 +1,6 @@
 """The ``irs`` command line: ``irs demo`` (the main job), ``irs run`` (apply a saved workflow),
-``irs report`` (HTML report of a notebook), ``irs clean`` (temporaries of killed writes)."""
+``irs predict`` (top-K lists with a saved model), ``irs report`` (HTML report of a notebook),
+``irs clean`` (temporaries of killed writes)."""
 
 from __future__ import annotations
 
@@ -137,6 +138,23 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return written
 
 
+def predict(args: argparse.Namespace) -> dict[str, Any]:
+    from .models import load
+    from .predict import predict_topk
+
+    model = load(args.model)
+    with _client(args.scheduler, args.workers, args.memory_limit, args.local) as client:
+        users = Dataset(args.users if len(args.users) > 1 else args.users[0],
+                        part_size=args.part_size)
+        t0 = time.perf_counter()
+        written = predict_topk(model, users, k=args.k, exclude_seen=not args.keep_seen,
+                               output=args.output, overwrite=args.overwrite)
+        print(f"Wrote top-{args.k} lists of {type(model).__name__} ({written['num_rows']:,} "
+              f"rows) to {written['path']} in {time.perf_counter() - t0:.2f} s on "
+              f"{_describe_client(client)}")
+    return written
+
+
 def report(args: argparse.Namespace) -> str:
     from .notebook_report import notebook_report
 
@@ -204,6 +222,21 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with HugeCTR output, add the per-slot offsets to the keys")
     _add_cluster_args(r)
     r.set_defaults(func=run)
+    pr = sub.add_parser("predict", help="top-K items per user with a saved model",
+                        description="Top-K recommendations for every user of USERS (their "
+                        "items there are the model's input and are not recommended again), "
+                        "data-parallel on the cluster, written as parquet atomically: user, "
+                        "rank, item, score.")
+    pr.add_argument("--model", required=True, help="directory written by model.save")
+    pr.add_argument("--users", required=True, nargs="+",
+                    help="parquet/csv with the user column (and the item column: history)")
+    pr.add_argument("--k", type=int, default=100, help="items per user (default 100)")
+    pr.add_argument("--output", required=True, help="output directory")
+    pr.add_argument("--keep-seen", action="store_true",
+                    help="also recommend the items a user already has")
+    pr.add_argument("--overwrite", action="store_true")
+    _add_cluster_args(pr)
+    pr.set_defaults(func=predict)
     rep = sub.add_parser("report", help="HTML report of an executed notebook (widgets and "
                          "dashboards drawn statically, readable offline)",
                          description="Convert a notebook to one HTML file that opens offline: "

@@ -80,7 +80,9 @@ def start_cluster(n_workers: int | None = None, *, threads_per_worker: int = 1,
                   memory_limit: str | int | None = "auto", host: str = "127.0.0.1",
                   dashboard: bool = True, gpu: bool | None = None,
                   device_memory_limit: str | float | None = 0.8,
-                  rmm_pool_size: str | int | None = None, **kwargs: Any) -> Any:
+                  rmm_pool_size: str | int | None = None,
+                  resources: dict[str, float] | list[dict[str, float]] | None = None,
+                  **kwargs: Any) -> Any:
     """A ``distributed.Client`` on a new local cluster (also the default client).
 
     Parameters
@@ -96,6 +98,11 @@ def start_cluster(n_workers: int | None = None, *, threads_per_worker: int = 1,
     device_memory_limit : GPU memory per worker (bytes, ``"30GB"`` or a fraction of the
         device) past which cuDF spills device buffers to host memory.
     rmm_pool_size : size of each GPU worker's RMM memory pool (``None``: no pool).
+    resources : Dask worker resources (labels tasks can ask for, e.g. ``{"GPU": 1}``): one
+        dict for every worker, or a list with one dict per worker (``n_workers`` defaults to
+        its length), e.g. ``[{}, {"GPU": 1}]`` labels only the second worker; this also works
+        on CPU-only machines (for teaching and tests). GPU clusters label every worker
+        ``{"GPU": 1}`` by default. Model training asks for ``GPU`` when a worker has it.
     **kwargs : passed to ``LocalCUDACluster`` / ``LocalCluster``.
 
     Examples
@@ -103,6 +110,10 @@ def start_cluster(n_workers: int | None = None, *, threads_per_worker: int = 1,
     >>> client = start_cluster(1, memory_limit="1GB", gpu=False, dashboard=False)
     >>> type(client.cluster).__name__
     'LocalCluster'
+    >>> client.cluster.close(); client.close()
+    >>> client = start_cluster(2, gpu=False, dashboard=False, resources=[{}, {"GPU": 1}])
+    >>> sorted(str(w["resources"]) for w in client.scheduler_info(n_workers=-1)["workers"].values())
+    ["{'GPU': 1}", '{}']
     >>> client.cluster.close(); client.close()
     """
     from distributed import Client
@@ -112,6 +123,13 @@ def start_cluster(n_workers: int | None = None, *, threads_per_worker: int = 1,
     if not dashboard:  # the scheduler's HTTP server (health, metrics) still starts: any port
         kwargs["scheduler_kwargs"] = {"dashboard": False, "dashboard_address": f"{host}:0",
                                       **kwargs.get("scheduler_kwargs", {})}
+    per_worker = _per_worker_resources(resources, n_workers)
+    if per_worker is not None:
+        n_workers = len(per_worker)
+    elif resources is not None:
+        kwargs["resources"] = dict(resources)
+    elif use_gpu:
+        kwargs["resources"] = {"GPU": 1}
     if use_gpu:
         cluster = _gpu_cluster(n_workers, threads_per_worker, memory_limit, host,
                                dashboard_address, device_memory_limit, rmm_pool_size, kwargs)
@@ -119,11 +137,51 @@ def start_cluster(n_workers: int | None = None, *, threads_per_worker: int = 1,
         from distributed import LocalCluster
 
         with _pre_spawn(worker_environment(gpu=False)):
-            cluster = LocalCluster(n_workers=n_workers or 2,
+            cluster = LocalCluster(n_workers=0 if per_worker else n_workers or 2,
                                    threads_per_worker=threads_per_worker,
                                    memory_limit=memory_limit, host=host, processes=True,
                                    dashboard_address=dashboard_address, **kwargs)
-    return Client(cluster)
+            if per_worker is not None:  # started here, so they get WORKER_ENV too
+                _label_workers(cluster, per_worker)
+    if per_worker is not None and use_gpu:
+        _label_workers(cluster, per_worker)
+    client = Client(cluster)
+    if per_worker is not None:
+        client.wait_for_workers(len(per_worker), timeout=120)
+    return client
+
+
+def _per_worker_resources(resources: Any, n_workers: int | None) -> list[dict] | None:
+    """The list form of ``resources`` checked (``None`` for one dict or none)."""
+    if resources is None or isinstance(resources, dict):
+        if resources is not None and not all(isinstance(v, int | float) and v >= 0
+                                             for v in resources.values()):
+            raise ClusterError(f"The 'resources' parameter of start_cluster must map names to "
+                               f"non-negative numbers, like {{'GPU': 1}}. Got {resources!r}.")
+        return None
+    per_worker = [dict(r) for r in resources]
+    if n_workers is not None and n_workers != len(per_worker):
+        raise ClusterError(f"start_cluster got n_workers={n_workers} but {len(per_worker)} "
+                           "resource dicts (one per worker); pass as many dicts as workers, "
+                           "or leave n_workers out.")
+    for r in per_worker:
+        _per_worker_resources(r, None)
+    return per_worker
+
+
+def _label_workers(cluster: Any, per_worker: list[dict[str, float]]) -> None:
+    """Start (CPU: ``n_workers=0`` so far) or restart (GPU) each worker with its resources."""
+    import copy
+
+    names = sorted(cluster.worker_spec) or list(range(len(per_worker)))
+    for name, labels in zip(names, per_worker, strict=True):
+        spec = copy.deepcopy(cluster.worker_spec.get(name, cluster.new_spec))
+        spec["options"]["resources"] = labels
+        if name in cluster.worker_spec:  # a running worker: stop it, then start it labelled
+            cluster.worker_spec.pop(name)
+            cluster.sync(cluster._correct_state)
+        cluster.worker_spec[name] = spec
+    cluster.sync(cluster._correct_state)
 
 
 def _gpu_cluster(n_workers: int | None, threads_per_worker: int, memory_limit: Any, host: str,

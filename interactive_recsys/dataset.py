@@ -487,7 +487,10 @@ def source_files(ddf: dd.DataFrame) -> list[str]:
     files: list[str] = []
 
     def visit(value: Any, depth: int) -> None:
-        files.extend(getattr(value, "irs_sources", ()))
+        try:
+            files.extend(getattr(value, "irs_sources", ()))
+        except Exception:  # e.g. from_delayed's expression: no metadata to look into
+            pass
         if isinstance(value, ParquetPiece):
             files.append(value.path)
         elif isinstance(value, list | tuple) and depth < 3:

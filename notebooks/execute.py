@@ -2,10 +2,12 @@
 
 ``python notebooks/execute.py notebooks/02_visual_builder.ipynb [...]`` (default: all).
 
-Runs each notebook top to bottom with nbconvert (widget state stored, so JupyterLab and
-``irs report`` can draw the widgets), then drops the multi-megabyte inline BokehJS bundle
-from cells marked ``# NBVAL_IGNORE_OUTPUT`` (nbval ignores those outputs; the bundle is
-loaded again whenever the notebook runs). Notebooks are written atomically.
+Runs each notebook top to bottom with nbconvert (widget state stored, so JupyterLab,
+nbviewer and ``irs report`` can draw the widgets; only the widgets the outputs show are
+kept, not every widget created and closed on the way), then drops the multi-megabyte
+inline BokehJS bundle from cells marked ``# NBVAL_IGNORE_OUTPUT`` (nbval ignores those
+outputs; the bundle is loaded again whenever the notebook runs). Notebooks are written
+atomically.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import nbformat
 from nbclient import NotebookClient
@@ -37,18 +41,60 @@ def strip_large_ignored_outputs(nb: nbformat.NotebookNode) -> int:
     return stripped
 
 
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def _references(value: Any) -> Iterator[str]:
+    """Model ids a widget's state refers to (``"IPY_MODEL_<id>"`` strings, nested)."""
+    if isinstance(value, str):
+        if value.startswith("IPY_MODEL_"):
+            yield value[len("IPY_MODEL_"):]
+    elif isinstance(value, dict):
+        if isinstance(value.get("model_id"), str):  # a widget shown in an Output widget
+            yield value["model_id"]
+        for item in value.values():
+            yield from _references(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _references(item)
+
+
+def prune_widget_state(nb: nbformat.NotebookNode) -> int:
+    """Keep only the widgets an output shows (and the models they refer to): nbclient keeps
+    every widget ever created, closed ones included. Returns how many were dropped."""
+    widgets = nb.metadata.get("widgets", {}).get(WIDGET_STATE)
+    if not widgets:
+        return 0
+    state = widgets["state"]
+    todo = [out["data"][WIDGET_VIEW]["model_id"] for cell in nb.cells
+            for out in cell.get("outputs", []) if WIDGET_VIEW in out.get("data", {})]
+    keep: set[str] = set()
+    while todo:
+        model_id = todo.pop()
+        if model_id in keep or model_id not in state:
+            continue
+        keep.add(model_id)
+        todo.extend(_references(state[model_id].get("state", {})))
+    dropped = [k for k in state if k not in keep]
+    for model_id in dropped:
+        del state[model_id]
+    return len(dropped)
+
+
 def execute(path: Path, timeout: int = 600) -> None:
     nb = nbformat.read(path, as_version=4)
     start = time.perf_counter()
     NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={
         "metadata": {"path": str(path.parent)}}, store_widget_state=True).execute()
     stripped = strip_large_ignored_outputs(nb)
+    pruned = prune_widget_state(nb)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".ipynb.tmp")
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         nbformat.write(nb, f)
     os.replace(tmp, path)
     print(f"{path.name}: {time.perf_counter() - start:.1f} s, "
-          f"{stripped} large ignored output(s) dropped")
+          f"{stripped} large ignored output(s) dropped, {pruned} unused widget(s) dropped")
 
 
 def main(argv: list[str] | None = None) -> None:

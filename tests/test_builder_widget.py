@@ -34,39 +34,55 @@ def click(root: w.Widget, css: str) -> None:
 
 
 def build_two_branches(b: PipelineBuilder) -> None:
-    """The issue's scenario: Categorify on some columns; new branch; FillMissing -> Normalize."""
+    """Categorify on some columns; FillMissing -> Normalize on others (a click on an operator
+    adds it to the ticked columns; other columns start a new branch)."""
     b.select_columns(CATS)
     click(b, "irs-op-Categorify")
-    click(b, "irs-btn-add")
-    click(b, "irs-btn-new-branch")
     b.select_columns(CONTS)
     click(b, "irs-op-FillMissing")
-    click(b, "irs-btn-add")
     click(b, "irs-op-Normalize")
-    click(b, "irs-btn-add")
 
 
-def test_column_table_roles_and_filter(frame):
+def row_click(b: PipelineBuilder, name: str, shift: bool = False) -> None:
+    """What a click on a row of the column list sends from the browser."""
+    b.column_list._on_message(b.column_list, {"event": "click", "name": name, "shift": shift},
+                              [])
+
+
+def test_column_list_rows_chips_filter_and_ranges(frame):
     b = PipelineBuilder(frame)
-    assert list(b.checkboxes) == list(frame.columns)
-    row = b.column_rows["C1"]
-    assert {"irs-col", "irs-col-C1", "irs-role-categorical"} <= set(row._dom_classes)
-    detail = row.children[1].value
-    assert f"{frame['C1'].isna().mean():.1%}" in detail and f"{frame['C1'].nunique():,}" in detail
-    b.role_filter.value = "continuous"
-    shown = [n for n, r in b.column_rows.items() if r.layout.display != "none"]
-    assert shown == ["I1", "I2", "I3", "F1"]
-    click(b, "irs-btn-select-shown")
-    assert b.selected_columns == ["I1", "I2", "I3", "F1"]
+    rows = {r["name"]: r for r in b.column_list.rows}
+    assert list(rows) == list(frame.columns)
+    assert rows["C1"]["role"] == "categorical" and rows["I1"]["role"] == "continuous"
+    assert rows["C1"]["null"] == f"{frame['C1'].isna().mean():.1%}"
+    assert rows["C1"]["distinct"] == f"{frame['C1'].nunique():,}"
+    assert b.column_count.value == "<b>0 of 9 selected</b>"
+    chip = button(b, "irs-chip-continuous")
+    assert chip.description == "continuous (4)"
+    chip.click()
+    assert b.selected_columns == b.column_list.selected == ["I1", "I2", "I3", "F1"]
+    assert b.column_count.value == "<b>4 of 9 selected</b>"
+    assert "Ticked the 4 continuous columns" in b.feedback.areas["columns"].value
     click(b, "irs-btn-clear")
     assert b.selected_columns == []
-    b.name_filter.value = "I*, F1"  # by name as well: globs, comma-separated
-    assert b.shown_columns == ["I1", "I2", "I3", "F1"]
-    b.role_filter.value = "all"
-    b.name_filter.value = "C?"
-    assert [n for n, r in b.column_rows.items() if r.layout.display != "none"] == CATS
+    row_click(b, "I1")
+    row_click(b, "I3", shift=True)  # a range, in the shown order
+    assert b.selected_columns == ["I1", "I2", "I3"]
+    row_click(b, "I2", shift=True)  # unticking I2 unticks the range I3..I2
+    assert b.selected_columns == ["I1"]
+    b.name_filter.value = "C"  # names containing C
+    assert b.shown_columns == b.column_list.shown == CATS
+    assert b.column_count.value == "<b>1 of 9 selected · 3 shown</b>"
     click(b, "irs-btn-select-shown")
     assert b.selected_columns == CATS
+    message = b.feedback.areas["columns"].value
+    assert "ticked the 3 shown columns matching &#x27;C&#x27;: C1, C2, C3" in message
+    b.name_filter.value = "I*, F1"  # globs and roles as well
+    assert b.shown_columns == ["I1", "I2", "I3", "F1"]
+    b.name_filter.value = "list"
+    assert b.shown_columns == ["L1"]
+    row_click(b, "nope")
+    assert b.level == "error" and "'nope' is not in the dataset" in b.message
 
 
 def test_palette_lists_every_operator_by_category(frame):
@@ -81,7 +97,8 @@ def test_palette_lists_every_operator_by_category(frame):
 
 def test_form_is_generated_from_the_declared_params(frame):
     b = PipelineBuilder(frame)
-    click(b, "irs-op-Categorify")
+    click(b, "irs-op-Categorify")  # no column ticked: the form only
+    assert "tick the columns" in b.message and b.model.branches[0].steps == []
     assert b.operator == "Categorify"
     assert b.op_buttons["Categorify"].button_style == "info"
     assert list(b.form.fields) == list(ops.Categorify.params)
@@ -116,11 +133,12 @@ def test_errors_are_shown_in_the_widget(frame, tmp_path):
     with pytest.raises(irs.ParameterError) as code_error:
         ops.Clip(min_value="a")
     assert b.message == str(code_error.value)
-    assert "irs-msg-error" in b.messages.value and b.model.branches[0].steps == []
+    assert "irs-msg-error" in b.feedback.areas["steps"].value  # next to Add
+    assert b.model.branches[0].steps == []
     b.select_columns(["C1"])
-    click(b, "irs-op-Normalize")
-    click(b, "irs-btn-add")
+    click(b, "irs-op-Normalize")  # added at once: refused, with the reason
     assert "Normalize needs numeric columns" in b.message and "'C1'" in b.message
+    assert b.operator == "Normalize" and b.model.branches[0].steps == []
     click(b, "irs-btn-remove")
     assert "No step is selected" in b.message
     click(b, "irs-btn-save")
@@ -143,7 +161,7 @@ def test_missing_dataset_path_then_open_a_real_one(frame, tmp_path):
     b.path_text.value = str(path)
     click(b, "irs-btn-open")
     assert b.level == "success" and b.model is not None
-    assert list(b.checkboxes) == list(frame.columns)
+    assert [r["name"] for r in b.column_list.rows] == list(frame.columns)
 
 
 def test_build_by_clicks_select_in_the_dag_edit_reorder_undo(frame):
@@ -159,10 +177,18 @@ def test_build_by_clicks_select_in_the_dag_edit_reorder_undo(frame):
     b.dag.selected = "op:0:0"  # what a click on the node in the browser does
     assert b.model.selected == (0, 0) and b.steps.value == (0, 0)
     assert b.operator == "Categorify" and b.selected_columns == CATS
-    b.form.fields["freq_threshold"].value = "2"
-    click(b, "irs-btn-update")
+    field = b.form.fields["freq_threshold"]
+    field.value = "2"  # applied as typed: no Update click
     assert b.model.branches[0].steps[0].params == {"freq_threshold": 2}
     assert "freq_threshold=2" in b.steps.options[0][0]
+    assert b.form.fields["freq_threshold"] is field  # the field typed in stays
+    field.value = "-"  # an invalid value: shown, the step keeps the last valid one
+    assert b.level == "error" and "freq_threshold" in b.message
+    assert b.model.branches[0].steps[0].params == {"freq_threshold": 2}
+    field.value = "2"
+    b.form.fields["max_size"].value = "10"
+    click(b, "irs-btn-update")  # freq_threshold and max_size together: refused
+    assert b.level == "error" and "not both" in b.message
 
     b.steps.value = (1, 1)  # the step list selects as well
     assert b.model.selected == (1, 1) and b.dag.selected == "op:1:1"
@@ -188,9 +214,14 @@ def test_preview_export_save_load_run(frame, tmp_path):
                             + (CONTS >> ops.FillMissing() >> ops.Normalize())
                             ).fit_transform(frame.head(50))
     assert_frames_equal(b.last_preview.output, expected)
-    page = b.preview_html.value
-    assert "irs-preview-input" in page and "irs-preview-output" in page
+    page = b.preview_html.value  # the output first, in a box scrolling sideways
+    assert "irs-preview-output" in page and "irs-preview-input" not in page
+    assert 'class="irs-preview-scroll"' in page and "overflow-x:auto" in page
     assert f"<td>{expected['C1'].iloc[0]}</td>" in page
+    assert "Preview: fitted and transformed 50" in b.feedback.areas["run"].value
+    b.preview_view.value = "input"  # the toggle
+    assert "irs-preview-input" in b.preview_html.value
+    assert f"<td>{frame['C2'].iloc[0]}</td>" in b.preview_html.value
 
     click(b, "irs-btn-export")
     assert b.code.layout.display is None and b.code.value == b.model.export_code()
@@ -225,8 +256,20 @@ def test_from_workflow(frame):
     wf = irs.Workflow((CATS >> ops.Categorify(max_size=10)) + ["label"])
     b = PipelineBuilder.from_workflow(wf, frame)
     assert [b_.columns for b_ in b.model.branches] == [CATS, ["label"]]
-    assert len(b.steps.options) == 1 and b.level == "success"
+    assert b.level == "success"
     assert {"col:label", "out:label"} <= {n["id"] for n in b.dag.nodes}
+    # the pass-through branch is in the step list: selectable and removable
+    assert [v for _, v in b.steps.options] == [(0, 0), (1, -1)]
+    assert b.steps.options[1][0] == "branch 2 · pass through: ['label']"
+    b.steps.value = (0, 0)
+    b.steps.value = (1, -1)
+    assert b.model.selected_item == (1, -1) and b.selected_columns == ["label"]
+    click(b, "irs-btn-remove")
+    assert b.message == "Removed the pass-through branch 2."
+    assert [b_.columns for b_ in b.model.branches] == [CATS]
+    assert [v for _, v in b.steps.options] == [(0, 0)]
+    click(b, "irs-btn-undo")
+    assert [v for _, v in b.steps.options] == [(0, 0), (1, -1)]
 
 
 def test_studio_tabs(frame):
@@ -275,3 +318,69 @@ def test_studio_of_a_fitted_workflow_shows_its_statistics_at_once(frame):
     assert studio.builder.model.fitted_workflow is wf
     assert list(studio.embeddings.report.tables) == CATS
     assert studio.preview.model.workflow is wf and studio.message.value == ""
+
+
+def test_suggest_then_run_writes_the_output(frame, tmp_path):
+    path = tmp_path / "clicks.parquet"
+    frame.drop(columns=["L1"]).to_parquet(path)
+    b = PipelineBuilder(str(path))
+    assert b.output_text.value == str(tmp_path / "clicks-processed")  # a default output
+    click(b, "irs-btn-suggest")
+    area = b.feedback.areas["suggest"].value
+    assert "Suggested: 3 column(s) -&gt; Categorify" in area and "irs-msg-success" in area
+    assert b.feedback.areas["steps"].value == ""
+    chains = {c: [s.op for s in br.steps] for br in b.model.branches for c in br.columns}
+    assert chains["C1"] == ["Categorify"] and chains["label"] == ["AddTags"]
+    assert chains["I1"][0] == "FillMissing" and chains["I1"][-1] == "Normalize"
+    assert len(b.steps.options) == sum(len(br.steps) for br in b.model.branches)
+    ended = threading.Event()
+    b.on_run(lambda job: ended.set())
+    click(b, "irs-btn-run")
+    assert "irs-msg-busy" in b.feedback.areas["run"].value  # a visible busy state at once
+    assert "write" in b.message and "clicks-processed" in b.message
+    assert ended.wait(60)
+    written = pd.read_parquet(tmp_path / "clicks-processed")
+    expected = b.model.to_workflow().fit_transform(frame.drop(columns=["L1"]))
+    assert_frames_equal(written.reset_index(drop=True), expected)
+    assert "output written to" in b.status.value and "irs-run-finished" in b.status.value
+    assert b.feedback.areas["run"].value == "" and b.level == "success"  # no duplicate
+    click(b, "irs-btn-run")  # the output exists now: refused, nothing runs
+    assert b.level == "error" and "already exists" in b.message
+    assert "irs-msg-error" in b.feedback.areas["run"].value
+    b.overwrite.value = True
+    ended.clear()
+    click(b, "irs-btn-run")
+    assert ended.wait(60) and b.level == "success"
+
+
+def test_feedback_sits_next_to_its_control_and_stale_errors_go(frame):
+    b = PipelineBuilder(frame)
+    click(b, "irs-btn-update")  # nothing selected: an error next to the step buttons
+    assert "irs-msg-error" in b.feedback.areas["steps"].value
+    button(b, "irs-chip-categorical").click()  # a later action elsewhere clears it
+    assert b.feedback.areas["steps"].value == ""
+    assert "Ticked the 3 categorical columns" in b.feedback.areas["columns"].value
+    click(b, "irs-op-Categorify")  # next to the palette
+    assert "Added Categorify on C1, C2, C3" in b.feedback.areas["palette"].value
+    assert b.feedback.areas["columns"].value == ""
+    click(b, "irs-btn-preview")
+    assert "Preview: fitted" in b.feedback.areas["run"].value
+    assert b.buttons["preview"].description == "Preview"  # back from "Previewing..."
+    assert not b.buttons["preview"].disabled
+
+
+def test_an_operator_needing_a_value_is_added_once_its_form_is_valid(frame):
+    b = PipelineBuilder(frame)
+    b.select_columns(["I1", "I2"])
+    click(b, "irs-op-Clip")  # Clip() is not valid: the form, and the operator's reason
+    assert b.model.branches[0].steps == [] and b.operator == "Clip"
+    assert "Clip needs min_value, max_value or both" in b.message
+    b.form.fields["min_value"].value = "a"  # still invalid: said, nothing added
+    assert b.level == "error" and b.model.branches[0].steps == []
+    b.form.fields["min_value"].value = "1"  # valid: added
+    assert [(s.op, s.params) for s in b.model.branches[0].steps] == [("Clip",
+                                                                      {"min_value": 1})]
+    assert b.message.startswith("Added Clip(min_value=1) on I1, I2")
+    b.form.fields["min_value"].value = "10"  # later keystrokes edit that step
+    assert [(s.op, s.params) for s in b.model.branches[0].steps] == [("Clip",
+                                                                      {"min_value": 10})]

@@ -109,6 +109,7 @@ def test_widget_pages_and_toggles(dataset: irs.Dataset) -> None:
     view = Preview(irs.Workflow(build_graph()), dataset, n_rows=45, page_size=20)
     assert view.error is None and view.message.layout.display == "none"
     assert "irs-preview-table" in view.rows.value and "irs-preview-output" in view.rows.value
+    assert 'class="irs-preview-scroll" style="overflow-x:auto' in view.rows.value
     assert view.page_label.value == "page 1 / 3" and view.prev_button.disabled
     first = view.rows.value
     view.next_button.click()

@@ -17,6 +17,7 @@ _EXPORTS = {
     "Preview": ".preview",
     "EmbeddingView": ".embeddings",
     "Studio": ".studio",
+    "Experiments": ".experiments",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -17,10 +17,8 @@ In step ['c'] >> Normalize(): Normalize needs numeric columns, but column 'c' ha
 
 from __future__ import annotations
 
-import fnmatch
 import html
 import os
-import re
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -29,109 +27,27 @@ import ipywidgets as w
 
 from ..errors import IRSError
 from ..ops import OPERATORS
-from ..ops.params import Param
-from .builder_model import BuilderModel, PreviewResult, job_text
-from .column_profile import ROLES
+from .builder_actions import RunActions
+from .builder_model import BuilderModel, PreviewResult, make_operator
+from .column_list import ColumnChoice, ColumnList, names_text, role_chips
 from .dag import DagView, parse_op_id
-from .param_text import param_from_text, param_to_text
+from .feedback import STYLE, Feedback
+from .param_form import ParamForm, palette_rows
 
-#: Categories of the operator palette, in this order (others follow, sorted).
-CATEGORY_ORDER = ("categorical", "transform", "statistics", "columns", "rows")
-
-
-def css_name(text: str) -> str:
-    """A CSS class fragment for a column or parameter name.
-
-    >>> css_name("user id")
-    'user_id'
-    """
-    return re.sub(r"[^A-Za-z0-9_-]", "_", text)
+#: Feedback areas, each next to its controls.
+AREAS = ("dataset", "columns", "suggest", "palette", "steps", "run")
 
 
-def frame_html(frame: Any, title: str, css: str, rows: int = 10) -> str:
-    table = frame.head(rows).to_html(index=False, na_rep="null", classes=css, border=0)
-    return (f'<div class="irs-preview-side"><b>{html.escape(title)}</b> '
-            f"({len(frame)} rows, first {min(rows, len(frame))} shown){table}</div>")
-
-
-def _same_value(a: Any, b: Any) -> bool:
-    """Equal values of the same kind (``1 == True`` is not a match; lists match tuples)."""
-    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return list(a) == list(b)
-    return type(a) is type(b) and a == b
-
-
-class ParamForm(w.VBox):
-    """Fields generated from an operator's declared :class:`~..ops.params.Param` table."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.add_class("irs-builder-params")
-        self.op: str | None = None
-        self.fields: dict[str, w.Widget] = {}
-
-    def show(self, op: str | None, values: dict[str, Any] | None = None) -> None:
-        self.op, self.fields = op, {}
-        if op is None:
-            self.children = [w.HTML("<i>Choose an operator from the palette.</i>")]
-            return
-        cls = OPERATORS[op]
-        values = values or {}
-        rows: list[w.Widget] = [w.HTML(f"<b>{op}</b> — {html.escape(cls.summary)}")]
-        for name, spec in cls.params.items():
-            field = self._field(name, spec, values.get(name, spec.default))
-            field.add_class(f"irs-param-{css_name(name)}")
-            self.fields[name] = field
-            doc = f"{spec.describe()}" + (f"; {spec.doc}" if spec.doc else "")
-            rows.append(w.HBox([field, w.HTML(f"<small>{html.escape(doc)}</small>",
-                                              layout=w.Layout(flex="1 1 auto"))]))
-        if not cls.params:
-            rows.append(w.HTML("<i>No parameters.</i>"))
-        self.children = rows
-
-    @staticmethod
-    def _field(name: str, spec: Param, value: Any) -> w.Widget:
-        style = {"description_width": "110px"}
-        if spec.kind == "bool" and not spec.nullable:
-            return w.Checkbox(value=bool(value), description=name, indent=True, style=style)
-        if spec.choices is not None:
-            options = ([("None", "")] if spec.nullable else []) + \
-                [(str(c), str(c)) for c in spec.choices]
-            shown = "" if value is None else str(value)
-            return w.Dropdown(options=options, value=shown if shown in dict(options).values()
-                              else options[0][1], description=name, style=style)
-        return w.Text(value=param_to_text(spec, value), description=name, style=style,
-                      placeholder=("required: " if spec.required else "") + spec.describe())
-
-    def values(self) -> dict[str, Any]:
-        """Parameter values read from the fields (defaults left out, validated later)."""
-        if self.op is None:
-            return {}
-        specs = OPERATORS[self.op].params
-        out = {}
-        for name, field in self.fields.items():
-            spec = specs[name]
-            if isinstance(field, w.Checkbox):
-                value = field.value
-            elif isinstance(field, w.Dropdown):
-                value = param_from_text(spec, field.value)
-            else:
-                value = param_from_text(spec, field.value)
-            if value is spec.default or (not spec.required and _same_value(value, spec.default)):
-                continue
-            out[name] = value
-        return out
-
-
-class PipelineBuilder(w.VBox):
-    """Build a workflow by clicking: columns, operator palette, parameter form, DAG view.
+class PipelineBuilder(RunActions, w.VBox):
+    """Build a workflow by clicking: columns, Suggest, operator palette, form, DAG view.
 
     Parameters
     ----------
     dataset : a Dataset, a DataFrame or a path (a path that does not exist is reported in
         the widget, where another path can be typed).
     preview_rows : rows of the sample used by "Preview".
-    output : where "Run" writes the transformed data (``None``: fit only).
+    output : where "Run" writes the transformed data (default: ``<input>-processed`` next
+        to a dataset read from files, nothing for one in memory); editable in the widget.
     """
 
     def __init__(self, dataset: Any = None, *, preview_rows: int = 1000,
@@ -139,136 +55,178 @@ class PipelineBuilder(w.VBox):
         super().__init__()
         self.add_class("irs-builder")
         self.model: BuilderModel | None = None
+        self.choice: ColumnChoice | None = None
         self.preview_rows, self.output, self.sample_rows = preview_rows, output, sample_rows
         self.client: Any = None  # Run's Dask client (None: the active one); set by the Studio
         self.last_preview: PreviewResult | None = None
         self.job: Any = None  # the last run (a jobs.Job)
-        self.message, self.level = "", "info"
         self._preview_listeners: list[Callable[[PreviewResult], None]] = []
         self._run_listeners: list[Callable[[Any], None]] = []
         self._operator: str | None = None
+        self._pending: str | None = None  # an operator added once its form is valid
+        self.feedback = Feedback(AREAS)
         self._build_widgets()
         if dataset is not None:
             self.path_text.value = os.fspath(dataset) if isinstance(dataset, str | os.PathLike) \
                 else ""
-            self._guard(lambda: self.open_dataset(dataset))()
+            self._guard(lambda: self.open_dataset(dataset), "dataset")()
 
     # ---- widgets --------------------------------------------------------------------------
     def _button(self, text: str, css: str, action: Callable[[], Any], tip: str = "",
-                style: str = "") -> w.Button:
+                style: str = "", area: str = "steps") -> w.Button:
         button = w.Button(description=text, tooltip=tip or text, button_style=style,
                           layout=w.Layout(width="auto", flex="0 0 auto"))
         button.add_class(f"irs-btn-{css}")
-        button.on_click(lambda _: self._guard(action)())
+        button.on_click(lambda _: self._guard(action, area)())
         self.buttons[css] = button
         return button
 
     def _build_widgets(self) -> None:
-        #: the action buttons by name: open, add, update, remove, up, down, undo, new-branch,
-        #: preview, run, save, load, export, select-shown, clear
+        #: the action buttons by name: open, suggest, add, update, remove, up, down, undo,
+        #: new-branch, pass-through, preview, run, cancel, save, load, export, select-shown,
+        #: clear
         self.buttons: dict[str, w.Button] = {}
+        area = self.feedback.areas
         self.path_text = w.Text(description="Dataset", placeholder="path of parquet/csv files",
-                                layout=w.Layout(width="60%"))
+                                layout=w.Layout(width="50%"))
         self.path_text.add_class("irs-builder-path")
-        open_button = self._button("Open", "open", lambda: self.open_dataset(self.path_text.value))
+        open_button = self._button("Open", "open", lambda: self.open_dataset(self.path_text.value),
+                                   area="dataset")
         self.info = w.HTML()
-        self.role_filter = w.Dropdown(options=["all", *ROLES], value="all", description="Role",
-                                      layout=w.Layout(width="170px"),
-                                      style={"description_width": "40px"})
-        self.role_filter.add_class("irs-builder-role")
-        self.role_filter.observe(lambda _: self._filter_columns(), "value")
-        self.name_filter = w.Text(placeholder="names, e.g. C* or I1, I2",
-                                  layout=w.Layout(width="170px"))
+        self.chips = w.HBox(layout=w.Layout(flex_flow="row wrap"))
+        self.chips.add_class("irs-builder-chips")
+        self.name_filter = w.Text(placeholder="filter: C*, I1, I2 or a role",
+                                  continuous_update=True, layout=w.Layout(width="190px"))
         self.name_filter.add_class("irs-builder-name-filter")
         self.name_filter.observe(lambda _: self._filter_columns(), "value")
-        self.column_rows: dict[str, w.HBox] = {}
-        self.checkboxes: dict[str, w.Checkbox] = {}
-        self.column_box = w.VBox(layout=w.Layout(max_height="320px", overflow="auto"))
+        self.column_count = w.HTML()
+        self.column_count.add_class("irs-builder-count")
+        self.column_list: ColumnList | None = None
+        self.column_box = w.VBox(layout=w.Layout(width="100%"))
         self.column_box.add_class("irs-builder-columns")
         columns_panel = w.VBox([
-            w.HBox([self.role_filter, self.name_filter,
-                    self._button("Select shown", "select-shown", self._select_shown),
-                    self._button("Clear", "clear", lambda: self.select_columns([]))],
-                   layout=w.Layout(flex_flow="row wrap")),
-            self.column_box])
+            self.chips,
+            w.HBox([self.name_filter,
+                    self._button("Select shown", "select-shown", self._select_shown,
+                                 "Tick every column the filter shows", area="columns"),
+                    self._button("Clear", "clear", self._clear, "Untick every column",
+                                 area="columns"),
+                    self.column_count], layout=w.Layout(flex_flow="row wrap",
+                                                        align_items="center")),
+            area["columns"], self.column_box])
 
+        self.suggest_button = self._button(
+            "Suggest a pipeline", "suggest", self._suggest, "Propose steps for every column "
+            "from the column profile (editable, undoable)", "warning", area="suggest")
+        self.suggest_button.layout.align_self = "flex-start"
         self.palette = w.VBox()
         self.palette.add_class("irs-builder-palette")
         self.op_buttons: dict[str, w.Button] = {}
         self.form = ParamForm()
         self.form.show(None)
-        self.add_button = self._button("Add", "add", self._add, "Add the step", "primary")
+        self.form.on_edit(lambda: self._guard(self._live_edit, "palette")())
+        self.add_button = self._button("Add", "add", self._add, "Add the form's operator as a "
+                                       "step on the ticked columns", "primary")
         step_buttons = w.HBox([
             self.add_button,
-            self._button("Update", "update", self._update, "Apply the form to the selected step"),
-            self._button("Remove", "remove", self._remove),
+            self._button("Update", "update", self._update, "Apply the form and the ticked "
+                         "columns to the selected step"),
+            self._button("Remove", "remove", self._remove, "Remove the selected step or "
+                         "pass-through branch"),
             self._button("Up", "up", lambda: self._move(-1)),
             self._button("Down", "down", lambda: self._move(+1)),
             self._button("Undo", "undo", self._undo),
             self._button("New branch", "new-branch", self._new_branch,
                          "Start a new branch (joined with +)"),
             self._button("Pass through", "pass-through", self._pass_through,
-                         "Output the selected columns unchanged (a branch without steps)"),
+                         "Output the ticked columns unchanged (a branch without steps)"),
         ], layout=w.Layout(flex_flow="row wrap"))
-        self.steps = w.Select(options=[], rows=6, description="Steps",
-                              layout=w.Layout(width="100%"))
+        self.steps = w.Select(options=[], rows=7, layout=w.Layout(width="100%"))
         self.steps.add_class("irs-builder-steps")
         self.steps.observe(self._on_step_list, "value")
         self.dag = DagView()
         self.dag.add_class("irs-builder-dag")
         self.dag.observe(self._on_dag_click, "selected")
 
+        self.output_text = w.Text(description="Output", placeholder="directory to write "
+                                  "(empty: fit only)", layout=w.Layout(width="46%"))
+        self.output_text.add_class("irs-builder-output")
+        self.overwrite = w.Checkbox(value=False, description="replace if it exists",
+                                    indent=False, layout=w.Layout(width="auto"))
+        self.overwrite.add_class("irs-builder-overwrite")
+        self.run_button = self._button("Run", "run", self._run, "Fit the full dataset and "
+                                       "write the output, in the background", "success",
+                                       area="run")
         self.file_text = w.Text(description="Workflow", placeholder="directory to save/load",
-                                layout=w.Layout(width="50%"))
+                                layout=w.Layout(width="40%"))
         self.file_text.add_class("irs-builder-file")
-        actions = w.HBox([
+        run_row = w.HBox([
+            self.output_text, self.overwrite,
             self._button("Preview", "preview", self._preview, "Fit and transform a sample",
-                         "info"),
-            self._button("Run", "run", self._run, "Fit (and write) the full dataset in the "
-                         "background", "success"),
-            self._button("Cancel", "cancel", self._cancel, "Cancel the run in progress"),
-            self._button("Save", "save", self._save),
-            self._button("Load", "load", self._load),
-            self._button("Export code", "export", self._export),
-            self.file_text], layout=w.Layout(flex_flow="row wrap"))
-        self.messages = w.HTML()
-        self.messages.add_class("irs-builder-messages")
+                         "info", area="run"),
+            self.run_button,
+            self._button("Cancel", "cancel", self._cancel, "Cancel the run in progress",
+                         area="run")], layout=w.Layout(flex_flow="row wrap",
+                                                       align_items="center"))
+        file_row = w.HBox([
+            self.file_text,
+            self._button("Save", "save", self._save, area="run"),
+            self._button("Load", "load", self._load, area="run"),
+            self._button("Export code", "export", self._export, area="run")],
+            layout=w.Layout(flex_flow="row wrap"))
         self.status = w.HTML()
         self.status.add_class("irs-builder-status")
-        self.schema_html = w.HTML()
+        self.schema_html = w.HTML(layout=w.Layout(width="100%"))
         self.schema_html.add_class("irs-builder-schema")
-        self.preview_html = w.HTML()
+        self.preview_view = w.ToggleButtons(options=["output", "input"], value="output",
+                                            style={"button_width": "auto"},
+                                            layout=w.Layout(display="none"))
+        self.preview_view.add_class("irs-builder-preview-toggle")
+        self.preview_view.observe(lambda _: self._show_preview(), "value")
+        self.preview_html = w.HTML(layout=w.Layout(width="100%"))
         self.preview_html.add_class("irs-builder-preview")
         self.code = w.Textarea(layout=w.Layout(width="100%", height="160px",
                                                display="none"))
         self.code.add_class("irs-builder-code")
-        editor = w.VBox([w.HTML("<b>Operators</b>"), self.palette, self.form, step_buttons,
-                         self.steps], layout=w.Layout(width="55%"))
+        editor = w.VBox([
+            self.suggest_button, area["suggest"],
+            w.HTML("<b>Operators</b> <small>(a click adds the operator to the ticked columns;"
+                   " edit its parameters below, applied as you type)</small>"),
+            self.palette, area["palette"], self.form, step_buttons, area["steps"],
+            w.HTML("<b>Steps</b>"), self.steps], layout=w.Layout(width="54%"))
         self.children = [
-            w.HBox([self.path_text, open_button]), self.info, self.messages,
+            w.HTML(STYLE), w.HBox([self.path_text, open_button, area["dataset"]]), self.info,
             w.HBox([w.VBox([w.HTML("<b>Columns</b>"), columns_panel],
-                           layout=w.Layout(width="45%")), editor]),
-            self.dag, self.schema_html, actions, self.status, self.preview_html, self.code]
+                           layout=w.Layout(width="45%")), editor],
+                   layout=w.Layout(justify_content="space-between")),
+            self.dag, self.schema_html, run_row, area["run"], self.status, self.preview_view,
+            self.preview_html, file_row, self.code]
 
     # ---- messages -------------------------------------------------------------------------
-    def say(self, text: str, level: str = "info", details: str = "") -> None:
-        """Show ``text`` in the message area (``level``: info, success, error)."""
-        self.message, self.level = text, level
-        colour = {"error": "#b00020", "success": "#1b5e20"}.get(level, "inherit")
-        extra = (f"<details><summary>details</summary><pre>{html.escape(details)}</pre>"
-                 "</details>") if details else ""
-        self.messages.value = (f'<div class="irs-msg irs-msg-{level}" style="color:{colour}">'
-                               f"{html.escape(text)}</div>{extra}")
+    @property
+    def message(self) -> str:
+        """The last message shown (in any area)."""
+        return self.feedback.last[0]
 
-    def _guard(self, action: Callable[[], Any]) -> Callable[[], Any]:
-        """Run a callback; errors go to the message area, never to the console only."""
+    @property
+    def level(self) -> str:
+        return self.feedback.last[1]
+
+    def say(self, text: str, level: str = "info", area: str = "steps",
+            details: str = "") -> None:
+        """Show ``text`` next to the controls of ``area`` (one of :data:`AREAS`); other
+        areas are cleared. ``level``: info, success, error or busy."""
+        self.feedback.say(text, level, area, details)
+
+    def _guard(self, action: Callable[[], Any], area: str = "steps") -> Callable[[], Any]:
+        """Run a callback; errors go next to its control, never to the console only."""
         def run() -> Any:
             try:
                 return action()
             except (IRSError, ValueError, FileNotFoundError, FileExistsError, KeyError) as exc:
-                self.say(str(exc).strip("'\""), "error")
+                self.say(str(exc).strip("'\""), "error", area)
             except Exception as exc:  # unexpected: show it, with the traceback
-                self.say(f"Unexpected error: {type(exc).__name__}: {exc}", "error",
+                self.say(f"Unexpected error: {type(exc).__name__}: {exc}", "error", area,
                          traceback.format_exc())
             return None
         return run
@@ -280,7 +238,7 @@ class PipelineBuilder(w.VBox):
             raise IRSError("Type the path of a parquet or csv dataset, then click Open.")
         model = BuilderModel(dataset, sample_rows=self.sample_rows)
         self._attach(model)
-        self.say(f"Opened {model.dataset!r}.", "success")
+        self.say(f"Opened {model.dataset!r}.", "success", "dataset")
 
     def _attach(self, model: BuilderModel) -> None:
         self.model = model
@@ -289,81 +247,72 @@ class PipelineBuilder(w.VBox):
         self.info.value = (f"<span class='irs-builder-info'>{html.escape(repr(model.dataset))}"
                            f"; column profile from {profile[0].sample_rows if profile else 0:,}"
                            " sampled rows</span>")
-        header = w.HTML("<small><b>column · dtype · role · null % · distinct</b></small>")
-        self.checkboxes, self.column_rows = {}, {}
-        rows = [header]
-        for p in profile:
-            box = w.Checkbox(value=False, description=p.name, indent=False,
-                             layout=w.Layout(width="150px"))
-            detail = w.HTML(f"<code>{p.dtype}</code> · {p.role} · {p.null_fraction:.1%} · "
-                            f"{html.escape(p.distinct_text)}")
-            row = w.HBox([box, detail])
-            row.add_class("irs-col")
-            row.add_class(f"irs-col-{css_name(p.name)}")
-            row.add_class(f"irs-role-{p.role}")
-            self.checkboxes[p.name], self.column_rows[p.name] = box, row
-            rows.append(row)
-        self.column_box.children = rows
+        self.choice = ColumnChoice(profile)
+        self.choice.observe(self._show_count)
+        self.column_list = ColumnList(self.choice, on_error=lambda exc: self.say(
+            str(exc), "error", "columns"))
+        self.column_box.children = [self.column_list]
+        self.chips.children = role_chips(self.choice, lambda role: self._guard(
+            lambda: self.select_role(role), "columns")())
+        output = self.output if self.output is not None else model.default_output()
+        self.output_text.value = os.fspath(output) if output is not None else ""
         self._build_palette()
+        self._show_count()
         self._refresh()
 
     @property
     def shown_columns(self) -> list[str]:
-        """Columns passing the role filter and the name filter (globs, comma-separated)."""
-        if self.model is None:
-            return []
-        role = self.role_filter.value
-        patterns = [p.strip() for p in self.name_filter.value.split(",") if p.strip()]
-        return [p.name for p in self.model.profile if (role == "all" or p.role == role)
-                and (not patterns or any(fnmatch.fnmatchcase(p.name, pat) for pat in patterns))]
-
-    def _filter_columns(self) -> None:
-        shown = set(self.shown_columns)
-        for name, row in self.column_rows.items():
-            row.layout.display = None if name in shown else "none"
-
-    def _select_shown(self) -> None:
-        self._need_model()
-        self.select_columns(self.shown_columns)
-
-    def select_columns(self, names: list[Any]) -> None:
-        """Tick exactly ``names`` in the column table."""
-        unknown = [n for n in names if n not in self.checkboxes]
-        if unknown:
-            raise IRSError(f"Column {unknown[0]!r} is not in the dataset; columns are "
-                           f"{list(self.checkboxes)}.")
-        for name, box in self.checkboxes.items():
-            box.value = name in names
+        """Columns the filter box shows."""
+        return self.choice.shown if self.choice is not None else []
 
     @property
     def selected_columns(self) -> list[str]:
-        return [n for n, box in self.checkboxes.items() if box.value]
+        return self.choice.selected if self.choice is not None else []
+
+    def _show_count(self) -> None:
+        if self.choice is not None:
+            self.column_count.value = f"<b>{html.escape(self.choice.summary())}</b>"
+
+    def _filter_columns(self) -> None:
+        if self.choice is None:
+            return
+        self.choice.pattern = self.name_filter.value
+        self.column_list.sync()
+        self._show_count()
+
+    def _need_choice(self) -> ColumnChoice:
+        self._need_model()
+        return self.choice
+
+    def _select_shown(self) -> None:
+        choice = self._need_choice()
+        names = choice.select_shown()
+        which = f"matching {choice.pattern!r}" if choice.pattern.strip() else "(all)"
+        self.say(f"Select shown: ticked the {len(names)} shown columns {which}: "
+                 f"{names_text(names)}.", "success", "columns")
+
+    def _clear(self) -> None:
+        self._need_choice().select([])
+        self.say("Unticked every column.", "success", "columns")
+
+    def select_role(self, role: str) -> list[str]:
+        """Tick exactly the columns of ``role`` (what a role chip does)."""
+        names = self._need_choice().select_role(role)
+        self.say(f"Ticked the {len(names)} {role} columns: {names_text(names)}.", "success",
+                 "columns")
+        return names
+
+    def select_columns(self, names: list[Any]) -> None:
+        """Tick exactly ``names`` in the column list."""
+        self._need_choice().select(names)
 
     # ---- palette and form -----------------------------------------------------------------
     def _build_palette(self) -> None:
-        groups: dict[str, list[str]] = {}
-        for name, cls in OPERATORS.items():
-            groups.setdefault(cls.category, []).append(name)
-        order = [c for c in CATEGORY_ORDER if c in groups] + sorted(set(groups) -
-                                                                    set(CATEGORY_ORDER))
-        rows, self.op_buttons = [], {}
-        for category in order:
-            buttons = []
-            for name in sorted(groups[category]):
-                button = w.Button(description=name, tooltip=OPERATORS[name].summary,
-                                  layout=w.Layout(width="auto", flex="0 0 auto"))
-                button.add_class("irs-op")
-                button.add_class(f"irs-op-{name}")
-                button.on_click(lambda _, n=name: self._guard(
-                    lambda: self.choose_operator(n))())
-                self.op_buttons[name] = button
-                buttons.append(button)
-            label = w.HTML(f"<small>{category}</small>", layout=w.Layout(width="80px"))
-            rows.append(w.HBox([label, *buttons], layout=w.Layout(flex_flow="row wrap")))
-        self.palette.children = rows
+        self.palette.children, self.op_buttons = palette_rows(
+            lambda n: self._guard(lambda: self.palette_click(n), "palette")())
 
     def choose_operator(self, name: str, values: dict[str, Any] | None = None) -> None:
-        """Pick an operator: highlight it and show its parameter form."""
+        """Pick an operator: highlight it and show its parameter form (nothing is added)."""
         if name not in OPERATORS:
             raise IRSError(f"Unknown operator {name!r}; choose one of {sorted(OPERATORS)}.")
         self._operator = name
@@ -371,9 +320,66 @@ class PipelineBuilder(w.VBox):
             button.button_style = "info" if op == name else ""
         self.form.show(name, values)
 
+    def palette_click(self, name: str) -> None:
+        """What a click on an operator does: with ticked columns, add it as a step at once
+        (its form then edits that step, as you type). When its defaults are not a valid
+        operator (``Clip`` needs a bound), show its form: the step is added as soon as the
+        form holds valid parameters (or with Add)."""
+        model = self._need_model()
+        columns = self.selected_columns
+        self._pending = None
+        try:
+            make_operator(name, {})
+        except IRSError as exc:
+            self.choose_operator(name)
+            self._pending = name if columns else None
+            then = "it is added as soon as the form is valid" if columns else \
+                "tick the columns, then click Add"
+            self.say(f"{name}: {exc} Fill in the form below: {then}.", "info", "palette")
+            return
+        if not columns:
+            self.choose_operator(name)
+            self.say(f"{name}: tick the columns, then click Add.", "info", "palette")
+            return
+        before = len(model.branches)
+        try:
+            k, j = model.add_step(columns, name)  # the refresh shows the new step's form
+        except Exception:
+            self.choose_operator(name)
+            raise
+        started = " in a new branch" if len(model.branches) > before else ""
+        self.say(f"Added {name} on {names_text(columns)} as step {j + 1} of branch {k + 1}"
+                 f"{started}; its parameters are below.", "success", "palette")
+
     @property
     def operator(self) -> str | None:
         return self._operator
+
+    def _live_edit(self) -> None:
+        """A form field changed: add the pending operator once its parameters are valid, or
+        apply the form to the selected step when the form shows it."""
+        model = self.model
+        if model is None or self.form.op is None:
+            return
+        if self._pending == self.form.op:
+            columns, params = self.selected_columns, self.form.values()
+            make_operator(self._pending, params)  # not valid yet: the reason is shown
+            self._pending = None
+            k, j = model.add_step(columns, self.form.op, params)
+            self.say(f"Added {model.branches[k].steps[j].operator()!r} on "
+                     f"{names_text(columns)} as step {j + 1} of branch {k + 1}.", "success",
+                     "palette")
+            return
+        if model.selected is None:
+            return
+        k, j = model.selected
+        step = model.branches[k].steps[j]
+        params = self.form.values()
+        if step.op != self.form.op or params == step.params:
+            return
+        model.update_step(k, j, params=params)
+        new = model.branches[k].steps[j].operator()
+        self.say(f"Step {j + 1} of branch {k + 1} is now {new!r}.", "success", "palette")
 
     # ---- step actions ---------------------------------------------------------------------
     def _need_model(self) -> BuilderModel:
@@ -387,14 +393,15 @@ class PipelineBuilder(w.VBox):
         return self._operator
 
     def _add(self) -> None:
+        self._pending = None
         model = self._need_model()
         columns = self.selected_columns
         op = self._need_operator()
         before = len(model.branches)
         k, j = model.add_step(columns, op, self.form.values())
         started = " in a new branch" if len(model.branches) > before else ""
-        self.say(f"Added {op} on {columns} as step {j + 1} of branch {k + 1}{started}.",
-                 "success")
+        self.say(f"Added {op} on {names_text(columns)} as step {j + 1} of branch {k + 1}"
+                 f"{started}.", "success")
 
     def _selected_step(self) -> tuple[int, int]:
         model = self._need_model()
@@ -410,9 +417,8 @@ class PipelineBuilder(w.VBox):
         self.say(f"Updated step {j + 1} of branch {k + 1}: {op}.", "success")
 
     def _remove(self) -> None:
-        k, j = self._selected_step()
-        self.model.remove_step(k, j)
-        self.say(f"Removed step {j + 1} of branch {k + 1}.", "success")
+        what = self._need_model().remove_selected()
+        self.say(f"Removed {what}.", "success")
 
     def _move(self, offset: int) -> None:
         k, j = self._selected_step()
@@ -426,7 +432,8 @@ class PipelineBuilder(w.VBox):
 
     def _new_branch(self) -> None:
         k = self._need_model().new_branch()
-        self.select_columns([])
+        if self.choice is not None:
+            self.select_columns([])
         self.say(f"Branch {k + 1} started: select its columns and add steps.", "success")
 
     def _pass_through(self) -> None:
@@ -434,12 +441,12 @@ class PipelineBuilder(w.VBox):
         if not columns:
             raise IRSError("No columns are selected: tick the columns to pass through first.")
         k = model.new_branch(columns)
-        self.say(f"Branch {k + 1} passes {columns} through unchanged.", "success")
+        self.say(f"Branch {k + 1} passes {names_text(columns)} through unchanged.", "success")
 
     # ---- selection (step list and DAG clicks) ---------------------------------------------
     def _on_step_list(self, change: dict[str, Any]) -> None:
         if change["new"] is not None and self.model is not None \
-                and change["new"] != self.model.selected:
+                and change["new"] != self.model.selected_item:
             self._guard(lambda: self.model.select(*change["new"]))()
 
     def _on_dag_click(self, change: dict[str, Any]) -> None:
@@ -449,28 +456,29 @@ class PipelineBuilder(w.VBox):
 
     def _load_selected_into_form(self) -> None:
         model = self.model
-        if model is None or model.selected is None:
+        item = model.selected_item if model is not None else None
+        if item is None:
             return
-        k, j = model.selected
+        k, j = item
         branch = model.branches[k]
-        step = branch.steps[j]
-        self.choose_operator(step.op, step.params)
-        self.select_columns([c for c in branch.columns if isinstance(c, str)])
+        if j >= 0:
+            step = branch.steps[j]
+            if self.form.op != step.op or self.form.values() != step.params:
+                self.choose_operator(step.op, step.params)  # not while it is being typed in
+        columns = [c for c in branch.columns if isinstance(c, str)]
+        if self.choice is not None and self.choice.selected != columns:
+            self.select_columns(columns)
 
     def _refresh(self) -> None:
         """Redraw the step list, the DAG and the predicted schema from the model."""
         model = self.model
         if model is None:
             return
-        options = []
-        for k, branch in enumerate(model.branches):
-            for j, step in enumerate(branch.steps):
-                params = ", ".join(f"{a}={b!r}" for a, b in step.params.items())
-                options.append((f"branch {k + 1} · step {j + 1}: {branch.selector()!r} >> "
-                                f"{step.op}({params})", (k, j)))
+        options = model.items()
         self.steps.unobserve(self._on_step_list, "value")
         self.steps.options = options
-        self.steps.value = model.selected if model.selected in dict(options).values() else None
+        item = model.selected_item
+        self.steps.value = item if item in dict(options).values() else None
         self.steps.observe(self._on_step_list, "value")
         self.dag.unobserve(self._on_dag_click, "selected")
         self.dag.show_model(model)
@@ -490,68 +498,13 @@ class PipelineBuilder(w.VBox):
         self.schema_html.value = (f"<small><b>Predicted output</b> ({len(schema)} columns, "
                                   f"before any fit): {cells}</small>")
 
-    # ---- preview, run, save, load, export -------------------------------------------------
-    def _preview(self) -> None:
-        result = self._need_model().preview(self.preview_rows)
-        self.last_preview = result
-        self.preview_html.value = (
-            '<div class="irs-preview" style="display:flex;gap:16px;overflow:auto">'
-            + frame_html(result.input, "Input", "irs-preview-input")
-            + frame_html(result.output, "Output", "irs-preview-output") + "</div>")
-        self.say(f"Preview: fitted and transformed {len(result.input)} sample rows in "
-                 f"{result.seconds:.2f} s.", "success")
-        for callback in list(self._preview_listeners):
-            callback(result)
+    def _suggest(self) -> None:
+        from .suggest import explain
 
-    def _run(self) -> None:
         model = self._need_model()
-
-        def done(job: Any) -> None:
-            text = job_text(job)
-            self.status.value = f'<span class="irs-run-{job.status}">{html.escape(text)}</span>'
-            self.say(text, "success" if job.status == "finished" else "error")
-            for callback in list(self._run_listeners):
-                callback(job)
-
-        if model.running:
-            raise IRSError("A run is in progress: wait for it to end, or click Cancel.")
-        self.status.value = '<span class="irs-run-running">Run started...</span>'
-        from ..jobs import active_client
-
-        client = self.client or active_client()
-        where = ("on the Dask cluster (see the Cluster tab)" if client is not None
-                 else "in this process (no Dask cluster is active)")
-        self.say(f"Run started in the background {where}.", "info")
-        self.job = model.run(self.output, on_done=done, client=client)
-
-    def _cancel(self) -> None:
-        if self.job is None or not self.job.cancel():
-            raise IRSError("No run is in progress.")
-        self.say("Cancelling the run: its Dask tasks stop and it writes no output.", "info")
-
-    def _path(self) -> str:
-        path = self.file_text.value.strip()
-        if not path:
-            raise IRSError("Type a directory in the Workflow field first (e.g. my_workflow/).")
-        return path
-
-    def _save(self) -> None:
-        path = self._need_model().save(self._path(), overwrite=True)
-        fitted = " (fitted, with vocabularies)" if self.model.fitted_workflow else ""
-        self.say(f"Saved the workflow{fitted} to {path!r}.", "success")
-
-    def _load(self) -> None:
-        path = self._path()
-        if not os.path.isdir(path):
-            raise IRSError(f"Workflow directory {path!r} does not exist; check the path "
-                           f"(the current directory is {os.getcwd()!r}).")
-        self._need_model().load(path)
-        self.say(f"Loaded the workflow from {path!r}.", "success")
-
-    def _export(self) -> None:
-        self.code.value = self._need_model().export_code()
-        self.code.layout.display = None
-        self.say("Exported code below: running it builds the identical workflow.", "success")
+        model.suggest()
+        self.say(f"Suggested: {explain(model.profile)}. Click a step in the graph to edit it; "
+                 "Undo reverts.", "success", "suggest")
 
     # ---- hooks for the Studio -------------------------------------------------------------
     def on_preview(self, callback: Callable[[PreviewResult], None]) -> None:
@@ -567,7 +520,7 @@ class PipelineBuilder(w.VBox):
         builder = cls(None, **kwargs)
         model = BuilderModel.from_workflow(workflow, dataset, sample_rows=builder.sample_rows)
         builder._attach(model)
-        builder.say("Opened the workflow in the builder.", "success")
+        builder.say("Opened the workflow in the builder.", "success", "dataset")
         return builder
 
     def __repr__(self) -> str:
@@ -576,3 +529,4 @@ class PipelineBuilder(w.VBox):
         steps = sum(len(b.steps) for b in self.model.branches)
         return (f"PipelineBuilder({self.model.dataset!r}, {len(self.model.branches)} "
                 f"branch(es), {steps} step(s))")
+

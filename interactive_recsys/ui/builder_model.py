@@ -118,6 +118,8 @@ class BuilderModel:
             raise DatasetError(f"Dataset path {os.fspath(dataset)!r} does not exist. Check the "
                                f"path (the current directory is {os.getcwd()!r}).")
         self.dataset: Dataset = as_dataset(dataset)
+        #: the path the dataset was opened from (None for a Dataset or a frame)
+        self.source = os.fspath(dataset) if isinstance(dataset, str | os.PathLike) else None
         self.sample_rows = sample_rows
         self.branches: list[Branch] = [Branch()]
         self.current = 0
@@ -291,10 +293,60 @@ class BuilderModel:
         branches = branches or [Branch()]
         self._commit(branches, min(self.current, len(branches) - 1), None)
 
+    def suggest(self) -> list[Branch]:
+        """Replace the steps by a complete pipeline proposed from the column profile
+        (see :mod:`.suggest`); undoable, and every step stays editable."""
+        from .suggest import suggest_branches
+
+        branches = suggest_branches(self.profile)
+        self._commit(branches, len(branches) - 1, None)
+        return branches
+
+    def items(self) -> list[tuple[str, tuple[int, int]]]:
+        """What the step list shows: ``(text, (branch, step))`` per step, and
+        ``(text, (branch, -1))`` for a pass-through branch (columns without steps)."""
+        out = []
+        for k, branch in enumerate(self.branches):
+            if not branch.steps and (branch.columns or branch.tags):
+                out.append((f"branch {k + 1} · pass through: {branch.selector()!r}", (k, -1)))
+            for j, step in enumerate(branch.steps):
+                params = ", ".join(f"{a}={b!r}" for a, b in step.params.items())
+                out.append((f"branch {k + 1} · step {j + 1}: {branch.selector()!r} >> "
+                            f"{step.op}({params})", (k, j)))
+        return out
+
+    @property
+    def selected_item(self) -> tuple[int, int] | None:
+        """The selected step, or ``(branch, -1)`` when a pass-through branch is selected."""
+        if self.selected is not None:
+            return self.selected
+        branch = self.branches[self.current] if self.current < len(self.branches) else None
+        if branch is not None and not branch.steps and (branch.columns or branch.tags):
+            return self.current, -1
+        return None
+
+    def remove_selected(self) -> str:
+        """Remove the selected step (or pass-through branch); returns what was removed."""
+        item = self.selected_item
+        if item is None:
+            raise ParameterError("No step is selected: click a step in the graph or the step "
+                                 "list.")
+        k, j = item
+        if j < 0:
+            self.remove_branch(k)
+            return f"the pass-through branch {k + 1}"
+        self.remove_step(k, j)
+        return f"step {j + 1} of branch {k + 1}"
+
     def select(self, branch: int, index: int | None) -> None:
-        """Select a step for editing (not an undoable change)."""
+        """Select a step for editing (``index`` None or -1: the branch itself; not an
+        undoable change)."""
+        index = None if index is not None and index < 0 else index
         if index is not None:
             self._step(branch, index)
+        elif not 0 <= branch < len(self.branches):
+            raise ParameterError(f"There is no branch {branch + 1}; there are "
+                                 f"{len(self.branches)}.")
         self.current = branch
         self.selected = None if index is None else (branch, index)
         for callback in list(self._listeners):
@@ -367,21 +419,56 @@ class BuilderModel:
                 output = wf.fit_transform(sample)
         return PreviewResult(sample, output, wf, time.perf_counter() - started)
 
+    def default_output(self) -> str | None:
+        """Where Run writes by default: ``<input>-processed`` next to a dataset read from
+        files (a directory ``data/`` -> ``data-processed``); None (fit only) for a dataset
+        in memory.
+
+        >>> import pandas as pd
+        >>> BuilderModel(pd.DataFrame({"a": [1]})).default_output() is None
+        True
+        """
+        import glob
+
+        source = self.source
+        if source is None or glob.has_magic(source):
+            files = [os.path.abspath(f) for f in self.dataset.files]
+            if not files:
+                return None
+            source = os.path.dirname(os.path.commonpath(files)) if len(files) == 1 \
+                else os.path.commonpath(files)
+        source = source.rstrip("/" + os.sep) or source
+        if os.path.isfile(source):
+            source = os.path.splitext(source)[0]
+        return source + "-processed"
+
     def run(self, output: str | os.PathLike | None = None, *,
-            on_done: Callable[[Job], None] | None = None, client: Any = None) -> Job:
+            on_done: Callable[[Job], None] | None = None, client: Any = None,
+            overwrite: bool = False) -> Job:
         """Fit on the whole dataset (and write the transformed data to ``output``) as a
         background :class:`~interactive_recsys.jobs.Job` on the active Dask client (if any).
 
-        ``on_done(job)`` is called from a helper thread when the job has ended; ``client``:
-        a ``distributed.Client`` to run on instead of the active one.
+        The output is written atomically (a temporary directory renamed when complete): a
+        failed or cancelled run leaves no partial output. An existing ``output`` is refused
+        before anything runs unless ``overwrite=True``. ``on_done(job)`` is called from a
+        helper thread when the job has ended; ``client``: a ``distributed.Client`` to run on
+        instead of the active one.
         """
         wf, dataset = self.to_workflow(), self.dataset
         nodes = wf.to_config()["nodes"]
+        if output is not None:
+            output = os.fspath(output)
+            if not output.strip():
+                raise ParameterError("The output path is empty: type a directory to write "
+                                     "to, or run without an output (fit only).")
+            if os.path.exists(output) and not overwrite:
+                raise DatasetError(f"Output {output!r} already exists; choose another path or "
+                                   "allow replacing it (overwrite=True, the 'replace' box).")
 
         def work() -> irs.Workflow:
             wf.fit(dataset)
             if output is not None:
-                wf.transform(dataset).to_parquet(output, overwrite=True)
+                wf.transform(dataset).to_parquet(output, overwrite=overwrite)
             return wf
 
         job = Job(work, name="builder-run", client=client).start()

@@ -42,6 +42,14 @@ class ColumnProfile:
     sample_rows: int
     exact: bool
     total_rows: int | None = None
+    #: values seen exactly once in the sample (the tail of a categorical column)
+    singletons: int = 0
+    #: numeric columns only (else None): smallest value, share of negative values among the
+    #: non-null ones, how many distinct negative values, and the skewness of the values
+    minimum: float | None = None
+    negative_fraction: float | None = None
+    negative_distinct: int | None = None
+    skew: float | None = None
 
     @property
     def distinct_text(self) -> str:
@@ -93,6 +101,29 @@ def estimate_distinct(counts: Sequence[int], total_rows: int | None,
     return int(min(total_rows, max(seen, round(estimate))))
 
 
+def numeric_stats(values: pa.ChunkedArray | pa.Array) -> dict[str, float | int | None]:
+    """Minimum, negative share, distinct negatives and skewness of the non-null numbers.
+
+    The skewness is the population one, ``mean((x - m) ** 3) / std ** 3`` (0 when all
+    values are equal).
+
+    >>> numeric_stats(pa.array([-1, 0, 0, 1, None]))
+    {'minimum': -1.0, 'negative_fraction': 0.25, 'negative_distinct': 1, 'skew': 0.0}
+    """
+    import numpy as np
+
+    x = np.asarray(pc.drop_null(values).to_numpy(zero_copy_only=False), dtype="float64")
+    x = x[np.isfinite(x)]
+    if not len(x):
+        return {"minimum": None, "negative_fraction": None, "negative_distinct": None,
+                "skew": None}
+    negative = x[x < 0]
+    std = x.std()
+    skew = float(((x - x.mean()) ** 3).mean() / std ** 3) if std > 0 else 0.0
+    return {"minimum": float(x.min()), "negative_fraction": len(negative) / len(x),
+            "negative_distinct": len(np.unique(negative)), "skew": skew}
+
+
 def profile_table(table: pa.Table, schema: Schema | None = None,
                   total_rows: int | None = None) -> list[ColumnProfile]:
     """Profile every column of a sample ``table`` (``total_rows``: rows of the whole data)."""
@@ -110,9 +141,14 @@ def profile_table(table: pa.Table, schema: Schema | None = None,
         dtype = schema[name].dtype if name in schema else str(col.type)
         tags = schema[name].tags if name in schema else ()
         exact = total_rows is not None and total_rows <= n
+        kind = values.type
+        numeric = (pa.types.is_integer(kind) or pa.types.is_floating(kind)) \
+            and not pa.types.is_list(col.type) and not pa.types.is_large_list(col.type)
+        stats = numeric_stats(values) if numeric else {}
         out.append(ColumnProfile(
             name=name, dtype=dtype, role=infer_role(name, dtype, tags),
             null_fraction=(col.null_count / n) if n else 0.0,
             distinct=estimate_distinct(counts, total_rows, n), distinct_in_sample=len(counts),
-            sample_rows=n, exact=exact, total_rows=total_rows))
+            sample_rows=n, exact=exact, total_rows=total_rows,
+            singletons=sum(1 for c in counts if c == 1), **stats))
     return out

@@ -45,6 +45,11 @@ from ..selector import flatten
 from ..workflow import Workflow
 
 VIEWS = ("output", "input", "input | output")
+#: A box that scrolls sideways by itself (a wide table never widens the page).
+SCROLL_OPEN = ('<div class="irs-preview-scroll" '
+               'style="overflow-x:auto;max-width:100%;min-width:0;flex:1 1 auto">')
+#: The HTML widget's content box is a flex item: without this it grows to the table's width.
+SCROLL_STYLE = "<style>.irs-preview-rows .widget-html-content { min-width: 0; }</style>"
 
 
 def _check_count(name: str, value: Any) -> int:
@@ -226,9 +231,20 @@ class PreviewModel:
                 f"x {self.output.shape[1]} columns ({how}; {self.seconds:.2f} s)")
 
 
+def frame_html(frame: pd.DataFrame, title: str, css: str, rows: int = 10) -> str:
+    """The first ``rows`` rows of ``frame`` in a box that scrolls sideways by itself."""
+    table = frame.head(rows).to_html(index=False, na_rep="null", classes=css, border=0)
+    return (f'<div class="irs-preview-side"><b>{html.escape(title)}</b> '
+            f"({len(frame)} rows x {frame.shape[1]} columns, first {min(rows, len(frame))} "
+            f"shown){SCROLL_OPEN}{table}</div></div>")
+
+
 def _table_html(frame: pd.DataFrame, css: str) -> str:
-    return frame.to_html(classes=["irs-preview-table", css], border=0, escape=True,
-                         na_rep="null", max_cols=60)
+    """A page of rows; a wide table scrolls sideways inside its own box."""
+    table = frame.to_html(classes=["irs-preview-table", css], border=0, escape=True,
+                          na_rep="null", max_cols=60)
+    return f"{SCROLL_OPEN}{table}</div>"
+
 
 
 class Preview(widgets.VBox):
@@ -258,7 +274,8 @@ class Preview(widgets.VBox):
         self.refresh_button = widgets.Button(description="refresh", icon="refresh")
         self.refresh_button.add_class("irs-preview-refresh")
         self.page_label = widgets.Label().add_class("irs-preview-page")
-        self.rows = widgets.HTML().add_class("irs-preview-rows")
+        self.rows = widgets.HTML(layout=widgets.Layout(width="100%"))
+        self.rows.add_class("irs-preview-rows")
         self.summary = widgets.HTML().add_class("irs-preview-summary")
         self.view.observe(lambda _: self._render(), names="value")
         self.prev_button.on_click(lambda _: self.show_page(self.page_index - 1))
@@ -308,11 +325,14 @@ class Preview(widgets.VBox):
                                             "rows do not line up with input rows.</p>")
             left = _table_html(m.page(self.page_index, "input"), "irs-preview-input")
             right = _table_html(m.page(self.page_index, "output"), "irs-preview-output")
-            self.rows.value = (f"{note}<div style='display:flex;gap:2em'>"
-                               f"<div><b>input</b>{left}</div><div><b>output</b>{right}</div>"
+            self.rows.value = (f"{SCROLL_STYLE}{note}<div style='display:flex;gap:2em;"
+                               "max-width:100%'>"
+                               f"<div style='flex:1;min-width:0'><b>input</b>{left}</div>"
+                               f"<div style='flex:1;min-width:0'><b>output</b>{right}</div>"
                                "</div>")
         else:
-            self.rows.value = _table_html(m.page(self.page_index, view), f"irs-preview-{view}")
+            self.rows.value = SCROLL_STYLE + _table_html(m.page(self.page_index, view),
+                                                         f"irs-preview-{view}")
         self.summary.value = "<b>Output columns</b>" + m.summary.to_html(
             classes=["irs-preview-summary-table"], border=0, na_rep="-",
             float_format=lambda x: f"{x:.4g}")

@@ -61,7 +61,8 @@ def test_notebook_renders_its_widgets(lab, name):
         box = views.nth(i).bounding_box()
         assert box is not None and box["height"] > 20, (i, box)
     if has_bokeh:
-        views.locator(".bk-Figure canvas").first.wait_for(timeout=30_000)
+        # a figure drawn on screen (those in a hidden tab, like the Studio's, are not)
+        views.locator(".bk-Figure canvas:visible").first.wait_for(timeout=30_000)
 
     stderr = lab.outputs().locator("[data-mime-type='application/vnd.jupyter.stderr']")
     assert stderr.count() == 0, stderr.all_inner_texts()

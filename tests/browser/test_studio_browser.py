@@ -1,18 +1,32 @@
-"""End to end in JupyterLab + headless Chromium: build a two-branch workflow in the Studio by
-clicking, edit a step from the DAG, preview, run, and read the preview rows and the embedding
-statistics from the page. Screenshots go to the artifacts folder."""
+"""End to end in JupyterLab + headless Chromium at 1440x900.
+
+* a two-branch workflow built in the Studio by clicking, a step edited from the DAG, preview,
+  run, and the preview rows and embedding statistics read from the page;
+* on the 40-column Criteo data (``synthetic_criteo(rows=100_000)``): every row of the column
+  list readable, separate and clickable; shift-click ranges and the filter box;
+* the click budgets: the standard Criteo workflow written to disk in at most 4 clicks with
+  Suggest (open the Studio, Suggest, Run) and at most 12 clicks and one keystroke by hand.
+
+Screenshots go to the artifacts folder."""
 
 from __future__ import annotations
 
+import itertools
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 import interactive_recsys as irs
 from interactive_recsys import ops
 
 ROWS, PREVIEW_ROWS = 3000, 300
+VIEWPORT = {"width": 1440, "height": 900}
+CRITEO_ROWS = 100_000
+CRITEO_CATS = [f"C{i}" for i in range(1, 27)]
+CRITEO_CONTS = [f"I{i}" for i in range(1, 14)]
 CATS, CONTS = ["C1", "C2"], ["I1", "I2"]
 
 
@@ -44,6 +58,7 @@ def wait_message(page, text: str | re.Pattern) -> None:
 
 
 def test_studio_build_preview_run(lab):
+    lab.page.set_viewport_size(VIEWPORT)
     frame = make_frame()
     frame.to_parquet(lab.server.root_dir / "clicks.parquet")
     name = lab.write_notebook("studio.ipynb", [
@@ -58,10 +73,9 @@ def test_studio_build_preview_run(lab):
     # Branch 1: tick C1, C2; Categorify; Add.
     for column in CATS:
         page.locator(f".irs-col-{column} input[type=checkbox]").check()
-    click_button(page, "irs-op-Categorify")
-    page.locator(".irs-param-freq_threshold input").wait_for()
-    click_button(page, "irs-btn-add")
+    click_button(page, "irs-op-Categorify")  # added to the ticked columns at once
     wait_message(page, "Added Categorify")
+    page.locator(".irs-param-freq_threshold input").wait_for()
     page.locator(".irs-studio .irs-builder-palette").scroll_into_view_if_needed()
     lab.screenshot("studio-0-columns-palette-form")
     # Branch 2: New branch; tick I1, I2; FillMissing, Add; Normalize, Add.
@@ -70,11 +84,9 @@ def test_studio_build_preview_run(lab):
     for column in CONTS:
         page.locator(f".irs-col-{column} input[type=checkbox]").check()
     click_button(page, "irs-op-FillMissing")
-    page.locator(".irs-param-fill_val input").wait_for()
-    click_button(page, "irs-btn-add")
     wait_message(page, "Added FillMissing")
+    page.locator(".irs-param-fill_val input").wait_for()
     click_button(page, "irs-op-Normalize")
-    click_button(page, "irs-btn-add")
     wait_message(page, "Added Normalize")
 
     # The DAG draws columns -> operators -> outputs with predicted dtypes.
@@ -96,7 +108,8 @@ def test_studio_build_preview_run(lab):
     node.click()
     page.locator('.irs-dag g.irs-dag-selected[data-id="op:0:0"]').wait_for()
     field = page.locator(".irs-param-freq_threshold input")
-    field.fill("2")
+    field.fill("2")  # applied as typed
+    wait_message(page, "Step 1 of branch 1 is now Categorify(freq_threshold=2)")
     field.press("Tab")
     click_button(page, "irs-btn-update")
     wait_message(page, "Updated step 1 of branch 1: Categorify")
@@ -108,7 +121,7 @@ def test_studio_build_preview_run(lab):
     assert "freq_threshold = 2" in tooltip.inner_text()
     lab.screenshot("studio-1-built")
 
-    # Preview: input and output side by side; the output equals a real fit on the sample.
+    # Preview: the output first; it equals a real fit on the sample.
     click_button(page, "irs-btn-preview")
     wait_message(page, re.compile(rf"Preview: fitted and transformed {PREVIEW_ROWS} sample"))
     table = page.locator(".irs-builder-preview table.irs-preview-output")
@@ -151,3 +164,240 @@ def test_studio_build_preview_run(lab):
     assert stderr.count() == 0, stderr.all_inner_texts()
     assert page.locator(".irs-builder-messages .irs-msg-error").count() == 0
     assert page.locator(".irs-studio-messages .irs-msg-error").count() == 0
+
+
+# ---- 40 columns at 1440x900 ------------------------------------------------------------------
+class Counted:
+    """Clicks and keystrokes made through it, counted (the click budget)."""
+
+    def __init__(self, page) -> None:
+        self.page, self.clicks, self.keys = page, 0, 0
+
+    def click(self, selector: str, **kwargs) -> None:
+        self.page.locator(selector).first.click(**kwargs)
+        self.clicks += 1
+
+    def key(self, key: str) -> None:
+        self.page.keyboard.press(key)
+        self.keys += 1
+
+
+def open_criteo_studio(lab) -> str:
+    """The 40-column data in the server's root and a notebook showing the Studio on it (the
+    run of that cell is the budget's click "open the Studio"); returns the data path."""
+    lab.page.set_viewport_size(VIEWPORT)
+    path = irs.datasets.synthetic_criteo(rows=CRITEO_ROWS, seed=0,
+                                         path=lab.server.root_dir / "criteo")
+    name = lab.write_notebook("criteo.ipynb", [
+        "import interactive_recsys as irs\nstudio = irs.ui.Studio('criteo')\nstudio"])
+    lab.open_notebook(name)
+    lab.run_all(timeout=120)
+    lab.page.locator(".irs-studio .irs-cl-row").nth(39).wait_for(state="attached",
+                                                                  timeout=60_000)
+    return str(path)
+
+
+def assert_in_view(locator, near=None, within: float = 400) -> None:
+    """``locator`` is on screen (inside the 1440x900 viewport), and within ``within`` px
+    (vertically) of the control ``near`` when given: feedback next to its cause."""
+    box = locator.bounding_box()
+    assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= VIEWPORT["height"], box
+    if near is not None:
+        cause = near.bounding_box()
+        assert abs(box["y"] - cause["y"]) <= within, (box, cause)
+
+
+def count_text(page) -> str:
+    return page.locator(".irs-studio .irs-builder-count").inner_text()
+
+
+def wait_count(page, text: str) -> None:
+    page.locator(".irs-studio .irs-builder-count").filter(has_text=text).wait_for(
+        timeout=30_000)
+
+
+def wait_run_finished(page, timeout: float = 240) -> None:
+    status = page.locator(".irs-builder-status span")
+    status.filter(has_text=re.compile("finished|error|cancelled")).first.wait_for(
+        timeout=timeout * 1000)
+    assert page.locator(".irs-builder-status .irs-run-finished").count() == 1, \
+        status.inner_text()
+
+
+def read_output(path) -> tuple[pd.DataFrame, dict]:
+    import json
+
+    assert (path / "_SUCCESS").exists(), sorted(p.name for p in path.iterdir())
+    schema = json.loads((path / "_schema.json").read_text())
+    return pd.read_parquet(path), schema
+
+
+_ANCESTORS_JS = """
+(el) => { const out = []; for (let e = el; e && out.length < 8; e = e.parentElement) {
+  const s = getComputedStyle(e);
+  out.push([e.className, e.clientWidth, e.scrollWidth, s.display, s.overflowX, s.minWidth]); }
+  return out; }
+"""
+
+_ROW_CHECK_JS = """
+(row) => {
+  const name = row.querySelector('.irs-cl-name');
+  const box = name.getBoundingClientRect();
+  const body = row.closest('.irs-cl-body').getBoundingClientRect();
+  const x = box.left + Math.min(box.width / 2, 10), y = box.top + box.height / 2;
+  const hit = document.elementFromPoint(x, y);
+  return {text: name.textContent, clipped: name.scrollWidth > name.clientWidth,
+          height: box.height, font: parseFloat(getComputedStyle(name).fontSize),
+          inside: box.top >= body.top - 0.5 && box.bottom <= body.bottom + 0.5,
+          hit: hit !== null && row.contains(hit)};
+}
+"""
+
+
+def test_forty_columns_are_readable_and_clickable(lab):
+    open_criteo_studio(lab)
+    page = lab.page
+    rows = page.locator(".irs-studio .irs-cl-row")
+    names = ["label", *CRITEO_CONTS, *CRITEO_CATS]
+    assert rows.count() == 40
+    assert count_text(page) == "0 of 40 selected"
+    chips = page.locator(".irs-studio .irs-chip").all_inner_texts()
+    assert chips == ["categorical (26)", "continuous (13)", "label (1)"]
+    boxes = []
+    for i, name in enumerate(names):
+        row = rows.nth(i)
+        row.scroll_into_view_if_needed()
+        seen = row.evaluate(_ROW_CHECK_JS)
+        assert seen["text"] == name and not seen["clipped"], seen
+        assert seen["height"] >= 12 and seen["font"] >= 12, seen
+        assert seen["inside"] and seen["hit"], seen  # visible in the list, not covered
+        details = row.locator("span").all_inner_texts()  # dtype, role, null %, distinct
+        assert details[0] == name and details[2] in ("label", "continuous", "categorical")
+        assert details[1] in ("int64", "string") and details[3].endswith("%"), details
+        boxes.append(row.bounding_box())
+        row.click()  # clickable: each click ticks one more
+        wait_count(page, f"{i + 1} of 40 selected")
+    for a, b in itertools.pairwise(boxes):  # rows of one height, no overlaps (in list order)
+        assert a["height"] == b["height"] >= 20
+    for i, name in enumerate(names[:14]):  # the first 14 rows share one scroll position
+        assert rows.nth(i).locator("input").is_checked(), name
+    page.locator(".irs-studio .irs-cl-body").evaluate("el => el.scrollTop = 0")
+    top = [rows.nth(i).bounding_box() for i in range(14)]
+    for a, b in itertools.pairwise(top):
+        assert b["y"] >= a["y"] + a["height"] - 0.5, (a, b)
+    lab.screenshot("studio-5-forty-columns-ticked")
+
+    page.locator(".irs-studio .irs-btn-clear").click()
+    wait_count(page, "0 of 40 selected")
+    rows.nth(1).click()                         # I1
+    rows.nth(13).click(modifiers=["Shift"])     # ... to I13
+    wait_count(page, "13 of 40 selected")
+    checked = [n for i, n in enumerate(names) if rows.nth(i).locator("input").is_checked()]
+    assert checked == CRITEO_CONTS
+    page.locator(".irs-studio .irs-builder-name-filter input").fill("C2")
+    wait_count(page, "13 of 40 selected · 8 shown")
+    visible = [n for i, n in enumerate(names) if rows.nth(i).is_visible()]
+    assert visible == ["C2", *[f"C{i}" for i in range(20, 27)]]
+    page.locator(".irs-studio .irs-btn-select-shown").click()
+    wait_count(page, "8 of 40 selected")
+    msg = page.locator(".irs-studio .irs-feedback-columns .irs-msg")
+    assert "ticked the 8 shown columns matching 'C2'" in msg.inner_text()
+    assert_in_view(msg, near=page.locator(".irs-studio .irs-btn-select-shown"), within=120)
+    page.locator(".irs-studio .irs-builder-name-filter input").fill("")
+    page.locator(".irs-studio .irs-builder-columns").scroll_into_view_if_needed()
+    lab.screenshot("studio-6-forty-columns-filtered")
+
+
+def test_click_budget_with_suggest(lab):
+    data = open_criteo_studio(lab)
+    page = lab.page
+    clicks = Counted(page)
+    clicks.clicks = 1  # "open the Studio": the run of its cell
+    clicks.click(".irs-studio .irs-btn-suggest")
+    page.locator(".irs-feedback-suggest .irs-msg-success").wait_for(timeout=30_000)
+    page.locator(".irs-dag g.irs-dag-op").nth(3).wait_for()
+    lab.screenshot("studio-7-suggested")
+    page.locator(".irs-studio .irs-builder-steps").evaluate(
+        "el => el.scrollIntoView({block: 'start'})")
+    lab.screenshot("studio-7b-suggested-steps-and-graph")
+    clicks.click(".irs-studio .irs-btn-run")
+    wait_run_finished(page)
+    assert clicks.clicks <= 4 and clicks.keys == 0
+    page.locator(".irs-builder-status").filter(has_text="output written to").wait_for()
+    lab.screenshot("studio-8-suggested-run")
+    # Preview in the Build tab: the output first, scrolling sideways inside its own box
+    page.locator(".irs-studio .irs-btn-preview").click()
+    table = page.locator(".irs-builder-preview table.irs-preview-output")
+    table.wait_for(timeout=60_000)
+    scroll = page.locator(".irs-builder-preview .irs-preview-scroll")
+    assert scroll.evaluate("el => el.scrollWidth > el.clientWidth + 100")
+    builder_box = page.locator(".irs-studio .irs-builder").bounding_box()
+    box = scroll.bounding_box()
+    assert box["x"] >= builder_box["x"] and box["x"] + box["width"] <= \
+        builder_box["x"] + builder_box["width"] + 4  # inside the builder (a widget margin)
+    assert page.locator(".irs-builder-preview table.irs-preview-input").count() == 0
+    scroll.scroll_into_view_if_needed()
+    lab.screenshot("studio-10-preview-output-first")
+    # the Preview tab (filled by the run): the same, with paging
+    page.locator(".irs-studio-tabs .lm-TabBar-tab", has_text="Preview").click()
+    tab_scroll = page.locator(".irs-preview-rows .irs-preview-scroll")
+    tab_scroll.wait_for(timeout=60_000)
+    assert tab_scroll.evaluate("el => el.scrollWidth > el.clientWidth + 100"), \
+        tab_scroll.evaluate(_ANCESTORS_JS)
+    studio_box = page.locator(".irs-studio").bounding_box()
+    box = tab_scroll.bounding_box()
+    assert box["x"] + box["width"] <= studio_box["x"] + studio_box["width"] + 4
+    out, schema = read_output(Path(data + "-processed"))
+    assert len(out) == CRITEO_ROWS and sorted(out.columns) == sorted(
+        ["label", *CRITEO_CONTS, *CRITEO_CATS])
+    written = irs.Schema.from_dict(schema["schema"])
+    assert "target" in written["label"].tags
+    for name in CRITEO_CONTS:  # FillMissing -> Clip -> LogOp -> Normalize
+        assert abs(out[name].mean()) < 1e-3 and out[name].std(ddof=0) == \
+            pytest.approx(1, abs=1e-3)
+    for name in CRITEO_CATS:
+        assert out[name].dtype.kind == "i" and out[name].min() >= 1
+
+
+def test_click_budget_by_hand(lab):
+    data = open_criteo_studio(lab)
+    page = lab.page
+    clicks = Counted(page)
+    clicks.clicks = 1  # "open the Studio"
+    clicks.click(".irs-studio .irs-chip-categorical")
+    wait_count(page, "26 of 40 selected")
+    clicks.click(".irs-studio .irs-op-Categorify")
+    wait_message(page, "Added Categorify")
+    assert_in_view(page.locator(".irs-feedback-palette .irs-msg"),
+                   near=page.locator(".irs-studio .irs-op-Categorify"), within=300)
+    clicks.click(".irs-studio .irs-chip-continuous")
+    wait_count(page, "13 of 40 selected")
+    clicks.click(".irs-studio .irs-op-FillMissing")
+    wait_message(page, "Added FillMissing")
+    clicks.click(".irs-studio .irs-op-Clip")  # Clip needs a bound: its form first
+    wait_message(page, "Clip needs min_value")
+    clicks.click(".irs-studio .irs-param-min_value input")
+    clicks.key("0")  # valid now: added
+    wait_message(page, "Added Clip(min_value=0)")
+    for op in ("LogOp", "Normalize"):
+        clicks.click(f".irs-studio .irs-op-{op}")
+        wait_message(page, f"Added {op}")
+    clicks.click(".irs-studio .irs-chip-label")
+    wait_count(page, "1 of 40 selected")
+    clicks.click(".irs-studio .irs-btn-pass-through")
+    wait_message(page, "passes label through")
+    lab.screenshot("studio-9-by-hand")
+    clicks.click(".irs-studio .irs-btn-run")
+    wait_run_finished(page)
+    assert clicks.clicks <= 12 and clicks.keys == 1, (clicks.clicks, clicks.keys)
+    out, _ = read_output(Path(data + "-processed"))
+    frame = pd.read_parquet(data)
+    expected = irs.Workflow(
+        (CRITEO_CATS >> ops.Categorify())
+        + (CRITEO_CONTS >> ops.FillMissing() >> ops.Clip(min_value=0) >> ops.LogOp()
+           >> ops.Normalize()) + ["label"]).fit_transform(frame)
+    assert list(out.columns) == list(expected.columns)
+    for name in [*CRITEO_CATS, "label"]:
+        assert out[name].tolist() == expected[name].tolist(), name
+    for name in CRITEO_CONTS:
+        assert np.allclose(out[name].astype(float), expected[name].astype(float), atol=1e-5)

@@ -1,0 +1,231 @@
+"""Top-K prediction timed: ``irs.predict_topk`` on 1 and 2 workers vs a single-process loop.
+
+``python -m benchmarks predict [--users 10000] [--items 3000] [--k 100] [--repeats 3] [--quick]``
+
+An EASE model (its scoring is a dense ``[users, items] x [items, items]`` product: compute
+bound) is fitted once on synthetic interactions and saved; the users (their items: the model's
+input, excluded from their lists) are written once as parquet files. Every timed run is a fresh
+process that loads the model and produces every user's top-K lists as parquet:
+
+* ``loop``: one process, NumPy on one BLAS thread, the users in blocks (the same code path a
+  worker task runs, :func:`interactive_recsys.predict.predict_partition`, on all users at once);
+* ``irs-1`` / ``irs-2``: ``predict_topk(..., output=...)`` on a LocalCluster of 1 / 2
+  single-threaded workers (cluster start-up not timed).
+
+Each run's output is checked against the loop's (same users, items and ranks). Alongside each
+run the machine's load is recorded: the 1-minute load average and the CPU share used by
+processes other than the run's own, because the machine is shared. Results go to
+``benchmarks/results/predict-<date>-vm.{json,md}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HELP = "top-K prediction: predict_topk on 1 and 2 workers vs a single-process NumPy loop"
+ROOT = Path(__file__).resolve().parent.parent
+DATA, WORK, RESULTS = (ROOT / "benchmarks" / d for d in ("data", "work", "results"))
+MODES = ("loop", "irs-1", "irs-2")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--users", type=int, default=10_000)
+    parser.add_argument("--items", type=int, default=3_000)
+    parser.add_argument("--per-user", type=int, default=50, help="interactions per user")
+    parser.add_argument("--k", type=int, default=100)
+    parser.add_argument("--files", type=int, default=8, help="parquet files of users")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke run: 2000 users, 1000 items, 1 repeat")
+
+
+def prepare(users: int, items: int, per_user: int, files: int) -> tuple[Path, Path]:
+    """Users' interactions as parquet and a fitted EASE model, written once."""
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from interactive_recsys.models import EASE
+
+    folder = DATA / f"predict-{users}x{items}x{per_user}"
+    data, model = folder / "users", folder / "ease"
+    if (model / "model.json").exists():
+        return data, model
+    rng = np.random.default_rng(0)
+    weight = 1.0 / np.arange(1, items + 1) ** 0.8
+    user_ids = np.repeat(np.arange(users), per_user)
+    item_ids = rng.choice(items, len(user_ids), p=weight / weight.sum())
+    frame = pd.DataFrame({"user_id": user_ids, "item_id": item_ids}).drop_duplicates()
+    data.mkdir(parents=True, exist_ok=True)
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    for i, rows in enumerate(np.array_split(np.arange(len(frame)), files)):
+        pq.write_table(table.take(rows), data / f"part-{i:05d}.parquet")
+    EASE(l2=200.0).fit(frame).save(model, overwrite=True)
+    return data, model
+
+
+def child(args_json: str) -> None:
+    """One timed run in a fresh process; prints a JSON line."""
+    args = json.loads(args_json)
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.dataset as pads
+    import pyarrow.parquet as pq
+
+    import interactive_recsys as irs
+    from interactive_recsys.predict import predict_partition
+
+    model = irs.models.load(args["model"])
+    out = Path(args["out"])
+    client = None
+    if args["mode"] != "loop":
+        client = irs.start_cluster(n_workers=int(args["mode"][-1]), threads_per_worker=1,
+                                   memory_limit="4GB", gpu=False, dashboard=False)
+    started = time.perf_counter()
+    if client is None:
+        frame = pads.dataset(args["data"], format="parquet").to_table().to_pandas()
+        arrays = {"__items__": model.items_, **model.arrays_}
+        config = {**model.config(), "k": args["k"], "exclude_seen": True}
+        top = predict_partition(frame, config, arrays, "cpu")
+        out.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.Table.from_pandas(top, preserve_index=False), out / "part.parquet")
+        rows = len(top)
+    else:
+        rows = irs.predict_topk(model, irs.Dataset(args["data"]), k=args["k"], output=out,
+                                overwrite=True)["num_rows"]
+    seconds = time.perf_counter() - started
+    print(json.dumps({"seconds": seconds, "rows": int(rows), "blas_threads": _blas_threads(np)}))
+    if client is not None:
+        client.close()
+        client.cluster.close()
+
+
+def _blas_threads(np: Any) -> Any:
+    try:
+        from threadpoolctl import threadpool_info
+
+        return [i.get("num_threads") for i in threadpool_info()]
+    except ImportError:
+        return None
+
+
+def run_once(mode: str, data: Path, model: Path, k: int) -> dict[str, Any]:
+    import psutil
+
+    out = WORK / "predict-out" / mode
+    payload = json.dumps({"mode": mode, "data": str(data), "model": str(model), "k": k,
+                          "out": str(out)})
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+           "MKL_NUM_THREADS": "1"}
+    load_before = os.getloadavg()[0]
+    psutil.cpu_percent(percpu=False)
+    proc = subprocess.Popen([sys.executable, "-m", "benchmarks.predict", payload], cwd=ROOT,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ps, own_cpu, samples, total_cpu = psutil.Process(proc.pid), {}, 0, 0.0
+    while proc.poll() is None:
+        try:
+            for p in [ps, *ps.children(recursive=True)]:
+                own_cpu[p.pid] = sum(p.cpu_times()[:2])
+        except psutil.Error:
+            pass
+        total_cpu += psutil.cpu_percent(interval=0.25)
+        samples += 1
+    stdout, stderr = proc.communicate()
+    if proc.returncode != 0:
+        raise RuntimeError(f"{mode} failed:\n{stderr[-3000:]}")
+    result = json.loads(stdout.strip().splitlines()[-1])
+    result.update(load_avg=max(load_before, os.getloadavg()[0]),
+                  machine_cpu_pct=total_cpu / max(samples, 1), out=str(out))
+    return result
+
+
+def check_same(outputs: dict[str, str]) -> None:
+    """Every mode wrote the same (user, rank, item) rows as the loop."""
+    import pyarrow.dataset as pads
+
+    def rows(path: str) -> list:
+        t = pads.dataset(path, format="parquet").to_table(columns=["user_id", "rank", "item_id"])
+        return sorted(zip(*(t[c].to_pylist() for c in t.column_names), strict=True))
+
+    reference = rows(outputs["loop"])
+    for mode, path in outputs.items():
+        assert rows(path) == reference, f"{mode} differs from the loop"
+
+
+def run(args: argparse.Namespace) -> None:
+    if args.quick:
+        args.users, args.items, args.repeats = 2_000, 1_000, 1
+    data, model = prepare(args.users, args.items, args.per_user, args.files)
+    results: dict[str, list[dict]] = {m: [] for m in MODES}
+    for rep in range(args.repeats):
+        for mode in MODES:  # interleaved: A B C A B C, so load changes hit every mode alike
+            r = run_once(mode, data, model, args.k)
+            results[mode].append(r)
+            print(f"{mode:>6} run {rep + 1}: {r['seconds']:7.2f} s, load avg {r['load_avg']:.1f}, "
+                  f"machine CPU {r['machine_cpu_pct']:.0f}%", flush=True)
+        check_same({m: results[m][-1]["out"] for m in MODES})
+    write_results(results, args)
+
+
+def write_results(results: dict[str, list[dict]], args: argparse.Namespace) -> None:
+    import dask
+    import numpy as np
+
+    import interactive_recsys as irs
+
+    median = {m: statistics.median(r["seconds"] for r in runs) for m, runs in results.items()}
+    date = datetime.date.today().isoformat()
+    stem = RESULTS / f"predict{'-quick' if args.quick else ''}-{date}-vm"
+    commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT,
+                            capture_output=True, text=True).stdout.strip()
+    machine = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+               f"Python {platform.python_version()}, interactive-recsys {irs.__version__} "
+               f"(commit {commit}), numpy {np.__version__}, dask {dask.__version__}")
+    loads = [r["load_avg"] for runs in results.values() for r in runs]
+    cpu = [r["machine_cpu_pct"] for runs in results.values() for r in runs]
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    stem.with_suffix(".json").write_text(json.dumps(
+        {"date": date, "machine": machine, "users": args.users, "items": args.items,
+         "per_user": args.per_user, "k": args.k, "repeats": args.repeats, "median_s": median,
+         "speedup_2_vs_1": median["irs-1"] / median["irs-2"],
+         "irs_1_vs_loop": median["irs-1"] / median["loop"], "results": results}, indent=2))
+    lines = [f"# Top-K prediction, {date}, vm", "",
+             f"EASE on {args.users:,} users x {args.items:,} items ({args.per_user} "
+             f"interactions per user), top-{args.k} per user with seen items excluded, written "
+             f"as parquet. Median of {args.repeats} run(s), each a fresh process, modes "
+             "interleaved; time from the call to the last file written (model loading and "
+             "cluster start-up not timed). Every run's rows equal the loop's.", "",
+             "| mode | median s | runs s | vs loop | max load avg | machine CPU % |",
+             "|---|---:|---|---:|---:|---:|"]
+    for mode, runs in results.items():
+        each = ", ".join(format(r["seconds"], ".2f") for r in runs)
+        lines.append(f"| {mode} | {median[mode]:.2f} | {each} | "
+                     f"{median[mode] / median['loop']:.2f}x | "
+                     f"{max(r['load_avg'] for r in runs):.1f} | "
+                     f"{statistics.mean(r['machine_cpu_pct'] for r in runs):.0f} |")
+    lines += ["", f"Speed-up of 2 workers over 1: **{median['irs-1'] / median['irs-2']:.2f}x**; "
+              f"1 worker vs the single-process loop: **{median['irs-1'] / median['loop']:.2f}x** "
+              "the loop's time.", "",
+              f"Machine: {machine}. **The machine is shared with other engineers' jobs**: "
+              f"during these runs the 1-minute load average was {min(loads):.1f} to "
+              f"{max(loads):.1f} on 2 CPUs and the whole machine's CPU use averaged "
+              f"{statistics.mean(cpu):.0f}% (100% = both cores busy), so a second worker often "
+              "found no free core; the speed-up measures that contention as much as the code.",
+              ""]
+    stem.with_suffix(".md").write_text("\n".join(lines))
+    print(f"wrote {stem}.json and .md")
+
+
+if __name__ == "__main__":
+    child(sys.argv[1])

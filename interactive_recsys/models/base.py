@@ -1,0 +1,244 @@
+"""What every model shares: declared parameters, fitting on the cluster, scoring from arrays,
+saving as JSON + npz (never pickle).
+
+A model is its parameters (constructor keywords stored unchanged, :attr:`Model.PARAMS`) and,
+once fitted, its item ids (:attr:`items_`) and weights (:attr:`arrays_`, NumPy arrays).
+Scoring is a class method of those arrays and parameters alone
+(:meth:`Model.score_arrays`), so :func:`~interactive_recsys.predict.predict_topk` ships
+arrays plus a plain dict to the workers, never code or a pickled object.
+
+``fit`` reads the (user, item) pairs with one Dask computation, then trains as one task on
+the cluster (when a distributed client is active). When some workers carry the ``GPU``
+resource (``start_cluster(resources=...)``, every worker of a GPU cluster) the training
+task asks for it, so it waits for a GPU worker while CPU workers keep preparing data.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from typing import Any, ClassVar
+
+import dask
+import numpy as np
+import pandas as pd
+
+from ..errors import IRSError, NotFittedError, ParameterError
+from .data import Interactions, encode, to_dense
+
+FORMAT, FORMAT_VERSION = "irs-model", 1
+#: Model classes by name (filled by :func:`register`).
+MODELS: dict[str, type[Model]] = {}
+
+
+class ModelFormatError(IRSError, ValueError):
+    """A saved model folder is missing, malformed or from an unknown version."""
+
+
+def register(cls: type[Model]) -> type[Model]:
+    MODELS[cls.__name__] = cls
+    return cls
+
+
+class Model:
+    """Base class of recommendation models (implicit feedback: which items a user had).
+
+    Subclasses declare :attr:`PARAMS` (name -> (default, check, description)), and implement
+    :meth:`fit_arrays` and :meth:`score_arrays`.
+    """
+
+    PARAMS: ClassVar[dict[str, tuple[Any, Any, str]]] = {}
+
+    def __init__(self, *, user_col: str = "user_id", item_col: str = "item_id",
+                 **params: Any) -> None:
+        unknown = set(params) - set(self.PARAMS)
+        if unknown:
+            raise ParameterError(f"{type(self).__name__} has no parameter(s) {sorted(unknown)}; "
+                                 f"its parameters are {sorted(self.PARAMS)}.")
+        for name, value in (("user_col", user_col), ("item_col", item_col)):
+            if not isinstance(value, str) or not value:
+                raise ParameterError(f"The {name!r} parameter of {type(self).__name__} must be "
+                                     f"a column name. Got {value!r} instead.")
+        self.user_col, self.item_col = user_col, item_col
+        self.params: dict[str, Any] = {}
+        for name, (default, check, description) in self.PARAMS.items():
+            value = params.get(name, default)
+            if not check(value):
+                raise ParameterError(f"The {name!r} parameter of {type(self).__name__} must be "
+                                     f"{description}. Got {value!r} instead.")
+            self.params[name] = value
+        self.items_: np.ndarray | None = None
+        self.arrays_: dict[str, np.ndarray] | None = None
+        self.info_: dict[str, Any] = {}
+
+    # ---- to implement ---------------------------------------------------------------------
+    @classmethod
+    def fit_arrays(cls, params: dict[str, Any], data: Interactions) -> dict[str, np.ndarray]:
+        """The fitted weights, from the parameters and the training interactions."""
+        raise NotImplementedError
+
+    @classmethod
+    def score_arrays(cls, params: dict[str, Any], arrays: dict[str, np.ndarray],
+                     indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
+        """Scores ``[n_users, n_items]`` of users given by CSR rows of seen item codes."""
+        raise NotImplementedError
+
+    # ---- fitting --------------------------------------------------------------------------
+    def fit(self, train: Any, *, background: bool = False) -> Any:
+        """Fit on ``train`` (a Dataset or DataFrame with the user and item columns).
+
+        Returns the model, or with ``background=True`` at once a
+        :class:`~interactive_recsys.jobs.Job` whose result is the model (its phases show in
+        the dashboard; ``job.cancel()`` stops it).
+        """
+        if background:
+            from ..jobs import submit
+
+            return submit(lambda: self.fit(train), name=f"fit {type(self).__name__}")
+        started = time.perf_counter()
+        data = read_interactions(train, self.user_col, self.item_col,
+                                 phase=f"fit {type(self).__name__}: read")
+        if data.n_items == 0:
+            raise ParameterError(f"{type(self).__name__}.fit got no interactions: the training "
+                                 "data is empty.")
+        read_s = time.perf_counter() - started
+        arrays = train_on_cluster(type(self).__name__, self.params, data)
+        self.items_, self.arrays_ = data.items, arrays
+        self.info_ = {"users": data.n_users, "items": data.n_items,
+                      "interactions": data.nnz, "read_s": round(read_s, 3),
+                      "fit_s": round(time.perf_counter() - started, 3)}
+        return self
+
+    @property
+    def fitted(self) -> bool:
+        return self.arrays_ is not None
+
+    def _check_fitted(self) -> None:
+        if not self.fitted:
+            raise NotFittedError(f"This {type(self).__name__} is not fitted yet; call "
+                                 ".fit(train) first (or load a saved model).")
+
+    # ---- scoring --------------------------------------------------------------------------
+    def config(self) -> dict[str, Any]:
+        """Everything but the arrays, as plain JSON-able values."""
+        return {"model": type(self).__name__, "params": dict(self.params),
+                "user_col": self.user_col, "item_col": self.item_col}
+
+    def score_frame(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """``(user ids, scores [n_users, n_items])`` of the users of ``frame`` given the items
+        they had there (small data; :func:`~interactive_recsys.predict_topk` on the cluster)."""
+        self._check_fitted()
+        data = Interactions.from_frame(frame, self.user_col, self.item_col, items=self.items_)
+        return data.users, self.score_arrays(self.params, self.arrays_, data.indptr,
+                                             data.indices)
+
+    # ---- persistence ----------------------------------------------------------------------
+    def save(self, path: str | os.PathLike, *, overwrite: bool = False) -> str:
+        """Write ``model.json`` + ``arrays.npz`` into the folder ``path`` (atomically)."""
+        from ..writer import atomic_directory
+
+        self._check_fitted()
+        meta = {"format": FORMAT, "version": FORMAT_VERSION, **self.config(),
+                "info": self.info_, "arrays": sorted(self.arrays_)}
+        with atomic_directory(os.fspath(path), overwrite=overwrite) as tmp:
+            np.savez(os.path.join(tmp, "arrays.npz"), __items__=_savable(self.items_),
+                     **self.arrays_)
+            with open(os.path.join(tmp, "model.json"), "w") as f:
+                json.dump(meta, f, indent=2, default=_json_default)
+        return os.path.abspath(os.fspath(path))
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        state = f", fitted on {self.info_.get('users')} users" if self.fitted else ""
+        return f"{type(self).__name__}({params}{state})"
+
+
+def load(path: str | os.PathLike) -> Model:
+    """A model saved with :meth:`Model.save` (reads JSON and arrays only, never pickle)."""
+    path = os.fspath(path)
+    meta_path = os.path.join(path, "model.json")
+    try:
+        with open(meta_path) as f:
+            meta = json.load(f)
+    except FileNotFoundError:
+        raise ModelFormatError(f"{path!r} is not a saved model: {meta_path!r} does not exist. "
+                               "Pass the folder written by model.save(path).") from None
+    except json.JSONDecodeError as err:
+        raise ModelFormatError(f"{meta_path!r} is not valid JSON ({err}); save the model "
+                               "again.") from err
+    if meta.get("format") != FORMAT or meta.get("version") != FORMAT_VERSION:
+        raise ModelFormatError(f"{meta_path!r} has format {meta.get('format')!r} version "
+                               f"{meta.get('version')!r}; this version reads {FORMAT!r} "
+                               f"version {FORMAT_VERSION}.")
+    if meta.get("model") not in MODELS:
+        raise ModelFormatError(f"{meta_path!r} names model {meta.get('model')!r}; known models "
+                               f"are {sorted(MODELS)}.")
+    model = MODELS[meta["model"]](user_col=meta["user_col"], item_col=meta["item_col"],
+                                  **meta["params"])
+    with np.load(os.path.join(path, "arrays.npz"), allow_pickle=False) as npz:
+        model.items_ = npz["__items__"]
+        model.arrays_ = {name: npz[name] for name in meta["arrays"]}
+    model.info_ = meta.get("info", {})
+    return model
+
+
+def _savable(items: np.ndarray) -> np.ndarray:
+    return items.astype(str) if items.dtype == object else items
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+# ---- running on the cluster ------------------------------------------------------------------
+def read_interactions(train: Any, user_col: str, item_col: str, *, phase: str,
+                      items: np.ndarray | None = None) -> Interactions:
+    """The distinct (user, item) pairs of a Dataset or frame, read by one Dask computation."""
+    from ..dataset import as_dataset
+    from ..jobs import compute
+
+    ds = as_dataset(train)
+    for col in (user_col, item_col):
+        if col not in ds.schema.names:
+            raise ParameterError(f"Column {col!r} is not in the data; its columns are "
+                                 f"{ds.schema.names}. Pass user_col=/item_col= naming the "
+                                 "user and item id columns.")
+    (frame,) = compute(ds.to_ddf([user_col, item_col]), phase=phase)
+    return Interactions.from_frame(ds.backend.to_pandas(frame), user_col, item_col, items)
+
+
+def gpu_workers(client: Any) -> list[str]:
+    """Addresses of the workers that carry the ``GPU`` resource."""
+    workers = client.scheduler_info(n_workers=-1)["workers"]
+    return [a for a, w in workers.items() if (w.get("resources") or {}).get("GPU", 0) > 0]
+
+
+def train_on_cluster(name: str, params: dict[str, Any], data: Interactions) -> dict[str, Any]:
+    """``MODELS[name].fit_arrays(params, data)``: one task on the active cluster (asking for
+    the ``GPU`` resource when a worker has it), or here without a distributed client."""
+    from ..jobs import active_client, compute
+
+    client = active_client()
+    if client is None:
+        return MODELS[name].fit_arrays(params, data)
+    resources = {"GPU": 1} if gpu_workers(client) else None
+    [shipped] = client.scatter([data], hash=False)
+    with dask.annotate(resources=resources) if resources else contextlib.nullcontext():
+        task = dask.delayed(_fit_task, pure=False)(name, params, shipped,
+                                                   dask_key_name=f"train-{name}-{time.time_ns()}")
+    (arrays,) = compute(task, phase=f"fit {name}: train")
+    return arrays
+
+
+def _fit_task(name: str, params: dict[str, Any], data: Interactions) -> dict[str, np.ndarray]:
+    from . import MODELS as registry  # the worker imports the models package
+
+    return registry[name].fit_arrays(params, data)
+
+
+__all__ = ["MODELS", "Interactions", "Model", "ModelFormatError", "encode", "load",
+           "register", "to_dense"]

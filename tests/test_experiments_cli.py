@@ -1,0 +1,70 @@
+"""irs.ui.Experiments (JSON lines, table, Bokeh curves) and the `irs predict` command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import interactive_recsys as irs
+from interactive_recsys.cli import main
+from interactive_recsys.models import EASE, Popularity
+from tests.interactions_data import make_interactions
+
+
+@pytest.fixture(scope="module")
+def split() -> tuple[pd.DataFrame, pd.DataFrame]:
+    data = make_interactions(n_users=60, n_items=40, per_user=10, seed=2)
+    train, test = irs.eval.split(data, seed=0)
+    return train.compute(), test.compute()
+
+
+def test_experiments_record_table_and_curves(tmp_path: Path, split: tuple) -> None:
+    train, test = split
+    exp = irs.ui.Experiments(tmp_path / "nb" / "runs.jsonl")
+    pop = exp.evaluate(Popularity().fit(train), train, test, ks=(1, 5, 10), data="gen")
+    ease = exp.evaluate(EASE(l2=5.0).fit(train), train, test, ks=(1, 5, 10), data="gen",
+                        name="ease small l2")
+    lines = (tmp_path / "nb" / "runs.jsonl").read_text().splitlines()
+    assert [json.loads(line)["run"] for line in lines] == [0, 1]
+    again = irs.ui.Experiments(tmp_path / "nb" / "runs.jsonl").runs()  # a new session
+    assert again[1]["params"] == {"l2": 5.0} and again[1]["name"] == "ease small l2"
+    assert again[0]["metrics"] == pop["metrics"] and again[1]["info"]["users"] == 60
+    want = irs.eval.ranking_metrics(irs.predict_topk(EASE(l2=5.0).fit(train), train,
+                                                     k=10), test, ks=(1, 5, 10))
+    assert ease["metrics"]["precision@5"] == pytest.approx(want["precision@5"])
+    table = exp.table(["precision@5", "recall@10"])
+    assert table.columns.tolist() == ["run", "name", "data", "fit_s", "precision@5",
+                                      "recall@10"]
+    assert table["recall@10"].tolist() == [pop["metrics"]["recall@10"],
+                                          ease["metrics"]["recall@10"]]
+    layout = exp.curves()
+    assert [f.name for f in layout.children] == ["experiments-precision", "experiments-recall"]
+    recall = layout.children[1]
+    sources = {r.data_source.name: r.data_source.data for r in recall.renderers}
+    assert sources["experiments-recall-run1"]["k"] == [1, 5, 10]
+    assert sources["experiments-recall-run1"]["value"] == [ease["metrics"][f"recall@{k}"]
+                                                           for k in (1, 5, 10)]
+    assert len(exp.curves(runs=[1]).children[0].renderers) == 2  # line + markers of run 1
+
+
+def test_cli_predict(tmp_path: Path, split: tuple) -> None:
+    train, _ = split
+    model = EASE(l2=5.0).fit(train)
+    model.save(tmp_path / "model")
+    users = tmp_path / "users.parquet"
+    train.to_parquet(users)
+    code = main(["predict", "--model", str(tmp_path / "model"), "--users", str(users),
+                 "--k", "7", "--output", str(tmp_path / "top"), "--local"])
+    assert code == 0
+    got = irs.Dataset(str(tmp_path / "top")).compute()
+    want = irs.predict_topk(model, train, k=7).compute()
+    key = ["user_id", "rank"]
+    pd.testing.assert_frame_equal(got.sort_values(key).reset_index(drop=True),
+                                  want.sort_values(key).reset_index(drop=True))
+    assert np.all(got.groupby("user_id").size() == 7)
+    assert main(["predict", "--model", str(tmp_path / "nothing"), "--users", str(users),
+                 "--output", str(tmp_path / "x"), "--local"]) == 2
