@@ -35,6 +35,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         default=DEFAULT_CONTENDERS, help="default: all but polars-join "
                         "(nvtabular only if its venv exists)")
     criteo.add_argument("--rows-per-file", type=int, default=500_000)
+    criteo.add_argument("--profile", choices=["kaggle", "default"], default="kaggle",
+                        help="synthetic_criteo profile: kaggle (real Criteo Kaggle widths, "
+                        "the default) or default (narrower columns)")
     criteo.add_argument("--sample", type=int, default=20_000,
                         help="rows compared with the reference output")
     criteo.add_argument("--timeout", type=float, default=1800, help="seconds per run")
@@ -62,9 +65,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     from .harness import run_benchmark
 
+    label = ("criteo-quick" if args.quick else "criteo") + f"-{args.profile}"
     run_benchmark(args.rows, args.contenders, args.repeats, args.rows_per_file, args.sample,
-                  args.timeout, args.quiet_wait, "criteo-quick" if args.quick else "criteo",
-                  args.code)
+                  args.timeout, args.quiet_wait, label, args.code, args.profile)
 
 
 if __name__ == "__main__":

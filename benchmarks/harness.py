@@ -71,12 +71,14 @@ class Outcome:
 
 
 # ---- data -------------------------------------------------------------------------------------
-def prepare_data(rows: int, rows_per_file: int) -> Path:
+def prepare_data(rows: int, rows_per_file: int, profile: str = "default") -> Path:
     from interactive_recsys.datasets import synthetic_criteo
 
     name = f"criteo-{rows}" + ("" if rows_per_file == 500_000 else f"-f{rows_per_file}")
+    name += "" if profile == "default" else f"-{profile}"
     started = time.perf_counter()
-    path = synthetic_criteo(rows=rows, seed=0, path=DATA / name, rows_per_file=rows_per_file)
+    path = synthetic_criteo(rows=rows, seed=0, path=DATA / name, rows_per_file=rows_per_file,
+                            profile=profile)
     print(f"data: {path} ({len(parquet_files(str(path)))} files, "
           f"{time.perf_counter() - started:.1f} s)", flush=True)
     return path
@@ -333,9 +335,10 @@ def available(names: list[str]) -> tuple[list[Contender], list[Outcome]]:
 
 
 def bench_size(rows: int, contenders: list[Contender], repeats: int, rows_per_file: int,
-               sample: int, timeout: float, quiet_wait: float, code: Path) -> list[Outcome]:
-    src = prepare_data(rows, rows_per_file)
-    work = WORK / f"criteo-{rows}"
+               sample: int, timeout: float, quiet_wait: float, code: Path,
+               profile: str = "default") -> list[Outcome]:
+    src = prepare_data(rows, rows_per_file, profile)
+    work = WORK / f"criteo-{rows}-{profile}"
     reference = work / "reference"
     started = time.perf_counter()
     run_once(CONTENDERS["irs-local"], src, reference, timeout, code=code)
@@ -378,9 +381,9 @@ def bench_size(rows: int, contenders: list[Contender], repeats: int, rows_per_fi
 
 def run_benchmark(sizes: list[int], names: list[str], repeats: int, rows_per_file: int,
                   sample: int, timeout: float, quiet_wait: float, label: str,
-                  code_source: str = "head") -> dict:
+                  code_source: str = "head", profile: str = "default") -> dict:
     contenders, skipped = available(names)
-    started = time.time()
+    started, load_before = time.time(), os.getloadavg()
     code = snapshot_code(WORK / "code", code_source)
     print(f"code under test: {code['path']} ({code_source}: commit {code['git_commit'][:12]}"
           + (f" + {code['git_dirty_files']} uncommitted files" if code["git_dirty_files"] else "")
@@ -389,14 +392,16 @@ def run_benchmark(sizes: list[int], names: list[str], repeats: int, rows_per_fil
     for rows in sizes:
         print(f"== {rows:,} rows ==", flush=True)
         outcomes += bench_size(rows, contenders, repeats, rows_per_file, sample, timeout,
-                               quiet_wait, Path(code["path"]))
+                               quiet_wait, Path(code["path"]), profile)
     results = {
         "benchmark": "criteo", "label": label, "started": time.strftime(
             "%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
         "duration_s": round(time.time() - started, 1),
         "settings": {"sizes": sizes, "repeats": repeats, "rows_per_file": rows_per_file,
                      "sample_rows": sample, "rtol": RTOL, "atol": ATOL, "poll_s": POLL_S,
-                     "quiet_wait_s": quiet_wait},
+                     "quiet_wait_s": quiet_wait, "profile": profile},
+        "load_average": {"before": [round(x, 2) for x in load_before],
+                         "after": [round(x, 2) for x in os.getloadavg()]},
         "machine": report.machine_info(), "code": code,
         "contenders": {c.name: c.description for c in contenders},
         "outcomes": [asdict(o) | {"wall_s": o.wall_s, "peak_rss_mb": o.peak_rss_mb}

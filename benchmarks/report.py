@@ -130,7 +130,8 @@ def write(results: dict[str, Any], table_md: str, label: str) -> tuple[Path, Pat
     m, s, code = results["machine"], results["settings"], results["code"]
     v = m["versions"]
     notes = [f"# {label} benchmark, {date}, {m['host']}", "",
-             f"{s['sizes']} rows, {s['repeats']} repeat(s), median wall time of the work "
+             f"{s['sizes']} rows (synthetic_criteo profile {s.get('profile', 'default')!r}), "
+             f"{s['repeats']} repeat(s), median wall time of the work "
              "(first read to last write; interpreter start-up, library imports (import s, "
              "timed apart) and Dask cluster start-up excluded). "
              "Peak RSS: the contender process and all its children (Dask workers), polled "
@@ -144,6 +145,10 @@ def write(results: dict[str, Any], table_md: str, label: str) -> tuple[Path, Pat
              f"{v['polars']}, numpy {v['numpy']}. Code: commit {code['git_commit'][:12]}"
              + (f" + {code['git_dirty_files']} uncommitted files" if code["git_dirty_files"]
                 else "") + f", snapshot sha256 {code['sha256']} (every run used this copy)."]
+    if "load_average" in results:
+        load = results["load_average"]
+        notes += ["", f"Machine load (1/5/15-min load average): before {load['before']}, "
+                  f"after {load['after']}."]
     noisy = [f"{o['contender']} ({o['rows']:,} rows, run {i + 1}): {r['other_cpu_pct']:.0f}%"
              for o in results["outcomes"] for i, r in enumerate(o["runs"])
              if r["other_cpu_pct"] > 10]

@@ -57,3 +57,10 @@ def test_gpu_contenders_run_on_a_cuda_cluster_and_are_not_default(name):
     contender = harness.CONTENDERS[name]
     assert contender.gpu and contender.cluster and not contender.default
     assert "cudf" in contender.imports
+
+
+def test_criteo_benchmark_defaults_to_the_kaggle_profile():
+    from benchmarks.__main__ import parse_args
+
+    assert parse_args(["criteo"]).profile == "kaggle"
+    assert parse_args(["criteo", "--profile", "default"]).profile == "default"

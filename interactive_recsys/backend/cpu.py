@@ -68,12 +68,14 @@ class CpuBackend(Backend):
         return self.from_arrow(read_parquet_table(path, columns, row_groups, schema))
 
     def write_parquet(self, df: Any, path: str, schema: pa.Schema | None = None,
-                      row_group_size: int | None = None) -> None:
+                      row_group_size: int | None = None,
+                      use_dictionary: bool | list[str] = True) -> None:
         table = self.to_arrow(df)
         if schema is not None:
             table = table.cast(schema)
         with open(path, "wb") as f:  # never creates a directory that a failed job removed
-            pq.write_table(table, f, row_group_size=row_group_size)
+            pq.write_table(table, f, row_group_size=row_group_size,
+                           use_dictionary=use_dictionary)
 
     def empty(self, schema: Schema) -> pd.DataFrame:
         return self.from_arrow(schema.to_arrow().empty_table())

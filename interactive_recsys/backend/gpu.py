@@ -67,12 +67,14 @@ class GpuBackend(Backend):
         return self.from_arrow(read_parquet_table(path, columns, row_groups, schema))
 
     def write_parquet(self, df: Any, path: str, schema: pa.Schema | None = None,
-                      row_group_size: int | None = None) -> None:
+                      row_group_size: int | None = None,
+                      use_dictionary: bool | list[str] = True) -> None:
         table = self.to_arrow(df)  # the same pyarrow writer as the CPU: identical files
         if schema is not None:
             table = table.cast(schema)
         with open(path, "wb") as f:
-            pq.write_table(table, f, row_group_size=row_group_size)
+            pq.write_table(table, f, row_group_size=row_group_size,
+                           use_dictionary=use_dictionary)
 
     def empty(self, schema: Schema) -> Any:
         return self.from_arrow(schema.to_arrow().empty_table())

@@ -61,8 +61,10 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     def write_parquet(self, df: Any, path: str, schema: pa.Schema | None = None,
-                      row_group_size: int | None = None) -> None:
-        """Write a native frame to one parquet file (cast to ``schema`` when given)."""
+                      row_group_size: int | None = None,
+                      use_dictionary: bool | list[str] = True) -> None:
+        """Write a native frame to one parquet file (cast to ``schema`` when given);
+        ``use_dictionary`` as in ``pyarrow.parquet.write_table`` (True, or the columns)."""
 
     @abc.abstractmethod
     def empty(self, schema: Schema) -> Any:

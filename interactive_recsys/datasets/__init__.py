@@ -24,6 +24,7 @@ from .criteo import (
     read_criteo,
     synthetic_criteo,
 )
+from .criteo_kaggle import expected_distinct as criteo_kaggle_expected_distinct
 from .movielens import MOVIELENS_100K_GENRES, read_movielens
 from .movielens_workflow import MOVIELENS_OUTPUT, movielens_workflow, synthetic_movielens
 
@@ -37,6 +38,7 @@ __all__ = [
     "MOVIELENS_100K_GENRES",
     "MOVIELENS_OUTPUT",
     "criteo_csv_options",
+    "criteo_kaggle_expected_distinct",
     "movielens_workflow",
     "read_criteo",
     "read_movielens",

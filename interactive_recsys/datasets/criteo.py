@@ -19,6 +19,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .criteo_kaggle import KAGGLE_NULL_GROUPS, KAGGLE_SHAPES
+
 if TYPE_CHECKING:
     from interactive_recsys.dataset import Dataset
 
@@ -180,6 +182,7 @@ def synthetic_criteo(
     rows_per_file: int = 500_000,
     cardinalities: Sequence[int] | None = None,
     zipf_exponent: float = 1.1,
+    profile: str = "default",
 ) -> Path:
     """Write a deterministic, Criteo-shaped synthetic data set as parquet files.
 
@@ -220,6 +223,13 @@ def synthetic_criteo(
         (:data:`CRITEO_KAGGLE_CARDINALITIES`) capped at ``max(10, rows // 2)``.
     zipf_exponent : float, default 1.1
         Power-law exponent of the categorical frequencies (0 gives uniform frequencies).
+    profile : {"default", "kaggle"}, default "default"
+        ``"kaggle"`` gives every categorical column its own exponent and vocabulary, fitted
+        to the real Criteo Kaggle data so that its distinct count grows with ``rows`` as the
+        real column's does (the widest hold 20-30 % distinct values at a few million rows),
+        and the null rates of the real head sample
+        (:mod:`~interactive_recsys.datasets.criteo_kaggle`). It cannot be combined with
+        ``cardinalities`` or ``zipf_exponent``. ``"default"`` is narrower and quicker.
 
     Returns
     -------
@@ -257,7 +267,7 @@ def synthetic_criteo(
     True
     >>> shutil.rmtree(tmp)
     """
-    params = _criteo_params(rows, seed, rows_per_file, cardinalities, zipf_exponent)
+    params = _criteo_params(rows, seed, rows_per_file, cardinalities, zipf_exponent, profile)
     target = Path(path) if path is not None else _default_criteo_dir(params)
     if _is_complete(target, params):
         return target
@@ -279,8 +289,16 @@ def _criteo_params(
     rows_per_file: int,
     cardinalities: Sequence[int] | None,
     zipf_exponent: float,
+    profile: str = "default",
 ) -> dict[str, Any]:
     """Validate the generator arguments and return them as a JSON-ready dict."""
+    if profile not in ("default", "kaggle"):
+        raise ValueError(f"profile must be 'default' or 'kaggle', got {profile!r}")
+    if profile == "kaggle" and (cardinalities is not None or zipf_exponent != 1.1):
+        raise ValueError(
+            "profile='kaggle' fixes each column's cardinality and exponent; "
+            "drop cardinalities/zipf_exponent or use profile='default'"
+        )
     if int(rows) != rows or rows < 0:
         raise ValueError(f"rows must be a non-negative integer, got {rows!r}")
     if int(seed) != seed or seed < 0:
@@ -291,7 +309,9 @@ def _criteo_params(
         )
     if not (math.isfinite(zipf_exponent) and zipf_exponent >= 0):
         raise ValueError(f"zipf_exponent must be finite and >= 0, got {zipf_exponent!r}")
-    if cardinalities is None:
+    if profile == "kaggle":
+        cards = [vocabulary for _, vocabulary in KAGGLE_SHAPES]
+    elif cardinalities is None:
         cap = max(10, int(rows) // 2)
         cards = [min(k, cap) for k in CRITEO_KAGGLE_CARDINALITIES]
     else:
@@ -300,7 +320,7 @@ def _criteo_params(
             raise ValueError(f"cardinalities needs 26 values (C1..C26), got {len(cards)}")
         if any(not 1 <= k <= _MAX_CARDINALITY for k in cards):
             raise ValueError(f"each cardinality must be in [1, {_MAX_CARDINALITY}]: {cards}")
-    return {
+    params = {
         "generator": _GENERATOR,
         "version": _GENERATOR_VERSION,
         "rows": int(rows),
@@ -309,16 +329,26 @@ def _criteo_params(
         "cardinalities": cards,
         "zipf_exponent": float(zipf_exponent),
     }
+    if profile == "kaggle":
+        params.update(profile="kaggle", zipf_exponent=[s for s, _ in KAGGLE_SHAPES])
+    return params
 
 
 def _default_criteo_dir(params: dict[str, Any]) -> Path:
     """Cache directory under the system temp dir, named from rows and seed (and a hash)."""
     name = f"irs-synthetic-criteo-{params['rows']}-{params['seed']}"
+    if params.get("profile") == "kaggle":
+        defaults = _criteo_params(params["rows"], params["seed"], 500_000, None, 1.1, "kaggle")
+        return Path(tempfile.gettempdir()) / (name + "-kaggle" + ("" if params == defaults
+                                                                    else "-" + _digest(params)))
     defaults = _criteo_params(params["rows"], params["seed"], 500_000, None, 1.1)
     if params != defaults:
-        digest = hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()
-        name = f"{name}-{digest[:8]}"
+        name = f"{name}-{_digest(params)}"
     return Path(tempfile.gettempdir()) / name
+
+
+def _digest(params: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:8]
 
 
 def _part_sizes(rows: int, rows_per_file: int) -> list[int]:
@@ -367,9 +397,7 @@ def _write_criteo_files(directory: Path, params: dict[str, Any]) -> None:
     futures: list[Future[None]] = []
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="irs-criteo-writer") as writer:
         for index, n in enumerate(sizes):
-            table = _criteo_table(
-                n, params["seed"], index, params["cardinalities"], params["zipf_exponent"]
-            )
+            table = _criteo_table(n, params, index)
             if futures:
                 futures[-1].result()  # at most one finished table waits for the writer
             futures.append(writer.submit(_write_part, table, directory / names[index]))
@@ -412,32 +440,37 @@ def _publish(staging: Path, target: Path, params: dict[str, Any]) -> None:
             raise
 
 
-def _criteo_table(
-    n: int, seed: int, index: int, cardinalities: Sequence[int], zipf_exponent: float
-) -> pa.Table:
+def _criteo_table(n: int, params: dict[str, Any], index: int) -> pa.Table:
     """Draw one file's worth of synthetic Criteo rows."""
-    rng = np.random.default_rng([seed, index])
+    cardinalities = params["cardinalities"]
+    exponents = params["zipf_exponent"]
+    if not isinstance(exponents, list):
+        exponents = [exponents] * len(cardinalities)
+    kaggle = params.get("profile") == "kaggle"
+    rng = np.random.default_rng([params["seed"], index])
     u_label = rng.random(n, dtype=np.float32)
     label = u_label < _LABEL_RATE
     shifted = u_label < _LABEL_RATE / 2  # half of the positives
-    nulls = _null_masks(rng, n)
+    nulls = _null_masks(rng, n, KAGGLE_NULL_GROUPS if kaggle else _NULL_GROUPS)
     columns = {CRITEO_LABEL: pa.array(label.astype(np.int64))}
     for name in CRITEO_CONTINUOUS:
         values = _counts(rng, n, name, label)
         columns[name] = pa.array(values, mask=nulls.get(name), type=pa.int64())
     offsets = _string_offsets(n)
-    for name, k in zip(CRITEO_CATEGORICAL, cardinalities, strict=True):
-        ranks = _power_law_ranks(rng, n, k, zipf_exponent)
+    for name, k, exponent in zip(CRITEO_CATEGORICAL, cardinalities, exponents, strict=True):
+        ranks = _power_law_ranks(rng, n, k, exponent)
         if name in _LABEL_RANK_SHIFT:
             ranks = (ranks + shifted) % np.int32(k)
         columns[name] = _categorical_column(name, ranks, k, nulls.get(name), offsets)
     return pa.table(columns)
 
 
-def _null_masks(rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
+def _null_masks(
+    rng: np.random.Generator, n: int, groups: Sequence[tuple[tuple[str, ...], float]]
+) -> dict[str, np.ndarray]:
     """One boolean null mask per column with nulls; grouped columns share a mask."""
     masks = {}
-    for names, rate in _NULL_GROUPS:
+    for names, rate in groups:
         mask = rng.random(n, dtype=np.float32) < rate
         masks.update(dict.fromkeys(names, mask))
     return masks

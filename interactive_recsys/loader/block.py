@@ -1,9 +1,11 @@
 """Rows in the loader's columnar layout: NumPy arrays ready to be cut into batches.
 
 A :class:`Block` is built once per parquet row group (in a reader thread) from an Arrow
-table: continuous columns side by side in one float32 matrix, single-hot categorical ids in
-one ``[n_single, rows]`` int64 matrix (so that each key's values for a run of rows are
-contiguous), multi-hot columns as flat values + offsets. Concatenating, permuting and
+table: continuous columns side by side in one float32 matrix, single-hot categorical ids
+side by side in one ``[rows, n_single]`` int64 matrix (a shuffled gather then reads one
+contiguous run of memory per row, as a batched gather from a row-major array does, instead
+of one cache line per id; each batch is turned key-major in cache-sized chunks), multi-hot
+columns as flat values + offsets. Concatenating, permuting and
 gathering rows of blocks are whole-array NumPy operations; no step loops over rows in
 Python.
 
@@ -43,7 +45,8 @@ from .jagged import JaggedBatch, offsets_dtype
 
 @dataclass(frozen=True)
 class Block:
-    """``rows`` rows: dense ``[rows, n_cont]``, labels ``[rows, n_label]``, sparse, extras.
+    """``rows`` rows: dense ``[rows, n_cont]``, labels ``[rows, n_label]``, single-hot ids
+    ``[rows, n_single]``, multi-hot values and offsets, extras.
 
     ``multi_offsets[j]`` are absolute positions into ``multi_values[j]`` (``rows + 1`` of
     them), so slicing a block never copies values.
@@ -69,7 +72,7 @@ class Block:
     def slice(self, start: int, stop: int) -> Block:
         """Rows ``start:stop`` as views (no copy)."""
         return Block(self.cols, stop - start, self.dense[start:stop], self.labels[start:stop],
-                     self.single[:, start:stop], self.multi_values,
+                     self.single[start:stop], self.multi_values,
                      tuple(o[start:stop + 1] for o in self.multi_offsets),
                      {k: v[start:stop] for k, v in self.extras.items()})
 
@@ -92,8 +95,10 @@ class Block:
     def _jagged(self, start: int, stop: int) -> JaggedBatch:
         """Rows ``start:stop`` of the categorical columns, key-major (one copy per key)."""
         n, keys = stop - start, list(self.cols.cat)
-        if not any(self.cols.multi_hot):  # all single-hot: one strided copy
-            values = np.ascontiguousarray(self.single[:, start:stop]).reshape(-1)
+        if not any(self.cols.multi_hot):  # all single-hot: key-major already, or transposed
+            rows = self.single[start:stop]
+            values = (np.ascontiguousarray(rows.T) if self.single.flags.f_contiguous
+                      else key_major(rows)).reshape(-1)
             lengths = np.ones(len(values), np.int32)
             offsets = np.arange(len(values) + 1, dtype=offsets_dtype(len(values)))
             return JaggedBatch(keys, values, lengths, offsets, [n] * len(keys),
@@ -107,7 +112,7 @@ class Block:
                 per_row.append(np.diff(off))
                 multi_i += 1
             else:
-                segments.append(self.single[single_i, start:stop])
+                segments.append(self.single[start:stop, single_i])
                 per_row.append(None)
                 single_i += 1
         length_per_key = [len(v) for v in segments]
@@ -139,17 +144,19 @@ def concat_blocks(blocks: Sequence[Block]) -> Block:
     return Block(first.cols, sum(b.rows for b in blocks),
                  np.concatenate([b.dense for b in blocks]),
                  np.concatenate([b.labels for b in blocks]),
-                 np.concatenate([b.single for b in blocks], axis=1), tuple(values),
+                 np.concatenate([b.single for b in blocks]), tuple(values),
                  tuple(offsets),
                  {k: np.concatenate([b.extras[k] for b in blocks]) for k in first.extras})
 
 
-def gather(blocks: Sequence[Block], index: np.ndarray) -> Block:
+def gather(blocks: Sequence[Block], index: np.ndarray, key_major: bool = False) -> Block:
     """Rows ``index`` of the concatenation of ``blocks``, without concatenating them.
 
     With several blocks ``index`` must be sorted: each block then serves one contiguous
     run of it (and sorted gathers read memory almost sequentially). One block takes any
-    order.
+    order. With ``key_major`` the single-hot ids are gathered straight into key-major
+    memory (the block's ``single`` is then a transposed view), a cache-sized chunk of rows
+    at a time: what a batch needs, without a second pass over the ids.
     """
     first, n = blocks[0], len(index)
     if len(blocks) == 1:
@@ -161,15 +168,24 @@ def gather(blocks: Sequence[Block], index: np.ndarray) -> Block:
                 for j, b in enumerate(blocks) if cuts[j + 1] > cuts[j]]
     dense = np.empty((n, first.dense.shape[1]), first.dense.dtype)
     labels = np.empty((n, first.labels.shape[1]), first.labels.dtype)
-    single = np.empty((first.single.shape[0], n), np.int64)
+    keys = first.single.shape[1]
+    single = np.empty((keys, n) if key_major else (n, keys), np.int64)
     extras = {k: np.empty(n, v.dtype) for k, v in first.extras.items()}
-    for block, local, start, stop in runs:
-        np.take(block.dense, local, axis=0, out=dense[start:stop])
-        np.take(block.labels, local, axis=0, out=labels[start:stop])
-        for i, row in enumerate(block.single):  # row by row: faster than take(axis=1)
-            np.take(row, local, out=single[i, start:stop])
+    for block, local, start, stop in runs:  # local indices are in range: "clip" skips the
+        # bounds check and the temporary copy that out= costs with mode="raise"
+        np.take(block.dense, local, axis=0, out=dense[start:stop], mode="clip")
+        np.take(block.labels, local, axis=0, out=labels[start:stop], mode="clip")
         for k, v in block.extras.items():
-            np.take(v, local, out=extras[k][start:stop])
+            np.take(v, local, out=extras[k][start:stop], mode="clip")
+        if not key_major:
+            np.take(block.single, local, axis=0, out=single[start:stop], mode="clip")
+            continue
+        for at in range(0, len(local), _GATHER_CHUNK):
+            chunk = local[at:at + _GATHER_CHUNK]
+            single[:, start + at:start + at + len(chunk)] = np.take(
+                block.single, chunk, axis=0, mode="clip").T
+    if key_major:
+        single = single.T
     values, offsets = [], []
     for j in range(len(first.multi_values)):
         parts = [_take_jagged(block.multi_values[j], block.multi_offsets[j], local)
@@ -181,6 +197,26 @@ def gather(blocks: Sequence[Block], index: np.ndarray) -> Block:
                       else np.zeros(0, np.int64))
         offsets.append(off)
     return Block(first.cols, n, dense, labels, single, tuple(values), tuple(offsets), extras)
+
+
+#: Rows transposed at a time by :func:`key_major` (the chunk stays in the L2 cache).
+_CHUNK_ROWS = 1024
+#: Rows gathered and transposed at a time by ``gather(..., key_major=True)``.
+_GATHER_CHUNK = 512
+
+
+def key_major(single: np.ndarray) -> np.ndarray:
+    """The ``[keys, rows]`` copy of a ``[rows, keys]`` matrix, transposed chunk by chunk.
+
+    >>> key_major(np.arange(6).reshape(3, 2)).tolist()
+    [[0, 2, 4], [1, 3, 5]]
+    """
+    rows, keys = single.shape
+    out = np.empty((keys, rows), single.dtype)
+    for start in range(0, rows, _CHUNK_ROWS):
+        stop = min(start + _CHUNK_ROWS, rows)
+        out[:, start:stop] = single[start:stop].T
+    return out
 
 
 def _take_jagged(values: np.ndarray, offsets: np.ndarray,
@@ -223,7 +259,7 @@ def block_from_table(table: pa.Table, cols: Columns, label_dtype: Any, where: st
         _no_nulls(col, name, "Label", where, "Drop those rows first (ops.Dropna()).")
         labels[:, j] = _numbers(col, labels.dtype)
     n_single = cols.multi_hot.count(False)
-    single = np.empty((n_single, n), np.int64)
+    single = np.empty((n, n_single), np.int64)
     multi_values, multi_offsets = [], []
     fix = "Encode nulls as ids first (ops.Categorify() maps them to 1, or ops.FillMissing())."
     i = 0
@@ -231,7 +267,7 @@ def block_from_table(table: pa.Table, cols: Columns, label_dtype: Any, where: st
         col = table.column(name)
         if not multi:
             _no_nulls(col, name, "Categorical", where, fix)
-            single[i] = _numbers(col, np.int64)
+            _fill_column(single, i, _numbers(col, np.int64))
             i += 1
             continue
         arr = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
@@ -246,6 +282,12 @@ def block_from_table(table: pa.Table, cols: Columns, label_dtype: Any, where: st
               for name in cols.extra}
     return Block(cols, n, dense, labels, single, tuple(multi_values), tuple(multi_offsets),
                  extras)
+
+
+def _fill_column(matrix: np.ndarray, j: int, values: np.ndarray) -> None:
+    """``matrix[:, j] = values``, a cache-sized run of rows at a time."""
+    for start in range(0, len(values), 16 * _CHUNK_ROWS):
+        matrix[start:start + 16 * _CHUNK_ROWS, j] = values[start:start + 16 * _CHUNK_ROWS]
 
 
 def _common_dtype(table: pa.Table, names: Sequence[str]) -> np.dtype:

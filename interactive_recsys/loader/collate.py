@@ -77,13 +77,14 @@ class Batcher:
     def _shuffled_window(self, last: bool) -> Iterator[Batch]:
         blocks, rows, size = self._pending, self._pending_rows, self.batch_size
         self._pending, self._pending_rows = [], 0
-        order = self.rng.permutation(rows)
         full = rows // size
+        sorted_batches = _sorted_chunks(self.rng.permutation(rows), size)
         for k in range(full):
-            yield gather(blocks, np.sort(order[k * size:(k + 1) * size])).to_batch()
+            yield gather(blocks, sorted_batches[k * size:(k + 1) * size],
+                         key_major=True).to_batch()
         if full * size == rows:
             return
-        rest = gather(blocks, np.sort(order[full * size:]))
+        rest = gather(blocks, sorted_batches[full * size:])
         if not last:  # shuffled again with the next window
             self._pending, self._pending_rows = [rest], rest.rows
         elif not self.drop_last:
@@ -104,3 +105,17 @@ class Batcher:
             start += size
         if start < block.rows:
             self._carry, self._carry_rows = [block.slice(start, block.rows)], block.rows - start
+
+
+def _sorted_chunks(order: np.ndarray, size: int) -> np.ndarray:
+    """``order`` with each run of ``size`` entries sorted (``order`` is a permutation).
+
+    One stable counting sort of the rows by their chunk number instead of one comparison
+    sort per chunk.
+
+    >>> _sorted_chunks(np.array([4, 0, 3, 1, 2]), 2).tolist()
+    [0, 4, 1, 3, 2]
+    """
+    chunk = np.empty(len(order), np.uint16 if len(order) // size < 2**16 else np.int64)
+    chunk[order] = np.arange(len(order)) // size
+    return np.argsort(chunk, kind="stable")

@@ -59,7 +59,40 @@ def split_counts(counts: pa.Table, splits: int) -> list[pa.Table]:
 
 def sort_order(counts: pa.Table) -> np.ndarray:
     """Row order by descending count, ties by ascending value."""
+    fast = _lexsort_order(counts)
+    if fast is not None:
+        return fast
     return pc.sort_indices(counts, sort_keys=SORT_KEYS).to_numpy()
+
+
+def _lexsort_order(counts: pa.Table) -> np.ndarray | None:
+    """:func:`sort_order` by a NumPy lexsort of (count, the value's 8 sort bytes, length)
+    when every value has such bytes (integers, strings of at most 8 bytes such as hashed
+    ids): about twice as fast as Arrow's sort on strings. None for other values.
+
+    >>> t = pa.table({"value": ["b", "a", "ab", "c", None], "count": [2, 2, 2, 5, 2]})
+    >>> _lexsort_order(t).tolist() == pc.sort_indices(t, sort_keys=SORT_KEYS).to_numpy().tolist()
+    True
+    """
+    values = counts["value"]
+    values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    if pa.types.is_dictionary(values.type) or not len(values):
+        return None
+    nulls = pc.is_null(values).to_numpy(zero_copy_only=False)
+    if nulls.any():  # Arrow puts a null value after the others of its count
+        text = pa.types.is_string(values.type) or pa.types.is_large_string(values.type)
+        empty = "" if text else (b"" if pa.types.is_binary(values.type) else 0)
+        try:
+            values = pc.fill_null(values, pa.scalar(empty).cast(values.type))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None
+    encoded = _value_bytes(values)
+    if encoded is None:
+        return None
+    value_bytes, lengths = encoded
+    words = np.ascontiguousarray(value_bytes).view(">u8").ravel()
+    count = counts["count"].to_numpy(zero_copy_only=False).astype(np.int64)
+    return np.lexsort((lengths, words, nulls, -count))
 
 
 def local_rank(counts: pa.Table) -> np.ndarray:
