@@ -7,7 +7,7 @@
 
 __version__ = "0.1.0"
 
-from . import cluster, datasets, ops
+from . import cluster, datasets, graph, ops  # noqa: F401  (graph: `>>` and `+`)
 from .backend import get_backend, gpu_available
 from .cluster import connect, start_cluster
 from .dataset import Dataset

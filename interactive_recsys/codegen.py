@@ -27,7 +27,7 @@ import numbers
 from typing import Any
 
 from .errors import ParameterError
-from .graph import Node
+from .graph import ConcatNode, Node, OpNode, SelectNode
 from .ops.base import Operator
 from .ops.lambda_op import FunctionRef
 from .workflow import Workflow
@@ -133,15 +133,15 @@ class _Writer:
         if id(node) in self.names:
             return self.names[id(node)]
         shared = self.uses.get(id(node), 0) > 1
-        if node.kind == "select" and shared:  # one select node read by several steps
+        if isinstance(node, SelectNode) and shared:  # one select node read by several steps
             self.imports.append("from interactive_recsys.graph import Node")
             text = f"Node.select({self.selection(node, as_selector=True)})"
-        elif node.kind == "select":
+        elif isinstance(node, SelectNode):
             text = self.selection(node, as_selector=in_sum and first)
-        elif node.kind == "op":
+        elif isinstance(node, OpNode):
             parent = node.parents[0]
             inner = self.expr(parent)
-            if parent.kind == "concat" and id(parent) not in self.names:
+            if isinstance(parent, ConcatNode) and id(parent) not in self.names:
                 inner = f"({inner})"
             text = f"{inner} >> {self.operator(node.op)}"
         else:
@@ -151,14 +151,15 @@ class _Writer:
         return text
 
     def concat(self, node: Node) -> str:
-        if node.parents[0].kind == "concat":  # `+` would flatten it: build it explicitly
+        if isinstance(node.parents[0], ConcatNode):  # `+` would flatten it: build it explicitly
             parts = ", ".join(f"Node.as_node({self.expr(p)})" for p in node.parents)
             self.imports.append("from interactive_recsys.graph import Node")
             return f'Node("concat", parents=[{parts}])'
         parts = []
         for i, p in enumerate(node.parents):
             text = self.expr(p, in_sum=True, first=i == 0)
-            wrap = p.kind in ("concat", "op") and id(p) not in self.names  # `+` binds before `>>`
+            # `+` binds before `>>`
+            wrap = isinstance(p, ConcatNode | OpNode) and id(p) not in self.names
             parts.append(f"({text})" if wrap else text)
         return " + ".join(parts)
 
@@ -172,7 +173,7 @@ class _Writer:
     # ---- the whole program ----------------------------------------------------------------
     def program(self) -> str:
         out = self.output
-        if out.kind == "concat" and out.parents[0].kind != "concat":
+        if isinstance(out, ConcatNode) and not isinstance(out.parents[0], ConcatNode):
             parts = []
             for i, p in enumerate(out.parents, start=1):
                 if id(p) not in self.names:

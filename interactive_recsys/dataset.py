@@ -399,6 +399,12 @@ class Dataset:
             self._num_rows = int(self._ddf.map_partitions(len).sum().compute())
         return self._num_rows
 
+    @property
+    def known_num_rows(self) -> int | None:
+        """The number of rows if known without reading data (parquet metadata, an in-memory
+        frame, a transform that keeps rows), else ``None``; never computes."""
+        return self._num_rows
+
     def to_ddf(self, columns: Sequence[str] | None = None,
                dictionary: Sequence[str] = ()) -> dd.DataFrame:
         """The lazy Dask DataFrame (pandas with Arrow columns on CPU, cuDF on GPU).

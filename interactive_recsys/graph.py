@@ -1,5 +1,11 @@
 """The operator graph: selections chained with ``>>`` and concatenated with ``+``.
 
+Three node types: a :class:`SelectNode` picks input columns, an :class:`OpNode` applies an
+operator to its parents' outputs, a :class:`ConcatNode` puts its parents' outputs side by
+side. This module owns ``>>`` and ``+`` (it installs them on column selections and
+operators, which therefore never import it), and :func:`compile_plan` turns a graph into
+the :class:`~interactive_recsys.plan.Plan` that runs, with every step's schema computed once.
+
 >>> from interactive_recsys import ops
 >>> node = ["a", "b"] >> ops.FillMissing(0) >> ops.Normalize()
 >>> (node + ["label"]).output_schema(Schema.from_arrow(pa.schema(
@@ -10,31 +16,51 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import pyarrow as pa  # noqa: F401  (used by the doctest)
 
 from .errors import SchemaError
 from .ops.base import Operator
+from .plan import ConcatStep, OpStep, Plan, SelectStep, Step
 from .schema import Schema
 from .selector import ColumnSelector, flatten
 
+#: Fitted states, keyed by step id (see :meth:`Node.node_ids`).
+States = dict[str, dict[str, Any]]
+
 
 class Node:
-    """One step of a workflow graph: a selection of input columns, an operator applied to
-    the outputs of its parents, or a concatenation of its parents' outputs."""
+    """One step of a workflow graph (see :class:`SelectNode`, :class:`OpNode`,
+    :class:`ConcatNode`).
 
-    def __init__(self, kind: str, selector: ColumnSelector | None = None,
+    ``Node(kind, selector=..., op=..., parents=...)`` builds the node type named by
+    ``kind`` (``"select"``, ``"op"`` or ``"concat"``, as ``workflow.json`` stores them).
+    """
+
+    #: the node type's name in ``workflow.json``
+    kind: ClassVar[str] = ""
+
+    def __new__(cls, kind: str | None = None, *args: Any, **kwargs: Any) -> Node:
+        if cls is Node:
+            if kind not in NODE_TYPES:
+                raise SchemaError(f"Unknown node kind {kind!r}; use one of "
+                                  f"{sorted(NODE_TYPES)}.")
+            cls = NODE_TYPES[kind]
+        return super().__new__(cls)
+
+    def __init__(self, kind: str | None = None, selector: ColumnSelector | None = None,
                  op: Operator | None = None, parents: list[Node] | None = None) -> None:
-        self.kind = kind
+        if kind is not None and kind != self.kind:
+            raise SchemaError(f"A {type(self).__name__} has kind {self.kind!r}, not {kind!r}.")
         self.selector = selector
         self.op = op
-        self.parents = parents or []
+        self.parents: list[Node] = list(parents or [])
 
     # ---- construction ---------------------------------------------------------------------
     @classmethod
-    def select(cls, selector: ColumnSelector) -> Node:
-        return cls("select", selector=selector)
+    def select(cls, selector: ColumnSelector) -> SelectNode:
+        return SelectNode(selector=selector)
 
     @classmethod
     def as_node(cls, obj: Any) -> Node:
@@ -42,13 +68,13 @@ class Node:
         if isinstance(obj, Node):
             return obj
         if isinstance(obj, ColumnSelector):
-            return cls.select(obj)
+            return SelectNode(selector=obj)
         if isinstance(obj, str | list | tuple):
-            return cls.select(ColumnSelector(obj))
+            return SelectNode(selector=ColumnSelector(obj))
         raise SchemaError(f"Cannot use {obj!r} in a workflow graph; use column names, lists of "
                           "names, ColumnSelector(...) or the result of `>>`.")
 
-    def __rshift__(self, op: Any) -> Node:
+    def __rshift__(self, op: Any) -> OpNode:
         if isinstance(op, type) and issubclass(op, Operator):
             op = op()
         if not isinstance(op, Operator):
@@ -56,30 +82,21 @@ class Node:
                               f"{op!r}.")
         deps = getattr(op, "dependencies", None)
         deps = [d for d in (deps() if callable(deps) else []) if d]
-        return Node("op", op=op, parents=self._with_dependencies(deps))
+        return OpNode(op=op, parents=self._with_dependencies(deps))
 
     def _with_dependencies(self, deps: list[str]) -> list[Node]:
         """The parents of an operator that reads ``deps`` besides this node's output (as
-        NVTabular's ``JoinGroupby(cont_cols)``/``TargetEncoding(target)``): the columns come
-        from the workflow input without being selected as outputs. Missing ones are left to
-        the operator's own error. After another step (not a selection) the step's output
-        must hold them, as before: which columns it outputs is known only with the data."""
-        if not deps or self.kind != "select":
-            return [self]
-        sel = self.selector  # a selection: the columns join it, if the data has them
-        have = set(sel.names) | {n for g in sel.groups for n in g} | set(sel.optional)
-        missing = [d for d in dict.fromkeys(deps) if d not in have]
-        if not missing:
-            return [self]
-        return [Node.select(ColumnSelector([*sel.names, *map(list, sel.groups)], tags=sel.tags,
-                                           optional=[*sel.optional, *missing]))]
+        NVTabular's ``JoinGroupby(cont_cols)``/``TargetEncoding(target)``). Only a selection
+        takes them in (see :meth:`SelectNode._with_dependencies`): after another step, the
+        step's output must hold them, as before (which columns it outputs is known only
+        with the data); missing ones are left to the operator's own error."""
+        return [self]
 
-    def __add__(self, other: Any) -> Node:
-        parts = (self.parents if self.kind == "concat" else [self]) + [Node.as_node(other)]
-        return Node("concat", parents=parts)
+    def __add__(self, other: Any) -> ConcatNode:
+        return ConcatNode(parents=[self, Node.as_node(other)])
 
-    def __radd__(self, other: Any) -> Node:
-        return Node("concat", parents=[Node.as_node(other), self])
+    def __radd__(self, other: Any) -> ConcatNode:
+        return ConcatNode(parents=[Node.as_node(other), self])
 
     # ---- traversal ------------------------------------------------------------------------
     def walk(self) -> Iterator[Node]:
@@ -96,54 +113,48 @@ class Node:
 
         yield from visit(self)
 
-    def input_groups(self, input_schema: Schema, schemas: dict[int, Schema]) -> list[tuple]:
-        """Column groups this node's operator works on (from a selection's groups, if any)."""
-        if len(self.parents) == 1 and self.parents[0].kind == "select":
-            return self.parents[0].selector.resolve(input_schema)
-        return [(n,) for n in self.parent_schema(schemas).names]
+    def node_ids(self) -> dict[int, str]:
+        """Each node's step id (its operator's name, or its kind, and its place in
+        :meth:`walk` order, e.g. ``"categorify-1"``), keyed by ``id(node)``. Fitted states
+        are keyed by these ids."""
+        return {id(n): f"{n.name}-{i}" for i, n in enumerate(self.walk())}
 
+    @property
+    def name(self) -> str:
+        return self.kind
+
+    # ---- schemas --------------------------------------------------------------------------
     def parent_schema(self, schemas: dict[int, Schema]) -> Schema:
         out = Schema()
         for p in self.parents:
             out = out + schemas[id(p)]
         return out
 
-    def output_schema(self, input_schema: Schema,
-                      states: dict[int, dict[str, Any]] | None = None) -> Schema:
+    def output_schema(self, input_schema: Schema, states: States | None = None) -> Schema:
         return self.schemas(input_schema, states)[id(self)]
 
-    def schemas(self, input_schema: Schema,
-                states: dict[int, dict[str, Any]] | None = None) -> dict[int, Schema]:
-        """The output schema of every node, predicted from the input schema (and states)."""
+    def schemas(self, input_schema: Schema, states: States | None = None) -> dict[int, Schema]:
+        """The output schema of every node (keyed by ``id(node)``), predicted from the input
+        schema and the fitted states (keyed by step id, see :meth:`node_ids`)."""
+        ids = self.node_ids()
         schemas: dict[int, Schema] = {}
         for node in self.walk():
-            if node.kind == "select":
-                groups = node.selector.resolve(input_schema)
-                schemas[id(node)] = input_schema.select(flatten(groups))
-            elif node.kind == "concat":
-                schemas[id(node)] = node.parent_schema(schemas)
-            else:
-                groups = node.input_groups(input_schema, schemas)
-                parent = input_schema.select(flatten(groups)) if node.parents[0].kind == "select" \
-                    else node.parent_schema(schemas)
-                try:
-                    schemas[id(node)] = node.op.output_schema(
-                        parent, groups, (states or {}).get(id(node)))
-                except SchemaError as exc:
-                    raise SchemaError(f"In step {node.label()}: {exc}") from None
+            schemas[id(node)] = node._schema(input_schema, schemas,
+                                             (states or {}).get(ids[id(node)]))
         return schemas
 
+    def _schema(self, input_schema: Schema, schemas: dict[int, Schema],
+                state: dict[str, Any] | None) -> Schema:
+        """This node's output schema, given its parents' (in ``schemas``)."""
+        return self.parent_schema(schemas)
+
+    # ---- display and persistence ----------------------------------------------------------
     def label(self) -> str:
-        if self.kind == "select":
-            return repr(self.selector)
-        if self.kind == "concat":
-            return " + ".join(p.label() for p in self.parents)
-        return f"{self.parents[0].label()} >> {self.op!r}"
+        raise NotImplementedError
 
     def __repr__(self) -> str:
         return f"Node({self.label()})"
 
-    # ---- persistence ----------------------------------------------------------------------
     def to_config(self, ids: dict[int, int]) -> dict[str, Any]:
         config: dict[str, Any] = {"kind": self.kind, "parents": [ids[id(p)] for p in self.parents]}
         if self.selector is not None:
@@ -151,3 +162,150 @@ class Node:
         if self.op is not None:
             config["op"] = self.op.to_config()
         return config
+
+
+class SelectNode(Node):
+    """A selection of input columns (``selector``)."""
+
+    kind = "select"
+    selector: ColumnSelector
+
+    def __init__(self, kind: str | None = None, selector: ColumnSelector | None = None,
+                 op: Operator | None = None, parents: list[Node] | None = None) -> None:
+        if selector is None or op is not None or parents:
+            raise SchemaError("A selection node takes a ColumnSelector and no operator or "
+                              "parents.")
+        super().__init__(kind, selector=selector)
+
+    def _with_dependencies(self, deps: list[str]) -> list[Node]:
+        sel = self.selector  # the columns join the selection, if the data has them
+        have = set(sel.names) | {n for g in sel.groups for n in g} | set(sel.optional)
+        missing = [d for d in dict.fromkeys(deps) if d not in have]
+        if not missing:
+            return [self]
+        return [SelectNode(selector=ColumnSelector([*sel.names, *map(list, sel.groups)],
+                                                   tags=sel.tags,
+                                                   optional=[*sel.optional, *missing]))]
+
+    def columns(self, input_schema: Schema) -> list[str]:
+        """The input columns selected from data of ``input_schema``."""
+        return flatten(self.selector.resolve(input_schema))
+
+    def _schema(self, input_schema: Schema, schemas: dict[int, Schema],
+                state: dict[str, Any] | None) -> Schema:
+        return input_schema.select(self.columns(input_schema))
+
+    def label(self) -> str:
+        return repr(self.selector)
+
+
+class OpNode(Node):
+    """An operator (``op``) applied to its parents' outputs side by side."""
+
+    kind = "op"
+    op: Operator
+
+    def __init__(self, kind: str | None = None, selector: ColumnSelector | None = None,
+                 op: Operator | None = None, parents: list[Node] | None = None) -> None:
+        if not isinstance(op, Operator) or not parents or selector is not None:
+            raise SchemaError("An operator node takes an operator and at least one parent.")
+        super().__init__(kind, op=op, parents=parents)
+
+    @property
+    def name(self) -> str:
+        return type(self.op).__name__.lower()
+
+    @property
+    def reads_selection(self) -> bool:
+        """Whether the operator reads one selection directly (whose groups it then keeps)."""
+        return len(self.parents) == 1 and isinstance(self.parents[0], SelectNode)
+
+    def input_groups(self, input_schema: Schema, schemas: dict[int, Schema]) -> list[tuple]:
+        """Column groups this node's operator works on (from a selection's groups, if any)."""
+        if self.reads_selection:
+            return self.parents[0].selector.resolve(input_schema)
+        return [(n,) for n in self.parent_schema(schemas).names]
+
+    def input_schema(self, input_schema: Schema, schemas: dict[int, Schema]) -> Schema:
+        """The schema of the operator's input (parents' outputs side by side)."""
+        if self.reads_selection:
+            return schemas[id(self.parents[0])]
+        return self.parent_schema(schemas)
+
+    def _schema(self, input_schema: Schema, schemas: dict[int, Schema],
+                state: dict[str, Any] | None) -> Schema:
+        groups = self.input_groups(input_schema, schemas)
+        try:
+            return self.op.output_schema(self.input_schema(input_schema, schemas), groups, state)
+        except SchemaError as exc:
+            raise SchemaError(f"In step {self.label()}: {exc}") from None
+
+    def label(self) -> str:
+        return f"{self.parents[0].label()} >> {self.op!r}"
+
+
+class ConcatNode(Node):
+    """Its parents' outputs side by side (``a + b``)."""
+
+    kind = "concat"
+
+    def __init__(self, kind: str | None = None, selector: ColumnSelector | None = None,
+                 op: Operator | None = None, parents: list[Node] | None = None) -> None:
+        if not parents or selector is not None or op is not None:
+            raise SchemaError("A concatenation node takes at least one parent.")
+        super().__init__(kind, parents=parents)
+
+    def __add__(self, other: Any) -> ConcatNode:
+        return ConcatNode(parents=[*self.parents, Node.as_node(other)])
+
+    def label(self) -> str:
+        return " + ".join(p.label() for p in self.parents)
+
+
+#: The node type of each ``kind`` (as ``workflow.json`` names them).
+NODE_TYPES: dict[str, type[Node]] = {c.kind: c for c in (SelectNode, OpNode, ConcatNode)}
+
+
+# ---- `>>` and `+` on selections and operators -----------------------------------------------
+def _selection_rshift(self: ColumnSelector, op: Any) -> OpNode:
+    return SelectNode(selector=self) >> op
+
+
+def _selection_add(self: ColumnSelector, other: Any) -> ConcatNode:
+    return SelectNode(selector=self) + other
+
+
+def _operator_rrshift(self: Operator, selection: Any) -> OpNode:
+    return Node.as_node(selection) >> self
+
+
+ColumnSelector.__rshift__ = _selection_rshift  # type: ignore[attr-defined]
+ColumnSelector.__add__ = _selection_add  # type: ignore[attr-defined]
+Operator.__rrshift__ = _operator_rrshift  # type: ignore[attr-defined]
+
+
+# ---- compiling ------------------------------------------------------------------------------
+def compile_plan(output: Node, input_schema: Schema, states: States, backend_name: str,
+                 artifacts_dir: str | None, extra: dict[str, Any] | None = None,
+                 keep: Any = None) -> Plan:
+    """The plan that runs the graph ending at ``output`` on data of ``input_schema``: one
+    step per node in :meth:`Node.walk` order, each with its output schema (and an operator
+    step with its input schema, column groups and fitted state), computed here once."""
+    nodes = list(output.walk())
+    index = {id(n): i for i, n in enumerate(nodes)}
+    ids = output.node_ids()
+    schemas = output.schemas(input_schema, states)
+    steps: list[Step] = []
+    for i, node in enumerate(nodes):
+        common = {"index": i, "parents": [index[id(p)] for p in node.parents],
+                  "node_id": ids[id(node)], "schema": schemas[id(node)]}
+        if isinstance(node, SelectNode):
+            steps.append(SelectStep(**common, columns=node.columns(input_schema)))
+        elif isinstance(node, OpNode):
+            steps.append(OpStep(**common, op=node.op,
+                                groups=node.input_groups(input_schema, schemas),
+                                state=states.get(ids[id(node)]),
+                                input_schema=node.input_schema(input_schema, schemas)))
+        else:
+            steps.append(ConcatStep(**common))
+    return Plan(steps, backend_name, artifacts_dir, dict(extra or {}), keep=keep)

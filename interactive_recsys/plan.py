@@ -18,6 +18,7 @@ import numpy as np
 from .backend import Backend, get_backend
 from .errors import SchemaError
 from .ops.base import OpContext, Operator, RowFilter
+from .schema import Schema
 from .selector import flatten
 
 #: Column that carries each row's place in the dataset through a shuffle (dropped after it).
@@ -43,17 +44,44 @@ def release_memory() -> None:
 
 @dataclass
 class Step:
-    """One node of the graph, ready to run."""
+    """One node of the graph, ready to run, with its output schema."""
 
     index: int
-    kind: str  # "select" | "op" | "concat"
     parents: list[int]
-    columns: list[str] = field(default_factory=list)  # select: the input columns
+    node_id: str
+    schema: Schema
+
+    @property
+    def output_columns(self) -> list[str]:
+        return self.schema.names
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (for Dask workers) without the schemas: they serve the client, which
+        builds each stage's meta from them; a partition runs without them."""
+        return {**vars(self), "schema": None} | (
+            {"input_schema": None} if "input_schema" in vars(self) else {})
+
+
+@dataclass
+class SelectStep(Step):
+    """Input columns, read from the partition."""
+
+    columns: list[str] = field(default_factory=list)
+
+
+@dataclass
+class OpStep(Step):
+    """An operator on its parents' outputs: its column groups, input schema and state."""
+
     op: Operator | None = None
     groups: list[tuple[str, ...]] = field(default_factory=list)
-    node_id: str = ""
     state: dict[str, Any] | None = None
-    output_columns: list[str] = field(default_factory=list)
+    input_schema: Schema = field(default_factory=Schema)
+
+
+@dataclass
+class ConcatStep(Step):
+    """Its parents' outputs side by side."""
 
 
 @dataclass
@@ -72,7 +100,7 @@ class Plan:
     def backend(self) -> Backend:
         return get_backend(self.backend_name)
 
-    def context(self, step: Step) -> OpContext:
+    def context(self, step: OpStep) -> OpContext:
         return OpContext(self.backend, step.groups, step.node_id, self.artifacts_dir, self.extra)
 
     def evaluate(self, df: Any, targets: list[int],
@@ -88,7 +116,7 @@ class Plan:
         for step in self.steps:
             if step.index not in needed:
                 continue
-            if step.kind == "select":
+            if isinstance(step, SelectStep):
                 results[step.index] = (b.select(df, step.columns), None)
                 continue
             if step.index == entry:  # restore dataset order, which the shuffle may mix up
@@ -97,7 +125,7 @@ class Plan:
                 mask = None
             else:
                 frame, mask = self._join(results, step.parents)
-            if step.kind == "op":
+            if isinstance(step, OpStep):
                 ctx = self.context(step)
                 if isinstance(step.op, RowFilter):
                     keep = step.op.row_mask(frame, step.state, ctx)
@@ -112,7 +140,7 @@ class Plan:
         """Input columns that the ``targets`` steps read (so only those are loaded)."""
         needed = self._ancestors(targets)
         return flatten([tuple(s.columns) for s in self.steps
-                        if s.kind == "select" and s.index in needed])
+                        if isinstance(s, SelectStep) and s.index in needed])
 
     def dictionary_columns(self, targets: list[int]) -> list[str]:
         """Input columns that only operators taking dictionary-encoded strings read
@@ -126,11 +154,11 @@ class Plan:
                 readers.setdefault(p, []).append(step)
         good, bad = set(), set()
         for step in self.steps:
-            if step.kind != "select" or step.index not in needed:
+            if not isinstance(step, SelectStep) or step.index not in needed:
                 continue
             children = [c for c in readers.get(step.index, []) if c.index in needed]
             only_dictionary_ops = step.index not in targets and bool(children) and all(
-                c.kind == "op" and c.op.dictionary_input for c in children)
+                isinstance(c, OpStep) and c.op.dictionary_input for c in children)
             (good if only_dictionary_ops else bad).update(step.columns)
         return sorted(good - bad)
 
@@ -160,10 +188,10 @@ class Plan:
             last = max(found)  # steps are in topological order
             steps = {s.index: s for s in self.steps}
             stray = [steps[i] for i in self._ancestors(frontier, last) if i != last and (
-                steps[i].kind == "select" or self._keys(i) is not None)]
+                isinstance(steps[i], SelectStep) or self._keys(i) is not None)]
             if stray:
                 step = steps[last]
-                names = flatten([tuple(s.columns) for s in stray if s.kind == "select"])
+                names = flatten([tuple(s.columns) for s in stray if isinstance(s, SelectStep)])
                 raise SchemaError(
                     f"{step.op!r} ({step.node_id}) regroups rows by {self._keys(last)}, but "
                     f"the output also reads columns {names or [s.node_id for s in stray]} that do "
@@ -175,7 +203,7 @@ class Plan:
 
     def _keys(self, index: int) -> list[str] | None:
         step = next(s for s in self.steps if s.index == index)
-        return step.op.shuffle_keys() if step.kind == "op" else None
+        return step.op.shuffle_keys() if isinstance(step, OpStep) else None
 
     def shuffle_keys(self, index: int) -> list[str]:
         """The columns that step ``index`` hash-partitions its input by."""

@@ -82,16 +82,6 @@ class ColumnSelector:
             parts.append(f"from input: {self.optional}")
         return "[" + ", ".join(parts) + "]"
 
-    def __rshift__(self, op: Any) -> Any:
-        from .graph import Node
-
-        return Node.select(self) >> op
-
-    def __add__(self, other: Any) -> Any:
-        from .graph import Node
-
-        return Node.select(self) + other
-
 
 def flatten(groups: Sequence[tuple[str, ...]]) -> list[str]:
     """Column names of a list of groups, in order, without repeats."""

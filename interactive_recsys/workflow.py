@@ -20,7 +20,8 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import dask
@@ -30,13 +31,37 @@ from .artifacts import TemporaryArtifacts
 from .backend import convert
 from .dataset import Dataset, as_dataset
 from .errors import DatasetError, NotFittedError, SchemaError
-from .graph import Node
+from .graph import ConcatNode, Node, OpNode, SelectNode, compile_plan
 from .jobs import Job, compute, submit
-from .plan import ORDER_COLUMN, Plan, Step
+from .ops.base import Operator
+from .plan import ORDER_COLUMN, Plan
 from .schema import ColumnSchema, Schema
 from .selector import flatten
 from .tables.reduce import delayed_task, delayed_tasks, pick, tree
 from .workflow_format import FORMAT_NAME, FORMAT_VERSION, json_safe, read_config
+
+
+@dataclass(frozen=True)
+class FittedStep:
+    """One fitted statistics step of a workflow (see :meth:`Workflow.fitted_steps`).
+
+    Attributes
+    ----------
+    node_id : the step id, e.g. ``"categorify-1"``.
+    op : the operator (never changed by fitting).
+    columns : the input columns it reads.
+    outputs : the output columns it produces.
+    state : its fitted state (JSON-like; file paths in it are relative to the
+        workflow's ``artifacts_dir``).
+    groups : the input column groups (singletons unless the selection grouped columns).
+    """
+
+    node_id: str
+    op: Operator
+    columns: tuple[str, ...]
+    outputs: tuple[str, ...]
+    state: dict[str, Any]
+    groups: tuple[tuple[str, ...], ...] = ()
 
 
 class Workflow:
@@ -52,7 +77,9 @@ class Workflow:
     def __init__(self, output: Any, *, artifacts_dir: str | os.PathLike | None = None) -> None:
         self.output_node = Node.as_node(output)
         self.nodes: list[Node] = list(self.output_node.walk())
-        self._states: dict[int, dict[str, Any]] = {}
+        self._ids = self.output_node.node_ids()
+        #: fitted states by step id (``node_id``); read them with :meth:`fitted_steps`
+        self._states: dict[str, dict[str, Any]] = {}
         self.input_schema: Schema | None = None
         self.artifacts_dir = os.fspath(artifacts_dir) if artifacts_dir else None
         #: the temporary artifacts folder this workflow made (removed once unused), if any
@@ -64,9 +91,8 @@ class Workflow:
 
     # ---- schema ---------------------------------------------------------------------------
     def node_id(self, node: Node) -> str:
-        index = self.nodes.index(node)
-        name = type(node.op).__name__.lower() if node.op is not None else node.kind
-        return f"{name}-{index}"
+        """The step id of ``node`` (e.g. ``"categorify-1"``), which keys its fitted state."""
+        return self._ids[id(node)]
 
     def compute_schema(self, input_schema: Schema | Dataset) -> Schema:
         """The output schema for data of ``input_schema``, without fitting (cardinalities are
@@ -87,24 +113,42 @@ class Workflow:
     def output_columns(self) -> list[str]:
         return self.output_schema.names
 
+    def fitted_steps(self, op_type: type | tuple[type, ...] | None = None
+                     ) -> Iterator[FittedStep]:
+        """The fitted statistics steps in graph order, only those whose operator is an
+        instance of ``op_type`` when given.
+
+        >>> import pandas as pd, interactive_recsys as irs
+        >>> from interactive_recsys import ops
+        >>> wf = irs.Workflow(["c"] >> ops.Categorify())
+        >>> _ = wf.fit(pd.DataFrame({"c": ["x", "y", "x"]}))
+        >>> [(s.node_id, s.columns, s.outputs) for s in wf.fitted_steps(ops.Categorify)]
+        [('categorify-1', ('c',), ('c',))]
+        """
+        if not self._states:
+            return
+        if self.input_schema is None:
+            raise NotFittedError("This workflow has fitted states but no input schema; fit "
+                                 "it again with wf.fit(dataset).")
+        schemas = self.output_node.schemas(self.input_schema, self._states)
+        for node in self.nodes:
+            state = self._states.get(self.node_id(node))
+            if state is None or (op_type is not None and not isinstance(node.op, op_type)):
+                continue
+            groups = tuple(tuple(g) for g in node.input_groups(self.input_schema, schemas))
+            yield FittedStep(self.node_id(node), node.op, tuple(flatten(groups)),
+                             tuple(schemas[id(node)].names), state, groups)
+
     # ---- planning -------------------------------------------------------------------------
     def _plan(self, input_schema: Schema, backend_name: str, extra: dict | None = None) -> Plan:
-        schemas = self.output_node.schemas(input_schema, self._states)
-        index = {id(n): i for i, n in enumerate(self.nodes)}
-        steps = []
-        for i, node in enumerate(self.nodes):
-            step = Step(i, node.kind, [index[id(p)] for p in node.parents],
-                        node_id=self.node_id(node),
-                        output_columns=schemas[id(node)].names)
-            if node.kind == "select":
-                step.columns = flatten(node.selector.resolve(input_schema))
-            elif node.kind == "op":
-                step.op = node.op
-                step.groups = node.input_groups(input_schema, schemas)
-                step.state = self._states.get(id(node))
-            steps.append(step)
-        return Plan(steps, backend_name, self.artifacts_dir, dict(extra or {}),
-                    keep=self._temporary)
+        """The plan for data of ``input_schema`` with the states fitted so far (each step's
+        schema computed once, in the plan; a fitting phase compiles again, since its states
+        feed the schemas of the steps after it)."""
+        return compile_plan(self.output_node, input_schema, self._states, backend_name,
+                            self.artifacts_dir, extra, keep=self._temporary)
+
+    def _stat_nodes(self) -> list[OpNode]:
+        return [n for n in self.nodes if isinstance(n, OpNode) and n.op.is_stat]
 
     def phases(self) -> list[list[Node]]:
         """Statistics operators grouped so that each group depends only on earlier groups."""
@@ -112,10 +156,10 @@ class Workflow:
         for node in self.nodes:
             upstream = [phase[id(p)] for p in node.parents]
             level = max(upstream, default=0)
-            if node.kind == "op" and node.op.is_stat:
+            if isinstance(node, OpNode) and node.op.is_stat:
                 level += 1
             phase[id(node)] = level
-        stats = [n for n in self.nodes if n.kind == "op" and n.op.is_stat]
+        stats = self._stat_nodes()
         count = max((phase[id(n)] for n in stats), default=0)
         return [[n for n in stats if phase[id(n)] == k] for k in range(1, count + 1)]
 
@@ -130,11 +174,13 @@ class Workflow:
         if background:
             return submit(lambda: self.fit(data), name="fit")
         ds = as_dataset(data)
-        if ds.npartitions == 0 or ds._num_rows == 0:
+        if ds.npartitions == 0 or ds.known_num_rows == 0:
             raise DatasetError(f"Cannot fit on an empty dataset ({ds!r}): statistics of zero "
                                "rows mean nothing. Check the input path and any filter.")
-        _checked(self.output_node.output_schema(self._checked_input(ds.schema)))  # before work
-        self._plan(ds.schema, ds.backend.name).shuffles([self.nodes.index(self.output_node)])
+        self._checked_input(ds.schema)  # before any work: names, schemas, shuffles
+        unfitted = compile_plan(self.output_node, ds.schema, {}, ds.backend.name, None)
+        _checked(unfitted.steps[-1].schema)
+        unfitted.shuffles([len(unfitted.steps) - 1])
         previous, previous_owner = self.artifacts_dir, self._temporary  # alive during the fit
         if self.artifacts_dir is None or self._temporary is not None \
                 or self._read_only_artifacts:  # a refit never rewrites what others may read
@@ -144,7 +190,7 @@ class Workflow:
         self.input_schema = ds.schema
         self.fit_stats = {"phases": []}
         started = time.perf_counter()
-        extra = {"num_rows": ds._num_rows, "npartitions": ds.npartitions,
+        extra = {"num_rows": ds.known_num_rows, "npartitions": ds.npartitions,
                  "previous_artifacts": previous,  # e.g. JoinExternal's stored side table
                  "row_filters": self._row_filters()}
         phases = self.phases()
@@ -167,7 +213,7 @@ class Workflow:
                       for node, target in zip(nodes, targets, strict=True)]
             states = compute(*graphs, phase=f"fit {k + 1}/{len(phases)}")
             for node, state in zip(nodes, states, strict=True):
-                self._states[id(node)] = state
+                self._states[self.node_id(node)] = state
             self.fit_stats["phases"].append({"phase": k + 1, "operators": [
                 self.node_id(n) for n in nodes], "seconds": time.perf_counter() - t0})
         del previous_owner  # the previous temporary folder may go once nothing reads it
@@ -178,24 +224,23 @@ class Workflow:
     def _checked_input(self, schema: Schema) -> Schema:
         """``schema``, refused when a column the workflow reads has a reserved name."""
         for node in self.nodes:
-            if node.kind == "select":
-                _checked(Schema(schema[n] for n in flatten(node.selector.resolve(schema))))
+            if isinstance(node, SelectNode):
+                _checked(Schema(schema[n] for n in node.columns(schema)))
         return schema
 
     def _row_filters(self) -> dict[str, list[str]]:
         """Each statistics step's upstream row filters, as text (for "saw no rows" errors)."""
         out = {}
-        for node in self.nodes:
-            if node.kind == "op" and node.op.is_stat:
-                out[self.node_id(node)] = [f"{n.op!r} ({self.node_id(n)})" for n in node.walk()
-                                           if n is not node and n.kind == "op"
-                                           and n.op.changes_rows]
+        for node in self._stat_nodes():
+            out[self.node_id(node)] = [f"{n.op!r} ({self.node_id(n)})" for n in node.walk()
+                                       if n is not node and isinstance(n, OpNode)
+                                       and n.op.changes_rows]
         return out
 
     # ---- transform ------------------------------------------------------------------------
     def _check_fitted(self) -> None:
         if not self.fitted:
-            needs = [self.node_id(n) for n in self.nodes if n.kind == "op" and n.op.is_stat]
+            needs = [self.node_id(n) for n in self._stat_nodes()]
             if needs or self.input_schema is None:
                 raise NotFittedError(f"This workflow is not fitted (statistics needed by "
                                      f"{needs or 'no operator'}); call wf.fit(dataset) first.")
@@ -206,7 +251,7 @@ class Workflow:
 
         ``training=True`` marks ``data`` as the training data (``fit_transform`` sets it):
         operators that must not leak targets (``TargetEncoding``) then encode out-of-fold."""
-        if not self.fitted and not any(n.kind == "op" and n.op.is_stat for n in self.nodes):
+        if not self.fitted and not self._stat_nodes():
             self.fitted = True  # nothing to fit
         self._check_fitted()
         in_memory = not isinstance(data, Dataset | str | os.PathLike | list | tuple) \
@@ -219,19 +264,18 @@ class Workflow:
         return out
 
     def _transform_dataset(self, ds: Dataset, training: bool = False) -> Dataset:
-        schema = _checked(self.output_node.output_schema(self._checked_input(ds.schema),
-                                                         self._states))
-        plan = self._plan(ds.schema, ds.backend.name, {"training": training})
-        output = self.nodes.index(self.output_node)
+        plan = self._plan(self._checked_input(ds.schema), ds.backend.name, {"training": training})
+        output = len(plan.steps) - 1  # the output node comes last in walk order
+        schema = _checked(plan.steps[output].schema)
         meta = ds.backend.empty(schema)
         ddf, entry = self._stage_ddf(plan, ds, [output])
         with dask.config.set({"dataframe.convert-string": False}):
             ddf = ddf.map_partitions(
                 plan.transform_partition, output, schema.names, entry,
                 meta=meta, enforce_metadata=False, token=f"transform-{uuid.uuid4().hex[:8]}")
-        changes_rows = any(n.kind == "op" and n.op.changes_rows for n in self.nodes)
+        changes_rows = any(isinstance(n, OpNode) and n.op.changes_rows for n in self.nodes)
         return Dataset.from_ddf(ddf, schema, ds.backend,
-                                None if changes_rows else ds._num_rows)
+                                None if changes_rows else ds.known_num_rows)
 
     def _stage_ddf(self, plan: Plan, ds: Dataset, targets: list[int]) -> tuple[Any, int | None]:
         """The partitions that ``targets`` read, and the shuffling step they start at (None:
@@ -240,12 +284,8 @@ class Workflow:
         ddf = ds.to_ddf(plan.input_columns(targets), plan.dictionary_columns(targets))
         entry = None
         for target in plan.shuffles(targets):
-            node = self.nodes[target]
-            schemas = self.output_node.schemas(ds.schema, self._states)
-            columns = flatten(node.input_groups(ds.schema, schemas))
-            stage_schema = (ds.schema if node.parents[0].kind == "select"
-                            else node.parent_schema(schemas))
-            meta = ds.backend.empty(Schema([stage_schema[c] for c in columns]
+            step = plan.steps[target]  # an OpStep: its input schema comes with the plan
+            meta = ds.backend.empty(Schema([step.input_schema[c] for c in flatten(step.groups)]
                                            + [ColumnSchema(ORDER_COLUMN, "int64")]))
             token = f"{plan.steps[target].node_id}-{uuid.uuid4().hex[:8]}"
             with dask.config.set({"dataframe.convert-string": False}):
@@ -275,8 +315,8 @@ class Workflow:
             "output": index[id(self.output_node)],
             "fitted": self.fitted,
             "input_schema": self.input_schema.to_dict() if self.input_schema else None,
-            "states": {str(index[k]): json_safe(v) for k, v in
-                       ((id(n), self._states.get(id(n))) for n in self.nodes) if v is not None},
+            "states": {str(i): json_safe(self._states[self.node_id(n)])
+                       for i, n in enumerate(self.nodes) if self.node_id(n) in self._states},
         }
 
     def save(self, path: str | os.PathLike, *, overwrite: bool = False) -> str:
@@ -319,9 +359,9 @@ class Workflow:
     # ---- display --------------------------------------------------------------------------
     def source_text(self, node: Node) -> str:
         """How a step's output is named: its columns, its step id, or a sum of those."""
-        if node.kind == "select":
+        if isinstance(node, SelectNode):
             return repr(node.selector)
-        if node.kind == "concat":
+        if isinstance(node, ConcatNode):
             return " + ".join(self.source_text(p) for p in node.parents)
         return self.node_id(node)
 
@@ -333,7 +373,7 @@ class Workflow:
         status = "fitted" if self.fitted else "not fitted"
         lines = [f"Workflow ({status}):"]
         lines += [f"  {self.node_id(n)}: {self.step_text(n)}" for n in self.nodes
-                  if n.kind == "op"]
+                  if isinstance(n, OpNode)]
         lines.append(f"  output: {self.source_text(self.output_node)}")
         if self.input_schema is not None:
             names = self.output_columns
@@ -344,7 +384,7 @@ class Workflow:
     def _repr_html_(self) -> str:
         rows = "".join(f"<tr><td>{self.node_id(n)}</td><td><code>"
                        f"{html.escape(self.step_text(n))}</code></td></tr>"
-                       for n in self.nodes if n.kind == "op")
+                       for n in self.nodes if isinstance(n, OpNode))
         status = "fitted" if self.fitted else "not fitted"
         schema = self.output_schema._repr_html_() if self.input_schema is not None else ""
         return (f"<b>Workflow</b> ({status})<table><tr><th>step</th><th>operator</th></tr>"

@@ -29,7 +29,7 @@ from typing import Any
 from . import __version__ as _library_version
 from .artifacts import resolve
 from .errors import IRSError, NotFittedError, VersionError, WorkflowFormatError
-from .graph import Node
+from .graph import NODE_TYPES, Node, OpNode
 from .ops.base import Operator
 from .ops.lambda_op import LambdaOp
 from .schema import Schema
@@ -49,7 +49,7 @@ class LoadedConfig:
 
     nodes: list[Node]
     output: Node
-    states: dict[int, dict[str, Any]]
+    states: dict[str, dict[str, Any]]  # by step id (``Node.node_ids``)
     input_schema: Schema | None
     fitted: bool
     artifacts_dir: str | None
@@ -155,7 +155,7 @@ def _node(config_path: str, i: int, nc: Any, nodes: list[Node],
     where = f"nodes[{i}]"
     _expect(config_path, where, nc, dict)
     kind = nc.get("kind")
-    if kind not in ("select", "op", "concat"):
+    if not isinstance(kind, str) or kind not in NODE_TYPES:
         raise _fail(config_path, f"{where}.kind", f"must be 'select', 'op' or 'concat', got "
                                                   f"{str(kind)[:60]!r}.")
     parents = _expect(config_path, f"{where}.parents", nc.get("parents", []), list)
@@ -218,13 +218,14 @@ def read_config(path: str, functions: dict[str, Callable] | None = None) -> Load
     artifacts = os.path.join(path, "artifacts")
     artifacts_dir = artifacts if os.path.isdir(artifacts) else None
     raw_states = _expect(config_path, "states", config.get("states", {}), dict)
-    states: dict[int, dict[str, Any]] = {}
+    ids = nodes[output].node_ids()  # states are keyed by step id (unreachable steps: dropped)
+    states: dict[str, dict[str, Any]] = {}
     for key, state in raw_states.items():
         field = f"states.{key}"
         if not key.isdigit() or not int(key) < len(nodes):
             raise _fail(config_path, field, "is not the index of a node.")
         node = nodes[int(key)]
-        if node.kind != "op" or not node.op.is_stat:
+        if not isinstance(node, OpNode) or not node.op.is_stat:
             raise _fail(config_path, field, "belongs to a step without statistics.")
         _expect(config_path, field, state, dict)
         try:
@@ -239,7 +240,8 @@ def read_config(path: str, functions: dict[str, Callable] | None = None) -> Load
             if not os.path.exists(full):
                 raise _fail(config_path, field + where, f"names {relative!r}, which is missing "
                                                         "from the artifacts folder.")
-        states[id(node)] = state
+        if id(node) in ids:
+            states[ids[id(node)]] = state
     input_schema = None
     if config.get("input_schema") is not None:
         raw = _expect(config_path, "input_schema", config["input_schema"], dict)
@@ -258,8 +260,8 @@ def read_config(path: str, functions: dict[str, Callable] | None = None) -> Load
         except (IRSError, TypeError, ValueError) as exc:
             raise _fail(config_path, "input_schema", f"is invalid: {exc}") from exc
     if fitted:
-        missing = [i for i, n in enumerate(nodes) if n.kind == "op" and n.op.is_stat
-                   and id(n) not in states and n in set(nodes[output].walk())]
+        missing = [i for i, n in enumerate(nodes) if isinstance(n, OpNode) and n.op.is_stat
+                   and id(n) in ids and ids[id(n)] not in states]
         if missing:
             raise _fail(config_path, f"states.{missing[0]}", "is missing: the workflow is "
                                                              "marked fitted.")

@@ -58,8 +58,7 @@ def run(node: Any, data: Any, root: str) -> tuple[irs.Workflow, pd.DataFrame]:
 
 def vocabulary(wf: irs.Workflow, key: str) -> pd.DataFrame:
     """The ``value, count, index`` table Categorify wrote for vocabulary ``key``."""
-    node = next(n for n in wf.nodes if n.kind == "op" and isinstance(n.op, ops.Categorify))
-    info = wf._states[id(node)]["vocabs"][key]
+    info = next(wf.fitted_steps(ops.Categorify)).state["vocabs"][key]
     table = read_vocabulary(os.path.join(wf.artifacts_dir, info["path"]), info["splits"])
     return table.to_pandas()
 

@@ -17,6 +17,7 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -174,6 +175,23 @@ def test_normalize_gives_mean_0_std_1_and_ignores_partitioning(artifacts_root: s
         assert abs(z.std(ddof=0) - 1.0) < 1e-4
     elif std == 0:
         assert np.all(z == 0.0)  # constant column: x - mean
+
+
+@pytest.mark.parametrize(("xs", "expected"), [
+    ([0.0, 1.9234278162524789e-305], [0.0, 0.0]),       # subnormal spread: a constant column
+    ([5e-324, 0.0], [0.0, 0.0]),
+    ([1e-200, 3e-200, 2e-200], [-1.2247449, 1.2247449, 0.0]),  # squares underflow: scaled
+    ([1e200, 3e200], [-1.0, 1.0]),                      # squares overflow: scaled
+])
+def test_normalize_of_tiny_and_huge_values_ignores_partitioning(artifacts_root: str, xs: list,
+                                                                expected: list) -> None:
+    """Found by the property above: a single partition's sum of squares underflowed to 0
+    while the merged one did not. Hand-computed z-scores, the same for 1..3 partitions."""
+    df = frame(xs, pa.float64(), "x")
+    for npartitions in range(1, len(xs) + 1):
+        out = workflow(["x"] >> ops.Normalize(), artifacts_root).fit_transform(
+            dataset(df, npartitions)).compute()
+        np.testing.assert_allclose(out["x"].to_numpy(dtype=np.float64), expected, atol=1e-6)
 
 
 @SETTINGS

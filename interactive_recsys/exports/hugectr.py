@@ -173,7 +173,7 @@ def prepare(ds: Any, options: HugeCTROptions) -> Any:
                            strict=True))
     ddf = ds.to_ddf().map_partitions(_Convert(ds.backend.name, schema, offsets),
                                      meta=ds.backend.empty(schema))
-    return Dataset.from_ddf(ddf, schema, ds.backend, ds._num_rows)
+    return Dataset.from_ddf(ddf, schema, ds.backend, ds.known_num_rows)
 
 
 def _file_stats(path: str, cats: list[str], checked: list[str], offsets: list[int] | None,

@@ -177,12 +177,6 @@ class Operator:
 
     __hash__ = object.__hash__
 
-    # ---- graph sugar ----------------------------------------------------------------------
-    def __rrshift__(self, selection: Any) -> Any:
-        from ..graph import Node
-
-        return Node.as_node(selection) >> self
-
     # ---- schema ---------------------------------------------------------------------------
     def output_schema(self, input_schema: Schema, groups: Sequence[tuple[str, ...]],
                       state: dict[str, Any] | None = None) -> Schema:

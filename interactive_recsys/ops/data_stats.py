@@ -86,10 +86,5 @@ class DataStats(StatOperator):
     @staticmethod
     def report(workflow: Any) -> dict[str, dict[str, dict[str, Any]]]:
         """``{step id: {column: figures}}`` of every fitted DataStats step of ``workflow``."""
-        out = {}
-        for node in workflow.nodes:
-            if node.kind == "op" and isinstance(node.op, DataStats):
-                state = workflow._states.get(id(node))
-                if state is not None:
-                    out[workflow.node_id(node)] = state["columns"]
-        return out
+        return {step.node_id: step.state["columns"]
+                for step in workflow.fitted_steps(DataStats)}

@@ -40,11 +40,14 @@ class _Moments(StatOperator, register=False):
 def _column_moments(b: Any, col: Any) -> dict[str, float]:
     """count / mean / root (square root of the sum of squared deviations) / min / max.
 
-    Values of 1e154 and more overflow the plain sum of squares: those columns are scaled by
-    their largest magnitude first, so mean and spread stay finite."""
-    with np.errstate(over="ignore", invalid="ignore"):  # overflow: handled below
+    Values of 1e154 and more overflow the plain sum of squares, and below 1e-150 the squares
+    underflow: those columns are scaled by their largest magnitude first, so mean and spread
+    stay finite and exact whatever the partitioning."""
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):  # handled below
         m = dict(b.moments(col))
-    if m["count"] and not (math.isfinite(m["mean"]) and math.isfinite(m["m2"])):
+    largest = max(abs(m.get("min", 0.0)), abs(m.get("max", 0.0))) if m["count"] else 0.0
+    if m["count"] and (not (math.isfinite(m["mean"]) and math.isfinite(m["m2"]))
+                       or 0.0 < largest < 1e-150):
         finite = b.finite_values(col)
         scale = float(np.abs(finite).max())
         y = finite / scale
@@ -102,8 +105,11 @@ class Normalize(_Moments):
                 means[name], stds[name] = None, None
                 continue
             std = m["root"] / math.sqrt(m["count"])
-            # rounding leaves a constant column a std of ~1e-16 x its mean: that is zero
-            means[name], stds[name] = m["mean"], std if std > 1e-10 * abs(m["mean"]) else 0.0
+            # rounding leaves a constant column a std of ~1e-16 x its mean: that is zero, and
+            # so is a spread in the subnormal range (below 1e-300), which no partitioning of
+            # the sums can reproduce exactly
+            floor = max(1e-10 * abs(m["mean"]), 1e-300)
+            means[name], stds[name] = m["mean"], std if std > floor else 0.0
         return {"means": means, "stds": stds}
 
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:

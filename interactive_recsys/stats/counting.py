@@ -39,7 +39,7 @@ PREFIX = "embedding-stats"
 
 def default_splits(ds: Dataset) -> int:
     """Hash splits of the value counts, as Categorify's vocabulary build would choose."""
-    return num_splits(ds._num_rows, ds.npartitions, None)
+    return num_splits(ds.known_num_rows, ds.npartitions, None)
 
 
 def count_partition(df: Any, columns: Sequence[str], splits: int,

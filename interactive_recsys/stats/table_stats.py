@@ -88,13 +88,10 @@ def workflow_tables(workflow: Any) -> list[TableStats]:
     if not workflow.fitted or workflow.input_schema is None:
         raise NotFittedError("EmbeddingReport needs a fitted workflow (its vocabularies hold "
                              "the counts): call wf.fit(dataset) first, or pass a Dataset.")
-    schemas = workflow.output_node.schemas(workflow.input_schema, workflow._states)
     found: list[tuple[list[str], TableStats]] = []  # (direct output names, table)
-    for node in workflow.nodes:
-        if node.kind != "op" or not isinstance(node.op, Categorify):
-            continue
-        op, state = node.op, workflow._states[id(node)]
-        outputs = op.output_names(node.input_groups(workflow.input_schema, schemas))
+    for step in workflow.fitted_steps(Categorify):
+        op, state = step.op, step.state
+        outputs = op.output_names(list(step.groups))
         for key, info in state["vocabs"].items():
             directory = resolve(workflow.artifacts_dir, info["path"], "vocabulary path")
             counts = [pq.read_table(vocab.split_path(directory, s), columns=["count"])["count"]
