@@ -30,7 +30,7 @@ from . import __version__ as _library_version
 from .artifacts import TemporaryArtifacts
 from .backend import convert
 from .dataset import Dataset, as_dataset
-from .errors import DatasetError, NotFittedError, SchemaError
+from .errors import DatasetError, IRSError, NotFittedError, SchemaError, WorkflowFormatError
 from .graph import ConcatNode, Node, OpNode, SelectNode, compile_plan
 from .jobs import Job, compute, submit
 from .ops.base import Operator
@@ -354,7 +354,33 @@ class Workflow:
         wf.fitted = loaded.fitted
         wf.artifacts_dir = loaded.artifacts_dir
         wf._read_only_artifacts = True
+        wf._check_state_keys(os.path.join(os.fspath(path), "workflow.json"))
         return wf
+
+    def _check_state_keys(self, config_path: str) -> None:
+        """Refuse a loaded state that lacks an entry its step needs (a raw ``KeyError`` at
+        transform otherwise); the step's input groups are known once the schema is."""
+        if not self.fitted or self.input_schema is None:
+            return
+        try:
+            steps = list(self.fitted_steps())
+        except KeyError as exc:  # a schema read from a state entry that is not there
+            raise WorkflowFormatError(
+                f"{config_path}: a step's state has no entry {exc}, which the step needs. "
+                "The file was changed after saving: save the workflow again from a fitted "
+                "one.") from None
+        except IRSError:  # a graph that does not fit its schema: reported when used
+            return
+        for step in steps:
+            for entry, keys in step.op.state_keys(step.groups).items():
+                held = step.state.get(entry, {})
+                missing = [k for k in keys if k not in held]
+                if missing:
+                    raise WorkflowFormatError(
+                        f"{config_path}: the state of step {step.node_id!r} has no "
+                        f"{entry}[{missing[0]!r}], which the step needs for its input "
+                        f"{missing[0]!r}. The file was changed after saving: save the "
+                        "workflow again from a fitted one.")
 
     # ---- display --------------------------------------------------------------------------
     def source_text(self, node: Node) -> str:

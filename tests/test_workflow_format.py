@@ -127,3 +127,30 @@ def test_the_unchanged_workflow_loads_and_transforms_alike(saved):
     wf = irs.Workflow.load(folder)
     assert wf.fitted and wf.output_columns == ["c", "n", "d", "w", "TE_c_label", "label"]
     assert wf.transform(PROBE)["c"].tolist() == [3, 4, 3, 1]
+
+
+@pytest.mark.parametrize(("step", "entry", "key"), [
+    ("targetencoding", "tables", None),   # the whole map emptied (found by the property)
+    ("targetencoding", "tables", "c"),
+    ("categorify", "vocabs", "c"),
+    ("normalize", "means", "n"),
+    ("normalize", "stds", "n"),
+])
+def test_a_state_missing_an_entry_its_step_needs_is_refused_at_load(saved, tmp_path, step,
+                                                                      entry, key):
+    folder, config = saved
+    changed = copy.deepcopy(config)
+    ops_in_file = {i: n.get("op", {}).get("op", "").lower() for i, n in
+                   enumerate(changed["nodes"]) if n.get("kind") == "op"}
+    index = next(str(i) for i, name in ops_in_file.items() if name == step)
+    state = changed["states"][index]
+    assert state.get(entry)
+    if key is None:
+        state[entry] = {}
+    else:
+        del state[entry][key]
+    copy_dir = tmp_path / "copy"
+    shutil.copytree(folder, copy_dir)
+    (copy_dir / "workflow.json").write_text(json.dumps(changed))
+    with pytest.raises(WorkflowFormatError, match=r"workflow\.json.*(no entry|has no|KeyError)"):
+        irs.Workflow.load(copy_dir)

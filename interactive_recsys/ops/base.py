@@ -242,6 +242,17 @@ class StatOperator(Operator, register=False):
 
         check_shape(state, self.state_shape)
 
+    #: Entries of the state that map every input column to a value (e.g. Normalize's
+    #: ``means``); see :meth:`state_keys`.
+    per_column_state: ClassVar[tuple[str, ...]] = ()
+
+    def state_keys(self, groups: Sequence[tuple[str, ...]]) -> dict[str, list[str]]:
+        """The keys each map of the fitted state must hold for these input groups (checked
+        when a saved workflow is loaded, so a hand-edited state missing one is refused
+        there, not at transform); default: the input columns in ``per_column_state``."""
+        columns = [c for g in groups for c in g]
+        return {entry: columns for entry in self.per_column_state}
+
 
 class RowFilter(Operator, register=False):
     """An operator that keeps some rows: ``row_mask`` returns the rows to keep.

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -193,6 +194,9 @@ class Categorify(StatOperator):
         names = list(states)
         return g.delayed(g.task("state", _state, names, directory, self, *states.values()),
                          partials)
+
+    def state_keys(self, groups: Sequence[tuple[str, ...]]) -> dict[str, list[str]]:
+        return {"vocabs": list(self.vocab_keys(list(groups)))}
 
     # ---- transform ------------------------------------------------------------------------
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:

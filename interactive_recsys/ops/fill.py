@@ -67,6 +67,7 @@ class FillMedian(StatOperator):
 
     summary = "Replace nulls and NaN by the column median"
     state_shape = {"medians": ("map", "number?")}
+    per_column_state = ("medians",)
     add_binary_cols = Param(False, kind="bool", doc="Also output <col>_filled flags.")
 
     def output_schema(self, input_schema: Schema, groups, state=None) -> Schema:

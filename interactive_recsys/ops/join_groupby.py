@@ -33,6 +33,7 @@ Examples
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -83,6 +84,9 @@ class JoinGroupby(StatOperator):
         """Columns read from the workflow input when not selected (NVTabular's form
         ``["C6"] >> JoinGroupby(cont_cols=["I5"])``)."""
         return list(self.cont_cols)
+
+    def state_keys(self, groups: Sequence[tuple[str, ...]]) -> dict[str, list[str]]:
+        return {"tables": list(self.key_groups([tuple(g) for g in groups]))}
 
     def key_groups(self, groups: list[tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
         """Output prefix -> key columns: every selected group but the continuous columns."""

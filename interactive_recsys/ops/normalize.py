@@ -96,6 +96,7 @@ class Normalize(_Moments):
 
     summary = "Standardise to mean 0, std 1 (float32)"
     state_shape = {"means": ("map", "number?"), "stds": ("map", "number?")}
+    per_column_state = ("means", "stds")
 
     def fit_finalize(self, partial: Any, ctx: OpContext) -> dict[str, Any]:
         self.check_rows(partial, ctx)
@@ -126,6 +127,7 @@ class NormalizeMinMax(_Moments):
 
     summary = "Scale to [0, 1] with the min and max (float32)"
     state_shape = {"mins": ("map", "number?"), "maxs": ("map", "number?")}
+    per_column_state = ("mins", "maxs")
 
     def fit_finalize(self, partial: Any, ctx: OpContext) -> dict[str, Any]:
         self.check_rows(partial, ctx)

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import functools
 import operator
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -93,6 +94,9 @@ class TargetEncoding(StatOperator):
         """Columns read from the workflow input when not selected (NVTabular's form
         ``["C1"] >> TargetEncoding("label")``)."""
         return [self.target, *(self.fold_cols or ())]
+
+    def state_keys(self, groups: Sequence[tuple[str, ...]]) -> dict[str, list[str]]:
+        return {"tables": list(self.key_groups([tuple(g) for g in groups]))}
 
     def key_groups(self, groups: list[tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
         """Key name -> key columns: every selected group but the target and fold columns."""

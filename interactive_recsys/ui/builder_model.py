@@ -51,7 +51,7 @@ import pyarrow as pa
 import interactive_recsys as irs
 from interactive_recsys.dataset import Dataset, as_dataset
 from interactive_recsys.errors import DatasetError, ParameterError, SchemaError
-from interactive_recsys.graph import Node
+from interactive_recsys.graph import ConcatNode, Node, OpNode, SelectNode
 from interactive_recsys.jobs import Job
 from interactive_recsys.ops import OPERATORS
 from interactive_recsys.ops.base import Operator
@@ -141,7 +141,7 @@ class BuilderModel:
         if self._profile is None:
             frame = self.head(self.sample_rows, self.schema.names)
             table = pa.Table.from_pandas(frame, preserve_index=False)
-            self._profile = profile_table(table, self.schema, self.dataset._num_rows)
+            self._profile = profile_table(table, self.schema, self.dataset.known_num_rows)
         return self._profile
 
     def head(self, n_rows: int, columns: list[str]) -> Any:
@@ -529,7 +529,7 @@ class PreviewResult:
 # ---- from a workflow graph --------------------------------------------------------------------
 def _chain(node: Node) -> Branch:
     ops: list[Step] = []
-    while node.kind == "op":
+    while isinstance(node, OpNode):
         if len(node.parents) != 1:
             raise SchemaError(f"The builder shows branches of the form columns >> op >> op; the "
                               f"step {node.label()} reads several inputs.")
@@ -537,7 +537,7 @@ def _chain(node: Node) -> Branch:
         ops.append(Step(type(node.op).__name__, {k: v for k, v in node.op.get_params().items()
                                                  if v != spec[k].default}))
         node = node.parents[0]
-    if node.kind != "select":
+    if not isinstance(node, SelectNode):
         raise SchemaError(f"The builder shows branches of the form columns >> op >> op joined "
                           f"with +; {node.label()} is a sum inside a branch. Rewrite it as one "
                           "selection or as separate branches.")
@@ -547,6 +547,6 @@ def _chain(node: Node) -> Branch:
 
 def branches_of(node: Node) -> list[Branch]:
     """The branches of a graph ``b1 + b2 + ...`` where each ``b`` is ``columns >> op >> ...``."""
-    if node.kind == "concat":
+    if isinstance(node, ConcatNode):
         return [b for p in node.parents for b in branches_of(p)]
     return [_chain(node)]

@@ -38,10 +38,10 @@ import pyarrow.parquet as pq
 
 from ..dataset import Dataset, as_dataset
 from ..errors import ParameterError
+from ..graph import OpNode, SelectNode
 from ..ops.categorify import Categorify
 from ..ops.hash_bucket import FIRST_FREE_INDEX, NULL_INDEX
 from ..schema import Tags, dtype_name
-from ..selector import flatten
 from ..workflow import Workflow
 
 VIEWS = ("output", "input", "input | output")
@@ -63,8 +63,8 @@ def input_columns(workflow: Workflow, schema: Any) -> list[str]:
     """The dataset columns the workflow reads, in first-use order."""
     names: list[str] = []
     for node in workflow.nodes:
-        if node.kind == "select":
-            names += [n for n in flatten(node.selector.resolve(schema)) if n not in names]
+        if isinstance(node, SelectNode):
+            names += [n for n in node.columns(schema) if n not in names]
     return names
 
 
@@ -100,12 +100,10 @@ def _parquet_file(path: str) -> pq.ParquetFile | None:
 def first_vocab_indices(workflow: Workflow) -> dict[str, int]:
     """Output column -> first vocabulary index, for columns encoded by Categorify (ids in
     ``2 .. first - 1`` are out-of-vocabulary)."""
-    schemas = workflow.output_node.schemas(workflow.input_schema, workflow._states)
-    out = {}
-    for node in workflow.nodes:
-        if node.kind == "op" and isinstance(node.op, Categorify):
-            groups = node.input_groups(workflow.input_schema, schemas)
-            out.update(dict.fromkeys(node.op.output_names(groups), node.op.first_vocab_index))
+    out: dict[str, int] = {}
+    for step in workflow.fitted_steps(Categorify):
+        out.update(dict.fromkeys(step.op.output_names(list(step.groups)),
+                                 step.op.first_vocab_index))
     return out
 
 
@@ -205,7 +203,8 @@ class PreviewModel:
     @property
     def rows_align(self) -> bool:
         """Whether output row i comes from input row i (no operator drops rows)."""
-        return not any(n.kind == "op" and n.op.changes_rows for n in self.workflow.nodes)
+        return not any(isinstance(n, OpNode) and n.op.changes_rows
+                       for n in self.workflow.nodes)
 
     @property
     def n_pages(self) -> int:
