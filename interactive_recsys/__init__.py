@@ -9,7 +9,7 @@ __version__ = "0.1.0"
 
 from . import cluster, datasets, graph, ops  # noqa: F401  (graph: `>>` and `+`)
 from .backend import get_backend, gpu_available
-from .cluster import connect, start_cluster
+from .cluster import connect, start_cluster, stop_cluster
 from .dataset import Dataset
 from .embedding import embedding_dim, embedding_sizes
 from .errors import (
@@ -42,4 +42,5 @@ def __getattr__(name: str):  # widgets, reports and the loader import on first u
 __all__ = ["ColumnSchema", "ColumnSelector", "Dataset", "DatasetError", "IRSError",
            "NotFittedError", "ParameterError", "Schema", "SchemaError", "Tags", "VersionError",
            "Workflow", "WorkflowFormatError", "cluster", "connect", "datasets", "embedding_dim",
-           "embedding_sizes", "get_backend", "gpu_available", "ops", "start_cluster"]
+           "embedding_sizes", "get_backend", "gpu_available", "ops", "start_cluster",
+           "stop_cluster"]

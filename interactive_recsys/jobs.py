@@ -20,6 +20,7 @@ so the notebook kernel stays free to draw widgets:
 from __future__ import annotations
 
 import contextvars
+import functools
 import threading
 import time
 from collections import deque
@@ -57,6 +58,10 @@ class Phase:
     observed: int = 0
     keys: frozenset = field(default=frozenset(), repr=False)
     _seen: set = field(default_factory=set, repr=False)
+    #: per task group (key prefix): tasks seen finishing and compute seconds spent
+    _group_done: dict = field(default_factory=dict, repr=False)
+    _group_seconds: dict = field(default_factory=dict, repr=False)
+    _group_totals: dict | None = field(default=None, repr=False)
 
     @property
     def done(self) -> int:
@@ -67,17 +72,91 @@ class Phase:
     def fraction(self) -> float:
         return 1.0 if self.status == "finished" else self.done / max(self.total, 1)
 
-    def observe(self, keys: list[Any]) -> None:
-        for key in keys:
+    @property
+    def seconds(self) -> float:
+        """Wall time of the phase so far (until it stopped)."""
+        return (self.stopped or time.time()) - self.started
+
+    def observe(self, keys: list[Any], seconds: list[float] | None = None) -> None:
+        """Count this phase's tasks among finished ``keys`` (and their compute ``seconds``)."""
+        for i, key in enumerate(keys):
             key = _norm(key)
-            if key in self.keys and key not in self._seen:
+            if key not in self.keys:
+                continue
+            group = task_group(key)
+            if seconds is not None:
+                self._group_seconds[group] = self._group_seconds.get(group, 0.0) + seconds[i]
+            if key not in self._seen:
                 self._seen.add(key)
+                self._group_done[group] = self._group_done.get(group, 0) + 1
         self.observed = len(self._seen)
+
+    def operators(self) -> list[dict[str, Any]]:
+        """Progress per operator: the phase's tasks grouped by key prefix, each named after
+        the workflow's operator (:func:`operator_label`), in the order they started running.
+
+        >>> phase = Phase("fit 1/1", total=3, keys=frozenset(
+        ...     {"categorify-0-partial-0-ab12cd34", "categorify-0-finalize-ab12cd34",
+        ...      "fit-phase1-0-ab12cd34"}))
+        >>> phase.observe(["fit-phase1-0-ab12cd34"], seconds=[0.5])
+        >>> [(o["label"], o["done"], o["total"], o["seconds"]) for o in phase.operators()]
+        [('partial statistics', 1, 1, 0.5), ('Categorify', 0, 2, 0.0)]
+        """
+        if self._group_totals is None:
+            totals: dict[str, int] = {}
+            for key in self.keys:
+                group = task_group(key)
+                totals[group] = totals.get(group, 0) + 1
+            self._group_totals = totals
+        started = list(self._group_done)  # dicts keep the order groups were first seen
+        order = started + sorted(g for g in self._group_totals if g not in self._group_done)
+        finished = self.status == "finished"
+        return [{"group": g, "label": operator_label(g), "total": self._group_totals[g],
+                 "done": self._group_totals[g] if finished else self._group_done.get(g, 0),
+                 "seconds": self._group_seconds.get(g, 0.0)} for g in order]
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "job": self.job, "status": self.status, "done": self.done,
                 "total": self.total, "fraction": self.fraction, "started": self.started,
-                "stopped": self.stopped}
+                "stopped": self.stopped, "seconds": self.seconds,
+                "operators": self.operators()}
+
+
+#: Labels of the task groups that are not operators (the workflow's own phases).
+PHASE_LABELS = {"fit": "partial statistics", "transform": "transform",
+                "write_part": "write parquet", "read-parquet": "read parquet",
+                "read-getitem": "read parquet", "read-getitem-transform": "read + transform",
+                "read-transform": "read + transform",
+                "shuffle-input": "shuffle input"}
+
+
+def task_group(key: Any) -> str:
+    """The operator or phase a task key belongs to (its prefix), e.g. ``'categorify'``.
+
+    >>> task_group("categorify-1-partial-0-3f2a1b9c")
+    'categorify'
+    >>> task_group(("transform-5e2a9c3d", 3))
+    'transform'
+    """
+    from dask.utils import key_split
+
+    return key_split(key)
+
+
+@functools.lru_cache(maxsize=1024)
+def operator_label(group: str) -> str:
+    """The workflow's name for a task group: the operator's class name for an operator's
+    tasks, a short description for the workflow's own phases, else the group unchanged.
+
+    >>> operator_label("categorify"), operator_label("write_part"), operator_label("x")
+    ('Categorify', 'write parquet', 'x')
+    """
+    if group in PHASE_LABELS:
+        return PHASE_LABELS[group]
+    from .ops.base import OPERATORS
+
+    by_lower = {name.lower(): name for name in OPERATORS}
+    return by_lower.get(group, group)
 
 
 class ProgressBoard:
@@ -224,9 +303,14 @@ def _wait(client: Any, futures: list, record: Phase, job: Job | None, tracked: b
 def _observe(client: Any, record: Phase, since: float) -> float:
     """Count the phase's tasks finished since ``since`` (scheduler time); the new ``since``."""
     records = client.get_task_stream(start=since)
-    record.observe([r["key"] for r in records])
+    record.observe([r["key"] for r in records], [_compute_seconds(r) for r in records])
     stops = [s["stop"] for r in records for s in r["startstops"]]
     return max(stops, default=since)
+
+
+def _compute_seconds(record: dict[str, Any]) -> float:
+    """Seconds a task-stream record spent computing (transfers and disk I/O left out)."""
+    return sum(s["stop"] - s["start"] for s in record["startstops"] if s["action"] == "compute")
 
 
 def _cancel(client: Any, futures: list) -> None:

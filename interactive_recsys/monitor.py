@@ -35,9 +35,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from dask.utils import key_split
-
-from .jobs import BOARD, _norm, active_client
+from .jobs import BOARD, _compute_seconds, _norm, active_client, task_group
 
 #: The host-memory fields of each worker sample (bytes), as the scheduler computes them.
 MEMORY_FIELDS = ("process", "managed", "unmanaged", "unmanaged_old", "unmanaged_recent",
@@ -63,17 +61,6 @@ def _scheduler_state(dask_scheduler: Any, since: float | None = None) -> dict[st
             "gpu": metrics.get("gpu"), "rmm": metrics.get("rmm"), "cudf": metrics.get("cudf"),
         }
     return {"time": time.time(), "workers": workers, "tasks": tasks}
-
-
-def task_group(key: Any) -> str:
-    """The operator or phase a task key belongs to (its prefix), e.g. ``'categorify'``.
-
-    >>> task_group("categorify-1-partial-0-3f2a1b9c")
-    'categorify'
-    >>> task_group(("transform-5e2a9c3d", 3))
-    'transform'
-    """
-    return key_split(key)
 
 
 def worker_gpus(dask_worker: Any = None) -> list[dict[str, Any]]:
@@ -182,6 +169,7 @@ class Monitor:
         self.tasks: deque[dict[str, Any]] = deque(maxlen=task_maxlen)
         self.errors: deque[str] = deque(maxlen=100)
         self._subscribers: list[Callable[[Monitor, dict[str, Any], list[dict]], Any]] = []
+        self._closed_callbacks: list[Callable[[Monitor], Any]] = []
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self._paused = threading.Event()
@@ -250,6 +238,27 @@ class Monitor:
         if callback in self._subscribers:
             self._subscribers.remove(callback)
 
+    def on_closed(self, callback: Callable[[Monitor], Any]) -> None:
+        """Call ``callback(monitor)`` (from the sampling thread) when sampling stops because
+        the Dask client closed; its exceptions are recorded in :attr:`errors`."""
+        self._closed_callbacks.append(callback)
+
+    def remove_on_closed(self, callback: Callable) -> None:
+        if callback in self._closed_callbacks:
+            self._closed_callbacks.remove(callback)
+
+    @property
+    def client_closed(self) -> bool:
+        """Whether the Dask client is closing or closed (the monitor then cannot sample)."""
+        return self.client.status in ("closing", "closed")
+
+    def _tell_closed(self) -> None:
+        for callback in list(self._closed_callbacks):
+            try:
+                callback(self)
+            except Exception:
+                self.errors.append(f"on_closed callback failed:\n{traceback.format_exc()}")
+
     def sample(self) -> dict[str, Any]:
         """Take one sample now (also what the thread does every ``interval_ms``)."""
         t0, c0 = time.perf_counter(), time.thread_time()
@@ -276,23 +285,25 @@ class Monitor:
         return self.client.run(worker_gpus)
 
     def _read_tasks(self, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        running = [p for p in BOARD.phases(self.started - 1) if p.status == "running" and p.keys]
-        if running:
-            keys = [r["key"] for r in records]
-            for phase in running:
-                phase.observe(keys)
-        out, latest = [], self._stream_from
+        out, fresh, latest = [], [], self._stream_from
         for r in records:
+            new = False
             for ss in r["startstops"]:
                 ident = (str(_norm(r["key"])), ss["start"], ss["action"])
                 latest = max(latest, ss["stop"])
                 if ident in self._seen:
                     continue
+                new = True
                 self._seen.add(ident)
                 self._seen_order.append(ident)
                 out.append({"key": ident[0], "group": task_group(r["key"]),
                             "worker": ss.get("worker", r["worker"]), "action": ss["action"],
                             "start": ss["start"], "stop": ss["stop"]})
+            if new:
+                fresh.append(r)
+        running = [p for p in BOARD.phases(self.started - 1) if p.status == "running" and p.keys]
+        for phase in running:  # each record counted once: its compute time too
+            phase.observe([r["key"] for r in fresh], [_compute_seconds(r) for r in fresh])
         while len(self._seen_order) > 2 * (self.tasks.maxlen or 10000):
             self._seen.discard(self._seen_order.popleft())
         self._stream_from = latest
@@ -313,10 +324,11 @@ class Monitor:
         period = self.interval_ms / 1000
         while not self._stop.is_set():
             t0 = time.perf_counter()
+            if self.client_closed:  # checked while paused too: listeners must know
+                self.errors.append("The Dask client closed; the monitor stopped sampling.")
+                self._tell_closed()
+                break
             if not self._paused.is_set():
-                if self.client.status in ("closing", "closed"):
-                    self.errors.append("The Dask client closed; the monitor stopped sampling.")
-                    break
                 try:
                     self.sample()
                 except Exception as err:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -25,7 +26,7 @@ def dash(client: object) -> Iterator[Dashboard]:
     monitor = Monitor(client, start=False)
     board = Dashboard(monitor)
     yield board
-    board.close()
+    board.dispose()
     monitor.close()
 
 
@@ -70,18 +71,32 @@ def test_sources_follow_the_monitor_samples(dash: Dashboard, tmp_path: object) -
                if not math.isnan(c))
 
 
-def test_progress_bars_reach_100_percent(dash: Dashboard, tmp_path: object) -> None:
+def test_progress_per_operator_with_the_time_of_each_run(dash: Dashboard,
+                                                        tmp_path: object) -> None:
     dash.monitor.sample()
-    job = _fit(tmp_path).fit  # a second fit, in the background
-    result = job(irs.Dataset(os.path.join(str(tmp_path), "in")), background=True)
-    result.result(timeout=60)
+    wf = _fit(tmp_path)  # one fit, then a second one of the same workflow, in the background
+    job = wf.fit(irs.Dataset(os.path.join(str(tmp_path), "in")), background=True)
+    job.result(timeout=60)
     dash.monitor.sample()
     assert dash.progress()["fit 1/2"] == 1.0 and dash.progress()["fit 2/2"] == 1.0
-    rows = dash.progress_box.children
-    labels = [row.children[2].value for row in rows[-2:]]
-    assert labels[0].startswith("fit 1/2 (fit): ") and labels[0].endswith("finished")
-    assert all(row.children[1].bar_style == "success" for row in rows)
-    assert [row.children[1].value for row in rows[-2:]] == [1.0, 1.0]
+    rows = dash.progress_view.rows[-4:]  # the two runs of the two phases
+    titles = [r.title.value for r in rows]
+    assert [t.split(" · ")[0] for t in titles] == ["fit 1/2", "fit 2/2"] * 2
+    assert all(re.fullmatch(r"fit \d/2 · \d\d:\d\d:\d\d", t) for t in titles)  # run times
+    assert all(r.bar.bar_style == "success" and r.bar.value == 1.0 for r in rows), [
+        (r.title.value, r.label.value) for r in rows]
+    # per operator: the phase's tasks by operator, named as in the workflow, all done
+    last = job.phases[0]
+    ops_ = last.operators()
+    labels = [o["label"] for o in ops_]
+    assert "Categorify" in labels and "partial statistics" in labels
+    assert sum(o["total"] for o in ops_) == last.total
+    assert all(o["done"] == o["total"] for o in ops_)
+    assert sum(o["seconds"] for o in ops_) > 0
+    table = rows[-2].operators.value
+    for o in ops_:
+        assert f"{o['label']}</td>" in table and f"{o['done']}/{o['total']}" in table
+    assert rows[-2].label.value.startswith(f"{last.total}/{last.total} tasks, finished, ")
 
 
 def test_pause_resume_and_errors_in_the_log(dash: Dashboard) -> None:
@@ -99,14 +114,50 @@ def test_pause_resume_and_errors_in_the_log(dash: Dashboard) -> None:
     assert "KeyError" in entry["text"] and "workers" in entry["text"]
 
 
-def test_close_stops_the_owned_monitor_thread(client: object) -> None:
+def test_close_freezes_the_last_picture_and_dispose_removes_it(client: object) -> None:
     board = Dashboard(client, interval_ms=100)
     assert board.monitor.running
     assert repr(board) == "Dashboard(2 workers, no GPU, every 100 ms)"
+    deadline = time.monotonic() + 10
+    while len(board.monitor.samples) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
     board.close_button.click()
     assert not board.monitor.running
     assert not [t for t in threading.enumerate() if t.name == "irs-monitor"]
-    assert board.plots.comm is None  # widgets closed
+    # frozen in place: the plots stay open, with every point drawn, in the widget's state
+    assert board.plots.comm is not None and board.closed
+    points = len(board.sources["spill"].data["time"])
+    assert points == len(board.monitor.samples) >= 3
+    assert _bundle_points(board, "irs-spill") == points
+    assert board.controls.children == (board.status, board.dask_link)  # no more controls
+    assert board.close_button.comm is None and "closed" in board.status.value
+    board.monitor.sample()  # nothing is drawn after the close
+    assert len(board.sources["spill"].data["time"]) == points
+    board.dispose()
+    assert board.plots.comm is None and board.comm is None
+
+
+def _bundle_points(board: Dashboard, name: str) -> int:
+    """Points of a named source in the BokehWidget's state (what a saved notebook shows)."""
+    doc = next(iter(board.plots.render_bundle["docs_json"].values()))
+    found = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if node.get("name") == "ColumnDataSource" and node.get("attributes", {}).get(
+                    "name") == name:
+                found.append(node["attributes"]["data"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(doc)
+    [data] = found
+    entries = dict(data["entries"])
+    column = entries.get("time", entries.get("start"))
+    return len(column["array"]["data"]) if isinstance(column, dict) else len(column)
 
 
 def test_save_html_is_standalone_and_atomic(dash: Dashboard, tmp_path: object) -> None:
@@ -119,19 +170,72 @@ def test_save_html_is_standalone_and_atomic(dash: Dashboard, tmp_path: object) -
     assert "worker 0" in text
 
 
-def test_plots_go_live_only_once_displayed(dash: Dashboard) -> None:
+def test_plots_go_live_when_a_view_is_drawn_anywhere(dash: Dashboard) -> None:
     sent: list[dict] = []
     dash.plots.send = lambda content, buffers=None: sent.append(content)  # type: ignore[method-assign]
     dash.monitor.sample()
-    assert sent == []  # not displayed yet: no patch a late view could half-read
-    dash._repr_mimebundle_()
-    dash._displayed_at -= 10  # type: ignore[operator]  # the view had time to appear
-    dash.monitor.sample()  # sends the plots whole ...
-    bundle = json.dumps(dash.plots.render_bundle)
+    assert sent == [] and not dash.live  # no view yet: no patch a late view could half-read
+    # a view was drawn (a cell, a Studio tab, a reloaded page): the signal widget says so
+    dash.signal._on_msg(dash.signal, {"event": "rendered"}, [])
+    assert dash.live
+    bundle = json.dumps(dash.plots.render_bundle)  # sent whole, with the data so far ...
     assert "worker 1" in bundle and "irs-memory" in bundle
     assert sent == []
     dash.monitor.sample()  # ... then streams patches
     assert sent and all(m["msg"] == "patch" for m in sent)
+
+
+def test_displayed_as_a_cell_result_it_goes_live_later_anyway(dash: Dashboard) -> None:
+    dash.plots.send = lambda content, buffers=None: None  # type: ignore[method-assign]
+    dash._repr_mimebundle_()
+    dash.monitor.sample()
+    assert not dash.live
+    dash._displayed_at -= 10  # type: ignore[operator]  # the view had time to appear
+    dash.monitor.sample()
+    assert dash.live
+
+
+def test_a_phase_end_stores_the_final_picture_in_the_widget_state(
+        dash: Dashboard, tmp_path: object) -> None:
+    dash.monitor.sample()
+    assert _bundle_points(dash, "irs-tasks") == 0
+    assert not dash.live  # nobody looks: the state is still kept up to date at phase ends
+    _fit(tmp_path)
+    dash.monitor.sample()
+    drawn = len(dash.sources["tasks"].data["start"])
+    assert drawn > 8 and _bundle_points(dash, "irs-tasks") == drawn
+
+
+def test_whole_run_toggle_and_the_time_window(dash: Dashboard) -> None:
+    from interactive_recsys.ui.dashboard_figures import WINDOW_S
+
+    shared = {c.root.x_range.id for n, c in dash.components.items()
+              if n in ("spill", "utilization", "tasks")}
+    assert shared == {dash.x_range.id}  # one time axis for the three time figures
+    assert (dash.x_range.follow, dash.x_range.follow_interval) == ("end", WINDOW_S)
+    dash.window_button.value = True
+    assert dash.x_range.follow is None
+    dash.window_button.value = False
+    assert dash.x_range.follow == "end"
+
+
+def test_a_closed_client_closes_the_dashboard_and_tells_listeners() -> None:
+    client = irs.start_cluster(1, memory_limit="500MB", dashboard=False, gpu=False)
+    board = Dashboard(client, interval_ms=100)
+    told: list[Dashboard] = []
+    board.on_closed(told.append)
+    board.pause()  # even paused, the closing is noticed
+    try:
+        client.close()
+        deadline = time.monotonic() + 20
+        while not told and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert told == [board] and board.closed and not board.monitor.running
+        assert "the Dask cluster closed" in board.status.value
+        assert "0 workers" not in board.status.value and "live" not in board.status.value
+    finally:
+        board.dispose()
+        client.cluster.close()
 
 
 def test_updates_create_no_new_widgets(dash: Dashboard, tmp_path: object) -> None:
@@ -158,7 +262,7 @@ def test_gpu_memory_figure_with_device_limits() -> None:
         assert all(0 < limit < t for limit, t in zip(gpu["limit"], gpu["total"], strict=True))
         assert list(board.figures["gpu"].y_range.factors) == gpu["device"]
         assert "gpu" in board.sources["utilization"].data
-        board.close()
+        board.dispose()
         board.monitor.close()
     finally:
         client.close()
@@ -234,19 +338,21 @@ def test_bars_show_the_end_of_a_background_job_at_once(client: object,
         fit = _fit(tmp_path).fit(irs.Dataset(os.path.join(str(tmp_path), "in")),
                                  background=True)
         fit.result(timeout=60)
-        phases = {row.children[0].value: row.children[1:] for row in
-                  board.progress_box.children}
+        phases = {row.title.value.split(" · ")[0]: (row.bar, row.label) for row in
+                  board.progress_view.rows}
         assert {"write", "fit 1/2", "fit 2/2"} <= set(phases)
         for name in ("write", "fit 1/2", "fit 2/2"):
             bar, label = phases[name]
             assert (bar.value, bar.bar_style) == (1.0, "success"), (name, label.value)
-            assert label.value.endswith("finished")
-            total = int(label.value.split(": ")[1].split("/")[0])
-            assert label.value.split(": ")[1].startswith(f"{total}/{total} tasks")
-        assert "write: 100%" in open(board.save_html(os.path.join(str(tmp_path), "r.html")),
-                                     encoding="utf-8").read()
+            total = int(label.value.split("/")[0])
+            assert label.value.startswith(f"{total}/{total} tasks, finished, ")
+        text = open(board.save_html(os.path.join(str(tmp_path), "r.html"), title="My run"),
+                    encoding="utf-8").read()
+        assert "<h2>My run</h2>" in text and time.strftime("%Y-%m-%d") in text
+        assert re.search(r"write · \d\d:\d\d:\d\d: 100%", text)
+        assert "write parquet</td>" in text  # progress per operator in the report
     finally:
-        board.close()
+        board.dispose()
 
 
 def test_close_draws_the_final_state(client: object) -> None:
@@ -261,3 +367,47 @@ def test_close_draws_the_final_state(client: object) -> None:
     assert len(board.monitor.samples) == seen + 1  # a last sample on stop ...
     assert len(board.sources["spill"].data["time"]) == points + 1  # ... drawn
     assert "closed" in board.status.value
+    board.dispose()
+
+
+def test_components_draw_frames_readably() -> None:
+    """Each figure component alone: source, root, update (no widget, no cluster)."""
+    from interactive_recsys.ui.dashboard_figures import (
+        BYTES_FORMATTER_JS,
+        Frame,
+        GpuMemoryFigure,
+        MemoryFigure,
+        SpillFigure,
+        time_range,
+    )
+
+    gib = 2**30
+    worker = {"managed": gib // 4, "unmanaged": gib // 8, "spilled": 0, "limit": 700 * 10**6,
+              "cpu": 10.0}
+    frame = Frame(time=1.0, workers=[("worker 0", worker)], tasks=[], gpus=[
+        {"device": "worker 0:gpu0", "used": 2 * gib, "total": 16 * gib, "limit": 12 * gib,
+         "utilization": 40}])
+    memory = MemoryFigure()
+    memory.update(frame)
+    # one unit system: the decimal 700 MB limit is written in binary units, like the axis
+    assert memory.source.data["limit_text"] == ["667.57 MiB"]
+    assert "1024" in BYTES_FORMATTER_JS and "MiB" in BYTES_FORMATTER_JS
+    assert memory.root.xaxis[0].ticker.desired_num_ticks <= 5 and memory.root.xaxis[0].ticker.base == 2  # labels do not run together
+    assert memory.root.legend[0] in memory.root.above  # legend outside the plot area
+
+    gpu = GpuMemoryFigure()
+    assert gpu.update(frame) == [40]
+    assert gpu.root.x_range.end >= 16 * gib  # the capacity is on the scale
+    assert gpu.source.data["total"] == [16 * gib]
+
+    spill = SpillFigure(time_range())
+    spill.update(frame)
+    assert spill.nothing.visible and not spill.root.yaxis[0].visible  # no -1..1 B axis
+    assert (spill.root.y_range.start, spill.root.y_range.end) == (0, 1)
+    spill.update(Frame(time=2.0, workers=[("worker 0", {**worker, "spilled": 3 * 2**20})],
+                       tasks=[]))
+    assert not spill.nothing.visible and spill.root.yaxis[0].visible
+    assert spill.root.y_range.end == pytest.approx(1.1 * 3 * 2**20)
+    spill.update(Frame(time=3.0, workers=[("worker 0", worker)], tasks=[]))
+    assert spill.root.y_range.end == pytest.approx(1.1 * 3 * 2**20)  # never shrinks
+    assert spill.source.data["disk"] == [0, 3 * 2**20, 0]

@@ -63,3 +63,64 @@ class BokehWidget(BokehModel):
             super().close()
         except KeyError:  # was not (or no longer) receiving the document's changes
             pass
+
+
+#: Browser side of :class:`RenderSignal`: tell the kernel each time a view is drawn.
+_RENDER_SIGNAL_ESM = """
+export default {
+  render({ model, el }) {
+    el.style.display = "none";
+    model.send({ event: "rendered" });
+  }
+};
+"""
+
+
+def _render_signal_class() -> type:
+    import anywidget
+
+    class RenderSignal(anywidget.AnyWidget):
+        """An invisible widget whose browser view says "rendered" to the kernel when drawn.
+
+        Put it next to a view that must know it is on screen (wherever it is displayed: a
+        cell's output, a tab of the Studio, a reloaded page); ``on_render(callback)`` is
+        called (from the kernel's message loop) for every view drawn."""
+
+        _esm = _RENDER_SIGNAL_ESM
+
+        def __init__(self) -> None:
+            super().__init__()
+            self._callbacks: list[Any] = []
+            self.renders = 0
+            self.on_msg(self._on_msg)
+
+        def on_render(self, callback: Any) -> None:
+            self._callbacks.append(callback)
+
+        def _on_msg(self, _widget: Any, content: dict[str, Any], _buffers: Any) -> None:
+            if isinstance(content, dict) and content.get("event") == "rendered":
+                self.renders += 1
+                for callback in list(self._callbacks):
+                    callback()
+
+    return RenderSignal
+
+
+def render_signal() -> Any:
+    """A new :class:`RenderSignal` widget (class made on first use: anywidget is imported
+    only when a view needs it).
+
+    >>> signal = render_signal(); seen = []
+    >>> signal.on_render(lambda: seen.append(1))
+    >>> signal._on_msg(signal, {"event": "rendered"}, [])   # what the browser sends
+    >>> seen, signal.renders
+    ([1], 1)
+    >>> signal.close()
+    """
+    global _RENDER_SIGNAL
+    if _RENDER_SIGNAL is None:
+        _RENDER_SIGNAL = _render_signal_class()
+    return _RENDER_SIGNAL()
+
+
+_RENDER_SIGNAL: type | None = None

@@ -15,13 +15,12 @@ browser tests can find it in ``window.Bokeh.documents``.
 from __future__ import annotations
 
 import html
-import itertools
 from typing import Any
 
 import ipywidgets as widgets
 from bokeh.layouts import column, row
-from bokeh.models import ColumnDataSource, FactorRange, HoverTool, Span
-from bokeh.palettes import Category10_10
+from bokeh.models import ColumnDataSource, FactorRange, HoverTool, Range1d, Span
+from bokeh.palettes import Category10_10, Category20_20, turbo
 from bokeh.plotting import figure
 
 from ..stats.embedding_report import EmbeddingReport, report_of
@@ -53,11 +52,25 @@ def load_bokeh() -> bool:
     return True
 
 
+def table_colours(n: int) -> list[str]:
+    """``n`` distinct colours, one per embedding table (never repeated: 26 Criteo tables
+    get 26 colours).
+
+    >>> len(set(table_colours(26))), table_colours(2) == list(Category10_10[:2])
+    (26, True)
+    """
+    if n <= 10:
+        return list(Category10_10[:n])
+    if n <= 20:
+        return list(Category20_20[:n])
+    return list(turbo(n))
+
+
 def curve_data(report: EmbeddingReport, key: str, x: str, y: str) -> dict[str, list]:
     """Multi-line data of one curve per table that has counts (``key`` of
     :meth:`~EmbeddingReport.table_dict`: ``"rank_frequency"`` or ``"coverage"``)."""
     data: dict[str, list] = {"xs": [], "ys": [], "name": [], "color": []}
-    colors = itertools.cycle(Category10_10)
+    colors = iter(table_colours(len(report.tables)))
     for name in report.tables:
         d = report.table_dict(name)
         color = next(colors)
@@ -148,22 +161,35 @@ class EmbeddingView(widgets.VBox):
 
     # ---- drawing ----------------------------------------------------------------------------
     def _figures(self) -> Any:
-        hover = HoverTool(tooltips=[("table", "@name")])
         freq = figure(title="Lookups per id by rank (log-log)", x_axis_type="log",
                       y_axis_type="log", x_axis_label="rank", y_axis_label="lookups",
-                      width=430, height=300, tools="pan,wheel_zoom,reset,save")
-        freq.multi_line("xs", "ys", color="color", source=self.frequency_source, line_width=2)
-        freq.add_tools(hover)
+                      width=400, height=340, tools="pan,wheel_zoom,reset,save")
+        lines = freq.multi_line("xs", "ys", color="color", source=self.frequency_source,
+                                line_width=2, hover_line_width=4, hover_line_color="color")
+        freq.add_tools(HoverTool(renderers=[lines], line_policy="nearest", tooltips=[
+            ("table", "@name"), ("rank", "$data_x{0,0}"), ("lookups", "$data_y{0,0}")]))
         cov = figure(title="Coverage: share of lookups served by the hottest k rows",
                      x_axis_type="log", x_axis_label="k rows (cache size)",
-                     y_axis_label="share of lookups", y_range=(0, 1.02), width=430, height=300,
+                     y_axis_label="share of lookups", y_range=(0, 1.02), width=400, height=340,
                      tools="pan,wheel_zoom,reset,save")
-        cov.multi_line("xs", "ys", color="color", source=self.coverage_source, line_width=2)
-        cov.add_tools(HoverTool(tooltips=[("table", "@name")]))
+        curves = cov.multi_line("xs", "ys", color="color", source=self.coverage_source,
+                                line_width=2, hover_line_width=4, hover_line_color="color",
+                                legend_field="name")
+        cov.add_tools(HoverTool(renderers=[curves], line_policy="nearest", tooltips=[
+            ("table", "@name"), ("k rows", "$data_x{0,0}"), ("share", "$data_y{0.0%}")]))
+        # one legend for both plots (a table has the same colour in each), outside the plot
+        legend = cov.legend[0]
+        legend.label_text_font_size = "7pt"
+        legend.glyph_height = legend.glyph_width = 10
+        legend.spacing, legend.padding, legend.margin = 0, 2, 2
+        legend.ncols = 2 if len(self.coverage_source.data["name"]) > 13 else 1
+        legend.click_policy = "hide"
+        cov.add_layout(legend, "right")
         self.capacity = Span(location=self.report.plan().gpu_memory / GIB, dimension="width",
                              line_color="#d62728", line_dash="dashed")
         plan = figure(title=self._plan_title(),
-                      x_range=FactorRange(*self.plan_source.data["x"]), width=870, height=280,
+                      x_range=FactorRange(*self.plan_source.data["x"]),
+                      y_range=Range1d(0, self._plan_top()), width=870, height=280,
                       tools="save", y_axis_label="GiB")
         plan.vbar(x="x", top="gib", width=0.8, color="color", source=self.plan_source)
         plan.add_layout(self.capacity)
@@ -172,6 +198,11 @@ class EmbeddingView(widgets.VBox):
         plan.xaxis.major_label_orientation = 0.8
         self.plan_figure = plan
         return column(row(freq, cov), plan)
+
+    def _plan_top(self) -> float:
+        """Top of the GiB axis: above the tallest bar and the capacity line."""
+        capacity = self.report.plan().gpu_memory / GIB
+        return 1.1 * max([capacity, *self.plan_source.data["gib"]])
 
     def _plan_title(self) -> str:
         plan = self.report.plan()
@@ -187,6 +218,7 @@ class EmbeddingView(widgets.VBox):
         self.plan_figure.x_range.factors = data["x"]
         self.plan_source.data = data
         self.capacity.location = self.report.plan().gpu_memory / GIB
+        self.plan_figure.y_range.end = self._plan_top()
 
     def _show_error(self, text: str | None) -> None:
         self.message.value = f"<pre>{html.escape(text)}</pre>" if text else ""

@@ -30,6 +30,8 @@ import ipywidgets as w
 from .builder import PipelineBuilder
 
 TITLES = ("Build", "Preview", "Embeddings", "Cluster")
+#: Seconds between looks for a running cluster while the Cluster tab has none.
+WATCH_SECONDS = 1.0
 
 
 def _note(text: str, css: str) -> w.HTML:
@@ -57,6 +59,9 @@ class Studio(w.VBox):
         load_bokeh()  # BokehJS on the page now, from this thread: the tabs' plots need it later
         self.add_class("irs-studio")
         self.client = client
+        self._watcher: threading.Thread | None = None
+        self._frozen: Any = None  # the closed dashboard shown under "start again"
+        self._watch_stop = threading.Event()
         self.preview_rows = preview_rows
         self.preview: Any = None
         self.embeddings: Any = None
@@ -148,35 +153,108 @@ class Studio(w.VBox):
         self.embeddings = EmbeddingView(report)
         self.embeddings_tab.children = [self.embeddings]
 
-    def show_cluster(self) -> None:
-        """Fill the Cluster tab: the dashboard of the client, or a button to start one."""
+    def live_client(self) -> Any:
+        """The client of the Cluster tab and of Run: the one given (or started here) while it
+        runs, else the active one (a cluster started later with ``irs.start_cluster()``)."""
         from ..jobs import active_client
 
-        client = self.client or active_client()
+        if self.client is not None and self.client.status != "running":
+            self.client = None  # a closed client is never used again
+        if getattr(self.builder.client, "status", "running") != "running":
+            self.builder.client = None  # Run then uses the active client
+        return self.client or active_client()
+
+    def show_cluster(self) -> None:
+        """Fill the Cluster tab: the live dashboard of the client, or (no cluster, or it
+        closed) a button to start one; a cluster started elsewhere is picked up by itself."""
+        client = self.live_client()
+        old = self.dashboard
+        if old is not None and (old.closed or old.monitor.client is not client):
+            self.dashboard, self._frozen = None, old  # its last picture, until replaced
         if client is None:
-            start = w.Button(description="Start a local cluster", button_style="primary",
-                             layout=w.Layout(width="auto"))
-            start.add_class("irs-btn-start-cluster")
-            start.on_click(lambda _: self._safely(self._start_cluster))
-            self.cluster_tab.children = [_note(
-                "No Dask cluster is active: Run and Preview use this process. Start a local "
-                "cluster (2 workers) or connect one with irs.connect('tcp://host:8786').",
-                "irs-studio-no-cluster"), start]
+            self._show_no_cluster(self._frozen)
             return
-        from .dashboard import Dashboard
-
+        self._stop_watching()
+        if self.builder.client is None:  # Run goes where the Cluster tab looks
+            self.builder.client = client
         if self.dashboard is None:
-            self.dashboard = Dashboard(client)
-        self.cluster_tab.children = [self.dashboard]
+            from .dashboard import Dashboard
 
-    def _start_cluster(self) -> None:
+            self.dashboard = Dashboard(client)
+            self.dashboard.on_closed(self._on_dashboard_closed)
+        self.cluster_tab.children = [self.dashboard]
+        if self._frozen is not None:
+            self._frozen.dispose()
+            self._frozen = None
+
+    def _show_no_cluster(self, frozen: Any = None) -> None:
+        start = w.Button(description="Start a local cluster", button_style="primary",
+                         icon="play", layout=w.Layout(width="auto"))
+        start.add_class("irs-btn-start-cluster")
+        busy = w.HTML()
+        busy.add_class("irs-cluster-busy")
+        start.on_click(lambda _: self._safely(lambda: self._start_cluster(start, busy)))
+        closed = frozen is not None and frozen.closed
+        text = ("The Dask cluster closed: Run and Preview use this process until a cluster "
+                "runs again. " if closed else "No Dask cluster is active: Run and Preview use "
+                "this process. ") + ("Start a local cluster (2 workers), or start or connect "
+                                     "one in a cell (irs.start_cluster(), irs.connect('tcp://"
+                                     "host:8786')): this tab picks it up by itself.")
+        children = [_note(text, "irs-studio-no-cluster"), start, busy]
+        if closed:  # the last picture of the closed cluster stays below
+            children.append(frozen)
+        self.cluster_tab.children = children
+        self._watch_for_cluster()
+
+    def _start_cluster(self, button: w.Button | None = None, busy: w.HTML | None = None
+                       ) -> None:
         from ..cluster import start_cluster
 
-        self.client = self.builder.client = start_cluster(2)
+        if button is not None:  # the busy state shows while the cluster starts (seconds)
+            button.disabled, button.description, button.icon = (
+                True, "Starting a local cluster…", "hourglass-half")
+        if busy is not None:
+            busy.value = "<i>starting 2 workers, a few seconds…</i>"
+        try:
+            self.client = start_cluster(2)  # the default client now: Run uses it too
+        finally:
+            if button is not None:
+                button.disabled, button.description, button.icon = (
+                    False, "Start a local cluster", "play")
+            if busy is not None:
+                busy.value = ""
         self.show_cluster()
 
+    def _on_dashboard_closed(self, dashboard: Any) -> None:
+        """The dashboard closed (its cluster closed, or Close was clicked): offer to start a
+        cluster again when none runs."""
+        if dashboard is self.dashboard and self.live_client() is None:
+            self._safely(self.show_cluster)
+
+    def _watch_for_cluster(self) -> None:
+        """While the tab says "no cluster", look for one every second (a cluster started in
+        a cell with ``irs.start_cluster()``) and show its dashboard when found."""
+        if self._watcher is not None and self._watcher.is_alive():
+            return
+        self._watch_stop.clear()
+
+        def watch() -> None:
+            from ..jobs import active_client
+
+            while not self._watch_stop.wait(WATCH_SECONDS):
+                if active_client() is not None:
+                    self._safely(self.show_cluster)
+                    return
+
+        self._watcher = threading.Thread(target=watch, name="irs-studio-watch", daemon=True)
+        self._watcher.start()
+
+    def _stop_watching(self) -> None:
+        self._watch_stop.set()
+
     def _on_tab(self, change: dict[str, Any]) -> None:
-        if change["new"] == TITLES.index("Cluster") and self.dashboard is None:
+        if change["new"] == TITLES.index("Cluster") and (
+                self.dashboard is None or self.dashboard.closed):
             self._safely(self.show_cluster)
 
     def _after_preview(self, result: Any) -> None:
@@ -192,8 +270,10 @@ class Studio(w.VBox):
             self._safely(self.show_preview)
 
     def close(self) -> None:
-        if self.dashboard is not None:
-            self.dashboard.close()
+        self._stop_watching()
+        for dashboard in (self.dashboard, self._frozen):
+            if dashboard is not None:
+                dashboard.dispose()
         super().close()
 
     def __repr__(self) -> str:

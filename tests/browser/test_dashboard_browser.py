@@ -107,3 +107,203 @@ def test_dashboard_updates_live_in_jupyterlab(lab) -> None:
     assert stderr.count() == 0, stderr.all_inner_texts()
     assert lab.errors == []
     assert lab.screenshot("dashboard-finished").stat().st_size > 20_000
+
+
+def _server_log_count(lab, text: str) -> int:
+    return lab.server.log_tail(chars=10_000_000).count(text)
+
+
+def test_rerunning_the_cell_and_close_leave_no_comm_behind(lab) -> None:
+    """Re-running the cell that shows a dashboard disposes of the old one (no thread, no
+    widget, no "No such comm" warning); Close freezes the picture in place."""
+    before = _server_log_count(lab, "No such comm")
+    name = lab.write_notebook("dashboard_rerun.ipynb", [
+        CELLS[0],
+        'client = irs.start_cluster(n_workers=2, memory_limit="1GB", dashboard=False)',
+        "dash = irs.ui.Dashboard(client, interval_ms=200)\ndash",
+    ])
+    lab.open_notebook(name)
+    lab.run_all(timeout=90)
+    page = lab.page
+    lab.wait_for_output("live", selector=".irs-dashboard")
+    cell = page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").nth(2)
+    for _ in range(3):  # run the dashboard's cell again (Ctrl+Enter), three times
+        cell.locator(".jp-InputPrompt").click()
+        page.keyboard.press("Control+Enter")
+        time.sleep(1.5)
+        lab.wait_for_output("live", selector=".irs-dashboard")
+    counts = json.loads(lab.run_cell(
+        "import json, threading\nfrom ipywidgets.widgets.widget import _instances\n"
+        "print(json.dumps({'monitors': sum(t.name == 'irs-monitor' for t in "
+        "threading.enumerate()), 'widgets': len(_instances)}))").strip().splitlines()[-1])
+    assert counts["monitors"] == 1, counts  # the three older dashboards were disposed of
+    assert page.locator(".irs-dashboard").count() == 1
+    widgets_one = counts["widgets"]
+
+    # Close: the picture stays, with the browser's data equal to the kernel's
+    page.locator(".irs-dashboard button").filter(has_text="Close").click()
+    lab.wait_for_output("closed", selector=".irs-dashboard")
+    time.sleep(1.0)
+    kernel = json.loads(lab.run_cell(KERNEL_COUNTS).strip().splitlines()[-1])
+    assert _browser_counts(lab) == kernel
+    assert page.locator(".irs-dashboard .bk-Figure canvas").count() >= 4  # still drawn
+    assert page.locator(".irs-dashboard button").count() == 0  # the controls went
+    lab.screenshot("dashboard-closed-frozen")
+    left = json.loads(lab.run_cell(
+        "print(json.dumps({'monitors': sum(t.name == 'irs-monitor' for t in "
+        "threading.enumerate()), 'widgets': len(_instances)}))").strip().splitlines()[-1])
+    assert left["monitors"] == 0 and left["widgets"] < widgets_one
+    time.sleep(2.0)  # any late message from the browser to a closed comm would show now
+    assert _server_log_count(lab, "No such comm") == before
+    assert lab.errors == []
+
+
+STUDIO_CELLS = [
+    CELLS[0],
+    """client = irs.start_cluster(n_workers=2, memory_limit="1GB", dashboard=False)
+path = irs.datasets.synthetic_criteo(rows=100_000, seed=0, path=f"{workdir}/raw",
+                                     rows_per_file=10_000)
+studio = irs.ui.Studio(str(path))
+studio""",
+    """b = studio.builder
+b.select_columns([f"C{i}" for i in range(1, 27)])
+b.choose_operator("Categorify")
+b.add_button.click()
+print(len(b.model.steps) if hasattr(b.model, "steps") else "", "step added")""",
+]
+
+STUDIO_COUNTS = KERNEL_COUNTS.replace("dash.sources", "studio.dashboard.sources")
+RUN_AND_WAIT = """studio.run_button.click()
+job = studio.builder.model.wait_run(timeout=240)
+print(job.status)"""
+
+
+def _cluster_tab(page):
+    return page.locator(".irs-studio-tabs .lm-TabBar-tab").filter(has_text="Cluster")
+
+
+def test_studio_cluster_tab_live_closed_restarted(lab) -> None:
+    """At 1440x900 on the 40-column data: the Cluster tab draws points during a run (browser
+    and kernel agree), a closed cluster offers Start again, the new cluster runs a Run, and
+    Close freezes the picture."""
+    page = lab.page
+    page.set_viewport_size({"width": 1440, "height": 900})
+    name = lab.write_notebook("studio_cluster.ipynb", STUDIO_CELLS)
+    lab.open_notebook(name)
+    lab.run_all(timeout=120)
+    lab.wait_for_output("step added")
+    _cluster_tab(page).click()
+    tab = page.locator(".irs-studio .irs-dashboard")
+    tab.locator(".bk-Figure canvas").first.wait_for(timeout=30_000)
+    lab.wait_for_bokeh_source("irs-memory", lambda d: len(d["worker"]) == 2)
+
+    # a Run draws points in the tab while it runs
+    lab.run_cell("studio.run_button.click()")
+    during = lab.wait_for_bokeh_source("irs-tasks", lambda d: len(d["start"]) > 20, timeout=120)
+    assert "categorify" in _groups(during)
+    tab.scroll_into_view_if_needed()
+    lab.screenshot("studio-cluster-running")
+    page.locator(".irs-studio").screenshot(path=str(lab.artifacts / "studio-dashboard.png"))
+    out = lab.run_cell("job = studio.builder.model.wait_run(timeout=240)\nprint(job.status)",
+                       timeout=250)
+    assert "finished" in out
+    lab.run_cell("studio.dashboard.pause()")
+    deadline = time.monotonic() + 20
+    browser = _browser_counts(lab)
+    while time.monotonic() < deadline:
+        time.sleep(1.0)
+        browser, before = _browser_counts(lab), browser
+        if browser == before:
+            break
+    kernel = json.loads(lab.run_cell(STUDIO_COUNTS).strip().splitlines()[-1])
+    assert kernel == browser and browser["tasks"] > 20, (kernel, browser)
+
+    # the cluster closes: detected, Start offered, the last picture kept
+    lab.run_cell("client.close(); client.cluster.close()")
+    start = page.locator(".irs-studio .irs-btn-start-cluster")
+    start.wait_for(timeout=30_000)
+    assert "closed" in page.locator(".irs-studio .irs-studio-no-cluster").inner_text()
+    assert "live" not in tab.locator(".widget-html").first.inner_text()
+    lab.screenshot("studio-cluster-closed")
+    start.click()
+    page.locator(".irs-studio .irs-btn-start-cluster").filter(
+        has_text="Starting").wait_for(timeout=10_000)  # the busy state shows
+    page.locator(".irs-studio .irs-dashboard").filter(has_text="live").wait_for(
+        timeout=90_000)
+    out = lab.run_cell(RUN_AND_WAIT, timeout=250)
+    assert "finished" in out, out
+
+    # Close freezes the picture in place
+    new = page.locator(".irs-studio .irs-dashboard")
+    new.locator("button").filter(has_text="Close").click()
+    new.filter(has_text="closed").wait_for(timeout=20_000)
+    time.sleep(1.0)
+    kernel = json.loads(lab.run_cell(STUDIO_COUNTS).strip().splitlines()[-1])
+    assert _browser_counts(lab) == kernel and kernel["tasks"] > 20
+    assert new.locator(".bk-Figure canvas").count() >= 4
+    new.scroll_into_view_if_needed()
+    lab.screenshot("studio-cluster-frozen")
+    assert lab.errors == []
+
+
+REPORT_CELLS = [
+    CELLS[0],
+    """client = irs.start_cluster(n_workers=2, memory_limit="1GB", dashboard=False)
+dash = irs.ui.Dashboard(client, interval_ms=60_000)  # one sample a minute: state from phase ends
+dash""",
+    """path = irs.datasets.synthetic_criteo(rows=40_000, seed=0, path=f"{workdir}/raw",
+                                     rows_per_file=10_000, cardinalities=[500] * 26)
+ds = irs.Dataset(str(path))
+wf = irs.Workflow([f"C{i}" for i in range(1, 27)] >> ops.Categorify(),
+                  artifacts_dir=f"{workdir}/artifacts")
+wf.fit(ds, background=True).result(timeout=120)
+written = wf.transform(ds).to_parquet(f"{workdir}/out", background=True).result(timeout=120)""",
+    """dash.close()
+import json
+print(json.dumps({"tasks": len(dash.sources["tasks"].data["start"])}))
+irs.stop_cluster(client)""",
+]
+
+
+def test_report_shows_the_final_state(tmp_path, browser_context, artifacts_dir) -> None:
+    """A notebook executed without a browser (as notebooks/execute.py does) keeps the
+    dashboard's final state in its widget state: ``irs report`` draws every task of the run
+    and the progress at 100%, offline."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    from interactive_recsys.report import notebook_report
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in REPORT_CELLS]
+    NotebookClient(nb, timeout=300, kernel_name="python3", store_widget_state=True,
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    text = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
+    assert "WARNING" not in text  # irs.stop_cluster closes quietly
+    tasks = json.loads(text.strip().splitlines()[-1])["tasks"]
+    assert tasks > 40
+    nbformat.write(nb, tmp_path / "run.ipynb")
+    report = notebook_report(tmp_path / "run.ipynb")  # stored state only, no re-execution
+
+    page = browser_context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        page.set_viewport_size({"width": 1440, "height": 900})
+        page.goto(report.as_uri())
+        page.locator(".bk-Figure canvas").first.wait_for(timeout=30_000)
+        page.wait_for_function("() => window.Bokeh && window.Bokeh.documents.length > 0")
+        from lab import bokeh_source
+
+        data = bokeh_source(page, "irs-tasks")
+        assert len(data["start"]) == tasks  # every task of the run, not the first seconds
+        assert {"categorify", "write_part"} <= _groups(data)
+        body = page.locator("body").inner_text()
+        assert re.search(r"fit 1/1 · \d\d:\d\d:\d\d", body) and "write · " in body
+        assert body.count("tasks, finished") >= 2 and "running" not in body
+        page.screenshot(path=str(artifacts_dir / "dashboard-report.png"), full_page=True)
+    finally:
+        page.close()
+    assert errors == []
