@@ -156,7 +156,7 @@ def predict(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def report(args: argparse.Namespace) -> str:
-    from .report import notebook_report
+    from .notebook_report import notebook_report
 
     path = notebook_report(args.notebook, args.output, execute=args.execute,
                            timeout=args.timeout)

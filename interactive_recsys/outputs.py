@@ -1,4 +1,4 @@
-"""Safe output folders: destination guards, atomic no-replace publishing, stale temporaries.
+"""Safe outputs: destination guards, atomic folders and files, stale temporaries.
 
 Every output (parquet, a saved workflow) is written into a hidden sibling
 ``.NAME.tmp-HOST-PID-RANDOM`` and published by one rename:
@@ -219,6 +219,35 @@ def atomic_directory(path: str | os.PathLike, *, overwrite: bool = False,
         raise output_error(path, exc) from exc
     except BaseException:
         remove_path(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_file(path: str | os.PathLike, *, mode: int | None = None) -> Iterator[str]:
+    """Yield a temporary file name next to ``path`` that replaces ``path`` only if the block
+    succeeds (readers see the old file or the new one whole, never a part).
+
+    The temporary (``.NAME.tmp-HOST-PID-RANDOM``, so concurrent writers never share one) is
+    removed when the block fails, and by :func:`clean_stale` when its writer was killed.
+    ``mode`` sets the file's permissions (else they follow the umask).
+
+    >>> import tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "x.txt")
+    >>> with atomic_file(path) as tmp:
+    ...     _ = open(tmp, "w").write("x")
+    >>> open(path).read(), os.listdir(os.path.dirname(path))
+    ('x', ['x.txt'])
+    """
+    path = os.fspath(path)
+    tmp = _temp_name(path, "tmp")
+    try:
+        yield tmp
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(tmp)
         raise
 
 

@@ -37,6 +37,7 @@ from .ops.base import Operator
 from .plan import ORDER_COLUMN, Plan
 from .schema import ColumnSchema, Schema
 from .selector import flatten
+from .tables.reduce import delayed_task, delayed_tasks, pick, tree
 from .workflow_format import FORMAT_NAME, FORMAT_VERSION, json_safe, read_config
 
 
@@ -205,7 +206,7 @@ class Workflow:
                     part, group, entry, dask_key_name=f"fit-phase{k + 1}{stage}-{i}-{token}")
                     for i, part in enumerate(ddf.to_delayed())]
                 for target in group:
-                    picked[target] = [dask.delayed(_pick, pure=False)(
+                    picked[target] = [dask.delayed(pick, pure=False)(
                         p, target, dask_key_name=f"{plan.steps[target].node_id}-partial-{i}-"
                         f"{token}") for i, p in enumerate(partials)]
             graphs = [_fit_graph(node.op, picked[target], plan.context(plan.steps[target]))
@@ -438,19 +439,10 @@ def _by_stage(plan: Plan, targets: list[int]) -> dict[str, list[int]]:
     return stages
 
 
-def _pick(partials: dict[int, Any], target: int) -> Any:
-    return partials[target]
-
-
 def _fit_graph(op: Any, partials: list[Any], ctx: Any) -> Any:
     """The delayed state of one statistics operator (its own graph, or a tree reduction)."""
     if hasattr(op, "fit_graph"):
         return op.fit_graph(partials, ctx)
-    level, depth, token = partials, 0, uuid.uuid4().hex[:8]
-    while len(level) > 1:  # keys named after the operator: the task stream shows whose work
-        depth += 1
-        level = [dask.delayed(op.fit_combine, pure=False)(
-            level[i:i + 8], dask_key_name=f"{ctx.node_id}-combine{depth}-{i // 8}-{token}")
-            for i in range(0, len(level), 8)]
-    return dask.delayed(op.fit_finalize, pure=False)(
-        level[0], ctx, dask_key_name=f"{ctx.node_id}-finalize-{token}")
+    # keys named after the operator: the task stream shows whose work
+    combined = tree(partials, op.fit_combine, delayed_tasks(ctx.node_id, "combine"))
+    return delayed_task(ctx.node_id, "finalize", op.fit_finalize, combined, ctx)

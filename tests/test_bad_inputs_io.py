@@ -29,8 +29,8 @@ import pytest
 import interactive_recsys as irs
 from interactive_recsys import cli, ops, writer
 from interactive_recsys.errors import DatasetError, ParameterError
+from interactive_recsys.notebook_report import notebook_report
 from interactive_recsys.outputs import OutputError, clean_stale, stale_temporaries
-from interactive_recsys.report import notebook_report
 
 REPO = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
@@ -244,7 +244,7 @@ def test_report_draws_bokeh_show_outputs_from_their_data_only(tmp_path):
 
 
 def test_report_refuses_to_replace_the_notebook(tmp_path):
-    from interactive_recsys.report import ReportError
+    from interactive_recsys.notebook_report import ReportError
 
     nbformat.write(_report_case("text/html"), tmp_path / "nb.ipynb")
     before = digest(tmp_path)

@@ -12,7 +12,7 @@ import nbformat
 import pytest
 
 from interactive_recsys.cli import main
-from interactive_recsys.report import StaticWidgets, static_widget_outputs
+from interactive_recsys.notebook_report import StaticWidgets, static_widget_outputs
 
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
 

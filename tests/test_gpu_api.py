@@ -35,10 +35,12 @@ pytestmark = pytest.mark.gpu_api
 
 ROOT = pathlib.Path(interactive_recsys.__file__).parent
 GPU_BACKEND = ROOT / "backend" / "gpu.py"
+#: Frame-level code the GPU backend calls with cuDF frames (written once for pandas and cuDF).
+SHARED_FRAMES = ROOT / "backend" / "frames.py"
 BENCHMARK = ROOT.parent / "benchmarks" / "contenders.py"
 
 #: Receivers that are not cuDF objects (NumPy, pyarrow, our helpers): not checked here.
-NOT_CUDF = {"np", "pa", "pq", "pd", "ax", "cupy", "time", "dask", "dd", "os"}
+NOT_CUDF = {"np", "pa", "pq", "pd", "ax", "frames", "cupy", "time", "dask", "dd", "os"}
 #: Attributes the GPU backend reads on non-cuDF objects (Arrow results of ``to_arrow``,
 #: NumPy dtypes and masks, Python mappings), with the types that have them.
 OTHER_OWNERS: dict[str, tuple[Any, ...]] = {
@@ -114,10 +116,19 @@ def used_attributes(path: pathlib.Path, functions: tuple[str, ...] = ()) -> dict
     return dict(used)
 
 
+def gpu_used_attributes() -> dict[str, set[str]]:
+    """:func:`used_attributes` over every source whose code receives cuDF objects."""
+    used: dict[str, set[str]] = defaultdict(set)
+    for path in (GPU_BACKEND, SHARED_FRAMES):
+        for name, keywords in used_attributes(path).items():
+            used[name] |= keywords
+    return dict(used)
+
+
 # ---- API -------------------------------------------------------------------------------------
 def test_every_cudf_name_of_the_gpu_backend_is_listed_and_exists(cudf: Any) -> None:
-    used = used_attributes(GPU_BACKEND)
-    assert {"nans_to_nulls", "to_numpy", "leaves", "merge"} <= set(used)  # the parse works
+    used = gpu_used_attributes()
+    assert {"nans_to_nulls", "to_numpy", "leaves", "merge", "rename"} <= set(used)  # the parse works
     unlisted = set(used) - set(CUDF_API) - set(OTHER_OWNERS)
     assert not unlisted, f"add these to CUDF_API (and check them): {sorted(unlisted)}"
     owners = _owners(cudf)
@@ -135,7 +146,7 @@ def test_every_keyword_the_gpu_backend_passes_is_accepted(cudf: Any) -> None:
     is a DataFrame call, the Series method has no such keyword)."""
     owners = _owners(cudf)
     checked = set()
-    for name, keywords in used_attributes(GPU_BACKEND).items():
+    for name, keywords in gpu_used_attributes().items():
         if not keywords or name not in CUDF_API:
             continue
         accepted: set[str] = set()
@@ -153,7 +164,7 @@ def test_every_keyword_the_gpu_backend_passes_is_accepted(cudf: Any) -> None:
 def test_names_removed_from_cudf_are_not_used(cudf: Any) -> None:
     """The defects this check exists for: both were used before cuDF 26.x was read."""
     assert not hasattr(cudf.Series, "values_host") and not hasattr(cudf.Series, "isnan")
-    for path in (GPU_BACKEND, BENCHMARK):
+    for path in (GPU_BACKEND, SHARED_FRAMES, BENCHMARK):
         assert not set(used_attributes(path)) & {"values_host", "isnan"}, path
 
 

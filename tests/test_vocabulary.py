@@ -4,7 +4,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from interactive_recsys.ops import vocabulary as vocab
+from interactive_recsys.tables import vocabulary as vocab
 
 
 def table(values, counts):

@@ -10,7 +10,7 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys import ops
-from interactive_recsys.ops.vocabulary import read_vocabulary
+from interactive_recsys.tables.vocabulary import read_vocabulary
 
 
 def frame(n=50, seed=0):

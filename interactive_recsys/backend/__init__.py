@@ -36,6 +36,8 @@ from .arrow import (
     check_fill_value,
     dictionary_schema,
     integer_bounds,
+    merge_moments,
+    merge_sums,
     read_parquet_table,
     slice_bounds,
     sum_counts,
@@ -46,7 +48,7 @@ from .interface import Backend, kernel_names
 __all__ = ["ARROW_AGGREGATIONS", "BACKENDS", "Backend", "CpuBackend", "GpuBackend",
            "backend_of", "check_fill_value", "convert", "dictionary_schema", "get_backend",
            "gpu_available", "gpu_device_count", "integer_bounds", "kernel_names",
-           "read_parquet_table", "slice_bounds", "sum_counts"]
+           "merge_moments", "merge_sums", "read_parquet_table", "slice_bounds", "sum_counts"]
 
 BACKENDS = ("auto", "cpu", "gpu")
 _GPU_MODULES = ("cudf", "dask_cudf")

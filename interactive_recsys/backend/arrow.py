@@ -150,15 +150,66 @@ def nan_to_null(arr: Any) -> Any:
 # ---- statistics tables ----------------------------------------------------------------------
 def sum_counts(tables: list[pa.Table]) -> pa.Table:
     """Sum the counts of equal values over several value/count tables."""
-    tables = [t for t in tables if t.num_rows] or tables[:1]
+    return merge_sums(tables)
+
+
+def _with_rows(tables: list[pa.Table]) -> list[pa.Table]:
+    """The tables that have rows (or the first, to keep its schema)."""
+    return [t for t in tables if t.num_rows] or tables[:1]
+
+
+def _own_chunk(table: pa.Table) -> pa.Table:
+    """``table`` as one chunk of its own: Acero's output chunks all share one string buffer,
+    which Dask's ``sizeof`` counts once per chunk (a 90 MB table reported as 12 GB, and
+    refused by memory-limited workers as "N GiB worth of input dependencies")."""
+    return table.combine_chunks()
+
+
+def merge_sums(tables: list[pa.Table], keys: Sequence[str] = ("value",)) -> pa.Table:
+    """Sum every non-key column over equal keys.
+
+    >>> t = merge_sums([pa.table({"value": ["a", "b"], "n": [1, 5]}),
+    ...                 pa.table({"value": ["a"], "n": [7]})])
+    >>> sorted(zip(t["value"].to_pylist(), t["n"].to_pylist())), t["n"].num_chunks
+    ([('a', 8), ('b', 5)], 1)
+    """
+    tables = _with_rows(tables)
     if len(tables) == 1:
         return tables[0]
     merged = pa.concat_tables(tables, promote_options="permissive")
-    summed = merged.group_by("value", use_threads=False).aggregate([("count", "sum")])
-    # one chunk of its own: Acero's output chunks all share one string buffer, which Dask's
-    # ``sizeof`` counts once per chunk (a 90 MB table reported as 12 GB, and refused by
-    # memory-limited workers as "N GiB worth of input dependencies")
-    return pa.table({"value": summed["value"], "count": summed["count_sum"]}).combine_chunks()
+    names = [n for n in merged.column_names if n not in keys]
+    summed = merged.group_by(list(keys), use_threads=False).aggregate(
+        [(n, "sum") for n in names])
+    return _own_chunk(pa.table({**{k: summed[k] for k in keys},
+                                **{n: summed[f"{n}_sum"] for n in names}}))
+
+
+def merge_moments(tables: list[pa.Table], columns: int) -> pa.Table:
+    """Merge per-key ``size`` and, per value column ``i``, count ``n{i}``, sum ``s{i}``, sum of
+    squared deviations ``m2_{i}`` (Chan et al.'s pairwise formula), min ``lo{i}``, max ``hi{i}``.
+    """
+    tables = _with_rows(tables)
+    if len(tables) == 1:
+        return tables[0]
+    t = pa.concat_tables(tables, promote_options="permissive")
+    aggs = [("size", "sum")]
+    for i in range(columns):
+        aggs += [(f"n{i}", "sum"), (f"s{i}", "sum"), (f"lo{i}", "min"), (f"hi{i}", "max")]
+    g = t.group_by("value", use_threads=False).aggregate(aggs)
+    pos = pc.index_in(t["value"], value_set=g["value"]).to_numpy(zero_copy_only=False)
+    out = {"value": g["value"], "size": g["size_sum"]}
+    for i in range(columns):
+        n_part = t[f"n{i}"].to_numpy().astype(np.float64)
+        s_part = t[f"s{i}"].to_numpy()
+        n_all = g[f"n{i}_sum"].to_numpy().astype(np.float64)
+        mean_all = np.divide(g[f"s{i}_sum"].to_numpy(), n_all, out=np.zeros(len(n_all)),
+                             where=n_all > 0)
+        mean_part = np.divide(s_part, n_part, out=np.zeros(len(n_part)), where=n_part > 0)
+        spread = t[f"m2_{i}"].to_numpy() + n_part * np.square(mean_part - mean_all[pos])
+        out.update({f"n{i}": g[f"n{i}_sum"], f"s{i}": g[f"s{i}_sum"],
+                    f"m2_{i}": pa.array(np.bincount(pos, weights=spread, minlength=len(n_all))),
+                    f"lo{i}": g[f"lo{i}_min"], f"hi{i}": g[f"hi{i}_max"]})
+    return _own_chunk(pa.table(out))
 
 
 def dictionary_indices(chunk: pa.DictionaryArray) -> np.ndarray:

@@ -28,6 +28,7 @@ from ..errors import SchemaError
 from ..hashing import hash_array
 from ..schema import Schema, arrow_type, dtype_name
 from . import arrow as ax
+from . import frames
 from .arrow import ARROW_AGGREGATIONS, read_parquet_table
 from .interface import Backend
 
@@ -94,21 +95,14 @@ class CpuBackend(Backend):
         return Schema.from_arrow(self.to_arrow(df.iloc[:0]).schema)
 
     def select(self, df: Any, names: Sequence[str]) -> Any:
-        missing = [n for n in names if n not in df.columns]
-        if missing:
-            raise SchemaError(f"Columns {missing} are not in the data; available columns: "
-                              f"{list(df.columns)}.")
-        return df[list(names)]
+        return frames.select(df, names)
 
     def with_columns(self, df: Any, columns: Mapping[str, Any]) -> Any:
         """``df`` with columns replaced or appended (native columns of this backend)."""
-        out = df.copy(deep=False)
-        for name, col in columns.items():
-            out[name] = self.series(col, out.index)
-        return out
+        return frames.with_columns(df, columns, self.series)
 
     def rename(self, df: Any, mapping: Mapping[str, str]) -> Any:
-        return df.rename(columns=dict(mapping))
+        return frames.rename(df, mapping)
 
     def filter_rows(self, df: Any, mask: Any) -> Any:
         keep = pc.fill_null(mask, False).to_numpy(zero_copy_only=False)

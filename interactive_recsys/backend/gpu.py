@@ -30,6 +30,7 @@ from ..errors import SchemaError
 from ..hashing import hash_array
 from ..schema import Schema, arrow_type, dtype_name
 from . import arrow as ax
+from . import frames
 from .arrow import read_parquet_table
 from .interface import Backend
 
@@ -92,20 +93,14 @@ class GpuBackend(Backend):
         return Schema.from_arrow(self.to_arrow(df.head(0)).schema)
 
     def select(self, df: Any, names: Sequence[str]) -> Any:
-        missing = [n for n in names if n not in df.columns]
-        if missing:
-            raise SchemaError(f"Columns {missing} are not in the data; available columns: "
-                              f"{list(df.columns)}.")
-        return df[list(names)]
+        return frames.select(df, names)
 
     def with_columns(self, df: Any, columns: Mapping[str, Any]) -> Any:
-        out = df.copy(deep=False)
-        for name, col in columns.items():
-            out[name] = self.series(col, out.index)
-        return out
+        """``df`` with columns replaced or appended (native columns of this backend)."""
+        return frames.with_columns(df, columns, self.series)
 
     def rename(self, df: Any, mapping: Mapping[str, str]) -> Any:
-        return df.rename(columns=dict(mapping))
+        return frames.rename(df, mapping)
 
     def filter_rows(self, df: Any, mask: Any) -> Any:
         keep = self.series(mask.fillna(False), df.index)  # aligned with the frame's rows

@@ -8,8 +8,9 @@ Index layout (the same for every column and backend)::
     2+B ..            the vocabulary, by descending frequency, ties by ascending value
 
 ``cardinality = 2 + B + vocabulary size`` (B is 1 when ``num_buckets`` is not set).
-Vocabularies are parquet files (``value, count, index``) under the workflow's
-artifacts, readable by people; see :mod:`.vocabulary` for how they are built.
+The layout's constants are :mod:`..tables.layout`'s. Vocabularies are parquet files
+(``value, count, index``) under the workflow's artifacts, readable by people; see
+:mod:`..tables.vocabulary` for how they are built.
 
 Examples
 --------
@@ -25,37 +26,32 @@ Examples
 from __future__ import annotations
 
 import functools
-import math
 import os
-import uuid
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from dask.delayed import Delayed
-from dask.highlevelgraph import HighLevelGraph
 
 from ..artifacts import key_directory, resolve
 from ..errors import ParameterError, SchemaError
 from ..schema import ColumnSchema, Schema, Tags, element_dtype
-from . import vocabulary as vocab
-from .base import OpContext, StatOperator, group_names
-from .hash_bucket import (
-    FIRST_FREE_INDEX,
-    MAX_BUCKETS,
-    NULL_INDEX,
-    check_index_dtype,
-    encode_column,
-    require_hashable,
+from ..tables import vocabulary as vocab
+from ..tables.layout import FIRST_FREE_INDEX, MAX_BUCKETS, NULL_INDEX
+from ..tables.reduce import (
+    MAX_SPLITS,
+    ROWS_PER_SPLIT,
+    Graph,
+    estimated_rows,
+    listed,
+    num_splits,
+    pick,
+    tree,
 )
+from .base import OpContext, StatOperator, group_names
+from .hash_bucket import check_index_dtype, encode_column, require_hashable
 from .params import Param
 from .state_check import TABLE
-
-#: Rows per hash split of the vocabulary build, when ``split_out`` is not given.
-ROWS_PER_SPLIT = 8_000_000
-FAN_IN = 8
-MAX_SPLITS = vocab.MAX_SPLITS
 
 
 class Categorify(StatOperator):
@@ -148,21 +144,15 @@ class Categorify(StatOperator):
 
     # ---- fit ------------------------------------------------------------------------------
     def splits(self, ctx: OpContext) -> int:
-        if self.split_out:
-            return self.split_out
-        rows = ctx.extra.get("num_rows")
-        if rows is None:  # e.g. csv input: assume about 500k rows per partition
-            rows = ctx.extra.get("npartitions", 1) * ROWS_PER_SPLIT // 16
-        return max(1, min(64, math.ceil(rows / ROWS_PER_SPLIT)))
+        return num_splits(ctx.extra.get("num_rows"), ctx.extra.get("npartitions", 1),
+                          self.split_out)
 
     def rank_block(self, splits: int, ctx: OpContext) -> int:
         """How many splits one ranking block holds: as many as hold about ``ROWS_PER_SPLIT``
         data rows together (a split holds at most ``rows / splits`` values), so small data is
         ranked in one block (one sort, cost linear in ``split_out``) and large data keeps each
         task's memory bounded."""
-        rows = ctx.extra.get("num_rows")
-        if rows is None:
-            rows = ctx.extra.get("npartitions", 1) * ROWS_PER_SPLIT // 16
+        rows = estimated_rows(ctx.extra.get("num_rows"), ctx.extra.get("npartitions", 1))
         return max(1, min(splits, ROWS_PER_SPLIT * splits // max(rows, 1)))
 
     def fit_partition(self, df: Any, ctx: OpContext) -> dict[str, Any]:
@@ -180,15 +170,15 @@ class Categorify(StatOperator):
     def fit_graph(self, partials: list[Any], ctx: OpContext) -> Any:
         """The Dask graph of the whole vocabulary build; returns a delayed state.
 
-        The graph is written as one low-level graph (:class:`_Graph`): building it costs
-        time linear in its tasks, whatever ``split_out`` is."""
+        The graph is written as one low-level graph (:class:`~..tables.reduce.Graph`):
+        building it costs time linear in its tasks, whatever ``split_out`` is."""
         splits = self.splits(ctx)
         directory = os.path.join(ctx.artifacts_dir or ".", ctx.node_id)
-        g = _Graph(ctx.node_id)
+        g = Graph(ctx.node_id)
         states = {}
         for number, key in enumerate(self.vocab_keys(ctx.groups)):
             key_dir = key_directory(directory, number)  # never the column name (it is data)
-            per_key = [g.task("pick", _pick, p.key, key) for p in partials]
+            per_key = [g.task("pick", pick, p.key, key) for p in partials]
             reduced = [_reduce_split(g, per_key, s, self.freq_threshold)
                        for s in range(splits)]
             keys = ([g.task("keys", vocab.rank_keys, r) for r in reduced]
@@ -198,7 +188,7 @@ class Categorify(StatOperator):
             written = [g.task("write", vocab.write_split, reduced[s], ranks[s],
                               self.first_vocab_index, self.max_size, key_dir, s)
                        for s in range(splits)]
-            totals = _tree(g, "totals", _sum_totals, per_key)
+            totals = tree(per_key, _sum_totals, g.tasks("totals"), first=_sum_totals)
             states[key] = g.task("vocab", _vocab_state, totals, splits,
                                  self.first_vocab_index, key_dir, *written)
         names = list(states)
@@ -269,56 +259,14 @@ class Categorify(StatOperator):
 
 
 # ---- graph helpers (plain functions so Dask tasks are named and picklable) -------------------
-class _Graph:
-    """A low-level Dask graph built task by task: ``task`` adds ``func(*args)`` under a new
-    key named after the step and returns the key, which later tasks take as an argument.
-
-    (Chaining ``dask.delayed`` calls instead merges every input's graph layers on each
-    call, which made building the graph quadratic in ``split_out``.)"""
-
-    def __init__(self, prefix: str) -> None:
-        self.prefix, self.dsk = prefix, {}
-
-    def task(self, what: str, func: Any, *args: Any) -> str:
-        key = f"{self.prefix}-{what}-{uuid.uuid4().hex[:12]}"
-        self.dsk[key] = (func, *args)
-        return key
-
-    def delayed(self, key: str, inputs: list[Any]) -> Delayed:
-        return Delayed(key, HighLevelGraph.from_collections(key, self.dsk, dependencies=inputs))
+def _sum_split(items: list[dict[str, Any]], split: int) -> pa.Table:
+    return vocab.sum_counts([i["splits"][split] for i in items])
 
 
-def _listed(func: Any) -> Any:
-    """``func(list)`` as ``f(*items)``, for tasks whose inputs are separate arguments."""
-    return functools.partial(_call_with_list, func)
-
-
-def _call_with_list(func: Any, *items: Any) -> Any:
-    return func(list(items))
-
-
-def _tree(g: _Graph, what: str, combine: Any, items: list[str]) -> str:
-    while len(items) > 1:
-        items = [g.task(what, _listed(combine), *items[i:i + FAN_IN])
-                 for i in range(0, len(items), FAN_IN)]
-    return g.task(what, _listed(combine), *items)
-
-
-def _pick(partial: dict[str, Any], key: str) -> dict[str, Any]:
-    return partial[key]
-
-
-def _sum_split(split: int, *items: Any) -> pa.Table:
-    return vocab.sum_counts([i["splits"][split] if isinstance(i, dict) else i for i in items])
-
-
-def _reduce_split(g: _Graph, per_key: list[str], split: int, threshold: int) -> str:
-    level = [g.task("count", _sum_split, split, *per_key[i:i + FAN_IN])
-             for i in range(0, len(per_key), FAN_IN)]
-    while len(level) > 1:
-        level = [g.task("count", _listed(vocab.sum_counts), *level[i:i + FAN_IN])
-                 for i in range(0, len(level), FAN_IN)]
-    return g.task("threshold", _apply_threshold, level[0], threshold)
+def _reduce_split(g: Graph, per_key: list[str], split: int, threshold: int) -> str:
+    counts = tree(per_key, vocab.sum_counts, g.tasks("count"),
+                  first=functools.partial(_sum_split, split=split))
+    return g.task("threshold", _apply_threshold, counts, threshold)
 
 
 def _apply_threshold(counts: pa.Table, threshold: int) -> pa.Table:
@@ -327,7 +275,7 @@ def _apply_threshold(counts: pa.Table, threshold: int) -> pa.Table:
     return counts
 
 
-def _blocks(g: _Graph, reduced: list[str], keys: list[Any],
+def _blocks(g: Graph, reduced: list[str], keys: list[Any],
             block: int) -> list[tuple[int, str]]:
     """The splits gathered ``block`` at a time: ``(first split, key of (tables, keys))``."""
     if len(reduced) == 1:
@@ -358,7 +306,7 @@ def _gather(n: int, *items: Any) -> dict[str, Any]:
             "table": table}
 
 
-def _rank(g: _Graph, reduced: list[str], keys: list[Any], s: int,
+def _rank(g: Graph, reduced: list[str], keys: list[Any], s: int,
           blocks: list[tuple[int, str]]) -> str:
     """Global rank of the values of split ``s``: within its own block, their rank among the
     block's values; for every other block, how many of its values sort before (by
@@ -368,7 +316,7 @@ def _rank(g: _Graph, reduced: list[str], keys: list[Any], s: int,
         return g.task("rank", _local_rank, reduced[s], keys[s])
     parts = [g.task("rank", _rank_in_block, reduced[s], keys[s], s, first, block)
              for first, block in blocks]
-    return parts[0] if len(parts) == 1 else g.task("rank", _listed(vocab.add_vectors), *parts)
+    return parts[0] if len(parts) == 1 else g.task("rank", listed(vocab.add_vectors), *parts)
 
 
 def _rank_in_block(a: pa.Table, a_keys: Any, s: int, first: int,

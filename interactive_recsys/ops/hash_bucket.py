@@ -8,14 +8,11 @@ import numpy as np
 
 from ..errors import ParameterError, SchemaError
 from ..schema import ColumnSchema, Tags, element_dtype
+from ..tables.layout import FIRST_FREE_INDEX, MAX_BUCKETS, NULL_INDEX
 from .base import OpContext, Operator
 from .params import Param
 
-#: Reserved indices shared by every categorical encoding.
-PAD_INDEX, NULL_INDEX, FIRST_FREE_INDEX = 0, 1, 2
 INT32_MAX = 2**31 - 1
-#: Most hash buckets: ids up to ``2 + MAX_BUCKETS - 1`` still fit int64.
-MAX_BUCKETS = 2**63 - 1 - FIRST_FREE_INDEX
 
 
 def check_index_dtype(op: Any, cardinality: int) -> None:

@@ -29,14 +29,9 @@ import numpy as np
 from ..errors import SchemaError
 from ..hashing import fmix64
 from ..schema import ColumnSchema, Schema, Tags
+from ..tables.layout import FIRST_FREE_INDEX, MAX_BUCKETS, NULL_INDEX
 from .base import OpContext, Operator, group_names
-from .hash_bucket import (
-    FIRST_FREE_INDEX,
-    MAX_BUCKETS,
-    NULL_INDEX,
-    check_index_dtype,
-    require_hashable,
-)
+from .hash_bucket import check_index_dtype, require_hashable
 from .params import Param
 
 _CROSS_SALT = np.uint64(0x3C6EF372FE94F82B)

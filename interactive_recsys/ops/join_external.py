@@ -40,9 +40,11 @@ import pyarrow.parquet as pq
 from ..artifacts import resolve
 from ..backend import backend_of, get_backend
 from ..errors import ParameterError, SchemaError
+from ..outputs import atomic_file
 from ..schema import ColumnSchema, Schema, default_tags, dtype_name
-from . import keyed_stats as ks
-from . import vocabulary as vocab
+from ..tables import keyed_statistics as ks
+from ..tables import vocabulary as vocab
+from ..tables.reduce import delayed_task
 from .base import OpContext, RowFilter, StatOperator
 from .params import Param
 
@@ -244,11 +246,10 @@ class JoinExternal(StatOperator, RowFilter):
         path = os.path.join(ctx.artifacts_dir or ".", relative)
         if not os.path.exists(path):
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            tmp = f"{path}.tmp-{os.getpid()}"
-            pq.write_table(table, tmp)
-            os.replace(tmp, path)
+            with atomic_file(path) as tmp:
+                pq.write_table(table, tmp)
         state = {"path": relative, "sha256": sha, "rows": table.num_rows}
-        return ks.task(ctx.node_id, "side-table", dict, state)
+        return delayed_task(ctx.node_id, "side-table", dict, state)
 
     # ---- transform ------------------------------------------------------------------------
     def _found(self, df: Any, state: dict[str, Any], ctx: OpContext) -> tuple[np.ndarray, Any]:
@@ -276,7 +277,7 @@ class JoinExternal(StatOperator, RowFilter):
 
 
 def _side_keys(table: pa.Table, keys: list[str]) -> pa.ChunkedArray:
-    """The side table's key per row, built like ``keyed_stats.key_values`` on the data."""
+    """The side table's key per row, built like ``keyed_statistics.key_values`` on the data."""
     if len(keys) == 1:
         return table[keys[0]]
     joined = get_backend("cpu").join_as_strings([table[k] for k in keys])

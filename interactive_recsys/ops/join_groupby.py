@@ -13,8 +13,9 @@ the category in the fitted data) and ``<key>_<cont>_<stat>`` for every other sta
   gets a null mean/min/max, a null std/var below two values, and a sum of 0;
 * a category not seen by ``fit`` gets count 0 and nulls; a null key gets nulls.
 
-The statistics are built with the hash-partitioned tree reduction of :mod:`.keyed_stats`
-(bounded memory per task, any cardinality) and stored as parquet under the artifacts.
+The statistics are built with the hash-partitioned tree reduction of
+:mod:`..tables.keyed_statistics` (bounded memory per task, any cardinality) and stored as
+parquet under the artifacts.
 
 Examples
 --------
@@ -39,10 +40,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..backend import merge_moments
 from ..errors import ParameterError, SchemaError
 from ..schema import ColumnSchema, Schema, Tags, is_numeric_dtype
-from . import keyed_stats as ks
-from . import vocabulary as vocab
+from ..tables import keyed_statistics as ks
+from ..tables import vocabulary as vocab
+from ..tables.reduce import MAX_SPLITS, delayed_task, num_splits
 from .base import OpContext, StatOperator, group_names
 from .params import Param
 from .state_check import TABLE
@@ -59,7 +62,7 @@ class JoinGroupby(StatOperator):
     cont_cols = Param((), kind="strs", doc="Continuous columns to summarise per category "
                                           "(select them too).")
     stats = Param(STATS, kind="strs", doc="Statistics: count, sum, mean, std, var, min, max.")
-    split_out = Param(None, kind="int", low=1, high=vocab.MAX_SPLITS, nullable=True,
+    split_out = Param(None, kind="int", low=1, high=MAX_SPLITS, nullable=True,
                       doc="Hash splits of the statistics build (None: about 8M rows each).")
 
     def check_params(self) -> None:
@@ -139,7 +142,8 @@ class JoinGroupby(StatOperator):
             aggs += [(f"n{i}", f"x{i}", "count"), (f"s{i}", f"x{i}", "sum"),
                      (f"v{i}", f"x{i}", "var0"), (f"lo{i}", f"x{i}", "min"),
                      (f"hi{i}", f"x{i}", "max")]
-        splits = ks.num_splits(self.split_out, ctx)
+        splits = num_splits(ctx.extra.get("num_rows"), ctx.extra.get("npartitions", 1),
+                            self.split_out)
         out = {}
         for key, group in self.key_groups(ctx.groups).items():
             t = b.keyed_aggregate({"value": ks.key_values(df, group, ctx)}, conts, aggs)
@@ -155,11 +159,12 @@ class JoinGroupby(StatOperator):
 
     def fit_graph(self, partials: list[Any], ctx: OpContext) -> Any:
         keys = list(self.key_groups(ctx.groups))
-        tables = ks.fit_tables(partials, ctx, keys, ks.num_splits(self.split_out, ctx),
-                               functools.partial(ks.merge_moments,
-                                                 columns=len(self.cont_cols)),
+        splits = num_splits(ctx.extra.get("num_rows"), ctx.extra.get("npartitions", 1),
+                            self.split_out)
+        tables = ks.fit_tables(partials, ctx, keys, splits,
+                               functools.partial(merge_moments, columns=len(self.cont_cols)),
                                self.finish)
-        return ks.task(ctx.node_id, "state", _state, tables)
+        return delayed_task(ctx.node_id, "state", _state, tables)
 
     def finish(self, merged: pa.Table, key: str) -> pa.Table:
         """The output statistics of one key's merged split (plus its ``value`` column)."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .vocabulary import MAX_SPLITS
+from ..tables.reduce import MAX_SPLITS
 
 #: A statistics table written under the artifacts (Categorify, JoinGroupby, TargetEncoding).
 TABLE = {"path": "str", "splits": "splits", "size": "int"}

@@ -50,10 +50,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..backend import merge_sums
 from ..errors import SchemaError
 from ..schema import ColumnSchema, Schema, Tags, is_numeric_dtype
-from . import keyed_stats as ks
-from . import vocabulary as vocab
+from ..tables import keyed_statistics as ks
+from ..tables import vocabulary as vocab
+from ..tables.reduce import MAX_SPLITS, delayed_task, delayed_tasks, num_splits, tree
 from .base import OpContext, StatOperator, group_names
 from .hashed_cross import row_hash
 from .params import Param
@@ -84,7 +86,7 @@ class TargetEncoding(StatOperator):
     fold_cols = Param(None, kind="strs", nullable=True,
                       doc="Columns hashed into a row's fold (None: every column read).")
     out_dtype = Param("float32", choices=("float32", "float64"), doc="Output dtype.")
-    split_out = Param(None, kind="int", low=1, high=vocab.MAX_SPLITS, nullable=True,
+    split_out = Param(None, kind="int", low=1, high=MAX_SPLITS, nullable=True,
                       doc="Hash splits of the statistics build (None: about 8M rows each).")
 
     # ---- columns --------------------------------------------------------------------------
@@ -153,7 +155,8 @@ class TargetEncoding(StatOperator):
                                       self.fold_seed, ctx))
         target = {"y": b.cast(b.column(df, self.target), "float64")}
         aggs = [("n", "y", "count"), ("s", "y", "sum")]
-        splits = ks.num_splits(self.split_out, ctx)
+        splits = num_splits(ctx.extra.get("num_rows"), ctx.extra.get("npartitions", 1),
+                            self.split_out)
         tables = {}
         for key, group in self.key_groups(ctx.groups).items():
             t = b.keyed_aggregate({"value": ks.key_values(df, group, ctx), "fold": folds},
@@ -166,14 +169,18 @@ class TargetEncoding(StatOperator):
     def fit_graph(self, partials: list[Any], ctx: OpContext) -> Any:
         keys = list(self.key_groups(ctx.groups))
         prefix = ctx.node_id
-        per_table = [ks.task(prefix, "pick", operator.itemgetter("tables"), p) for p in partials]
-        tables = ks.fit_tables(per_table, ctx, keys, ks.num_splits(self.split_out, ctx),
-                               functools.partial(ks.merge_sums, keys=("value", "fold")),
+        per_table = [delayed_task(prefix, "pick", operator.itemgetter("tables"), p)
+                     for p in partials]
+        splits = num_splits(ctx.extra.get("num_rows"), ctx.extra.get("npartitions", 1),
+                            self.split_out)
+        tables = ks.fit_tables(per_table, ctx, keys, splits,
+                               functools.partial(merge_sums, keys=("value", "fold")),
                                self.finish)
-        per_fold = [ks.task(prefix, "pick", operator.itemgetter("global"), p) for p in partials]
-        totals = ks.tree(prefix, "global", functools.partial(ks.merge_sums, keys=("fold",)),
-                         per_fold)
-        return ks.task(prefix, "state", self._state, tables, totals)
+        per_fold = [delayed_task(prefix, "pick", operator.itemgetter("global"), p)
+                    for p in partials]
+        totals = tree(per_fold, functools.partial(merge_sums, keys=("fold",)),
+                      delayed_tasks(prefix, "global"))
+        return delayed_task(prefix, "state", self._state, tables, totals)
 
     def finish(self, merged: pa.Table, key: str) -> pa.Table:
         """One row per category: its count ``n{f}`` and target sum ``s{f}`` in each fold."""

@@ -2,9 +2,10 @@
 
 One task per partition counts values (backend ``value_counts``), nulls, lookups and, for
 list columns, a histogram of list lengths; value counts are split by the value-defined hash
-into ``splits`` tables (as Categorify does), each split is summed in a tree ``FAN_IN`` at a
-time and then reduced to a :class:`~.frequency.CountHistogram`, which drops the values. No
-task holds more than one split of one column's distinct values, and the result is small.
+into ``splits`` tables (as Categorify does), each split is summed in a tree
+(:func:`~..tables.reduce.tree`) and then reduced to a :class:`~.frequency.CountHistogram`,
+which drops the values. No task holds more than one split of one column's distinct values,
+and the result is small.
 
 >>> import pandas as pd, interactive_recsys as irs
 >>> ds = irs.Dataset(pd.DataFrame({"c": ["a", "b", "a", None]}))
@@ -15,7 +16,7 @@ task holds more than one split of one column's distinct values, and the result i
 
 from __future__ import annotations
 
-import math
+import functools
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -27,18 +28,18 @@ import pyarrow.compute as pc
 
 from ..backend import get_backend
 from ..dataset import Dataset
-from ..ops import vocabulary as vocab
+from ..tables import vocabulary as vocab
+from ..tables.reduce import delayed_task, delayed_tasks, num_splits, tree
 from .frequency import CountHistogram
 from .list_lengths import add_histograms
 
-FAN_IN = 8
-#: Rows per hash split when ``splits`` is not given (as Categorify's vocabulary build).
-ROWS_PER_SPLIT = 8_000_000
+#: Task key prefix of the counting graph (the task stream shows it).
+PREFIX = "embedding-stats"
 
 
 def default_splits(ds: Dataset) -> int:
-    rows = ds.known_num_rows if ds.known_num_rows is not None else ds.npartitions * 500_000
-    return max(1, min(64, math.ceil(rows / ROWS_PER_SPLIT)))
+    """Hash splits of the value counts, as Categorify's vocabulary build would choose."""
+    return num_splits(ds.known_num_rows, ds.npartitions, None)
 
 
 def count_partition(df: Any, columns: Sequence[str], splits: int,
@@ -62,9 +63,8 @@ def count_partition(df: Any, columns: Sequence[str], splits: int,
     return out
 
 
-def _sum_split(items: list[Any], name: str, split: int) -> pa.Table:
-    return vocab.sum_counts([i[name]["splits"][split] if isinstance(i, dict) else i
-                             for i in items])
+def _sum_split(items: list[dict[str, Any]], name: str, split: int) -> pa.Table:
+    return vocab.sum_counts([i[name]["splits"][split] for i in items])
 
 
 def _histogram(counts: pa.Table) -> CountHistogram:
@@ -84,23 +84,6 @@ def _add_totals(parts: list[dict[str, Any]]) -> dict[str, Any]:
             "lengths": add_histograms(p["lengths"] for p in parts)}
 
 
-def _tree(items: list[Any], first: Any, then: Any, *args: Any) -> Any:
-    """Combine ``items`` ``FAN_IN`` at a time: ``first(chunk, *args)`` on the first level,
-    ``then(chunk)`` above it, until one delayed result is left."""
-    token = uuid.uuid4().hex[:8]
-    name = first.__name__.strip("_")
-    level = [dask.delayed(first, pure=False)(
-        items[i:i + FAN_IN], *args, dask_key_name=f"embedding-stats-{name}-0-{i}-{token}")
-        for i in range(0, len(items), FAN_IN)]
-    depth = 1
-    while len(level) > 1:
-        level = [dask.delayed(then, pure=False)(
-            level[i:i + FAN_IN], dask_key_name=f"embedding-stats-{name}-{depth}-{i}-{token}")
-            for i in range(0, len(level), FAN_IN)]
-        depth += 1
-    return level[0]
-
-
 def column_counts(ds: Dataset, columns: Sequence[str], splits: int | None = None, *,
                   values: bool = True) -> dict[str, dict[str, Any]]:
     """Per column: ``histogram`` (:class:`CountHistogram` of the non-null values; ``None``
@@ -113,14 +96,15 @@ def column_counts(ds: Dataset, columns: Sequence[str], splits: int | None = None
     parts = ds.to_ddf(columns).to_delayed()
     partials = [dask.delayed(count_partition, pure=False)(
         part, columns, splits, ds.backend.name,
-        dask_key_name=f"embedding-stats-count-{i}-{token}") for i, part in enumerate(parts)]
+        dask_key_name=f"{PREFIX}-count-{i}-{token}") for i, part in enumerate(parts)]
     graphs = {}
     for name in columns:
-        hists = [dask.delayed(_histogram, pure=False)(
-            _tree(partials, _sum_split, vocab.sum_counts, name, s),
-            dask_key_name=f"embedding-stats-histogram-{name}-{s}-{token}")
-            for s in range(splits)]
-        graphs[name] = (_tree(hists, _combine_histograms, _combine_histograms) if hists
-                        else None, _tree(partials, _column_totals, _add_totals, name))
+        hists = [delayed_task(PREFIX, "histogram", _histogram, tree(
+            partials, vocab.sum_counts, delayed_tasks(PREFIX, "sum_split"),
+            first=functools.partial(_sum_split, name=name, split=s))) for s in range(splits)]
+        combined = tree(hists, _combine_histograms, delayed_tasks(PREFIX, "histograms"),
+                        first=_combine_histograms) if hists else None
+        graphs[name] = (combined, tree(partials, _add_totals, delayed_tasks(PREFIX, "totals"),
+                                       first=functools.partial(_column_totals, name=name)))
     (computed,) = dask.compute(graphs)
     return {name: {"histogram": hist, **totals} for name, (hist, totals) in computed.items()}

@@ -37,6 +37,7 @@ from dask.utils import format_bytes
 from ..dataset import as_dataset
 from ..embedding import embedding_dim
 from ..errors import ParameterError
+from ..outputs import atomic_file
 from ..workflow import Workflow
 from .memory_plan import OPTIMIZER_STATE, EmbeddingTable, MemoryPlan
 from .table_stats import TableStats, add_list_lengths, dataset_tables, workflow_tables
@@ -171,11 +172,8 @@ class EmbeddingReport:
         """The report as JSON text; also written (atomically) to ``path`` if given."""
         text = json.dumps(self.to_dict(), indent=indent, allow_nan=False)
         if path is not None:
-            path = os.fspath(path)
-            tmp = f"{path}.tmp-{os.getpid()}"
-            with open(tmp, "w") as f:
+            with atomic_file(path) as tmp, open(tmp, "w") as f:
                 f.write(text)
-            os.replace(tmp, path)
         return text
 
     # ---- rendering --------------------------------------------------------------------------

@@ -22,10 +22,10 @@ import pyarrow.parquet as pq
 from ..artifacts import resolve
 from ..dataset import Dataset
 from ..errors import NotFittedError, SchemaError
-from ..ops import vocabulary as vocab
 from ..ops.categorify import Categorify
-from ..ops.hash_bucket import FIRST_FREE_INDEX
 from ..schema import Tags, is_list_dtype
+from ..tables import vocabulary as vocab
+from ..tables.layout import FIRST_FREE_INDEX
 from .counting import column_counts
 from .frequency import CountHistogram
 from .list_lengths import LengthStats, add_histograms

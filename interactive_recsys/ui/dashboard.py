@@ -465,17 +465,10 @@ class Dashboard(widgets.VBox):
                   f"{html.escape(self._summary())}</p>"
                   f"<h3>Progress</h3>{phases or '<p>no workflow phase ran</p>'}")
         text = text.replace("<body>", f"<body>{header}", 1)
-        directory = os.path.dirname(os.path.abspath(path))
-        import tempfile
+        from ..outputs import atomic_file
 
-        fd, tmp = tempfile.mkstemp(prefix=".dashboard-", suffix=".html", dir=directory)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        with atomic_file(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
         return path
 
     def _state(self) -> str:

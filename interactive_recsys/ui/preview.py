@@ -40,8 +40,8 @@ from ..dataset import Dataset, as_dataset
 from ..errors import ParameterError
 from ..graph import OpNode, SelectNode
 from ..ops.categorify import Categorify
-from ..ops.hash_bucket import FIRST_FREE_INDEX, NULL_INDEX
 from ..schema import Tags, dtype_name
+from ..tables.layout import FIRST_FREE_INDEX, NULL_INDEX
 from ..workflow import Workflow
 
 VIEWS = ("output", "input", "input | output")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import nbformat
 from lab import bokeh_source
 
-from interactive_recsys.report import notebook_report
+from interactive_recsys.notebook_report import notebook_report
 
 CELLS = [
     """\

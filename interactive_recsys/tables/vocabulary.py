@@ -15,8 +15,8 @@ The build is a hash-partitioned tree reduction:
 4. each split is written as its own parquet file of ``value, count, index``
    sorted by index (:func:`write_split`).
 
-No task ever holds more than two splits of a vocabulary. Statistics tables are
-``pyarrow.Table`` on every backend.
+No task ever holds more than two splits of a vocabulary (the tree and the split count are
+:mod:`.reduce`'s). Statistics tables are ``pyarrow.Table`` on every backend.
 
 >>> import pyarrow as pa
 >>> t = sum_counts([pa.table({"value": ["a", "b"], "count": [1, 5]}),
@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import functools
 import os
-import threading
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -41,10 +39,10 @@ import pyarrow.parquet as pq
 
 from ..backend import sum_counts as sum_counts  # the tree's combine step, re-exported
 from ..hashing import hash_array
+from ..outputs import atomic_file
+from .cache import TABLES
 
 SORT_KEYS = [("count", "descending"), ("value", "ascending")]
-#: Most hash splits of a vocabulary or statistics table (``split_out``).
-MAX_SPLITS = 1024
 
 
 def split_counts(counts: pa.Table, splits: int) -> list[pa.Table]:
@@ -214,10 +212,9 @@ def write_split(counts: pa.Table, rank: np.ndarray, first_index: int, max_size: 
     table = table.take(pc.sort_indices(table, sort_keys=[("index", "ascending")]))
     os.makedirs(directory, exist_ok=True)
     path = split_path(directory, split)
-    tmp = f"{path}.tmp-{os.getpid()}"
-    pq.write_table(table, tmp)
-    os.replace(tmp, path)
-    TABLES.put(path, table)  # this process's lookups need not read it back
+    with atomic_file(path) as tmp:
+        pq.write_table(table, tmp)
+    TABLES.put(path, table, VocabTable.load)  # this process's lookups need not read it back
     return {"size": table.num_rows, "count": int(pc.sum(table["count"]).as_py() or 0)}
 
 
@@ -234,6 +231,11 @@ class VocabTable:
         self.values, self.index = values, index
         self._by_hash: pd.Index | None = None
         self._width: int | None = None
+
+    @classmethod
+    def load(cls, table: pa.Table) -> VocabTable:
+        """The lookup table of a split file's ``value`` and ``index`` columns."""
+        return cls(table["value"].combine_chunks(), table["index"].to_numpy())
 
     @property
     def nbytes(self) -> int:
@@ -287,75 +289,9 @@ class VocabTable:
 HASH_INDEX_BYTES_PER_ENTRY = 32
 
 
-def cache_budget() -> int:
-    """Bytes of vocabulary tables a process keeps loaded: a tenth of the Dask worker's memory
-    limit (the cache is memory Dask cannot spill, so it must leave room for partitions), or
-    a quarter of this machine's memory outside a worker (``IRS_VOCAB_CACHE_BYTES`` overrides).
-    """
-    if os.environ.get("IRS_VOCAB_CACHE_BYTES"):
-        return int(os.environ["IRS_VOCAB_CACHE_BYTES"])
-    try:
-        from distributed import get_worker
-
-        limit = get_worker().memory_manager.memory_limit
-    except (ImportError, ValueError, AttributeError):
-        limit = None
-    if limit:
-        return int(limit) // 10
-    import psutil
-
-    return int(psutil.virtual_memory().total) // 4
-
-
-class _TableCache:
-    """Least-recently-used vocabulary tables, bounded in bytes (at least one table is kept).
-
-    When the tables a job needs do not fit, they are re-read as needed: slower, but the
-    worker stays inside its memory limit. Threads asking for one file at once read it once.
-    """
-
-    def __init__(self) -> None:
-        self._tables: OrderedDict[tuple[str, int], VocabTable] = OrderedDict()
-        self._bytes = 0  # sum of the tables' nbytes, kept as they come and go
-        self._lock = threading.Lock()
-        self._loading: dict[str, threading.Lock] = {}
-
-    def get(self, path: str) -> VocabTable:
-        with self._lock:
-            loading = self._loading.setdefault(path, threading.Lock())
-        with loading:
-            key = (path, os.stat(path).st_mtime_ns)
-            with self._lock:
-                if key in self._tables:
-                    self._tables.move_to_end(key)
-                    return self._tables[key]
-            return self.put(path, pq.read_table(path))
-
-    def put(self, path: str, table: pa.Table) -> VocabTable:
-        """Keep ``table`` (just written to ``path``) for lookups."""
-        loaded = VocabTable(table["value"].combine_chunks(), table["index"].to_numpy())
-        key = (path, os.stat(path).st_mtime_ns)
-        with self._lock:
-            old = self._tables.pop(key, None)
-            self._bytes += loaded.nbytes - (old.nbytes if old is not None else 0)
-            self._tables[key] = loaded
-            budget = cache_budget()
-            while len(self._tables) > 1 and self._bytes > budget:
-                self._bytes -= self._tables.popitem(last=False)[1].nbytes
-        return loaded
-
-    def clear(self) -> None:
-        with self._lock:
-            self._tables.clear()
-            self._bytes = 0
-
-
-TABLES = _TableCache()
-
-
 def load_split(directory: str, split: int) -> VocabTable:
-    """One split of a vocabulary, cached per process (bounded) until the file changes."""
-    return TABLES.get(split_path(directory, split))
+    """One split of a vocabulary, cached per process (:mod:`.cache`) until the file changes."""
+    return TABLES.get(split_path(directory, split), VocabTable.load)
 
 
 def read_vocabulary(directory: str, splits: int) -> pa.Table:

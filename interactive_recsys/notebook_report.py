@@ -29,13 +29,13 @@ import copy
 import html
 import json
 import os
-import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from .errors import IRSError
+from .outputs import atomic_file
 from .sanitize import clean_bokeh_doc, clean_html, is_base64
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -404,19 +404,6 @@ def _has_outputs(nb: Any) -> bool:
     return any(cell.get("outputs") for cell in nb.cells if cell.cell_type == "code")
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file renamed into place."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600: a report is meant to be shared
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 def notebook_report(notebook: str | os.PathLike, output: str | os.PathLike | None = None, *,
                     execute: bool = False, timeout: int = 600,
                     kernel_name: str | None = None) -> Path:
@@ -459,5 +446,7 @@ def notebook_report(notebook: str | os.PathLike, output: str | os.PathLike | Non
     elif not _has_outputs(nb):
         raise ReportError(f"notebook {str(src)!r} has no outputs: run it first, or pass "
                           f"--execute (irs report {src} --execute)")
-    write_atomic(dest, notebook_html(nb, title=src.stem, bokeh_snapshots=snapshots))
+    page = notebook_html(nb, title=src.stem, bokeh_snapshots=snapshots)
+    with atomic_file(dest, mode=0o644) as tmp:  # a report is meant to be shared
+        Path(tmp).write_text(page, encoding="utf-8")
     return dest

@@ -1,0 +1,95 @@
+"""The one per-process cache of loaded statistics tables (vocabularies, keyed statistics).
+
+Lookups run once per partition and read the same split files again and again; each file is
+read and indexed once per process, kept while it is unchanged (keyed by path and
+modification time), least recently used first out, and bounded in bytes
+(:func:`cache_budget`).
+
+>>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
+>>> path = os.path.join(tempfile.mkdtemp(), "t.parquet")
+>>> pq.write_table(pa.table({"value": ["a", "b"]}), path)
+>>> cache = TableCache()
+>>> first = cache.get(path, lambda table: table.combine_chunks())
+>>> cache.get(path, lambda table: 1 / 0) is first   # not loaded again
+True
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+
+def cache_budget() -> int:
+    """Bytes of tables a process keeps loaded: a tenth of the Dask worker's memory limit (the
+    cache is memory Dask cannot spill, so it must leave room for partitions), or a quarter of
+    this machine's memory outside a worker (``IRS_VOCAB_CACHE_BYTES`` overrides).
+    """
+    if os.environ.get("IRS_VOCAB_CACHE_BYTES"):
+        return int(os.environ["IRS_VOCAB_CACHE_BYTES"])
+    try:
+        from distributed import get_worker
+
+        limit = get_worker().memory_manager.memory_limit
+    except (ImportError, ValueError, AttributeError):
+        limit = None
+    if limit:
+        return int(limit) // 10
+    import psutil
+
+    return int(psutil.virtual_memory().total) // 4
+
+
+class TableCache:
+    """Least-recently-used loaded tables, bounded in bytes (at least one table is kept).
+
+    ``get(path, load)`` reads the parquet file and keeps ``load(table)`` (anything with an
+    ``nbytes``). When the tables a job needs do not fit, they are re-read as needed: slower,
+    but the worker stays inside its memory limit. Threads asking for one file at once read
+    it once.
+    """
+
+    def __init__(self) -> None:
+        self._tables: OrderedDict[tuple[str, int], Any] = OrderedDict()
+        self._bytes = 0  # sum of the entries' nbytes, kept as they come and go
+        self._lock = threading.Lock()
+        self._loading: dict[str, threading.Lock] = {}
+
+    def get(self, path: str, load: Callable[[pa.Table], Any]) -> Any:
+        with self._lock:
+            loading = self._loading.setdefault(path, threading.Lock())
+        with loading:
+            key = (path, os.stat(path).st_mtime_ns)
+            with self._lock:
+                if key in self._tables:
+                    self._tables.move_to_end(key)
+                    return self._tables[key]
+            return self.put(path, pq.read_table(path), load)
+
+    def put(self, path: str, table: pa.Table, load: Callable[[pa.Table], Any]) -> Any:
+        """Keep ``load(table)`` for ``path`` (e.g. a table just written there)."""
+        loaded = load(table)
+        key = (path, os.stat(path).st_mtime_ns)
+        with self._lock:
+            old = self._tables.pop(key, None)
+            self._bytes += loaded.nbytes - (old.nbytes if old is not None else 0)
+            self._tables[key] = loaded
+            budget = cache_budget()
+            while len(self._tables) > 1 and self._bytes > budget:
+                self._bytes -= self._tables.popitem(last=False)[1].nbytes
+        return loaded
+
+    def clear(self) -> None:
+        with self._lock:
+            self._tables.clear()
+            self._bytes = 0
+
+
+#: The process's cache: every lookup of a vocabulary or statistics table goes through it.
+TABLES = TableCache()
