@@ -86,3 +86,14 @@ def test_annotations_follow_kind_choices_and_nullability() -> None:
     assert Param(None, kind="int", nullable=True).annotation == (int | None)
     assert Param("a", choices=("a", "b")).annotation.__args__ == ("a", "b")
     assert Param([], kind="strs").annotation == list[str]
+
+
+@pytest.mark.parametrize("name", OPERATOR_NAMES)
+def test_schema_methods_are_fully_annotated(name: str) -> None:
+    """Every ``output_schema``/``column_schema`` an operator defines types all its arguments."""
+    cls = ops.OPERATORS[name]
+    for method in ("output_schema", "column_schema"):
+        fn = getattr(cls, method)
+        hints = fn.__annotations__
+        params = [p for p in inspect.signature(fn).parameters if p != "self"]
+        assert all(p in hints for p in params) and "return" in hints, (name, method, hints)

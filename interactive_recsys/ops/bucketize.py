@@ -32,7 +32,7 @@ class Bucketize(Operator):
         if any(x >= y for x, y in itertools.pairwise(b)):
             raise ParameterError(f"Bucketize's boundaries must be strictly increasing. Got {b}.")
 
-    def column_schema(self, col: ColumnSchema, state) -> ColumnSchema:
+    def column_schema(self, col: ColumnSchema, state: dict[str, Any] | None) -> ColumnSchema:
         require_numeric(self, col)
         props = {**col.properties, "cardinality": len(self.boundaries) + 1}
         return col.with_(dtype="int64", properties=props).with_tags(

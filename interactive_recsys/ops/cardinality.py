@@ -16,6 +16,7 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -34,7 +35,8 @@ class DropLowCardinality(StatOperator):
     min_cardinality = Param(2, kind="int", low=1,
                             doc="Columns with fewer distinct non-missing values are dropped.")
 
-    def output_schema(self, input_schema: Schema, groups, state=None) -> Schema:
+    def output_schema(self, input_schema: Schema, groups: Sequence[tuple[str, ...]],
+                      state: dict[str, Any] | None = None) -> Schema:
         if state is None:
             return input_schema
         return Schema(input_schema[n] for n in input_schema.names if n in state["keep"])

@@ -107,7 +107,8 @@ class Categorify(StatOperator):
                 out.update(dict.fromkeys(group, key))
         return out
 
-    def output_schema(self, input_schema: Schema, groups, state=None) -> Schema:
+    def output_schema(self, input_schema: Schema, groups: Sequence[tuple[str, ...]],
+                      state: dict[str, Any] | None = None) -> Schema:
         groups = list(groups)
         for group in groups:
             for n in group:

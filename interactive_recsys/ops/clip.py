@@ -30,7 +30,7 @@ class Clip(Operator):
             raise ParameterError(f"Clip's min_value ({self.min_value}) is above its max_value "
                                  f"({self.max_value}); swap them.")
 
-    def column_schema(self, col: ColumnSchema, state) -> ColumnSchema:
+    def column_schema(self, col: ColumnSchema, state: dict[str, Any] | None) -> ColumnSchema:
         require_numeric(self, col)
         return col
 

@@ -24,6 +24,7 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ParameterError, SchemaError
@@ -79,7 +80,8 @@ class DifferenceLag(Operator):
                                   f"{name!r} has dtype {col.dtype}; leave it out of 'columns'.")
         return list(self.columns)
 
-    def output_schema(self, input_schema: Schema, groups, state=None) -> Schema:
+    def output_schema(self, input_schema: Schema, groups: Sequence[tuple[str, ...]],
+                      state: dict[str, Any] | None = None) -> Schema:
         added = []
         for name in self.diff_columns(input_schema):
             dtype = "float64" if is_float_dtype(input_schema[name].dtype) else "int64"

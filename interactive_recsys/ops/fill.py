@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -49,7 +50,8 @@ class FillMissing(Operator):
     fill_val = Param(0, kind="number", doc="Value written where data is missing.")
     add_binary_cols = Param(False, kind="bool", doc="Also output <col>_filled flags.")
 
-    def output_schema(self, input_schema: Schema, groups, state=None) -> Schema:
+    def output_schema(self, input_schema: Schema, groups: Sequence[tuple[str, ...]],
+                      state: dict[str, Any] | None = None) -> Schema:
         return _fill_schema(self, input_schema)
 
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
@@ -70,7 +72,8 @@ class FillMedian(StatOperator):
     per_column_state = ("medians",)
     add_binary_cols = Param(False, kind="bool", doc="Also output <col>_filled flags.")
 
-    def output_schema(self, input_schema: Schema, groups, state=None) -> Schema:
+    def output_schema(self, input_schema: Schema, groups: Sequence[tuple[str, ...]],
+                      state: dict[str, Any] | None = None) -> Schema:
         return _fill_schema(self, input_schema)
 
     def fit_partition(self, df: Any, ctx: OpContext) -> dict[str, tuple[np.ndarray, np.ndarray]]:

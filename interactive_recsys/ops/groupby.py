@@ -29,6 +29,7 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ParameterError, SchemaError
@@ -109,7 +110,8 @@ class Groupby(Operator):
                 out.append((name, agg, f"{name}{self.name_sep}{agg}"))
         return out
 
-    def output_schema(self, input_schema: Schema, groups, state=None) -> Schema:
+    def output_schema(self, input_schema: Schema, groups: Sequence[tuple[str, ...]],
+                      state: dict[str, Any] | None = None) -> Schema:
         keys = [input_schema[k] for k in self.groupby_cols]
         return Schema(keys + [_aggregated(input_schema[c], a, n)
                               for c, a, n in self.plan(input_schema)])

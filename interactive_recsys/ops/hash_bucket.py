@@ -66,7 +66,7 @@ class HashBucket(Operator):
     def check_params(self) -> None:
         check_index_dtype(self, FIRST_FREE_INDEX + self.num_buckets)
 
-    def column_schema(self, col: ColumnSchema, state) -> ColumnSchema:
+    def column_schema(self, col: ColumnSchema, state: dict[str, Any] | None) -> ColumnSchema:
         require_hashable(self, col)
         props = {**col.properties, "cardinality": FIRST_FREE_INDEX + self.num_buckets}
         dtype = f"list<{self.dtype}>" if col.is_list else self.dtype

@@ -76,7 +76,8 @@ class HashedCross(Operator):
                               "[['user', 'item'], ['item', 'hour']].")
         return group_names(self, multi, name="_X_".join)
 
-    def output_schema(self, input_schema: Schema, groups, state=None) -> Schema:
+    def output_schema(self, input_schema: Schema, groups: Sequence[tuple[str, ...]],
+                      state: dict[str, Any] | None = None) -> Schema:
         cols = []
         for name, group in self.crosses(groups).items():
             for n in group:

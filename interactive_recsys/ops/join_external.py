@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -207,7 +208,8 @@ class JoinExternal(StatOperator, RowFilter):
         return self.how == "inner"
 
     # ---- schema ---------------------------------------------------------------------------
-    def output_schema(self, input_schema: Schema, groups, state=None) -> Schema:
+    def output_schema(self, input_schema: Schema, groups: Sequence[tuple[str, ...]],
+                      state: dict[str, Any] | None = None) -> Schema:
         side = self.df_ext.columns
         for c in self.keys:
             if c not in input_schema:

@@ -100,7 +100,8 @@ class JoinGroupby(StatOperator):
         return out + [(f"{key}_{c}_{s}", c, s) for c in self.cont_cols for s in self.stats
                       if s != "count"]
 
-    def output_schema(self, input_schema: Schema, groups, state=None) -> Schema:
+    def output_schema(self, input_schema: Schema, groups: Sequence[tuple[str, ...]],
+                      state: dict[str, Any] | None = None) -> Schema:
         groups = [tuple(g) for g in groups]
         for c in self.cont_cols:
             if c not in input_schema:

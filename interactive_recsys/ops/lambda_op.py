@@ -106,7 +106,7 @@ class LambdaOp(Operator):
     def _apply(self, series: Any) -> Any:
         return evaluate(self.f, {"x": series}) if isinstance(self.f, str) else self.f(series)
 
-    def column_schema(self, col: ColumnSchema, state) -> ColumnSchema:
+    def column_schema(self, col: ColumnSchema, state: dict[str, Any] | None) -> ColumnSchema:
         out = col.with_(dtype=self.output_dtype(col.dtype))
         return out.with_(tags=out.tags | normalize_tags(self.add_tags))
 

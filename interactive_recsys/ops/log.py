@@ -19,7 +19,7 @@ class LogOp(Operator):
 
     summary = "log(1 + x), as float32"
 
-    def column_schema(self, col: ColumnSchema, state) -> ColumnSchema:
+    def column_schema(self, col: ColumnSchema, state: dict[str, Any] | None) -> ColumnSchema:
         require_numeric(self, col)
         return col.with_(dtype="float32").with_tags(add=[Tags.CONTINUOUS],
                                                      remove=[Tags.CATEGORICAL])

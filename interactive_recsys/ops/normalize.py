@@ -19,7 +19,7 @@ from .base import OpContext, StatOperator, no_rows_error, require_numeric
 class _Moments(StatOperator, register=False):
     """Shared fit of Normalize and NormalizeMinMax: count, sum, sum of squares, min, max."""
 
-    def column_schema(self, col: ColumnSchema, state) -> ColumnSchema:
+    def column_schema(self, col: ColumnSchema, state: dict[str, Any] | None) -> ColumnSchema:
         require_numeric(self, col)
         return col.with_(dtype="float32").with_tags(add=[Tags.CONTINUOUS],
                                                      remove=[Tags.CATEGORICAL])

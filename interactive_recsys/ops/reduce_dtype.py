@@ -60,7 +60,7 @@ class ReduceDtypeSize(StatOperator):
     def _reducible(dtype: str) -> bool:
         return is_integer_dtype(dtype) or is_float_dtype(dtype)
 
-    def column_schema(self, col: ColumnSchema, state) -> ColumnSchema:
+    def column_schema(self, col: ColumnSchema, state: dict[str, Any] | None) -> ColumnSchema:
         if state is None or col.name not in state["dtypes"]:
             return col
         new = state["dtypes"][col.name]

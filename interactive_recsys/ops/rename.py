@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ParameterError
@@ -32,10 +33,12 @@ class Rename(Operator):
     def new_name(self, name: str) -> str:
         return f"{self.prefix}{self.mapping.get(name, name)}{self.postfix}"
 
-    def output_schema(self, input_schema: Schema, groups, state=None) -> Schema:
+    def output_schema(self, input_schema: Schema, groups: Sequence[tuple[str, ...]],
+                      state: dict[str, Any] | None = None) -> Schema:
         return Schema(c.with_(name=self.new_name(c.name)) for c in input_schema.values())
 
-    def column_schema(self, col: ColumnSchema, state) -> ColumnSchema:  # pragma: no cover
+    def column_schema(self, col: ColumnSchema,
+                      state: dict[str, Any] | None) -> ColumnSchema:  # pragma: no cover
         return col.with_(name=self.new_name(col.name))
 
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:

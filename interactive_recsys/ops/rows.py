@@ -6,6 +6,7 @@ graph; statistics downstream of it see only the kept rows.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ParameterError, SchemaError
@@ -33,7 +34,8 @@ class Filter(RowFilter):
         except ParameterError as exc:
             raise ParameterError(f"The 'expr' parameter of Filter is invalid: {exc}") from None
 
-    def output_schema(self, input_schema: Schema, groups, state=None) -> Schema:
+    def output_schema(self, input_schema: Schema, groups: Sequence[tuple[str, ...]],
+                      state: dict[str, Any] | None = None) -> Schema:
         missing = names_in(self.expr) - set(input_schema.names)
         if missing:
             raise SchemaError(f"Filter({self.expr!r}) reads {sorted(missing)}, which are not "

@@ -38,7 +38,7 @@ class AddTags(Operator):
             raise ParameterError(f"AddTags would both add and remove the tags {both}; list "
                                  "each tag in 'tags' or in 'remove', not both.")
 
-    def column_schema(self, col: ColumnSchema, state) -> ColumnSchema:
+    def column_schema(self, col: ColumnSchema, state: dict[str, Any] | None) -> ColumnSchema:
         return col.with_tags(add=self.tags, remove=self.remove)
 
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
@@ -65,7 +65,7 @@ class AddProperties(Operator):
                                  f"of strings to JSON values (numbers, strings, lists...). Got "
                                  f"{props!r} instead.")
 
-    def column_schema(self, col: ColumnSchema, state) -> ColumnSchema:
+    def column_schema(self, col: ColumnSchema, state: dict[str, Any] | None) -> ColumnSchema:
         return col.with_(properties={**col.properties, **self.properties})
 
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:

@@ -15,6 +15,7 @@ columns of an operator's output, e.g. the list columns of a Groupby before a Lis
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ParameterError, SchemaError
@@ -35,7 +36,8 @@ class SelectColumns(Operator):
             raise ParameterError("The 'columns' parameter of SelectColumns needs at least one "
                                  "column name.")
 
-    def output_schema(self, input_schema: Schema, groups, state=None) -> Schema:
+    def output_schema(self, input_schema: Schema, groups: Sequence[tuple[str, ...]],
+                      state: dict[str, Any] | None = None) -> Schema:
         missing = [c for c in self.columns if c not in input_schema]
         if missing:
             raise SchemaError(f"SelectColumns keeps {missing}, which are not among the incoming "

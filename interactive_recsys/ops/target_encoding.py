@@ -112,7 +112,8 @@ class TargetEncoding(StatOperator):
     def output_name(self, key: str) -> str:
         return f"TE_{key}_{self.target}"
 
-    def output_schema(self, input_schema: Schema, groups, state=None) -> Schema:
+    def output_schema(self, input_schema: Schema, groups: Sequence[tuple[str, ...]],
+                      state: dict[str, Any] | None = None) -> Schema:
         groups = [tuple(g) for g in groups]
         name = type(self).__name__
         if self.target not in input_schema:
