@@ -41,6 +41,18 @@ KERNEL_COUNTS = ("import json; print(json.dumps({n: len(s.data['time' if n != 't
                  "'start']) for n, s in dash.sources.items() if n != 'memory'}))")
 
 
+def _settled_browser_counts(lab, timeout: float = 20) -> dict:
+    """The browser's point counts once two reads a second apart agree (or after ``timeout``)."""
+    deadline = time.monotonic() + timeout
+    browser = _browser_counts(lab)
+    while time.monotonic() < deadline:
+        time.sleep(1.0)
+        browser, before = _browser_counts(lab), browser
+        if browser == before:
+            break
+    return browser
+
+
 def _browser_counts(lab) -> dict[str, int]:
     counts = {}
     for name, column in (("spill", "time"), ("utilization", "time"), ("tasks", "start")):
@@ -91,13 +103,7 @@ def test_dashboard_updates_live_in_jupyterlab(lab) -> None:
     # the kernel's copy of the streamed data is the browser's: jupyter_bokeh 4.1 echoes each
     # stream back from the browser, which the kernel used to apply again (twice the points)
     lab.run_cell("dash.pause()")  # no more samples: both copies settle
-    deadline = time.monotonic() + 20
-    browser = _browser_counts(lab)
-    while time.monotonic() < deadline:
-        time.sleep(1.0)
-        browser, before = _browser_counts(lab), browser
-        if browser == before:
-            break
+    browser = _settled_browser_counts(lab)
     kernel = json.loads(lab.run_cell(KERNEL_COUNTS).strip().splitlines()[-1])
     assert browser["spill"] > 5 and browser["tasks"] > 20, browser
     assert kernel == browser
@@ -208,13 +214,7 @@ def test_studio_cluster_tab_live_closed_restarted(lab) -> None:
                        timeout=250)
     assert "finished" in out
     lab.run_cell("studio.dashboard.pause()")
-    deadline = time.monotonic() + 20
-    browser = _browser_counts(lab)
-    while time.monotonic() < deadline:
-        time.sleep(1.0)
-        browser, before = _browser_counts(lab), browser
-        if browser == before:
-            break
+    browser = _settled_browser_counts(lab)
     kernel = json.loads(lab.run_cell(STUDIO_COUNTS).strip().splitlines()[-1])
     assert kernel == browser and browser["tasks"] > 20, (kernel, browser)
 
