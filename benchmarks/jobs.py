@@ -11,7 +11,8 @@
 * ``report`` (optional): path of a Dask performance report (cluster runs only).
 
 The result JSON holds ``seconds`` (first read to last write, cluster start-up excluded),
-``fit_s``, ``npartitions``, the workers' memory limits, the peak RSS of this process
+``fit_s``, ``npartitions``, the vocabulary folder of each Categorify column (relative to the
+artifacts folder), the workers' memory limits, the peak RSS of this process
 (client and scheduler) and of each worker, and where the package was imported.
 """
 
@@ -34,6 +35,15 @@ def workflow(spec: dict, artifacts: str):
         return irs_workflow(artifacts)
     cats = spec["columns"] >> ops.Categorify()
     return irs.Workflow(cats + spec.get("keep", []), artifacts_dir=artifacts)
+
+
+def vocabulary_paths(wf) -> dict[str, str]:
+    """Column -> its vocabulary's folder, relative to the artifacts folder (from the fitted
+    state, so the check does not guess the artifact layout)."""
+    from interactive_recsys import ops
+
+    return {column: vocab["path"] for step in wf.fitted_steps(ops.Categorify)
+            for column, vocab in step.state["vocabs"].items()}
 
 
 def peak_rss_mb() -> float:
@@ -73,7 +83,8 @@ def run(spec: dict) -> dict:
             fit_s = time.perf_counter() - started
             summary = wf.transform(ds).to_parquet(out)
             seconds = time.perf_counter() - started
-        info.update(package=package_dirs(), npartitions=ds.npartitions,
+        info.update(vocabularies=vocabulary_paths(wf), package=package_dirs(),
+                    npartitions=ds.npartitions,
                     num_rows=summary["num_rows"], client_peak_mb=peak_rss_mb())
         if client is not None:
             info["worker_peak_mb"] = sorted(client.run(peak_rss_mb).values())

@@ -1,22 +1,34 @@
 """Scaling benchmarks of our standard workflow: data size, out of core, high cardinality.
 
-``python -m benchmarks scaling [--scenarios size out-of-core cardinality]``
+``python -m benchmarks scaling [--profile kaggle|default] [--scenarios size out-of-core
+cardinality] [--prepare-only]``
+
+The data come from ``synthetic_criteo(profile=...)`` (``--profile``, ``kaggle`` by default as
+for ``criteo``: the per-column widths and skew of the real Criteo Kaggle logs, whose widest
+columns grow with the row count), in ``data/criteo-<rows>[-<profile>]``.
 
 * ``size``: the standard Criteo workflow (:mod:`.contenders`) at ``--rows`` (8M and 32M)
   on ``irs.cluster.start_cluster(n_workers=2)``, sizes alternating run by run; reports
   time(largest)/time(smallest) per repeat and the peak RSS of the whole process tree;
 * ``out-of-core``: the same workflow on ``--ooc-rows`` rows with 2 workers limited to
   ``--ooc-memory`` each, the decoded data being at least 4x the workers' total limit;
-* ``cardinality``: Categorify of a column with ``--distinct`` distinct values (every one
-  present, plus power-law repeats and nulls) with 2 workers limited to ``--card-memory``.
+* ``cardinality``: Categorify alone with 2 workers limited to ``--card-memory``. On the
+  ``kaggle`` profile: of the widest columns (``--card-columns``, C3 C12 C21 C16 C4) of the
+  kaggle data at ``--card-rows`` rows, whose distinct counts follow from the row count (about
+  5.1M, 4.8M, 4.2M, 3.3M and 1.6M at 24M rows; the measured counts are printed and written
+  with the results). On the ``default`` profile: of one column ``item`` with ``--distinct``
+  distinct values (every one present, plus power-law repeats and nulls) from a dedicated
+  generator, in ``data/cardinality-<rows>-<distinct>``.
 
 Every run is checked before its time counts against an independent pyarrow/pandas
 computation: the whole vocabulary written (values, counts and ids) equals value counts of
 the input sorted by descending count then ascending value, and on sampled rows the output
 ids equal that vocabulary's ids of the input values (nulls 1) and the normalized
 continuous columns equal pandas' (float32 ``log1p`` of the clipped values, population std).
-Runs use :mod:`.jobs` in a fresh process each; the code under test is a snapshot (as for
-``criteo``); results go to ``results/scaling-<date>-<host>.{json,md}``.
+These expectations are cached next to the data (``<data>-expected``); ``--prepare-only``
+writes the data and those caches without timing anything. Runs use :mod:`.jobs` in a fresh
+process each; the code under test is a snapshot (as for ``criteo``); results go to
+``results/scaling[-<scenarios>]-<profile>-<date>-<host>.{json,md}``.
 """
 
 from __future__ import annotations
@@ -37,6 +49,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from dask.utils import parse_bytes
 
 from . import report
 from .contenders import CATS, CONTS, FIRST_INDEX, NULL_INDEX, log_counts, parquet_files
@@ -55,20 +68,33 @@ from .harness import (
     watch_process,
 )
 
-HELP = "scaling: 8M vs 32M rows, out of core (4x the workers' memory), 20M distinct values"
+HELP = ("scaling: 8M vs 32M rows, out of core (4x the workers' memory), wide vocabularies "
+        "(kaggle profile by default)")
 SCENARIOS = ("size", "out-of-core", "cardinality")
+PROFILES = ("kaggle", "default")
+#: the widest columns of the kaggle profile (real Criteo Kaggle: 10.1M, 8.4M, 7.0M, 5.5M, 2.2M
+#: distinct values over 45.8M rows)
+KAGGLE_WIDEST = ["C3", "C12", "C21", "C16", "C4"]
 POLL_S = 0.05
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scenarios", nargs="+", choices=SCENARIOS, default=list(SCENARIOS))
+    parser.add_argument("--profile", choices=PROFILES, default="kaggle",
+                        help="synthetic_criteo profile: kaggle (real Criteo Kaggle widths, the "
+                        "default) or default (narrower columns)")
     parser.add_argument("--rows", type=int, nargs="+", default=[8_000_000, 32_000_000],
                         help="sizes of the size scenario (default: 8000000 32000000)")
     parser.add_argument("--repeats", type=int, default=2, help="timed runs per size")
-    parser.add_argument("--ooc-rows", type=int, default=32_000_000)
+    parser.add_argument("--ooc-rows", type=int, default=24_000_000)
     parser.add_argument("--ooc-memory", default="1GB", help="memory limit of each worker")
-    parser.add_argument("--distinct", type=int, default=20_000_000)
     parser.add_argument("--card-rows", type=int, default=24_000_000)
+    parser.add_argument("--card-columns", nargs="+", default=KAGGLE_WIDEST,
+                        help="kaggle profile: the columns Categorify encodes "
+                        "(default: the five widest)")
+    parser.add_argument("--distinct", type=int, default=None,
+                        help="default profile only: distinct values of the generated column "
+                        "(default 20000000)")
     parser.add_argument("--card-memory", default="2GB", help="memory limit of each worker")
     parser.add_argument("--sample", type=int, default=20_000, help="rows checked per run")
     parser.add_argument("--timeout", type=float, default=3600, help="seconds per run")
@@ -78,6 +104,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--report", action="store_true",
                         help="write a Dask performance report per run (benchmarks/work/)")
     parser.add_argument("--code", choices=["head", "worktree"], default="head")
+    parser.add_argument("--prepare-only", action="store_true",
+                        help="write the data and the expected value counts, time nothing")
 
 
 # ---- one job in its own process ---------------------------------------------------------------
@@ -147,17 +175,19 @@ def expected_moments(src: Path) -> tuple[np.ndarray, np.ndarray]:
     return mean, std
 
 
-def written_vocabulary(out: Path, column: str) -> pa.Table:
-    files = glob.glob(f"{out}-artifacts/*/{column}/part.*.parquet")
+def written_vocabulary(out: Path, column: str, folder: str | None) -> pa.Table:
+    """The vocabulary the run wrote for ``column`` (``folder``: relative to the artifacts)."""
+    files = glob.glob(f"{out}-artifacts/{folder}/part.*.parquet") if folder else []
     if not files:
-        raise ValueError(f"no vocabulary of {column} under {out}-artifacts")
+        raise ValueError(f"no vocabulary of {column} under {out}-artifacts ({folder})")
     table = pa.concat_tables(pq.read_table(f) for f in files)
     return table.take(pc.sort_indices(table, sort_keys=[("index", "ascending")]))
 
 
 def check_run(src: Path, out: Path, rows: int, cats: list[str], conts: list[str],
-              sample: int) -> list[str]:
-    """What differs from the independent expectations (empty: the run is correct)."""
+              sample: int, vocabularies: dict[str, str]) -> list[str]:
+    """What differs from the independent expectations (empty: the run is correct);
+    ``vocabularies``: column -> vocabulary folder, as the job reported it."""
     problems = []
     positions = sample_positions(rows, sample)
     try:
@@ -169,7 +199,11 @@ def check_run(src: Path, out: Path, rows: int, cats: list[str], conts: list[str]
     given, _ = read_rows(src, positions)
     for c in cats:
         expected = expected_vocabulary(src, c)
-        written = written_vocabulary(out, c)
+        try:
+            written = written_vocabulary(out, c, vocabularies.get(c))
+        except (OSError, ValueError, pa.ArrowException) as exc:
+            problems.append(f"{c}: {exc}")
+            continue
         if not written.select(["value", "count", "index"]).equals(expected):
             problems.append(f"{c}: the vocabulary ({written.num_rows:,} values) differs from "
                             f"the value counts of the input ({expected.num_rows:,} values)")
@@ -244,41 +278,88 @@ def decoded_gb(src: Path) -> float:
 
 
 # ---- scenarios ----------------------------------------------------------------------------------
-def scenario_runs(args: argparse.Namespace, code: Path) -> list[dict]:
-    """Every configuration to run: scenario, rows, data directory and job settings."""
+def scenario_runs(args: argparse.Namespace) -> list[dict]:
+    """Every configuration to run: scenario, rows, data (directory and description), job
+    settings."""
+    if args.profile == "kaggle" and args.distinct is not None:
+        raise ValueError("--distinct applies to --profile default only: on the kaggle profile "
+                         "the distinct counts follow from --card-rows (choose the columns with "
+                         "--card-columns)")
+    unknown = sorted(set(args.card_columns) - set(CATS))
+    if unknown:
+        raise ValueError(f"--card-columns {unknown}: not Criteo categorical columns "
+                         f"(C1..C26)")
+    profile = f"synthetic_criteo profile {args.profile!r}"
     configs = []
     if "size" in args.scenarios:
         for rows in args.rows:
-            configs.append({"scenario": "size", "rows": rows, "src": prepare_data(rows, 500_000),
-                            "kind": "criteo", "n_workers": 2, "memory_limit": None})
+            configs.append({"scenario": "size", "rows": rows, "data": profile,
+                            "src": prepare_data(rows, 500_000, args.profile), "kind": "criteo",
+                            "n_workers": 2, "memory_limit": None})
     if "out-of-core" in args.scenarios:
-        configs.append({"scenario": "out-of-core", "rows": args.ooc_rows,
-                        "src": prepare_data(args.ooc_rows, 500_000), "kind": "criteo",
-                        "n_workers": 2, "memory_limit": args.ooc_memory})
+        configs.append({"scenario": "out-of-core", "rows": args.ooc_rows, "data": profile,
+                        "src": prepare_data(args.ooc_rows, 500_000, args.profile),
+                        "kind": "criteo", "n_workers": 2, "memory_limit": args.ooc_memory})
     if "cardinality" in args.scenarios:
-        configs.append({"scenario": "cardinality", "rows": args.card_rows,
-                        "src": cardinality_data(args.card_rows, args.distinct),
-                        "kind": "categorify", "columns": ["item"], "keep": ["label"],
-                        "n_workers": 2, "memory_limit": args.card_memory})
+        config = {"scenario": "cardinality", "rows": args.card_rows, "kind": "categorify",
+                  "n_workers": 2, "memory_limit": args.card_memory}
+        if args.profile == "kaggle":
+            config.update(src=prepare_data(args.card_rows, 500_000, "kaggle"), data=profile,
+                          columns=list(args.card_columns), keep=["label"])
+        else:
+            distinct = args.distinct or 20_000_000
+            config.update(src=cardinality_data(args.card_rows, distinct), columns=["item"],
+                          keep=["label"], data=f"cardinality generator, {distinct:,} distinct")
+        configs.append(config)
     return configs
 
 
-def run(args: argparse.Namespace) -> dict:
+def distinct_counts(config: dict) -> dict[str, int]:
+    """Distinct non-null values of the columns a configuration encodes (from the cached
+    expected vocabularies)."""
+    columns = CATS if config["kind"] == "criteo" else config["columns"]
+    return {c: expected_vocabulary(Path(config["src"]), c).num_rows for c in columns}
+
+
+def prepare(configs: list[dict]) -> None:
+    """Decoded size, the expected vocabularies (cached) and moments of every configuration."""
+    for c in configs:
+        started = time.perf_counter()
+        c["decoded_gb"] = round(decoded_gb(c["src"]), 2)
+        counts = distinct_counts(c)
+        widest = sorted(counts.items(), key=lambda kv: -kv[1])[:5]
+        c["distinct"] = dict(widest)
+        if c["kind"] == "criteo":
+            expected_moments(Path(c["src"]))
+        limit = c["memory_limit"]
+        ratio = (f", {c['decoded_gb'] * 1e9 / (c['n_workers'] * parse_bytes(limit)):.1f}x "
+                 "the workers' total memory limit" if limit else "")
+        print(f"{c['scenario']} {c['rows']:,} rows ({c['data']}): {c['decoded_gb']} GB "
+              f"decoded{ratio}; widest columns: "
+              + ", ".join(f"{k} {v:,}" for k, v in widest)
+              + f" distinct (expectations ready in {time.perf_counter() - started:.0f} s)",
+              flush=True)
+
+
+def run(args: argparse.Namespace) -> dict | None:
     started = time.time()
-    code = snapshot_code(WORK / f"code-{results_label(args.scenarios)}", args.code)
+    configs = scenario_runs(args)
+    prepare(configs)
+    if args.prepare_only:
+        return None
+    label = results_label(args.scenarios, args.profile)
+    code = snapshot_code(WORK / f"code-{label}", args.code)
     shutil.copy2(Path(__file__).with_name("jobs.py"), Path(code["path"]) / "benchmarks")
     print(f"code under test: {code['path']} (commit {code['git_commit'][:12]}, "
           f"sha256 {code['sha256']})", flush=True)
-    configs = scenario_runs(args, Path(code["path"]))
     for c in configs:
-        c["decoded_gb"] = round(decoded_gb(c["src"]), 2)
         c["runs"], c["problems"] = [], []
     repeats = {"size": args.repeats, "out-of-core": 1, "cardinality": 1}
     for repeat in range(max(repeats.values())):
         for c in configs:
             if repeat >= repeats[c["scenario"]] or c["problems"]:
                 continue
-            out = WORK / "scaling" / f"{c['scenario']}-{c['rows']}"
+            out = WORK / "scaling" / f"{c['scenario']}-{c['rows']}-{args.profile}"
             spec = {k: c.get(k) for k in ("kind", "columns", "keep", "n_workers",
                                           "memory_limit")}
             spec.update(src=str(Path(c["src"]).resolve()), out=str(out.resolve()),
@@ -294,7 +375,8 @@ def run(args: argparse.Namespace) -> dict:
             checked = time.perf_counter()
             cats = CATS if c["kind"] == "criteo" else c["columns"]
             problems = check_run(Path(c["src"]), out, c["rows"], cats,
-                                 CONTS if c["kind"] == "criteo" else [], args.sample)
+                                 CONTS if c["kind"] == "criteo" else [], args.sample,
+                                 r.extra.pop("vocabularies", {}))
             if problems:
                 c["problems"] += [f"WRONG: {p}" for p in problems]
                 print(f"  {c['scenario']} {c['rows']:,}: WRONG {problems}", flush=True)
@@ -333,22 +415,22 @@ def _process_peaks(runs: list[dict]) -> str:
 
 
 def summary(results: dict) -> str:
-    lines = ["| scenario | rows | decoded GB | workers x limit | partitions | runs | wall s "
-             "(median) | fit s | CPU s (median) | rows/s | peak RSS MB | client / worker peak MB "
-             "| load avg (1 min) at start | check |",
-             "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|"]
+    lines = ["| scenario | data | columns encoded | rows | decoded GB | workers x limit | "
+             "partitions | runs | wall s (median) | fit s | CPU s (median) | rows/s | peak RSS MB "
+             "| client / worker peak MB | load avg (1 min) at start | check |",
+             "|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|"]
     for c in results["configs"]:
         runs = c["runs"]
         limit = c["memory_limit"] or "auto"
+        head = (f"| {c['scenario']} | {c.get('data', '-')} | {_encoded(c)} | {c['rows']:,} | "
+                f"{c['decoded_gb']} | 2 x {limit} |")
         if not runs:
             problems = "; ".join(c["problems"])[:300].replace("\n", " ")
-            lines.append(f"| {c['scenario']} | {c['rows']:,} | {c['decoded_gb']} | 2 x {limit} "
-                         f"| - | 0 | - | - | - | - | - | - | - | {problems} |")
+            lines.append(f"{head} - | 0 | - | - | - | - | - | - | - | {problems} |")
             continue
         wall = _median(runs, "seconds")
         loads = ", ".join(f"{r['extra']['loadavg_start'][0]:.1f}" for r in runs)
-        lines.append(f"| {c['scenario']} | {c['rows']:,} | {c['decoded_gb']} | 2 x {limit} | "
-                     f"{runs[0]['extra']['npartitions']} | {len(runs)} | {wall:.1f} | "
+        lines.append(f"{head} {runs[0]['extra']['npartitions']} | {len(runs)} | {wall:.1f} | "
                      f"{statistics.median(r['extra']['fit_s'] for r in runs):.1f} | "
                      f"{_median(runs, 'cpu_s'):.1f} | "
                      f"{c['rows'] / wall:,.0f} | {max(r['peak_rss_mb'] for r in runs):,.0f} | "
@@ -366,13 +448,26 @@ def summary(results: dict) -> str:
                   + ", ".join(f"{p:.2f}" for p in pairs) + " (per alternating repeat); "
                   f"median walls {medians:.2f}; median CPU times {cpu:.2f}"
                   f"; peak RSS ratio {rss:.2f} (data ratio {large['rows'] / small['rows']:.0f})."]
+    for c in results["configs"]:
+        if c.get("distinct"):
+            lines += ["", f"Distinct values, {c['scenario']} {c['rows']:,} rows (widest "
+                      "columns, pyarrow value counts of the input): "
+                      + ", ".join(f"{k} {v:,}" for k, v in c["distinct"].items()) + "."]
     return "\n".join(lines)
 
 
-def results_label(scenarios: list[str]) -> str:
-    """``scaling`` for every scenario, else ``scaling-<scenario>-...`` (results, snapshot)."""
-    return "scaling" if sorted(scenarios) == sorted(SCENARIOS) else "-".join(
-        ["scaling", *scenarios])
+def _encoded(config: dict) -> str:
+    """The categorical columns a configuration encodes, for the table."""
+    if config["kind"] == "criteo":
+        return "C1..C26 (+ 13 continuous)"
+    return " ".join(config["columns"])
+
+
+def results_label(scenarios: list[str], profile: str) -> str:
+    """``scaling-<profile>`` for every scenario, else ``scaling-<scenario>-...-<profile>``
+    (results, snapshot)."""
+    chosen = [] if sorted(scenarios) == sorted(SCENARIOS) else list(scenarios)
+    return "-".join(["scaling", *chosen, profile])
 
 
 def write(results: dict, md: str) -> None:
@@ -382,12 +477,14 @@ def write(results: dict, md: str) -> None:
 
     report.RESULTS.mkdir(parents=True, exist_ok=True)
     host = re.sub(r"[^A-Za-z0-9_.-]", "_", socket.gethostname())
-    label = results_label(results["settings"]["scenarios"])
+    label = results_label(results["settings"]["scenarios"], results["settings"]["profile"])
     stem = report.RESULTS / f"{label}-{datetime.date.today().isoformat()}-{host}"
     Path(f"{stem}.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
     m, code = results["machine"], results["code"]
     v = m["versions"]
     text = [f"# scaling benchmark, {results['started'][:10]}, {m['host']}", "",
+            f"Data: `synthetic_criteo(profile={results['settings']['profile']!r})` (the `data` "
+            "column says which data each number comes from). "
             "Our standard Criteo workflow on `irs.cluster.start_cluster(n_workers=2)` (1 thread "
             "per worker), and Categorify alone for the cardinality scenario. Wall: first read to "
             "last write (no cluster start-up). Peak RSS: the job process and all its children "
