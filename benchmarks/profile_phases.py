@@ -41,7 +41,13 @@ OTHER = "other (Dask's threaded scheduler, waits)"
 
 
 def phase(stack: list[str]) -> str:
-    """The phase of one stack (frames root first, as py-spy writes them)."""
+    """The phase of one stack (frames root first, as py-spy writes them).
+
+    >>> phase(["main (x.py:1)", "CpuBackend.write_parquet (b.py:2)", "write_table (p.py:3)"])
+    'output writer'
+    >>> phase(["main (x.py:1)"])
+    "other (Dask's threaded scheduler, waits)"
+    """
     for frame in reversed(stack):
         name = frame.split(" (", 1)[0]
         for label, pattern in RULES:

@@ -1,0 +1,124 @@
+"""The scaling benchmark's correctness gate and options (the timings live in
+benchmarks/results, never in tests): a real job on generated kaggle-profile data passes the
+independent pyarrow/pandas check, and a wrong vocabulary or id is caught."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from benchmarks import jobs, profile_phases, scaling
+from benchmarks.contenders import CATS, CONTS
+from interactive_recsys.datasets import synthetic_criteo
+
+ROWS = 6_000
+
+
+@pytest.fixture(scope="module")
+def kaggle_data(tmp_path_factory) -> Path:
+    return synthetic_criteo(ROWS, seed=3, path=tmp_path_factory.mktemp("d") / "criteo",
+                            rows_per_file=2_500, profile="kaggle")
+
+
+def run_job(src: Path, out: Path, kind: str) -> dict:
+    spec = {"kind": kind, "columns": ["C3", "C12"], "keep": ["label"], "n_workers": 0,
+            "src": str(src), "out": str(out), "result": str(out) + "-result.json"}
+    return jobs.run(spec)
+
+
+@pytest.mark.parametrize("kind", ["categorify", "criteo"])
+def test_a_correct_run_passes_the_check(kaggle_data, tmp_path, kind):
+    out = tmp_path / "out"
+    result = run_job(kaggle_data, out, kind)
+    cats, conts = (CATS, CONTS) if kind == "criteo" else (["C3", "C12"], [])
+    assert set(result["vocabularies"]) == set(cats)
+    assert scaling.check_run(kaggle_data, out, ROWS, cats, conts, 500,
+                             result["vocabularies"]) == []
+
+
+def test_a_wrong_vocabulary_or_id_is_reported(kaggle_data, tmp_path):
+    out = tmp_path / "out"
+    folders = run_job(kaggle_data, out, "categorify")["vocabularies"]
+    # the most frequent C3 value counted once more: the vocabulary no longer matches
+    (vocab_file,) = (out.parent / "out-artifacts" / folders["C3"]).glob("part.*.parquet")
+    table = pq.read_table(vocab_file)
+    counts = table["count"].to_numpy().copy()
+    counts[0] += 1
+    pq.write_table(table.set_column(table.schema.get_field_index("count"), "count",
+                                    pa.array(counts)), vocab_file)
+    # every C12 id shifted by one in the output files
+    for f in sorted(out.glob("*.parquet")):
+        t = pq.read_table(f)
+        ids = t["C12"].to_numpy() + 1
+        pq.write_table(t.set_column(t.schema.get_field_index("C12"), "C12",
+                                    pa.array(ids.astype(t["C12"].type.to_pandas_dtype()))), f)
+    problems = scaling.check_run(kaggle_data, out, ROWS, ["C3", "C12"], [], 500, folders)
+    assert len(problems) == 2
+    assert problems[0].startswith("C3: the vocabulary")
+    assert problems[1].startswith("C12: ") and "sampled ids differ" in problems[1]
+    missing = scaling.check_run(kaggle_data, out, ROWS, ["C3"], [], 500, {})
+    assert missing and missing[0].startswith("C3: no vocabulary")
+
+
+def test_expected_vocabulary_is_the_value_counts_in_the_documented_order(kaggle_data):
+    table = scaling.expected_vocabulary(kaggle_data, "C3")
+    values = pq.read_table(kaggle_data, columns=["C3"])["C3"].to_pandas().dropna()
+    counts = values.value_counts()
+    order = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    assert table["value"].to_pylist() == [v for v, _ in order]
+    assert table["count"].to_pylist() == [n for _, n in order]
+    assert table["index"].to_pylist() == list(range(3, 3 + len(order)))
+
+
+def options(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    scaling.add_arguments(parser)
+    return parser.parse_args(list(argv))
+
+
+def test_kaggle_is_the_default_profile_and_names_the_results():
+    args = options()
+    assert args.profile == "kaggle" and args.card_columns == scaling.KAGGLE_WIDEST
+    assert scaling.results_label(args.scenarios, args.profile) == "scaling-kaggle"
+    assert scaling.results_label(["size"], "default") == "scaling-size-default"
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--distinct", "100"], "--distinct applies to --profile default only"),
+    (["--card-columns", "C3", "I1"], "--card-columns ['I1']"),
+])
+def test_bad_cardinality_options_are_refused(argv, message):
+    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        scaling.scenario_runs(options("--scenarios", "cardinality", *argv))
+
+
+def test_the_summary_says_which_data_each_number_comes_from():
+    run = {"seconds": 10.0, "cpu_s": 18.0, "peak_rss_mb": 900.0,
+           "extra": {"npartitions": 4, "fit_s": 6.0, "loadavg_start": [1.0, 1.0, 1.0]}}
+    configs = [{"scenario": "cardinality", "rows": 1000, "kind": "categorify",
+                "columns": ["C3", "C12"], "data": "synthetic_criteo profile 'kaggle'",
+                "decoded_gb": 0.1, "memory_limit": "2GB", "distinct": {"C3": 700, "C12": 650},
+                "runs": [run], "problems": []}]
+    md = scaling.summary({"configs": configs})
+    header, _, row = md.splitlines()[:3]
+    assert header.count("|") == row.count("|")
+    assert "| cardinality | synthetic_criteo profile 'kaggle' | C3 C12 | 1,000 |" in row
+    assert "C3 700, C12 650" in md
+    json.dumps(configs)  # the configuration is what results.json stores
+
+
+def test_profile_phases_groups_collapsed_stacks(tmp_path):
+    profile = tmp_path / "p.txt"
+    profile.write_text("main (a.py:1);CpuBackend.write_parquet (b.py:2);write_table (c:3) 3\n"
+                       "main (a.py:1);_sum_split (c.py:1);sum_counts (d.py:2) 1\n")
+    lines = profile_phases.table([profile]).splitlines()
+    assert lines[0] == "| phase | p.txt: % (4 samples) |"
+    assert "| fit: merge of counts (Acero group_by) | 25.0 (1) |" in lines
+    assert "| output writer | 75.0 (3) |" in lines
+    assert np.isclose(sum(float(line.split("|")[2].split()[0]) for line in lines[2:]), 100.0)
