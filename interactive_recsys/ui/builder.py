@@ -37,7 +37,7 @@ from .builder_actions import RunActions
 from .builder_events import Change
 from .builder_model import BuilderModel, PreviewResult, make_operator
 from .column_list import ColumnChoice, ColumnList, names_text, role_chips
-from .dag import DagView, model_graph, parse_op_id
+from .dag import DagView, model_graph, op_id, parse_op_id
 from .feedback import STYLE, Feedback
 from .param_form import ParamForm, palette_rows
 
@@ -478,7 +478,7 @@ class PipelineBuilder(RunActions, w.VBox):
         model = self.model
         item = model.selected_item
         self.steps.value = item if item in dict(self.steps.options).values() else None
-        self.dag.selected = "" if model.selected is None else "op:{}:{}".format(*model.selected)
+        self.dag.selected = "" if model.selected is None else op_id(*model.selected)
         self._load_selected_into_form()
 
     def _on_step_list(self, change: dict[str, Any]) -> None:
