@@ -3,8 +3,10 @@
 The notebook is converted with nbconvert's ``HTMLExporter`` (the JupyterLab look). Widget
 outputs, which need a kernel or a CDN to show in a static page, are drawn as plain HTML
 from the saved widget state instead: boxes, labels, HTML, progress bars, buttons, output
-areas, and Bokeh figures inside ``jupyter_bokeh.BokehModel`` (the dashboard, the embedding
-plots) with BokehJS inlined in the page. No script is fetched from the network.
+areas, Bokeh figures inside ``jupyter_bokeh.BokehModel`` (the dashboard, the embedding
+plots) with BokehJS inlined in the page, and the package's own anywidgets (the Studio's
+column list and workflow graph, see :mod:`.ui.static_html`) with their CSS inlined. No
+script is fetched from the network, and no script saved in the notebook is run.
 
 With ``execute=True`` the notebook is run first (nbclient, widget state stored,
 ``BOKEH_RESOURCES=inline``); after each code cell a small snippet (not counted in the
@@ -100,6 +102,7 @@ class StaticWidgets:
         self.state = state
         self.bokeh_snapshots = bokeh_snapshots or {}
         self.uses_bokeh = False
+        self.anywidget_kinds: set[str] = set()  # of ours drawn: their CSS goes in the head
 
     def render(self, model_id: str, fallback: str = "") -> str:
         """HTML of the widget ``model_id`` (``fallback`` text when it has no saved state)."""
@@ -110,6 +113,8 @@ class StaticWidgets:
         st = model.get("state", {})
         if model.get("model_module") == "@bokeh/jupyter_bokeh":
             return self._bokeh(model_id, st)
+        if model.get("model_module") == "anywidget":
+            return self._anywidget(st)
         if name in ("VBoxModel", "BoxModel", "GridBoxModel", "AccordionModel", "TabModel",
                     "StackModel"):
             return self._box(st, "irs-widget-vbox")
@@ -165,6 +170,21 @@ class StaticWidgets:
     def _box(self, st: dict[str, Any], kind: str) -> str:
         children = "".join(self.render(_ref(c)) for c in st.get("children", []))
         return f'<div class="irs-widget-box {kind}">{children}</div>'
+
+    def _anywidget(self, st: dict[str, Any]) -> str:
+        from .ui.static_html import anywidget_html, kind_of
+
+        body = anywidget_html(st)
+        if body is None:  # someone else's anywidget: its JavaScript is not run here
+            return ""
+        self.anywidget_kinds.add(str(kind_of(st)))
+        return body
+
+    def head(self) -> str:
+        """What the page's head needs for the widgets drawn: BokehJS, the widgets' CSS."""
+        from .ui.static_html import widget_css
+
+        return (_bokeh_head() if self.uses_bokeh else "") + widget_css(self.anywidget_kinds)
 
     @staticmethod
     def _described(st: dict[str, Any], inner: str) -> str:
@@ -272,11 +292,13 @@ def _clean_image_metadata(metadata: dict[str, Any]) -> None:
         scope.pop("filenames", None)
 
 
-def static_widget_outputs(nb: Any, bokeh_snapshots: dict[str, Any] | None = None) -> bool:
+def static_widget_outputs(nb: Any, bokeh_snapshots: dict[str, Any] | None = None
+                          ) -> StaticWidgets:
     """Replace, in place, widget outputs by static HTML and drop BokehJS loader outputs.
 
-    Returns True when the page needs BokehJS (a Bokeh figure or a ``bokeh.io.show``
-    output is in it).
+    Returns the :class:`StaticWidgets` that drew them: its ``uses_bokeh`` tells whether the
+    page needs BokehJS (a Bokeh figure or a ``bokeh.io.show`` output is in it), its
+    :meth:`~StaticWidgets.head` what goes in the page's head.
     """
     widgets = StaticWidgets(_widget_state(nb), bokeh_snapshots)
     for cell in nb.cells:
@@ -299,7 +321,7 @@ def static_widget_outputs(nb: Any, bokeh_snapshots: dict[str, Any] | None = None
             kept.append(out)
         cell.outputs = kept
     nb.metadata.pop("widgets", None)
-    return widgets.uses_bokeh
+    return widgets
 
 
 # ---- executing -----------------------------------------------------------------------------
@@ -391,11 +413,11 @@ def notebook_html(nb: Any, *, title: str, bokeh_snapshots: dict[str, Any] | None
 
     nb = copy.deepcopy(nb)
     sanitize_notebook(nb)
-    uses_bokeh = static_widget_outputs(nb, bokeh_snapshots)
+    drawn = static_widget_outputs(nb, bokeh_snapshots)
     exporter = _ReportExporter(template_name="lab", template_file="irs-report.html.j2",
                                extra_loaders=[DictLoader({"irs-report.html.j2": _TEMPLATE})])
     resources = {"metadata": {"name": title},
-                 "irs_head": _bokeh_head() if uses_bokeh else ""}
+                 "irs_head": drawn.head()}
     body, _ = exporter.from_notebook_node(nb, resources=resources)
     return body
 

@@ -152,7 +152,7 @@ def test_add_reorder_remove_undo(frame):
 def test_other_columns_start_a_new_branch_and_changes_notify(frame):
     m = BuilderModel(frame)
     seen = []
-    m.observe(lambda: seen.append(len(m.branches)))
+    m.observe(lambda change: seen.append(len(change.new)), names="branches")
     m.add_step(CATS, "Categorify")
     assert m.add_step(CONTS, "FillMissing") == (1, 0)  # different columns: a new branch
     assert seen == [1, 2]

@@ -169,7 +169,7 @@ def test_widgets_without_saved_state_fall_back_to_their_text():
     nb.cells = [nbformat.v4.new_code_cell("w", outputs=[nbformat.v4.new_output(
         "display_data", {"application/vnd.jupyter.widget-view+json": view,
                          "text/plain": "Dashboard(2 workers, no GPU, every 500 ms)"})])]
-    assert static_widget_outputs(nb) is False
+    assert static_widget_outputs(nb).uses_bokeh is False
     data = nb.cells[0].outputs[0]["data"]
     assert data["text/html"] == "<pre>Dashboard(2 workers, no GPU, every 500 ms)</pre>"
 

@@ -306,8 +306,8 @@ def test_browser_echo_of_a_stream_or_patch_is_not_applied_twice(dash: Dashboard)
 
 
 def test_embedding_view_ignores_the_echo_too() -> None:
-    """EmbeddingView replaces its data whole (no stream), but shows it with the same widget:
-    an echoed stream of its source is not applied again either."""
+    """EmbeddingView replaces its plan widget whole (no stream), but shows it with the same
+    widget class: an echoed stream of its source is not applied again either."""
     import pandas as pd
     from bokeh.document.events import ColumnsStreamedEvent
 
@@ -315,11 +315,11 @@ def test_embedding_view_ignores_the_echo_too() -> None:
     from interactive_recsys.ui.embeddings import EmbeddingView
 
     view = EmbeddingView(pd.DataFrame({"c": list("aaab")}))
-    assert isinstance(view.plot, BokehWidget)
+    assert isinstance(view.plot, BokehWidget) and isinstance(view.plan_plot, BokehWidget)
     source = view.plan_source
     before = {k: list(v) for k, v in source.data.items()}
     row = {k: v[:1] for k, v in before.items()}
-    view.plot._sync_model(view.plot, _browser_echo(
+    view.plan_plot._sync_model(view.plan_plot, _browser_echo(
         ColumnsStreamedEvent(source.document, source, "data", row, None, None)), [])
     assert {k: list(v) for k, v in source.data.items()} == before
     view.close()

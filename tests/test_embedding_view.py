@@ -41,3 +41,26 @@ def test_gpu_memory_axis_includes_the_capacity_line() -> None:
     assert view.plan_figure.y_range.end >= max(view.plan_source.data["gib"])
     view.close()
 
+
+
+def test_saved_widget_state_follows_the_settings() -> None:
+    """What a saved notebook keeps (each widget's state, as the kernel sends it) shows the
+    plan of the current settings: a new plan widget per change, the old one closed."""
+    import json
+
+    import ipywidgets as w
+
+    view = irs.ui.EmbeddingView(EmbeddingReport(_frame(3), num_gpus=2))
+    first = view.plan_plot
+    view.num_gpus.value = 5
+    view.dtype.value = "fp16"
+    assert first.comm is None and first not in view.children  # closed, replaced
+    assert view.plan_plot in view.children
+    state = w.Widget.get_manager_state(widgets=[view.plan_plot])["state"]
+    bundle = json.loads(state[view.plan_plot.model_id]["state"]["render_bundle"])
+    text = json.dumps(bundle)
+    expected = {f"GPU {g}" for g in range(5)}  # 5 GPUs x 2 placements
+    assert {x for x in expected if f'"{x}"' in text} == expected and '"GPU 5"' not in text
+    assert "(GiB), fp16 + " in text and "fp32 + " not in text
+    view.close()
+    assert view.plot.comm is None and view.plan_plot.comm is None

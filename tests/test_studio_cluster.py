@@ -98,3 +98,59 @@ def test_start_button_shows_a_busy_state_while_the_cluster_starts(monkeypatch) -
         assert "no cluster in this test" in studio.message.value  # the error is shown
     finally:
         studio.close()
+
+
+def test_the_cluster_tab_is_filled_once_when_two_threads_show_it(monkeypatch) -> None:
+    """The watcher thread and the Start button (kernel thread) may both find the new
+    cluster: one dashboard is made, and the tab shows it."""
+    import threading
+
+    import interactive_recsys.ui.dashboard as dashboard
+
+    made = []
+
+    class SlowDashboard(dashboard.Dashboard):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            made.append(self)
+            time.sleep(0.3)  # widens the window in which a second caller would make another
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(dashboard, "Dashboard", SlowDashboard)
+    client = irs.start_cluster(1, memory_limit="500MB", dashboard=False, gpu=False)
+    studio = Studio(make_criteo_frame(50), client=client)
+    try:
+        callers = [threading.Thread(target=studio.show_cluster) for _ in range(2)]
+        for t in callers:
+            t.start()
+        for t in callers:
+            t.join(30)
+        assert len(made) == 1
+        assert studio.cluster_tab.children == (made[0],) and studio.dashboard is made[0]
+    finally:
+        studio.close()
+        client.close()
+        client.cluster.close()
+
+
+def test_a_failed_start_keeps_watching_for_a_cluster_started_in_a_cell(monkeypatch) -> None:
+    import interactive_recsys.cluster as cluster
+
+    studio = Studio(make_criteo_frame(50))
+    real_start, second = cluster.start_cluster, None
+
+    def failing_start(n: int) -> None:
+        raise RuntimeError("no cluster in this test")
+
+    monkeypatch.setattr(cluster, "start_cluster", failing_start)
+    try:
+        studio.tabs.selected_index = CLUSTER
+        studio.cluster_tab.children[1].click()
+        assert "no cluster in this test" in studio.message.value
+        second = real_start(1, memory_limit="500MB", dashboard=False, gpu=False)
+        assert _wait(lambda: studio.dashboard is not None)  # the watcher still runs
+        assert studio.dashboard.monitor.client is second
+    finally:
+        studio.close()
+        if second is not None:
+            second.close()
+            second.cluster.close()

@@ -1,8 +1,14 @@
 """PipelineBuilder: build a workflow by clicking, on top of :class:`.BuilderModel`.
 
-The view only draws the model and forwards clicks; every error (an invalid parameter,
-an operator on incompatible columns, an empty selection, a missing dataset path) is
-shown in the widget's message area, never only in the console.
+The view only draws the model and forwards clicks. It observes the model per field (see
+:class:`~.builder_events.Change`): a change of the steps (``"branches"``) redraws the step
+list, the graph and the predicted schema; a change of the selection only moves the
+highlight in the step list and the graph and loads the step's form. A click in the step
+list or the graph selects in the model unless it shows the model's selection already --
+the one guard against feedback loops (the view never unhooks its own observers).
+
+Every error (an invalid parameter, an operator on incompatible columns, an empty selection,
+a missing dataset path) is shown in the widget's message area, never only in the console.
 
 >>> import pandas as pd
 >>> builder = PipelineBuilder(pd.DataFrame({"c": ["x", "y"], "n": [1.0, 2.0]}))
@@ -28,9 +34,10 @@ import ipywidgets as w
 from ..errors import IRSError
 from ..ops import OPERATORS
 from .builder_actions import RunActions
+from .builder_events import Change
 from .builder_model import BuilderModel, PreviewResult, make_operator
 from .column_list import ColumnChoice, ColumnList, names_text, role_chips
-from .dag import DagView, parse_op_id
+from .dag import DagView, model_graph, op_id, parse_op_id
 from .feedback import STYLE, Feedback
 from .param_form import ParamForm, palette_rows
 
@@ -241,8 +248,12 @@ class PipelineBuilder(RunActions, w.VBox):
         self.say(f"Opened {model.dataset!r}.", "success", "dataset")
 
     def _attach(self, model: BuilderModel) -> None:
+        if self.model is not None:  # another dataset opened: the old model is not drawn
+            self.model.unobserve(self._on_branches)
+            self.model.unobserve(self._on_selection)
         self.model = model
-        model.observe(self._refresh)
+        model.observe(self._on_branches, "branches")
+        model.observe(self._on_selection, "selection")
         profile = model.profile
         self.info.value = (f"<span class='irs-builder-info'>{html.escape(repr(model.dataset))}"
                            f"; column profile from {profile[0].sample_rows if profile else 0:,}"
@@ -258,7 +269,7 @@ class PipelineBuilder(RunActions, w.VBox):
         self.output_text.value = os.fspath(output) if output is not None else ""
         self._build_palette()
         self._show_count()
-        self._refresh()
+        self._show_branches()
 
     @property
     def shown_columns(self) -> list[str]:
@@ -443,7 +454,33 @@ class PipelineBuilder(RunActions, w.VBox):
         k = model.new_branch(columns)
         self.say(f"Branch {k + 1} passes {names_text(columns)} through unchanged.", "success")
 
-    # ---- selection (step list and DAG clicks) ---------------------------------------------
+    # ---- drawing the model, and clicks on the step list and the graph -----------------------
+    def _on_branches(self, change: Change) -> None:
+        self._show_branches()
+
+    def _on_selection(self, change: Change) -> None:
+        self._show_selection()
+
+    def _show_branches(self) -> None:
+        """Redraw what shows the steps: the step list's items, the graph and the predicted
+        schema; then the selection on them (new items, or the undone step's parameters)."""
+        model = self.model
+        with self.steps.hold_sync():
+            self.steps.index = None  # else new options select the first one (a "click")
+            self.steps.options = model.items()
+            self.dag.set_graph(*model_graph(model))
+            self._show_schema()
+            self._show_selection()
+
+    def _show_selection(self) -> None:
+        """Mark the model's selection in the step list and the graph; load it into the form.
+        The click handlers below ignore these changes: they equal the model's selection."""
+        model = self.model
+        item = model.selected_item
+        self.steps.value = item if item in dict(self.steps.options).values() else None
+        self.dag.selected = "" if model.selected is None else op_id(*model.selected)
+        self._load_selected_into_form()
+
     def _on_step_list(self, change: dict[str, Any]) -> None:
         if change["new"] is not None and self.model is not None \
                 and change["new"] != self.model.selected_item:
@@ -468,25 +505,6 @@ class PipelineBuilder(RunActions, w.VBox):
         columns = [c for c in branch.columns if isinstance(c, str)]
         if self.choice is not None and self.choice.selected != columns:
             self.select_columns(columns)
-
-    def _refresh(self) -> None:
-        """Redraw the step list, the DAG and the predicted schema from the model."""
-        model = self.model
-        if model is None:
-            return
-        options = model.items()
-        self.steps.unobserve(self._on_step_list, "value")
-        self.steps.options = options
-        item = model.selected_item
-        self.steps.value = item if item in dict(options).values() else None
-        self.steps.observe(self._on_step_list, "value")
-        self.dag.unobserve(self._on_dag_click, "selected")
-        self.dag.show_model(model)
-        if model.selected is None:
-            self.dag.selected = ""
-        self.dag.observe(self._on_dag_click, "selected")
-        self._load_selected_into_form()
-        self._show_schema()
 
     def _show_schema(self) -> None:
         model = self.model

@@ -30,6 +30,15 @@ Examples
 The 'min_value' parameter of Clip must be a finite number or None. Got 'a' instead.
 >>> m.undo(); len(m.branches[1].steps)
 1
+
+Views observe the fields they draw: ``"branches"`` (the steps) and ``"selection"`` (the
+current branch and the selected step), each change as one :class:`~.builder_events.Change`:
+
+>>> seen = []
+>>> m.observe(seen.append, names="selection")
+>>> m.select(0, 0); m.select(0, 0)  # the second selects what is selected: no event
+>>> seen
+[Change(name='selection', old=(1, (1, 0)), new=(0, (0, 0)))]
 """
 
 from __future__ import annotations
@@ -58,6 +67,7 @@ from interactive_recsys.ops.base import Operator
 from interactive_recsys.schema import Schema
 from interactive_recsys.selector import ColumnSelector, flatten
 
+from .builder_events import FieldEvents
 from .column_profile import ROLES, ColumnProfile, profile_table
 
 
@@ -103,16 +113,31 @@ def _same_selection(a: Sequence[Any], b: Sequence[Any]) -> bool:
         [list(x) if not isinstance(x, str) else x for x in b]
 
 
-class BuilderModel:
+class BuilderModel(FieldEvents):
     """Steps and branches of a workflow being built on ``dataset``.
 
     Parameters
     ----------
     dataset : an :class:`~interactive_recsys.Dataset`, a path or a DataFrame.
     sample_rows : rows read (from the first partitions) for the column profile.
+
+    Notes
+    -----
+    :meth:`observe` (see :class:`.FieldEvents`) reports two fields, each change once:
+
+    - ``"branches"``: the list of :class:`Branch` (old and new lists), after adding,
+      updating, removing or moving a step, a new or removed branch, :meth:`suggest`,
+      :meth:`load` or :meth:`undo` -- when the steps really differ;
+    - ``"selection"``: :attr:`selection`, the pair ``(current branch, selected step or
+      None)``, after :meth:`select` or an edit that moves the selection.
+
+    An edit that changes both sends ``"branches"`` first.
     """
 
+    FIELDS = ("branches", "selection")
+
     def __init__(self, dataset: Any, *, sample_rows: int = 10_000) -> None:
+        super().__init__()
         if isinstance(dataset, str | os.PathLike) and not os.path.exists(dataset) \
                 and not any(ch in os.fspath(dataset) for ch in "*?["):
             raise DatasetError(f"Dataset path {os.fspath(dataset)!r} does not exist. Check the "
@@ -125,7 +150,6 @@ class BuilderModel:
         self.current = 0
         self.selected: tuple[int, int] | None = None
         self._history: list[tuple[list[Branch], int, tuple[int, int] | None]] = []
-        self._listeners: list[Callable[[], None]] = []
         self._profile: list[ColumnProfile] | None = None
         self.fitted_workflow: irs.Workflow | None = None
         self.last_job: Any = None
@@ -157,14 +181,20 @@ class BuilderModel:
         return [p.name for p in self.profile if p.role == role]
 
     # ---- change tracking ------------------------------------------------------------------
-    def observe(self, callback: Callable[[], None]) -> None:
-        """Call ``callback()`` after every change of the steps, branches or selection."""
-        self._listeners.append(callback)
+    @property
+    def selection(self) -> tuple[int, tuple[int, int] | None]:
+        """``(current branch, selected (branch, step) or None)``: the "selection" field."""
+        return self.current, self.selected
 
-    def _changed(self) -> None:
-        self.fitted_workflow = None
-        for callback in list(self._listeners):
-            callback()
+    def _set(self, branches: list[Branch], current: int,
+             selected: tuple[int, int] | None) -> None:
+        """Make this the state and tell the observers of each field that changed."""
+        old_branches, old_selection = self.branches, self.selection
+        self.branches, self.current, self.selected = branches, current, selected
+        if branches != old_branches:
+            self.fitted_workflow = None
+            self._emit("branches", old_branches, branches)
+        self._emit("selection", old_selection, self.selection)
 
     def _checkpoint(self) -> None:
         self._history.append((copy.deepcopy(self.branches), self.current, self.selected))
@@ -175,8 +205,7 @@ class BuilderModel:
         """Validate ``branches`` as a whole, then make them the model's state (undoable)."""
         self._validate(branches)
         self._checkpoint()
-        self.branches, self.current, self.selected = branches, current, selected
-        self._changed()
+        self._set(branches, current, selected)
 
     @property
     def can_undo(self) -> bool:
@@ -186,8 +215,7 @@ class BuilderModel:
         """Revert the last change."""
         if not self._history:
             raise ParameterError("Nothing to undo.")
-        self.branches, self.current, self.selected = self._history.pop()
-        self._changed()
+        self._set(*self._history.pop())
 
     # ---- validation -----------------------------------------------------------------------
     def _check_columns(self, columns: Sequence[Any]) -> list[Any]:
@@ -340,17 +368,17 @@ class BuilderModel:
 
     def select(self, branch: int, index: int | None) -> None:
         """Select a step for editing (``index`` None or -1: the branch itself; not an
-        undoable change)."""
+        undoable change; selecting what is selected sends no event)."""
         index = None if index is not None and index < 0 else index
         if index is not None:
             self._step(branch, index)
         elif not 0 <= branch < len(self.branches):
             raise ParameterError(f"There is no branch {branch + 1}; there are "
                                  f"{len(self.branches)}.")
+        old = self.selection
         self.current = branch
         self.selected = None if index is None else (branch, index)
-        for callback in list(self._listeners):
-            callback()
+        self._emit("selection", old, self.selection)
 
     def _step(self, branch: int, index: int) -> Step:
         try:

@@ -64,7 +64,7 @@ def model_graph(model: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
         for j, step in enumerate(branch.steps):
             op = step.operator()
             outputs = branch.node(j + 1).output_schema(schema)
-            node_id = f"op:{k}:{j}"
+            node_id = op_id(k, j)
             shown = ", ".join(f"{n}: {c.dtype}" for n, c in list(outputs.items())[:8])
             more = f", ... ({len(outputs)} columns)" if len(outputs) > 8 else ""
             nodes[node_id] = {"id": node_id, "kind": "op", "label": step.op,
@@ -224,11 +224,20 @@ class DagView(anywidget.AnyWidget):
         """Draw a :class:`~.builder_model.BuilderModel` and mark its selected step."""
         self.set_graph(*model_graph(model))
         if model.selected is not None:
-            self.selected = f"op:{model.selected[0]}:{model.selected[1]}"
+            self.selected = op_id(*model.selected)
 
     def __repr__(self) -> str:
         ops = sum(1 for n in self.nodes if n.get("kind") == "op")
         return f"DagView({len(self.nodes)} nodes, {ops} operators)"
+
+
+def op_id(branch: int, step: int) -> str:
+    """The node id of step ``step`` of branch ``branch`` (the inverse of :func:`parse_op_id`).
+
+    >>> op_id(1, 0)
+    'op:1:0'
+    """
+    return f"op:{branch}:{step}"
 
 
 def parse_op_id(node_id: str) -> tuple[int, int] | None:

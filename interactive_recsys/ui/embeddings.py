@@ -6,10 +6,19 @@ and row-wise) against the GPU's capacity, and controls that re-plan live: number
 GiB per GPU, weight dtype, optimizer, and a per-table dimension override. The widget only
 draws: every number comes from the report (data first, then rendered).
 
-Plots are Bokeh figures in a ``jupyter_bokeh.BokehModel``; BokehJS is loaded inline (no
+Plots are Bokeh figures in ``jupyter_bokeh.BokehModel`` widgets; BokehJS is loaded inline (no
 CDN) by :func:`load_bokeh`, once per kernel. Each data source has a ``name``
 (``irs-embedding-frequency``, ``irs-embedding-coverage``, ``irs-embedding-plan``) so
 browser tests can find it in ``window.Bokeh.documents``.
+
+The curves (which never change) and the memory plan (which follows the controls) are two
+widgets. A settings change replaces the plan's widget by a new one holding the new figure
+whole, rather than patching the old one: a ``BokehModel``'s saved state (``render_bundle``:
+what a saved notebook, nbviewer and ``irs report`` draw) is only the document it was created
+with, and patches never reach it. Re-sending ``render_bundle`` to the same widget is no way
+out: jupyter_bokeh 4.1 then clears the browser's document while the previous draw is still
+awaiting, and BokehJS fails with "configuration is missing". A new widget gets a new
+document in the browser, so the page and the saved state both show the current plan.
 """
 
 from __future__ import annotations
@@ -144,20 +153,20 @@ class EmbeddingView(widgets.VBox):
             name="irs-embedding-frequency")
         self.coverage_source = ColumnDataSource(
             curve_data(self.report, "coverage", "ids", "share"), name="irs-embedding-coverage")
-        self.plan_source = ColumnDataSource(plan_data(self.report), name="irs-embedding-plan")
         self.figures = self._figures()
         from .bokeh_widget import BokehWidget
 
         self.plot = BokehWidget(self.figures)
         self.plot.add_class("irs-embedding-plots")
+        self.plan_plot = self._plan_widget()
         super().__init__([
             self.message,
             widgets.HBox([self.num_gpus, self.gpu_gib, self.dtype, self.optimizer]),
             widgets.HBox([self.table, self.dim, self.set_dim_button, self.reset_dim_button]),
-            self.summary, self.plot])
+            self.summary, self.plot, self.plan_plot])
         self.add_class("irs-embedding-view")
         self._show_dim()
-        self.update()
+        self.summary.value = self.report.to_html()
 
     # ---- drawing ----------------------------------------------------------------------------
     def _figures(self) -> Any:
@@ -185,6 +194,14 @@ class EmbeddingView(widgets.VBox):
         legend.ncols = 2 if len(self.coverage_source.data["name"]) > 13 else 1
         legend.click_policy = "hide"
         cov.add_layout(legend, "right")
+        return column(row(freq, cov))
+
+    def _plan_widget(self) -> Any:
+        """A new widget with the memory plan of the current settings (figure, source and
+        capacity line made anew: see the module docstring)."""
+        from .bokeh_widget import BokehWidget
+
+        self.plan_source = ColumnDataSource(plan_data(self.report), name="irs-embedding-plan")
         self.capacity = Span(location=self.report.plan().gpu_memory / GIB, dimension="width",
                              line_color="#d62728", line_dash="dashed")
         plan = figure(title=self._plan_title(),
@@ -197,7 +214,9 @@ class EmbeddingView(widgets.VBox):
                                            ("tables", "@tables")]))
         plan.xaxis.major_label_orientation = 0.8
         self.plan_figure = plan
-        return column(row(freq, cov), plan)
+        widget = BokehWidget(plan)
+        widget.add_class("irs-embedding-plan-plot")
+        return widget
 
     def _plan_top(self) -> float:
         """Top of the GiB axis: above the tallest bar and the capacity line."""
@@ -211,14 +230,20 @@ class EmbeddingView(widgets.VBox):
                 "(dashed)")
 
     def update(self) -> None:
-        """Redraw everything that depends on dims and plan settings."""
+        """Redraw everything that depends on dims and plan settings: the summary, and the
+        plan in a new widget that replaces the old one (closed)."""
         self.summary.value = self.report.to_html()
-        self.plan_figure.title.text = self._plan_title()
-        data = plan_data(self.report)
-        self.plan_figure.x_range.factors = data["x"]
-        self.plan_source.data = data
-        self.capacity.location = self.report.plan().gpu_memory / GIB
-        self.plan_figure.y_range.end = self._plan_top()
+        old, self.plan_plot = self.plan_plot, self._plan_widget()
+        self.children = tuple(self.plan_plot if child is old else child
+                              for child in self.children)
+        old.close()
+
+    def close(self) -> None:
+        """Close the view and every widget it made."""
+        for name in ("plot", "plan_plot"):  # absent when __init__ failed half-way
+            if getattr(self, name, None) is not None:
+                getattr(self, name).close()
+        super().close()
 
     def _show_error(self, text: str | None) -> None:
         self.message.value = f"<pre>{html.escape(text)}</pre>" if text else ""

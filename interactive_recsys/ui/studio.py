@@ -62,6 +62,8 @@ class Studio(w.VBox):
         self._watcher: threading.Thread | None = None
         self._frozen: Any = None  # the closed dashboard shown under "start again"
         self._watch_stop = threading.Event()
+        # the Cluster tab is filled from the kernel thread (tab, Start) and the watcher thread
+        self._cluster_lock = threading.RLock()
         self.preview_rows = preview_rows
         self.preview: Any = None
         self.embeddings: Any = None
@@ -166,7 +168,12 @@ class Studio(w.VBox):
 
     def show_cluster(self) -> None:
         """Fill the Cluster tab: the live dashboard of the client, or (no cluster, or it
-        closed) a button to start one; a cluster started elsewhere is picked up by itself."""
+        closed) a button to start one; a cluster started elsewhere is picked up by itself.
+        Safe to call from several threads: one dashboard per client."""
+        with self._cluster_lock:
+            self._show_cluster()
+
+    def _show_cluster(self) -> None:
         client = self.live_client()
         old = self.dashboard
         if old is not None and (old.closed or old.monitor.client is not client):
@@ -215,8 +222,12 @@ class Studio(w.VBox):
                 True, "Starting a local cluster…", "hourglass-half")
         if busy is not None:
             busy.value = "<i>starting 2 workers, a few seconds…</i>"
+        self._stop_watching()  # this cluster is shown below, not by the watcher too
         try:
             self.client = start_cluster(2)  # the default client now: Run uses it too
+        except BaseException:
+            self._watch_for_cluster()  # still none: keep looking for one started in a cell
+            raise
         finally:
             if button is not None:
                 button.disabled, button.description, button.icon = (
@@ -234,14 +245,15 @@ class Studio(w.VBox):
     def _watch_for_cluster(self) -> None:
         """While the tab says "no cluster", look for one every second (a cluster started in
         a cell with ``irs.start_cluster()``) and show its dashboard when found."""
-        if self._watcher is not None and self._watcher.is_alive():
+        if self._watcher is not None and self._watcher.is_alive() \
+                and not self._watch_stop.is_set():
             return
-        self._watch_stop.clear()
+        stop = self._watch_stop = threading.Event()  # a stopping watcher keeps its own
 
         def watch() -> None:
             from ..jobs import active_client
 
-            while not self._watch_stop.wait(WATCH_SECONDS):
+            while not stop.wait(WATCH_SECONDS):
                 if active_client() is not None:
                     self._safely(self.show_cluster)
                     return

@@ -37,6 +37,13 @@ def _stored(path: Path) -> tuple[int, bool]:
 #: Dashboard (cluster + workflow + live plots) is the subject of test_dashboard_browser.py.
 COVERED_ELSEWHERE = {"03_live_dashboard_out_of_core.ipynb"}
 
+#: A Bokeh source the page must show after Run All, and what its data must satisfy: notebook
+#: 04 sets 8 GPUs after the EmbeddingView is shown, so the plan is drawn again for 8 GPUs.
+FINAL_SOURCES = {
+    "04_embedding_statistics.ipynb": (
+        "irs-embedding-plan", lambda d: {x[0] for x in d["x"]} == {f"GPU {g}" for g in range(8)}),
+}
+
 WIDGET_NOTEBOOKS = [p.name for p in sorted(NOTEBOOKS.glob("[0-9]*.ipynb"))
                     if p.name not in COVERED_ELSEWHERE and _stored(p)[0]]
 
@@ -63,6 +70,9 @@ def test_notebook_renders_its_widgets(lab, name):
     if has_bokeh:
         # a figure drawn on screen (those in a hidden tab, like the Studio's, are not)
         views.locator(".bk-Figure canvas:visible").first.wait_for(timeout=30_000)
+
+    if name in FINAL_SOURCES:
+        lab.wait_for_bokeh_source(*FINAL_SOURCES[name])
 
     stderr = lab.outputs().locator("[data-mime-type='application/vnd.jupyter.stderr']")
     assert stderr.count() == 0, stderr.all_inner_texts()
