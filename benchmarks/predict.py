@@ -10,7 +10,10 @@ process that loads the model and produces every user's top-K lists as parquet:
 * ``loop``: one process, NumPy on one BLAS thread, the users in blocks (the same code path a
   worker task runs, :func:`interactive_recsys.predict.predict_partition`, on all users at once);
 * ``irs-1`` / ``irs-2``: ``predict_topk(..., output=...)`` on a LocalCluster of 1 / 2
-  single-threaded workers (cluster start-up not timed).
+  single-threaded workers (cluster start-up not timed, including the workers' imports of
+  pandas, Dask DataFrame, pyarrow and interactive_recsys: about 1 s of CPU in each fresh
+  worker, which the loop's process also pays before its timer starts; timed, it added a
+  fixed second to both cluster modes and so capped the 2-worker speed-up).
 
 The users' files are sorted by user (a user may straddle two files, as a writer cutting by
 rows leaves them), so ``predict_topk`` groups users by the files' statistics, with no shuffle.
@@ -98,6 +101,7 @@ def child(args_json: str) -> None:
     if args["mode"] != "loop":
         client = irs.start_cluster(n_workers=int(args["mode"][-1]), threads_per_worker=1,
                                    memory_limit="4GB", gpu=False, dashboard=False)
+        client.run(_import_stack)  # part of start-up, like the loop's imports: not timed
     workers_before = _worker_cpu(client)
     cpu_before = _process_cpu()
     started = time.perf_counter()
@@ -121,6 +125,17 @@ def child(args_json: str) -> None:
     if client is not None:
         client.close()
         client.cluster.close()
+
+
+def _import_stack() -> None:
+    """Import what a prediction task needs (about 1 s of CPU in a fresh worker, which
+    imports nothing until its first task; the loop's process imports it before its timer)."""
+    import dask.dataframe  # noqa: F401
+    import pyarrow.parquet  # noqa: F401
+
+    import interactive_recsys.models
+    import interactive_recsys.predict
+    import interactive_recsys.writer  # noqa: F401
 
 
 def _process_cpu() -> float:
