@@ -10,9 +10,18 @@ process that loads the model and produces every user's top-K lists as parquet:
 * ``loop``: one process, NumPy on one BLAS thread, the users in blocks (the same code path a
   worker task runs, :func:`interactive_recsys.predict.predict_partition`, on all users at once);
 * ``irs-1`` / ``irs-2``: ``predict_topk(..., output=...)`` on a LocalCluster of 1 / 2
-  single-threaded workers (cluster start-up not timed).
+  single-threaded workers (cluster start-up not timed, including the workers' imports of
+  pandas, Dask DataFrame, pyarrow and interactive_recsys: about 1 s of CPU in each fresh
+  worker, which the loop's process also pays before its timer starts; timed, it added a
+  fixed second to both cluster modes and so capped the 2-worker speed-up).
 
-Each run's output is checked against the loop's (same users, items and ranks). Alongside each
+The users' files are sorted by user (a user may straddle two files, as a writer cutting by
+rows leaves them), so ``predict_topk`` groups users by the files' statistics, with no shuffle.
+
+Each run's output is checked against the loop's (same users, items and ranks). Each run also
+reports its CPU seconds during the timed part: its own process (with Dask's scheduler, which
+a LocalCluster runs there) and each worker's; on a shared machine these are steadier than wall
+times, and their sum against the loop's shows what the cluster adds. Alongside each
 run the machine's load is recorded: the 1-minute load average and the CPU share used by
 processes other than the run's own, because the machine is shared. Results go to
 ``benchmarks/results/predict-<date>-vm.{json,md}``.
@@ -92,6 +101,9 @@ def child(args_json: str) -> None:
     if args["mode"] != "loop":
         client = irs.start_cluster(n_workers=int(args["mode"][-1]), threads_per_worker=1,
                                    memory_limit="4GB", gpu=False, dashboard=False)
+        client.run(_import_stack)  # part of start-up, like the loop's imports: not timed
+    workers_before = _worker_cpu(client)
+    cpu_before = _process_cpu()
     started = time.perf_counter()
     if client is None:
         frame = pads.dataset(args["data"], format="parquet").to_table().to_pandas()
@@ -105,10 +117,37 @@ def child(args_json: str) -> None:
         rows = irs.predict_topk(model, irs.Dataset(args["data"]), k=args["k"], output=out,
                                 overwrite=True)["num_rows"]
     seconds = time.perf_counter() - started
-    print(json.dumps({"seconds": seconds, "rows": int(rows), "blas_threads": _blas_threads(np)}))
+    driver_cpu = _process_cpu() - cpu_before
+    workers = _worker_cpu(client)
+    worker_cpu = [workers[w] - workers_before[w] for w in sorted(workers)]
+    print(json.dumps({"seconds": seconds, "rows": int(rows), "blas_threads": _blas_threads(np),
+                      "driver_cpu_s": driver_cpu, "worker_cpu_s": worker_cpu}))
     if client is not None:
         client.close()
         client.cluster.close()
+
+
+def _import_stack() -> None:
+    """Import what a prediction task needs (about 1 s of CPU in a fresh worker, which
+    imports nothing until its first task; the loop's process imports it before its timer)."""
+    import dask.dataframe  # noqa: F401
+    import pyarrow.parquet  # noqa: F401
+
+    import interactive_recsys.models
+    import interactive_recsys.predict
+    import interactive_recsys.writer  # noqa: F401
+
+
+def _process_cpu() -> float:
+    """CPU seconds (user + system, every thread) this process has used so far."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _worker_cpu(client: Any) -> dict[str, float]:
+    return {} if client is None else client.run(_process_cpu)
 
 
 def _blas_threads(np: Any) -> Any:
@@ -172,10 +211,16 @@ def run(args: argparse.Namespace) -> None:
         for mode in MODES:  # interleaved: A B C A B C, so load changes hit every mode alike
             r = run_once(mode, data, model, args.k)
             results[mode].append(r)
-            print(f"{mode:>6} run {rep + 1}: {r['seconds']:7.2f} s, load avg {r['load_avg']:.1f}, "
-                  f"machine CPU {r['machine_cpu_pct']:.0f}%", flush=True)
+            print(f"{mode:>6} run {rep + 1}: {r['seconds']:7.2f} s, CPU {_cpu_text(r)}, load avg "
+                  f"{r['load_avg']:.1f}, machine CPU {r['machine_cpu_pct']:.0f}%", flush=True)
         check_same({m: results[m][-1]["out"] for m in MODES})
     write_results(results, args)
+
+
+def _cpu_text(r: dict[str, Any]) -> str:
+    """The run's CPU seconds: its own process (with the scheduler) + each worker."""
+    workers = " + ".join(format(w, ".2f") for w in r["worker_cpu_s"])
+    return f"{r['driver_cpu_s']:.2f}" + (f" + {workers}" if workers else "") + " s"
 
 
 def _load_note(loads: list[float], cpu: list[float]) -> str:
@@ -217,12 +262,13 @@ def write_results(results: dict[str, list[dict]], args: argparse.Namespace) -> N
              f"as parquet. Median of {args.repeats} run(s), each a fresh process, modes "
              "interleaved; time from the call to the last file written (model loading and "
              "cluster start-up not timed). Every run's rows equal the loop's.", "",
-             "| mode | median s | runs s | vs loop | max load avg | machine CPU % |",
-             "|---|---:|---|---:|---:|---:|"]
+             "| mode | median s | runs s | vs loop | CPU s (driver + workers), first run "
+             "| max load avg | machine CPU % |",
+             "|---|---:|---|---:|---|---:|---:|"]
     for mode, runs in results.items():
         each = ", ".join(format(r["seconds"], ".2f") for r in runs)
         lines.append(f"| {mode} | {median[mode]:.2f} | {each} | "
-                     f"{median[mode] / median['loop']:.2f}x | "
+                     f"{median[mode] / median['loop']:.2f}x | {_cpu_text(runs[0])} | "
                      f"{max(r['load_avg'] for r in runs):.1f} | "
                      f"{statistics.mean(r['machine_cpu_pct'] for r in runs):.0f} |")
     lines += ["", f"Speed-up of 2 workers over 1: **{median['irs-1'] / median['irs-2']:.2f}x**; "

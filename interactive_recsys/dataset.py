@@ -267,11 +267,13 @@ class Dataset:
         self.backend: Backend = get_backend(backend)
         self._num_rows: int | None = None
         self.files: list[str] = []
+        self.sources: list[str] = []  # files a derived dataset is computed from, when known
         self._pieces: list[ParquetPiece] | None = None  # parquet: what the partitions read
         self._file_schema: pa.Schema | None = None
         if isinstance(source, Dataset):
             self._ddf, arrow_schema = source._ddf, source.schema.to_arrow()
             self._num_rows, self.files = source._num_rows, source.files
+            self.sources = source.sources
             self._pieces, self._file_schema = source._pieces, source._file_schema
             self.backend = source.backend
         elif isinstance(source, str | os.PathLike | list | tuple):
@@ -299,12 +301,14 @@ class Dataset:
 
     @classmethod
     def from_ddf(cls, ddf: dd.DataFrame, schema: Schema, backend: Backend,
-                 num_rows: int | None = None) -> Dataset:
-        """Wrap a Dask DataFrame whose partitions already follow ``schema`` (internal use)."""
+                 num_rows: int | None = None, sources: Sequence[str] = ()) -> Dataset:
+        """Wrap a Dask DataFrame whose partitions already follow ``schema`` (internal use);
+        ``sources``: the files it is computed from, when its graph hides them (e.g. built
+        with ``from_delayed``), for the output guards (:func:`input_files`)."""
         ds = cls.__new__(cls)
         ds.backend, ds._ddf, ds._schema, ds._num_rows, ds.files = (backend, ddf, schema,
                                                                   num_rows, [])
-        ds._pieces, ds._file_schema = None, None
+        ds._pieces, ds._file_schema, ds.sources = None, None, list(sources)
         return ds
 
     @staticmethod
@@ -507,6 +511,11 @@ def source_files(ddf: dd.DataFrame) -> list[str]:
         for operand in expr.operands:
             visit(operand, 0)
     return sorted(set(files))
+
+
+def input_files(ds: Dataset) -> list[str]:
+    """The files ``ds`` reads: its own, those it was derived from, or found in its graph."""
+    return sorted({*ds.files, *getattr(ds, "sources", ())}) or source_files(ds.to_ddf())
 
 
 def as_dataset(data: Any) -> Dataset:

@@ -1,9 +1,11 @@
 """Top-K recommendations for many users, data-parallel over the cluster.
 
 The model goes to the workers once, as NumPy arrays (``client.scatter(..., broadcast=True)``)
-plus a plain dict of its parameters; never pickled code. The users are shuffled so that each
-user's rows (their seen items, the model's input) are in one partition, and each partition is
-one task: score a block of users against every item, mask the seen items, keep the top K.
+plus a plain dict of its parameters; never pickled code. Each user's rows (their seen items,
+the model's input) are brought into one partition: parquet files sorted by user (their
+statistics say so) keep their partitions, a user cut at a file boundary moving to the first
+one (no shuffle); other data is shuffled by user. Each partition is one task: score a block
+of users against every item, mask the seen items, keep the top K.
 
 The top K of a row is selected in O(n_items) (a partition around the K-th largest score),
 ties broken by the item's position in the model's catalogue (its ids in ascending order), so
@@ -24,6 +26,7 @@ Examples
 
 from __future__ import annotations
 
+import itertools
 import numbers
 import os
 import time
@@ -35,7 +38,7 @@ import numpy as np
 import pyarrow as pa
 
 from .backend import get_backend
-from .dataset import Dataset, as_dataset
+from .dataset import Dataset, as_dataset, input_files
 from .errors import ParameterError
 from .schema import Schema
 
@@ -78,9 +81,7 @@ def predict_topk(model: Any, users: Any, k: int = 100, *, exclude_seen: bool = T
         raise ParameterError(f"The users data has no column {user_col!r} (the model's "
                              f"user_col); its columns are {ds.schema.names}.")
     columns = [user_col] + ([item_col] if item_col in ds.schema.names else [])
-    ddf = ds.to_ddf(columns)
-    if ddf.npartitions > 1:
-        ddf = ddf.shuffle(on=user_col)
+    parts = user_partitions(ds, columns, user_col)
     arrays = {"__items__": model.items_, **model.arrays_}
     client = active_client()
     if client is not None:  # once per worker, not once per task
@@ -92,13 +93,91 @@ def predict_topk(model: Any, users: Any, k: int = 100, *, exclude_seen: bool = T
     schema = _schema(ds, user_col, item_col, model.items_)
     tasks = [dask.delayed(predict_partition)(part, config, arrays, ds.backend.name, schema,
                                              dask_key_name=f"predict-topk-{stamp}-{i}")
-             for i, part in enumerate(ddf.to_delayed())]
+             for i, part in enumerate(parts)]
     meta = ds.backend.from_arrow(schema.empty_table())
     out = dd.from_delayed(tasks, meta=meta, verify_meta=False)
-    result = Dataset.from_ddf(out, Schema.from_arrow(schema), ds.backend)
+    # from_delayed hides the input's files: name them, so that output= cannot overwrite them
+    result = Dataset.from_ddf(out, Schema.from_arrow(schema), ds.backend,
+                              sources=input_files(ds))
     if output is not None:
         return result.to_parquet(output, overwrite=overwrite)
     return result
+
+
+def user_partitions(ds: Dataset, columns: list[str], user_col: str) -> list[Any]:
+    """Delayed partitions of ``ds[columns]`` holding every row of a user in one partition.
+
+    Parquet files whose row groups record each partition's smallest and largest user (their
+    statistics) and whose ranges only touch at their ends (data sorted by user, e.g. written
+    per user or by a sorted writer) need no shuffle: a user on a boundary goes to the first
+    partition that has it, the next ones hand over their rows of it. Anything else (unsorted
+    data, in-memory frames, missing statistics, null users) is shuffled by user.
+    """
+    ddf = ds.to_ddf(columns)
+    if ddf.npartitions == 1:
+        return ddf.to_delayed()
+    ranges = _user_ranges(ds, user_col)
+    if ranges is None:
+        return ddf.shuffle(on=user_col).to_delayed()
+    parts = ddf.to_delayed()
+    order = sorted(range(len(parts)), key=lambda i: ranges[i])
+    out = []
+    for pos, i in enumerate(order):
+        low, high = ranges[i]
+        owned_before = pos > 0 and ranges[order[pos - 1]][1] == low
+        followers = []  # the next partitions that start with this one's last user
+        for j in order[pos + 1:] if not (owned_before and low == high) else ():
+            if ranges[j][0] != high:
+                break
+            followers.append(parts[j])
+        out.append(dask.delayed(_own_users)(parts[i], followers, user_col,
+                                            low if owned_before else None, high,
+                                            ds.backend.name))
+    return out
+
+
+def _user_ranges(ds: Dataset, user_col: str) -> list[tuple[Any, Any]] | None:
+    """``(min, max)`` user of each partition from parquet statistics, when they prove the
+    partitions sorted by user (ranges overlapping at most at their ends), else ``None``."""
+    import pyarrow.parquet as pq
+
+    pieces = getattr(ds, "_pieces", None)
+    if not pieces or len(pieces) != ds.npartitions:
+        return None
+    ranges, metadata = [], {}
+    for piece in pieces:
+        if not piece.row_groups:
+            return None
+        if piece.path not in metadata:
+            metadata[piece.path] = pq.ParquetFile(piece.path).metadata
+        md = metadata[piece.path]
+        lows, highs = [], []
+        for g in piece.row_groups:
+            rg = md.row_group(g)
+            cols = [rg.column(c) for c in range(rg.num_columns)
+                    if rg.column(c).path_in_schema == user_col]
+            stats = cols[0].statistics if cols else None
+            if stats is None or not stats.has_min_max or stats.null_count != 0:
+                return None
+            lows.append(stats.min)
+            highs.append(stats.max)
+        ranges.append((min(lows), max(highs)))
+    ordered = sorted(ranges)
+    if any(a[1] > b[0] for a, b in itertools.pairwise(ordered)):
+        return None
+    return ranges
+
+
+def _own_users(part: Any, followers: list[Any], user_col: str, drop: Any, high: Any,
+               backend_name: str) -> Any:
+    """The rows of ``part`` but those of user ``drop`` (an earlier partition's), plus the
+    following partitions' rows of user ``high`` (this partition's last user)."""
+    backend = get_backend(backend_name)
+    if drop is not None:
+        part = part[part[user_col] != drop]
+    if not followers:
+        return part
+    return backend.concat([part] + [f[f[user_col] == high] for f in followers])
 
 
 def _schema(ds: Dataset, user_col: str, item_col: str, items: np.ndarray) -> pa.Schema:

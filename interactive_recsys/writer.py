@@ -152,9 +152,9 @@ def _check_int(name: str, value: Any, low: int, optional: bool = False) -> None:
 
 
 def _input_files(ds: Any) -> list[str]:
-    from .dataset import source_files
+    from .dataset import input_files
 
-    return list(ds.files) or source_files(ds.to_ddf())
+    return input_files(ds)
 
 
 def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = None,
