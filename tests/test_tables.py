@@ -139,3 +139,20 @@ def test_atomic_file_replaces_whole_or_leaves_the_old_file(tmp_path):
         assert path.read_text() == "old"  # not visible before the block ends
     assert path.read_text() == "new" and os.listdir(tmp_path) == ["out.json"]
     assert path.stat().st_mode & 0o777 == 0o640
+
+
+def test_cache_budget_is_a_quarter_of_a_workers_memory_limit(monkeypatch):
+    """In a worker the cache may use a quarter of the memory limit (what Dask cannot spill);
+    the environment variable overrides it."""
+    from distributed import Client, LocalCluster
+
+    from interactive_recsys.tables.cache import cache_budget
+
+    monkeypatch.delenv("IRS_VOCAB_CACHE_BYTES", raising=False)
+    with LocalCluster(n_workers=1, threads_per_worker=1, memory_limit="800MB",
+                      processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        budget = client.submit(cache_budget, pure=False).result()
+    assert budget == 800_000_000 // 4
+    monkeypatch.setenv("IRS_VOCAB_CACHE_BYTES", "12345")
+    assert cache_budget() == 12345
