@@ -14,6 +14,7 @@ spill to disk past their memory limit; with working GPUs a ``dask_cuda.LocalCUDA
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import dask
@@ -39,6 +40,37 @@ WORKER_ENV = {"ARROW_DEFAULT_MEMORY_POOL": "system", "MALLOC_TRIM_THRESHOLD_": "
 #: that metric when it is imported in the new process, before the configuration inherited
 #: from the client applies, so the switch must be in the process's environment from its start.
 GPU_WORKER_ENV = {"DASK_DISTRIBUTED__DIAGNOSTICS__CUDF": "True"}
+
+
+#: Routine P2P shuffle events that distributed logs at WARNING level in the scheduler (two
+#: per shuffle: ``irs.eval.split`` and the metrics shuffle by user). In a notebook the
+#: scheduler of a local cluster lives in the kernel, so each would print as red text under
+#: the cell that started the cluster. Real shuffle problems (restarts, failed broadcasts)
+#: still show.
+ROUTINE_SHUFFLE_MESSAGES = ("Shuffle %s initialized by task", "Shuffle %s deactivated due to")
+
+
+class _RoutineShuffleFilter(logging.Filter):
+    """Drop :data:`ROUTINE_SHUFFLE_MESSAGES`; keep every other record.
+
+    >>> record = logging.LogRecord("distributed.shuffle._scheduler_plugin", logging.WARNING,
+    ...                            "", 0, "Shuffle %s initialized by task %r", ("a", "b"), None)
+    >>> _RoutineShuffleFilter().filter(record)
+    False
+    >>> record.msg = "Shuffle %s restarted due to stimulus '%s"
+    >>> _RoutineShuffleFilter().filter(record)
+    True
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(ROUTINE_SHUFFLE_MESSAGES)
+
+
+def quiet_routine_shuffle_logs() -> None:
+    """Install the filter of routine shuffle messages on distributed's logger (once)."""
+    logger = logging.getLogger("distributed.shuffle._scheduler_plugin")
+    if not any(isinstance(f, _RoutineShuffleFilter) for f in logger.filters):
+        logger.addFilter(_RoutineShuffleFilter())
 
 
 def worker_environment(gpu: bool) -> dict[str, str]:
@@ -118,6 +150,7 @@ def start_cluster(n_workers: int | None = None, *, threads_per_worker: int = 1,
     """
     from distributed import Client
 
+    quiet_routine_shuffle_logs()
     use_gpu = gpu_available() if gpu is None else bool(gpu)
     dashboard_address = f"{host}:0" if dashboard else None
     if not dashboard:  # the scheduler's HTTP server (health, metrics) still starts: any port

@@ -41,6 +41,49 @@ def test_cpu_cluster_binds_loopback_with_memory_limit_and_worker_env() -> None:
         client.close()
 
 
+def test_routine_shuffle_messages_stay_out_of_the_log_real_problems_do_not() -> None:
+    """A P2P shuffle on an ``irs.start_cluster`` cluster logs nothing at WARNING (distributed
+    logs two routine records per shuffle there, which a notebook shows in red)."""
+    import logging
+
+    import dask
+    import dask.dataframe as dd
+    import pandas as pd
+
+    from interactive_recsys.cluster import _RoutineShuffleFilter
+
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = records.append  # type: ignore[method-assign]
+    logger = logging.getLogger("distributed.shuffle._scheduler_plugin")
+    logger.addHandler(handler)
+    client = irs.start_cluster(2, memory_limit="300MB", dashboard=False, gpu=False)
+    frame = dd.from_pandas(pd.DataFrame({"u": list(range(40)) * 5, "x": range(200)}),
+                           npartitions=4)
+
+    def shuffle_rows() -> int:
+        with dask.config.set({"dataframe.shuffle.method": "p2p"}):
+            return len(frame.shuffle(on="u").compute())
+
+    try:
+        filters = [f for f in logger.filters if isinstance(f, _RoutineShuffleFilter)]
+        assert len(filters) == 1  # installed once by start_cluster
+        for f in filters:
+            logger.removeFilter(f)
+        assert shuffle_rows() == 200
+        routine = [r.getMessage() for r in records]
+        assert any("initialized by task" in m for m in routine), routine  # what is dropped
+        records.clear()
+        irs.cluster.quiet_routine_shuffle_logs()
+        assert shuffle_rows() == 200
+        assert records == []
+        logger.warning("Shuffle %s restarted due to stimulus '%s", "abc", "x")
+        assert [r.getMessage() for r in records] == ["Shuffle abc restarted due to stimulus 'x"]
+    finally:
+        logger.removeHandler(handler)
+        irs.stop_cluster(client)
+
+
 def test_connect_to_an_existing_scheduler(client: object) -> None:
     other = irs.connect(client.scheduler.address, timeout=5)  # type: ignore[attr-defined]
     try:
