@@ -79,12 +79,11 @@ def test_suggest_follows_the_rules_on_every_column(tmp_path, sample_rows):
     for name in frame.columns:
         assert steps[name] == expected_steps(sample, name, ROWS / sample_rows), name
     params = {c: b.steps[0].params for b in branches for c in b.columns}
-    for name in ("city", "user"):  # the tail: more than half the sampled values seen once
-        counts = sample[name].value_counts()
-        tail = (counts == 1).sum() * 2 > len(counts)
-        want = max(2, round(ROWS / sample_rows)) if tail else 0
-        assert params[name].get("freq_threshold", 0) == want, name
-    assert params["user"]["freq_threshold"] >= 2 and "freq_threshold" not in params["city"]
+    for name in ("city", "user"):  # the threshold keeps 99% of the whole data's lookups
+        counts = frame[name].value_counts()
+        t = params[name].get("freq_threshold", 0)
+        assert counts[counts < t].sum() <= 0.01 * counts.sum(), name
+    assert "freq_threshold" not in params["city"]  # 20 values, all frequent: all kept
     assert params["sentinel"] == {} and [s.params for b in branches if "sentinel" in b.columns
                                          for s in b.steps if s.op == "Clip"] == [{"min_value": 0}]
     # grouped: one branch per kind of chain; undoable
@@ -119,6 +118,101 @@ def test_suggest_on_criteo_gives_the_standard_workflow():
     assert all(chains[f"I{i}"] == ["FillMissing", "Clip", "LogOp", "Normalize"]
                for i in range(1, 14))  # I2's -1..-3 are sentinels: clipped too
     assert chains["label"] == ["AddTags"]
+
+
+# ---- Suggest by effect: lookups kept, table size, memory budget ---------------------------------
+#: (exponent, vocabulary) of the skewed columns: a wide long tail, mid-size tails, a steep head
+SKEWED_COLUMNS = {"wide": (1.05, 10**9), "tail": (1.3, 50_000), "mid": (1.6, 5_000),
+                  "head": (2.5, 300), "steep": (3.5, 40)}
+
+
+def skewed_frame(rows: int, seed: int = 0) -> pd.DataFrame:
+    """Power-law ids (``numpy.random.zipf``, folded into the vocabulary), 3% nulls each."""
+    rng = np.random.default_rng(seed)
+    frame = {}
+    for name, (s, vocab) in SKEWED_COLUMNS.items():
+        ids = (rng.zipf(s, rows) % vocab).astype("float64")
+        ids[rng.random(rows) < 0.03] = np.nan
+        frame[name] = pd.array(ids, dtype="Int64")
+    frame["label"] = rng.integers(0, 2, rows)
+    return pd.DataFrame(frame).astype({n: "string" for n in SKEWED_COLUMNS})
+
+
+def test_suggest_keeps_99_percent_of_every_columns_lookups_on_skewed_data(tmp_path):
+    rows, sample = 200_000, 10_000
+    frame = skewed_frame(rows)
+    frame.to_parquet(tmp_path / "data.parquet", row_group_size=20_000)
+    model = BuilderModel(str(tmp_path / "data.parquet"), sample_rows=sample)
+    branches = model.suggest()
+    assert model.vocab_fits
+    thresholds = {c: b.steps[0].params.get("freq_threshold", 0) for b in branches
+                  for c in b.columns if c in SKEWED_COLUMNS}
+    # the real effect: fit Categorify with the suggested thresholds, count OOV lookups (id 2)
+    nodes = [[c] >> (ops.Categorify(freq_threshold=t) if t else ops.Categorify())
+             for c, t in thresholds.items()]
+    graph = nodes[0]
+    for node in nodes[1:]:
+        graph = graph + node
+    out = irs.Workflow(graph).fit_transform(frame)
+    choices = {c.column: c for c in model.vocab_choices}
+    for name in SKEWED_COLUMNS:
+        nonnull = frame[name].notna()
+        lost = float((out[name][nonnull] == 2).mean())
+        assert lost <= 0.01, (name, thresholds[name], lost)
+        counts = frame[name].value_counts()
+        expected_lost = counts[counts < thresholds[name]].sum() / counts.sum()
+        assert lost == pytest.approx(expected_lost), name  # Categorify drops what we think
+        assert choices[name].option.lost <= 0.01
+    # not "keep everything": the columns with a head get a threshold and a much smaller table
+    for name in ("head", "steep"):
+        assert thresholds[name] >= 2, name
+        assert choices[name].option.table_rows < 0.8 * frame[name].nunique(), name
+    # the widest column keeps every value: its table is extrapolated from the sample
+    assert thresholds["wide"] == 0
+    true_distinct = frame["wide"].nunique()
+    assert 0.7 < choices["wide"].distinct / true_distinct < 1.4, (choices["wide"], true_distinct)
+    sample_distinct = frame["wide"].head(sample).nunique()
+    assert choices["wide"].distinct > 5 * sample_distinct  # far more than the sample shows
+    # the table sizes the workflow really gets, next to the estimates
+    for name in ("head", "steep"):
+        real = out[name].max() + 1
+        assert 0.5 < choices[name].option.table_rows / real < 2, (name, real)
+
+
+def test_suggest_within_a_small_memory_budget_raises_thresholds_and_says_when_it_cannot(
+        tmp_path):
+    frame = skewed_frame(50_000, seed=1)
+    model = BuilderModel(frame, sample_rows=5_000)
+    model.suggest()
+    free = {c.column: c.option for c in model.vocab_choices}
+    total = sum(o.nbytes for o in free.values())
+    model.suggest(memory_budget=total // 4)
+    tight = {c.column: c.option for c in model.vocab_choices}
+    assert model.vocab_fits and sum(o.nbytes for o in tight.values()) <= total // 4
+    assert any(tight[c].freq_threshold > free[c].freq_threshold for c in free)
+    assert all(tight[c].lost >= free[c].lost for c in free)  # smaller tables lose more
+    model.suggest(memory_budget=1000)  # below even the smallest tables
+    assert not model.vocab_fits
+    model.suggest(max_loss=0.0)  # nothing may be lost: every value everywhere
+    assert all(c.option.freq_threshold == 0 for c in model.vocab_choices)
+    with pytest.raises(irs.errors.ParameterError, match="lookups that may be lost"):
+        model.suggest(max_loss=1.5)
+
+
+def test_suggest_card_shows_the_choice_per_column(tmp_path):
+    from interactive_recsys.ui.builder import PipelineBuilder
+
+    frame = skewed_frame(20_000)
+    builder = PipelineBuilder(frame)
+    builder.suggest_card.loss_percent.value = 0.5
+    builder.suggest_button.click()
+    table = builder.suggest_card.table.value
+    choices = builder.model.vocab_choices
+    assert [c.column for c in choices] == list(SKEWED_COLUMNS)
+    for c in choices:
+        assert f"<td>{c.column}</td><td>~{c.distinct:,}</td>" in table
+        assert f"{1 - c.option.lost:.1%}" in table and c.option.lost <= 0.005
+    assert "within 16 GiB" in table
 
 
 # ---- the column list's model ----------------------------------------------------------------

@@ -40,6 +40,7 @@ from .column_list import ColumnChoice, ColumnList, names_text, role_chips
 from .dag import DagView, model_graph, op_id, parse_op_id
 from .feedback import STYLE, Feedback
 from .param_form import ParamForm, palette_rows
+from .suggest_card import SuggestCard
 
 #: Feedback areas, each next to its controls.
 AREAS = ("dataset", "columns", "suggest", "palette", "steps", "run")
@@ -126,6 +127,7 @@ class PipelineBuilder(RunActions, w.VBox):
             "Suggest a pipeline", "suggest", self._suggest, "Propose steps for every column "
             "from the column profile (editable, undoable)", "warning", area="suggest")
         self.suggest_button.layout.align_self = "flex-start"
+        self.suggest_card = SuggestCard()
         self.palette = w.VBox()
         self.palette.add_class("irs-builder-palette")
         self.op_buttons: dict[str, w.Button] = {}
@@ -196,7 +198,7 @@ class PipelineBuilder(RunActions, w.VBox):
                                                display="none"))
         self.code.add_class("irs-builder-code")
         editor = w.VBox([
-            self.suggest_button, area["suggest"],
+            self.suggest_button, self.suggest_card, area["suggest"],
             w.HTML("<b>Operators</b> <small>(a click adds the operator to the ticked columns;"
                    " edit its parameters below, applied as you type)</small>"),
             self.palette, area["palette"], self.form, step_buttons, area["steps"],
@@ -520,9 +522,11 @@ class PipelineBuilder(RunActions, w.VBox):
         from .suggest import explain
 
         model = self._need_model()
-        model.suggest()
-        self.say(f"Suggested: {explain(model.profile)}. Click a step in the graph to edit it; "
-                 "Undo reverts.", "success", "suggest")
+        card = self.suggest_card
+        branches = model.suggest(card.max_loss, card.memory_budget)
+        card.show(model.vocab_choices, model.vocab_fits)
+        self.say(f"Suggested: {explain(branches)}. Click a step in the graph to edit it; "
+                 "Undo reverts.", "success" if model.vocab_fits else "error", "suggest")
 
     # ---- hooks for the Studio -------------------------------------------------------------
     def on_preview(self, callback: Callable[[PreviewResult], None]) -> None:

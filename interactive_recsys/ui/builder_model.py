@@ -153,6 +153,9 @@ class BuilderModel(FieldEvents):
         self._profile: list[ColumnProfile] | None = None
         self.fitted_workflow: irs.Workflow | None = None
         self.last_job: Any = None
+        #: the last :meth:`suggest`'s vocabulary choice per categorical column
+        self.vocab_choices: list[Any] = []
+        self.vocab_fits = True
 
     # ---- profile --------------------------------------------------------------------------
     @property
@@ -321,12 +324,26 @@ class BuilderModel(FieldEvents):
         branches = branches or [Branch()]
         self._commit(branches, min(self.current, len(branches) - 1), None)
 
-    def suggest(self) -> list[Branch]:
+    def suggest(self, max_loss: float | None = None,
+                memory_budget: int | str | None = None) -> list[Branch]:
         """Replace the steps by a complete pipeline proposed from the column profile
-        (see :mod:`.suggest`); undoable, and every step stays editable."""
-        from .suggest import suggest_branches
+        (see :mod:`.suggest`); undoable, and every step stays editable.
 
-        branches = suggest_branches(self.profile)
+        ``max_loss`` (share of a categorical column's non-null lookups that may become
+        out-of-vocabulary, default 1%) and ``memory_budget`` (bytes or ``"16GiB"`` of fp32
+        embedding weights, default 16 GiB) decide each ``Categorify``'s threshold; the
+        choice per column is kept in :attr:`vocab_choices` (``vocab_fits``: within budget).
+        """
+        from .suggest import suggest_branches, vocab_plan
+        from .vocab_budget import MAX_LOSS, MEMORY_BUDGET
+
+        if max_loss is not None and not 0 <= max_loss < 1:
+            raise ParameterError(f"The share of lookups that may be lost must be in [0, 1) "
+                                 f"(0.01 = 1%). Got {max_loss!r} instead.")
+        self.vocab_choices, self.vocab_fits = vocab_plan(
+            self.profile, MAX_LOSS if max_loss is None else max_loss,
+            MEMORY_BUDGET if memory_budget is None else memory_budget)
+        branches = suggest_branches(self.profile, self.vocab_choices)
         self._commit(branches, len(branches) - 1, None)
         return branches
 

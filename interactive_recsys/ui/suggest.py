@@ -2,10 +2,10 @@
 
 One rule per role, each decided from what the sample shows (:class:`.ColumnProfile`):
 
-* **categorical** -> ``Categorify``; with a long tail (more than half of the distinct values
-  of the sample seen only once) ``freq_threshold`` is the full-data count a value seen once
-  in the sample stands for (``total_rows / sample_rows``, at least 2), so values rarer than
-  that become out-of-vocabulary;
+* **categorical** -> ``Categorify``, with the ``freq_threshold`` chosen by its effect
+  (:mod:`.vocab_budget`): the smallest table that sends at most ``max_loss`` (1%) of the
+  column's non-null lookups out of vocabulary, all tables within ``memory_budget``
+  (16 GiB of fp32 weights); no threshold when every value is needed;
 * **continuous** -> ``FillMissing`` -> ``Clip(min_value=0)`` when the column is a
   non-negative count (no negative value, or a few negative sentinel codes such as -1: at
   most :data:`MAX_SENTINELS` distinct negatives in under half of the rows) -> ``LogOp`` when
@@ -36,6 +36,7 @@ from typing import Any
 
 from .builder_model import Branch, Step
 from .column_profile import ColumnProfile
+from .vocab_budget import MAX_LOSS, MEMORY_BUDGET, VocabChoice, choose, column_options
 
 #: Skewness above which a non-negative column is log-transformed.
 SKEWED = 1.0
@@ -43,19 +44,20 @@ SKEWED = 1.0
 MAX_SENTINELS = 3
 
 
-def tail_threshold(p: ColumnProfile) -> int:
-    """``freq_threshold`` for a categorical column: 0 without a long tail.
+def vocab_plan(profile: Sequence[ColumnProfile], max_loss: float = MAX_LOSS,
+               memory_budget: int | str = MEMORY_BUDGET) -> tuple[list[VocabChoice], bool]:
+    """The vocabulary choice of every categorical column, and whether the tables fit.
 
     >>> from interactive_recsys.ui.column_profile import ColumnProfile
-    >>> p = ColumnProfile("c", "string", "categorical", 0.0, 900, 600, 1000, False, 10_000,
-    ...                   singletons=400)
-    >>> tail_threshold(p)   # 400 of 600 values seen once; one sampled row ~ 10 rows
-    10
+    >>> p = ColumnProfile("c", "string", "categorical", 0.0, 603, 603, 1000, True, 1000,
+    ...                   histogram=((1, 600), (100, 3)))   # 60% of the rows are singletons
+    >>> [c.option.freq_threshold for c in vocab_plan([p])[0]]   # keep them all
+    [0]
     """
-    if not p.distinct_in_sample or p.singletons * 2 <= p.distinct_in_sample:
-        return 0
-    scale = (p.total_rows / p.sample_rows) if p.total_rows and p.sample_rows else 1.0
-    return max(2, round(scale))
+    columns = {p.name: (column_options(dict(p.histogram), p.sample_rows, p.total_rows,
+                                       p.distinct), p.distinct)
+               for p in profile if p.role == "categorical"}
+    return choose(columns, max_loss, memory_budget)
 
 
 def is_count(p: ColumnProfile) -> bool:
@@ -67,15 +69,15 @@ def is_count(p: ColumnProfile) -> bool:
     return (p.negative_distinct or 0) <= MAX_SENTINELS and (p.negative_fraction or 0) < 0.5
 
 
-def column_steps(p: ColumnProfile) -> list[Step]:
-    """The suggested steps for one column (see the module docstring)."""
+def column_steps(p: ColumnProfile, freq_threshold: int = 0) -> list[Step]:
+    """The suggested steps for one column (see the module docstring); ``freq_threshold``
+    for a categorical one."""
     if p.role == "label":
         return [Step("AddTags", {"tags": ["target"]})]
     if p.role == "list":
         return [Step("Categorify"), Step("ValueCount")]
     if p.role == "categorical":
-        threshold = tail_threshold(p)
-        return [Step("Categorify", {"freq_threshold": threshold} if threshold else {})]
+        return [Step("Categorify", {"freq_threshold": freq_threshold} if freq_threshold else {})]
     steps = [Step("FillMissing")]
     if is_count(p):
         steps.append(Step("Clip", {"min_value": 0}))
@@ -88,20 +90,25 @@ def _key(steps: Sequence[Step]) -> tuple[Any, ...]:
     return tuple((s.op, repr(sorted(s.params.items()))) for s in steps)
 
 
-def suggest_branches(profile: Sequence[ColumnProfile]) -> list[Branch]:
-    """Branches for every profiled column: categorical first, then continuous, list, label."""
+def suggest_branches(profile: Sequence[ColumnProfile],
+                     choices: Sequence[VocabChoice] | None = None) -> list[Branch]:
+    """Branches for every profiled column: categorical first, then continuous, list, label.
+
+    ``choices``: the vocabulary plan (default :func:`vocab_plan` with its defaults)."""
+    if choices is None:
+        choices = vocab_plan(profile)[0]
+    thresholds = {c.column: c.option.freq_threshold for c in choices}
     order = {"categorical": 0, "continuous": 1, "list": 2, "label": 3}
     groups: dict[tuple[Any, ...], Branch] = {}
     for p in sorted(profile, key=lambda p: order.get(p.role, 9)):
-        steps = column_steps(p)
+        steps = column_steps(p, thresholds.get(p.name, 0))
         branch = groups.setdefault((p.role, _key(steps)), Branch(steps=steps))
         branch.columns.append(p.name)
     return list(groups.values())
 
 
-def explain(profile: Sequence[ColumnProfile]) -> str:
+def explain(branches: Sequence[Branch]) -> str:
     """One line per branch kind: why its steps were chosen (shown next to Suggest)."""
-    branches = suggest_branches(profile)
     parts = []
     for b in branches:
         chain = " -> ".join(s.op + (f"({', '.join(f'{k}={v!r}' for k, v in s.params.items())})"
