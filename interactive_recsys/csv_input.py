@@ -124,3 +124,77 @@ def check_csv_names(files: Sequence[str], sep: str, names: Sequence[str] | None)
             f"names has {len(names)} entries ({list(names)[:6]}) but {first!r} has "
             f"{len(line)} fields per line (separator {sep!r}). Pass one name per field, "
             "or check the 'sep' parameter.")
+
+
+def _first_lines(path: str, count: int) -> list[str]:
+    opener = gzip.open if path.endswith(".gz") else open
+    try:
+        with opener(path, "rt", newline="") as f:
+            return [line.rstrip("\r\n") for _, line in zip(range(count), f, strict=False)]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"Cannot read the csv file {path!r}: {exc}") from exc
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _looks_like_criteo(fields: list[str]) -> bool:
+    """40 fields: a 0/1 label, 13 numbers, 26 hex hashes (any of the last 39 may be empty)."""
+    def is_hex(s: str) -> bool:
+        return all(c in "0123456789abcdefABCDEF" for c in s)
+
+    return (len(fields) == 40 and fields[0] in ("0", "1")
+            and all(not f or _is_number(f) for f in fields[1:14])
+            and all(not f or is_hex(f) for f in fields[14:]))
+
+
+def check_csv_header(files: Sequence[str], sep: str, names: Sequence[str] | None,
+                     header: Any) -> None:
+    """Refuse raw, headerless or differently separated text read with the defaults.
+
+    With ``header="infer"`` and no ``names``, pandas takes the first line for column names.
+    When that line is data -- a field is a number, as are the values below it, where a
+    header names the column -- or when another separator splits the lines into several
+    fields where ``sep`` finds one, the dataset would open "successfully" with columns named
+    after the first row. Criteo's raw shape (40 tab-separated fields) is pointed at
+    :func:`~interactive_recsys.datasets.read_criteo`.
+    """
+    if header != "infer" or names is not None or not files:
+        return
+    lines = [line for line in _first_lines(files[0], 3) if line]
+    if not lines:
+        return
+    split = {s: [next(csv.reader([line], delimiter=s)) for line in lines]
+             for s in dict.fromkeys((sep, "\t", ",", ";", "|"))}
+    other = [s for s, rows in split.items() if s != sep and len(rows[0]) > 1
+             and len({len(r) for r in rows}) == 1 and len(split[sep][0]) == 1]
+    used = other[0] if other else sep
+    rows = split[used]
+    first = rows[0]
+    if _looks_like_criteo(first):
+        raise DatasetError(
+            f"{files[0]!r} looks like raw Criteo data: 40 tab-separated fields per line and no "
+            f"header (it starts {first[:3]}). Open it with irs.datasets.read_criteo(path), "
+            "which names the columns label, I1..I13, C1..C26 and types them.")
+    # a number in the first line, where the lines below hold numbers too: data, not a name
+    numeric = [i for i, f in enumerate(first) if _is_number(f) and len(rows) > 1
+               and all(i < len(r) and (not r[i] or _is_number(r[i])) for r in rows[1:])]
+    if not other and not numeric:
+        return
+    parts, advice = [], []
+    if other:
+        parts.append(f"its lines split into {len(first)} fields with {used!r} (with sep={sep!r} "
+                     "each line is one field)")
+        advice.append(f"sep={used!r}")
+    if numeric:
+        parts.append(f"its first line is data, not column names (field {numeric[0] + 1} is "
+                     f"{first[numeric[0]]!r}, a number like the values below it)")
+        advice.append(f"header=None, names=[<{len(first)} names>]")
+    raise DatasetError(
+        f"{files[0]!r}: {'; '.join(parts)}. Open it with Dataset(path, {', '.join(advice)})"
+        + ("; pass header=0 if the first line really names the columns." if numeric else "."))

@@ -36,6 +36,7 @@ from .backend.arrow import small_type
 from .csv_input import (
     CsvBlockReader,
     CsvNormalizer,
+    check_csv_header,
     check_csv_names,
     failing_column,
     pandas_csv_dtype,
@@ -352,6 +353,7 @@ class Dataset:
         if any(f.endswith(".gz") for f in self.files):
             kwargs.update(blocksize=None, compression="gzip")
         check_csv_names(self.files, sep, names)
+        check_csv_header(self.files, sep, names, header)
         try:
             raw = dd.read_csv(self.files, **kwargs)
             expected = {c: t for c, t in raw._meta.dtypes.items() if c not in dtypes}
