@@ -37,6 +37,7 @@ import re
 import shutil
 import socket
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
@@ -127,6 +128,44 @@ def check_not_inside_input(path: str | os.PathLike,
                 f"{folder!r}, so reading that folder again would read the output as input "
                 "too (rows doubled, or types that clash across files). Write outside the "
                 f"input folder, e.g. to {sibling!r}.")
+
+
+def check_output(path: str | os.PathLike, inputs: Iterable[str | os.PathLike] = (), *,
+                 overwrite: bool = False) -> None:
+    """Every check of an output folder that can be made before any work: raise at once.
+
+    ``path`` must not be, contain or lie inside ``inputs`` (:func:`check_destination`,
+    :func:`check_not_inside_input`), must not exist unless ``overwrite``, and its nearest
+    existing folder must take a new entry (probed by creating and removing a hidden
+    folder there, so permissions, read-only filesystems and a file in the way all show).
+    Callers that start long work (the Studio's Run, ``BuilderModel.run``) call this first;
+    the writers check again when they publish.
+
+    >>> import tempfile
+    >>> root = tempfile.mkdtemp()
+    >>> check_output(os.path.join(root, "new", "out"))          # fine: nothing raised
+    >>> check_output(os.path.join(root, "out"), [root])
+    Traceback (most recent call last):
+    ...
+    interactive_recsys.errors.DatasetError: Refusing to write to ...
+    """
+    inputs = [os.fspath(p) for p in inputs]
+    check_destination(path, {"the input": inputs})
+    check_not_inside_input(path, inputs)
+    full = os.path.abspath(os.fspath(path))
+    if os.path.lexists(full) and not overwrite:
+        raise DatasetError(f"Output {os.fspath(path)!r} already exists; choose another path or "
+                           "allow replacing it (overwrite=True, irs run --overwrite, or the "
+                           "Studio's 'replace' box).")
+    existing = os.path.dirname(full)
+    while not os.path.lexists(existing) and os.path.dirname(existing) != existing:
+        existing = os.path.dirname(existing)
+    try:
+        if not os.path.isdir(existing):
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), existing)
+        os.rmdir(tempfile.mkdtemp(prefix=".irs-probe-", dir=existing))
+    except OSError as exc:
+        raise output_error(full, exc) from exc
 
 
 # ---- atomic publishing ---------------------------------------------------------------------

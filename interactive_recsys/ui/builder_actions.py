@@ -66,6 +66,8 @@ class RunActions:
         from ..jobs import active_client
 
         output = self.output_text.value.strip() or None
+        if output is not None:  # messages name the folder wherever the kernel runs from
+            output = os.path.abspath(os.path.expanduser(output))
         client = self.client or active_client()
         where = ("on the Dask cluster (see the Cluster tab)" if client is not None
                  else "in this process (no Dask cluster is active)")

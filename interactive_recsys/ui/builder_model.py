@@ -58,12 +58,13 @@ import dask
 import pyarrow as pa
 
 import interactive_recsys as irs
-from interactive_recsys.dataset import Dataset, as_dataset
+from interactive_recsys.dataset import Dataset, as_dataset, input_files
 from interactive_recsys.errors import DatasetError, ParameterError, SchemaError
 from interactive_recsys.graph import ConcatNode, Node, OpNode, SelectNode
 from interactive_recsys.jobs import Job
 from interactive_recsys.ops import OPERATORS
 from interactive_recsys.ops.base import Operator
+from interactive_recsys.outputs import check_output
 from interactive_recsys.schema import Schema
 from interactive_recsys.selector import ColumnSelector, flatten
 
@@ -326,14 +327,11 @@ class BuilderModel(FieldEvents):
 
     def suggest(self, max_loss: float | None = None,
                 memory_budget: int | str | None = None) -> list[Branch]:
-        """Replace the steps by a complete pipeline proposed from the column profile
-        (see :mod:`.suggest`); undoable, and every step stays editable.
-
-        ``max_loss`` (share of a categorical column's non-null lookups that may become
-        out-of-vocabulary, default 1%) and ``memory_budget`` (bytes or ``"16GiB"`` of fp32
-        embedding weights, default 16 GiB) decide each ``Categorify``'s threshold; the
-        choice per column is kept in :attr:`vocab_choices` (``vocab_fits``: within budget).
-        """
+        """Replace the steps by a pipeline proposed from the column profile (:mod:`.suggest`);
+        undoable, every step editable. ``max_loss`` (share of a column's non-null lookups
+        that may become out-of-vocabulary, default 1%) and ``memory_budget`` (of fp32
+        embedding weights, default 16 GiB) set each ``Categorify``'s threshold; the choice
+        per column is in :attr:`vocab_choices` (``vocab_fits``: within budget)."""
         from .suggest import suggest_branches, vocab_plan
         from .vocab_budget import MAX_LOSS, MEMORY_BUDGET
 
@@ -509,9 +507,9 @@ class BuilderModel(FieldEvents):
             if not output.strip():
                 raise ParameterError("The output path is empty: type a directory to write "
                                      "to, or run without an output (fit only).")
-            if os.path.exists(output) and not overwrite:
-                raise DatasetError(f"Output {output!r} already exists; choose another path or "
-                                   "allow replacing it (overwrite=True, the 'replace' box).")
+            # every output check now, before the fit: exists, is/contains/inside the input,
+            # not writable (the writer checks again when it publishes)
+            check_output(output, input_files(dataset), overwrite=overwrite)
 
         def work() -> irs.Workflow:
             wf.fit(dataset)
