@@ -142,6 +142,9 @@ class Monitor:
         sampling repeats values.
     maxlen : samples kept (ring buffer); ``task_maxlen``: task-stream records kept.
     start : start the sampling thread at once.
+    since : a ``time.time()`` from which to report (default: now): a monitor made after a
+        job started (a dashboard opened late) shows that job's phases and task records
+        from this time on, on one clock that starts there.
 
     Attributes
     ----------
@@ -152,7 +155,8 @@ class Monitor:
     """
 
     def __init__(self, client: Any = None, *, interval_ms: int = 500, maxlen: int = 2000,
-                 task_maxlen: int = 20000, start: bool = True) -> None:
+                 task_maxlen: int = 20000, start: bool = True,
+                 since: float | None = None) -> None:
         if interval_ms <= 0:
             from .errors import ParameterError
 
@@ -177,12 +181,13 @@ class Monitor:
         self._sample_seconds: deque[float] = deque(maxlen=10000)
         self._sample_cpu = 0.0
         self._watching = False
-        self.started = time.time()
+        self.started = time.time() if since is None else min(float(since), time.time())
         self._end_listener = _phase_end_listener(self)
         self._watch()  # workflow phases now record their task keys for progress
         self.client.get_task_stream(count=1)  # installs the scheduler's task-stream plugin
         state = self.client.run_on_scheduler(_scheduler_state)
-        self._stream_from = self.t0 = state["time"]  # scheduler clock: time origin of plots
+        # scheduler clock: time origin of plots (earlier when reporting from ``since``)
+        self._stream_from = self.t0 = state["time"] - (time.time() - self.started)
         # task records already read (the stream is re-read from the last stop time, and
         # workers' stop times interleave): a bounded memory of their identities
         self._seen: set[tuple[str, float, str]] = set()

@@ -290,10 +290,19 @@ def test_studio_tabs(frame):
     assert list(studio.embeddings.report.tables) == CATS
     assert studio.embeddings_tab.children == (studio.embeddings,)
     assert studio.preview.model.workflow is b.model.fitted_workflow  # the full fit now
-    studio.tabs.selected_index = 3  # no cluster in this test: a button to start one
-    assert "irs-studio-no-cluster" in studio.cluster_tab.children[0]._dom_classes
-    assert "Start a local cluster" == studio.cluster_tab.children[1].description
+    # no cluster was active: Run started a local one, and its dashboard watched the run
+    client = studio._own_client
+    assert client is not None and client.status == "running"
+    assert b.model.last_job._client is client
+    studio.tabs.selected_index = 3
+    assert studio.cluster_tab.children == (studio.dashboard,)
+    studio.dashboard.monitor.sample()
+    phases = [p["name"] for p in studio.dashboard.monitor.progress()]
+    assert any(name.startswith("fit") for name in phases), phases
+    assert "finished" in studio.dashboard.status.value
     assert "Build | Preview | Embeddings | Cluster" in repr(studio)
+    studio.close()  # stops the cluster it started
+    assert client.status == "closed"
 
 
 def test_studio_cluster_tab_and_run_on_the_client(client, frame):

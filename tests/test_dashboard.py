@@ -212,11 +212,15 @@ def test_whole_run_toggle_and_the_time_window(dash: Dashboard) -> None:
     shared = {c.root.x_range.id for n, c in dash.components.items()
               if n in ("spill", "utilization", "tasks")}
     assert shared == {dash.x_range.id}  # one time axis for the three time figures
-    assert (dash.x_range.follow, dash.x_range.follow_interval) == ("end", WINDOW_S)
+    assert (dash.x_range.start, dash.x_range.end) == (0.0, WINDOW_S)  # set, never computed
+    dash._set_range(WINDOW_S + 30)
+    assert (dash.x_range.start, dash.x_range.end) == (30.0, WINDOW_S + 30)
     dash.window_button.value = True
-    assert dash.x_range.follow is None
+    dash._set_range(WINDOW_S + 30)
+    assert (dash.x_range.start, dash.x_range.end) == (0.0, WINDOW_S + 30)
     dash.window_button.value = False
-    assert dash.x_range.follow == "end"
+    dash._set_range(WINDOW_S + 40)
+    assert dash.x_range.start == 40.0
 
 
 def test_a_closed_client_closes_the_dashboard_and_tells_listeners() -> None:

@@ -70,6 +70,7 @@ class PipelineBuilder(RunActions, w.VBox):
         self.job: Any = None  # the last run (a jobs.Job)
         self._preview_listeners: list[Callable[[PreviewResult], None]] = []
         self._run_listeners: list[Callable[[Any], None]] = []
+        self._before_run_listeners: list[Callable[[], None]] = []
         self._operator: str | None = None
         self._pending: str | None = None  # an operator added once its form is valid
         self.feedback = Feedback(AREAS)
@@ -535,6 +536,10 @@ class PipelineBuilder(RunActions, w.VBox):
     def on_run(self, callback: Callable[[Any], None]) -> None:
         """``callback(job)`` when a run has ended (called from a helper thread)."""
         self._run_listeners.append(callback)
+
+    def before_run(self, callback: Callable[[], None]) -> None:
+        """``callback()`` when Run is clicked, after the output checks, before the job."""
+        self._before_run_listeners.append(callback)
 
     @classmethod
     def from_workflow(cls, workflow: Any, dataset: Any, **kwargs: Any) -> PipelineBuilder:

@@ -68,6 +68,10 @@ class RunActions:
         output = self.output_text.value.strip() or None
         if output is not None:  # messages name the folder wherever the kernel runs from
             output = os.path.abspath(os.path.expanduser(output))
+            # refused before anything starts (a cluster included); run() checks again
+            model.check_output(output, self.overwrite.value)
+        for hook in list(self._before_run_listeners):  # the Studio: a cluster + dashboard
+            hook()
         client = self.client or active_client()
         where = ("on the Dask cluster (see the Cluster tab)" if client is not None
                  else "in this process (no Dask cluster is active)")

@@ -491,25 +491,14 @@ class BuilderModel(FieldEvents):
         """Fit on the whole dataset (and write the transformed data to ``output``) as a
         background :class:`~interactive_recsys.jobs.Job` on the active Dask client (if any).
 
-        The output is written atomically (a temporary directory renamed when complete): a
-        failed or cancelled run leaves no partial output. An existing ``output`` is refused
-        before anything runs unless ``overwrite=True``. ``on_done(job)`` is called from a
-        helper thread when the job has ended; ``client``: a ``distributed.Client`` to run on
-        instead of the active one. A refused run (bad output) leaves no job:
-        :meth:`wait_run` then returns ``None``, never the job of an earlier run.
-        """
-        if not self.running:  # the "last run" is this one from now on, even if refused
-            self.last_job, self._run_ended = None, None
+        Written atomically: a failed or cancelled run leaves no partial output. A bad
+        output (:meth:`check_output`; an existing one unless ``overwrite``) raises at once
+        and leaves no job (:meth:`wait_run` gives ``None``). ``on_done(job)``: called from a
+        helper thread at the end; ``client``: a ``distributed.Client`` instead of the active
+        one."""
+        output = self.check_output(output, overwrite)
         wf, dataset = self.to_workflow(), self.dataset
         nodes = wf.to_config()["nodes"]
-        if output is not None:
-            output = os.fspath(output)
-            if not output.strip():
-                raise ParameterError("The output path is empty: type a directory to write "
-                                     "to, or run without an output (fit only).")
-            # every output check now, before the fit: exists, is/contains/inside the input,
-            # not writable (the writer checks again when it publishes)
-            check_output(output, input_files(dataset), overwrite=overwrite)
 
         def work() -> irs.Workflow:
             wf.fit(dataset)
@@ -534,6 +523,18 @@ class BuilderModel(FieldEvents):
         threading.Thread(target=finished, name="irs-builder-run-done", daemon=True).start()
         return job
 
+    def check_output(self, output: Any, overwrite: bool = False) -> str | None:
+        """Every output check of :meth:`run` now, before any work (exists, is, contains or
+        is inside the input, not writable); the "last run" is this one from now on."""
+        if not self.running:
+            self.last_job, self._run_ended = None, None
+        if output is None:
+            return None
+        if not os.fspath(output).strip():
+            raise ParameterError("The output path is empty: type a directory to write "
+                                 "to, or run without an output (fit only).")
+        check_output(os.fspath(output), input_files(self.dataset), overwrite=overwrite)
+        return os.fspath(output)
 
     @property
     def running(self) -> bool:

@@ -50,6 +50,7 @@ from .bokeh_widget import BokehWidget, render_signal
 from .dashboard_figures import (
     ROLLOVER,
     TASK_ROLLOVER,
+    WINDOW_S,
     Frame,
     GpuMemoryFigure,
     MemoryFigure,
@@ -147,14 +148,18 @@ class Dashboard(widgets.VBox):
         a :class:`Monitor` (shared; the dashboard only subscribes), or ``None`` for the
         active client.
     interval_ms : sampling period of an owned monitor.
+    since : for an owned monitor, a ``time.time()`` from which to show the phases and tasks
+        (a job that started before the dashboard was made: all of it, one clock).
     """
 
-    def __init__(self, source: Any = None, *, interval_ms: int = 500) -> None:
+    def __init__(self, source: Any = None, *, interval_ms: int = 500,
+                 since: float | None = None) -> None:
         if isinstance(source, Monitor):
             self.monitor, self._owns_monitor = source, False
         else:
-            self.monitor = Monitor(source, interval_ms=interval_ms, start=False)
+            self.monitor = Monitor(source, interval_ms=interval_ms, start=False, since=since)
             self._owns_monitor = True
+        self._whole = False
         _load_bokehjs()
         _hook_cells()
         self._lock = threading.RLock()
@@ -281,6 +286,7 @@ class Dashboard(widgets.VBox):
             c["spill"].update(frame)
             c["utilization"].update(frame, gpu_util)
             c["tasks"].update(frame)
+            self._set_range(frame.time)
             phases = self.monitor.progress()
             self.progress_view.update(phases)
             self._show_monitor_errors()
@@ -361,9 +367,18 @@ class Dashboard(widgets.VBox):
     def show_whole_run(self, whole: bool = True) -> None:
         """Time axes over the whole run (``True``) or the last 60 s (``False``)."""
         with self._lock:
-            self.x_range.follow = None if whole else "end"
-            self.x_range.start = self.x_range.end = None  # let the range fit the data again
+            self._whole = bool(whole)
+            if self.monitor.samples:
+                self._set_range(self.monitor.samples[-1]["time"] - self.monitor.t0)
         self.window_button.value = whole
+
+    def _set_range(self, now: float) -> None:
+        """The time axes end at ``now`` (seconds on the monitor's clock) and start at 0 (the
+        whole run) or :data:`WINDOW_S` seconds earlier."""
+        end = max(float(now), 1.0)
+        start = 0.0 if self._whole else max(0.0, end - WINDOW_S)
+        if (self.x_range.start, self.x_range.end) != (start, end):
+            self.x_range.update(start=start, end=end)
 
     def pause(self) -> None:
         """Stop updating (and sampling, when the dashboard owns its monitor)."""
@@ -483,7 +498,24 @@ class Dashboard(widgets.VBox):
         return "live" if self._live else "starting"
 
     def _status_html(self) -> str:
-        return f"<b>Cluster</b> · {html.escape(self._summary())} · <i>{self._state()}</i>"
+        return (f"<b>Cluster</b> · {html.escape(self._summary())} · <i>{self._state()}</i>"
+                f"{self._job_state()}")
+
+    def _job_state(self) -> str:
+        """`` · finished (name, N s)`` once the latest job's phases have all ended (or
+        running / failed), on the monitor's clock; empty before any phase."""
+        phases = self.monitor.progress()
+        if not phases:
+            return ""
+        last = phases[-1]
+        job = [p for p in phases if p["job"] == last["job"]] if last["job"] else [last]
+        if any(p["status"] == "running" for p in job):
+            return f" · <b>running</b> ({html.escape(last['name'])})"
+        failed = [p for p in job if p["status"] != "finished"]
+        stopped = max(p["stopped"] or 0 for p in job) - self.monitor.started
+        word = f"{failed[0]['status']} in {failed[0]['name']}" if failed else "finished"
+        return (f" · <b class='irs-dashboard-{'failed' if failed else 'finished'}'>{word}</b>"
+                f" at {stopped:.1f} s")
 
     def _summary(self) -> str:
         if self.monitor.samples:

@@ -73,9 +73,11 @@ def bytes_formatter() -> CustomJSTickFormatter:
 
 
 def time_range() -> DataRange1d:
-    """The x range shared by the time figures: follows the last :data:`WINDOW_S` seconds."""
-    return DataRange1d(follow="end", follow_interval=WINDOW_S, range_padding=0.02,
-                       name="irs-time-range")
+    """The x range shared by the time figures, set by the dashboard from the monitor's clock
+    at every sample (the last :data:`WINDOW_S` seconds, or the whole run): explicit
+    ``start``/``end``, never computed in the browser, so a figure sent whole mid-run (at a
+    phase end) keeps following instead of freezing at the range the browser had then."""
+    return DataRange1d(start=0.0, end=WINDOW_S, range_padding=0.0, name="irs-time-range")
 
 
 def _figure(title: str, **kwargs: Any) -> Any:

@@ -90,6 +90,8 @@ class Studio(w.VBox):
         self.children = [self.message, self.tabs]
         self.builder.on_preview(self._after_preview)
         self.builder.on_run(self._after_run)
+        self.builder.before_run(lambda: self._safely(self._before_run))
+        self._own_client: Any = None  # a cluster Run started: closed with the Studio
         self._lock = threading.Lock()
         model = self.builder.model
         if model is not None and model.fitted_workflow is not None:  # a fitted workflow given
@@ -187,7 +189,10 @@ class Studio(w.VBox):
         if self.dashboard is None:
             from .dashboard import Dashboard
 
-            self.dashboard = Dashboard(client)
+            job = getattr(self.builder.model, "last_job", None)
+            running = job is not None and job.started and self.builder.model.running
+            # opened while a run goes on: show it from its start (phases, tasks, one clock)
+            self.dashboard = Dashboard(client, since=job.started if running else None)
             self.dashboard.on_closed(self._on_dashboard_closed)
         self.cluster_tab.children = [self.dashboard]
         if self._frozen is not None:
@@ -235,6 +240,19 @@ class Studio(w.VBox):
             if busy is not None:
                 busy.value = ""
         self.show_cluster()
+
+    def _before_run(self) -> None:
+        """Run always has a dashboard: without a cluster, start a local one (its dashboard
+        starts sampling before the fit, so the Cluster tab shows the whole run, however
+        late it is opened); with one, make sure its dashboard watches from now on."""
+        if self.live_client() is None:
+            self.builder.say("No Dask cluster is active: starting a local one (2 workers) "
+                             "for the run and its dashboard…", "busy", "run")
+            self._start_cluster()
+            self._own_client = self.client
+        else:
+            self.show_cluster()
+        self.builder.client = self.live_client()
 
     def _on_dashboard_closed(self, dashboard: Any) -> None:
         """The dashboard closed (its cluster closed, or Close was clicked): offer to start a
@@ -286,6 +304,11 @@ class Studio(w.VBox):
         for dashboard in (self.dashboard, self._frozen):
             if dashboard is not None:
                 dashboard.dispose()
+        if self._own_client is not None:  # the cluster Run started for this Studio
+            from ..cluster import stop_cluster
+
+            stop_cluster(self._own_client)
+            self._own_client = None
         super().close()
 
     def __repr__(self) -> str:
