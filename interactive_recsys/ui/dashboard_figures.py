@@ -72,12 +72,15 @@ def bytes_formatter() -> CustomJSTickFormatter:
     return CustomJSTickFormatter(code=BYTES_FORMATTER_JS)
 
 
-def time_range() -> DataRange1d:
+def time_range() -> Range1d:
     """The x range shared by the time figures, set by the dashboard from the monitor's clock
-    at every sample (the last :data:`WINDOW_S` seconds, or the whole run): explicit
-    ``start``/``end``, never computed in the browser, so a figure sent whole mid-run (at a
-    phase end) keeps following instead of freezing at the range the browser had then."""
-    return DataRange1d(start=0.0, end=WINDOW_S, range_padding=0.0, name="irs-time-range")
+    at every sample (the last :data:`WINDOW_S` seconds, or the whole run).
+
+    A ``Range1d``, never computed in the browser: BokehJS's ``DataRange1d`` keeps the
+    explicit ``start``/``end`` it was loaded with and sends its recomputed range back to
+    the kernel, so after a figure was sent whole (at every phase end) each new ``end``
+    from the kernel was reset to the old one -- the axes froze where a phase began."""
+    return Range1d(start=0.0, end=WINDOW_S, name="irs-time-range")
 
 
 def _figure(title: str, **kwargs: Any) -> Any:
@@ -183,7 +186,7 @@ class SpillFigure:
     """Bytes spilled over time (host to disk; GPU to host with cuDF spilling): the axis
     starts at 0 and, while nothing spilled, says so instead of drawing an empty scale."""
 
-    def __init__(self, x_range: DataRange1d, gpu: bool = False) -> None:
+    def __init__(self, x_range: Range1d, gpu: bool = False) -> None:
         data: dict[str, list] = {"time": [], "disk": []}
         if gpu:
             data["device"] = []
@@ -223,7 +226,7 @@ class SpillFigure:
 class UtilizationFigure:
     """CPU utilization (mean of the workers) and, on GPU clusters, GPU utilization."""
 
-    def __init__(self, x_range: DataRange1d, gpu: bool = False) -> None:
+    def __init__(self, x_range: Range1d, gpu: bool = False) -> None:
         data: dict[str, list] = {"time": [], "cpu": []}
         if gpu:
             data["gpu"] = []
@@ -251,7 +254,7 @@ class TaskStreamFigure:
     """Tasks per worker over time, coloured by operator (the legend lists the operators
     outside the plot, on the right; hover names the task)."""
 
-    def __init__(self, x_range: DataRange1d) -> None:
+    def __init__(self, x_range: Range1d) -> None:
         self.source = ColumnDataSource({"worker": [], "start": [], "stop": [], "group": [],
                                         "action": [], "color": [], "key": [],
                                         "duration": [], "operator": []}, name="irs-tasks")

@@ -1,0 +1,90 @@
+"""At 1440x900 on the 40-column Criteo data, in JupyterLab + headless Chromium: Suggest shows
+its out-of-vocabulary budget per column, and a Run with no cluster gets a local one whose
+dashboard, opened 3 s after Run, shows every phase, reaches the end of the run on its time
+axis, says "finished", and shows the whole run without an error. Screenshots go to the
+artifacts folder."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from tests.browser.test_studio_browser import (
+    VIEWPORT,
+    Counted,
+    open_criteo_studio,
+)
+
+#: The shared time range of the dashboard's figures, as the browser holds it.
+RANGE_JS = """
+() => {
+  const docs = [...(window.Bokeh.documents || [])].reverse();
+  for (const doc of docs) {
+    const r = doc.get_model_by_name("irs-time-range");
+    if (r != null) return {start: r.start, end: r.end};
+  }
+  return null;
+}
+"""
+
+
+def _cluster_tab(page):
+    return page.locator(".irs-studio-tabs .lm-TabBar-tab").filter(has_text="Cluster")
+
+
+def test_suggest_budget_and_the_dashboard_through_the_whole_run(lab):
+    open_criteo_studio(lab)
+    page = lab.page
+    clicks = Counted(page)
+    clicks.clicks = 1  # "open the Studio"
+    clicks.click(".irs-studio .irs-btn-suggest")
+    page.locator(".irs-feedback-suggest .irs-msg-success").wait_for(timeout=30_000)
+    card = page.locator(".irs-studio .irs-suggest-table")
+    rows = card.locator("tbody tr")
+    assert rows.count() == 26
+    kept = [float(rows.nth(i).locator("td").nth(4).inner_text().rstrip("%"))
+            for i in range(26)]
+    assert min(kept) >= 99.0, kept
+    assert "within 16 GiB" in card.inner_text()
+    card.scroll_into_view_if_needed()
+    lab.screenshot("studio-29-suggest-oov-budget")
+
+    clicks.click(".irs-studio .irs-btn-run")  # no cluster: Run starts a local one
+    time.sleep(3.0)
+    _cluster_tab(page).click()  # opened late: the run so far must be there
+    dash = page.locator(".irs-studio .irs-dashboard")
+    dash.locator(".bk-Figure canvas").first.wait_for(timeout=90_000)
+    # the Build tab is hidden now: the status line is only attached
+    page.locator(".irs-builder-status .irs-run-finished").wait_for(state="attached",
+                                                                   timeout=240_000)
+    assert clicks.clicks <= 4 and clicks.keys == 0
+    header = dash.locator(".widget-html").first
+    header.filter(has_text="finished").wait_for(timeout=30_000)
+    progress = dash.locator(".irs-progress, .widget-vbox").filter(has_text="write").first
+    progress.wait_for(timeout=30_000)
+    text = dash.inner_text()
+    assert "fit" in text and "write" in text, text
+    time.sleep(2.0)  # a couple more samples reach the page
+    tasks = lab.bokeh_source("irs-tasks")
+    assert {"categorify", "write_part"} <= set(tasks["group"]), set(tasks["group"])
+    shown = page.evaluate(RANGE_JS)
+    assert shown["end"] >= max(tasks["stop"]), (shown, max(tasks["stop"]))
+    time.sleep(2.0)  # the axis keeps following the clock after the last phase ended
+    later = page.evaluate(RANGE_JS)
+    assert later["end"] > shown["end"] + 1.0, (shown, later)
+    dash.scroll_into_view_if_needed()
+    lab.screenshot("studio-29-dashboard-finished")
+
+    dash.locator("button").filter(has_text="whole run").click()
+    time.sleep(1.5)
+    whole = page.evaluate(RANGE_JS)
+    assert whole["start"] == 0 and whole["end"] >= max(tasks["stop"]), whole
+    log = dash.locator(".jp-OutputArea-output")
+    assert not any("Error" in t for t in log.all_inner_texts()), log.all_inner_texts()
+    lab.screenshot("studio-29-dashboard-whole-run")
+    out = lab.run_cell("import json\nprint(json.dumps([p['name'] for p in "
+                       "studio.dashboard.monitor.progress()]))\nstudio.close()", timeout=60)
+    phases = json.loads(out.strip().splitlines()[0])
+    assert any(p.startswith("fit") for p in phases) and "write" in phases, phases
+    assert page.viewport_size == VIEWPORT
+    assert lab.errors == []
