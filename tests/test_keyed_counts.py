@@ -96,3 +96,26 @@ def test_threshold_on_keys() -> None:
     keyed = kc.encode(table(["aa", "aa", "bb", "cc", "cc", "cc"], pa.string()))
     assert kc.decode(kc.at_least(keyed, 2))["value"].to_pylist() == ["aa", "cc"]
     assert kc.total(keyed) == 6
+
+
+@settings(max_examples=30, deadline=None)
+@given(chunks=st.lists(st.lists(st.one_of(st.none(), st.sampled_from(
+    ["aaaaaaaa", "bbbbbbbb", "00000000", "zzzzzzzz"])), max_size=20), min_size=1, max_size=5))
+def test_row_groups_of_a_dictionary_column_counted_in_one_sort(chunks: list) -> None:
+    """The CPU backend's keyed counts of a partition read as several dictionary-encoded row
+    groups equal pandas' value counts of the rows (nulls left out)."""
+    from interactive_recsys.backend import get_backend
+
+    column = pa.chunked_array([pa.array(c, pa.string()).dictionary_encode() for c in chunks])
+    counts = kc.decode(get_backend("cpu").keyed_value_counts(column))
+    expected = pd.Series([v for c in chunks for v in c if v is not None],
+                         dtype=object).value_counts().to_dict()
+    assert dict(zip(counts["value"].to_pylist(), counts["count"].to_pylist(), strict=True)) \
+        == expected
+
+
+def test_parts_of_different_kinds_are_not_keyed() -> None:
+    parts = [table(["abcdefgh"], pa.string()), table(["abc"], pa.string()),
+             table([], pa.string())]
+    assert kc.encode_parts(parts) is None
+    assert kc.encode_parts([parts[0], parts[2]]).kind == "fixed8"

@@ -143,23 +143,42 @@ def _keys(values: pa.Array) -> tuple[np.ndarray, str] | None:
 def encode(counts: pa.Table) -> Counts:
     """A ``value``/``count`` table as :class:`KeyedCounts` sorted by key, or as a table
     when its values have no key; null values are left out, counts are int64."""
+    keyed = encode_parts([counts])
+    if keyed is not None:
+        return keyed
     if counts["value"].null_count:
         counts = counts.filter(pc.is_valid(counts["value"]))
-    counts = counts.set_column(1, "count", pc.cast(counts["count"], pa.int64()))
-    values = counts["value"]
-    values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
-    if pa.types.is_dictionary(values.type):
-        values = values.dictionary_decode()
-    found = _keys(values)
-    if found is None:
-        return counts
-    keys, kind = found
-    number = counts["count"].to_numpy().astype(np.int64)
-    order = np.argsort(keys, kind="stable")
-    keys, number = keys[order], number[order]
-    if len(keys) > 1 and not (keys[1:] != keys[:-1]).all():  # 0.0 and -0.0: one value
-        return _sum_runs(keys, number, kind, values.type)
-    return KeyedCounts(keys, number, kind, values.type)
+    return counts.set_column(1, "count", pc.cast(counts["count"], pa.int64()))
+
+
+def encode_parts(parts: list[pa.Table]) -> KeyedCounts | None:
+    """The summed counts of several ``value``/``count`` tables (values may repeat across
+    them, such as the row groups of a partition), keyed and sorted with one sort; None
+    when their values have no common kind of key."""
+    found, kinds = [], []
+    for counts in parts:
+        values = counts["value"]
+        values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+        if pa.types.is_dictionary(values.type):
+            values = values.dictionary_decode()
+        valid = None
+        if values.null_count:
+            valid = pc.is_valid(values)
+            values = values.filter(valid)
+        keys = _keys(values)
+        if keys is None:
+            return None
+        number = counts["count"] if valid is None else counts["count"].filter(valid)
+        found.append((keys[0], number.to_numpy().astype(np.int64)))
+        kinds.append((keys[1], values.type))
+    present = {k for k, (keys, _) in zip(kinds, found, strict=True) if len(keys)}
+    if len(present) > 1:  # an empty part has no kind of its own
+        return None
+    kind, type_ = present.pop() if present else kinds[0]
+    keys = np.concatenate([k for k, _ in found])
+    number = np.concatenate([n for _, n in found])
+    order = np.argsort(keys)  # unstable: equal keys are summed anyway
+    return _sum_runs(keys[order], number[order], kind, type_)
 
 
 def _values(counts: KeyedCounts) -> pa.Array:
@@ -193,9 +212,10 @@ def decode(counts: Counts) -> pa.Table:
 
 def _sum_runs(keys: np.ndarray, number: np.ndarray, kind: str, type_: pa.DataType) -> KeyedCounts:
     """Sum the counts of each run of equal keys (``keys`` sorted)."""
+    if not len(keys):
+        return KeyedCounts(keys, number, kind, type_)
     starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
-    return KeyedCounts(keys[starts], np.add.reduceat(number, starts) if len(keys) else number,
-                       kind, type_)
+    return KeyedCounts(keys[starts], np.add.reduceat(number, starts), kind, type_)
 
 
 def merge(parts: list[Counts]) -> KeyedCounts | None:

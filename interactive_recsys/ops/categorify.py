@@ -154,7 +154,7 @@ class Categorify(StatOperator):
         splits = self.splits(ctx)
         for key, group in self.vocab_keys(ctx.groups).items():
             values = self._values(df, group, ctx)
-            counts = kc.encode(b.value_counts(values))
+            counts = b.keyed_value_counts(values)
             nulls = int(b.null_mask(values).sum())
             out[key] = {"splits": vocab.split_counts(counts, splits), "nulls": nulls,
                         "rows": b.length(values)}

@@ -110,11 +110,11 @@ def write_split(counts: kc.Counts, rank: np.ndarray, first_index: int, max_size:
     keep = rank < max_size if max_size is not None else np.ones(len(rank), dtype=bool)
     table = counts.filter(pa.array(keep)).append_column(
         "index", pa.array(rank[keep] + first_index, type=pa.int64()))
-    table = table.take(pc.sort_indices(table, sort_keys=[("index", "ascending")]))
+    table = table.take(pa.array(np.argsort(rank[keep])))
     os.makedirs(directory, exist_ok=True)
     path = split_path(directory, split)
-    with atomic_file(path) as tmp:
-        pq.write_table(table, tmp)
+    with atomic_file(path) as tmp:  # distinct values: dictionary pages would not pay
+        pq.write_table(table, tmp, use_dictionary=["count"])
     TABLES.put(path, table, VocabTable.load)  # this process's lookups need not read it back
     return {"size": table.num_rows, "count": int(pc.sum(table["count"]).as_py() or 0)}
 
