@@ -35,10 +35,17 @@ def test_26_tables_get_26_colours_a_legend_and_hover() -> None:
 def test_gpu_memory_axis_includes_the_capacity_line() -> None:
     view = irs.ui.EmbeddingView(EmbeddingReport(_frame(3)))
     capacity = view.report.plan().gpu_memory / 2**30
-    assert max(view.plan_source.data["gib"]) < capacity  # small tables: bars far below
-    assert view.plan_figure.y_range.end >= capacity  # the capacity line is still in view
+    assert view.num_gpus.continuous_update and view.gpu_gib.continuous_update  # as typed
+    bars = view.plan_source.data["gib"]
+    assert max(bars) < capacity / 1000  # small tables: bars far below
+    y = view.plan_figure.y_range
+    assert view.plan_figure.y_scale.__class__.__name__ == "LogScale"
+    assert y.end >= capacity  # the capacity line is still in view
+    # and every bar spans at least a decade of the log axis: visible, not a line at 0
+    assert all(g / y.start >= 10 for g in bars if g > 0), (bars, y.start)
     view.gpu_gib.value = 0.00001  # now the bars are far above the capacity
-    assert view.plan_figure.y_range.end >= max(view.plan_source.data["gib"])
+    y = view.plan_figure.y_range
+    assert y.end >= max(view.plan_source.data["gib"]) and y.start <= 0.00001
     view.close()
 
 

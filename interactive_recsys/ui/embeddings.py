@@ -122,11 +122,13 @@ class EmbeddingView(widgets.VBox):
         self.report = report_of(report)
         load_bokeh()
         settings = self.report.settings
+        # applied as typed, like the dropdowns (not only after Enter)
         self.num_gpus = widgets.BoundedIntText(
-            value=settings["num_gpus"], min=1, max=100_000, description="GPUs")
+            value=settings["num_gpus"], min=1, max=100_000, description="GPUs",
+            continuous_update=True)
         self.gpu_gib = widgets.BoundedFloatText(
             value=round(self.report.plan().gpu_memory / GIB, 3), min=0.001, max=1e6,
-            description="GiB per GPU")
+            description="GiB per GPU", continuous_update=True)
         self.dtype = widgets.Dropdown(options=list(DTYPE_BYTES), value=self.report.plan().dtype,
                                       description="weights")
         self.optimizer = widgets.Dropdown(options=list(OPTIMIZER_STATE),
@@ -204,11 +206,13 @@ class EmbeddingView(widgets.VBox):
         self.plan_source = ColumnDataSource(plan_data(self.report), name="irs-embedding-plan")
         self.capacity = Span(location=self.report.plan().gpu_memory / GIB, dimension="width",
                              line_color="#d62728", line_dash="dashed")
+        bottom, top = self._plan_scale()
         plan = figure(title=self._plan_title(),
                       x_range=FactorRange(*self.plan_source.data["x"]),
-                      y_range=Range1d(0, self._plan_top()), width=870, height=280,
-                      tools="save", y_axis_label="GiB")
-        plan.vbar(x="x", top="gib", width=0.8, color="color", source=self.plan_source)
+                      y_range=Range1d(bottom, top), y_axis_type="log", width=870, height=280,
+                      tools="save", y_axis_label="GiB (log scale)")
+        plan.vbar(x="x", top="gib", bottom=bottom, width=0.8, color="color",
+                  source=self.plan_source)
         plan.add_layout(self.capacity)
         plan.add_tools(HoverTool(tooltips=[("GPU", "@x"), ("GiB", "@gib{0.000}"),
                                            ("tables", "@tables")]))
@@ -218,10 +222,13 @@ class EmbeddingView(widgets.VBox):
         widget.add_class("irs-embedding-plan-plot")
         return widget
 
-    def _plan_top(self) -> float:
-        """Top of the GiB axis: above the tallest bar and the capacity line."""
+    def _plan_scale(self) -> tuple[float, float]:
+        """The GiB axis, logarithmic: from a tenth of the smallest bar to above the tallest
+        bar and the capacity line, so MiB-sized bars show next to a 16 GiB capacity."""
         capacity = self.report.plan().gpu_memory / GIB
-        return 1.1 * max([capacity, *self.plan_source.data["gib"]])
+        bars = [g for g in self.plan_source.data["gib"] if g > 0]
+        bottom = min([*bars, capacity]) / 10
+        return bottom, 2 * max([capacity, *bars])
 
     def _plan_title(self) -> str:
         plan = self.report.plan()
