@@ -88,6 +88,7 @@ STYLE = """<style>
 .irs-busy .fa-spinner { animation: irs-spin 1s linear infinite; }
 @keyframes irs-spin { to { transform: rotate(360deg); } }
 .irs-preview-scroll { overflow-x: auto; max-width: 100%; }
+.irs-preview-scroll th, .irs-preview-scroll td { padding: 3px 10px; white-space: nowrap; }
 .irs-builder .widget-html, .irs-builder .widget-html-content { min-width: 0; }
 .irs-chip { border-radius: 12px !important; }
 </style>"""

@@ -48,8 +48,12 @@ VIEWS = ("output", "input", "input | output")
 #: A box that scrolls sideways by itself (a wide table never widens the page).
 SCROLL_OPEN = ('<div class="irs-preview-scroll" '
                'style="overflow-x:auto;max-width:100%;min-width:0;flex:1 1 auto">')
+#: Cells padded so that adjacent numbers never run together (JupyterLab's default is 1 px).
+CELL_STYLE = (".irs-preview-scroll th, .irs-preview-scroll td { padding: 3px 10px; "
+              "white-space: nowrap; }")
 #: The HTML widget's content box is a flex item: without this it grows to the table's width.
-SCROLL_STYLE = "<style>.irs-preview-rows .widget-html-content { min-width: 0; }</style>"
+SCROLL_STYLE = ("<style>.irs-preview-rows .widget-html-content { min-width: 0; } "
+                f"{CELL_STYLE}</style>")
 
 
 def _check_count(name: str, value: Any) -> int:

@@ -329,6 +329,11 @@ def test_click_budget_with_suggest(lab):
     page.locator(".irs-studio .irs-btn-preview").click()
     table = page.locator(".irs-builder-preview table.irs-preview-output")
     table.wait_for(timeout=60_000)
+    # cells padded: adjacent integer columns do not run together
+    pad = table.locator("td").first.evaluate(
+        "el => parseFloat(getComputedStyle(el).paddingLeft)"
+        " + parseFloat(getComputedStyle(el).paddingRight)")
+    assert pad >= 16, pad
     scroll = page.locator(".irs-builder-preview .irs-preview-scroll")
     assert scroll.evaluate("el => el.scrollWidth > el.clientWidth + 100")
     builder_box = page.locator(".irs-studio .irs-builder").bounding_box()
