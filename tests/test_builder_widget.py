@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 import ipywidgets as w
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -383,10 +384,27 @@ def test_feedback_sits_next_to_its_control_and_stale_errors_go(frame):
     assert not b.buttons["preview"].disabled
 
 
-def test_an_operator_needing_a_value_is_added_once_its_form_is_valid(frame):
+def test_counts_get_clip_at_zero_and_the_label_its_target_tag_in_one_click(frame):
     b = PipelineBuilder(frame)
+    assert (frame[["I1", "I2"]].min() >= 0).all()  # counters: never negative
     b.select_columns(["I1", "I2"])
-    click(b, "irs-op-Clip")  # Clip() is not valid: the form, and the operator's reason
+    click(b, "irs-op-Clip")  # no keystroke: min_value=0 from the column profile
+    assert [(s.op, s.params) for s in b.model.branches[0].steps] == [("Clip",
+                                                                      {"min_value": 0})]
+    assert b.form.fields["min_value"].value == "0"  # the form shows it, editable
+    b.model.new_branch()
+    b.select_columns(["label"])
+    click(b, "irs-op-AddTags")
+    steps = [(s.op, s.params) for br in b.model.branches for s in br.steps]
+    assert ("AddTags", {"tags": ["target"]}) in steps
+    assert "target" in b.model.output_schema()["label"].tags
+
+
+def test_an_operator_needing_a_value_is_added_once_its_form_is_valid(frame):
+    frame = frame.assign(G=np.linspace(-50.0, 50.0, len(frame)))  # real negatives
+    b = PipelineBuilder(frame)
+    b.select_columns(["G"])
+    click(b, "irs-op-Clip")  # Clip() is not valid here: the form, and the operator's reason
     assert b.model.branches[0].steps == [] and b.operator == "Clip"
     assert "Clip needs min_value, max_value or both" in b.message
     b.form.fields["min_value"].value = "a"  # still invalid: said, nothing added
@@ -394,7 +412,7 @@ def test_an_operator_needing_a_value_is_added_once_its_form_is_valid(frame):
     b.form.fields["min_value"].value = "1"  # valid: added
     assert [(s.op, s.params) for s in b.model.branches[0].steps] == [("Clip",
                                                                       {"min_value": 1})]
-    assert b.message.startswith("Added Clip(min_value=1) on I1, I2")
+    assert b.message.startswith("Added Clip(min_value=1) on G")
     b.form.fields["min_value"].value = "10"  # later keystrokes edit that step
     assert [(s.op, s.params) for s in b.model.branches[0].steps] == [("Clip",
                                                                       {"min_value": 10})]

@@ -40,6 +40,7 @@ from .column_list import ColumnChoice, ColumnList, names_text, role_chips
 from .dag import DagView, model_graph, op_id, parse_op_id
 from .feedback import STYLE, Feedback
 from .param_form import ParamForm, palette_rows
+from .suggest import profile_defaults
 from .suggest_card import SuggestCard
 
 #: Feedback areas, each next to its controls.
@@ -342,8 +343,9 @@ class PipelineBuilder(RunActions, w.VBox):
         model = self._need_model()
         columns = self.selected_columns
         self._pending = None
+        params = profile_defaults(name, columns, model.profile)
         try:
-            make_operator(name, {})
+            make_operator(name, params)
         except IRSError as exc:
             self.choose_operator(name)
             self._pending = name if columns else None
@@ -357,7 +359,7 @@ class PipelineBuilder(RunActions, w.VBox):
             return
         before = len(model.branches)
         try:
-            k, j = model.add_step(columns, name)  # the refresh shows the new step's form
+            k, j = model.add_step(columns, name, params)  # the refresh shows its form
         except Exception:
             self.choose_operator(name)
             raise

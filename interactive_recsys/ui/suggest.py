@@ -86,6 +86,31 @@ def column_steps(p: ColumnProfile, freq_threshold: int = 0) -> list[Step]:
     return [*steps, Step("Normalize")]
 
 
+def profile_defaults(op: str, columns: Sequence[Any],
+                     profile: Sequence[ColumnProfile]) -> dict[str, Any]:
+    """Parameters a click on ``op`` takes from the profile of the ticked ``columns``:
+    ``Clip(min_value=0)`` for counts (never negative, or a few sentinel codes), and
+    ``AddTags(tags=["target"])`` for label columns -- else none (the operator's defaults).
+
+    >>> from interactive_recsys.ui.column_profile import ColumnProfile
+    >>> n = ColumnProfile("n", "int64", "continuous", 0.0, 5, 5, 10, True, 10, minimum=0.0)
+    >>> y = ColumnProfile("y", "int64", "label", 0.0, 2, 2, 10, True, 10, minimum=0.0)
+    >>> profile_defaults("Clip", ["n"], [n, y]), profile_defaults("AddTags", ["y"], [n, y])
+    ({'min_value': 0}, {'tags': ['target']})
+    >>> profile_defaults("AddTags", ["n"], [n, y])
+    {}
+    """
+    by_name = {p.name: p for p in profile}
+    chosen = [by_name.get(c) for c in columns if isinstance(c, str)]
+    if not chosen or any(p is None for p in chosen):
+        return {}
+    if op == "Clip" and all(is_count(p) for p in chosen):
+        return {"min_value": 0}
+    if op == "AddTags" and all(p.role == "label" for p in chosen):
+        return {"tags": ["target"]}
+    return {}
+
+
 def _key(steps: Sequence[Step]) -> tuple[Any, ...]:
     return tuple((s.op, repr(sorted(s.params.items()))) for s in steps)
 

@@ -5,7 +5,7 @@
 * on the 40-column Criteo data (``synthetic_criteo(rows=100_000)``): every row of the column
   list readable, separate and clickable; shift-click ranges and the filter box;
 * the click budgets: the standard Criteo workflow written to disk in at most 4 clicks with
-  Suggest (open the Studio, Suggest, Run) and at most 12 clicks and one keystroke by hand.
+  Suggest (open the Studio, Suggest, Run) and at most 12 clicks and no keystroke by hand.
 
 Screenshots go to the artifacts folder."""
 
@@ -379,28 +379,27 @@ def test_click_budget_by_hand(lab):
     wait_count(page, "13 of 40 selected")
     clicks.click(".irs-studio .irs-op-FillMissing")
     wait_message(page, "Added FillMissing")
-    clicks.click(".irs-studio .irs-op-Clip")  # Clip needs a bound: its form first
-    wait_message(page, "Clip needs min_value")
-    clicks.click(".irs-studio .irs-param-min_value input")
-    clicks.key("0")  # valid now: added
-    wait_message(page, "Added Clip(min_value=0)")
+    clicks.click(".irs-studio .irs-op-Clip")  # counters: min_value=0 from the profile
+    wait_message(page, "Added Clip")
+    assert page.locator(".irs-studio .irs-param-min_value input").input_value() == "0"
     for op in ("LogOp", "Normalize"):
         clicks.click(f".irs-studio .irs-op-{op}")
         wait_message(page, f"Added {op}")
     clicks.click(".irs-studio .irs-chip-label")
     wait_count(page, "1 of 40 selected")
-    clicks.click(".irs-studio .irs-btn-pass-through")
-    wait_message(page, "passes label through")
+    clicks.click(".irs-studio .irs-op-AddTags")  # the label: tags=["target"], no typing
+    wait_message(page, "Added AddTags")
     lab.screenshot("studio-9-by-hand")
     clicks.click(".irs-studio .irs-btn-run")
     wait_run_finished(page)
-    assert clicks.clicks <= 12 and clicks.keys == 1, (clicks.clicks, clicks.keys)
+    assert clicks.clicks <= 12 and clicks.keys == 0, (clicks.clicks, clicks.keys)
     out, _ = read_output(Path(data + "-processed"))
     frame = pd.read_parquet(data)
     expected = irs.Workflow(
         (CRITEO_CATS >> ops.Categorify())
         + (CRITEO_CONTS >> ops.FillMissing() >> ops.Clip(min_value=0) >> ops.LogOp()
-           >> ops.Normalize()) + ["label"]).fit_transform(frame)
+           >> ops.Normalize()) + (["label"] >> ops.AddTags(tags=["target"]))
+    ).fit_transform(frame)
     assert list(out.columns) == list(expected.columns)
     for name in [*CRITEO_CATS, "label"]:
         assert out[name].tolist() == expected[name].tolist(), name
