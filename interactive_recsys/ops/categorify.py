@@ -266,20 +266,22 @@ def _apply_threshold(counts: kc.Counts, threshold: int) -> kc.Counts:
 
 def _ranks(g: Graph, reduced: list[str]) -> list[str]:
     """Tasks of the global rank of every split's values (:mod:`..tables.ranking`): one
-    sort when there is one split; else the splits re-cut into ranges of value, each range
-    sorted on its own, and the ranks placed from the ranges' count histograms."""
+    sort when there is one split; else the splits re-cut into ranges of value (at most
+    ``MAX_RANGES``, so the graph grows linearly with ``split_out``), each range sorted on its
+    own, and the ranks placed from the ranges' count histograms."""
     splits = len(reduced)
     if splits == 1:
         return [g.task("rank", ranking.local_rank, reduced[0])]
+    count = min(splits, ranking.MAX_RANGES)
     samples = [g.task("sample", ranking.sample, r) for r in reduced]
-    plan = g.task("bounds", listed(functools.partial(ranking.bounds, ranges=splits)), *samples)
+    plan = g.task("bounds", listed(functools.partial(ranking.bounds, ranges=count)), *samples)
     cuts = [g.task("cut", ranking.cut, r, plan) for r in reduced]
     ranges = [g.task("range", listed(ranking.sort_range),
-                     *[g.task("pick", pick, c, r) for c in cuts]) for r in range(splits)]
+                     *[g.task("pick", pick, c, r) for c in cuts]) for r in range(count)]
     bases = g.task("bases", listed(ranking.bases),
                    *[g.task("pick", pick, r, "histogram") for r in ranges])
     done = [g.task("place", ranking.finish_range, ranges[r], g.task("pick", pick, bases, r),
-                   splits) for r in range(splits)]
+                   splits) for r in range(count)]
     return [g.task("rank", listed(ranking.gather_ranks), *[g.task("pick", pick, d, s)
                                                            for d in done])
             for s in range(splits)]
