@@ -113,11 +113,12 @@ def _print_summary(summary: dict[str, Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from .outputs import check_destination
+    from .outputs import check_destination, check_not_inside_input
 
     inputs = [p for item in args.input for p in (glob.glob(item) if glob.has_magic(item)
                                                  else [item])]
     check_destination(args.output, {"the input": inputs, "the workflow folder": [args.workflow]})
+    check_not_inside_input(args.output, inputs)
     wf = Workflow.load(args.workflow)
     with _client(args.scheduler, args.workers, args.memory_limit, args.local) as client:
         labels = args.label or ([c.name for c in wf.input_schema.values() if "target" in c.tags]
