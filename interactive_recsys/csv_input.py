@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import gzip
+import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -124,3 +125,24 @@ def check_csv_names(files: Sequence[str], sep: str, names: Sequence[str] | None)
             f"names has {len(names)} entries ({list(names)[:6]}) but {first!r} has "
             f"{len(line)} fields per line (separator {sep!r}). Pass one name per field, "
             "or check the 'sep' parameter.")
+
+
+def files_with_rows(files: Sequence[str], sep: str, header: Any) -> list[str]:
+    """The csv ``files`` that hold data rows, in order; all of them when none does.
+
+    Column types are inferred from the first file's start, so a header-only (or empty) file
+    first would make every column a string; such files add no rows and are left out.
+    """
+    skip = 0 if header is None else 1
+
+    def has_rows(path: str) -> bool:
+        opener = gzip.open if path.endswith(".gz") else open
+        try:
+            with opener(path, "rt", newline="") as f:
+                reader = csv.reader(f, delimiter=sep)
+                rows = itertools.islice(reader, skip + 1)
+                return sum(1 for row in rows if row) > skip
+        except (OSError, UnicodeDecodeError, csv.Error):
+            return True  # let the reader name the problem
+    kept = [f for f in files if has_rows(f)]
+    return kept or list(files)

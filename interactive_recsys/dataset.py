@@ -38,6 +38,7 @@ from .csv_input import (
     CsvNormalizer,
     check_csv_names,
     failing_column,
+    files_with_rows,
     pandas_csv_dtype,
 )
 from .errors import DatasetError, ParameterError
@@ -356,12 +357,14 @@ class Dataset:
         if any(f.endswith(".gz") for f in self.files):
             kwargs.update(blocksize=None, compression="gzip")
         check_csv_names(self.files, sep, names)
+        files = files_with_rows(self.files, sep, None if names is not None and header
+                                == "infer" else header)  # header-only files add no rows
         try:
-            raw = dd.read_csv(self.files, **kwargs)
+            raw = dd.read_csv(files, **kwargs)
             expected = {c: t for c, t in raw._meta.dtypes.items() if c not in dtypes}
-            raw = read_pandas(CsvBlockReader(expected, self.files), self.files, **kwargs)
+            raw = read_pandas(CsvBlockReader(expected, files), files, **kwargs)
         except (OSError, ValueError) as exc:
-            raise DatasetError(f"Cannot read the csv input {self.files[:3]}: {exc}") from exc
+            raise DatasetError(f"Cannot read the csv input {files[:3]}: {exc}") from exc
         sample = pa.Table.from_pandas(raw._meta, preserve_index=False).schema
         fields = [pa.field(f.name, small_type(arrow_type(dtypes[f.name])) if f.name in dtypes else
                            (pa.string() if pa.types.is_string(f.type) or
@@ -369,7 +372,7 @@ class Dataset:
                             else f.type)) for f in sample]
         schema = pa.schema(fields)
         meta = self.backend.from_arrow(schema.empty_table())
-        normalizer = CsvNormalizer(self.backend.name, schema, self.files)
+        normalizer = CsvNormalizer(self.backend.name, schema, files)
         normalizer.irs_folders = self.folders
         return raw.map_partitions(normalizer, meta=meta, enforce_metadata=False), schema
 

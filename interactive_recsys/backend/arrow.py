@@ -225,16 +225,22 @@ def dictionary_counts(chunk: pa.DictionaryArray) -> pa.Table:
 
 
 def value_counts(arr: pa.ChunkedArray) -> pa.Table:
-    """A ``value``/``count`` table of the present values (no null, no NaN), any order.
+    """A ``value``/``count`` table of the present values (no null, no NaN), any order;
+    ``-0.0`` counts as ``0.0`` (as the value-defined hash and pandas treat it).
 
     >>> value_counts(pa.chunked_array([[2.0, float("nan"), 2.0, None]])).to_pylist()
     [{'value': 2.0, 'count': 2}]
+    >>> value_counts(pa.chunked_array([[0.0, -0.0]])).to_pylist()
+    [{'value': 0.0, 'count': 2}]
     """
     if pa.types.is_dictionary(arr.type):  # count codes: no hashing of every row's value
         return sum_counts([dictionary_counts(c) for c in arr.chunks] or [
             pa.table({"value": pa.array([], arr.type.value_type),
                       "count": pa.array([], pa.int64())})])
-    vc = pc.value_counts(nan_to_null(arr))
+    arr = nan_to_null(arr)
+    if pa.types.is_floating(arr.type):  # -0.0 + 0.0 is 0.0: one value
+        arr = pc.add(arr, pa.scalar(0.0, arr.type))
+    vc = pc.value_counts(arr)
     table = pa.table({"value": vc.field("values"), "count": vc.field("counts")})
     return table.filter(pc.is_valid(table["value"]))
 
