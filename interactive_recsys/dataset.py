@@ -131,6 +131,8 @@ def _infer_engine(files: list[str]) -> str:
 # ---- parquet ---------------------------------------------------------------------------------
 def _unify_type(name: str, types: dict[str, pa.DataType]) -> pa.DataType:
     distinct = set(types.values())
+    if len(distinct) > 1:  # an all-null file (Arrow null: pandas' all-None) takes any type
+        distinct.discard(pa.null())
     if len(distinct) == 1:
         return distinct.pop()
     if all(pa.types.is_string(t) or pa.types.is_large_string(t) for t in distinct):
@@ -218,7 +220,21 @@ class _PieceReader:
                                                          self.schema, self.dictionary))
         except (OSError, pa.ArrowException) as exc:
             raise DatasetError(f"Cannot read {piece.path!r} (row groups {piece.row_groups}): "
-                               f"{exc}") from exc
+                               f"{exc}{_changed_since_open(piece.path, self.schema)}") from exc
+
+
+def _changed_since_open(path: str, schema: pa.Schema) -> str:
+    """Why a file no longer reads with the types it had when the Dataset was opened ('')."""
+    try:
+        now = pq.read_schema(path)
+    except (OSError, pa.ArrowException):
+        return ""
+    for field in schema:
+        if field.name in now.names and now.field(field.name).type != field.type:
+            return (f". Column {field.name!r} is {now.field(field.name).type} in the file now, "
+                    f"but was {field.type} when the Dataset was opened: the file changed "
+                    "since. Open the Dataset again (irs.Dataset(...)) to read its new types.")
+    return ""
 
 
 def _read_metadata(files: list[str]) -> tuple[dict[str, pq.FileMetaData], dict[str, pa.Schema]]:

@@ -27,8 +27,10 @@ No task ever holds more than two splits of a vocabulary (the tree and the split 
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
+import re
 from typing import Any
 
 import numpy as np
@@ -39,7 +41,7 @@ import pyarrow.parquet as pq
 
 from ..backend import sum_counts as sum_counts  # the tree's combine step, re-exported
 from ..hashing import hash_array
-from ..outputs import atomic_file
+from ..outputs import atomic_file, output_error
 from .cache import TABLES
 
 SORT_KEYS = [("count", "descending"), ("value", "ascending")]
@@ -199,6 +201,20 @@ def add_vectors(vectors: list[np.ndarray]) -> np.ndarray:
     return functools.reduce(np.add, vectors)
 
 
+def write_table_file(table: pa.Table, path: str) -> None:
+    """Write a statistics table atomically; a failed write (disk full, ``ulimit -f``, no
+    permission) is an :class:`~interactive_recsys.outputs.OutputError` naming the file and
+    the fix, and leaves no part of it."""
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with atomic_file(path) as tmp:
+            pq.write_table(table, tmp)
+    except (OSError, pa.ArrowException) as exc:
+        found = re.search(r"errno (\d+)", str(exc), re.IGNORECASE)
+        code = getattr(exc, "errno", None) or (int(found[1]) if found else errno.EIO)
+        raise output_error(path, OSError(code, os.strerror(code), path)) from exc
+
+
 def split_path(directory: str, split: int) -> str:
     return os.path.join(directory, f"part.{split:05d}.parquet")
 
@@ -210,10 +226,8 @@ def write_split(counts: pa.Table, rank: np.ndarray, first_index: int, max_size: 
     table = counts.filter(pa.array(keep)).append_column(
         "index", pa.array(rank[keep] + first_index, type=pa.int64()))
     table = table.take(pc.sort_indices(table, sort_keys=[("index", "ascending")]))
-    os.makedirs(directory, exist_ok=True)
     path = split_path(directory, split)
-    with atomic_file(path) as tmp:
-        pq.write_table(table, tmp)
+    write_table_file(table, path)
     TABLES.put(path, table, VocabTable.load)  # this process's lookups need not read it back
     return {"size": table.num_rows, "count": int(pc.sum(table["count"]).as_py() or 0)}
 
