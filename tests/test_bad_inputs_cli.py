@@ -158,6 +158,8 @@ def test_a_memory_limit_that_holds_the_partitions_is_accepted():
     check_memory_limit("1GB", part_size=128 * 2**20)
     with pytest.raises(ParameterError, match="128.00 MiB each"):
         check_memory_limit("600MB", part_size=128 * 2**20)
+    with pytest.raises(ParameterError, match=r"cannot hold the partitions.*269MB or more"):
+        irs.start_cluster(1, memory_limit="1KB", gpu=False, dashboard=False)
 
 
 # ---- 4: irs demo --rows -1 ---------------------------------------------------------------------
