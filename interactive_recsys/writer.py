@@ -35,7 +35,7 @@ from . import exports
 from .backend import get_backend
 from .errors import ParameterError
 from .jobs import compute
-from .outputs import atomic_directory
+from .outputs import atomic_directory, check_not_inside_input
 from .plan import release_memory
 
 __all__ = ["SHUFFLE_MODES", "atomic_directory", "write_parquet"]
@@ -164,7 +164,7 @@ def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = Non
     return a summary. ``hugectr``: also HugeCTR's metadata (see :mod:`.exports`).
 
     ``path`` must not be, or contain, the dataset's input files, the current directory,
-    home or ``/`` (see :mod:`.outputs`)."""
+    home or ``/``, nor lie inside a folder read as input (see :mod:`.outputs`)."""
     if shuffle not in SHUFFLE_MODES:
         raise ParameterError(f"The 'shuffle' parameter must be one of {SHUFFLE_MODES}. Got "
                              f"{shuffle!r} instead.")
@@ -181,8 +181,10 @@ def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = Non
     ddf = ds.to_ddf()
     workers = _n_workers()
     n_out = out_files_per_proc * workers if out_files_per_proc else ddf.npartitions
+    inputs = _input_files(ds)
+    check_not_inside_input(path, inputs)
     with atomic_directory(os.fspath(path), overwrite=overwrite,
-                          protect={"the input": _input_files(ds)}) as tmp:
+                          protect={"the input": inputs}) as tmp:
         if shuffle == "full":
             keyed = ddf.map_partitions(_add_key, seed, 0, 2**62, backend,
                                        meta=ds.backend.with_columns(ddf._meta, {

@@ -51,7 +51,7 @@ from ..tables.reduce import (
 from .base import OpContext, StatOperator, group_names
 from .hash_bucket import check_index_dtype, encode_column, require_hashable
 from .params import Param
-from .state_check import TABLE
+from .state_check import TABLE, check_shape
 
 
 class Categorify(StatOperator):
@@ -73,6 +73,26 @@ class Categorify(StatOperator):
     split_out = Param(None, kind="int", low=1, high=MAX_SPLITS, nullable=True,
                       doc="Hash splits of the vocabulary build (None: about 8M rows each).")
     state_shape = {"vocabs": ("map", {**TABLE, "cardinality": "int"})}
+
+    def check_state(self, state: dict[str, Any]) -> None:
+        """Also check that each vocabulary's numbers agree: ``cardinality`` is the reserved
+        rows plus the vocabulary (a smaller one would size embedding tables below the ids
+        emitted), and its counts are whole numbers >= 0 that add up."""
+        super().check_state(state)
+        for key, info in state["vocabs"].items():
+            here = f"vocabs[{key!r}]"
+            for name in ("null_count", "value_count", "oov_count"):
+                if name in info:
+                    check_shape(info[name], "int", f"{here}.{name}")
+            expected = self.first_vocab_index + info["size"]
+            if info["cardinality"] != expected:
+                raise ValueError(
+                    f"{here}.cardinality is {info['cardinality']}, but {self.first_vocab_index} "
+                    f"reserved rows (padding, null, {self.oov_buckets} out-of-vocabulary) and "
+                    f"{info['size']} values need {expected}; refit and save the workflow again")
+            if {"null_count", "value_count", "oov_count"} <= set(info) and (
+                    info["null_count"] + info["oov_count"] > info["value_count"]):
+                raise ValueError(f"{here}: null_count + oov_count exceed value_count")
 
     @property
     def oov_buckets(self) -> int:
