@@ -39,6 +39,7 @@ from .csv_input import (
     check_csv_header,
     check_csv_names,
     failing_column,
+    files_with_rows,
     pandas_csv_dtype,
 )
 from .errors import DatasetError, ParameterError
@@ -131,6 +132,8 @@ def _infer_engine(files: list[str]) -> str:
 # ---- parquet ---------------------------------------------------------------------------------
 def _unify_type(name: str, types: dict[str, pa.DataType]) -> pa.DataType:
     distinct = set(types.values())
+    if len(distinct) > 1:  # an all-null file (Arrow null: pandas' all-None) takes any type
+        distinct.discard(pa.null())
     if len(distinct) == 1:
         return distinct.pop()
     if all(pa.types.is_string(t) or pa.types.is_large_string(t) for t in distinct):
@@ -218,7 +221,21 @@ class _PieceReader:
                                                          self.schema, self.dictionary))
         except (OSError, pa.ArrowException) as exc:
             raise DatasetError(f"Cannot read {piece.path!r} (row groups {piece.row_groups}): "
-                               f"{exc}") from exc
+                               f"{exc}{_changed_since_open(piece.path, self.schema)}") from exc
+
+
+def _changed_since_open(path: str, schema: pa.Schema) -> str:
+    """Why a file no longer reads with the types it had when the Dataset was opened ('')."""
+    try:
+        now = pq.read_schema(path)
+    except (OSError, pa.ArrowException):
+        return ""
+    for field in schema:
+        if field.name in now.names and now.field(field.name).type != field.type:
+            return (f". Column {field.name!r} is {now.field(field.name).type} in the file now, "
+                    f"but was {field.type} when the Dataset was opened: the file changed "
+                    "since. Open the Dataset again (irs.Dataset(...)) to read its new types.")
+    return ""
 
 
 def _read_metadata(files: list[str]) -> tuple[dict[str, pq.FileMetaData], dict[str, pa.Schema]]:
@@ -358,12 +375,14 @@ class Dataset:
             kwargs.update(blocksize=None, compression="gzip")
         check_csv_names(self.files, sep, names)
         check_csv_header(self.files, sep, names, header)
+        files = files_with_rows(self.files, sep, None if names is not None and header
+                                == "infer" else header)  # header-only files add no rows
         try:
-            raw = dd.read_csv(self.files, **kwargs)
+            raw = dd.read_csv(files, **kwargs)
             expected = {c: t for c, t in raw._meta.dtypes.items() if c not in dtypes}
-            raw = read_pandas(CsvBlockReader(expected, self.files), self.files, **kwargs)
+            raw = read_pandas(CsvBlockReader(expected, files), files, **kwargs)
         except (OSError, ValueError) as exc:
-            raise DatasetError(f"Cannot read the csv input {self.files[:3]}: {exc}") from exc
+            raise DatasetError(f"Cannot read the csv input {files[:3]}: {exc}") from exc
         sample = pa.Table.from_pandas(raw._meta, preserve_index=False).schema
         fields = [pa.field(f.name, small_type(arrow_type(dtypes[f.name])) if f.name in dtypes else
                            (pa.string() if pa.types.is_string(f.type) or
@@ -371,7 +390,7 @@ class Dataset:
                             else f.type)) for f in sample]
         schema = pa.schema(fields)
         meta = self.backend.from_arrow(schema.empty_table())
-        normalizer = CsvNormalizer(self.backend.name, schema, self.files)
+        normalizer = CsvNormalizer(self.backend.name, schema, files)
         normalizer.irs_folders = self.folders
         return raw.map_partitions(normalizer, meta=meta, enforce_metadata=False), schema
 
