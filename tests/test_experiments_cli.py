@@ -49,6 +49,13 @@ def test_experiments_record_table_and_curves(tmp_path: Path, split: tuple) -> No
     assert sources["experiments-recall-run1"]["value"] == [ease["metrics"][f"recall@{k}"]
                                                            for k in (1, 5, 10)]
     assert len(exp.curves(runs=[1]).children[0].renderers) == 2  # line + markers of run 1
+    # the legend is outside the data, what differs between the runs first
+    [legend] = recall.below[-1:] if recall.below else [None]
+    assert legend is not None and type(legend).__name__ == "Legend"
+    assert not [m for m in recall.center if type(m).__name__ == "Legend"]  # none inside
+    assert [item.label.value for item in legend.items] == ["0: Popularity()",
+                                                          "1: l2=5.0 · ease small l2"]
+    assert legend.click_policy == "hide"
 
 
 def test_cli_predict(tmp_path: Path, split: tuple) -> None:

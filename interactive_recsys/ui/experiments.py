@@ -106,18 +106,24 @@ class Experiments:
     def curves(self, metrics: Sequence[str] = ("precision", "recall"),
                runs: Sequence[int] | None = None, *, width: int = 420,
                height: int = 300) -> Any:
-        """Bokeh figures (a row) of ``metric@K`` against K, one line per run."""
+        """Bokeh figures (a row) of ``metric@K`` against K, one line per run.
+
+        The legend sits outside the plot, below it, one entry per run labelled with what
+        tells the runs apart first (:func:`run_labels`: ``hidden=32 · AutoEncoder``);
+        clicking an entry hides its run."""
         from bokeh.layouts import row
-        from bokeh.models import ColumnDataSource
+        from bokeh.models import ColumnDataSource, Legend, LegendItem
         from bokeh.palettes import Category10_10
         from bokeh.plotting import figure
 
         chosen = [r for r in self.runs() if runs is None or r["run"] in runs]
+        labels = run_labels(chosen)
         figures = []
         for metric in metrics:
             fig = figure(title=f"{metric}@K", x_axis_label="K", y_axis_label=metric,
-                         width=width, height=height, x_axis_type="log",
+                         width=width, height=height + 22 * len(chosen), x_axis_type="log",
                          name=f"experiments-{metric}")
+            items = []
             for i, run in enumerate(chosen):
                 ks, values = _curve(run["metrics"], metric)
                 if not ks:
@@ -125,19 +131,53 @@ class Experiments:
                 source = ColumnDataSource({"k": ks, "value": values},
                                           name=f"experiments-{metric}-run{run['run']}")
                 color = Category10_10[i % 10]
-                label = f"{run['run']}: {run['name']}"
-                fig.line("k", "value", source=source, color=color, line_width=2,
-                         legend_label=label)
-                fig.scatter("k", "value", source=source, color=color, size=6,
-                            legend_label=label)
-            if chosen:
-                fig.legend.location = "top_left" if metric == "recall" else "top_right"
-                fig.legend.label_text_font_size = "8pt"
+                line = fig.line("k", "value", source=source, color=color, line_width=2)
+                dots = fig.scatter("k", "value", source=source, color=color, size=6)
+                items.append(LegendItem(label=labels[i], renderers=[line, dots]))
+            if items:
+                legend = Legend(items=items, click_policy="hide", label_text_font_size="8pt",
+                                spacing=0, padding=4, margin=4)
+                fig.add_layout(legend, "below")
             figures.append(fig)
         return row(*figures)
 
     def __repr__(self) -> str:
         return f"Experiments({self.path!r}, runs={len(self.runs())})"
+
+
+def run_labels(runs: Sequence[dict[str, Any]]) -> list[str]:
+    """One legend label per run: the parameters that differ between the runs first, then
+    the model; runs of one model differing only in one parameter read ``hidden=32 · ...``.
+
+    >>> runs = [{"run": 2, "model": "AutoEncoder", "name": "AutoEncoder(hidden=128, epochs=10)",
+    ...          "params": {"hidden": 128, "epochs": 10}},
+    ...         {"run": 3, "model": "AutoEncoder", "name": "AutoEncoder(hidden=32, epochs=10)",
+    ...          "params": {"hidden": 32, "epochs": 10}}]
+    >>> run_labels(runs)
+    ['2: hidden=128 · AutoEncoder', '3: hidden=32 · AutoEncoder']
+    >>> run_labels([{"run": 0, "model": "Popularity", "name": "Popularity()", "params": {}}])
+    ['0: Popularity()']
+    """
+    keys = sorted({k for r in runs for k in r.get("params", {})})
+    differing = [k for k in keys
+                 if len({repr(r.get("params", {}).get(k)) for r in runs}) > 1]
+    labels = []
+    for r in runs:
+        params = r.get("params", {})
+        shown = [f"{k}={params[k]}" for k in differing if k in params]
+        custom = r["name"] != _describe_params(r.get("model", ""), params)
+        head = ", ".join(shown)
+        if head and not custom:
+            labels.append(f"{r['run']}: {head} · {r.get('model', '')}")
+        elif head:
+            labels.append(f"{r['run']}: {head} · {r['name']}")
+        else:
+            labels.append(f"{r['run']}: {r['name']}")
+    return labels
+
+
+def _describe_params(model: str, params: dict[str, Any]) -> str:
+    return f"{model}({', '.join(f'{k}={v}' for k, v in params.items())})"
 
 
 def _curve(metrics: dict[str, float], metric: str) -> tuple[list[int], list[float]]:
