@@ -54,7 +54,11 @@ def test_experiments_record_table_and_curves(tmp_path: Path, split: tuple) -> No
     assert legend is not None and type(legend).__name__ == "Legend"
     assert not [m for m in recall.center if type(m).__name__ == "Legend"]  # none inside
     assert [item.label.value for item in legend.items] == ["0: Popularity()",
-                                                          "1: l2=5.0 · ease small l2"]
+                                                          "1: ease small l2"]
+    small = exp.evaluate(EASE(l2=50.0).fit(train), train, test, ks=(1, 5, 10), data="gen")
+    labels = [i.label.value for i in exp.curves().children[1].below[-1].items]
+    assert labels == ["0: Popularity()", "1: l2=5.0 · ease small l2", "2: l2=50.0 · EASE"]
+    assert small["run"] == 2
     assert legend.click_policy == "hide"
 
 

@@ -145,34 +145,34 @@ class Experiments:
         return f"Experiments({self.path!r}, runs={len(self.runs())})"
 
 
-def run_labels(runs: Sequence[dict[str, Any]]) -> list[str]:
-    """One legend label per run: the parameters that differ between the runs first, then
-    the model; runs of one model differing only in one parameter read ``hidden=32 · ...``.
+def run_labels(runs: Sequence[dict[str, Any]], width: int = 48) -> list[str]:
+    """One legend label per run: among runs of the same model, the parameters that differ
+    between them first (``hidden=32 · AutoEncoder``); a model run once is named as
+    recorded, cut to ``width`` characters.
 
     >>> runs = [{"run": 2, "model": "AutoEncoder", "name": "AutoEncoder(hidden=128, epochs=10)",
     ...          "params": {"hidden": 128, "epochs": 10}},
     ...         {"run": 3, "model": "AutoEncoder", "name": "AutoEncoder(hidden=32, epochs=10)",
-    ...          "params": {"hidden": 32, "epochs": 10}}]
+    ...          "params": {"hidden": 32, "epochs": 10}},
+    ...         {"run": 0, "model": "Popularity", "name": "Popularity()", "params": {}}]
     >>> run_labels(runs)
-    ['2: hidden=128 · AutoEncoder', '3: hidden=32 · AutoEncoder']
-    >>> run_labels([{"run": 0, "model": "Popularity", "name": "Popularity()", "params": {}}])
-    ['0: Popularity()']
+    ['2: hidden=128 · AutoEncoder', '3: hidden=32 · AutoEncoder', '0: Popularity()']
     """
-    keys = sorted({k for r in runs for k in r.get("params", {})})
-    differing = [k for k in keys
-                 if len({repr(r.get("params", {}).get(k)) for r in runs}) > 1]
     labels = []
     for r in runs:
+        same = [o for o in runs if o.get("model") == r.get("model")]
         params = r.get("params", {})
-        shown = [f"{k}={params[k]}" for k in differing if k in params]
-        custom = r["name"] != _describe_params(r.get("model", ""), params)
-        head = ", ".join(shown)
-        if head and not custom:
-            labels.append(f"{r['run']}: {head} · {r.get('model', '')}")
-        elif head:
-            labels.append(f"{r['run']}: {head} · {r['name']}")
+        differing = [k for k in sorted(params)
+                     if len({repr(o.get("params", {}).get(k)) for o in same}) > 1]
+        if len(same) > 1 and differing:
+            shown = ", ".join(f"{k}={params[k]}" for k in differing)
+            custom = r["name"] != _describe_params(r.get("model", ""), params)
+            label = f"{shown} · {r['name'] if custom else r.get('model', '')}"
         else:
-            labels.append(f"{r['run']}: {r['name']}")
+            label = r["name"]
+        if len(label) > width:
+            label = label[:width - 1] + "…"
+        labels.append(f"{r['run']}: {label}")
     return labels
 
 
