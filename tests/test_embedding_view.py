@@ -14,21 +14,29 @@ def _frame(tables: int = 26, rows: int = 400) -> pd.DataFrame:
     return pd.DataFrame({f"C{i}": rng.zipf(1.5, rows).astype(str) for i in range(1, tables + 1)})
 
 
-def test_26_tables_get_26_colours_a_legend_and_hover() -> None:
+def test_26_tables_the_widest_named_the_rest_as_others_and_hover() -> None:
+    from interactive_recsys.ui.embeddings import LEGEND_TOP, OTHERS_COLOUR
+
     view = irs.ui.EmbeddingView(_frame())
-    names = view.coverage_source.data["name"]
-    assert names == [f"C{i}" for i in range(1, 27)]
-    colours = view.coverage_source.data["color"]
-    assert len(set(colours)) == 26  # none repeated (Category10 repeated every 10th)
-    assert view.frequency_source.data["color"] == colours  # same colour in both plots
+    data = view.coverage_source.data
+    assert data["name"] == [f"C{i}" for i in range(1, 27)]  # every table drawn
+    cards = {n: view.report.tables[n].cardinality for n in data["name"]}
+    widest = sorted(cards, key=lambda n: -cards[n])[:LEGEND_TOP]
+    named = [n for n, label in zip(data["name"], data["legend"], strict=True) if label == n]
+    assert sorted(named) == sorted(widest)  # the widest tables have their own entry
+    assert set(data["legend"]) - set(named) == {"others (18 tables)"}
+    colours = dict(zip(data["name"], data["color"], strict=True))
+    assert len({colours[n] for n in widest}) == LEGEND_TOP  # told apart
+    assert {colours[n] for n in cards if n not in widest} == {OTHERS_COLOUR}
+    assert view.frequency_source.data["color"] == data["color"]  # same colour in both plots
     freq, cov = view.figures.children[0].children
     [legend] = cov.legend
     assert legend in cov.right  # outside the plot area, not over the curves
-    assert legend.ncols == 2 and legend.click_policy == "hide"
-    assert [item.label.field for item in legend.items] == ["name"]  # one entry per table
+    assert legend.click_policy == "hide"
+    assert [item.label.field for item in legend.items] == ["legend"]  # 9 entries, grouped
     for fig in (freq, cov):
         hovers = [t for t in fig.tools if type(t).__name__ == "HoverTool"]
-        assert hovers and ("table", "@name") in hovers[0].tooltips
+        assert hovers and ("table", "@name") in hovers[0].tooltips  # each line still named
     view.close()
 
 

@@ -75,20 +75,32 @@ def table_colours(n: int) -> list[str]:
     return list(turbo(n))
 
 
+#: Tables named in the curves' legend (the widest ones); the rest share one grey "others".
+LEGEND_TOP = 8
+OTHERS_COLOUR = "#b8b8b8"
+
+
 def curve_data(report: EmbeddingReport, key: str, x: str, y: str) -> dict[str, list]:
     """Multi-line data of one curve per table that has counts (``key`` of
-    :meth:`~EmbeddingReport.table_dict`: ``"rank_frequency"`` or ``"coverage"``)."""
-    data: dict[str, list] = {"xs": [], "ys": [], "name": [], "color": []}
-    colors = iter(table_colours(len(report.tables)))
+    :meth:`~EmbeddingReport.table_dict`: ``"rank_frequency"`` or ``"coverage"``).
+
+    The :data:`LEGEND_TOP` tables with the largest cardinality get their own colour and
+    legend entry (``legend``); the others are drawn in grey under one ``others (N)`` entry
+    (each still named by its hover, ``name``)."""
+    data: dict[str, list] = {"xs": [], "ys": [], "name": [], "color": [], "legend": []}
+    widest = sorted(report.tables, key=lambda n: -report.tables[n].cardinality)
+    top = widest[:LEGEND_TOP] if len(widest) > LEGEND_TOP + 1 else widest
+    colours = dict(zip(top, table_colours(len(top)), strict=True))
+    others = f"others ({len(widest) - len(top)} tables)"
     for name in report.tables:
         d = report.table_dict(name)
-        color = next(colors)
         if key not in d:
             continue
         data["xs"].append(d[key][x])
         data["ys"].append(d[key][y])
         data["name"].append(name)
-        data["color"].append(color)
+        data["color"].append(colours.get(name, OTHERS_COLOUR))
+        data["legend"].append(name if name in colours else others)
     return data
 
 
@@ -179,13 +191,13 @@ class EmbeddingView(widgets.VBox):
                                 line_width=2, hover_line_width=4, hover_line_color="color")
         freq.add_tools(HoverTool(renderers=[lines], line_policy="nearest", tooltips=[
             ("table", "@name"), ("rank", "$data_x{0,0}"), ("lookups", "$data_y{0,0}")]))
-        cov = figure(title="Coverage: share of lookups served by the hottest k rows",
+        cov = figure(title="Share of lookups served by the hottest k rows",
                      x_axis_type="log", x_axis_label="k rows (cache size)",
                      y_axis_label="share of lookups", y_range=(0, 1.02), width=400, height=340,
                      tools="pan,wheel_zoom,reset,save")
         curves = cov.multi_line("xs", "ys", color="color", source=self.coverage_source,
                                 line_width=2, hover_line_width=4, hover_line_color="color",
-                                legend_field="name")
+                                legend_field="legend")
         cov.add_tools(HoverTool(renderers=[curves], line_policy="nearest", tooltips=[
             ("table", "@name"), ("k rows", "$data_x{0,0}"), ("share", "$data_y{0.0%}")]))
         # one legend for both plots (a table has the same colour in each), outside the plot
@@ -193,7 +205,7 @@ class EmbeddingView(widgets.VBox):
         legend.label_text_font_size = "7pt"
         legend.glyph_height = legend.glyph_width = 10
         legend.spacing, legend.padding, legend.margin = 0, 2, 2
-        legend.ncols = 2 if len(self.coverage_source.data["name"]) > 13 else 1
+        legend.ncols = 1
         legend.click_policy = "hide"
         cov.add_layout(legend, "right")
         return column(row(freq, cov))
