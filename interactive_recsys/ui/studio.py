@@ -207,11 +207,12 @@ class Studio(w.VBox):
         busy.add_class("irs-cluster-busy")
         start.on_click(lambda _: self._safely(lambda: self._start_cluster(start, busy)))
         closed = frozen is not None and frozen.closed
-        text = ("The Dask cluster closed: Run and Preview use this process until a cluster "
-                "runs again. " if closed else "No Dask cluster is active: Run and Preview use "
-                "this process. ") + ("Start a local cluster (2 workers), or start or connect "
-                                     "one in a cell (irs.start_cluster(), irs.connect('tcp://"
-                                     "host:8786')): this tab picks it up by itself.")
+        text = ("The Dask cluster closed: Preview uses this process, and Run starts a local "
+                "cluster, until one runs again. " if closed else "No Dask cluster is active: "
+                "Preview uses this process; Run starts a local one. ") + (
+            "Start a local cluster (2 workers), or start or connect one in a cell "
+            "(irs.start_cluster(), irs.connect('tcp://host:8786')): this tab picks it up by "
+            "itself.")
         children = [_note(text, "irs-studio-no-cluster"), start, busy]
         if closed:  # the last picture of the closed cluster stays below
             children.append(frozen)
