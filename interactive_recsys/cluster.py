@@ -20,6 +20,7 @@ import dask
 
 from .backend import gpu_available, gpu_device_count
 from .errors import IRSError
+from .params import param_error
 
 #: Environment of CPU worker processes, set before they start (Dask's
 #: ``distributed.nanny.pre-spawn-environ``: glibc reads its variables at process start).
@@ -156,8 +157,8 @@ def _per_worker_resources(resources: Any, n_workers: int | None) -> list[dict] |
     if resources is None or isinstance(resources, dict):
         if resources is not None and not all(isinstance(v, int | float) and v >= 0
                                              for v in resources.values()):
-            raise ClusterError(f"The 'resources' parameter of start_cluster must map names to "
-                               f"non-negative numbers, like {{'GPU': 1}}. Got {resources!r}.")
+            raise param_error("resources", "start_cluster", "must map names to non-negative "
+                              f"numbers, like {{'GPU': 1}}. Got {resources!r}.", error=ClusterError)
         return None
     per_worker = [dict(r) for r in resources]
     if n_workers is not None and n_workers != len(per_worker):

@@ -40,7 +40,8 @@ from .csv_input import (
     failing_column,
     pandas_csv_dtype,
 )
-from .errors import DatasetError, ParameterError
+from .errors import DatasetError
+from .params import param_error
 from .schema import Schema, Tags, arrow_type, normalize_tags
 
 PARQUET_EXTENSIONS = (".parquet", ".pq", ".parq")
@@ -72,8 +73,8 @@ def parse_part_size(part_size: str | int | None) -> int:
     except (ValueError, TypeError):
         size = -1
     if size <= 0:
-        raise ParameterError(f"The 'part_size' parameter must be a positive size like '128MB' or "
-                             f"a number of bytes. Got {part_size!r} instead.")
+        raise param_error("part_size", None, f"must be a positive size like '128MB' or "
+                          f"a number of bytes. Got {part_size!r} instead.")
     return size
 
 
@@ -285,8 +286,8 @@ class Dataset:
                 self._ddf, arrow_schema = self._open_csv(parse_part_size(part_size), sep, names,
                                                          dtypes, header)
             else:
-                raise ParameterError(f"The 'engine' parameter must be 'parquet' or 'csv'. Got "
-                                     f"{engine!r} instead.")
+                raise param_error("engine", None, f"must be 'parquet' or 'csv'. Got "
+                                  f"{engine!r} instead.")
         else:
             self._ddf, arrow_schema = self._from_frame(source, part_size)
         reserved = [n for n in arrow_schema.names if n.startswith("__irs_")]

@@ -36,6 +36,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .jobs import BOARD, _compute_seconds, _norm, active_client, task_group
+from .params import param_error
 
 #: The host-memory fields of each worker sample (bytes), as the scheduler computes them.
 MEMORY_FIELDS = ("process", "managed", "unmanaged", "unmanaged_old", "unmanaged_recent",
@@ -156,8 +157,8 @@ class Monitor:
         if interval_ms <= 0:
             from .errors import ParameterError
 
-            raise ParameterError(f"The 'interval_ms' parameter of Monitor must be > 0. Got "
-                                 f"{interval_ms!r} instead.")
+            raise param_error("interval_ms", "Monitor", f"must be > 0. Got "
+                              f"{interval_ms!r} instead.")
         self.client = client if client is not None else active_client()
         if self.client is None:
             from .errors import ParameterError

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
-import numbers
 import os
 import re
 import time
@@ -33,9 +32,9 @@ import pyarrow.parquet as pq
 
 from . import exports
 from .backend import get_backend
-from .errors import ParameterError
 from .jobs import compute
 from .outputs import atomic_directory
+from .params import Param, validate_params
 from .plan import release_memory
 
 __all__ = ["SHUFFLE_MODES", "atomic_directory", "write_parquet"]
@@ -142,21 +141,19 @@ def _merge_pieces(paths: list[str], out: str, schema: pa.Schema, seed: int,
     return table.num_rows
 
 
-def _check_int(name: str, value: Any, low: int, optional: bool = False) -> None:
-    if optional and value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        kind = f"an integer >= {low}" + (" or None" if optional else "")
-        raise ParameterError(f"The '{name}' parameter must be {kind}. Got {value!r} "
-                             f"({type(value).__name__}) instead.")
-
-
 def _input_files(ds: Any) -> list[str]:
     from .dataset import input_files
 
     return input_files(ds)
 
 
+@validate_params({
+    "shuffle": Param(choices=SHUFFLE_MODES, nullable=True, must=f"one of {SHUFFLE_MODES}"),
+    "out_files_per_proc": Param(kind="int", low=1, nullable=True, show_type=True),
+    "seed": Param(kind="int", low=0, show_type=True),
+    "row_group_size": Param(kind="int", low=1, show_type=True),
+    "overwrite": Param(kind="bool", must="True or False"),
+})
 def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = None,
                   out_files_per_proc: int | None = None, overwrite: bool = False, seed: int = 0,
                   row_group_size: int = 128 * 1024, hugectr: Any = False) -> dict[str, Any]:
@@ -165,15 +162,6 @@ def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = Non
 
     ``path`` must not be, or contain, the dataset's input files, the current directory,
     home or ``/`` (see :mod:`.outputs`)."""
-    if shuffle not in SHUFFLE_MODES:
-        raise ParameterError(f"The 'shuffle' parameter must be one of {SHUFFLE_MODES}. Got "
-                             f"{shuffle!r} instead.")
-    _check_int("out_files_per_proc", out_files_per_proc, 1, optional=True)
-    _check_int("seed", seed, 0)
-    _check_int("row_group_size", row_group_size, 1)
-    if not isinstance(overwrite, bool):
-        raise ParameterError(f"The 'overwrite' parameter must be True or False. Got "
-                             f"{overwrite!r} instead.")
     started = time.perf_counter()
     ds, hugectr_options = exports.prepare(ds, hugectr)
     backend = ds.backend.name

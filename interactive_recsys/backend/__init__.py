@@ -31,6 +31,7 @@ import os
 from typing import Any
 
 from ..errors import ParameterError
+from ..params import param_error
 from .arrow import (
     ARROW_AGGREGATIONS,
     check_fill_value,
@@ -113,7 +114,7 @@ def _cpu() -> CpuBackend:
 def get_backend(name: str = "auto") -> Backend:
     """The backend named ``"cpu"``, ``"gpu"`` or ``"auto"`` (GPU only when one is there)."""
     if name not in BACKENDS:
-        raise ParameterError(f"The 'backend' parameter must be one of {BACKENDS}. Got {name!r}.")
+        raise param_error("backend", None, f"must be one of {BACKENDS}. Got {name!r}.")
     if name == "auto":
         name = "gpu" if gpu_available() else "cpu"
     if name == "gpu":

@@ -40,6 +40,7 @@ import pandas as pd
 
 from ..dataset import as_dataset
 from ..errors import ParameterError
+from ..params import param_error
 
 METRICS = ("precision", "recall", "ndcg", "map", "hit_rate")
 
@@ -94,8 +95,8 @@ def _check_ks(ks: Sequence[int]) -> tuple[int, ...]:
     ks = tuple(ks) if not isinstance(ks, numbers.Integral) else (ks,)
     if not ks or any(not isinstance(k, numbers.Integral) or isinstance(k, bool) or k < 1
                      for k in ks):
-        raise ParameterError(f"The 'ks' parameter of ranking_metrics must be integers >= 1. "
-                             f"Got {ks!r} instead.")
+        raise param_error("ks", "ranking_metrics", f"must be integers >= 1. "
+                          f"Got {ks!r} instead.")
     return tuple(sorted(set(int(k) for k in ks)))
 
 
@@ -146,8 +147,8 @@ def _catalog_size(catalog: Any, parts: Sequence[dict[str, Any]]) -> int:
         return len(catalog.items_)
     if isinstance(catalog, numbers.Integral) and catalog > 0:
         return int(catalog)
-    raise ParameterError(f"The 'catalog' parameter of ranking_metrics must be a positive int, "
-                         f"a fitted model or None. Got {catalog!r} instead.")
+    raise param_error("catalog", "ranking_metrics", f"must be a positive int, "
+                      f"a fitted model or None. Got {catalog!r} instead.")
 
 
 def combine(parts: Sequence[dict[str, Any]], ks: tuple[int, ...],

@@ -47,6 +47,7 @@ import pyarrow.parquet as pq
 
 from ..backend import get_backend
 from ..errors import DatasetError, ParameterError
+from ..params import param_error
 from ..schema import Schema, Tags, is_integer_dtype, is_numeric_dtype
 
 FILE_LIST = "_file_list.txt"
@@ -80,8 +81,8 @@ class HugeCTROptions:
                 raise ParameterError(f"Unknown HugeCTR option(s) {unknown}; the options are "
                                      "'one_key_space' and 'keysets'.")
             return cls(**{k: bool(v) for k, v in arg.items()})
-        raise ParameterError(f"The 'hugectr' parameter must be True, False or a dict of options "
-                             f"(one_key_space, keysets). Got {arg!r} instead.")
+        raise param_error("hugectr", None, f"must be True, False or a dict of options "
+                          f"(one_key_space, keysets). Got {arg!r} instead.")
 
 
 def slot_offsets(slot_sizes: list[int]) -> list[int]:

@@ -1,7 +1,9 @@
 """What every model shares: declared parameters, fitting on the cluster, scoring from arrays,
 saving as JSON + npz (never pickle).
 
-A model is its parameters (constructor keywords stored unchanged, :attr:`Model.PARAMS`) and,
+A model is its parameters (declared :class:`~interactive_recsys.params.Param` class attributes,
+as operators declare theirs; the constructor keywords are stored unchanged as attributes and
+:meth:`Model.get_params` reads them back for save/load) and,
 once fitted, its item ids (:attr:`items_`) and weights (:attr:`arrays_`, NumPy arrays).
 Scoring is a class method of those arrays and parameters alone
 (:meth:`Model.score_arrays`), so :func:`~interactive_recsys.predict.predict_topk` ships
@@ -26,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import IRSError, NotFittedError, ParameterError
+from ..params import Param, declared_params, validate_values
 from .data import Interactions, encode, to_dense
 
 FORMAT, FORMAT_VERSION = "irs-model", 1
@@ -42,36 +45,45 @@ def register(cls: type[Model]) -> type[Model]:
     return cls
 
 
+#: The user and item column parameters every model has.
+_COLUMN = Param(kind="str", must="a column name", check=bool)
+
+
 class Model:
     """Base class of recommendation models (implicit feedback: which items a user had).
 
-    Subclasses declare :attr:`PARAMS` (name -> (default, check, description)), and implement
-    :meth:`fit_arrays` and :meth:`score_arrays`.
+    Subclasses declare their parameters as :class:`~interactive_recsys.params.Param` class
+    attributes (collected into :attr:`params`, the table), and implement :meth:`fit_arrays`
+    and :meth:`score_arrays`.
     """
 
-    PARAMS: ClassVar[dict[str, tuple[Any, Any, str]]] = {}
+    #: The declared parameters, by name (filled by ``__init_subclass__``).
+    params: ClassVar[dict[str, Param]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.params = declared_params(cls, getattr(cls, "params", {}))
 
     def __init__(self, *, user_col: str = "user_id", item_col: str = "item_id",
                  **params: Any) -> None:
-        unknown = set(params) - set(self.PARAMS)
-        if unknown:
-            raise ParameterError(f"{type(self).__name__} has no parameter(s) {sorted(unknown)}; "
-                                 f"its parameters are {sorted(self.PARAMS)}.")
-        for name, value in (("user_col", user_col), ("item_col", item_col)):
-            if not isinstance(value, str) or not value:
-                raise ParameterError(f"The {name!r} parameter of {type(self).__name__} must be "
-                                     f"a column name. Got {value!r} instead.")
-        self.user_col, self.item_col = user_col, item_col
-        self.params: dict[str, Any] = {}
-        for name, (default, check, description) in self.PARAMS.items():
-            value = params.get(name, default)
-            if not check(value):
-                raise ParameterError(f"The {name!r} parameter of {type(self).__name__} must be "
-                                     f"{description}. Got {value!r} instead.")
-            self.params[name] = value
+        owner = type(self).__name__
+        values = validate_values(owner, self.params, params)
+        self.user_col = _COLUMN.validate(owner, "user_col", user_col)
+        self.item_col = _COLUMN.validate(owner, "item_col", item_col)
+        for name, value in values.items():
+            setattr(self, name, value)
         self.items_: np.ndarray | None = None
         self.arrays_: dict[str, np.ndarray] | None = None
         self.info_: dict[str, Any] = {}
+
+    def get_params(self) -> dict[str, Any]:
+        """The declared parameters' values (the attributes), as save/load and reprs read them.
+
+        >>> from interactive_recsys.models import EASE
+        >>> EASE(l2=100.0).get_params()
+        {'l2': 100.0}
+        """
+        return {name: getattr(self, name) for name in self.params}
 
     # ---- to implement ---------------------------------------------------------------------
     @classmethod
@@ -104,7 +116,7 @@ class Model:
             raise ParameterError(f"{type(self).__name__}.fit got no interactions: the training "
                                  "data is empty.")
         read_s = time.perf_counter() - started
-        arrays = train_on_cluster(type(self).__name__, self.params, data)
+        arrays = train_on_cluster(type(self).__name__, self.get_params(), data)
         self.items_, self.arrays_ = data.items, arrays
         self.info_ = {"users": data.n_users, "items": data.n_items,
                       "interactions": data.nnz, "read_s": round(read_s, 3),
@@ -123,7 +135,7 @@ class Model:
     # ---- scoring --------------------------------------------------------------------------
     def config(self) -> dict[str, Any]:
         """Everything but the arrays, as plain JSON-able values."""
-        return {"model": type(self).__name__, "params": dict(self.params),
+        return {"model": type(self).__name__, "params": self.get_params(),
                 "user_col": self.user_col, "item_col": self.item_col}
 
     def score_frame(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -131,7 +143,7 @@ class Model:
         they had there (small data; :func:`~interactive_recsys.predict_topk` on the cluster)."""
         self._check_fitted()
         data = Interactions.from_frame(frame, self.user_col, self.item_col, items=self.items_)
-        return data.users, self.score_arrays(self.params, self.arrays_, data.indptr,
+        return data.users, self.score_arrays(self.get_params(), self.arrays_, data.indptr,
                                              data.indices)
 
     # ---- persistence ----------------------------------------------------------------------
@@ -150,7 +162,7 @@ class Model:
         return os.path.abspath(os.fspath(path))
 
     def __repr__(self) -> str:
-        params = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         state = f", fitted on {self.info_.get('users')} users" if self.fitted else ""
         return f"{type(self).__name__}({params}{state})"
 

@@ -21,20 +21,16 @@ Examples
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 
+from ..params import Param
 from .base import Model, register
 from .data import Interactions, to_dense
 
 #: Users per block when building ``XᵀX`` and when scoring (bounded memory).
 BLOCK_BYTES = 2**26
-
-
-def _positive(value: Any) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and value > 0
 
 
 def _device() -> str | None:
@@ -80,8 +76,6 @@ class Popularity(Model):
     user_col, item_col : the user and item id columns.
     """
 
-    PARAMS: dict = {}
-
     @classmethod
     def fit_arrays(cls, params: dict[str, Any], data: Interactions) -> dict[str, np.ndarray]:
         return {"counts": np.bincount(data.indices, minlength=data.n_items).astype(np.float64)}
@@ -104,7 +98,8 @@ class EASE(Model):
     user_col, item_col : the user and item id columns.
     """
 
-    PARAMS = {"l2": (500.0, _positive, "a positive number")}
+    l2 = Param(500.0, kind="number", low=0, must="a positive number", check=lambda v: v > 0,
+               doc="L2 regularization.")
 
     @classmethod
     def fit_arrays(cls, params: dict[str, Any], data: Interactions) -> dict[str, np.ndarray]:

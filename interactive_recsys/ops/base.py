@@ -31,8 +31,8 @@ from typing import Any, ClassVar
 
 from ..backend import Backend
 from ..errors import ParameterError, SchemaError
+from ..params import REQUIRED, Param, declared_params, validate_values
 from ..schema import ColumnSchema, Schema, is_numeric_dtype
-from .params import REQUIRED, Param
 
 #: Every concrete operator class, by name (filled by ``Operator.__init_subclass__``).
 OPERATORS: dict[str, type[Operator]] = {}
@@ -104,11 +104,7 @@ class Operator:
 
     def __init_subclass__(cls, register: bool = True, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        declared = dict(getattr(cls, "params", {}))
-        for name, value in list(vars(cls).items()):
-            if isinstance(value, Param):
-                declared[name] = value
-                delattr(cls, name)
+        declared = declared_params(cls, getattr(cls, "params", {}))
         cls.params = declared
         cls.__signature__ = _signature(declared)
         cls.__doc__ = _with_parameters_section(vars(cls).get("__doc__"), declared)
@@ -124,19 +120,7 @@ class Operator:
             if name in kwargs:
                 raise ParameterError(f"{type(self).__name__} got two values for {name!r}.")
             kwargs[name] = value
-        unknown = sorted(set(kwargs) - set(names))
-        if unknown:
-            raise ParameterError(f"{type(self).__name__} has no parameter {unknown[0]!r}; its "
-                                 f"parameters are: {', '.join(names) or 'none'}.")
-        values = {}
-        for name, spec in self.params.items():
-            if name in kwargs:
-                values[name] = spec.validate(type(self).__name__, name, kwargs[name])
-            elif spec.required:
-                raise ParameterError(f"{type(self).__name__} needs the {name!r} parameter "
-                                     f"({spec.describe()}): {spec.doc}")
-            else:
-                values[name] = spec.default
+        values = validate_values(type(self).__name__, self.params, kwargs)
         self._params = values
         self.check_params()
 

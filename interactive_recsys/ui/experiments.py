@@ -58,7 +58,7 @@ class Experiments:
         run = {"run": len(self.runs()),
                "time": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
                "name": name or _describe(model), "model": type(model).__name__,
-               "params": dict(model.params), "data": data, "info": dict(model.info_),
+               "params": model.get_params(), "data": data, "info": dict(model.info_),
                "times": {"fit_s": model.info_.get("fit_s"), **(times or {})},
                "metrics": dict(metrics or {}), **extra}
         line = json.dumps(run, default=_json_default)
@@ -147,7 +147,7 @@ def _curve(metrics: dict[str, float], metric: str) -> tuple[list[int], list[floa
 
 
 def _describe(model: Any) -> str:
-    params = ", ".join(f"{k}={v}" for k, v in model.params.items())
+    params = ", ".join(f"{k}={v}" for k, v in model.get_params().items())
     return f"{type(model).__name__}({params})"
 
 
