@@ -5,9 +5,8 @@
 >>> wf = irs.Workflow(["c"] >> ops.Categorify())
 """
 
-__version__ = "0.1.0"
-
-from . import cluster, datasets, graph, ops  # noqa: F401  (graph: `>>` and `+`)
+from . import cluster, datasets, ops
+from ._version import __version__ as __version__
 from .backend import get_backend, gpu_available
 from .cluster import connect, start_cluster, stop_cluster
 from .dataset import Dataset

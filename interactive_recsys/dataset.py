@@ -41,6 +41,8 @@ from .csv_input import (
     pandas_csv_dtype,
 )
 from .errors import DatasetError
+from .exports import write_dataset
+from .jobs import submit
 from .params import param_error
 from .schema import Schema, Tags, arrow_type, normalize_tags
 
@@ -455,18 +457,14 @@ class Dataset:
 
         Returns a summary dict, or with ``background=True`` at once a
         :class:`~interactive_recsys.jobs.Job` whose result is that summary."""
-        from .writer import write_parquet
-
         if background:
-            from .jobs import submit
-
             return submit(lambda: self.to_parquet(
                 path, shuffle=shuffle, out_files_per_proc=out_files_per_proc,
                 overwrite=overwrite, seed=seed, row_group_size=row_group_size,
                 hugectr=hugectr), name="to_parquet")
-        return write_parquet(self, path, shuffle=shuffle, out_files_per_proc=out_files_per_proc,
+        return write_dataset(self, path, shuffle=shuffle, out_files_per_proc=out_files_per_proc,
                              overwrite=overwrite, seed=seed, row_group_size=row_group_size,
-                             hugectr=hugectr)
+                             hugectr=hugectr, protect=input_files(self))
 
     def __repr__(self) -> str:
         rows = self._num_rows if self._num_rows is not None else "?"

@@ -2,9 +2,10 @@
 
 Three node types: a :class:`SelectNode` picks input columns, an :class:`OpNode` applies an
 operator to its parents' outputs, a :class:`ConcatNode` puts its parents' outputs side by
-side. This module owns ``>>`` and ``+`` (it installs them on column selections and
-operators, which therefore never import it), and :func:`compile_plan` turns a graph into
-the :class:`~interactive_recsys.plan.Plan` that runs, with every step's schema computed once.
+side. ``>>`` and ``+`` on column selections and operators (:mod:`.operands`, mixins they
+inherit) build these nodes (this module registers :class:`Node` there), and
+:func:`compile_plan` turns a graph into the :class:`~interactive_recsys.plan.Plan` that runs,
+with every step's schema computed once.
 
 >>> from interactive_recsys import ops
 >>> node = ["a", "b"] >> ops.FillMissing(0) >> ops.Normalize()
@@ -21,6 +22,7 @@ from typing import Any, ClassVar
 import pyarrow as pa  # noqa: F401  (used by the doctest)
 
 from .errors import SchemaError
+from .operands import GraphOperand
 from .ops.base import Operator
 from .plan import ConcatStep, OpStep, Plan, SelectStep, Step
 from .schema import Schema
@@ -266,22 +268,8 @@ class ConcatNode(Node):
 NODE_TYPES: dict[str, type[Node]] = {c.kind: c for c in (SelectNode, OpNode, ConcatNode)}
 
 
-# ---- `>>` and `+` on selections and operators -----------------------------------------------
-def _selection_rshift(self: ColumnSelector, op: Any) -> OpNode:
-    return SelectNode(selector=self) >> op
-
-
-def _selection_add(self: ColumnSelector, other: Any) -> ConcatNode:
-    return SelectNode(selector=self) + other
-
-
-def _operator_rrshift(self: Operator, selection: Any) -> OpNode:
-    return Node.as_node(selection) >> self
-
-
-ColumnSelector.__rshift__ = _selection_rshift  # type: ignore[attr-defined]
-ColumnSelector.__add__ = _selection_add  # type: ignore[attr-defined]
-Operator.__rrshift__ = _operator_rrshift  # type: ignore[attr-defined]
+#: ``>>`` and ``+`` on selections and operators (:mod:`.operands`) build these nodes.
+GraphOperand.node = Node
 
 
 # ---- compiling ------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from typing import Any
 
 import dask
 
-from . import __version__ as _library_version
+from ._version import __version__ as _library_version
 from .artifacts import TemporaryArtifacts
 from .backend import convert
 from .dataset import Dataset, as_dataset
@@ -34,6 +34,7 @@ from .errors import DatasetError, IRSError, NotFittedError, SchemaError, Workflo
 from .graph import ConcatNode, Node, OpNode, SelectNode, compile_plan
 from .jobs import Job, compute, submit
 from .ops.base import Operator
+from .outputs import atomic_directory
 from .plan import ORDER_COLUMN, Plan
 from .schema import ColumnSchema, Schema
 from .selector import flatten
@@ -327,8 +328,6 @@ class Workflow:
         if self.fitted and self.input_schema is not None:
             config["output_schema"] = self.output_schema.to_dict()
         text = json.dumps(config, indent=2, allow_nan=False)
-        from .writer import atomic_directory
-
         with atomic_directory(path, overwrite=overwrite) as tmp:
             if self.artifacts_dir and os.path.isdir(self.artifacts_dir):
                 shutil.copytree(self.artifacts_dir, os.path.join(tmp, "artifacts"))

@@ -22,7 +22,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import dask
@@ -30,7 +30,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import exports
 from .backend import get_backend
 from .jobs import compute
 from .outputs import atomic_directory
@@ -141,12 +140,6 @@ def _merge_pieces(paths: list[str], out: str, schema: pa.Schema, seed: int,
     return table.num_rows
 
 
-def _input_files(ds: Any) -> list[str]:
-    from .dataset import input_files
-
-    return input_files(ds)
-
-
 @validate_params({
     "shuffle": Param(choices=SHUFFLE_MODES, nullable=True, must=f"one of {SHUFFLE_MODES}"),
     "out_files_per_proc": Param(kind="int", low=1, nullable=True, show_type=True),
@@ -156,21 +149,26 @@ def _input_files(ds: Any) -> list[str]:
 })
 def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = None,
                   out_files_per_proc: int | None = None, overwrite: bool = False, seed: int = 0,
-                  row_group_size: int = 128 * 1024, hugectr: Any = False) -> dict[str, Any]:
-    """Write a Dataset as parquet files + ``_schema.json`` + ``.merlin/`` + ``_SUCCESS``;
-    return a summary. ``hugectr``: also HugeCTR's metadata (see :mod:`.exports`).
+                  row_group_size: int = 128 * 1024, protect: Sequence[str] = (),
+                  finish: Callable[[str, str, list[str]], dict[str, Any]] | None = None
+                  ) -> dict[str, Any]:
+    """Write a Dataset as parquet files + ``_schema.json`` + ``_SUCCESS``; return a summary.
 
-    ``path`` must not be, or contain, the dataset's input files, the current directory,
-    home or ``/`` (see :mod:`.outputs`)."""
+    This writer knows files, not formats: the output steps above it
+    (:func:`interactive_recsys.exports.write_dataset`: Merlin's schema, HugeCTR's files) pass
+    ``finish(tmp_dir, final_dir, file_names)``, called on the finished files in the
+    temporary directory before the atomic rename; the dict it returns joins the summary.
+
+    ``path`` must not be, or contain, ``protect`` (the dataset's input files), the current
+    directory, home or ``/`` (see :mod:`.outputs`)."""
     started = time.perf_counter()
-    ds, hugectr_options = exports.prepare(ds, hugectr)
     backend = ds.backend.name
     schema = ds.schema.to_arrow()
     ddf = ds.to_ddf()
     workers = _n_workers()
     n_out = out_files_per_proc * workers if out_files_per_proc else ddf.npartitions
     with atomic_directory(os.fspath(path), overwrite=overwrite,
-                          protect={"the input": _input_files(ds)}) as tmp:
+                          protect={"the input": list(protect)}) as tmp:
         if shuffle == "full":
             keyed = ddf.map_partitions(_add_key, seed, 0, 2**62, backend,
                                        meta=ds.backend.with_columns(ddf._meta, {
@@ -204,8 +202,8 @@ def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = Non
         rows = [int(r) for r in compute(*tasks, phase="write")]
         summary = {"files": names, "rows_per_file": rows, "num_rows": sum(rows),
                    "shuffle": shuffle, "schema": ds.schema.to_dict()}
-        summary.update(exports.finish_output(tmp, os.path.abspath(os.fspath(path)), names,
-                                             ds.schema, hugectr_options))
+        if finish is not None:
+            summary.update(finish(tmp, os.path.abspath(os.fspath(path)), names))
         with open(os.path.join(tmp, "_schema.json"), "w") as f:
             json.dump(summary, f, indent=2)
         with open(os.path.join(tmp, "_SUCCESS"), "w") as f:

@@ -44,6 +44,7 @@ from .arrow import (
     sum_counts,
 )
 from .cpu import CpuBackend, cpu_backend
+from .gpu import GpuBackend  # imports cuDF only when a GpuBackend is created
 from .interface import Backend, kernel_names
 
 __all__ = ["ARROW_AGGREGATIONS", "BACKENDS", "Backend", "CpuBackend", "GpuBackend",
@@ -53,14 +54,6 @@ __all__ = ["ARROW_AGGREGATIONS", "BACKENDS", "Backend", "CpuBackend", "GpuBacken
 
 BACKENDS = ("auto", "cpu", "gpu")
 _GPU_MODULES = ("cudf", "dask_cudf")
-
-
-def __getattr__(name: str) -> Any:
-    if name == "GpuBackend":  # imported on demand: .gpu itself imports cuDF only when used
-        from .gpu import GpuBackend
-
-        return GpuBackend
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def gpu_device_count() -> int:
@@ -102,8 +95,6 @@ def gpu_available() -> bool:
 
 @functools.cache
 def _gpu() -> Backend:
-    from .gpu import GpuBackend
-
     return GpuBackend()
 
 

@@ -40,6 +40,7 @@ import pandas as pd
 
 from ..dataset import as_dataset
 from ..errors import ParameterError
+from ..jobs import compute
 from ..params import param_error
 
 METRICS = ("precision", "recall", "ndcg", "map", "hit_rate")
@@ -66,8 +67,6 @@ def ranking_metrics(predictions: Any, test: Any, ks: Sequence[int] = (1, 5, 10, 
         ``"precision@10"``, ``"recall@20"``, ``"ndcg@K"``, ``"map@K"``, ``"hit_rate@K"``,
         ``"coverage@K"`` for each K, and ``"users"`` (test users evaluated).
     """
-    from ..jobs import compute
-
     ks = _check_ks(ks)
     pred_ds, test_ds = as_dataset(predictions), as_dataset(test)
     for name, ds, cols in (("predictions", pred_ds, (user_col, item_col, rank_col)),

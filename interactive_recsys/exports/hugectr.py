@@ -164,8 +164,6 @@ def _shift(col: pa.ChunkedArray, offset: int) -> pa.ChunkedArray:
 
 def prepare(ds: Any, options: HugeCTROptions) -> Any:
     """``ds`` with HugeCTR's column types (lazy); keys offset with ``one_key_space``."""
-    from ..dataset import Dataset
-
     schema = hugectr_schema(ds.schema, options)
     offsets: dict[str, int] = {}
     if options.one_key_space:
@@ -174,7 +172,7 @@ def prepare(ds: Any, options: HugeCTROptions) -> Any:
                            strict=True))
     ddf = ds.to_ddf().map_partitions(_Convert(ds.backend.name, schema, offsets),
                                      meta=ds.backend.empty(schema))
-    return Dataset.from_ddf(ddf, schema, ds.backend, ds.known_num_rows)
+    return type(ds).from_ddf(ddf, schema, ds.backend, ds.known_num_rows)
 
 
 def _file_stats(path: str, cats: list[str], checked: list[str], offsets: list[int] | None,

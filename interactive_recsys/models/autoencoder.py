@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from ..loader import Loader
 from ..params import Param
 from .base import Model, register
 from .data import Interactions
@@ -81,8 +82,6 @@ class AutoEncoder(Model):
         import pyarrow as pa
         import pyarrow.parquet as pq
         import torch
-
-        from ..loader import Loader
 
         torch.manual_seed(params["seed"])
         device = torch.device("cuda" if torch.cuda.is_available() else "cpu")

@@ -27,7 +27,10 @@ import dask
 import numpy as np
 import pandas as pd
 
+from ..dataset import as_dataset
 from ..errors import IRSError, NotFittedError, ParameterError
+from ..jobs import active_client, compute, submit
+from ..outputs import atomic_directory
 from ..params import Param, declared_params, validate_values
 from .data import Interactions, encode, to_dense
 
@@ -106,8 +109,6 @@ class Model:
         the dashboard; ``job.cancel()`` stops it).
         """
         if background:
-            from ..jobs import submit
-
             return submit(lambda: self.fit(train), name=f"fit {type(self).__name__}")
         started = time.perf_counter()
         data = read_interactions(train, self.user_col, self.item_col,
@@ -149,8 +150,6 @@ class Model:
     # ---- persistence ----------------------------------------------------------------------
     def save(self, path: str | os.PathLike, *, overwrite: bool = False) -> str:
         """Write ``model.json`` + ``arrays.npz`` into the folder ``path`` (atomically)."""
-        from ..writer import atomic_directory
-
         self._check_fitted()
         meta = {"format": FORMAT, "version": FORMAT_VERSION, **self.config(),
                 "info": self.info_, "arrays": sorted(self.arrays_)}
@@ -210,9 +209,6 @@ def _json_default(value: Any) -> Any:
 def read_interactions(train: Any, user_col: str, item_col: str, *, phase: str,
                       items: np.ndarray | None = None) -> Interactions:
     """The distinct (user, item) pairs of a Dataset or frame, read by one Dask computation."""
-    from ..dataset import as_dataset
-    from ..jobs import compute
-
     ds = as_dataset(train)
     for col in (user_col, item_col):
         if col not in ds.schema.names:
@@ -232,8 +228,6 @@ def gpu_workers(client: Any) -> list[str]:
 def train_on_cluster(name: str, params: dict[str, Any], data: Interactions) -> dict[str, Any]:
     """``MODELS[name].fit_arrays(params, data)``: one task on the active cluster (asking for
     the ``GPU`` resource when a worker has it), or here without a distributed client."""
-    from ..jobs import active_client, compute
-
     client = active_client()
     if client is None:
         return MODELS[name].fit_arrays(params, data)
@@ -247,9 +241,9 @@ def train_on_cluster(name: str, params: dict[str, Any], data: Interactions) -> d
 
 
 def _fit_task(name: str, params: dict[str, Any], data: Interactions) -> dict[str, np.ndarray]:
-    from . import MODELS as registry  # the worker imports the models package
-
-    return registry[name].fit_arrays(params, data)
+    # Unpickling this function on a worker imports ``interactive_recsys.models`` (the parent
+    # package, which registers every model) before this module: MODELS is complete.
+    return MODELS[name].fit_arrays(params, data)
 
 
 __all__ = ["MODELS", "Interactions", "Model", "ModelFormatError", "encode", "load",

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ..cluster import gpu_count
 from ..params import Param
 from .base import Model, register
 from .data import Interactions, to_dense
@@ -35,8 +36,6 @@ BLOCK_BYTES = 2**26
 
 def _device() -> str | None:
     """``"cuda"`` when torch sees a GPU on this worker, else ``None`` (NumPy)."""
-    from ..cluster import gpu_count
-
     if gpu_count() == 0:  # asks NVML: no torch import (seconds) on CPU machines
         return None
     try:

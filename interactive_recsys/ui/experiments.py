@@ -31,6 +31,8 @@ from typing import Any
 import pandas as pd
 
 from ..errors import ParameterError
+from ..eval import ranking_metrics
+from ..predict import predict_topk
 
 DEFAULT_KS = (1, 5, 10, 20, 50, 100)
 
@@ -72,9 +74,6 @@ class Experiments:
                  name: str | None = None) -> dict[str, Any]:
         """Top-``k`` lists for the users of ``train`` on the cluster, their metrics against
         ``test``, recorded with the times of each step; returns the run."""
-        from ..eval import ranking_metrics
-        from ..predict import predict_topk
-
         k = k or max(ks)
         started = time.perf_counter()
         preds = predict_topk(model, train, k=k)
