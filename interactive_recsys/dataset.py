@@ -42,7 +42,7 @@ from .csv_input import (
 )
 from .errors import DatasetError
 from .exports import write_dataset
-from .jobs import submit
+from .jobs import compute, submit
 from .params import param_error
 from .schema import Schema, Tags, arrow_type, normalize_tags
 
@@ -403,7 +403,8 @@ class Dataset:
     def num_rows(self) -> int:
         """Number of rows (from parquet metadata when possible, else counted once)."""
         if self._num_rows is None:
-            self._num_rows = int(self._ddf.map_partitions(len).sum().compute())
+            (rows,) = compute(self._ddf.map_partitions(len).sum(), phase="count rows")
+            self._num_rows = int(rows)
         return self._num_rows
 
     @property

@@ -132,3 +132,31 @@ def test_function_level_imports_of_the_package_say_why():
     hidden = [f"{module}:{line}: {text.strip()}" for module, _, in_function, line, text
               in _imports() if in_function and "# lazy:" not in text]
     assert hidden == []
+
+
+def _dask_compute_calls(path: pathlib.Path) -> list[int]:
+    """Lines of ``dask.compute(...)`` calls and ``from dask import compute`` in one module."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if (isinstance(node, ast.Attribute) and node.attr == "compute"
+                and isinstance(node.value, ast.Name) and node.value.id == "dask"):
+            lines.append(node.lineno)
+        elif (isinstance(node, ast.ImportFrom) and node.module == "dask"
+              and any(a.name == "compute" for a in node.names)):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_the_compute_scan_finds_dask_compute(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("import dask\nfrom dask import compute\n\ndef f(x):\n"
+                      "    return dask.compute(x)\n")
+    assert _dask_compute_calls(module) == [2, 5]
+
+
+def test_every_dask_compute_goes_through_jobs_compute():
+    """Only :func:`interactive_recsys.jobs.compute` calls ``dask.compute``: every computation
+    is a named phase that shows in the dashboard and can be cancelled."""
+    calls = {str(path.relative_to(ROOT)): lines for path in ROOT.rglob("*.py")
+             if (lines := _dask_compute_calls(path))}
+    assert calls == {"jobs.py": calls.get("jobs.py")} and calls["jobs.py"]

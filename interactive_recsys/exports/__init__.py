@@ -25,6 +25,7 @@ import dask
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from ..jobs import compute
 from ..schema import Schema
 from ..writer import write_parquet
 from . import hugectr, merlin_schema
@@ -65,8 +66,8 @@ def list_value_counts(directory: str, files: list[str], schema: Schema) -> dict[
     columns = [c.name for c in schema.values() if c.is_list]
     if not columns or not files:
         return {}
-    parts = dask.compute(*[dask.delayed(_list_lengths)(os.path.join(directory, f), columns)
-                           for f in files])
+    parts = compute(*[dask.delayed(_list_lengths)(os.path.join(directory, f), columns)
+                      for f in files], phase="write: list lengths")
     out: dict[str, tuple[int, int]] = {}
     for part in parts:
         for name, (lo, hi) in part.items():

@@ -47,6 +47,7 @@ import pyarrow.parquet as pq
 
 from ..backend import get_backend
 from ..errors import DatasetError, ParameterError
+from ..jobs import compute
 from ..params import param_error
 from ..schema import Schema, Tags, is_integer_dtype, is_numeric_dtype
 
@@ -241,17 +242,18 @@ def write_metadata(directory: str, final_dir: str, files: list[str], schema: Sch
     if options.keysets and sizes is not None:
         offsets = [0] * len(cats) if options.one_key_space else slot_offsets(sizes)
     checked = r["labels"] + r["conts"] + cats
-    stats = dask.compute(*[dask.delayed(_file_stats)(p, cats, checked, offsets,
-                                                     k if offsets is not None else None)
-                           for p, k in zip(paths, keysets, strict=True)])
+    stats = compute(*[dask.delayed(_file_stats)(p, cats, checked, offsets,
+                                                k if offsets is not None else None)
+                      for p, k in zip(paths, keysets, strict=True)], phase="HugeCTR: file stats")
     if sizes is None:  # slot size = largest key + 1 where the cardinality is not known
         maxima = np.max([s["maxima"] for s in stats], axis=0) if stats else [0] * len(cats)
         sizes = [int(k) if k is not None else int(m) + 1 for k, m in zip(known, maxima,
                                                                              strict=True)]
         if options.keysets:
             offsets = slot_offsets(sizes)
-            stats = dask.compute(*[dask.delayed(_file_stats)(p, cats, [], offsets, k)
-                                   for p, k in zip(paths, keysets, strict=True)])
+            stats = compute(*[dask.delayed(_file_stats)(p, cats, [], offsets, k)
+                              for p, k in zip(paths, keysets, strict=True)],
+                            phase="HugeCTR: keysets")
     columns = stats[0]["columns"] if stats else schema.names
     metadata = {
         "file_stats": [{"file_name": f, "num_rows": int(s["num_rows"])}
