@@ -44,7 +44,7 @@ from .errors import DatasetError
 from .exports import write_dataset
 from .jobs import compute, submit
 from .params import param_error
-from .schema import Schema, Tags, arrow_type, normalize_tags
+from .schema import RESERVED_PREFIX, Schema, Tags, arrow_type, normalize_tags
 
 PARQUET_EXTENSIONS = (".parquet", ".pq", ".parq")
 CSV_EXTENSIONS = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz")
@@ -292,9 +292,10 @@ class Dataset:
                                   f"{engine!r} instead.")
         else:
             self._ddf, arrow_schema = self._from_frame(source, part_size)
-        reserved = [n for n in arrow_schema.names if n.startswith("__irs_")]
+        reserved = [n for n in arrow_schema.names if n.startswith(RESERVED_PREFIX)]
         if reserved:
-            raise DatasetError(f"Column {reserved[0]!r} uses the prefix '__irs_', reserved for "
+            raise DatasetError(f"Column {reserved[0]!r} uses the prefix {RESERVED_PREFIX!r}, "
+                               "reserved for "
                                "interactive-recsys's internal columns (e.g. the shuffle key). "
                                "Rename it before reading, e.g. df.rename(columns={"
                                f"{reserved[0]!r}: 'my_{reserved[0].strip('_')}'}}).")

@@ -18,11 +18,11 @@ import numpy as np
 from .backend import Backend, get_backend
 from .errors import SchemaError
 from .ops.base import OpContext, Operator, RowFilter
-from .schema import Schema
+from .schema import RESERVED_PREFIX, Schema
 from .selector import flatten
 
 #: Column that carries each row's place in the dataset through a shuffle (dropped after it).
-ORDER_COLUMN = "__irs_order"
+ORDER_COLUMN = RESERVED_PREFIX + "order"
 
 
 @functools.cache

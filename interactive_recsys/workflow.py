@@ -36,7 +36,7 @@ from .jobs import Job, compute, submit
 from .ops.base import Operator
 from .outputs import atomic_directory
 from .plan import ORDER_COLUMN, Plan
-from .schema import ColumnSchema, Schema
+from .schema import RESERVED_PREFIX, ColumnSchema, Schema
 from .selector import flatten
 from .tables.reduce import delayed_task, delayed_tasks, pick, tree
 from .workflow_format import FORMAT_NAME, FORMAT_VERSION, json_safe, read_config
@@ -414,10 +414,6 @@ class Workflow:
         schema = self.output_schema._repr_html_() if self.input_schema is not None else ""
         return (f"<b>Workflow</b> ({status})<table><tr><th>step</th><th>operator</th></tr>"
                 f"{rows}</table>{schema}")
-
-
-#: Column names starting so are the library's own (shuffle order, writer keys).
-RESERVED_PREFIX = "__irs"
 
 
 def _checked(schema: Schema) -> Schema:

@@ -35,11 +35,12 @@ from .jobs import compute
 from .outputs import atomic_directory
 from .params import Param, validate_params
 from .plan import release_memory
+from .schema import RESERVED_PREFIX
 
 __all__ = ["SHUFFLE_MODES", "atomic_directory", "write_parquet"]
 
 SHUFFLE_MODES = (None, "partition", "worker", "full")
-_KEY = "__irs_shuffle_key__"
+_KEY = RESERVED_PREFIX + "shuffle_key__"
 
 
 @contextlib.contextmanager

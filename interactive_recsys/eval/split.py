@@ -28,8 +28,9 @@ from ..backend import get_backend
 from ..dataset import Dataset, as_dataset
 from ..errors import ParameterError
 from ..params import Param, param_error, validate_params
+from ..schema import RESERVED_PREFIX
 
-_TEST = "__irs_is_test__"
+_TEST = RESERVED_PREFIX + "is_test__"
 _MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
