@@ -36,6 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from ..backend.arrow import element_values
 from ..dataset import Dataset, as_dataset
 from ..errors import ParameterError
 from ..graph import OpNode, SelectNode
@@ -109,8 +110,7 @@ def column_summary(frame: pd.DataFrame, categorical: dict[str, int | None]) -> p
     rows = []
     for name in table.column_names:
         col = table[name]
-        values = pc.list_flatten(col) if pa.types.is_list(col.type) or \
-            pa.types.is_large_list(col.type) else col
+        values = element_values(col)
         row: dict[str, Any] = {"column": name, "dtype": dtype_name(col.type), "rows": len(col),
                                "nulls": col.null_count,
                                "null %": 100 * col.null_count / len(col) if len(col) else 0.0,
