@@ -160,3 +160,19 @@ def test_every_dask_compute_goes_through_jobs_compute():
     calls = {str(path.relative_to(ROOT)): lines for path in ROOT.rglob("*.py")
              if (lines := _dask_compute_calls(path))}
     assert calls == {"jobs.py": calls.get("jobs.py")} and calls["jobs.py"]
+
+
+def test_the_output_side_runs_top_down():
+    """``Dataset.to_parquet`` -> ``exports`` (Merlin, HugeCTR) -> the generic ``writer`` ->
+    ``outputs`` (atomic folders): no step imports one above it."""
+    imported = defaultdict(set)
+    for module, target, _, _, _ in _imports():
+        imported[module].add(target)
+    above = {"interactive_recsys.dataset", "interactive_recsys.exports",
+             "interactive_recsys.exports.hugectr", "interactive_recsys.exports.merlin_schema"}
+    assert "interactive_recsys.exports" in imported["interactive_recsys.dataset"]
+    assert "interactive_recsys.writer" in imported["interactive_recsys.exports"]
+    assert not imported["interactive_recsys.writer"] & above
+    assert not imported["interactive_recsys.outputs"] & (above | {"interactive_recsys.writer"})
+    assert {m for m, targets in imported.items()  # the generic writer is called from there
+            if "interactive_recsys.writer" in targets} == {"interactive_recsys.exports"}
