@@ -3,9 +3,9 @@
 Three node types: a :class:`SelectNode` picks input columns, an :class:`OpNode` applies an
 operator to its parents' outputs, a :class:`ConcatNode` puts its parents' outputs side by
 side. ``>>`` and ``+`` on column selections and operators (:mod:`.operands`, mixins they
-inherit) build these nodes (this module registers :class:`Node` there), and
-:func:`compile_plan` turns a graph into the :class:`~interactive_recsys.plan.Plan` that runs,
-with every step's schema computed once.
+inherit) build these nodes (this module registers :class:`Node` there).
+:func:`interactive_recsys.execution.compile_plan` turns a graph into the
+:class:`~interactive_recsys.plan.Plan` that runs, with every step's schema computed once.
 
 >>> from interactive_recsys import ops
 >>> node = ["a", "b"] >> ops.FillMissing(0) >> ops.Normalize()
@@ -24,7 +24,6 @@ import pyarrow as pa  # noqa: F401  (used by the doctest)
 from .errors import SchemaError
 from .operands import GraphOperand
 from .ops.base import Operator
-from .plan import ConcatStep, OpStep, Plan, SelectStep, Step
 from .schema import Schema
 from .selector import ColumnSelector, flatten
 
@@ -270,30 +269,3 @@ NODE_TYPES: dict[str, type[Node]] = {c.kind: c for c in (SelectNode, OpNode, Con
 
 #: ``>>`` and ``+`` on selections and operators (:mod:`.operands`) build these nodes.
 GraphOperand.node = Node
-
-
-# ---- compiling ------------------------------------------------------------------------------
-def compile_plan(output: Node, input_schema: Schema, states: States, backend_name: str,
-                 artifacts_dir: str | None, extra: dict[str, Any] | None = None,
-                 keep: Any = None) -> Plan:
-    """The plan that runs the graph ending at ``output`` on data of ``input_schema``: one
-    step per node in :meth:`Node.walk` order, each with its output schema (and an operator
-    step with its input schema, column groups and fitted state), computed here once."""
-    nodes = list(output.walk())
-    index = {id(n): i for i, n in enumerate(nodes)}
-    ids = output.node_ids()
-    schemas = output.schemas(input_schema, states)
-    steps: list[Step] = []
-    for i, node in enumerate(nodes):
-        common = {"index": i, "parents": [index[id(p)] for p in node.parents],
-                  "node_id": ids[id(node)], "schema": schemas[id(node)]}
-        if isinstance(node, SelectNode):
-            steps.append(SelectStep(**common, columns=node.columns(input_schema)))
-        elif isinstance(node, OpNode):
-            steps.append(OpStep(**common, op=node.op,
-                                groups=node.input_groups(input_schema, schemas),
-                                state=states.get(ids[id(node)]),
-                                input_schema=node.input_schema(input_schema, schemas)))
-        else:
-            steps.append(ConcatStep(**common))
-    return Plan(steps, backend_name, artifacts_dir, dict(extra or {}), keep=keep)

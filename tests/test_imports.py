@@ -176,3 +176,34 @@ def test_the_output_side_runs_top_down():
     assert not imported["interactive_recsys.outputs"] & (above | {"interactive_recsys.writer"})
     assert {m for m, targets in imported.items()  # the generic writer is called from there
             if "interactive_recsys.writer" in targets} == {"interactive_recsys.exports"}
+
+
+#: The layers of README's "Architecture" table, bottom first (the package's top-level names).
+LAYERS = [
+    {"errors", "params", "schema", "operands", "selector", "hashing", "backend", "_version",
+     "lazy", "embedding", "outputs", "artifacts"},
+    {"ops", "tables"},
+    {"graph"},
+    {"jobs", "cluster", "monitor"},
+    {"plan"},
+    {"dataset", "csv_input", "writer", "exports", "workflow_format"},
+    {"execution"},
+    {"workflow", "models", "predict", "eval", "loader", "stats", "torchrec", "datasets",
+     "compat"},
+    {"ui", "codegen", "notebook_report", "sanitize", "cli"},
+]
+
+
+def _layer(module: str) -> int:
+    if module == PACKAGE:
+        return len(LAYERS)  # the facade imports everything
+    top = module.split(".")[1]
+    found = [i for i, names in enumerate(LAYERS) if top in names]
+    assert found, f"{module} is in no layer of README's Architecture table"
+    return found[0]
+
+
+def test_no_module_imports_a_layer_above_its_own():
+    upward = sorted({f"{module} -> {target}" for module, target, _, _, _ in _imports()
+                     if _layer(target) > _layer(module)})
+    assert upward == []
