@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 
 from ..errors import SchemaError
 from ..schema import arrow_type, dtype_name
+from . import keyed_counts
 
 #: Arrow hash aggregation (function, options) of each Groupby aggregation name.
 ARROW_AGGREGATIONS: dict[str, tuple[str, Any]] = {
@@ -149,8 +150,10 @@ def nan_to_null(arr: Any) -> Any:
 
 # ---- statistics tables ----------------------------------------------------------------------
 def sum_counts(tables: list[pa.Table]) -> pa.Table:
-    """Sum the counts of equal values over several value/count tables."""
-    return merge_sums(tables)
+    """Sum the counts of equal values over several value/count tables (by their 64-bit keys
+    where the values have them, :mod:`.keyed_counts`)."""
+    merged = keyed_counts.merge([keyed_counts.encode(t) for t in tables])
+    return keyed_counts.decode(merged) if merged is not None else merge_sums(tables)
 
 
 def _with_rows(tables: list[pa.Table]) -> list[pa.Table]:

@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 from ..errors import SchemaError
 from ..schema import Schema, arrow_type, dtype_name
 from . import arrow as ax
+from . import keyed_counts as kc
 from . import shared
 from .arrow import ARROW_AGGREGATIONS
 from .interface import Backend
@@ -203,6 +204,15 @@ class CpuBackend(Backend):
 
     def value_counts(self, col: Any) -> pa.Table:
         return ax.value_counts(self.to_arrow_array(col))
+
+    def keyed_value_counts(self, col: Any) -> kc.Counts:
+        arr = self.to_arrow_array(col)
+        if pa.types.is_dictionary(arr.type) and arr.num_chunks > 1:
+            # each row group's codes counted, the row groups' counts summed in one sort
+            keyed = kc.encode_parts([ax.dictionary_counts(c) for c in arr.chunks])
+            if keyed is not None:
+                return keyed
+        return kc.encode(ax.value_counts(arr))
 
     def dictionary_codes(self, col: Any) -> tuple[np.ndarray, pa.Array] | None:
         """A dictionary-encoded column as ``(codes, dictionary)``: int32 codes into one

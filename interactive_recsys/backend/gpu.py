@@ -28,6 +28,7 @@ import pyarrow as pa
 from ..errors import SchemaError
 from ..schema import Schema, arrow_type, dtype_name
 from . import arrow as ax
+from . import keyed_counts as kc
 from . import shared
 from .interface import Backend
 
@@ -200,6 +201,9 @@ class GpuBackend(Backend):
         vc = self._nan_to_null(col).value_counts(dropna=True)
         return pa.table({"value": ax.small_offsets(ax.chunked(vc.index.to_arrow())),
                          "count": vc.astype("int64").to_arrow()})
+
+    def keyed_value_counts(self, col: Any) -> kc.Counts:
+        return kc.encode(self.value_counts(col))  # the distinct values, counted on the GPU
 
     def dictionary_codes(self, col: Any) -> None:
         return None  # reads_dictionaries is False: columns are never dictionary-encoded
