@@ -18,15 +18,15 @@ from tqdm import tqdm
 
 from . import ops
 from ._version import __version__
-from .cluster import connect, start_cluster
-from .dataset import Dataset
+from .cluster import check_memory_limit, connect, start_cluster
+from .dataset import Dataset, parse_part_size
 from .datasets import CRITEO_CATEGORICAL, CRITEO_CONTINUOUS, CRITEO_LABEL, synthetic_criteo
 from .embedding import embedding_sizes
 from .errors import IRSError
 from .exports.hugectr import describe
 from .models import load
 from .notebook_report import notebook_report
-from .outputs import check_destination, clean_stale
+from .outputs import check_destination, check_not_inside_input, clean_stale
 from .predict import predict_topk
 from .workflow import Workflow
 
@@ -38,6 +38,29 @@ def standard_criteo_workflow(freq_threshold: int = 0) -> Workflow:
     conts = (CRITEO_CONTINUOUS >> ops.FillMissing(0) >> ops.Clip(min_value=0) >> ops.LogOp()
              >> ops.Normalize())
     return Workflow(cats + conts + [CRITEO_LABEL])
+
+
+def _at_least(minimum: int) -> Any:
+    """An argparse type: an integer >= ``minimum`` (else argparse's usage error, exit 2)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < minimum:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {text!r}")
+        return value
+
+    parse.__name__ = f"integer >= {minimum}"
+    return parse
+
+
+def _check_cluster_args(args: argparse.Namespace) -> None:
+    """Refuse an unreadable --part-size, or a --memory-limit too small for the partitions,
+    before anything starts or is written."""
+    part_size = parse_part_size(args.part_size) if args.part_size is not None else None
+    if not args.local and not args.scheduler:
+        check_memory_limit(args.memory_limit, part_size)
 
 
 @contextlib.contextmanager
@@ -66,13 +89,14 @@ def _describe_client(client: Any) -> str:
 
 def demo(args: argparse.Namespace) -> dict[str, Any]:
     out_dir = os.path.abspath(args.output)
+    _check_cluster_args(args)
     bar = tqdm(total=4, desc="irs demo", unit="step", file=sys.stderr,
                disable=args.quiet, bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}]")
-    bar.set_postfix_str("generating data")
-    data_dir = synthetic_criteo(rows=args.rows, seed=args.seed,
-                                path=args.data or os.path.join(out_dir, "input"))
-    bar.update()
     with _client(args.scheduler, args.workers, args.memory_limit, args.local) as client:
+        bar.set_postfix_str("generating data")
+        data_dir = synthetic_criteo(rows=args.rows, seed=args.seed,
+                                    path=args.data or os.path.join(out_dir, "input"))
+        bar.update()
         bar.set_postfix_str("fitting")
         ds = Dataset(str(data_dir), part_size=args.part_size)
         wf = standard_criteo_workflow(args.freq_threshold)
@@ -120,6 +144,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     inputs = [p for item in args.input for p in (glob.glob(item) if glob.has_magic(item)
                                                  else [item])]
     check_destination(args.output, {"the input": inputs, "the workflow folder": [args.workflow]})
+    check_not_inside_input(args.output, inputs)
+    _check_cluster_args(args)
     wf = Workflow.load(args.workflow)
     with _client(args.scheduler, args.workers, args.memory_limit, args.local) as client:
         labels = args.label or ([c.name for c in wf.input_schema.values() if "target" in c.tags]
@@ -140,6 +166,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def predict(args: argparse.Namespace) -> dict[str, Any]:
     model = load(args.model)
+    _check_cluster_args(args)
     with _client(args.scheduler, args.workers, args.memory_limit, args.local) as client:
         users = Dataset(args.users if len(args.users) > 1 else args.users[0],
                         part_size=args.part_size)
@@ -170,7 +197,8 @@ def clean(args: argparse.Namespace) -> list[str]:
 def _add_cluster_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="use an existing Dask scheduler, e.g. tcp://10.0.0.5:8786")
-    p.add_argument("--workers", type=int, default=2, help="local workers to start (default 2)")
+    p.add_argument("--workers", type=_at_least(1), default=2,
+                   help="local workers to start (default 2)")
     p.add_argument("--memory-limit", default=None,
                    help="memory limit per local worker, e.g. 2GB (default: share of RAM)")
     p.add_argument("--local", action="store_true",
@@ -191,11 +219,12 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Generate Criteo-shaped data, start a local cluster, fit + "
                        "transform the standard Criteo workflow, write parquet, vocabularies and "
                        "a summary.")
-    d.add_argument("--rows", type=int, default=1_000_000, help="rows to generate (default 1M)")
-    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--rows", type=_at_least(1), default=1_000_000,
+                   help="rows to generate (default 1M)")
+    d.add_argument("--seed", type=_at_least(0), default=0)
     d.add_argument("--output", default="irs-demo-output", help="output directory")
     d.add_argument("--data", default=None, help="where to generate the input data")
-    d.add_argument("--freq-threshold", type=int, default=0)
+    d.add_argument("--freq-threshold", type=_at_least(0), default=0)
     d.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_cluster_args(d)
     d.set_defaults(func=demo)
@@ -223,7 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--model", required=True, help="directory written by model.save")
     pr.add_argument("--users", required=True, nargs="+",
                     help="parquet/csv with the user column (and the item column: history)")
-    pr.add_argument("--k", type=int, default=100, help="items per user (default 100)")
+    pr.add_argument("--k", type=_at_least(1), default=100, help="items per user (default 100)")
     pr.add_argument("--output", required=True, help="output directory")
     pr.add_argument("--keep-seen", action="store_true",
                     help="also recommend the items a user already has")

@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 
 from .backend import get_backend
 from .jobs import compute
-from .outputs import atomic_directory
+from .outputs import atomic_directory, check_not_inside_input
 from .params import Param, validate_params
 from .plan import release_memory
 from .schema import RESERVED_PREFIX
@@ -161,15 +161,17 @@ def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = Non
     temporary directory before the atomic rename; the dict it returns joins the summary.
 
     ``path`` must not be, or contain, ``protect`` (the dataset's input files), the current
-    directory, home or ``/`` (see :mod:`.outputs`)."""
+    directory, home or ``/``, nor lie inside a folder read as input (see :mod:`.outputs`)."""
     started = time.perf_counter()
     backend = ds.backend.name
     schema = ds.schema.to_arrow()
     ddf = ds.to_ddf()
     workers = _n_workers()
     n_out = out_files_per_proc * workers if out_files_per_proc else ddf.npartitions
+    inputs = list(protect)
+    check_not_inside_input(path, inputs)
     with atomic_directory(os.fspath(path), overwrite=overwrite,
-                          protect={"the input": list(protect)}) as tmp:
+                          protect={"the input": inputs}) as tmp:
         if shuffle == "full":
             keyed = ddf.map_partitions(_add_key, seed, 0, 2**62, backend,
                                        meta=ds.backend.with_columns(ddf._meta, {

@@ -14,14 +14,16 @@ def table(values, counts):
     return pa.table({"value": values, "count": pa.array(counts, pa.int64())})
 
 
-def rank_by_ranges(splits):
-    """The ranks of every split as the fit's graph computes them (tables/ranking.py)."""
+def rank_by_ranges(splits, count=None):
+    """The ranks of every split as the fit's graph computes them (tables/ranking.py), with
+    ``count`` ranges of value (as many as splits by default)."""
     n = len(splits)
-    plan = ranking.bounds([ranking.sample(s, points=7) for s in splits], n)
+    count = count or n
+    plan = ranking.bounds([ranking.sample(s, points=7) for s in splits], count)
     cuts = [ranking.cut(s, plan) for s in splits]
-    ranges = [ranking.sort_range([c[r] for c in cuts]) for r in range(n)]
+    ranges = [ranking.sort_range([c[r] for c in cuts]) for r in range(count)]
     base = ranking.bases([r["histogram"] for r in ranges])
-    done = [ranking.finish_range(ranges[r], base[r], n) for r in range(n)]
+    done = [ranking.finish_range(ranges[r], base[r], n) for r in range(count)]
     return [ranking.gather_ranks([d[s] for d in done]) for s in range(n)]
 
 
@@ -47,7 +49,8 @@ def _random_values(kind, rng, n):
 
 @pytest.mark.parametrize("kind", ["int", "uint64", "float", "hex", "long", "string"])
 @pytest.mark.parametrize("keyed", [True, False])
-def test_ranks_by_ranges_equal_one_arrow_sort(kind, keyed):
+@pytest.mark.parametrize("count", [None, 2, 9])
+def test_ranks_by_ranges_equal_one_arrow_sort(kind, keyed, count):
     """Every split's global ranks equal the rank in one Arrow sort of the whole vocabulary
     (descending count, ascending value), keyed or not, with many ties."""
     rng = np.random.default_rng(1)
@@ -60,7 +63,7 @@ def test_ranks_by_ranges_equal_one_arrow_sort(kind, keyed):
     counts = kc.encode(whole) if keyed else whole
     splits = vocab.split_counts(counts, 4)
     assert sum(s.num_rows for s in splits) == len(values)
-    for split, ranks in zip(splits, rank_by_ranges(splits), strict=True):
+    for split, ranks in zip(splits, rank_by_ranges(splits, count), strict=True):
         assert ranks.tolist() == [expected[v] for v in kc.decode(split)["value"].to_pylist()]
     assert ranking.local_rank(counts).tolist() == [
         expected[v] for v in kc.decode(counts)["value"].to_pylist()]

@@ -176,12 +176,12 @@ class CpuBackend(Backend):
                 with np.errstate(invalid="ignore", divide="ignore"):
                     return np.log1p(v, dtype=np.float64).astype(np.float32)
             return ax.map_values(col, log1p, pa.float32())
-        x = pc.cast(col, pa.float64())
+        x = pc.cast(col, pa.float64(), safe=False)  # ints past 2**53: nearest float
         return pc.cast(pc.log1p(x), pa.float32())
 
     def affine(self, col: Any, shift: float, scale: float, dtype: str = "float32") -> Any:
         """``(x - shift) / scale`` computed in float64, returned as ``dtype``."""
-        x = pc.cast(col, pa.float64())
+        x = pc.cast(col, pa.float64(), safe=False)  # ints past 2**53: nearest float
         return pc.cast(pc.divide(pc.subtract(x, shift), scale), arrow_type(dtype))
 
     def digitize(self, col: Any, boundaries: Sequence[float]) -> Any:

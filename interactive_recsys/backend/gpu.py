@@ -198,7 +198,10 @@ class GpuBackend(Backend):
         return joined["pos"].fillna(-1).astype("int64").to_numpy()
 
     def value_counts(self, col: Any) -> pa.Table:
-        vc = self._nan_to_null(col).value_counts(dropna=True)
+        col = self._nan_to_null(col)
+        if col.dtype.kind == "f":  # -0.0 + 0.0 is 0.0: one value, as in the hash
+            col = col + col.dtype.type(0)
+        vc = col.value_counts(dropna=True)
         return pa.table({"value": ax.small_offsets(ax.chunked(vc.index.to_arrow())),
                          "count": vc.astype("int64").to_arrow()})
 

@@ -76,6 +76,10 @@ class Popularity(Model):
     """
 
     @classmethod
+    def array_shapes(cls, params: dict[str, Any], n_items: int) -> dict[str, tuple[int, ...]]:
+        return {"counts": (n_items,)}
+
+    @classmethod
     def fit_arrays(cls, params: dict[str, Any], data: Interactions) -> dict[str, np.ndarray]:
         return {"counts": np.bincount(data.indices, minlength=data.n_items).astype(np.float64)}
 
@@ -97,8 +101,12 @@ class EASE(Model):
     user_col, item_col : the user and item id columns.
     """
 
-    l2 = Param(500.0, kind="number", low=0, must="a positive number", check=lambda v: v > 0,
-               doc="L2 regularization.")
+    l2 = Param(500.0, kind="number", low=0, must="a positive number (finite)",
+               check=lambda v: v > 0, doc="L2 regularization.")
+
+    @classmethod
+    def array_shapes(cls, params: dict[str, Any], n_items: int) -> dict[str, tuple[int, ...]]:
+        return {"B": (n_items, n_items)}
 
     @classmethod
     def fit_arrays(cls, params: dict[str, Any], data: Interactions) -> dict[str, np.ndarray]:

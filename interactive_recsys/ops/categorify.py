@@ -51,7 +51,7 @@ from ..tables.reduce import (
 from .base import OpContext, StatOperator, group_names
 from .hash_bucket import check_index_dtype, encode_column, require_hashable
 from .params import Param
-from .state_check import TABLE
+from .state_check import TABLE, check_shape
 
 
 class Categorify(StatOperator):
@@ -73,6 +73,26 @@ class Categorify(StatOperator):
     split_out = Param(None, kind="int", low=1, high=MAX_SPLITS, nullable=True,
                       doc="Hash splits of the vocabulary build (None: about 8M rows each).")
     state_shape = {"vocabs": ("map", {**TABLE, "cardinality": "int"})}
+
+    def check_state(self, state: dict[str, Any]) -> None:
+        """Also check that each vocabulary's numbers agree: ``cardinality`` is the reserved
+        rows plus the vocabulary (a smaller one would size embedding tables below the ids
+        emitted), and its counts are whole numbers >= 0 that add up."""
+        super().check_state(state)
+        for key, info in state["vocabs"].items():
+            here = f"vocabs[{key!r}]"
+            for name in ("null_count", "value_count", "oov_count"):
+                if name in info:
+                    check_shape(info[name], "int", f"{here}.{name}")
+            expected = self.first_vocab_index + info["size"]
+            if info["cardinality"] != expected:
+                raise ValueError(
+                    f"{here}.cardinality is {info['cardinality']}, but {self.first_vocab_index} "
+                    f"reserved rows (padding, null, {self.oov_buckets} out-of-vocabulary) and "
+                    f"{info['size']} values need {expected}; refit and save the workflow again")
+            if {"null_count", "value_count", "oov_count"} <= set(info) and (
+                    info["null_count"] + info["oov_count"] > info["value_count"]):
+                raise ValueError(f"{here}: null_count + oov_count exceed value_count")
 
     @property
     def oov_buckets(self) -> int:
@@ -266,20 +286,22 @@ def _apply_threshold(counts: kc.Counts, threshold: int) -> kc.Counts:
 
 def _ranks(g: Graph, reduced: list[str]) -> list[str]:
     """Tasks of the global rank of every split's values (:mod:`..tables.ranking`): one
-    sort when there is one split; else the splits re-cut into ranges of value, each range
-    sorted on its own, and the ranks placed from the ranges' count histograms."""
+    sort when there is one split; else the splits re-cut into ranges of value (at most
+    ``MAX_RANGES``, so the graph grows linearly with ``split_out``), each range sorted on its
+    own, and the ranks placed from the ranges' count histograms."""
     splits = len(reduced)
     if splits == 1:
         return [g.task("rank", ranking.local_rank, reduced[0])]
+    count = min(splits, ranking.MAX_RANGES)
     samples = [g.task("sample", ranking.sample, r) for r in reduced]
-    plan = g.task("bounds", listed(functools.partial(ranking.bounds, ranges=splits)), *samples)
+    plan = g.task("bounds", listed(functools.partial(ranking.bounds, ranges=count)), *samples)
     cuts = [g.task("cut", ranking.cut, r, plan) for r in reduced]
     ranges = [g.task("range", listed(ranking.sort_range),
-                     *[g.task("pick", pick, c, r) for c in cuts]) for r in range(splits)]
+                     *[g.task("pick", pick, c, r) for c in cuts]) for r in range(count)]
     bases = g.task("bases", listed(ranking.bases),
                    *[g.task("pick", pick, r, "histogram") for r in ranges])
     done = [g.task("place", ranking.finish_range, ranges[r], g.task("pick", pick, bases, r),
-                   splits) for r in range(splits)]
+                   splits) for r in range(count)]
     return [g.task("rank", listed(ranking.gather_ranks), *[g.task("pick", pick, d, s)
                                                            for d in done])
             for s in range(splits)]

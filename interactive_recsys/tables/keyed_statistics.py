@@ -36,10 +36,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from ..artifacts import key_directory, resolve
-from ..outputs import atomic_file
 from . import vocabulary as vocab
 from .cache import TABLES
 from .reduce import delayed_task, delayed_tasks, pick, tree
@@ -103,9 +101,7 @@ def write_split(merged: pa.Table, finish: Callable, key: str, directory: str,
     """Finish one split, write it (atomically) as ``value, index, <statistics>``."""
     table = finish(canonical_keys(merged), key)
     table = table.append_column("index", pa.array(np.arange(table.num_rows, dtype=np.int64)))
-    os.makedirs(directory, exist_ok=True)
-    with atomic_file(vocab.split_path(directory, split)) as tmp:
-        pq.write_table(table, tmp)
+    vocab.write_table_file(table, vocab.split_path(directory, split))
     sums = {n: float(pc.sum(table[n]).as_py() or 0) for n in table.column_names
             if n not in ("value", "index") and (pa.types.is_integer(table[n].type)
                                                or pa.types.is_floating(table[n].type))}

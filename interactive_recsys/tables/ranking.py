@@ -3,8 +3,9 @@
 A vocabulary is ordered by descending count, then ascending value. Its hash splits
 (:mod:`.reduce`) hold disjoint values in no common order, so a value's rank depends on every
 split: comparing each split with every other costs ``O(V * S)`` and grows faster than the
-data, since ``S`` grows with the rows. Instead the splits are re-cut into ``S`` *ranges of
-value* (bounds from evenly spaced samples of every split, :func:`bounds`; :func:`cut`), and
+data, since ``S`` grows with the rows. Instead the splits are re-cut into at most
+:data:`MAX_RANGES` *ranges of value* (bounds from evenly spaced samples of every split,
+:func:`bounds`; :func:`cut`), and
 
     rank(v) = values with a larger count                         (count histograms)
             + values with v's count in the ranges before v's     (count histograms)
@@ -42,6 +43,10 @@ from . import vocabulary as vocab
 
 #: Sample points taken from each split to choose the range bounds.
 SAMPLES = 256
+#: Most ranges of value: the re-cut costs ``splits x ranges`` small tasks, so a capped count
+#: keeps the graph linear in ``split_out``; a range then holds ``1 / MAX_RANGES`` of the
+#: vocabulary (about 16 bytes a value), small for any real vocabulary.
+MAX_RANGES = 64
 
 
 def _counts(counts: kc.Counts) -> np.ndarray:

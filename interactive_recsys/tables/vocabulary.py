@@ -26,7 +26,9 @@ and the split count are :mod:`.reduce`'s). Statistics tables are ``pyarrow.Table
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 from typing import Any
 
 import numpy as np
@@ -38,7 +40,7 @@ import pyarrow.parquet as pq
 from ..backend import keyed_counts as kc
 from ..backend import merge_sums
 from ..hashing import hash_array
-from ..outputs import atomic_file
+from ..outputs import atomic_file, output_error
 from .cache import TABLES
 
 SORT_KEYS = [("count", "descending"), ("value", "ascending")]
@@ -99,6 +101,21 @@ def _lexsort_order(counts: pa.Table) -> np.ndarray | None:
     return np.lexsort((lengths, words, nulls, -count))
 
 
+def write_table_file(table: pa.Table, path: str, **options: Any) -> None:
+    """Write a statistics table atomically (``options``: of ``pq.write_table``); a failed
+    write (disk full, ``ulimit -f``, no permission) is an
+    :class:`~interactive_recsys.outputs.OutputError` naming the file and the fix, and leaves
+    no part of it."""
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with atomic_file(path) as tmp:
+            pq.write_table(table, tmp, **options)
+    except (OSError, pa.ArrowException) as exc:
+        found = re.search(r"errno (\d+)", str(exc), re.IGNORECASE)
+        code = getattr(exc, "errno", None) or (int(found[1]) if found else errno.EIO)
+        raise output_error(path, OSError(code, os.strerror(code), path)) from exc
+
+
 def split_path(directory: str, split: int) -> str:
     return os.path.join(directory, f"part.{split:05d}.parquet")
 
@@ -111,10 +128,8 @@ def write_split(counts: kc.Counts, rank: np.ndarray, first_index: int, max_size:
     table = counts.filter(pa.array(keep)).append_column(
         "index", pa.array(rank[keep] + first_index, type=pa.int64()))
     table = table.take(pa.array(np.argsort(rank[keep])))
-    os.makedirs(directory, exist_ok=True)
     path = split_path(directory, split)
-    with atomic_file(path) as tmp:  # distinct values: dictionary pages would not pay
-        pq.write_table(table, tmp, use_dictionary=["count"])
+    write_table_file(table, path, use_dictionary=["count"])  # distinct values: no dictionary
     TABLES.put(path, table, VocabTable.load)  # this process's lookups need not read it back
     return {"size": table.num_rows, "count": int(pc.sum(table["count"]).as_py() or 0)}
 
