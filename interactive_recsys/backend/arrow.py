@@ -18,6 +18,7 @@ Two rules live here:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection, Sequence
 from typing import Any
 
@@ -475,3 +476,24 @@ def dictionary_schema(schema: pa.Schema, dictionary: Collection[str]) -> pa.Sche
         fields.append(f)
     return pa.schema(fields)
 
+
+
+# ---- memory ----------------------------------------------------------------------------------
+def prefer_jemalloc() -> str:
+    """Use Arrow's jemalloc pool unless the user chose one (``ARROW_DEFAULT_MEMORY_POOL``);
+    return the pool's name.
+
+    pyarrow's default on Linux, mimalloc, hands freed pages back to the system at once, so
+    each partition's buffers are page-faulted in again: on the 2M-row kaggle Criteo job that
+    is about 2 s more system CPU out of 14 s (user + system, two runs each, 2026-11-24). Where
+    jemalloc is not built in, the default pool stays.
+    """
+    if "ARROW_DEFAULT_MEMORY_POOL" not in os.environ:
+        try:
+            pa.set_memory_pool(pa.jemalloc_memory_pool())
+        except (NotImplementedError, pa.ArrowNotImplementedError):
+            pass
+    return pa.default_memory_pool().backend_name
+
+
+prefer_jemalloc()
