@@ -19,11 +19,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
-import numbers
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import dask
@@ -31,17 +30,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import exports
 from .backend import get_backend
-from .errors import ParameterError
 from .jobs import compute
 from .outputs import atomic_directory, check_not_inside_input
+from .params import Param, validate_params
 from .plan import release_memory
+from .schema import RESERVED_PREFIX
 
 __all__ = ["SHUFFLE_MODES", "atomic_directory", "write_parquet"]
 
 SHUFFLE_MODES = (None, "partition", "worker", "full")
-_KEY = "__irs_shuffle_key__"
+_KEY = RESERVED_PREFIX + "shuffle_key__"
 
 
 @contextlib.contextmanager
@@ -142,46 +141,34 @@ def _merge_pieces(paths: list[str], out: str, schema: pa.Schema, seed: int,
     return table.num_rows
 
 
-def _check_int(name: str, value: Any, low: int, optional: bool = False) -> None:
-    if optional and value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        kind = f"an integer >= {low}" + (" or None" if optional else "")
-        raise ParameterError(f"The '{name}' parameter must be {kind}. Got {value!r} "
-                             f"({type(value).__name__}) instead.")
-
-
-def _input_files(ds: Any) -> list[str]:
-    from .dataset import input_files
-
-    return input_files(ds)
-
-
+@validate_params({
+    "shuffle": Param(choices=SHUFFLE_MODES, nullable=True, must=f"one of {SHUFFLE_MODES}"),
+    "out_files_per_proc": Param(kind="int", low=1, nullable=True, show_type=True),
+    "seed": Param(kind="int", low=0, show_type=True),
+    "row_group_size": Param(kind="int", low=1, show_type=True),
+    "overwrite": Param(kind="bool", must="True or False"),
+})
 def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = None,
                   out_files_per_proc: int | None = None, overwrite: bool = False, seed: int = 0,
-                  row_group_size: int = 128 * 1024, hugectr: Any = False) -> dict[str, Any]:
-    """Write a Dataset as parquet files + ``_schema.json`` + ``.merlin/`` + ``_SUCCESS``;
-    return a summary. ``hugectr``: also HugeCTR's metadata (see :mod:`.exports`).
+                  row_group_size: int = 128 * 1024, protect: Sequence[str] = (),
+                  finish: Callable[[str, str, list[str]], dict[str, Any]] | None = None
+                  ) -> dict[str, Any]:
+    """Write a Dataset as parquet files + ``_schema.json`` + ``_SUCCESS``; return a summary.
 
-    ``path`` must not be, or contain, the dataset's input files, the current directory,
-    home or ``/``, nor lie inside a folder read as input (see :mod:`.outputs`)."""
-    if shuffle not in SHUFFLE_MODES:
-        raise ParameterError(f"The 'shuffle' parameter must be one of {SHUFFLE_MODES}. Got "
-                             f"{shuffle!r} instead.")
-    _check_int("out_files_per_proc", out_files_per_proc, 1, optional=True)
-    _check_int("seed", seed, 0)
-    _check_int("row_group_size", row_group_size, 1)
-    if not isinstance(overwrite, bool):
-        raise ParameterError(f"The 'overwrite' parameter must be True or False. Got "
-                             f"{overwrite!r} instead.")
+    This writer knows files, not formats: the output steps above it
+    (:func:`interactive_recsys.exports.write_dataset`: Merlin's schema, HugeCTR's files) pass
+    ``finish(tmp_dir, final_dir, file_names)``, called on the finished files in the
+    temporary directory before the atomic rename; the dict it returns joins the summary.
+
+    ``path`` must not be, or contain, ``protect`` (the dataset's input files), the current
+    directory, home or ``/``, nor lie inside a folder read as input (see :mod:`.outputs`)."""
     started = time.perf_counter()
-    ds, hugectr_options = exports.prepare(ds, hugectr)
     backend = ds.backend.name
     schema = ds.schema.to_arrow()
     ddf = ds.to_ddf()
     workers = _n_workers()
     n_out = out_files_per_proc * workers if out_files_per_proc else ddf.npartitions
-    inputs = _input_files(ds)
+    inputs = list(protect)
     check_not_inside_input(path, inputs)
     with atomic_directory(os.fspath(path), overwrite=overwrite,
                           protect={"the input": inputs}) as tmp:
@@ -218,8 +205,8 @@ def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = Non
         rows = [int(r) for r in compute(*tasks, phase="write")]
         summary = {"files": names, "rows_per_file": rows, "num_rows": sum(rows),
                    "shuffle": shuffle, "schema": ds.schema.to_dict()}
-        summary.update(exports.finish_output(tmp, os.path.abspath(os.fspath(path)), names,
-                                             ds.schema, hugectr_options))
+        if finish is not None:
+            summary.update(finish(tmp, os.path.abspath(os.fspath(path)), names))
         with open(os.path.join(tmp, "_schema.json"), "w") as f:
             json.dump(summary, f, indent=2)
         with open(os.path.join(tmp, "_SUCCESS"), "w") as f:

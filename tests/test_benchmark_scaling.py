@@ -150,6 +150,6 @@ def test_profile_phases_groups_collapsed_stacks(tmp_path):
                        "main (a.py:1);_sum_split (c.py:1);sum_counts (d.py:2) 1\n")
     lines = profile_phases.table([profile]).splitlines()
     assert lines[0] == "| phase | p.txt: % (4 samples) |"
-    assert "| fit: merge of counts (Acero group_by) | 25.0 (1) |" in lines
+    assert "| fit: merge of counts (Acero group_by or keyed) | 25.0 (1) |" in lines
     assert "| output writer | 75.0 (3) |" in lines
     assert np.isclose(sum(float(line.split("|")[2].split()[0]) for line in lines[2:]), 100.0)

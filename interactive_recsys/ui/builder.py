@@ -40,7 +40,7 @@ from .column_list import ColumnChoice, ColumnList, names_text, role_chips
 from .dag import DagView, model_graph, op_id, parse_op_id
 from .feedback import STYLE, Feedback
 from .param_form import ParamForm, palette_rows
-from .suggest import profile_defaults
+from .suggest import explain, profile_defaults
 from .suggest_card import SuggestCard
 
 #: Feedback areas, each next to its controls.
@@ -522,8 +522,6 @@ class PipelineBuilder(RunActions, w.VBox):
                                   f"before any fit): {cells}</small>")
 
     def _suggest(self) -> None:
-        from .suggest import explain
-
         model = self._need_model()
         card = self.suggest_card
         branches = model.suggest(card.max_loss, card.memory_budget)

@@ -11,6 +11,7 @@ import os
 from typing import Any
 
 from ..errors import IRSError
+from ..jobs import active_client
 from .builder_model import job_text
 from .feedback import COLOURS, busy
 from .preview import frame_html
@@ -63,7 +64,6 @@ class RunActions:
 
         if model.running:
             raise IRSError("A run is in progress: wait for it to end, or click Cancel.")
-        from ..jobs import active_client
 
         output = self.output_text.value.strip() or None
         if output is not None:  # messages name the folder wherever the kernel runs from

@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .builder_model import Branch, Step
+from .branches import Branch, Step
 from .column_profile import ColumnProfile
 from .vocab_budget import MAX_LOSS, MEMORY_BUDGET, VocabChoice, choose, column_options
 
