@@ -6,6 +6,7 @@ of the session cluster, assertions on the sources, the range and the widgets."""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 
 import dask.dataframe as dd
@@ -55,7 +56,12 @@ def test_one_clock_every_phase_to_the_end_and_finished(dash, data, tmp_path, cli
     assert "finished" not in dash.status.value
     job = _job(data, str(tmp_path / "out"), client).start()
     job.result(120)
-    dash.monitor.sample()  # the sample after the job: its last records and the final state
+    for _ in range(20):  # the samples after the job: its last records and the final state
+        dash.monitor.sample()
+        if "write_part" in dash.sources["tasks"].data["group"] \
+                and "finished" in dash.status.value:
+            break
+        time.sleep(0.25)
     tasks = dash.sources["tasks"].data
     groups = set(tasks["group"])
     assert {"fit", "categorify", "write_part"} <= groups  # fit, transform and write
