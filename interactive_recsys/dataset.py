@@ -42,6 +42,7 @@ from .csv_input import (
 )
 from .errors import DatasetError, ParameterError
 from .schema import Schema, Tags, arrow_type, normalize_tags
+from .storage import StorageOptions, filesystem, guarded, is_remote, protocol, published_files
 
 PARQUET_EXTENSIONS = (".parquet", ".pq", ".parq")
 CSV_EXTENSIONS = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz")
@@ -77,11 +78,47 @@ def parse_part_size(part_size: str | int | None) -> int:
     return size
 
 
+def _data_extensions(engine: str | None) -> tuple[str, ...]:
+    extensions = PARQUET_EXTENSIONS + CSV_EXTENSIONS
+    return extensions if engine == "csv" else tuple(e for e in extensions if e != ".txt")
+
+
+def _expand_remote(item: str, engine: str | None, storage_options: StorageOptions) -> list[str]:
+    """:func:`expand_paths` for one URL: a folder (its ``_SUCCESS`` manifest checked), a
+    glob or a file. Names starting with ``_`` or ``.`` (staging, metadata) are skipped."""
+    fs, scheme = filesystem(item, storage_options), protocol(item)
+    path = item.split("://", 1)[1].rstrip("/")
+
+    def data(paths: Sequence[str], root: str) -> list[str]:
+        extensions = _data_extensions(engine)
+        return sorted(f"{scheme}://{p}" for p in paths if p.endswith(extensions) and not any(
+            part.startswith(("_", ".")) for part in p[len(root):].split("/") if part))
+
+    if glob.has_magic(path):
+        return data(guarded(fs.glob, item, path), os.path.dirname(path.split("*")[0]))
+    if guarded(fs.isdir, item, path):
+        listed = published_files(item, storage_options)
+        found = data([f.split("://", 1)[1] for f in listed] if listed is not None else
+                     guarded(fs.find, item, path), path)
+        if not found:
+            raise DatasetError(f"The folder {item!r} holds no parquet or csv data files. "
+                               f"Parquet files end in {PARQUET_EXTENSIONS}, csv in "
+                               f"{tuple(e for e in CSV_EXTENSIONS if e != '.txt')}.")
+        return found
+    if not guarded(fs.exists, item, path):
+        raise DatasetError(f"Input file {item!r} does not exist. Check the URL (and that "
+                           "storage_options reach the right store).")
+    return [item]
+
+
 def expand_paths(source: str | os.PathLike | Sequence[str | os.PathLike],
-                 engine: str | None = None) -> list[str]:
+                 engine: str | None = None,
+                 storage_options: StorageOptions = None) -> list[str]:
     """Files named by a path, a directory, a glob or a list of those, in sorted order.
 
     In a directory, ``.txt`` files (often a README) are data only with ``engine="csv"``.
+    Paths may be fsspec URLs (``s3://...``) opened with ``storage_options``; a folder that
+    is an incomplete output (see :func:`.storage.published_files`) is refused.
     """
     items = [source] if isinstance(source, str | os.PathLike) else list(source)
     if not items:
@@ -90,7 +127,11 @@ def expand_paths(source: str | os.PathLike | Sequence[str | os.PathLike],
     files: list[str] = []
     for item in items:
         item = os.fspath(item)
+        if is_remote(item):
+            files.extend(_expand_remote(item, engine, storage_options))
+            continue
         if os.path.isdir(item):
+            published_files(item)  # an interrupted output is refused
             extensions = PARQUET_EXTENSIONS + CSV_EXTENSIONS
             if engine != "csv":
                 extensions = tuple(e for e in extensions if e != ".txt")
@@ -165,7 +206,7 @@ class ParquetPiece:
     num_rows: int
 
 
-def sampled_bytes_per_row(path: str, md: pq.FileMetaData) -> float:
+def sampled_bytes_per_row(path: str, md: pq.FileMetaData, fs: Any = None) -> float:
     """In-memory bytes per row, measured on the file's first row group.
 
     Parquet's own sizes undercount dictionary-encoded columns (a few bytes per row on
@@ -173,7 +214,11 @@ def sampled_bytes_per_row(path: str, md: pq.FileMetaData) -> float:
     """
     if md.num_row_groups == 0 or md.row_group(0).num_rows == 0:
         return 0.0
-    table = pq.ParquetFile(path).read_row_group(0)
+    if fs is not None:
+        with fs.open(path.split("://", 1)[1], "rb") as f:
+            table = pq.ParquetFile(f).read_row_group(0)
+    else:
+        table = pq.ParquetFile(path).read_row_group(0)
     return table.nbytes / table.num_rows
 
 
@@ -207,24 +252,34 @@ class _PieceReader:
     """
 
     def __init__(self, backend_name: str, schema: pa.Schema,
-                 dictionary: Sequence[str] = ()) -> None:
+                 dictionary: Sequence[str] = (), fs: Any = None) -> None:
         self.backend_name, self.schema, self.dictionary = backend_name, schema, tuple(dictionary)
+        self.fs = fs  # an fsspec filesystem for URLs (picklable, with its options); None: local
 
     def __call__(self, piece: ParquetPiece, columns: Sequence[str] | None = None) -> Any:
         backend = get_backend(self.backend_name)
         try:
-            return backend.from_arrow(read_parquet_table(piece.path, columns, piece.row_groups,
-                                                         self.schema, self.dictionary))
+            if self.fs is None:
+                return backend.from_arrow(read_parquet_table(
+                    piece.path, columns, piece.row_groups, self.schema, self.dictionary))
+            with self.fs.open(piece.path.split("://", 1)[1], "rb") as f:
+                return backend.from_arrow(read_parquet_table(
+                    f, columns, piece.row_groups, self.schema, self.dictionary))
         except (OSError, pa.ArrowException) as exc:
             raise DatasetError(f"Cannot read {piece.path!r} (row groups {piece.row_groups}): "
                                f"{exc}") from exc
 
 
-def _read_metadata(files: list[str]) -> tuple[dict[str, pq.FileMetaData], dict[str, pa.Schema]]:
+def _read_metadata(files: list[str], fs: Any = None
+                   ) -> tuple[dict[str, pq.FileMetaData], dict[str, pa.Schema]]:
     metadata, schemas = {}, {}
     for f in files:
         try:
-            pf = pq.ParquetFile(f)
+            if fs is None:
+                pf = pq.ParquetFile(f)
+            else:
+                with fs.open(f.split("://", 1)[1], "rb") as handle:
+                    pf = pq.ParquetFile(handle)
         except (OSError, pa.ArrowException) as exc:
             raise DatasetError(f"{f!r} is not a readable parquet file ({exc}). Remove or "
                                "rewrite it.") from exc
@@ -251,13 +306,21 @@ class Dataset:
         empty fields stay integers with nulls).
     backend : ``"auto"`` (GPU when one works), ``"cpu"`` or ``"gpu"``.
     tags : extra tags per column, e.g. ``{"label": ["target"]}``.
+    storage_options : options of the fsspec filesystem when ``source`` is a URL
+        (``s3://``, ``gs://``, ``abfs://``), e.g. ``{"key": ..., "secret": ...,
+        "client_kwargs": {"endpoint_url": ...}}``; they travel to the Dask workers with
+        the tasks. A folder written by this library is read only when its ``_SUCCESS``
+        manifest is complete.
     """
 
     def __init__(self, source: Any, *, engine: str | None = None,
                  part_size: str | int | None = None, sep: str = ",",
                  names: Sequence[str] | None = None, dtypes: Mapping[str, str] | None = None,
                  header: int | str | None = "infer", backend: str = "auto",
-                 tags: Mapping[str, Iterable[str | Tags]] | None = None) -> None:
+                 tags: Mapping[str, Iterable[str | Tags]] | None = None,
+                 storage_options: Mapping[str, Any] | None = None) -> None:
+        self.storage_options = dict(storage_options or {})
+        self._fs: Any = None
         with dask.config.set({"dataframe.convert-string": False}):  # keep Arrow dtypes as is
             self._open(source, engine, part_size, sep, names, dtypes, header, backend, tags)
 
@@ -276,8 +339,14 @@ class Dataset:
             self.sources = source.sources
             self._pieces, self._file_schema = source._pieces, source._file_schema
             self.backend = source.backend
+            self.storage_options, self._fs = source.storage_options, source._fs
         elif isinstance(source, str | os.PathLike | list | tuple):
-            self.files = expand_paths(source, engine)
+            self.files = expand_paths(source, engine, self.storage_options)
+            remote = [f for f in self.files if is_remote(f)]
+            if remote and len(remote) != len(self.files):
+                raise DatasetError(f"The input mixes local files and URLs ({self.files[:4]}"
+                                   "...); pass files of one filesystem.")
+            self._fs = filesystem(remote[0], self.storage_options) if remote else None
             engine = engine or _infer_engine(self.files)
             if engine == "parquet":
                 self._ddf, arrow_schema = self._open_parquet(parse_part_size(part_size))
@@ -309,6 +378,7 @@ class Dataset:
         ds.backend, ds._ddf, ds._schema, ds._num_rows, ds.files = (backend, ddf, schema,
                                                                   num_rows, [])
         ds._pieces, ds._file_schema, ds.sources = None, None, list(sources)
+        ds.storage_options, ds._fs = {}, None
         return ds
 
     @staticmethod
@@ -323,10 +393,11 @@ class Dataset:
         return Schema(cols)
 
     def _open_parquet(self, part_size: int) -> tuple[dd.DataFrame, pa.Schema]:
-        metadata, schemas = _read_metadata(self.files)
+        metadata, schemas = _read_metadata(self.files, self._fs)
         schema = unify_schemas(schemas)
         first = self.files[0]
-        pieces = plan_pieces(metadata, part_size, sampled_bytes_per_row(first, metadata[first]))
+        pieces = plan_pieces(metadata, part_size,
+                             sampled_bytes_per_row(first, metadata[first], self._fs))
         self._num_rows = sum(p.num_rows for p in pieces)
         self._pieces, self._file_schema = pieces, schema
         return self._read_pieces(()), schema
@@ -335,7 +406,7 @@ class Dataset:
         assert self._pieces is not None and self._file_schema is not None
         meta = self.backend.from_arrow(dictionary_schema(self._file_schema,
                                                          dictionary).empty_table())
-        reader = _PieceReader(self.backend.name, self._file_schema, dictionary)
+        reader = _PieceReader(self.backend.name, self._file_schema, dictionary, self._fs)
         with dask.config.set({"dataframe.convert-string": False}):
             return dd.from_map(reader, self._pieces, meta=meta, label="read-parquet",
                                enforce_metadata=False)
@@ -351,7 +422,9 @@ class Dataset:
             kwargs["header"] = header
         if any(f.endswith(".gz") for f in self.files):
             kwargs.update(blocksize=None, compression="gzip")
-        check_csv_names(self.files, sep, names)
+        if self._fs is not None:
+            kwargs["storage_options"] = self.storage_options
+        check_csv_names(self.files, sep, names, self.storage_options)
         try:
             raw = dd.read_csv(self.files, **kwargs)
             expected = {c: t for c, t in raw._meta.dtypes.items() if c not in dtypes}
@@ -446,11 +519,13 @@ class Dataset:
     def to_parquet(self, path: str | os.PathLike, *, shuffle: str | None = None,
                    out_files_per_proc: int | None = None, overwrite: bool = False,
                    seed: int = 0, row_group_size: int = 128 * 1024,
-                   background: bool = False, hugectr: Any = False) -> Any:
+                   background: bool = False, hugectr: Any = False,
+                   storage_options: Mapping[str, Any] | None = None) -> Any:
         """Write parquet files, ``_schema.json``, Merlin's ``schema.pbtxt`` and ``_SUCCESS``
         atomically; see :mod:`.writer`. ``hugectr=True`` (or a dict of
         :class:`~interactive_recsys.exports.hugectr.HugeCTROptions`) also writes what HugeCTR's
         parquet reader needs (``_file_list.txt``, ``_metadata.json``, keysets).
+        ``path`` may be an fsspec URL; ``storage_options`` (default: this dataset's) open it.
 
         Returns a summary dict, or with ``background=True`` at once a
         :class:`~interactive_recsys.jobs.Job` whose result is that summary."""
@@ -462,10 +537,11 @@ class Dataset:
             return submit(lambda: self.to_parquet(
                 path, shuffle=shuffle, out_files_per_proc=out_files_per_proc,
                 overwrite=overwrite, seed=seed, row_group_size=row_group_size,
-                hugectr=hugectr), name="to_parquet")
+                hugectr=hugectr, storage_options=storage_options), name="to_parquet")
         return write_parquet(self, path, shuffle=shuffle, out_files_per_proc=out_files_per_proc,
                              overwrite=overwrite, seed=seed, row_group_size=row_group_size,
-                             hugectr=hugectr)
+                             hugectr=hugectr, storage_options=storage_options
+                             if storage_options is not None else self.storage_options)
 
     def __repr__(self) -> str:
         rows = self._num_rows if self._num_rows is not None else "?"
