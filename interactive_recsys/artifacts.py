@@ -20,6 +20,7 @@ The artifact path '../../etc' leads outside the artifacts
 from __future__ import annotations
 
 import os
+import posixpath
 import shutil
 import tempfile
 import weakref
@@ -39,6 +40,14 @@ def resolve(root: str | None, relative: object, what: str = "artifact path") -> 
         raise WorkflowFormatError(f"The {what} {relative!r} is not a relative path inside the "
                                   "artifacts folder; the saved workflow is damaged: save it "
                                   "again from a fitted workflow.")
+    if root and "://" in root:  # a URL: no links to follow, only ``..`` to refuse
+        full = posixpath.normpath(posixpath.join(root.split("://", 1)[1], relative))
+        if relative.startswith("/") or not (full + "/").startswith(
+                posixpath.normpath(root.split("://", 1)[1]) + "/"):
+            raise WorkflowFormatError(f"The {what} {relative!r} leads outside the artifacts "
+                                      f"folder {root!r}; a workflow only reads its own "
+                                      "artifacts. Save it again from a fitted workflow.")
+        return f"{root.split('://', 1)[0]}://{full}"
     base = os.path.realpath(root or ".")
     full = os.path.realpath(os.path.join(base, relative))
     if os.path.isabs(relative) or os.path.commonpath([base, full]) != base:

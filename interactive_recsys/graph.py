@@ -287,7 +287,7 @@ Operator.__rrshift__ = _operator_rrshift  # type: ignore[attr-defined]
 # ---- compiling ------------------------------------------------------------------------------
 def compile_plan(output: Node, input_schema: Schema, states: States, backend_name: str,
                  artifacts_dir: str | None, extra: dict[str, Any] | None = None,
-                 keep: Any = None) -> Plan:
+                 keep: Any = None, storage_options: dict[str, Any] | None = None) -> Plan:
     """The plan that runs the graph ending at ``output`` on data of ``input_schema``: one
     step per node in :meth:`Node.walk` order, each with its output schema (and an operator
     step with its input schema, column groups and fitted state), computed here once."""
@@ -308,4 +308,5 @@ def compile_plan(output: Node, input_schema: Schema, states: States, backend_nam
                                 input_schema=node.input_schema(input_schema, schemas)))
         else:
             steps.append(ConcatStep(**common))
-    return Plan(steps, backend_name, artifacts_dir, dict(extra or {}), keep=keep)
+    return Plan(steps, backend_name, artifacts_dir, dict(extra or {}), keep=keep,
+                storage_options=storage_options)

@@ -190,13 +190,15 @@ def _incomplete(url: str, why: str) -> DatasetError:
                         "Write the output again (with overwrite=True / --overwrite).")
 
 
-def published_files(url: str, storage_options: StorageOptions = None) -> list[str] | None:
+def published_files(url: str, storage_options: StorageOptions = None, *,
+                    sizes: bool = True) -> list[str] | None:
     """The files of a complete output folder, from its ``_SUCCESS`` manifest (full paths or
     URLs), or None for a folder without one (written by another tool: read as it is).
 
     Raises :class:`DatasetError` naming the folder when it is an incomplete output: a
     manifest whose files are missing or of another size, or no manifest beside a
-    ``_temporary`` staging folder (an interrupted remote write)."""
+    ``_temporary`` staging folder (an interrupted remote write). ``sizes=False`` checks
+    that the files are there, not their sizes (a saved workflow's JSON may be edited)."""
     fs = filesystem(url, storage_options)
     if fs is None:
         path = local_path(url)
@@ -215,24 +217,24 @@ def published_files(url: str, storage_options: StorageOptions = None) -> list[st
                 actual = os.path.getsize(full)
             except OSError:
                 raise _incomplete(url, f"{rel!r}, listed in its manifest, is missing") from None
-            if actual != size:
+            if sizes and actual != size:
                 raise _incomplete(url, f"{rel!r} has {actual} bytes, its manifest says {size}")
         return [os.path.join(path, *rel.split("/")) for rel in files]
     root = strip(url)
     listing = guarded(fs.find, url, root, withdirs=False, detail=True)
-    sizes = {posixpath.relpath(k, root): v.get("size") for k, v in listing.items()}
-    if MANIFEST not in sizes:
-        if any(k.split("/", 1)[0] == STAGING for k in sizes):
+    found = {posixpath.relpath(k, root): v.get("size") for k, v in listing.items()}
+    if MANIFEST not in found:
+        if any(k.split("/", 1)[0] == STAGING for k in found):
             raise _incomplete(url, f"it has no {MANIFEST} manifest but a {STAGING} folder")
         return None
     files = _parse_manifest(url, guarded(fs.cat_file, url, f"{root}/{MANIFEST}").decode())
     if files is None:
         return None
     for rel, size in files.items():
-        if rel not in sizes:
+        if rel not in found:
             raise _incomplete(url, f"{rel!r}, listed in its manifest, is missing")
-        if sizes[rel] != size:
-            raise _incomplete(url, f"{rel!r} has {sizes[rel]} bytes, its manifest says {size}")
+        if sizes and found[rel] != size:
+            raise _incomplete(url, f"{rel!r} has {found[rel]} bytes, its manifest says {size}")
     prefix = url.rstrip("/")
     return [f"{prefix}/{rel}" for rel in files]
 
@@ -337,3 +339,112 @@ def download_directory(url: str, local: str, storage_options: StorageOptions = N
         target = os.path.join(local, *rel.split("/"))
         os.makedirs(os.path.dirname(target), exist_ok=True)
         guarded(fs.get_file, url, strip(f), target)
+
+
+# ---- artifact tables (vocabularies, statistics): written once by a task, read by many -------
+def write_table(table: Any, path: str, storage_options: StorageOptions = None) -> None:
+    """Write a parquet table so readers see it whole or not at all: locally a temporary file
+    renamed into place, on an object store one PUT (atomic there)."""
+    import pyarrow.parquet as pq
+
+    fs = filesystem(path, storage_options)
+    if fs is None:
+        from .outputs import atomic_file
+
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        with atomic_file(path) as tmp:
+            pq.write_table(table, tmp)
+        return
+    guarded(pq.write_table, path, table, strip(path), filesystem=fs)
+
+
+def read_table(path: str, storage_options: StorageOptions = None,
+               columns: list[str] | None = None) -> Any:
+    import pyarrow.parquet as pq
+
+    fs = filesystem(path, storage_options)
+    if fs is None:
+        return pq.read_table(path, columns=columns)
+    return guarded(pq.read_table, path, strip(path), columns=columns, filesystem=fs)
+
+
+def version(path: str, storage_options: StorageOptions = None) -> Any:
+    """What changes when the file at ``path`` is rewritten (cache keys): the modification
+    time locally, the ETag (else size and time) on a store."""
+    fs = filesystem(path, storage_options)
+    if fs is None:
+        return os.stat(path).st_mtime_ns
+    info = guarded(fs.info, path, strip(path))
+    return str(info.get("ETag") or info.get("etag") or (info.get("size"), info.get("mtime"),
+                                                         info.get("LastModified")))
+
+
+def copy_directory(source: str, target: str, source_options: StorageOptions = None,
+                   target_options: StorageOptions = None) -> None:
+    """Copy every file of folder ``source`` into folder ``target`` (local or URLs, in any
+    combination; server-side copies within one store)."""
+    if not is_remote(source) and not is_remote(target):
+        import shutil
+
+        shutil.copytree(source, target)
+        return
+    if not is_remote(source):
+        upload_directory(source, target, target_options)
+        return
+    if not is_remote(target):
+        download_directory(source, target, source_options)
+        return
+    src_fs, dst_fs = filesystem(source, source_options), filesystem(target, target_options)
+    root = strip(source)
+    files = guarded(src_fs.find, source, root)
+    if src_fs is dst_fs:  # one store, the same options (fsspec caches instances)
+        for f in files:
+            guarded(src_fs.copy, source, f, f"{strip(target)}/{posixpath.relpath(f, root)}")
+        return
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="irs-copy-") as local:
+        download_directory(source, local, source_options)
+        upload_directory(local, target, target_options)
+
+
+@contextlib.contextmanager
+def published_folder(path: str | os.PathLike, storage_options: StorageOptions = None, *,
+                     overwrite: bool = False,
+                     protect: Mapping[str, Iterable[str]] | None = None) -> Iterator[str]:
+    """A local temporary folder whose files become the folder ``path`` (a local path or a
+    URL) with a ``_SUCCESS`` manifest, only if the block succeeds: for small outputs that
+    the client writes itself (a saved model)."""
+    path = os.fspath(path)
+    if not is_remote(path):
+        from .outputs import atomic_directory
+
+        with atomic_directory(local_path(path), overwrite=overwrite, protect=protect) as tmp:
+            yield tmp
+            local_manifest(tmp)
+        return
+    import tempfile
+
+    with remote_atomic_directory(path, storage_options, overwrite=overwrite,
+                                 protect=protect) as staging, \
+            tempfile.TemporaryDirectory(prefix="irs-upload-") as local:
+        yield local
+        upload_directory(local, staging, storage_options)
+
+
+@contextlib.contextmanager
+def local_copy(path: str | os.PathLike, storage_options: StorageOptions = None
+               ) -> Iterator[str]:
+    """``path`` itself when local, else a temporary local copy of the complete output folder
+    at the URL ``path`` (refused when its manifest is incomplete): for small saved folders
+    read whole by the client (a model)."""
+    path = os.fspath(path)
+    if not is_remote(path):
+        yield local_path(path)
+        return
+    import tempfile
+
+    files = published_files(path, storage_options)
+    with tempfile.TemporaryDirectory(prefix="irs-download-") as local:
+        download_directory(path, local, storage_options, files)
+        yield local

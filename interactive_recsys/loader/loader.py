@@ -102,6 +102,10 @@ class Loader:
         Keep every partition in memory, decoded, after its first read (for data that fits
         in RAM): later epochs skip parquet reading and decoding. Cached arrays are
         read-only; batches never share writable memory with them.
+    storage_options : dict, optional
+        fsspec options when ``source`` is a URL (``s3://bucket/train``): row groups are then
+        read from the store by the reader threads. An output folder whose ``_SUCCESS``
+        manifest is incomplete is refused.
     """
 
     def __init__(self, source: Any, batch_size: int, *, shuffle: bool = True, seed: int = 0,
@@ -111,7 +115,8 @@ class Loader:
                  extra_cols: Sequence[str] | None = None, rank: int = 0, world_size: int = 1,
                  shuffle_window: int | None = None, output: str = "auto",
                  label_dtype: str | None = "float32", readers: int = 2,
-                 prefetch: int = 2, cache: bool = False) -> None:
+                 prefetch: int = 2, cache: bool = False,
+                 storage_options: dict[str, Any] | None = None) -> None:
         _check_int("batch_size", batch_size, 1)
         _check_int("seed", seed, 0)
         if epochs is not None:
@@ -144,7 +149,7 @@ class Loader:
         if device is not None and output != "torch":
             raise ParameterError(f"device={device!r} needs torch tensors; pass output='torch' "
                                  "(and install PyTorch) or leave device=None.")
-        self.source: ParquetSource | DatasetSource = open_source(source)
+        self.source: ParquetSource | DatasetSource = open_source(source, storage_options)
         self.columns: Columns = resolve_columns(self.source.schema, cat_cols, cont_cols,
                                                 label_cols, extra_cols)
         self.source.check_columns(self.columns.names)

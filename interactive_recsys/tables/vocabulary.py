@@ -28,18 +28,16 @@ No task ever holds more than two splits of a vocabulary (the tree and the split 
 from __future__ import annotations
 
 import functools
-import os
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
+from .. import storage
 from ..backend import sum_counts as sum_counts  # the tree's combine step, re-exported
 from ..hashing import hash_array
-from ..outputs import atomic_file
 from .cache import TABLES
 
 SORT_KEYS = [("count", "descending"), ("value", "ascending")]
@@ -200,21 +198,20 @@ def add_vectors(vectors: list[np.ndarray]) -> np.ndarray:
 
 
 def split_path(directory: str, split: int) -> str:
-    return os.path.join(directory, f"part.{split:05d}.parquet")
+    return storage.join(directory, f"part.{split:05d}.parquet")
 
 
 def write_split(counts: pa.Table, rank: np.ndarray, first_index: int, max_size: int | None,
-                directory: str, split: int) -> dict[str, int]:
-    """Write one split's ``value, count, index`` rows sorted by index; return its size."""
+                directory: str, split: int, storage_options: Any = None) -> dict[str, int]:
+    """Write one split's ``value, count, index`` rows sorted by index; return its size.
+    ``directory`` may be an fsspec URL (opened with ``storage_options``)."""
     keep = rank < max_size if max_size is not None else np.ones(len(rank), dtype=bool)
     table = counts.filter(pa.array(keep)).append_column(
         "index", pa.array(rank[keep] + first_index, type=pa.int64()))
     table = table.take(pc.sort_indices(table, sort_keys=[("index", "ascending")]))
-    os.makedirs(directory, exist_ok=True)
     path = split_path(directory, split)
-    with atomic_file(path) as tmp:
-        pq.write_table(table, tmp)
-    TABLES.put(path, table, VocabTable.load)  # this process's lookups need not read it back
+    storage.write_table(table, path, storage_options)
+    TABLES.put(path, table, VocabTable.load, storage_options)  # lookups here need no re-read
     return {"size": table.num_rows, "count": int(pc.sum(table["count"]).as_py() or 0)}
 
 
@@ -289,14 +286,15 @@ class VocabTable:
 HASH_INDEX_BYTES_PER_ENTRY = 32
 
 
-def load_split(directory: str, split: int) -> VocabTable:
+def load_split(directory: str, split: int, storage_options: Any = None) -> VocabTable:
     """One split of a vocabulary, cached per process (:mod:`.cache`) until the file changes."""
-    return TABLES.get(split_path(directory, split), VocabTable.load)
+    return TABLES.get(split_path(directory, split), VocabTable.load, storage_options)
 
 
-def read_vocabulary(directory: str, splits: int) -> pa.Table:
+def read_vocabulary(directory: str, splits: int, storage_options: Any = None) -> pa.Table:
     """The whole vocabulary (``value, count, index``) sorted by index; for people, not for jobs."""
-    tables = [pq.read_table(split_path(directory, s)) for s in range(splits)]
+    tables = [storage.read_table(split_path(directory, s), storage_options)
+              for s in range(splits)]
     table = pa.concat_tables(tables)
     return table.take(pc.sort_indices(table, sort_keys=[("index", "ascending")]))
 
