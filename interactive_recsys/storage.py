@@ -280,11 +280,16 @@ def remote_atomic_directory(url: str, storage_options: StorageOptions = None, *,
     staging = f"{root}/{STAGING}/{write_id}"
     try:
         yield f"{protocol(url)}://{staging}"
+    except BaseException:  # the writer's own failure, raised as it is
+        with contextlib.suppress(Exception):
+            fs.rm(staging, recursive=True)
+        raise
+    try:
         _publish(fs, url, root, staging, write_id, overwrite)
     except BaseException as exc:
         with contextlib.suppress(Exception):
             fs.rm(staging, recursive=True)
-        if isinstance(exc, IRSError | FileNotFoundError) or not isinstance(exc, Exception):
+        if isinstance(exc, IRSError) or not isinstance(exc, Exception):
             raise
         raise storage_error(url, exc) from exc
 

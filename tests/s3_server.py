@@ -7,6 +7,7 @@ does), never through a mock inside the test process. :func:`start` picks a free 
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -50,10 +51,13 @@ class S3Server:
         self.process.wait(timeout=30)
 
 
-def start(timeout: float = 60.0) -> S3Server:
+def start(timeout: float = 60.0, env: dict[str, str] | None = None) -> S3Server:
+    """Start a server; ``env`` adds environment variables (e.g. moto's
+    ``INITIAL_NO_AUTH_ACTION_COUNT``, which turns authentication on)."""
     port = free_port()
     process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p",
-                                str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               env={**os.environ, **(env or {})})
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
