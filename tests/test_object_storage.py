@@ -459,3 +459,20 @@ def test_criteo_workflow_s3_to_s3_on_workers_without_a_shared_disk(s3, bucket, t
         for p in reversed(procs):
             p.kill()
             p.wait(timeout=30)
+
+
+def test_studio_model_reads_and_writes_s3_urls(s3, bucket):
+    from interactive_recsys.ui.builder_model import BuilderModel
+
+    df, opts = _frame(), s3.options()
+    irs.Dataset(df).to_parquet(f"s3://{bucket}/day_0", storage_options=opts)
+    model = BuilderModel(irs.Dataset(f"s3://{bucket}/day_0", storage_options=opts))
+    assert model.default_output() == f"s3://{bucket}/day_0-processed"
+    model.add_step(["c"], "Categorify")
+    job = model.run(model.default_output())
+    job.result(timeout=120)
+    got = irs.Dataset(f"s3://{bucket}/day_0-processed", storage_options=opts).compute()
+    expected = irs.Workflow(["c"] >> ops.Categorify()).fit_transform(df)
+    assert got["c"].tolist() == expected["c"].tolist()
+    with pytest.raises(DatasetError, match="already exists"):
+        model.run(model.default_output())
