@@ -10,9 +10,11 @@ commit protocol like Spark's and Delta's (:func:`remote_atomic_directory`):
 
 1. every file is written under ``DEST/_temporary/WRITE-ID/`` (readers skip ``_`` names);
 2. the staged files are listed, with their sizes, in ``_temporary/WRITE-ID/_SUCCESS``;
-3. publishing: the old ``DEST/_SUCCESS`` (if any) is removed, the files are copied into
-   ``DEST/`` (server-side copies), and the manifest ``DEST/_SUCCESS`` is written **last**;
-   files of the old output that the new one lacks and the staging folder are removed.
+3. publishing: the writer claims ``DEST/_temporary/_publishing`` by an exclusive create
+   (S3's ``If-None-Match``), so two writers never publish at once; the old
+   ``DEST/_SUCCESS`` (if any) is removed, the files are copied into ``DEST/`` (server-side
+   copies), and the manifest ``DEST/_SUCCESS`` is written **last**; files of the old
+   output that the new one lacks, the claim and the staging folder are removed.
 
 A reader (:func:`published_files`) accepts a folder whose ``_SUCCESS`` manifest lists
 files that are all there with their sizes, or a folder that no writer of this library
@@ -221,6 +223,7 @@ def published_files(url: str, storage_options: StorageOptions = None, *,
                 raise _incomplete(url, f"{rel!r} has {actual} bytes, its manifest says {size}")
         return [os.path.join(path, *rel.split("/")) for rel in files]
     root = strip(url)
+    fs.invalidate_cache(root)  # another process may have written since this one listed
     listing = guarded(fs.find, url, root, withdirs=False, detail=True)
     found = {posixpath.relpath(k, root): v.get("size") for k, v in listing.items()}
     if MANIFEST not in found:
@@ -273,6 +276,7 @@ def remote_atomic_directory(url: str, storage_options: StorageOptions = None, *,
     url = url.rstrip("/")
     check_remote_destination(url, protect)
     root = strip(url)
+    fs.invalidate_cache(root)
     if not overwrite and guarded(fs.exists, url, root) and guarded(fs.ls, url, root):
         raise DatasetError(f"Output {url!r} already exists; pass overwrite=True (irs run "
                            "--overwrite) or choose another path.")
@@ -294,6 +298,31 @@ def remote_atomic_directory(url: str, storage_options: StorageOptions = None, *,
         raise storage_error(url, exc) from exc
 
 
+CLAIM = f"{STAGING}/_publishing"
+
+
+def _claim(fs: Any, url: str, root: str, write_id: str) -> None:
+    """Take the right to publish into ``root``: an exclusive create (S3's ``If-None-Match``;
+    where a store cannot, a check then a write), so of two writers publishing at once one
+    goes on and the other fails whole."""
+    claim = f"{root}/{CLAIM}"
+    try:
+        with fs.open(claim, "xb") as f:
+            f.write(write_id.encode())
+        return
+    except FileExistsError:
+        pass
+    except (ValueError, NotImplementedError, TypeError):  # no exclusive create here
+        fs.invalidate_cache(root)
+        if not fs.exists(claim):
+            fs.pipe_file(claim, write_id.encode())
+            return
+    raise DatasetError(f"Output {url!r} is being published by another writer ({CLAIM} "
+                       "exists); this write was discarded and the other kept. If no writer "
+                       f"is running (one was killed while publishing), delete {url}/{STAGING} "
+                       "and write again.")
+
+
 def _publish(fs: Any, url: str, root: str, staging: str, write_id: str,
              overwrite: bool) -> None:
     listing = fs.find(staging, withdirs=False, detail=True)
@@ -301,7 +330,22 @@ def _publish(fs: Any, url: str, root: str, staging: str, write_id: str,
              for k, v in listing.items()}
     text = manifest_text(files, write_id)
     fs.pipe_file(f"{staging}/{MANIFEST}", text.encode())  # staged output: complete
+    _claim(fs, url, root, write_id)
+    try:
+        _copy_in(fs, url, root, staging, files, text, overwrite)
+    finally:
+        with contextlib.suppress(Exception):
+            fs.rm_file(f"{root}/{CLAIM}")
+    with contextlib.suppress(Exception):
+        fs.rm(staging, recursive=True)
+        if not fs.ls(f"{root}/{STAGING}", refresh=True):
+            fs.rm(f"{root}/{STAGING}", recursive=True)
+
+
+def _copy_in(fs: Any, url: str, root: str, staging: str, files: dict[str, int], text: str,
+             overwrite: bool) -> None:
     old: dict[str, int] = {}
+    fs.invalidate_cache(root)
     if fs.exists(f"{root}/{MANIFEST}"):
         if not overwrite:
             raise DatasetError(f"Output {url!r} was published by another writer while this "
@@ -314,12 +358,9 @@ def _publish(fs: Any, url: str, root: str, staging: str, write_id: str,
         fs.copy(f"{staging}/{rel}", f"{root}/{rel}")
     fs.pipe_file(f"{root}/{MANIFEST}", text.encode())  # published
     stale = [f"{root}/{rel}" for rel in old if rel not in files]
-    with contextlib.suppress(Exception):
-        if stale:
+    if stale:
+        with contextlib.suppress(Exception):
             fs.rm(stale)
-        fs.rm(staging, recursive=True)
-        if not fs.ls(f"{root}/{STAGING}"):
-            fs.rm(f"{root}/{STAGING}", recursive=True)
 
 
 def upload_directory(local: str, url: str, storage_options: StorageOptions = None) -> None:

@@ -476,3 +476,46 @@ def test_studio_model_reads_and_writes_s3_urls(s3, bucket):
     assert got["c"].tolist() == expected["c"].tolist()
     with pytest.raises(DatasetError, match="already exists"):
         model.run(model.default_output())
+
+
+def test_racing_writers_to_one_new_url_one_wins_whole(s3, bucket):
+    url, opts = f"s3://{bucket}/race", s3.options()
+    frames = [_frame(seed=10), _frame(seed=11)]
+    outcomes: list = [None, None]
+    start = threading.Barrier(2)
+
+    def write(i: int) -> None:
+        start.wait()
+        try:
+            outcomes[i] = irs.Dataset(frames[i], part_size="4kB").to_parquet(
+                url, storage_options=opts)
+        except DatasetError as exc:
+            outcomes[i] = exc
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    won = [i for i, o in enumerate(outcomes) if isinstance(o, dict)]
+    lost = [o for o in outcomes if isinstance(o, DatasetError)]
+    assert len(won) == 1 and len(lost) == 1, outcomes
+    assert "another writer" in str(lost[0]) or "already exists" in str(lost[0])
+    got = irs.Dataset(url, storage_options=opts).compute()
+    assert got["x"].tolist() == frames[won[0]]["x"].tolist()
+    assert not _fs(s3).exists(f"{bucket}/race/_temporary")
+
+
+def test_a_claim_left_by_a_writer_killed_while_publishing_is_named(s3, bucket):
+    url, opts = f"s3://{bucket}/claimed", s3.options()
+    _fs(s3).pipe_file(f"{bucket}/claimed/{storage.CLAIM}", b"killed-writer")
+    with pytest.raises(DatasetError, match=r"being published by another writer.*delete"):
+        irs.Dataset(_frame()).to_parquet(url, storage_options=opts, overwrite=True)
+    with pytest.raises(DatasetError, match="not a complete output"):
+        irs.Dataset(url, storage_options=opts)
+
+
+def test_hugectr_files_are_for_local_outputs(s3, bucket):
+    with pytest.raises(irs.errors.ParameterError, match="local output only"):
+        irs.Dataset(_frame()).to_parquet(f"s3://{bucket}/h", hugectr=True,
+                                         storage_options=s3.options())
