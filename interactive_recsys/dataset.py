@@ -11,6 +11,7 @@ from __future__ import annotations
 import glob
 import math
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -95,7 +96,8 @@ def _expand_remote(item: str, engine: str | None, storage_options: StorageOption
             part.startswith(("_", ".")) for part in p[len(root):].split("/") if part))
 
     if glob.has_magic(path):
-        return data(guarded(fs.glob, item, path), os.path.dirname(path.split("*")[0]))
+        return data(guarded(fs.glob, item, path),
+                    os.path.dirname(re.split(r"[*?\[]", path, maxsplit=1)[0]))
     if guarded(fs.isdir, item, path):
         listed = published_files(item, storage_options)
         found = data([f.split("://", 1)[1] for f in listed] if listed is not None else

@@ -519,3 +519,21 @@ def test_hugectr_files_are_for_local_outputs(s3, bucket):
     with pytest.raises(irs.errors.ParameterError, match="local output only"):
         irs.Dataset(_frame()).to_parquet(f"s3://{bucket}/h", hugectr=True,
                                          storage_options=s3.options())
+
+
+def test_side_tables_and_embedding_statistics_with_artifacts_in_s3(s3, bucket):
+    from interactive_recsys.stats import EmbeddingReport
+
+    df, opts = _frame(), s3.options()
+    side = pd.DataFrame({"user": np.arange(0, 50, 2), "group": [f"g{i % 4}" for i in range(25)]})
+    graph = (["user"] >> ops.JoinExternal(side, on="user")) + (["c"] >> ops.Categorify())
+    remote = irs.Workflow(graph, artifacts_dir=f"s3://{bucket}/art", storage_options=opts)
+    remote.fit(df)
+    assert any("side" in k for k in _fs(s3).find(f"{bucket}/art"))
+    local = irs.Workflow(graph).fit(df)
+    pd.testing.assert_frame_equal(remote.transform(df), local.transform(df))
+    # the vocabulary's counts, read back from the store, are those of the data
+    table = EmbeddingReport(remote).tables["c"]
+    assert table.vocab_size == df["c"].nunique()
+    freq = table.frequency  # ids per count value, from the vocabulary's count column
+    assert int((freq.counts * freq.ids).sum()) == len(df)
