@@ -219,8 +219,12 @@ def _remote_report(args: argparse.Namespace, options: dict[str, Any] | None) -> 
 
 def clean(args: argparse.Namespace) -> list[str]:
     from .outputs import clean_stale
+    from .storage import clean_staging, is_remote
 
-    removed = [p for path in args.paths for p in clean_stale(path)]
+    options = storage_options(args)
+    removed = [p for path in args.paths for p in (
+        clean_staging(path, options, args.older_than * 3600) if is_remote(path)
+        else clean_stale(path))]
     for p in removed:
         print(f"removed {p}")
     print(f"Removed {len(removed)} stale temporary folder(s) of killed writers.")
@@ -316,6 +320,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "it), when the process that made them is gone. Temporaries of running "
                         "writers and of other machines are kept.")
     cl.add_argument("paths", nargs="+", metavar="PATH", help="output path(s) written by irs")
+    cl.add_argument("--older-than", type=float, default=24, metavar="HOURS",
+                    help="for URLs (s3://...): remove the PATH/_temporary/ staging folders of "
+                    "writes started more than HOURS ago (default 24; a store cannot tell "
+                    "whether a writer elsewhere still runs)")
+    cl.add_argument("--storage-options", default=None, metavar="JSON",
+                    help="fsspec options for URL paths")
     cl.set_defaults(func=clean)
     return parser
 

@@ -34,6 +34,7 @@ last, before the atomic rename of :mod:`.outputs`), so both paths share the read
 
 from __future__ import annotations
 
+import calendar
 import contextlib
 import json
 import os
@@ -280,7 +281,7 @@ def remote_atomic_directory(url: str, storage_options: StorageOptions = None, *,
     if not overwrite and guarded(fs.exists, url, root) and guarded(fs.ls, url, root):
         raise DatasetError(f"Output {url!r} already exists; pass overwrite=True (irs run "
                            "--overwrite) or choose another path.")
-    write_id = f"{time.strftime('%Y%m%d%H%M%S')}-{uuid.uuid4().hex[:8]}"
+    write_id = f"{time.strftime('%Y%m%d%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:8]}"
     staging = f"{root}/{STAGING}/{write_id}"
     try:
         yield f"{protocol(url)}://{staging}"
@@ -494,3 +495,28 @@ def local_copy(path: str | os.PathLike, storage_options: StorageOptions = None
     with tempfile.TemporaryDirectory(prefix="irs-download-") as local:
         download_directory(path, local, storage_options, files)
         yield local
+
+
+def clean_staging(url: str, storage_options: StorageOptions = None,
+                  older_than: float = 24 * 3600) -> list[str]:
+    """Remove the staging folders (and a publishing claim) under the output ``url`` that
+    were started more than ``older_than`` seconds ago (UTC time in their write id): what
+    killed writers left. A store cannot tell whether a writer on another machine still
+    runs, so age is the test; return what was removed."""
+    fs = filesystem(url, storage_options)
+    root = f"{strip(url)}/{STAGING}"
+    fs.invalidate_cache(root)
+    now, removed = time.time(), []
+    for entry in guarded(fs.ls, url, root, detail=False) if fs.exists(root) else []:
+        name = posixpath.basename(entry.rstrip("/"))
+        try:
+            started = calendar.timegm(time.strptime(name.split("-", 1)[0], "%Y%m%d%H%M%S"))
+        except ValueError:  # the claim: as old as the newest staging folder allows
+            started = now - older_than - 1 if name == posixpath.basename(CLAIM) else now
+        if now - started > older_than:
+            guarded(fs.rm, url, entry, recursive=True)
+            removed.append(f"{protocol(url)}://{entry}")
+    with contextlib.suppress(Exception):
+        if not fs.ls(root, refresh=True):
+            fs.rm(root, recursive=True)
+    return removed

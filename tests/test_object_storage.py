@@ -537,3 +537,19 @@ def test_side_tables_and_embedding_statistics_with_artifacts_in_s3(s3, bucket):
     assert table.vocab_size == df["c"].nunique()
     freq = table.frequency  # ids per count value, from the vocabulary's count column
     assert int((freq.counts * freq.ids).sum()) == len(df)
+
+
+def test_irs_clean_removes_old_staging_of_a_url(s3, bucket):
+    from interactive_recsys.cli import main
+
+    fs, opts = _fs(s3), s3.options()
+    url = f"s3://{bucket}/out"
+    irs.Dataset(_frame()).to_parquet(url, storage_options=opts)
+    fs.pipe_file(f"{bucket}/out/_temporary/20200101000000-deadbeef/part.00000.parquet", b"x")
+    recent = time.strftime("%Y%m%d%H%M%S", time.gmtime())
+    fs.pipe_file(f"{bucket}/out/_temporary/{recent}-cafecafe/part.00000.parquet", b"x")
+    assert main(["clean", url, "--storage-options", json.dumps(opts)]) == 0
+    fs.invalidate_cache()
+    left = [k.split("/_temporary/")[1] for k in fs.find(f"{bucket}/out/_temporary")]
+    assert left == [f"{recent}-cafecafe/part.00000.parquet"]  # a write that may still run
+    assert irs.Dataset(url, storage_options=opts).num_rows == 300  # the output untouched
