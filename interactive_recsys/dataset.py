@@ -11,7 +11,6 @@ from __future__ import annotations
 import glob
 import math
 import os
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,7 +42,7 @@ from .csv_input import (
 )
 from .errors import DatasetError, ParameterError
 from .schema import Schema, Tags, arrow_type, normalize_tags
-from .storage import StorageOptions, filesystem, guarded, is_remote, protocol, published_files
+from .storage import StorageOptions, expand_url, filesystem, is_remote, published_files
 
 PARQUET_EXTENSIONS = (".parquet", ".pq", ".parq")
 CSV_EXTENSIONS = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz")
@@ -85,32 +84,12 @@ def _data_extensions(engine: str | None) -> tuple[str, ...]:
 
 
 def _expand_remote(item: str, engine: str | None, storage_options: StorageOptions) -> list[str]:
-    """:func:`expand_paths` for one URL: a folder (its ``_SUCCESS`` manifest checked), a
-    glob or a file. Names starting with ``_`` or ``.`` (staging, metadata) are skipped."""
-    fs, scheme = filesystem(item, storage_options), protocol(item)
-    path = item.split("://", 1)[1].rstrip("/")
-
-    def data(paths: Sequence[str], root: str) -> list[str]:
-        extensions = _data_extensions(engine)
-        return sorted(f"{scheme}://{p}" for p in paths if p.endswith(extensions) and not any(
-            part.startswith(("_", ".")) for part in p[len(root):].split("/") if part))
-
-    if glob.has_magic(path):
-        return data(guarded(fs.glob, item, path),
-                    os.path.dirname(re.split(r"[*?\[]", path, maxsplit=1)[0]))
-    if guarded(fs.isdir, item, path):
-        listed = published_files(item, storage_options)
-        found = data([f.split("://", 1)[1] for f in listed] if listed is not None else
-                     guarded(fs.find, item, path), path)
-        if not found:
-            raise DatasetError(f"The folder {item!r} holds no parquet or csv data files. "
-                               f"Parquet files end in {PARQUET_EXTENSIONS}, csv in "
-                               f"{tuple(e for e in CSV_EXTENSIONS if e != '.txt')}.")
-        return found
-    if not guarded(fs.exists, item, path):
-        raise DatasetError(f"Input file {item!r} does not exist. Check the URL (and that "
-                           "storage_options reach the right store).")
-    return [item]
+    found = expand_url(item, _data_extensions(engine), storage_options)
+    if not found:
+        raise DatasetError(f"{item!r} holds or matches no parquet or csv data files. Parquet "
+                           f"files end in {PARQUET_EXTENSIONS}, csv in "
+                           f"{tuple(e for e in CSV_EXTENSIONS if e != '.txt')}.")
+    return found
 
 
 def expand_paths(source: str | os.PathLike | Sequence[str | os.PathLike],

@@ -39,6 +39,7 @@ import contextlib
 import json
 import os
 import posixpath
+import re
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
@@ -241,6 +242,32 @@ def published_files(url: str, storage_options: StorageOptions = None, *,
             raise _incomplete(url, f"{rel!r} has {found[rel]} bytes, its manifest says {size}")
     prefix = url.rstrip("/")
     return [f"{prefix}/{rel}" for rel in files]
+
+
+def expand_url(item: str, extensions: tuple[str, ...],
+               storage_options: StorageOptions = None) -> list[str]:
+    """The data files (names ending in ``extensions``) of one URL: a folder (its
+    ``_SUCCESS`` manifest checked, its listed files used), a glob or a file. Names starting
+    with ``_`` or ``.`` (staging, metadata) are skipped."""
+    fs, scheme = filesystem(item, storage_options), protocol(item)
+    path = strip(item)
+
+    def data(paths: Iterable[str], root: str) -> list[str]:
+        return sorted(f"{scheme}://{p}" for p in paths if p.endswith(extensions) and not any(
+            part.startswith(("_", ".")) for part in p[len(root):].split("/") if part))
+
+    magic = re.search(r"[*?\[]", path)
+    if magic:
+        return data(guarded(fs.glob, item, path), posixpath.dirname(path[:magic.start()]))
+    fs.invalidate_cache(path)
+    if guarded(fs.isdir, item, path):
+        listed = published_files(item, storage_options)
+        return data([strip(f) for f in listed] if listed is not None else
+                    guarded(fs.find, item, path), path)
+    if not guarded(fs.exists, item, path):
+        raise DatasetError(f"Input file {item!r} does not exist. Check the URL (and that "
+                           "storage_options reach the right store).")
+    return [item]
 
 
 def _same_or_inside(inner: str, outer: str) -> bool:
