@@ -553,3 +553,34 @@ def test_irs_clean_removes_old_staging_of_a_url(s3, bucket):
     left = [k.split("/_temporary/")[1] for k in fs.find(f"{bucket}/out/_temporary")]
     assert left == [f"{recent}-cafecafe/part.00000.parquet"]  # a write that may still run
     assert irs.Dataset(url, storage_options=opts).num_rows == 300  # the output untouched
+
+
+def test_irs_predict_and_report_with_s3_urls(s3, bucket, tmp_path):
+    import nbformat
+
+    from interactive_recsys.cli import main
+    from interactive_recsys.models import EASE
+
+    fs, opts = _fs(s3), s3.options()
+    rng = np.random.default_rng(1)
+    inter = pd.DataFrame({"user_id": rng.integers(0, 30, 400),
+                          "item_id": rng.integers(0, 20, 400)})
+    model = EASE().fit(inter)
+    model.save(f"s3://{bucket}/model", storage_options=opts)
+    irs.Dataset(inter).to_parquet(f"s3://{bucket}/users", storage_options=opts)
+    so = ["--storage-options", json.dumps(opts)]
+    assert main(["predict", "--model", f"s3://{bucket}/model", "--users", f"s3://{bucket}/users",
+                 "--k", "3", "--output", f"s3://{bucket}/top", "--local", *so]) == 0
+    got = irs.Dataset(f"s3://{bucket}/top", storage_options=opts).compute()
+    want = irs.predict_topk(model, inter, k=3).compute()
+    key = ["user_id", "rank"]
+    pd.testing.assert_frame_equal(got.sort_values(key).reset_index(drop=True),
+                                  want.sort_values(key).reset_index(drop=True))
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("6 * 7", execution_count=1, outputs=[
+        nbformat.v4.new_output("execute_result", {"text/plain": "4242"}, execution_count=1)])]
+    fs.pipe_file(f"{bucket}/nb/run.ipynb", nbformat.writes(nb).encode())
+    assert main(["report", f"s3://{bucket}/nb/run.ipynb", *so]) == 0  # beside it: run.html
+    assert "4242" in fs.cat_file(f"{bucket}/nb/run.html").decode()
+    assert main(["report", f"s3://{bucket}/nb/missing.ipynb", *so]) == 2
