@@ -42,7 +42,7 @@ from .csv_input import (
 )
 from .errors import DatasetError, ParameterError
 from .schema import Schema, Tags, arrow_type, normalize_tags
-from .storage import StorageOptions, expand_url, filesystem, is_remote, published_files
+from .storage import StorageOptions, expand_url, filesystem, is_remote, published_files, strip
 
 PARQUET_EXTENSIONS = (".parquet", ".pq", ".parq")
 CSV_EXTENSIONS = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz")
@@ -196,7 +196,7 @@ def sampled_bytes_per_row(path: str, md: pq.FileMetaData, fs: Any = None) -> flo
     if md.num_row_groups == 0 or md.row_group(0).num_rows == 0:
         return 0.0
     if fs is not None:
-        with fs.open(path.split("://", 1)[1], "rb") as f:
+        with fs.open(strip(path), "rb") as f:
             table = pq.ParquetFile(f).read_row_group(0)
     else:
         table = pq.ParquetFile(path).read_row_group(0)
@@ -243,7 +243,7 @@ class _PieceReader:
             if self.fs is None:
                 return backend.from_arrow(read_parquet_table(
                     piece.path, columns, piece.row_groups, self.schema, self.dictionary))
-            with self.fs.open(piece.path.split("://", 1)[1], "rb") as f:
+            with self.fs.open(strip(piece.path), "rb") as f:
                 return backend.from_arrow(read_parquet_table(
                     f, columns, piece.row_groups, self.schema, self.dictionary))
         except (OSError, pa.ArrowException) as exc:
@@ -259,7 +259,7 @@ def _read_metadata(files: list[str], fs: Any = None
             if fs is None:
                 pf = pq.ParquetFile(f)
             else:
-                with fs.open(f.split("://", 1)[1], "rb") as handle:
+                with fs.open(strip(f), "rb") as handle:
                     pf = pq.ParquetFile(handle)
         except (OSError, pa.ArrowException) as exc:
             raise DatasetError(f"{f!r} is not a readable parquet file ({exc}). Remove or "

@@ -145,6 +145,8 @@ def _user_ranges(ds: Dataset, user_col: str) -> list[tuple[Any, Any]] | None:
     partitions sorted by user (ranges overlapping at most at their ends), else ``None``."""
     import pyarrow.parquet as pq
 
+    from . import storage
+
     pieces = getattr(ds, "_pieces", None)
     if not pieces or len(pieces) != ds.npartitions:
         return None
@@ -157,7 +159,7 @@ def _user_ranges(ds: Dataset, user_col: str) -> list[tuple[Any, Any]] | None:
             if fs is None:
                 metadata[piece.path] = pq.ParquetFile(piece.path).metadata
             else:
-                with fs.open(piece.path.split("://", 1)[1], "rb") as f:
+                with fs.open(storage.strip(piece.path), "rb") as f:
                     metadata[piece.path] = pq.ParquetFile(f).metadata
         md = metadata[piece.path]
         lows, highs = [], []

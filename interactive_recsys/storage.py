@@ -101,9 +101,17 @@ def filesystem(path: str | os.PathLike, storage_options: StorageOptions = None) 
 
 
 def strip(path: str | os.PathLike) -> str:
-    """The path inside its filesystem (``s3://b/k`` -> ``b/k``); local paths unchanged."""
+    """The path inside its filesystem (``s3://b/k`` -> ``b/k``, by the filesystem's own rule,
+    e.g. ``abfs://c@account.dfs.core.windows.net/k`` -> ``c/k``); local paths unchanged."""
     text = os.fspath(path)
-    return text.split("://", 1)[1].rstrip("/") if is_remote(text) else local_path(text)
+    if not is_remote(text):
+        return local_path(text)
+    try:
+        import fsspec
+
+        return fsspec.get_filesystem_class(protocol(text))._strip_protocol(text).rstrip("/")
+    except (ImportError, ValueError):
+        return text.split("://", 1)[1].rstrip("/")
 
 
 def join(base: str | os.PathLike, *parts: str) -> str:

@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..schema import Schema
+from ..storage import strip
 from . import hugectr, merlin_schema
 from .hugectr import HugeCTROptions
 
@@ -33,7 +34,7 @@ def prepare(ds: Any, hugectr_arg: Any) -> tuple[Any, HugeCTROptions | None]:
 
 
 def _list_lengths(path: str, columns: list[str], fs: Any = None) -> dict[str, tuple[int, int]]:
-    table = pq.read_table(path.split("://", 1)[1] if fs is not None else path, columns=columns,
+    table = pq.read_table(strip(path) if fs is not None else path, columns=columns,
                           filesystem=fs)
     out = {}
     for name in columns:
