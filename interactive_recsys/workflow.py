@@ -27,7 +27,7 @@ import dask
 
 from . import __version__ as _library_version
 from . import storage
-from .artifacts import TemporaryArtifacts
+from .artifacts import TemporaryArtifacts, check_temporary_artifacts_reach_workers
 from .backend import convert
 from .dataset import Dataset, as_dataset
 from .errors import DatasetError, IRSError, NotFittedError, SchemaError, WorkflowFormatError
@@ -191,6 +191,7 @@ class Workflow:
         previous, previous_owner = self.artifacts_dir, self._temporary  # alive during the fit
         if self.artifacts_dir is None or self._temporary is not None \
                 or self._read_only_artifacts:  # a refit never rewrites what others may read
+            check_temporary_artifacts_reach_workers()
             self._temporary = TemporaryArtifacts()
             self.artifacts_dir, self._read_only_artifacts = self._temporary.path, False
         self._states, self.fitted = {}, False  # a failed fit leaves an unfitted workflow

@@ -584,3 +584,34 @@ def test_irs_predict_and_report_with_s3_urls(s3, bucket, tmp_path):
     assert main(["report", f"s3://{bucket}/nb/run.ipynb", *so]) == 0  # beside it: run.html
     assert "4242" in fs.cat_file(f"{bucket}/nb/run.html").decode()
     assert main(["report", f"s3://{bucket}/nb/missing.ipynb", *so]) == 2
+
+
+@pytest.mark.slow
+def test_a_temporary_artifacts_folder_is_refused_when_workers_are_elsewhere():
+    """A worker that advertises another machine's address (``--contact-address``): a
+    workflow without ``artifacts_dir`` is refused before any task, naming the fix."""
+    from distributed import Client
+
+    port, wport = s3_server.free_port(), s3_server.free_port()
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler",
+                               "--host", "127.0.0.1", "--port", str(port),
+                               "--dashboard-address", ":0"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        procs.append(subprocess.Popen([
+            sys.executable, "-m", "distributed.cli.dask_worker", f"tcp://127.0.0.1:{port}",
+            "--listen-address", f"tcp://127.0.0.1:{wport}",
+            "--contact-address", f"tcp://10.255.255.1:{wport}", "--nthreads", "1",
+            "--no-dashboard"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        with Client(f"tcp://127.0.0.1:{port}", timeout=60) as client:
+            client.wait_for_workers(1, timeout=120)
+            wf = _workflow()
+            with pytest.raises(irs.errors.ParameterError,
+                               match=r"10\.255\.255\.1.*other machines.*artifacts_dir="):
+                wf.fit(_frame())
+            assert not wf.fitted and wf.artifacts_dir is None
+    finally:
+        for p in reversed(procs):
+            p.kill()
+            p.wait(timeout=30)
