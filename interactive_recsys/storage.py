@@ -45,7 +45,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from .errors import DatasetError, IRSError
+from .errors import DatasetError, IRSError, StorageError
 
 MANIFEST = "_SUCCESS"
 STAGING = "_temporary"
@@ -53,13 +53,8 @@ MANIFEST_FORMAT = "interactive-recsys-output"
 _LOCAL_PROTOCOLS = ("file", "local")
 
 StorageOptions = Mapping[str, Any] | None
-
-
-class StorageError(IRSError, OSError):
-    """The store could not be reached or refused the request (credentials, bucket, network)."""
-
-    def __str__(self) -> str:
-        return str(self.strerror)
+__all__ = ["StorageError", "filesystem", "is_remote", "published_files",
+           "remote_atomic_directory", "strip"]
 
 
 def protocol(path: str | os.PathLike) -> str | None:
@@ -321,20 +316,40 @@ def remote_atomic_directory(url: str, storage_options: StorageOptions = None, *,
     try:
         yield f"{protocol(url)}://{staging}"
     except BaseException:  # the writer's own failure, raised as it is
-        with contextlib.suppress(Exception):
-            fs.rm(staging, recursive=True)
+        _remove_staging(fs, root, staging)
         raise
     try:
         _publish(fs, url, root, staging, write_id, overwrite)
     except BaseException as exc:
-        with contextlib.suppress(Exception):
-            fs.rm(staging, recursive=True)
+        _remove_staging(fs, root, staging)
         if isinstance(exc, IRSError) or not isinstance(exc, Exception):
             raise
         raise storage_error(url, exc) from exc
 
 
 CLAIM = f"{STAGING}/_publishing"
+
+
+def _remove_staging(fs: Any, root: str, staging: str, attempts: int = 25) -> None:
+    """Remove a failed write's staging folder, also files that tasks already running add
+    after the failure (it must be found empty twice, 0.25 s apart); best effort."""
+    empty = 0
+    for _ in range(attempts):
+        try:
+            fs.invalidate_cache(staging)
+            if fs.find(staging):
+                fs.rm(staging, recursive=True)
+                empty = 0
+            else:
+                empty += 1
+        except Exception:  # the store is out of reach: nothing more to do from here
+            return
+        if empty >= 2:
+            break
+        time.sleep(0.25)
+    with contextlib.suppress(Exception):
+        if not fs.ls(f"{root}/{STAGING}", refresh=True):
+            fs.rm(f"{root}/{STAGING}", recursive=True)
 
 
 def _claim(fs: Any, url: str, root: str, write_id: str) -> None:
