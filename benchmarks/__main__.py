@@ -35,6 +35,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         default=DEFAULT_CONTENDERS, help="default: all but polars-join "
                         "(nvtabular only if its venv exists)")
     criteo.add_argument("--rows-per-file", type=int, default=500_000)
+    criteo.add_argument("--layout", choices=["generator", "pyarrow"], default="generator",
+                        help="pyarrow: 1M-row files written with pq.write_table's defaults "
+                        "(one row group each) instead of the generator's 128Ki-row groups")
     criteo.add_argument("--profile", choices=["kaggle", "default"], default="kaggle",
                         help="synthetic_criteo profile: kaggle (real Criteo Kaggle widths, "
                         "the default) or default (narrower columns)")
@@ -65,9 +68,10 @@ def main(argv: list[str] | None = None) -> None:
         return
     from .harness import run_benchmark
 
-    label = ("criteo-quick" if args.quick else "criteo") + f"-{args.profile}"
+    label = ("criteo-quick" if args.quick else "criteo") + f"-{args.profile}" + (
+        "" if args.layout == "generator" else f"-{args.layout}")
     run_benchmark(args.rows, args.contenders, args.repeats, args.rows_per_file, args.sample,
-                  args.timeout, args.quiet_wait, label, args.code, args.profile)
+                  args.timeout, args.quiet_wait, label, args.code, args.profile, args.layout)
 
 
 if __name__ == "__main__":

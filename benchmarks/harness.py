@@ -63,6 +63,13 @@ class Outcome:
 
     @property
     def wall_s(self) -> float | None:
+        """What a user pays: the whole process (interpreter, imports, cluster start-up,
+        work, shutdown), median over the runs."""
+        return statistics.median(r.process_s for r in self.runs) if self.runs else None
+
+    @property
+    def work_s(self) -> float | None:
+        """First read to last write (the contender's own clock), median over the runs."""
         return statistics.median(r.seconds for r in self.runs) if self.runs else None
 
     @property
@@ -71,14 +78,27 @@ class Outcome:
 
 
 # ---- data -------------------------------------------------------------------------------------
-def prepare_data(rows: int, rows_per_file: int, profile: str = "default") -> Path:
+def prepare_data(rows: int, rows_per_file: int, profile: str = "default",
+                 layout: str = "generator") -> Path:
+    """The data of one size (generated once). ``layout="pyarrow"``: 1M-row files rewritten
+    with ``pq.write_table``'s defaults (one row group per file), as other tools write them,
+    instead of the generator's 128Ki-row groups."""
     from interactive_recsys.datasets import synthetic_criteo
 
+    if layout == "pyarrow":
+        rows_per_file = 1_000_000
     name = f"criteo-{rows}" + ("" if rows_per_file == 500_000 else f"-f{rows_per_file}")
     name += "" if profile == "default" else f"-{profile}"
+    name += "" if layout == "generator" else f"-{layout}"
     started = time.perf_counter()
+    done = DATA / name / "_layout_done"
     path = synthetic_criteo(rows=rows, seed=0, path=DATA / name, rows_per_file=rows_per_file,
                             profile=profile)
+    if layout == "pyarrow" and not done.exists():
+        for f in parquet_files(str(path)):
+            pq.write_table(pq.read_table(f), f"{f}.tmp")
+            os.replace(f"{f}.tmp", f)
+        done.write_text("pq.write_table defaults\n")
     print(f"data: {path} ({len(parquet_files(str(path)))} files, "
           f"{time.perf_counter() - started:.1f} s)", flush=True)
     return path
@@ -336,9 +356,9 @@ def available(names: list[str]) -> tuple[list[Contender], list[Outcome]]:
 
 def bench_size(rows: int, contenders: list[Contender], repeats: int, rows_per_file: int,
                sample: int, timeout: float, quiet_wait: float, code: Path,
-               profile: str = "default") -> list[Outcome]:
-    src = prepare_data(rows, rows_per_file, profile)
-    work = WORK / f"criteo-{rows}-{profile}"
+               profile: str = "default", layout: str = "generator") -> list[Outcome]:
+    src = prepare_data(rows, rows_per_file, profile, layout)
+    work = WORK / f"criteo-{rows}-{profile}-{layout}"
     reference = work / "reference"
     started = time.perf_counter()
     run_once(CONTENDERS["irs-local"], src, reference, timeout, code=code)
@@ -381,7 +401,8 @@ def bench_size(rows: int, contenders: list[Contender], repeats: int, rows_per_fi
 
 def run_benchmark(sizes: list[int], names: list[str], repeats: int, rows_per_file: int,
                   sample: int, timeout: float, quiet_wait: float, label: str,
-                  code_source: str = "head", profile: str = "default") -> dict:
+                  code_source: str = "head", profile: str = "default",
+                  layout: str = "generator") -> dict:
     contenders, skipped = available(names)
     started, load_before = time.time(), os.getloadavg()
     code = snapshot_code(WORK / "code", code_source)
@@ -392,19 +413,20 @@ def run_benchmark(sizes: list[int], names: list[str], repeats: int, rows_per_fil
     for rows in sizes:
         print(f"== {rows:,} rows ==", flush=True)
         outcomes += bench_size(rows, contenders, repeats, rows_per_file, sample, timeout,
-                               quiet_wait, Path(code["path"]), profile)
+                               quiet_wait, Path(code["path"]), profile, layout)
     results = {
         "benchmark": "criteo", "label": label, "started": time.strftime(
             "%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
         "duration_s": round(time.time() - started, 1),
         "settings": {"sizes": sizes, "repeats": repeats, "rows_per_file": rows_per_file,
                      "sample_rows": sample, "rtol": RTOL, "atol": ATOL, "poll_s": POLL_S,
-                     "quiet_wait_s": quiet_wait, "profile": profile},
+                     "quiet_wait_s": quiet_wait, "profile": profile, "layout": layout},
         "load_average": {"before": [round(x, 2) for x in load_before],
                          "after": [round(x, 2) for x in os.getloadavg()]},
         "machine": report.machine_info(), "code": code,
         "contenders": {c.name: c.description for c in contenders},
-        "outcomes": [asdict(o) | {"wall_s": o.wall_s, "peak_rss_mb": o.peak_rss_mb}
+        "outcomes": [asdict(o) | {"wall_s": o.wall_s, "work_s": o.work_s,
+                                  "peak_rss_mb": o.peak_rss_mb}
                      for o in outcomes + skipped],
     }
     table = report.table(outcomes, skipped)

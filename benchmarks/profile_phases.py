@@ -19,8 +19,10 @@ from pathlib import Path
 #: (phase, regular expression on a frame's function name), most specific first
 RULES: tuple[tuple[str, str], ...] = (
     ("fit: vocabulary write", r"write_split$"),
-    ("fit: vocabulary sort/rank", r"(sort_order|_lexsort_order|_?local_rank)$"),
-    ("fit: merge of counts (Acero group_by)", r"(sum_counts|merge_sums|_sum_split)$"),
+    ("fit: vocabulary sort/rank", r"(sort_order|_lexsort_order|_?local_rank|_rank_in_block|_gather"
+     r"|rank_keys|count_before(_keys)?|sort_range|finish_range|gather_ranks|bases)$"),
+    ("fit: merge of counts (Acero group_by or keyed)",
+     r"(sum_counts|merge_sums|_sum_split|merge|encode_parts|_sum_runs)$"),
     ("fit: per-partition value counts",
      r"(CpuBackend\.value_counts|value_counts|_?dictionary_counts)$"),
     ("transform: dictionary codes (unify the row groups' dictionaries)",

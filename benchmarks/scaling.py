@@ -53,7 +53,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from dask.utils import parse_bytes
 
-from . import report
+from . import report, scaling_curve
 from .contenders import CATS, CONTS, FIRST_INDEX, NULL_INDEX, log_counts, parquet_files
 from .harness import (
     DATA,
@@ -73,6 +73,9 @@ from .harness import (
 HELP = ("scaling: 8M vs 32M rows, out of core (4x the workers' memory), wide vocabularies "
         "(kaggle profile by default)")
 SCENARIOS = ("size", "out-of-core", "cardinality")
+#: scenarios run only when asked for
+EXTRA_SCENARIOS = ("curve",)
+CURVE_ROWS = [2_000_000, 8_000_000, 16_000_000, 32_000_000]
 PROFILES = ("kaggle", "default")
 #: the widest columns of the kaggle profile (real Criteo Kaggle: 10.1M, 8.4M, 7.0M, 5.5M, 2.2M
 #: distinct values over 45.8M rows)
@@ -83,7 +86,14 @@ POLL_S = 0.05
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--scenarios", nargs="+", choices=SCENARIOS, default=list(SCENARIOS))
+    parser.add_argument("--scenarios", nargs="+", choices=SCENARIOS + EXTRA_SCENARIOS,
+                        default=list(SCENARIOS),
+                        help="curve (not run by default): the standard workflow at --curve-rows, "
+                        "a cost model per phase and its extrapolation to Criteo 1TB")
+    parser.add_argument("--curve-rows", type=int, nargs="+", default=CURVE_ROWS)
+    parser.add_argument("--curve-modes", nargs="+", choices=["local", "cluster"],
+                        default=["local", "cluster"],
+                        help="in-process (threaded scheduler) and/or the 2-worker cluster")
     parser.add_argument("--profile", choices=PROFILES, default="kaggle",
                         help="synthetic_criteo profile: kaggle (real Criteo Kaggle widths, the "
                         "default) or default (narrower columns)")
@@ -302,6 +312,13 @@ def scenario_runs(args: argparse.Namespace) -> list[dict]:
             configs.append({"scenario": "size", "rows": rows, "data": profile,
                             "src": prepare_data(rows, 500_000, args.profile), "kind": "criteo",
                             "n_workers": 2, "memory_limit": None})
+    if "curve" in args.scenarios:
+        for mode in args.curve_modes:
+            for rows in args.curve_rows:
+                configs.append({"scenario": "curve", "mode": mode, "rows": rows, "data": profile,
+                                "src": prepare_data(rows, 500_000, args.profile),
+                                "kind": "criteo", "n_workers": 2 if mode == "cluster" else 0,
+                                "memory_limit": None})
     if "out-of-core" in args.scenarios:
         configs.append({"scenario": "out-of-core", "rows": args.ooc_rows, "data": profile,
                         "src": prepare_data(args.ooc_rows, 500_000, args.profile),
@@ -336,6 +353,7 @@ def prepare(configs: list[dict]) -> None:
         counts = distinct_counts(c)
         widest = sorted(counts.items(), key=lambda kv: -kv[1])[:5]
         c["distinct"] = dict(widest)
+        c["distinct_total"] = sum(counts.values())
         if c["kind"] == "criteo":
             expected_moments(Path(c["src"]))
         limit = c["memory_limit"]
@@ -361,12 +379,13 @@ def run(args: argparse.Namespace) -> dict | None:
           f"sha256 {code['sha256']})", flush=True)
     for c in configs:
         c["runs"], c["problems"] = [], []
-    repeats = {"size": args.repeats, "out-of-core": 1, "cardinality": 1}
+    repeats = {"size": args.repeats, "curve": args.repeats, "out-of-core": 1, "cardinality": 1}
     for repeat in range(max(repeats.values())):
         for c in configs:
             if repeat >= repeats[c["scenario"]] or c["problems"]:
                 continue
-            out = WORK / "scaling" / f"{c['scenario']}-{c['rows']}-{args.profile}"
+            out = WORK / "scaling" / f"{c['scenario']}-{c.get('mode', 'cluster')}-{c['rows']}-" \
+                f"{args.profile}"
             spec = {k: c.get(k) for k in ("kind", "columns", "keep", "n_workers",
                                           "memory_limit")}
             spec.update(src=str(Path(c["src"]).resolve()), out=str(out.resolve()),
@@ -423,44 +442,64 @@ def _process_peaks(runs: list[dict]) -> str:
 
 def summary(results: dict) -> str:
     lines = ["| scenario | data | columns encoded | rows | decoded GB | workers x limit | "
-             "partitions | runs | wall s (median) | fit s | CPU s (median) | rows/s | peak RSS MB "
-             "| client / worker peak MB | load avg (1 min) at start | check |",
-             "|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|"]
+             "partitions | runs | wall s, whole process (median) | work s | fit s | "
+             "CPU s (median) | rows/s | peak RSS MB | client / worker peak MB | "
+             "load avg (1 min) at start | check |",
+             "|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|"]
     for c in results["configs"]:
         runs = c["runs"]
         limit = c["memory_limit"] or "auto"
+        workers = f"2 x {limit}" if c["n_workers"] else "in-process, 2 threads"
         head = (f"| {c['scenario']} | {c.get('data', '-')} | {_encoded(c)} | {c['rows']:,} | "
-                f"{c['decoded_gb']} | 2 x {limit} |")
+                f"{c['decoded_gb']} | {workers} |")
         if not runs:
             problems = "; ".join(c["problems"])[:300].replace("\n", " ")
-            lines.append(f"{head} - | 0 | - | - | - | - | - | - | - | {problems} |")
+            lines.append(f"{head} - | 0 | - | - | - | - | - | - | - | - | {problems} |")
             continue
-        wall = _median(runs, "seconds")
+        wall = _median(runs, "process_s")
         loads = ", ".join(f"{r['extra']['loadavg_start'][0]:.1f}" for r in runs)
         lines.append(f"{head} {runs[0]['extra']['npartitions']} | {len(runs)} | {wall:.1f} | "
+                     f"{_median(runs, 'seconds'):.1f} | "
                      f"{statistics.median(r['extra']['fit_s'] for r in runs):.1f} | "
                      f"{_median(runs, 'cpu_s'):.1f} | "
                      f"{c['rows'] / wall:,.0f} | {max(r['peak_rss_mb'] for r in runs):,.0f} | "
                      f"{_process_peaks(runs)} | {loads} | ok |")
-    sizes = [c for c in results["configs"] if c["scenario"] == "size" and c["runs"]]
-    if len(sizes) >= 2:
-        small, large = sizes[0], sizes[-1]
-        pairs = [b["seconds"] / a["seconds"] for a, b in zip(small["runs"], large["runs"],
-                                                            strict=False)]
-        rss = (max(r["peak_rss_mb"] for r in large["runs"])
-               / max(r["peak_rss_mb"] for r in small["runs"]))
-        medians = _median(large["runs"], "seconds") / _median(small["runs"], "seconds")
-        cpu = _median(large["runs"], "cpu_s") / _median(small["runs"], "cpu_s")
-        lines += ["", f"time({large['rows']:,}) / time({small['rows']:,}): "
-                  + ", ".join(f"{p:.2f}" for p in pairs) + " (per alternating repeat); "
-                  f"median walls {medians:.2f}; median CPU times {cpu:.2f}"
-                  f"; peak RSS ratio {rss:.2f} (data ratio {large['rows'] / small['rows']:.0f})."]
+    groups = [[c for c in results["configs"] if c["scenario"] == "size" and c["runs"]]]
+    groups += [[c for c in results["configs"] if c["scenario"] == "curve" and c["runs"]
+                and c["mode"] == mode] for mode in ("local", "cluster")]
+    for sizes in groups:
+        lines += _ratios(sizes)
+    lines.append(scaling_curve.report(results["configs"]))
     for c in results["configs"]:
         if c.get("distinct"):
             lines += ["", f"Distinct values, {c['scenario']} {c['rows']:,} rows (widest "
                       "columns, pyarrow value counts of the input): "
                       + ", ".join(f"{k} {v:,}" for k, v in c["distinct"].items()) + "."]
     return "\n".join(lines)
+
+
+def _ratios(sizes: list[dict]) -> list[str]:
+    """time(large) / time(small) of one group of sizes: 8M and 32M rows when both were
+    measured, else the smallest and the largest; whole process, work, fit and CPU."""
+    if len(sizes) < 2:
+        return []
+    by_rows = {c["rows"]: c for c in sizes}
+    small, large = (by_rows[8_000_000], by_rows[32_000_000]) if {8_000_000, 32_000_000} \
+        <= by_rows.keys() else (sizes[0], sizes[-1])
+    mode = {0: "in-process"}.get(small["n_workers"], f"{small['n_workers']} workers")
+    pairs = [b["process_s"] / a["process_s"]
+             for a, b in zip(small["runs"], large["runs"], strict=False)]
+    ratio = {key: _median(large["runs"], key) / _median(small["runs"], key)
+             for key in ("process_s", "seconds", "cpu_s")}
+    fit = (statistics.median(r["extra"]["fit_s"] for r in large["runs"])
+           / statistics.median(r["extra"]["fit_s"] for r in small["runs"]))
+    rss = (max(r["peak_rss_mb"] for r in large["runs"])
+           / max(r["peak_rss_mb"] for r in small["runs"]))
+    return ["", f"{small['scenario']}, {mode}: time({large['rows']:,}) / "
+            f"time({small['rows']:,}), whole process: " + ", ".join(f"{p:.2f}" for p in pairs)
+            + f" (per alternating repeat), median {ratio['process_s']:.2f}; work "
+            f"{ratio['seconds']:.2f}; fit {fit:.2f}; CPU {ratio['cpu_s']:.2f}; peak RSS "
+            f"{rss:.2f} (data ratio {large['rows'] / small['rows']:.0f})."]
 
 
 def _encoded(config: dict) -> str:
@@ -493,12 +532,14 @@ def write(results: dict, md: str) -> None:
             f"Data: `synthetic_criteo(profile={results['settings']['profile']!r})` (the `data` "
             "column says which data each number comes from). "
             "Our standard Criteo workflow on `irs.cluster.start_cluster(n_workers=2)` (1 thread "
-            "per worker), and Categorify alone for the cardinality scenario. Wall: first read to "
-            "last write (no cluster start-up). Peak RSS: the job process and all its children "
-            "(Dask workers), polled every 50 ms. Every run counted was checked against "
-            "independent pyarrow/pandas value counts and moments (whole vocabularies, sampled "
-            "rows). The machine is shared (2 CPUs): the load average at the start of each run "
-            "is listed.", "", md, "",
+            "per worker) or in-process (Dask's threaded scheduler, 2 threads) as the "
+            "`workers x limit` column says, and Categorify alone for the cardinality scenario. "
+            "Wall: the whole process as a user pays it (interpreter, imports, cluster start-up, "
+            "work, shutdown); work: first read to last write. Peak RSS: the job process and "
+            "all its children (Dask workers), polled every 50 ms. Every run counted was checked "
+            "against independent pyarrow/pandas value counts and moments (whole vocabularies, "
+            "sampled rows). The machine is shared (2 CPUs): the load average at the start of "
+            "each run is listed.", "", md, "",
             f"Machine: {m['cpu']}, {m['cpu_count']} CPUs, {m['memory_gb']} GB, {m['platform']}. "
             f"Python {m['python']}, pandas {v['pandas']}, pyarrow {v['pyarrow']}, dask "
             f"{v['dask']}, distributed {v['distributed']}, numpy {v['numpy']}. Code: commit "

@@ -35,6 +35,32 @@ def standard_criteo_workflow(freq_threshold: int = 0) -> Workflow:
     return Workflow(cats + conts + [CRITEO_LABEL])
 
 
+def _at_least(minimum: int) -> Any:
+    """An argparse type: an integer >= ``minimum`` (else argparse's usage error, exit 2)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < minimum:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {text!r}")
+        return value
+
+    parse.__name__ = f"integer >= {minimum}"
+    return parse
+
+
+def _check_cluster_args(args: argparse.Namespace) -> None:
+    """Refuse an unreadable --part-size, or a --memory-limit too small for the partitions,
+    before anything starts or is written."""
+    from .cluster import check_memory_limit
+    from .dataset import parse_part_size
+
+    part_size = parse_part_size(args.part_size) if args.part_size is not None else None
+    if not args.local and not args.scheduler:
+        check_memory_limit(args.memory_limit, part_size)
+
+
 @contextlib.contextmanager
 def _client(scheduler: str | None, workers: int, memory_limit: str | None,
             local: bool) -> Iterator[Any]:
@@ -62,13 +88,14 @@ def _describe_client(client: Any) -> str:
 
 def demo(args: argparse.Namespace) -> dict[str, Any]:
     out_dir = os.path.abspath(args.output)
+    _check_cluster_args(args)
     bar = tqdm(total=4, desc="irs demo", unit="step", file=sys.stderr,
                disable=args.quiet, bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}]")
-    bar.set_postfix_str("generating data")
-    data_dir = synthetic_criteo(rows=args.rows, seed=args.seed,
-                                path=args.data or os.path.join(out_dir, "input"))
-    bar.update()
     with _client(args.scheduler, args.workers, args.memory_limit, args.local) as client:
+        bar.set_postfix_str("generating data")
+        data_dir = synthetic_criteo(rows=args.rows, seed=args.seed,
+                                    path=args.data or os.path.join(out_dir, "input"))
+        bar.update()
         bar.set_postfix_str("fitting")
         ds = Dataset(str(data_dir), part_size=args.part_size)
         wf = standard_criteo_workflow(args.freq_threshold)
@@ -128,7 +155,7 @@ def storage_options(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from .outputs import check_destination
+    from .outputs import check_destination, check_not_inside_input
     from .storage import is_remote
 
     options = storage_options(args)
@@ -137,6 +164,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if not is_remote(args.output):
         check_destination(args.output, {"the input": inputs, "the workflow folder":
                                         [] if is_remote(args.workflow) else [args.workflow]})
+        check_not_inside_input(args.output, inputs)
+    _check_cluster_args(args)
     wf = Workflow.load(args.workflow, storage_options=options)
     with _client(args.scheduler, args.workers, args.memory_limit, args.local) as client:
         labels = args.label or ([c.name for c in wf.input_schema.values() if "target" in c.tags]
@@ -164,6 +193,7 @@ def predict(args: argparse.Namespace) -> dict[str, Any]:
 
     options = storage_options(args)
     model = load(args.model, storage_options=options)
+    _check_cluster_args(args)
     with _client(args.scheduler, args.workers, args.memory_limit, args.local) as client:
         users = Dataset(args.users if len(args.users) > 1 else args.users[0],
                         part_size=args.part_size, storage_options=options)
@@ -234,7 +264,8 @@ def clean(args: argparse.Namespace) -> list[str]:
 def _add_cluster_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="use an existing Dask scheduler, e.g. tcp://10.0.0.5:8786")
-    p.add_argument("--workers", type=int, default=2, help="local workers to start (default 2)")
+    p.add_argument("--workers", type=_at_least(1), default=2,
+                   help="local workers to start (default 2)")
     p.add_argument("--memory-limit", default=None,
                    help="memory limit per local worker, e.g. 2GB (default: share of RAM)")
     p.add_argument("--local", action="store_true",
@@ -259,11 +290,12 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Generate Criteo-shaped data, start a local cluster, fit + "
                        "transform the standard Criteo workflow, write parquet, vocabularies and "
                        "a summary.")
-    d.add_argument("--rows", type=int, default=1_000_000, help="rows to generate (default 1M)")
-    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--rows", type=_at_least(1), default=1_000_000,
+                   help="rows to generate (default 1M)")
+    d.add_argument("--seed", type=_at_least(0), default=0)
     d.add_argument("--output", default="irs-demo-output", help="output directory")
     d.add_argument("--data", default=None, help="where to generate the input data")
-    d.add_argument("--freq-threshold", type=int, default=0)
+    d.add_argument("--freq-threshold", type=_at_least(0), default=0)
     d.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_cluster_args(d)
     d.set_defaults(func=demo)
@@ -291,7 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--model", required=True, help="directory written by model.save")
     pr.add_argument("--users", required=True, nargs="+",
                     help="parquet/csv with the user column (and the item column: history)")
-    pr.add_argument("--k", type=int, default=100, help="items per user (default 100)")
+    pr.add_argument("--k", type=_at_least(1), default=100, help="items per user (default 100)")
     pr.add_argument("--output", required=True, help="output directory")
     pr.add_argument("--keep-seen", action="store_true",
                     help="also recommend the items a user already has")

@@ -8,6 +8,7 @@ import contextlib
 import csv
 import functools
 import gzip
+import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -36,9 +37,14 @@ class CsvNormalizer:
         self.irs_sources = list(files)
 
     def __call__(self, df: pd.DataFrame) -> Any:
+        for name in df.columns:  # e.g. integers past int64, which pandas keeps as Python ints
+            target = self.schema.field(name).type if name in self.schema.names else None
+            if df[name].dtype == object and target is not None and (
+                    pa.types.is_string(target) or pa.types.is_large_string(target)):
+                df[name] = df[name].where(df[name].isna(), df[name].astype(str))
         try:
             table = pa.Table.from_pandas(df, preserve_index=False).cast(self.schema)
-        except (pa.ArrowException, ValueError, TypeError) as exc:
+        except (pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
             column = failing_column(df, self.schema)
             raise DatasetError(
                 f"Column {column!r} of {self.irs_sources[:3]} cannot be read as "
@@ -54,7 +60,7 @@ def failing_column(df: pd.DataFrame, schema: pa.Schema | None = None) -> str:
             arr = pa.array(df[name], from_pandas=True)
             if schema is not None and name in schema.names:
                 arr.cast(schema.field(name).type)
-        except (pa.ArrowException, ValueError, TypeError):
+        except (pa.ArrowException, ValueError, TypeError, OverflowError):
             return str(name)
     return str(df.columns[0]) if len(df.columns) else "?"
 
@@ -69,7 +75,17 @@ class CsvBlockReader:
         self.expected, self.files = dict(expected), list(files)
 
     def __call__(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
-        df = pd.read_csv(*args, **kwargs)
+        try:
+            df = pd.read_csv(*args, **kwargs)
+        except pd.errors.ParserError as exc:
+            sep = kwargs.get("sep", ",")
+            where = multiline_file(self.files, sep) or self.files[:3]
+            raise DatasetError(
+                f"Cannot read the csv input {where!r}: {exc}. A quoted field with a line break "
+                "crosses the boundary of a block (part_size), where the file is split for "
+                "parallel reading. Read each file as one block (a part_size above the file's "
+                "size, e.g. Dataset(..., part_size='1GB')), or rewrite the file without line "
+                "breaks inside fields (or as parquet).") from None
         for name, dtype in self.expected.items():
             if name in df.columns and df[name].dtype != dtype:
                 df[name] = self._coerce(name, df[name], dtype)
@@ -130,3 +146,42 @@ def check_csv_names(files: Sequence[str], sep: str, names: Sequence[str] | None,
             f"names has {len(names)} entries ({list(names)[:6]}) but {first!r} has "
             f"{len(line)} fields per line (separator {sep!r}). Pass one name per field, "
             "or check the 'sep' parameter.")
+
+
+def files_with_rows(files: Sequence[str], sep: str, header: Any) -> list[str]:
+    """The csv ``files`` that hold data rows, in order; all of them when none does.
+
+    Column types are inferred from the first file's start, so a header-only (or empty) file
+    first would make every column a string; such files add no rows and are left out.
+    """
+    skip = 0 if header is None else 1
+
+    def has_rows(path: str) -> bool:
+        opener = gzip.open if path.endswith(".gz") else open
+        try:
+            with opener(path, "rt", newline="") as f:
+                reader = csv.reader(f, delimiter=sep)
+                rows = itertools.islice(reader, skip + 1)
+                return sum(1 for row in rows if row) > skip
+        except (OSError, UnicodeDecodeError, csv.Error):
+            return True  # let the reader name the problem
+    kept = [f for f in files if has_rows(f)]
+    return kept or list(files)
+
+
+def multiline_file(files: Sequence[str], sep: str, records: int = 1_000_000) -> str | None:
+    """The first of ``files`` with a quoted field holding a line break (within its first
+    ``records`` records), else None."""
+    for path in files:
+        opener = gzip.open if path.endswith(".gz") else open
+        try:
+            with opener(path, "rt", newline="") as f:
+                reader = csv.reader(f, delimiter=sep)
+                last = 0
+                for _ in itertools.islice(reader, records):
+                    if reader.line_num - last > 1:
+                        return path
+                    last = reader.line_num
+        except (OSError, UnicodeDecodeError, csv.Error):
+            continue
+    return None

@@ -38,6 +38,7 @@ from .csv_input import (
     CsvNormalizer,
     check_csv_names,
     failing_column,
+    files_with_rows,
     pandas_csv_dtype,
 )
 from .errors import DatasetError, ParameterError
@@ -152,6 +153,8 @@ def _infer_engine(files: list[str]) -> str:
 # ---- parquet ---------------------------------------------------------------------------------
 def _unify_type(name: str, types: dict[str, pa.DataType]) -> pa.DataType:
     distinct = set(types.values())
+    if len(distinct) > 1:  # an all-null file (Arrow null: pandas' all-None) takes any type
+        distinct.discard(pa.null())
     if len(distinct) == 1:
         return distinct.pop()
     if all(pa.types.is_string(t) or pa.types.is_large_string(t) for t in distinct):
@@ -247,8 +250,23 @@ class _PieceReader:
                 return backend.from_arrow(read_parquet_table(
                     f, columns, piece.row_groups, self.schema, self.dictionary))
         except (OSError, pa.ArrowException) as exc:
+            why = _changed_since_open(piece.path, self.schema) if self.fs is None else ""
             raise DatasetError(f"Cannot read {piece.path!r} (row groups {piece.row_groups}): "
-                               f"{exc}") from exc
+                               f"{exc}{why}") from exc
+
+
+def _changed_since_open(path: str, schema: pa.Schema) -> str:
+    """Why a file no longer reads with the types it had when the Dataset was opened ('')."""
+    try:
+        now = pq.read_schema(path)
+    except (OSError, pa.ArrowException):
+        return ""
+    for field in schema:
+        if field.name in now.names and now.field(field.name).type != field.type:
+            return (f". Column {field.name!r} is {now.field(field.name).type} in the file now, "
+                    f"but was {field.type} when the Dataset was opened: the file changed "
+                    "since. Open the Dataset again (irs.Dataset(...)) to read its new types.")
+    return ""
 
 
 def _read_metadata(files: list[str], fs: Any = None
@@ -312,17 +330,19 @@ class Dataset:
         self._num_rows: int | None = None
         self.files: list[str] = []
         self.sources: list[str] = []  # files a derived dataset is computed from, when known
+        self.folders: list[str] = []  # folders named as input (output guards)
         self._pieces: list[ParquetPiece] | None = None  # parquet: what the partitions read
         self._file_schema: pa.Schema | None = None
         if isinstance(source, Dataset):
             self._ddf, arrow_schema = source._ddf, source.schema.to_arrow()
             self._num_rows, self.files = source._num_rows, source.files
-            self.sources = source.sources
+            self.sources, self.folders = source.sources, source.folders
             self._pieces, self._file_schema = source._pieces, source._file_schema
             self.backend = source.backend
             self.storage_options, self._fs = source.storage_options, source._fs
         elif isinstance(source, str | os.PathLike | list | tuple):
             self.files = expand_paths(source, engine, self.storage_options)
+            self.folders = input_folders(source)
             remote = [f for f in self.files if is_remote(f)]
             if remote and len(remote) != len(self.files):
                 raise DatasetError(f"The input mixes local files and URLs ({self.files[:4]}"
@@ -359,6 +379,7 @@ class Dataset:
         ds.backend, ds._ddf, ds._schema, ds._num_rows, ds.files = (backend, ddf, schema,
                                                                   num_rows, [])
         ds._pieces, ds._file_schema, ds.sources = None, None, list(sources)
+        ds.folders = []
         ds.storage_options, ds._fs = {}, None
         return ds
 
@@ -388,6 +409,7 @@ class Dataset:
         meta = self.backend.from_arrow(dictionary_schema(self._file_schema,
                                                          dictionary).empty_table())
         reader = _PieceReader(self.backend.name, self._file_schema, dictionary, self._fs)
+        reader.irs_folders = self.folders
         with dask.config.set({"dataframe.convert-string": False}):
             return dd.from_map(reader, self._pieces, meta=meta, label="read-parquet",
                                enforce_metadata=False)
@@ -403,15 +425,19 @@ class Dataset:
             kwargs["header"] = header
         if any(f.endswith(".gz") for f in self.files):
             kwargs.update(blocksize=None, compression="gzip")
+        check_csv_names(self.files, sep, names, self.storage_options)
+        files = self.files
         if self._fs is not None:
             kwargs["storage_options"] = self.storage_options
-        check_csv_names(self.files, sep, names, self.storage_options)
+        else:
+            files = files_with_rows(self.files, sep, None if names is not None and header
+                                    == "infer" else header)  # header-only files add no rows
         try:
-            raw = dd.read_csv(self.files, **kwargs)
+            raw = dd.read_csv(files, **kwargs)
             expected = {c: t for c, t in raw._meta.dtypes.items() if c not in dtypes}
-            raw = read_pandas(CsvBlockReader(expected, self.files), self.files, **kwargs)
+            raw = read_pandas(CsvBlockReader(expected, files), files, **kwargs)
         except (OSError, ValueError) as exc:
-            raise DatasetError(f"Cannot read the csv input {self.files[:3]}: {exc}") from exc
+            raise DatasetError(f"Cannot read the csv input {files[:3]}: {exc}") from exc
         sample = pa.Table.from_pandas(raw._meta, preserve_index=False).schema
         fields = [pa.field(f.name, small_type(arrow_type(dtypes[f.name])) if f.name in dtypes else
                            (pa.string() if pa.types.is_string(f.type) or
@@ -419,8 +445,9 @@ class Dataset:
                             else f.type)) for f in sample]
         schema = pa.schema(fields)
         meta = self.backend.from_arrow(schema.empty_table())
-        return raw.map_partitions(CsvNormalizer(self.backend.name, schema, self.files), meta=meta,
-                                  enforce_metadata=False), schema
+        normalizer = CsvNormalizer(self.backend.name, schema, files)
+        normalizer.irs_folders = self.folders
+        return raw.map_partitions(normalizer, meta=meta, enforce_metadata=False), schema
 
     def _from_frame(self, source: Any, part_size: Any) -> tuple[dd.DataFrame, pa.Schema]:
         if isinstance(source, pa.Table):
@@ -556,6 +583,7 @@ def source_files(ddf: dd.DataFrame) -> list[str]:
     def visit(value: Any, depth: int) -> None:
         try:
             files.extend(getattr(value, "irs_sources", ()))
+            files.extend(getattr(value, "irs_folders", ()))
         except Exception:  # e.g. from_delayed's expression: no metadata to look into
             pass
         if isinstance(value, ParquetPiece):
@@ -571,8 +599,17 @@ def source_files(ddf: dd.DataFrame) -> list[str]:
 
 
 def input_files(ds: Dataset) -> list[str]:
-    """The files ``ds`` reads: its own, those it was derived from, or found in its graph."""
-    return sorted({*ds.files, *getattr(ds, "sources", ())}) or source_files(ds.to_ddf())
+    """The files ``ds`` reads: its own, those it was derived from, or found in its graph;
+    with the folders named as input (for :func:`~interactive_recsys.outputs.
+    check_not_inside_input`)."""
+    own = {*ds.files, *getattr(ds, "sources", ()), *getattr(ds, "folders", ())}
+    return sorted(own) or source_files(ds.to_ddf())
+
+
+def input_folders(source: Any) -> list[str]:
+    """The folders among the paths of a Dataset's ``source``."""
+    items = [source] if isinstance(source, str | os.PathLike) else list(source)
+    return [os.fspath(i) for i in items if isinstance(i, str | os.PathLike) and os.path.isdir(i)]
 
 
 def as_dataset(data: Any) -> Dataset:

@@ -100,15 +100,25 @@ class Node:
 
     # ---- traversal ------------------------------------------------------------------------
     def walk(self) -> Iterator[Node]:
-        """Every node of the graph once, parents before children."""
+        """Every node of the graph once, parents before children; a cycle (a node among its
+        own ancestors, e.g. made its own parent) is a :class:`SchemaError` naming it."""
         seen: set[int] = set()
+        path: set[int] = set()
 
         def visit(node: Node) -> Iterator[Node]:
+            if id(node) in path:
+                what = repr(node.op) if node.op is not None else f"the {node.kind} node"
+                raise SchemaError(f"The workflow graph has a cycle: step {what} is "
+                                  "among its own parents (e.g. node.parents.append(node)). "
+                                  "Build steps with >> and + only; each step's input comes "
+                                  "from steps before it.")
             if id(node) in seen:
                 return
             seen.add(id(node))
+            path.add(id(node))
             for p in node.parents:
                 yield from visit(p)
+            path.discard(id(node))
             yield node
 
         yield from visit(self)

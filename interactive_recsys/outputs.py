@@ -95,6 +95,40 @@ def check_destination(path: str | os.PathLike,
                 f"{os.path.join(os.path.dirname(dest), 'processed')!r} if that is free.")
 
 
+def check_not_inside_input(path: str | os.PathLike,
+                           inputs: Iterable[str | os.PathLike]) -> None:
+    """Refuse an output ``path`` inside a folder that is read as input.
+
+    ``inputs`` are the files and folders an input is read from (:func:`~interactive_recsys.
+    dataset.input_files` gives them for a dataset; the folders named by the user are among
+    them). Writing inside such a folder adds the output to the input: reading the folder
+    again reads both (rows doubled, or "incompatible types across files"). A folder that
+    is only the parent of an input *file* is not protected (reading that file again does not
+    see the output). Raises :class:`~interactive_recsys.errors.DatasetError` naming the
+    folder and a free sibling; callers run it before anything is written (``to_parquet``,
+    ``irs run``, the Studio).
+
+    >>> import tempfile
+    >>> root = tempfile.mkdtemp()
+    >>> check_not_inside_input(os.path.join(root, "out"), [os.path.join(root, "in.parquet")])
+    >>> check_not_inside_input(os.path.join(root, "data", "out"), [os.path.join(root, "data")])
+    Traceback (most recent call last):
+    ...
+    interactive_recsys.errors.DatasetError: Refusing to write to ...
+    """
+    dest = _real(path)
+    for item in inputs:
+        folder = _real(item)
+        if dest != folder and _within(dest, folder) and not os.path.isfile(folder):
+            sibling = os.path.join(os.path.dirname(folder),
+                                   os.path.basename(folder) + "-processed")
+            raise DatasetError(
+                f"Refusing to write to {os.fspath(path)!r}: it is inside the input folder "
+                f"{folder!r}, so reading that folder again would read the output as input "
+                "too (rows doubled, or types that clash across files). Write outside the "
+                f"input folder, e.g. to {sibling!r}.")
+
+
 # ---- atomic publishing ---------------------------------------------------------------------
 def _host() -> str:
     return re.sub(r"[^A-Za-z0-9_.]", "_", socket.gethostname()) or "host"

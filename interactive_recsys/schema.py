@@ -16,6 +16,7 @@ Examples
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -68,14 +69,24 @@ def dtype_name(arrow_type: pa.DataType) -> str:
     return _ARROW_NAMES.get(name, name)
 
 
+_ZONED = re.compile(r"timestamp\[(s|ms|us|ns), tz=([^\]]+)\]")
+
+
 def arrow_type(name: str) -> pa.DataType:
-    """The Arrow type of a backend-neutral dtype name (inverse of :func:`dtype_name`)."""
+    """The Arrow type of a backend-neutral dtype name (inverse of :func:`dtype_name`).
+
+    >>> arrow_type("timestamp[us, tz=Europe/Paris]")
+    TimestampType(timestamp[us, tz=Europe/Paris])
+    """
     if name.startswith("list<") and name.endswith(">"):
         return pa.list_(arrow_type(name[5:-1]))
     if name == "string":
         return pa.large_string()
     if name.startswith("float"):
         return {"float16": pa.float16(), "float32": pa.float32(), "float64": pa.float64()}[name]
+    zoned = _ZONED.fullmatch(name)  # str(pa.timestamp("us", tz="UTC")), no alias reads it
+    if zoned:
+        return pa.timestamp(zoned[1], tz=zoned[2])
     try:
         return pa.type_for_alias(name)
     except ValueError as exc:

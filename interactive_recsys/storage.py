@@ -439,7 +439,8 @@ def download_directory(url: str, local: str, storage_options: StorageOptions = N
 
 
 # ---- artifact tables (vocabularies, statistics): written once by a task, read by many -------
-def write_table(table: Any, path: str, storage_options: StorageOptions = None) -> None:
+def write_table(table: Any, path: str, storage_options: StorageOptions = None,
+                **options: Any) -> None:
     """Write a parquet table so readers see it whole or not at all: locally a temporary file
     renamed into place, on an object store one PUT (atomic there)."""
     import pyarrow.parquet as pq
@@ -450,9 +451,9 @@ def write_table(table: Any, path: str, storage_options: StorageOptions = None) -
 
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         with atomic_file(path) as tmp:
-            pq.write_table(table, tmp)
+            pq.write_table(table, tmp, **options)
         return
-    guarded(pq.write_table, path, table, strip(path), filesystem=fs)
+    guarded(pq.write_table, path, table, strip(path), filesystem=fs, **options)
 
 
 def read_table(path: str, storage_options: StorageOptions = None,

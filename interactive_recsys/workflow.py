@@ -35,7 +35,7 @@ from .graph import ConcatNode, Node, OpNode, SelectNode, compile_plan
 from .jobs import Job, compute, submit
 from .ops.base import Operator
 from .plan import ORDER_COLUMN, Plan
-from .schema import ColumnSchema, Schema
+from .schema import ColumnSchema, Schema, element_dtype, is_numeric_dtype
 from .selector import flatten
 from .tables.reduce import delayed_task, delayed_tasks, pick, tree
 from .workflow_format import FORMAT_NAME, FORMAT_VERSION, json_safe, read_config
@@ -236,6 +236,27 @@ class Workflow:
                 _checked(Schema(schema[n] for n in node.columns(schema)))
         return schema
 
+    def _check_types_since_fit(self, schema: Schema) -> None:
+        """Refuse a column whose kind of values (strings, numbers, timestamps...) changed since
+        the fit: its statistics (a vocabulary of strings, a mean) no longer apply, and
+        Categorify would map every value out of vocabulary."""
+        fitted = self.input_schema
+        if fitted is None or not self._stat_nodes():
+            return
+        for node in self.nodes:
+            if not isinstance(node, SelectNode):
+                continue
+            for name in node.columns(schema):
+                if name in fitted.names and _kind(schema[name].dtype) != _kind(
+                        fitted[name].dtype):
+                    raise SchemaError(
+                        f"Column {name!r} is {schema[name].dtype} here, but it was "
+                        f"{fitted[name].dtype} when this workflow was fit: its statistics do "
+                        f"not apply to these values. Convert it back (e.g. df[{name!r}].astype("
+                        f"{fitted[name].dtype!r}), or dtypes={{{name!r}: "
+                        f"{fitted[name].dtype!r}}} for csv input), or fit the workflow again "
+                        "on data of the new type.")
+
     def _row_filters(self) -> dict[str, list[str]]:
         """Each statistics step's upstream row filters, as text (for "saw no rows" errors)."""
         out = {}
@@ -272,6 +293,7 @@ class Workflow:
         return out
 
     def _transform_dataset(self, ds: Dataset, training: bool = False) -> Dataset:
+        self._check_types_since_fit(ds.schema)
         plan = self._plan(self._checked_input(ds.schema), ds.backend.name, {"training": training})
         output = len(plan.steps) - 1  # the output node comes last in walk order
         schema = _checked(plan.steps[output].schema)
@@ -453,6 +475,15 @@ class Workflow:
 
 #: Column names starting so are the library's own (shuffle order, writer keys).
 RESERVED_PREFIX = "__irs"
+
+
+def _kind(dtype: str) -> str:
+    """The kind of values of a dtype: string, number (bool, int, float) or the dtype's name
+    without its unit (timestamps, dates, lists of those...)."""
+    base = element_dtype(dtype)
+    kind = ("string" if base in ("string", "large_string") else "number"
+            if is_numeric_dtype(base) else base.split("[")[0])
+    return f"list<{kind}>" if base != dtype else kind
 
 
 def _checked(schema: Schema) -> Schema:

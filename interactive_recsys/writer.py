@@ -37,7 +37,7 @@ from . import exports, storage
 from .backend import get_backend
 from .errors import ParameterError
 from .jobs import compute
-from .outputs import atomic_directory
+from .outputs import atomic_directory, check_not_inside_input
 from .plan import release_memory
 
 __all__ = ["SHUFFLE_MODES", "atomic_directory", "write_parquet"]
@@ -210,7 +210,7 @@ def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = Non
     manifest (:func:`.storage.remote_atomic_directory`).
 
     ``path`` must not be, or contain, the dataset's input files, the current directory,
-    home or ``/`` (see :mod:`.outputs`)."""
+    home or ``/``, nor lie inside a folder read as input (see :mod:`.outputs`)."""
     if shuffle not in SHUFFLE_MODES:
         raise ParameterError(f"The 'shuffle' parameter must be one of {SHUFFLE_MODES}. Got "
                              f"{shuffle!r} instead.")
@@ -232,8 +232,10 @@ def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = Non
     ddf = ds.to_ddf()
     workers = _n_workers()
     n_out = out_files_per_proc * workers if out_files_per_proc else ddf.npartitions
+    inputs = _input_files(ds)
+    check_not_inside_input(path, inputs)
     final = path if remote else os.path.abspath(storage.local_path(path))
-    with _output_directory(path, overwrite, {"the input": _input_files(ds)},
+    with _output_directory(path, overwrite, {"the input": inputs},
                            storage_options) as (tmp, fs):
         if shuffle == "full":
             keyed = ddf.map_partitions(_add_key, seed, 0, 2**62, backend,

@@ -114,6 +114,58 @@ def test_to_parquet_refuses_to_overwrite_its_own_input(transformed, where, works
     assert digest(workspace) == before
 
 
+# Issue 23: an output inside a folder read as input would be read back as input.
+def _inside_input_messages(workspace: Path) -> str:
+    return rf"Refusing to write to .*inside the input folder '{re.escape(str(workspace / 'data'))}'"
+
+
+@pytest.mark.parametrize("transformed", [False, True], ids=["dataset", "transformed"])
+def test_to_parquet_refuses_an_output_inside_the_input_folder(transformed, workspace):
+    ds = irs.Dataset(str(workspace / "data"))
+    if transformed:
+        ds = irs.Workflow.load(str(workspace / "wf")).transform(ds)
+    before = digest(workspace)
+    with pytest.raises(DatasetError, match=_inside_input_messages(workspace)) as exc:
+        ds.to_parquet(workspace / "data" / "out" / "deeper")
+    assert "data-processed" in str(exc.value)  # the fix: a sibling of the input folder
+    assert digest(workspace) == before
+    assert len(irs.Dataset(str(workspace / "data")).compute()) == len(frame())  # still reads
+
+
+def test_an_output_beside_an_input_file_is_still_allowed(workspace):
+    written = irs.Dataset(str(workspace / "data" / "part.parquet")).to_parquet(
+        workspace / "data" / "out")
+    assert written["num_rows"] == len(frame())
+
+
+def test_cli_refuses_an_output_inside_the_input_folder(workspace):
+    before = digest(workspace)
+    done = subprocess.run([sys.executable, "-m", "interactive_recsys.cli", "run", "--local",
+                           "--workflow", str(workspace / "wf"), "--input",
+                           str(workspace / "data"), "--output", str(workspace / "data" / "o")],
+                          env=ENV, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert re.search(_inside_input_messages(workspace), done.stderr), done.stderr
+    assert "Traceback" not in done.stderr
+    assert digest(workspace) == before
+
+
+def test_studio_run_refuses_an_output_inside_the_input_folder(workspace):
+    from interactive_recsys.ui.builder_model import BuilderModel
+
+    model = BuilderModel(str(workspace / "data"))
+    model.add_step(["cat"], "Categorify")
+    before = digest(workspace)
+    try:  # refused up front, or by the job's write: either way nothing is written
+        job = model.run(str(workspace / "data" / "out"))
+        error = job.exception()
+    except DatasetError as exc:
+        error = exc
+    assert isinstance(error, DatasetError), error
+    assert re.search(_inside_input_messages(workspace), str(error)), error
+    assert digest(workspace) == before
+
+
 # ---- 1b. racing writers, overwrite over a file -----------------------------------------------
 def test_threads_racing_to_one_new_path_one_wins_whole(tmp_path, monkeypatch):
     original = writer._write_part

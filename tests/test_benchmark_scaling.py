@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from benchmarks import jobs, profile_phases, scaling
+from benchmarks import jobs, profile_phases, scaling, scaling_curve
 from benchmarks.contenders import CATS, CONTS
 from interactive_recsys.datasets import synthetic_criteo
 
@@ -99,9 +99,9 @@ def test_bad_cardinality_options_are_refused(argv, message):
 
 
 def test_the_summary_says_which_data_each_number_comes_from():
-    run = {"seconds": 10.0, "cpu_s": 18.0, "peak_rss_mb": 900.0,
+    run = {"seconds": 10.0, "process_s": 12.5, "cpu_s": 18.0, "peak_rss_mb": 900.0,
            "extra": {"npartitions": 4, "fit_s": 6.0, "loadavg_start": [1.0, 1.0, 1.0]}}
-    configs = [{"scenario": "cardinality", "rows": 1000, "kind": "categorify",
+    configs = [{"scenario": "cardinality", "rows": 1000, "kind": "categorify", "n_workers": 2,
                 "columns": ["C3", "C12"], "data": "synthetic_criteo profile 'kaggle'",
                 "decoded_gb": 0.1, "memory_limit": "2GB", "distinct": {"C3": 700, "C12": 650},
                 "runs": [run], "problems": []}]
@@ -110,7 +110,38 @@ def test_the_summary_says_which_data_each_number_comes_from():
     assert header.count("|") == row.count("|")
     assert "| cardinality | synthetic_criteo profile 'kaggle' | C3 C12 | 1,000 |" in row
     assert "C3 700, C12 650" in md
+    assert "| 12.5 | 10.0 | 6.0 |" in row  # whole process, then work, then fit
     json.dumps(configs)  # the configuration is what results.json stores
+
+
+def _curve_config(mode: str, rows: int, distinct: int) -> dict:
+    """A measured size whose phases follow a known cost model exactly."""
+    fit = 2e-6 * rows + 4e-6 * distinct + 1.0
+    work = fit + 3e-6 * rows + 0.5
+    run = {"seconds": work, "process_s": work + 4.0, "cpu_s": 2 * work, "peak_rss_mb": 500.0,
+           "extra": {"npartitions": 4, "fit_s": fit, "loadavg_start": [1.0, 1.0, 1.0]}}
+    return {"scenario": "curve", "mode": mode, "rows": rows, "kind": "criteo", "n_workers":
+            0 if mode == "local" else 2, "data": "synthetic", "decoded_gb": 1.0,
+            "memory_limit": None, "distinct_total": distinct, "runs": [run], "problems": []}
+
+
+def test_curve_recovers_a_known_cost_model_and_extrapolates_to_criteo_1tb():
+    sizes = [(2_000_000, 1_500_000), (8_000_000, 5_000_000), (16_000_000, 9_000_000),
+             (32_000_000, 16_000_000)]
+    configs = [_curve_config("local", r, d) for r, d in sizes]
+    md = scaling.summary({"configs": configs})
+    assert "| fit | 2.00 | 4.00 | 1.0 | 0%, 0%, 0%, 0% |" in md
+    assert "| transform + write | 3.00 | 0.00 | 0.5 | 0%, 0%, 0%, 0% |" in md
+    assert "| start-up | 0.00 | 0.00 | 4.0 | 0%, 0%, 0%, 0% |" in md
+    # 1 worker: fit = 2e-6 * 4,373,472,329 + 4e-6 * 187,767,399 + 1 = 9,498.0 s = 158.3 min
+    rows, distinct = scaling_curve.CRITEO_1TB_ROWS, sum(scaling_curve.CRITEO_1TB_CARDINALITIES)
+    assert distinct == 187_767_399
+    fit_min = (2e-6 * rows + 4e-6 * distinct + 1.0) / 60
+    assert f"| 1 | 0.1 | {fit_min:,.1f} |" in md
+    assert f"| 64 | 0.1 | {(fit_min * 60 - 1.0) / 64 / 60 + 1 / 60:,.1f} |" in md
+    # 8M -> 32M in-process: whole process (4x the rows) and fit ratios
+    fit_8, fit_32 = (2e-6 * r + 4e-6 * d + 1.0 for r, d in (sizes[1], sizes[3]))
+    assert f"fit {fit_32 / fit_8:.2f}" in md and "curve, in-process: time(32,000,000)" in md
 
 
 def test_profile_phases_groups_collapsed_stacks(tmp_path):
@@ -119,6 +150,6 @@ def test_profile_phases_groups_collapsed_stacks(tmp_path):
                        "main (a.py:1);_sum_split (c.py:1);sum_counts (d.py:2) 1\n")
     lines = profile_phases.table([profile]).splitlines()
     assert lines[0] == "| phase | p.txt: % (4 samples) |"
-    assert "| fit: merge of counts (Acero group_by) | 25.0 (1) |" in lines
+    assert "| fit: merge of counts (Acero group_by or keyed) | 25.0 (1) |" in lines
     assert "| output writer | 75.0 (3) |" in lines
     assert np.isclose(sum(float(line.split("|")[2].split()[0]) for line in lines[2:]), 100.0)

@@ -78,3 +78,27 @@ def test_wide_categorical_columns_are_written_without_dictionary(tmp_path) -> No
     got = pd.read_parquet(out)
     assert got["wide"].tolist() == expected["wide"].tolist()
     assert got["narrow"].tolist() == expected["narrow"].tolist()
+
+
+@pytest.mark.parametrize("chosen", [None, "system"])
+def test_arrow_memory_pool_is_jemalloc_unless_the_user_chose_one(chosen) -> None:
+    """Importing the package picks jemalloc (fewer page faults than mimalloc's eager release)
+    but never overrides ARROW_DEFAULT_MEMORY_POOL."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    if chosen:
+        env["ARROW_DEFAULT_MEMORY_POOL"] = chosen
+    code = ("import interactive_recsys, pyarrow as pa; "
+            "print(pa.default_memory_pool().backend_name)")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.strip()
+    try:
+        pa.jemalloc_memory_pool()
+        has_jemalloc = True
+    except NotImplementedError:
+        has_jemalloc = False
+    expected = chosen or ("jemalloc" if has_jemalloc else pa.default_memory_pool().backend_name)
+    assert out == expected

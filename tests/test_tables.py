@@ -12,6 +12,7 @@ from dask.sizeof import sizeof
 
 from interactive_recsys.backend import merge_moments, merge_sums, sum_counts
 from interactive_recsys.outputs import atomic_file
+from interactive_recsys.tables import ranking
 from interactive_recsys.tables import vocabulary as vocab
 from interactive_recsys.tables.cache import TABLES
 from interactive_recsys.tables.keyed_statistics import _Loaded
@@ -111,7 +112,7 @@ def test_merge_moments_matches_numpy_and_is_one_chunk():
 
 def test_vocabularies_and_keyed_tables_share_one_byte_budget(tmp_path, monkeypatch):
     t = pa.table({"value": [f"v{i}" for i in range(1000)], "count": list(range(1000, 0, -1))})
-    vocab.write_split(t, vocab.local_rank(t), 3, None, str(tmp_path / "vocab"), 0)
+    vocab.write_split(t, ranking.local_rank(t), 3, None, str(tmp_path / "vocab"), 0)
     keyed = str(tmp_path / "keyed.parquet")
     pq.write_table(pa.table({"value": t["value"], "index": np.arange(1000),
                              "mean": np.ones(1000)}), keyed)

@@ -2,8 +2,11 @@
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
+from interactive_recsys.backend import keyed_counts as kc
+from interactive_recsys.tables import ranking
 from interactive_recsys.tables import vocabulary as vocab
 
 
@@ -11,20 +14,17 @@ def table(values, counts):
     return pa.table({"value": values, "count": pa.array(counts, pa.int64())})
 
 
-def test_global_rank_from_split_ranks_equals_one_sort():
-    rng = np.random.default_rng(0)
-    values = [f"v{i:03d}" for i in range(300)]
-    counts = rng.integers(1, 6, len(values)).tolist()  # many ties
-    whole = table(values, counts)
-    expected = vocab.local_rank(whole)
-    splits = vocab.split_counts(whole, 4)
-    assert sum(s.num_rows for s in splits) == 300
-    for s in range(4):
-        parts = [vocab.local_rank(splits[s])] + [vocab.count_before(splits[s], splits[t])
-                                                 for t in range(4) if t != s]
-        ranks = vocab.add_vectors(parts)
-        by_value = dict(zip(whole["value"].to_pylist(), expected.tolist(), strict=True))
-        assert ranks.tolist() == [by_value[v] for v in splits[s]["value"].to_pylist()]
+def rank_by_ranges(splits, count=None):
+    """The ranks of every split as the fit's graph computes them (tables/ranking.py), with
+    ``count`` ranges of value (as many as splits by default)."""
+    n = len(splits)
+    count = count or n
+    plan = ranking.bounds([ranking.sample(s, points=7) for s in splits], count)
+    cuts = [ranking.cut(s, plan) for s in splits]
+    ranges = [ranking.sort_range([c[r] for c in cuts]) for r in range(count)]
+    base = ranking.bases([r["histogram"] for r in ranges])
+    done = [ranking.finish_range(ranges[r], base[r], n) for r in range(count)]
+    return [ranking.gather_ranks([d[s] for d in done]) for s in range(n)]
 
 
 def _random_values(kind, rng, n):
@@ -35,38 +35,53 @@ def _random_values(kind, rng, n):
         pool = np.unique(np.r_[np.array([0, 2**63 - 1], np.uint64),
                                rng.integers(0, 2**62, 400).astype(np.uint64)])
         return pa.array(rng.choice(pool, n, replace=False))
+    if kind == "float":
+        return pa.array(np.unique(np.r_[-0.5, 0.0, 1e300, -1e300, rng.normal(size=n)])[:n])
+    if kind == "hex":
+        return pa.array(sorted({f"{v:08x}" for v in rng.integers(0, 2**32, n)}))
+    if kind == "long":
+        return pa.array(sorted({f"id-{v:012d}" for v in rng.integers(0, 10**12, n)}))
     alphabet = [b"", b"\x00", b"a", b"a\x00", b"ab", b"\x7f", b"\x80", b"\xff", b"zz"]
     words = {b"".join(rng.choice(alphabet, rng.integers(1, 4))) for _ in range(4 * n)}
     words = sorted(w for w in words if len(w) <= 8)[:n]
     return pa.array([w.decode("latin-1") for w in words], pa.string())
 
 
-@pytest.mark.parametrize("kind", ["int", "uint64", "string"])
-def test_rank_keys_sort_like_arrow(kind):
+@pytest.mark.parametrize("kind", ["int", "uint64", "float", "hex", "long", "string"])
+@pytest.mark.parametrize("keyed", [True, False])
+@pytest.mark.parametrize("count", [None, 2, 9])
+def test_ranks_by_ranges_equal_one_arrow_sort(kind, keyed, count):
+    """Every split's global ranks equal the rank in one Arrow sort of the whole vocabulary
+    (descending count, ascending value), keyed or not, with many ties."""
     rng = np.random.default_rng(1)
-    values = _random_values(kind, rng, 200)
+    values = _random_values(kind, rng, 300)
     whole = pa.table({"value": values,
                       "count": pa.array(rng.integers(1, 4, len(values)), pa.int64())})
-    expected = vocab.local_rank(whole)  # Arrow's sort: descending count, ascending value
-    keys = vocab.rank_keys(whole)
-    assert vocab.count_before_keys(keys, keys).tolist() == expected.tolist()
-    splits = vocab.split_counts(whole, 3)
-    for s in range(3):
-        for t in range(3):
-            if s != t:
-                a, b = vocab.rank_keys(splits[s]), vocab.rank_keys(splits[t])
-                assert (vocab.count_before_keys(a, b).tolist()
-                        == vocab.count_before(splits[s], splits[t]).tolist())
+    order = pc.sort_indices(whole, sort_keys=vocab.SORT_KEYS).to_numpy()
+    expected = dict(zip(whole["value"].take(pa.array(order)).to_pylist(), range(len(order)),
+                        strict=True))
+    counts = kc.encode(whole) if keyed else whole
+    splits = vocab.split_counts(counts, 4)
+    assert sum(s.num_rows for s in splits) == len(values)
+    for split, ranks in zip(splits, rank_by_ranges(splits, count), strict=True):
+        assert ranks.tolist() == [expected[v] for v in kc.decode(split)["value"].to_pylist()]
+    assert ranking.local_rank(counts).tolist() == [
+        expected[v] for v in kc.decode(counts)["value"].to_pylist()]
 
 
-def test_rank_keys_need_short_values():
-    assert vocab.rank_keys(table(["123456789"], [1])) is None  # 9 bytes: the sort is used
-    assert vocab.rank_keys(table([1.5], [1])) is None
+def test_ranks_by_ranges_with_empty_and_mixed_splits():
+    """Splits of different kinds (one holds a long string) and empty splits rank by value."""
+    mixed = [kc.encode(pa.table({"value": ["aaaaaaaa", "bbbbbbbb"], "count": [3, 1]})),
+             pa.table({"value": ["a-long-value", "cc"], "count": pa.array([1, 3], pa.int64())}),
+             kc.encode(pa.table({"value": pa.array([], pa.string()),
+                                 "count": pa.array([], pa.int64())}))]
+    ranks = rank_by_ranges(mixed)
+    assert [r.tolist() for r in ranks] == [[0, 3], [2, 1], []]
 
 
 def test_rank_orders_by_count_then_value():
     t = table(["b", "a", "c", "d"], [2, 2, 5, 1])
-    assert vocab.local_rank(t).tolist() == [2, 1, 0, 3]
+    assert ranking.local_rank(t).tolist() == [2, 1, 0, 3]
 
 
 def test_lookup_never_maps_a_colliding_value_to_another_id(monkeypatch):
@@ -88,7 +103,7 @@ def test_lookup_falls_back_to_exact_matching_when_vocabulary_hashes_collide(monk
 @pytest.mark.parametrize("splits", [1, 3])
 def test_write_split_keeps_the_top_max_size(tmp_path, splits):
     t = table(["a", "b", "c"], [5, 3, 1])
-    info = vocab.write_split(t, vocab.local_rank(t), first_index=3, max_size=2,
+    info = vocab.write_split(t, ranking.local_rank(t), first_index=3, max_size=2,
                              directory=str(tmp_path), split=0)
     assert info == {"size": 2, "count": 8}
     back = vocab.read_vocabulary(str(tmp_path), 1)
@@ -98,7 +113,7 @@ def test_write_split_keeps_the_top_max_size(tmp_path, splits):
 def test_table_cache_stays_within_its_byte_budget(tmp_path, monkeypatch):
     for split in range(3):
         t = table([f"s{split}-{i}" for i in range(1000)], list(range(1000, 0, -1)))
-        vocab.write_split(t, vocab.local_rank(t), 3, None, str(tmp_path), split)
+        vocab.write_split(t, ranking.local_rank(t), 3, None, str(tmp_path), split)
     one = vocab.load_split(str(tmp_path), 0).nbytes
     monkeypatch.setenv("IRS_VOCAB_CACHE_BYTES", str(int(one * 2.5)))
     vocab.TABLES.clear()

@@ -29,6 +29,7 @@ from ..hashing import hash_array
 from ..schema import Schema, arrow_type, dtype_name
 from . import arrow as ax
 from . import frames
+from . import keyed_counts as kc
 from .arrow import ARROW_AGGREGATIONS, read_parquet_table
 from .interface import Backend
 
@@ -199,12 +200,12 @@ class CpuBackend(Backend):
                 with np.errstate(invalid="ignore", divide="ignore"):
                     return np.log1p(v, dtype=np.float64).astype(np.float32)
             return ax.map_values(col, log1p, pa.float32())
-        x = pc.cast(col, pa.float64())
+        x = pc.cast(col, pa.float64(), safe=False)  # ints past 2**53: nearest float
         return pc.cast(pc.log1p(x), pa.float32())
 
     def affine(self, col: Any, shift: float, scale: float, dtype: str = "float32") -> Any:
         """``(x - shift) / scale`` computed in float64, returned as ``dtype``."""
-        x = pc.cast(col, pa.float64())
+        x = pc.cast(col, pa.float64(), safe=False)  # ints past 2**53: nearest float
         return pc.cast(pc.divide(pc.subtract(x, shift), scale), arrow_type(dtype))
 
     def digitize(self, col: Any, boundaries: Sequence[float]) -> Any:
@@ -232,6 +233,15 @@ class CpuBackend(Backend):
 
     def value_counts(self, col: Any) -> pa.Table:
         return ax.value_counts(self.to_arrow_array(col))
+
+    def keyed_value_counts(self, col: Any) -> kc.Counts:
+        arr = self.to_arrow_array(col)
+        if pa.types.is_dictionary(arr.type) and arr.num_chunks > 1:
+            # each row group's codes counted, the row groups' counts summed in one sort
+            keyed = kc.encode_parts([ax.dictionary_counts(c) for c in arr.chunks])
+            if keyed is not None:
+                return keyed
+        return kc.encode(ax.value_counts(arr))
 
     def dictionary_codes(self, col: Any) -> tuple[np.ndarray, pa.Array] | None:
         """A dictionary-encoded column as ``(codes, dictionary)``: int32 codes into one

@@ -31,6 +31,7 @@ from ..hashing import hash_array
 from ..schema import Schema, arrow_type, dtype_name
 from . import arrow as ax
 from . import frames
+from . import keyed_counts as kc
 from .arrow import read_parquet_table
 from .interface import Backend
 
@@ -227,9 +228,15 @@ class GpuBackend(Backend):
         return joined["pos"].fillna(-1).astype("int64").to_numpy()
 
     def value_counts(self, col: Any) -> pa.Table:
-        vc = self._nan_to_null(col).value_counts(dropna=True)
+        col = self._nan_to_null(col)
+        if col.dtype.kind == "f":  # -0.0 + 0.0 is 0.0: one value, as in the hash
+            col = col + col.dtype.type(0)
+        vc = col.value_counts(dropna=True)
         return pa.table({"value": ax.small_offsets(ax.chunked(vc.index.to_arrow())),
                          "count": vc.astype("int64").to_arrow()})
+
+    def keyed_value_counts(self, col: Any) -> kc.Counts:
+        return kc.encode(self.value_counts(col))  # the distinct values, counted on the GPU
 
     def dictionary_codes(self, col: Any) -> None:
         return None  # reads_dictionaries is False: columns are never dictionary-encoded

@@ -224,6 +224,11 @@ class Backend(abc.ABC):
         """A ``value``/``count`` table of the present values (no null, no NaN)."""
 
     @abc.abstractmethod
+    def keyed_value_counts(self, col: Any) -> Any:
+        """:meth:`value_counts` as :class:`~.keyed_counts.KeyedCounts` (by 64-bit keys that
+        sort like the values) where the values have keys, else as that table."""
+
+    @abc.abstractmethod
     def dictionary_codes(self, col: Any) -> tuple[np.ndarray, pa.Array] | None:
         """``(codes, dictionary)`` of a dictionary-encoded column, None for a plain one."""
 

@@ -110,6 +110,12 @@ def hugectr_schema(schema: Schema, options: HugeCTROptions) -> Schema:
         raise DatasetError("HugeCTR output needs categorical (slot) columns, but no column is "
                            "tagged 'categorical'. Categorify the categorical columns or tag them "
                            "(Dataset(..., tags={'C1': ['categorical']})).")
+    if not r["labels"]:
+        raise DatasetError("HugeCTR output needs a label column (HugeCTR trains on it), but no "
+                           f"column of {schema.names[:8]} is tagged 'target'. Tag the label in "
+                           "the workflow, e.g. ['label'] >> ops.AddTags(['target']), or when "
+                           "reading: Dataset(..., tags={'label': ['target']}) (irs run "
+                           "--label COLUMN).")
     cols = []
     for col in schema.values():
         if col.name in r["cats"]:

@@ -105,6 +105,11 @@ class Model:
                                  "data is empty.")
         read_s = time.perf_counter() - started
         arrays = train_on_cluster(type(self).__name__, self.params, data)
+        problem = self.check_arrays(self.params, data.items, arrays)
+        if problem:
+            raise ParameterError(f"{self!r}.fit trained unusable weights: {problem}. Check "
+                                 f"the parameters ({self.params}), e.g. a smaller learning "
+                                 "rate or a finite regularization.")
         self.items_, self.arrays_ = data.items, arrays
         self.info_ = {"users": data.n_users, "items": data.n_items,
                       "interactions": data.nnz, "read_s": round(read_s, 3),
@@ -119,6 +124,37 @@ class Model:
         if not self.fitted:
             raise NotFittedError(f"This {type(self).__name__} is not fitted yet; call "
                                  ".fit(train) first (or load a saved model).")
+
+    @classmethod
+    def array_shapes(cls, params: dict[str, Any], n_items: int) -> dict[str, tuple[int, ...]]:
+        """The shape of each fitted array for ``n_items`` items (checked at fit and load);
+        default: no shapes declared (names, dtypes and finiteness are still checked)."""
+        return {}
+
+    @classmethod
+    def check_arrays(cls, params: dict[str, Any], items: Any,
+                     arrays: dict[str, Any]) -> str | None:
+        """What is wrong with fitted ``items`` and ``arrays`` (None: nothing): item ids must
+        be distinct, one-dimensional; weights numeric, finite and of the declared shapes."""
+        items = np.asarray(items)
+        if items.ndim != 1 or len(items) == 0:
+            return f"__items__ has shape {items.shape}; it must list the item ids (1-D, not empty)"
+        if len(pd.unique(items)) != len(items):
+            return f"__items__ repeats item ids ({len(items) - len(pd.unique(items))} repeats)"
+        expected = cls.array_shapes(params, len(items))
+        missing = sorted(set(expected) - set(arrays))
+        if missing:
+            return f"the arrays {missing} are missing"
+        for name, value in arrays.items():
+            value = np.asarray(value)
+            if value.dtype.kind not in "fiu":
+                return f"array {name!r} has dtype {value.dtype}; it must be numeric"
+            if name in expected and value.shape != expected[name]:
+                return (f"array {name!r} has shape {value.shape}; {len(items)} items need "
+                        f"{expected[name]}")
+            if value.dtype.kind == "f" and not np.isfinite(value).all():
+                return f"array {name!r} holds {int((~np.isfinite(value)).sum())} NaN/inf values"
+        return None
 
     # ---- scoring --------------------------------------------------------------------------
     def config(self) -> dict[str, Any]:
@@ -186,9 +222,20 @@ def _load(path: str, shown: str) -> Model:
                                f"are {sorted(MODELS)}.")
     model = MODELS[meta["model"]](user_col=meta["user_col"], item_col=meta["item_col"],
                                   **meta["params"])
-    with np.load(os.path.join(path, "arrays.npz"), allow_pickle=False) as npz:
-        model.items_ = npz["__items__"]
-        model.arrays_ = {name: npz[name] for name in meta["arrays"]}
+    arrays_path = os.path.join(path, "arrays.npz")
+    try:
+        with np.load(arrays_path, allow_pickle=False) as npz:
+            items = npz["__items__"]
+            arrays = {name: npz[name] for name in meta["arrays"]}
+    except (OSError, KeyError, ValueError, TypeError) as err:
+        raise ModelFormatError(f"{arrays_path!r} cannot be read as the arrays {meta['arrays']} "
+                               f"named in model.json ({err}); save the model again.") from err
+    problem = model.check_arrays(model.params, items, arrays)
+    if problem:
+        raise ModelFormatError(f"{arrays_path!r} does not hold a fitted {meta['model']}: "
+                               f"{problem}. The file was changed or damaged; save the model "
+                               "again.")
+    model.items_, model.arrays_ = items, arrays
     model.info_ = meta.get("info", {})
     return model
 

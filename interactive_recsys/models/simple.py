@@ -21,6 +21,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
@@ -34,7 +35,8 @@ BLOCK_BYTES = 2**26
 
 
 def _positive(value: Any) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and value > 0
+    return (isinstance(value, numbers.Real) and not isinstance(value, bool) and value > 0
+            and math.isfinite(value))
 
 
 def _device() -> str | None:
@@ -83,6 +85,10 @@ class Popularity(Model):
     PARAMS: dict = {}
 
     @classmethod
+    def array_shapes(cls, params: dict[str, Any], n_items: int) -> dict[str, tuple[int, ...]]:
+        return {"counts": (n_items,)}
+
+    @classmethod
     def fit_arrays(cls, params: dict[str, Any], data: Interactions) -> dict[str, np.ndarray]:
         return {"counts": np.bincount(data.indices, minlength=data.n_items).astype(np.float64)}
 
@@ -104,7 +110,11 @@ class EASE(Model):
     user_col, item_col : the user and item id columns.
     """
 
-    PARAMS = {"l2": (500.0, _positive, "a positive number")}
+    PARAMS = {"l2": (500.0, _positive, "a positive number (finite)")}
+
+    @classmethod
+    def array_shapes(cls, params: dict[str, Any], n_items: int) -> dict[str, tuple[int, ...]]:
+        return {"B": (n_items, n_items)}
 
     @classmethod
     def fit_arrays(cls, params: dict[str, Any], data: Interactions) -> dict[str, np.ndarray]:

@@ -34,15 +34,15 @@ import numpy as np
 import pyarrow as pa
 
 from ..artifacts import key_directory, resolve
+from ..backend import keyed_counts as kc
 from ..errors import ParameterError, SchemaError
 from ..schema import ColumnSchema, Schema, Tags, element_dtype
+from ..tables import ranking
 from ..tables import vocabulary as vocab
 from ..tables.layout import FIRST_FREE_INDEX, MAX_BUCKETS, NULL_INDEX
 from ..tables.reduce import (
     MAX_SPLITS,
-    ROWS_PER_SPLIT,
     Graph,
-    estimated_rows,
     listed,
     num_splits,
     pick,
@@ -51,7 +51,7 @@ from ..tables.reduce import (
 from .base import OpContext, StatOperator, group_names
 from .hash_bucket import check_index_dtype, encode_column, require_hashable
 from .params import Param
-from .state_check import TABLE
+from .state_check import TABLE, check_shape
 
 
 class Categorify(StatOperator):
@@ -73,6 +73,26 @@ class Categorify(StatOperator):
     split_out = Param(None, kind="int", low=1, high=MAX_SPLITS, nullable=True,
                       doc="Hash splits of the vocabulary build (None: about 8M rows each).")
     state_shape = {"vocabs": ("map", {**TABLE, "cardinality": "int"})}
+
+    def check_state(self, state: dict[str, Any]) -> None:
+        """Also check that each vocabulary's numbers agree: ``cardinality`` is the reserved
+        rows plus the vocabulary (a smaller one would size embedding tables below the ids
+        emitted), and its counts are whole numbers >= 0 that add up."""
+        super().check_state(state)
+        for key, info in state["vocabs"].items():
+            here = f"vocabs[{key!r}]"
+            for name in ("null_count", "value_count", "oov_count"):
+                if name in info:
+                    check_shape(info[name], "int", f"{here}.{name}")
+            expected = self.first_vocab_index + info["size"]
+            if info["cardinality"] != expected:
+                raise ValueError(
+                    f"{here}.cardinality is {info['cardinality']}, but {self.first_vocab_index} "
+                    f"reserved rows (padding, null, {self.oov_buckets} out-of-vocabulary) and "
+                    f"{info['size']} values need {expected}; refit and save the workflow again")
+            if {"null_count", "value_count", "oov_count"} <= set(info) and (
+                    info["null_count"] + info["oov_count"] > info["value_count"]):
+                raise ValueError(f"{here}: null_count + oov_count exceed value_count")
 
     @property
     def oov_buckets(self) -> int:
@@ -148,21 +168,13 @@ class Categorify(StatOperator):
         return num_splits(ctx.extra.get("num_rows"), ctx.extra.get("npartitions", 1),
                           self.split_out)
 
-    def rank_block(self, splits: int, ctx: OpContext) -> int:
-        """How many splits one ranking block holds: as many as hold about ``ROWS_PER_SPLIT``
-        data rows together (a split holds at most ``rows / splits`` values), so small data is
-        ranked in one block (one sort, cost linear in ``split_out``) and large data keeps each
-        task's memory bounded."""
-        rows = estimated_rows(ctx.extra.get("num_rows"), ctx.extra.get("npartitions", 1))
-        return max(1, min(splits, ROWS_PER_SPLIT * splits // max(rows, 1)))
-
     def fit_partition(self, df: Any, ctx: OpContext) -> dict[str, Any]:
         b = ctx.backend
         out = {}
         splits = self.splits(ctx)
         for key, group in self.vocab_keys(ctx.groups).items():
             values = self._values(df, group, ctx)
-            counts = vocab.value_dtype_table(b.value_counts(values))
+            counts = b.keyed_value_counts(values)
             nulls = int(b.null_mask(values).sum())
             out[key] = {"splits": vocab.split_counts(counts, splits), "nulls": nulls,
                         "rows": b.length(values)}
@@ -182,10 +194,7 @@ class Categorify(StatOperator):
             per_key = [g.task("pick", pick, p.key, key) for p in partials]
             reduced = [_reduce_split(g, per_key, s, self.freq_threshold)
                        for s in range(splits)]
-            keys = ([g.task("keys", vocab.rank_keys, r) for r in reduced]
-                    if splits > 1 else [None])
-            blocks = _blocks(g, reduced, keys, self.rank_block(splits, ctx))
-            ranks = [_rank(g, reduced, keys, s, blocks) for s in range(splits)]
+            ranks = _ranks(g, reduced)
             written = [g.task("write", vocab.write_split, reduced[s], ranks[s],
                               self.first_vocab_index, self.max_size, key_dir, s,
                               ctx.storage_options)
@@ -271,75 +280,32 @@ def _reduce_split(g: Graph, per_key: list[str], split: int, threshold: int) -> s
     return g.task("threshold", _apply_threshold, counts, threshold)
 
 
-def _apply_threshold(counts: pa.Table, threshold: int) -> pa.Table:
-    if threshold > 1:
-        counts = counts.filter(pa.compute.greater_equal(counts["count"], threshold))
-    return counts
+def _apply_threshold(counts: kc.Counts, threshold: int) -> kc.Counts:
+    """The values counted at least ``threshold`` times."""
+    return kc.at_least(counts, threshold)
 
 
-def _blocks(g: Graph, reduced: list[str], keys: list[Any],
-            block: int) -> list[tuple[int, str]]:
-    """The splits gathered ``block`` at a time: ``(first split, key of (tables, keys))``."""
-    if len(reduced) == 1:
-        return []
-    out = []
-    for first in range(0, len(reduced), block):
-        last = min(first + block, len(reduced))
-        out.append((first, g.task("gather", _gather, last - first,
-                                  *reduced[first:last], *keys[first:last])))
-    return out
-
-
-def _gather(n: int, *items: Any) -> dict[str, Any]:
-    """A block of splits ranked together: the rank of each of its values among the block's
-    (splits concatenated in order, ``offsets`` where each starts), and what other splits
-    compare with: the sorted rank keys, or the values and counts where there are no keys."""
-    tables, keys = items[:n], items[n:]
-    offsets = np.cumsum([0] + [t.num_rows for t in tables])
-    table = pa.concat_tables([t.select(["value", "count"]) for t in tables],
-                             promote_options="permissive")
-    if all(k is not None for k in keys):
-        row_keys = np.concatenate([k[0] for k in keys])
-        order = np.argsort(row_keys, kind="stable")
-        rank = np.empty(len(row_keys), dtype=np.int64)
-        rank[order] = np.arange(len(row_keys))
-        return {"offsets": offsets, "rank": rank, "sorted": row_keys[order], "table": table}
-    return {"offsets": offsets, "rank": vocab.local_rank(table), "sorted": None,
-            "table": table}
-
-
-def _rank(g: Graph, reduced: list[str], keys: list[Any], s: int,
-          blocks: list[tuple[int, str]]) -> str:
-    """Global rank of the values of split ``s``: within its own block, their rank among the
-    block's values; for every other block, how many of its values sort before (by
-    :func:`vocab.rank_keys` where the values have keys). Small data is one block: the rank is
-    read off one sort, and the cost is linear in ``split_out``."""
-    if not blocks:
-        return g.task("rank", _local_rank, reduced[s], keys[s])
-    parts = [g.task("rank", _rank_in_block, reduced[s], keys[s], s, first, block)
-             for first, block in blocks]
-    return parts[0] if len(parts) == 1 else g.task("rank", listed(vocab.add_vectors), *parts)
-
-
-def _rank_in_block(a: pa.Table, a_keys: Any, s: int, first: int,
-                   block: dict[str, Any]) -> np.ndarray:
-    """How many values of ``block`` sort before each of ``a``'s (split ``s``)."""
-    offsets = block["offsets"]
-    if first <= s < first + len(offsets) - 1:  # a's own block: its rank there
-        return block["rank"][offsets[s - first]:offsets[s - first + 1]]
-    if a_keys is not None and block["sorted"] is not None:
-        return np.searchsorted(block["sorted"], a_keys[0]).astype(np.int64)
-    return vocab.count_before(a, block["table"])  # no keys on one side: compare values
-
-
-def _local_rank(counts: pa.Table, keys: Any) -> np.ndarray:
-    return vocab.local_rank(counts) if keys is None else vocab.count_before_keys(keys, keys)
-
-
-def _count_before(a: pa.Table, b: pa.Table, a_keys: Any, b_keys: Any) -> np.ndarray:
-    if a_keys is None or b_keys is None:
-        return vocab.count_before(a, b)
-    return vocab.count_before_keys(a_keys, b_keys)
+def _ranks(g: Graph, reduced: list[str]) -> list[str]:
+    """Tasks of the global rank of every split's values (:mod:`..tables.ranking`): one
+    sort when there is one split; else the splits re-cut into ranges of value (at most
+    ``MAX_RANGES``, so the graph grows linearly with ``split_out``), each range sorted on its
+    own, and the ranks placed from the ranges' count histograms."""
+    splits = len(reduced)
+    if splits == 1:
+        return [g.task("rank", ranking.local_rank, reduced[0])]
+    count = min(splits, ranking.MAX_RANGES)
+    samples = [g.task("sample", ranking.sample, r) for r in reduced]
+    plan = g.task("bounds", listed(functools.partial(ranking.bounds, ranges=count)), *samples)
+    cuts = [g.task("cut", ranking.cut, r, plan) for r in reduced]
+    ranges = [g.task("range", listed(ranking.sort_range),
+                     *[g.task("pick", pick, c, r) for c in cuts]) for r in range(count)]
+    bases = g.task("bases", listed(ranking.bases),
+                   *[g.task("pick", pick, r, "histogram") for r in ranges])
+    done = [g.task("place", ranking.finish_range, ranges[r], g.task("pick", pick, bases, r),
+                   splits) for r in range(count)]
+    return [g.task("rank", listed(ranking.gather_ranks), *[g.task("pick", pick, d, s)
+                                                           for d in done])
+            for s in range(splits)]
 
 
 def _sum_totals(items: list[dict[str, Any]]) -> dict[str, int]:

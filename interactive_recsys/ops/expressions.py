@@ -1,4 +1,5 @@
-"""Safe column expressions: ``"rating >= 4"``, ``"x * 2 + 1"``, ``"log1p(clicks)"``.
+"""Safe column expressions: ``"rating >= 4"``, ``"x * 2 + 1"``, ``"log1p(clicks)"``;
+column names that are not identifiers in backticks, as in pandas' ``query``: ```a.b` > 1``.
 
 An expression is parsed with :mod:`ast` and only arithmetic, comparisons, boolean
 logic, column names, constants and a few whitelisted functions are allowed, so a
@@ -106,6 +107,42 @@ def _fold(node: ast.AST, expr: str) -> Any:
     return _NOT_CONSTANT
 
 
+def _backticks(expr: str) -> tuple[str, dict[str, str]]:
+    """``expr`` with each backticked column name (```a.b` > 1``, as in pandas' ``query``)
+    replaced by a placeholder identifier, and the placeholders' column names.
+
+    >>> _backticks("`a.b` > 1 and `c d` == 'x`y'")
+    ("__irs_bt0__ > 1 and __irs_bt1__ == 'x`y'", {'__irs_bt0__': 'a.b', '__irs_bt1__': 'c d'})
+    """
+    out, names, quote, i = [], {}, None, 0
+    while i < len(expr):
+        ch = expr[i]
+        if quote is not None:  # inside a string constant: copied as is
+            out.append(ch)
+            if ch == "\\" and i + 1 < len(expr):
+                out.append(expr[i + 1])
+                i += 1
+            elif ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+            out.append(ch)
+        elif ch == "`":
+            end = expr.find("`", i + 1)
+            if end < 0:
+                raise _refuse(expr, "has a ` without its closing `")
+            if end == i + 1:
+                raise _refuse(expr, "has an empty column name ``")
+            placeholder = f"__irs_bt{len(names)}__"
+            names[placeholder] = expr[i + 1:end]
+            out.append(placeholder)
+            i = end
+        else:
+            out.append(ch)
+        i += 1
+    return "".join(out), names
+
+
 def parse(expr: str) -> ast.Expression:
     """Parse and check an expression; raise :class:`ParameterError` naming what is not allowed.
 
@@ -123,8 +160,9 @@ def parse(expr: str) -> ast.Expression:
     if len(expr) > MAX_LENGTH:
         raise _refuse(expr, f"has {len(expr):,} characters; expressions are limited to "
                             f"{MAX_LENGTH:,}")
+    source, quoted = _backticks(expr)
     try:
-        tree = ast.parse(expr, mode="eval")
+        tree = ast.parse(source, mode="eval")
     except SyntaxError as exc:
         raise _refuse(expr, f"cannot be parsed: {exc.msg}") from None
     except (RecursionError, MemoryError):
@@ -138,12 +176,17 @@ def parse(expr: str) -> ast.Expression:
         if not isinstance(node, allowed):
             raise ParameterError(f"The expression {expr!r} uses {type(node).__name__}, which is "
                                  "not allowed; use column names, numbers, strings, arithmetic, "
-                                 f"comparisons, and/or/not and the functions {sorted(_FUNCTIONS)}.")
+                                 f"comparisons, and/or/not and the functions {sorted(_FUNCTIONS)}"
+                                 "; put a column name with dots, spaces or symbols in "
+                                 "backticks, e.g. `a.b` > 1.")
         if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name)
                                                and node.func.id in _FUNCTIONS):
             raise ParameterError(f"The expression {expr!r} calls an unknown function; allowed "
                                  f"functions are {sorted(_FUNCTIONS)}.")
     _fold(tree.body, expr)
+    for node in ast.walk(tree):  # backticked names back to the column names
+        if isinstance(node, ast.Name) and node.id in quoted:
+            node.id = quoted[node.id]
     return tree
 
 

@@ -115,7 +115,14 @@ class LambdaOp(Operator):
         out = {}
         for n in df.columns:
             col = b.column(df, n)
-            result = b.from_series(self._apply(b.series(col)))
+            try:
+                result = b.from_series(self._apply(b.series(col)))
+            except (pa.ArrowInvalid, OverflowError) as exc:
+                raise ParameterError(
+                    f"LambdaOp({self.f!r}) fails on column {n!r} ({b.dtype(col)}): {exc}. The "
+                    f"result does not fit {b.dtype(col)}: cast the column to float first, "
+                    f"e.g. [{n!r}] >> ops.LambdaOp('x', dtype='float64') >> "
+                    f"ops.LambdaOp({self.f!r}).") from None
             dtype = self.output_dtype(b.dtype(col))
             out[n] = result if b.dtype(result) == dtype else b.cast(result, dtype)
         return b.with_columns(df, out)

@@ -95,7 +95,7 @@ class Normalize(_Moments):
     """
 
     summary = "Standardise to mean 0, std 1 (float32)"
-    state_shape = {"means": ("map", "number?"), "stds": ("map", "number?")}
+    state_shape = {"means": ("map", "number?"), "stds": ("map", "number>=0?")}
     per_column_state = ("means", "stds")
 
     def fit_finalize(self, partial: Any, ctx: OpContext) -> dict[str, Any]:

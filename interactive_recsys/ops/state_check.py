@@ -1,6 +1,7 @@
 """Checking a fitted state read from a saved workflow against the shape its operator writes.
 
-A shape is a small spec: ``"number?"`` (finite number or null), ``"int"`` (whole
+A shape is a small spec: ``"number?"`` (finite number or null), ``"number>=0?"`` (the
+same, not negative: a standard deviation), ``"int"`` (whole
 number >= 0), ``"splits"`` (1 to ``MAX_SPLITS``), ``"str"``, ``"any"``, ``("map", shape)``
 (object of any keys), ``("list", shape)``, or a dict ``{key: shape}`` (an object with at
 least these keys).
@@ -32,12 +33,14 @@ def check_shape(value: Any, shape: Any, where: str = "") -> None:
     here = where or "the state"
     if shape == "any":
         return
-    if shape == "number?":
+    if shape in ("number?", "number>=0?"):
         if value is None:
             return
         if isinstance(value, bool) or not isinstance(value, int | float) or (
                 isinstance(value, float) and not math.isfinite(value)):
             raise ValueError(f"{here} must be a number or null, got {_kind(value)}")
+        if shape == "number>=0?" and value < 0:
+            raise ValueError(f"{here} must be >= 0 or null (a spread), got {value!r}")
         return
     if shape in ("int", "splits"):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0 or (

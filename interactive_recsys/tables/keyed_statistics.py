@@ -37,7 +37,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .. import storage
 from ..artifacts import key_directory, resolve
 from . import vocabulary as vocab
 from .cache import TABLES
@@ -102,7 +101,7 @@ def write_split(merged: pa.Table, finish: Callable, key: str, directory: str,
     """Finish one split, write it (atomically) as ``value, index, <statistics>``."""
     table = finish(canonical_keys(merged), key)
     table = table.append_column("index", pa.array(np.arange(table.num_rows, dtype=np.int64)))
-    storage.write_table(table, vocab.split_path(directory, split), storage_options)
+    vocab.write_table_file(table, vocab.split_path(directory, split), storage_options)
     sums = {n: float(pc.sum(table[n]).as_py() or 0) for n in table.column_names
             if n not in ("value", "index") and (pa.types.is_integer(table[n].type)
                                                or pa.types.is_floating(table[n].type))}

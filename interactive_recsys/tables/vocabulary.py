@@ -6,17 +6,16 @@ The build is a hash-partitioned tree reduction:
    by the value-defined hash (:func:`split_counts`);
 2. the ``P`` pieces of each split are summed in a tree, ``fan_in`` at a time
    (:func:`sum_counts`); a value lives in exactly one split, so the sums are exact;
-3. the global rank of a value in the order *descending count, ascending value*
-   is its rank inside its split plus, for every other split, the number of
-   values there that sort before it (:func:`count_before`, one task per pair of
-   splits, each holding two splits only). Integers, booleans and strings of at
-   most 8 bytes (hashed ids) get order-preserving byte keys (:func:`rank_keys`),
-   sorted once per split, so a pair costs one binary search instead of a sort;
+3. the global rank of a value in the order *descending count, ascending value* is
+   placed from ranges of value sorted on their own and the ranges' count histograms
+   (:mod:`.ranking`), in time linear in the vocabulary;
 4. each split is written as its own parquet file of ``value, count, index``
    sorted by index (:func:`write_split`).
 
-No task ever holds more than two splits of a vocabulary (the tree and the split count are
-:mod:`.reduce`'s). Statistics tables are ``pyarrow.Table`` on every backend.
+Counts travel keyed by 64-bit keys that sort like the values where the values have them
+(:mod:`..backend.keyed_counts`: integers, floats, strings of at most 8 bytes), and are
+merged with NumPy. No task ever holds more than about one split of a vocabulary (the tree
+and the split count are :mod:`.reduce`'s). Statistics tables are ``pyarrow.Table`` on every backend.
 
 >>> import pyarrow as pa
 >>> t = sum_counts([pa.table({"value": ["a", "b"], "count": [1, 5]}),
@@ -27,32 +26,42 @@ No task ever holds more than two splits of a vocabulary (the tree and the split 
 
 from __future__ import annotations
 
-import functools
+import errno
+import os
+import re
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from .. import storage
-from ..backend import sum_counts as sum_counts  # the tree's combine step, re-exported
+from ..backend import keyed_counts as kc
+from ..backend import merge_sums
 from ..hashing import hash_array
+from ..outputs import atomic_file, output_error
 from .cache import TABLES
 
 SORT_KEYS = [("count", "descending"), ("value", "ascending")]
 
 
-def split_counts(counts: pa.Table, splits: int) -> list[pa.Table]:
-    """Split a value/count table into ``splits`` tables by the hash of the value."""
+def split_counts(counts: kc.Counts, splits: int) -> list[kc.Counts]:
+    """Split a count table (keyed or by value) into ``splits`` by the hash of the value.
+
+    Each split owns its buffers (a slice of one big table would keep, and be counted by
+    Dask's ``sizeof`` as, the whole table's buffers)."""
     if splits == 1:
         return [counts]
-    part = hash_array(counts["value"]) % np.uint64(splits)
-    order = np.argsort(part, kind="stable")
-    bounds = np.searchsorted(part[order], np.arange(splits + 1))
-    # one take per split: each split owns its buffers (a slice of one big table would keep,
-    # and be counted by Dask's ``sizeof`` as, the whole table's buffers)
-    return [counts.take(pa.array(order[bounds[s]:bounds[s + 1]])) for s in range(splits)]
+    return kc.split(counts, splits, kc.value_hashes(counts))
+
+
+def sum_counts(parts: list[kc.Counts]) -> kc.Counts:
+    """Sum the counts of equal values: by key (:mod:`..backend.keyed_counts`) when every
+    part is keyed alike, else by value with Arrow (the tree's combine step)."""
+    merged = kc.merge(parts)
+    return merged if merged is not None else merge_sums([kc.decode(p) for p in parts])
 
 
 def sort_order(counts: pa.Table) -> np.ndarray:
@@ -84,7 +93,7 @@ def _lexsort_order(counts: pa.Table) -> np.ndarray | None:
             values = pc.fill_null(values, pa.scalar(empty).cast(values.type))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             return None
-    encoded = _value_bytes(values)
+    encoded = kc.value_bytes(values)
     if encoded is None:
         return None
     value_bytes, lengths = encoded
@@ -93,124 +102,40 @@ def _lexsort_order(counts: pa.Table) -> np.ndarray | None:
     return np.lexsort((lengths, words, nulls, -count))
 
 
-def local_rank(counts: pa.Table) -> np.ndarray:
-    """Rank of each row inside its own table (0 = most frequent)."""
-    rank = np.empty(counts.num_rows, dtype=np.int64)
-    rank[sort_order(counts)] = np.arange(counts.num_rows)
-    return rank
-
-
-def count_before(a: pa.Table, b: pa.Table) -> np.ndarray:
-    """For each row of ``a``, how many rows of ``b`` sort before it (values are disjoint)."""
-    if a.num_rows == 0 or b.num_rows == 0:
-        return np.zeros(a.num_rows, dtype=np.int64)
-    both = pa.concat_tables([a.select(["value", "count"]), b.select(["value", "count"])],
-                            promote_options="permissive")
-    order = sort_order(both)
-    from_b = (order >= a.num_rows).astype(np.int64)
-    b_before = np.cumsum(from_b)
-    out = np.empty(a.num_rows, dtype=np.int64)
-    is_a = order < a.num_rows
-    out[order[is_a]] = b_before[is_a]
-    return out
-
-
-#: Bytes of a rank key: 8 for the count, 8 for the value, 1 for a string's length.
-KEY_WIDTH = 17
-_TOP_BIT = np.uint64(1 << 63)
-
-
-def _big_endian_bytes(words: np.ndarray) -> np.ndarray:
-    """(n, 8) uint8 matrix of the big-endian bytes of a uint64 array."""
-    return words.astype(">u8").view(np.uint8).reshape(-1, 8)
-
-
-def _value_bytes(values: pa.Array) -> tuple[np.ndarray, np.ndarray] | None:
-    """Each value as 8 bytes that sort like the values, and string lengths; None when the
-    values need more than 8 bytes or are not integers, booleans or strings."""
-    n = len(values)
-    if pa.types.is_boolean(values.type) or (pa.types.is_integer(values.type)
-                                            and values.type != pa.uint64()):
-        ints = values.cast(pa.int64()).to_numpy(zero_copy_only=False)
-        return _big_endian_bytes(ints.view(np.uint64) ^ _TOP_BIT), np.zeros(n, np.uint8)
-    if values.type == pa.uint64():
-        return _big_endian_bytes(values.to_numpy(zero_copy_only=False)), np.zeros(n, np.uint8)
-    if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)
-            or pa.types.is_binary(values.type) or pa.types.is_large_binary(values.type)):
-        return None
-    values = values.cast(pa.large_binary())
-    offsets = np.frombuffer(values.buffers()[1], dtype=np.int64)[values.offset:
-                                                                  values.offset + n + 1]
-    lengths = np.diff(offsets)
-    if n and lengths.max() > 8:
-        return None
-    out = np.zeros((n, 8), dtype=np.uint8)
-    first, last = (int(offsets[0]), int(offsets[-1])) if n else (0, 0)
-    if last > first:
-        data = np.frombuffer(values.buffers()[2], dtype=np.uint8)[first:last]
-        if lengths.min() == lengths.max():  # one common length (hashed ids): a reshape
-            out[:, :lengths[0]] = data.reshape(n, int(lengths[0]))
-        else:
-            rows = np.repeat(np.arange(n), lengths)
-            cols = np.arange(last - first) - np.repeat(offsets[:-1] - first, lengths)
-            out[rows, cols] = data
-    return out, lengths.astype(np.uint8)
-
-
-def rank_keys(counts: pa.Table) -> tuple[np.ndarray, np.ndarray] | None:
-    """Byte keys that sort like :data:`SORT_KEYS` (descending count, ascending value), in
-    row order and sorted; None when the values have no such key (floats, longer strings).
-
-    A key is the big-endian complement of the count, the value's bytes (strings
-    zero-padded, integers with the sign bit flipped) and the string's length, so that
-    comparing keys byte by byte compares (count, value) as Arrow's sort does.
-
-    >>> t = pa.table({"value": ["b", "a", "ab", "c"], "count": [2, 2, 2, 5]})
-    >>> keys, ordered = rank_keys(t)
-    >>> np.searchsorted(ordered, keys).tolist() == local_rank(t).tolist() == [3, 1, 2, 0]
-    True
-    """
-    values = counts["value"]
-    values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
-    if pa.types.is_dictionary(values.type):
-        values = values.dictionary_decode()
-    encoded = _value_bytes(values)
-    if encoded is None:
-        return None
-    value_bytes, lengths = encoded
-    key = np.empty((len(values), KEY_WIDTH), dtype=np.uint8)
-    count = counts["count"].to_numpy().astype(np.int64)
-    key[:, :8] = _big_endian_bytes((np.iinfo(np.int64).max - count).astype(np.uint64))
-    key[:, 8:16] = value_bytes
-    key[:, 16] = lengths
-    keys = key.view(f"S{KEY_WIDTH}").ravel()
-    return keys, np.sort(keys, kind="stable")
-
-
-def count_before_keys(a_keys: tuple[np.ndarray, np.ndarray],
-                      b_keys: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """:func:`count_before` from the :func:`rank_keys` of both tables (a binary search)."""
-    return np.searchsorted(b_keys[1], a_keys[0]).astype(np.int64)
-
-
-def add_vectors(vectors: list[np.ndarray]) -> np.ndarray:
-    return functools.reduce(np.add, vectors)
+def write_table_file(table: pa.Table, path: str, storage_options: Any = None,
+                     **options: Any) -> None:
+    """Write a statistics table atomically (``options``: of ``pq.write_table``); a failed
+    write (disk full, ``ulimit -f``, no permission) is an
+    :class:`~interactive_recsys.outputs.OutputError` naming the file and the fix, and leaves
+    no part of it. ``path`` may be an fsspec URL (one PUT: whole or absent)."""
+    if storage.is_remote(path):
+        storage.write_table(table, path, storage_options, **options)
+        return
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with atomic_file(path) as tmp:
+            pq.write_table(table, tmp, **options)
+    except (OSError, pa.ArrowException) as exc:
+        found = re.search(r"errno (\d+)", str(exc), re.IGNORECASE)
+        code = getattr(exc, "errno", None) or (int(found[1]) if found else errno.EIO)
+        raise output_error(path, OSError(code, os.strerror(code), path)) from exc
 
 
 def split_path(directory: str, split: int) -> str:
     return storage.join(directory, f"part.{split:05d}.parquet")
 
 
-def write_split(counts: pa.Table, rank: np.ndarray, first_index: int, max_size: int | None,
+def write_split(counts: kc.Counts, rank: np.ndarray, first_index: int, max_size: int | None,
                 directory: str, split: int, storage_options: Any = None) -> dict[str, int]:
     """Write one split's ``value, count, index`` rows sorted by index; return its size.
     ``directory`` may be an fsspec URL (opened with ``storage_options``)."""
+    counts = kc.decode(counts)
     keep = rank < max_size if max_size is not None else np.ones(len(rank), dtype=bool)
     table = counts.filter(pa.array(keep)).append_column(
         "index", pa.array(rank[keep] + first_index, type=pa.int64()))
-    table = table.take(pc.sort_indices(table, sort_keys=[("index", "ascending")]))
+    table = table.take(pa.array(np.argsort(rank[keep])))
     path = split_path(directory, split)
-    storage.write_table(table, path, storage_options)
+    write_table_file(table, path, storage_options, use_dictionary=["count"])  # distinct values
     TABLES.put(path, table, VocabTable.load, storage_options)  # lookups here need no re-read
     return {"size": table.num_rows, "count": int(pc.sum(table["count"]).as_py() or 0)}
 
