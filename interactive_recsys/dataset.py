@@ -43,7 +43,7 @@ from .csv_input import (
 )
 from .errors import DatasetError, ParameterError
 from .schema import Schema, Tags, arrow_type, normalize_tags
-from .storage import StorageOptions, expand_url, filesystem, is_remote, published_files, strip
+from .storage import StorageOptions, expand_url, filesystem_of, is_remote, published_files, strip
 
 PARQUET_EXTENSIONS = (".parquet", ".pq", ".parq")
 CSV_EXTENSIONS = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz")
@@ -84,15 +84,6 @@ def _data_extensions(engine: str | None) -> tuple[str, ...]:
     return extensions if engine == "csv" else tuple(e for e in extensions if e != ".txt")
 
 
-def _expand_remote(item: str, engine: str | None, storage_options: StorageOptions) -> list[str]:
-    found = expand_url(item, _data_extensions(engine), storage_options)
-    if not found:
-        raise DatasetError(f"{item!r} holds or matches no parquet or csv data files. Parquet "
-                           f"files end in {PARQUET_EXTENSIONS}, csv in "
-                           f"{tuple(e for e in CSV_EXTENSIONS if e != '.txt')}.")
-    return found
-
-
 def expand_paths(source: str | os.PathLike | Sequence[str | os.PathLike],
                  engine: str | None = None,
                  storage_options: StorageOptions = None) -> list[str]:
@@ -110,7 +101,7 @@ def expand_paths(source: str | os.PathLike | Sequence[str | os.PathLike],
     for item in items:
         item = os.fspath(item)
         if is_remote(item):
-            files.extend(_expand_remote(item, engine, storage_options))
+            files.extend(expand_url(item, _data_extensions(engine), storage_options))
             continue
         if os.path.isdir(item):
             published_files(item)  # an interrupted output is refused
@@ -198,11 +189,7 @@ def sampled_bytes_per_row(path: str, md: pq.FileMetaData, fs: Any = None) -> flo
     """
     if md.num_row_groups == 0 or md.row_group(0).num_rows == 0:
         return 0.0
-    if fs is not None:
-        with fs.open(strip(path), "rb") as f:
-            table = pq.ParquetFile(f).read_row_group(0)
-    else:
-        table = pq.ParquetFile(path).read_row_group(0)
+    table = pq.ParquetFile(path if fs is None else strip(path), filesystem=fs).read_row_group(0)
     return table.nbytes / table.num_rows
 
 
@@ -274,11 +261,7 @@ def _read_metadata(files: list[str], fs: Any = None
     metadata, schemas = {}, {}
     for f in files:
         try:
-            if fs is None:
-                pf = pq.ParquetFile(f)
-            else:
-                with fs.open(strip(f), "rb") as handle:
-                    pf = pq.ParquetFile(handle)
+            pf = pq.ParquetFile(f if fs is None else strip(f), filesystem=fs)
         except (OSError, pa.ArrowException) as exc:
             raise DatasetError(f"{f!r} is not a readable parquet file ({exc}). Remove or "
                                "rewrite it.") from exc
@@ -343,11 +326,7 @@ class Dataset:
         elif isinstance(source, str | os.PathLike | list | tuple):
             self.files = expand_paths(source, engine, self.storage_options)
             self.folders = input_folders(source)
-            remote = [f for f in self.files if is_remote(f)]
-            if remote and len(remote) != len(self.files):
-                raise DatasetError(f"The input mixes local files and URLs ({self.files[:4]}"
-                                   "...); pass files of one filesystem.")
-            self._fs = filesystem(remote[0], self.storage_options) if remote else None
+            self._fs = filesystem_of(self.files, self.storage_options)
             engine = engine or _infer_engine(self.files)
             if engine == "parquet":
                 self._ddf, arrow_schema = self._open_parquet(parse_part_size(part_size))

@@ -260,17 +260,32 @@ def expand_url(item: str, extensions: tuple[str, ...],
             part.startswith(("_", ".")) for part in p[len(root):].split("/") if part))
 
     magic = re.search(r"[*?\[]", path)
-    if magic:
-        return data(guarded(fs.glob, item, path), posixpath.dirname(path[:magic.start()]))
     fs.invalidate_cache(path)
-    if guarded(fs.isdir, item, path):
+    if magic:
+        found = data(guarded(fs.glob, item, path), posixpath.dirname(path[:magic.start()]))
+    elif guarded(fs.isdir, item, path):
         listed = published_files(item, storage_options)
-        return data([strip(f) for f in listed] if listed is not None else
-                    guarded(fs.find, item, path), path)
-    if not guarded(fs.exists, item, path):
+        found = data([strip(f) for f in listed] if listed is not None else
+                     guarded(fs.find, item, path), path)
+    elif not guarded(fs.exists, item, path):
         raise DatasetError(f"Input file {item!r} does not exist. Check the URL (and that "
                            "storage_options reach the right store).")
-    return [item]
+    else:
+        found = [item]
+    if not found:
+        raise DatasetError(f"{item!r} holds or matches no data files (names ending in "
+                           f"{extensions}). Check the URL or the glob pattern.")
+    return found
+
+
+def filesystem_of(files: list[str], storage_options: StorageOptions = None) -> Any:
+    """The one fsspec filesystem of ``files`` (None when they are local); a list that mixes
+    local files and URLs is refused."""
+    remote = [f for f in files if is_remote(f)]
+    if remote and len(remote) != len(files):
+        raise DatasetError(f"The input mixes local files and URLs ({files[:4]}...); pass "
+                           "files of one filesystem.")
+    return filesystem(remote[0], storage_options) if remote else None
 
 
 def _same_or_inside(inner: str, outer: str) -> bool:
