@@ -5,9 +5,8 @@
 >>> wf = irs.Workflow(["c"] >> ops.Categorify())
 """
 
-__version__ = "0.1.0"
-
-from . import cluster, datasets, graph, ops  # noqa: F401  (graph: `>>` and `+`)
+from . import cluster, datasets, ops
+from ._version import __version__ as __version__
 from .backend import get_backend, gpu_available
 from .cluster import connect, start_cluster, stop_cluster
 from .dataset import Dataset
@@ -21,6 +20,7 @@ from .errors import (
     VersionError,
     WorkflowFormatError,
 )
+from .lazy import lazy_exports
 from .schema import ColumnSchema, Schema, Tags
 from .selector import ColumnSelector
 from .workflow import Workflow
@@ -30,13 +30,7 @@ _LAZY = {"ui": ".ui", "stats": ".stats", "Loader": ".loader", "torchrec": ".torc
          "predict_topk": ".predict"}
 
 
-def __getattr__(name: str):  # widgets, reports and the loader import on first use
-    import importlib
-
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module = importlib.import_module(_LAZY[name], __name__)
-    return getattr(module, name) if name in ("Loader", "predict_topk") else module
+__getattr__ = lazy_exports(__name__, _LAZY)  # widgets, reports and the loader: on first use
 
 
 __all__ = ["ColumnSchema", "ColumnSelector", "Dataset", "DatasetError", "IRSError",

@@ -16,19 +16,25 @@ from typing import Any
 
 from tqdm import tqdm
 
-from . import __version__
-from .dataset import Dataset
+from . import ops
+from ._version import __version__
+from .cluster import check_memory_limit, connect, start_cluster
+from .dataset import Dataset, parse_part_size
 from .datasets import CRITEO_CATEGORICAL, CRITEO_CONTINUOUS, CRITEO_LABEL, synthetic_criteo
 from .embedding import embedding_sizes
 from .errors import IRSError, ParameterError
+from .exports.hugectr import describe
+from .models import load
+from .notebook_report import notebook_report
+from .outputs import check_destination, check_not_inside_input, clean_stale
+from .predict import predict_topk
+from .storage import clean_staging, is_remote
 from .workflow import Workflow
 
 
 def standard_criteo_workflow(freq_threshold: int = 0) -> Workflow:
     """The standard Criteo workflow: Categorify every C*, FillMissing -> Clip -> LogOp ->
     Normalize every I*, and the label."""
-    from . import ops
-
     cats = CRITEO_CATEGORICAL >> ops.Categorify(freq_threshold=freq_threshold)
     conts = (CRITEO_CONTINUOUS >> ops.FillMissing(0) >> ops.Clip(min_value=0) >> ops.LogOp()
              >> ops.Normalize())
@@ -53,9 +59,6 @@ def _at_least(minimum: int) -> Any:
 def _check_cluster_args(args: argparse.Namespace) -> None:
     """Refuse an unreadable --part-size, or a --memory-limit too small for the partitions,
     before anything starts or is written."""
-    from .cluster import check_memory_limit
-    from .dataset import parse_part_size
-
     part_size = parse_part_size(args.part_size) if args.part_size is not None else None
     if not args.local and not args.scheduler:
         check_memory_limit(args.memory_limit, part_size)
@@ -67,7 +70,6 @@ def _client(scheduler: str | None, workers: int, memory_limit: str | None,
     if local:
         yield None
         return
-    from .cluster import connect, start_cluster
 
     client = connect(scheduler) if scheduler else start_cluster(
         n_workers=workers, memory_limit=memory_limit or "auto", dashboard=False)
@@ -155,9 +157,6 @@ def storage_options(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from .outputs import check_destination, check_not_inside_input
-    from .storage import is_remote
-
     options = storage_options(args)
     inputs = [p for item in args.input if not is_remote(item)
               for p in (glob.glob(item) if glob.has_magic(item) else [item])]
@@ -181,16 +180,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         print(f"Wrote {written['num_rows']:,} rows in {len(written['files'])} files to "
               f"{written['path']} in {seconds:.2f} s on {_describe_client(client)}")
         if "hugectr" in written:
-            from .exports.hugectr import describe
-
             print(describe(written["hugectr"]))
     return written
 
 
 def predict(args: argparse.Namespace) -> dict[str, Any]:
-    from .models import load
-    from .predict import predict_topk
-
     options = storage_options(args)
     model = load(args.model, storage_options=options)
     _check_cluster_args(args)
@@ -208,9 +202,6 @@ def predict(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def report(args: argparse.Namespace) -> str:
-    from .notebook_report import notebook_report
-    from .storage import is_remote
-
     if is_remote(args.notebook) or (args.output and is_remote(args.output)):
         return _remote_report(args, storage_options(args))
     path = notebook_report(args.notebook, args.output, execute=args.execute,
@@ -248,9 +239,6 @@ def _remote_report(args: argparse.Namespace, options: dict[str, Any] | None) -> 
 
 
 def clean(args: argparse.Namespace) -> list[str]:
-    from .outputs import clean_stale
-    from .storage import clean_staging, is_remote
-
     options = storage_options(args)
     removed = [p for path in args.paths for p in (
         clean_staging(path, options, args.older_than * 3600) if is_remote(path)

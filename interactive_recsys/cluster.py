@@ -20,6 +20,7 @@ import dask
 
 from .backend import gpu_available, gpu_device_count
 from .errors import IRSError, ParameterError
+from .params import param_error
 
 #: Environment of CPU worker processes, set before they start (Dask's
 #: ``distributed.nanny.pre-spawn-environ``: glibc reads its variables at process start).
@@ -67,6 +68,9 @@ class ClusterTimeoutError(ClusterError, TimeoutError):
     """A scheduler did not answer in time."""
 
 
+#: Bounds of the default partition size (``Dataset(part_size=None)``: a sixteenth of a
+#: worker's memory, clamped), which the memory limit of a worker must leave room for.
+MIN_PART_SIZE, MAX_PART_SIZE = 16 * 2**20, 1024 * 2**20
 #: Memory a worker process needs for itself (interpreter, pandas, pyarrow, distributed):
 #: a CPU worker measured 183 MiB RSS after a small workflow on the development machine.
 WORKER_BASE_MEMORY = 192 * 2**20
@@ -77,9 +81,8 @@ PARTITIONS_IN_MEMORY = 4
 def _check_count(name: str, value: Any) -> None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                               or value < 1):
-        raise ParameterError(f"The '{name}' parameter of start_cluster must be an integer >= 1 "
-                             f"or None. Got {value!r} instead: a cluster without workers "
-                             "would wait for ever.")
+        raise param_error(name, "start_cluster", f"must be an integer >= 1 or None. Got "
+                          f"{value!r} instead: a cluster without workers would wait for ever.")
 
 
 def worker_memory_bytes(memory_limit: Any) -> int | None:
@@ -103,9 +106,9 @@ def worker_memory_bytes(memory_limit: Any) -> int | None:
             raise ValueError
         return None if value <= 1 else int(value)  # a fraction: Dask resolves it
     except (ValueError, TypeError):
-        raise ParameterError(
-            f"The 'memory_limit' parameter (--memory-limit) must be a size like '2GB', a "
-            f"number of bytes, a fraction of the machine's memory (0.5) or 'auto'. Got "
+        raise param_error(
+            "memory_limit", None, "(--memory-limit) must be a size like '2GB', a number of "
+            "bytes, a fraction of the machine's memory (0.5) or 'auto'. Got "
             f"{memory_limit!r} instead.") from None
 
 
@@ -130,8 +133,6 @@ def check_memory_limit(memory_limit: Any, part_size: int | None = None) -> None:
     interactive_recsys.errors.ParameterError: The memory limit per worker ...
     """
     from dask.utils import format_bytes
-
-    from .dataset import MAX_PART_SIZE, MIN_PART_SIZE
 
     limit = worker_memory_bytes(memory_limit)
     if limit is None:
@@ -241,8 +242,8 @@ def _per_worker_resources(resources: Any, n_workers: int | None) -> list[dict] |
     if resources is None or isinstance(resources, dict):
         if resources is not None and not all(isinstance(v, int | float) and v >= 0
                                              for v in resources.values()):
-            raise ClusterError(f"The 'resources' parameter of start_cluster must map names to "
-                               f"non-negative numbers, like {{'GPU': 1}}. Got {resources!r}.")
+            raise param_error("resources", "start_cluster", "must map names to non-negative "
+                              f"numbers, like {{'GPU': 1}}. Got {resources!r}.", error=ClusterError)
         return None
     per_worker = [dict(r) for r in resources]
     if n_workers is not None and n_workers != len(per_worker):
@@ -316,8 +317,8 @@ def _probe_scheduler(address: Any, timeout: float | str) -> None:
         if not seconds or seconds <= 0:
             raise ValueError
     except (ValueError, TypeError, KeyError):
-        raise ParameterError(f"The 'timeout' parameter of connect must be a positive number "
-                             f"of seconds. Got {timeout!r} instead.") from None
+        raise param_error("timeout", "connect", "must be a positive number of seconds. Got "
+                          f"{timeout!r} instead.") from None
     try:
         if not isinstance(address, str):
             raise TypeError

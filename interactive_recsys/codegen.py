@@ -30,6 +30,7 @@ from .errors import ParameterError
 from .graph import ConcatNode, Node, OpNode, SelectNode
 from .ops.base import Operator
 from .ops.lambda_op import FunctionRef
+from .params import param_error
 from .workflow import Workflow
 
 HEADER = ["import interactive_recsys as irs", "from interactive_recsys import ops"]
@@ -80,25 +81,25 @@ class _Writer:
             module, qualname = getattr(value, "__module__", None), getattr(value, "__qualname__",
                                                                           "")
             if not module or module == "__main__" or "<" in qualname or "." in qualname:
-                raise ParameterError(f"The {name!r} parameter is the function {qualname or value!r}"
-                                     f" defined in {module or 'no module'}, which exported code "
-                                     "cannot import; use an expression string (e.g. 'x * 2') or "
-                                     "a function defined in an importable module.")
+                raise param_error(name, None, f"is the function {qualname or value!r}"
+                                  f" defined in {module or 'no module'}, which exported code "
+                                  "cannot import; use an expression string (e.g. 'x * 2') or "
+                                  "a function defined in an importable module.")
             self.imports.append(f"from {module} import {qualname}")
             return qualname
         if hasattr(value, "sha256") and hasattr(value, "path"):  # JoinExternal's side table
             if value.path is None:
-                raise ParameterError(f"The {name!r} parameter is a table held in memory, which "
-                                     "exported code cannot rebuild; write it to parquet and "
-                                     "pass its path (df_ext='items.parquet'), then export.")
+                raise param_error(name, None, "is a table held in memory, which "
+                                  "exported code cannot rebuild; write it to parquet and "
+                                  "pass its path (df_ext='items.parquet'), then export.")
             return repr(value.path)
         text = repr(_plain(value))
         try:
             ast.literal_eval(text)
         except (ValueError, SyntaxError):
-            raise ParameterError(f"The {name!r} parameter holds {type(value).__name__} "
-                                 f"{text[:60]}, which cannot be written as Python code; use "
-                                 "numbers, strings, lists or dicts of those.") from None
+            raise param_error(name, None, f"holds {type(value).__name__} "
+                              f"{text[:60]}, which cannot be written as Python code; use "
+                              "numbers, strings, lists or dicts of those.") from None
         return text
 
     def operator(self, op: Operator) -> str:

@@ -33,6 +33,7 @@ from .backend import (
     read_parquet_table,
 )
 from .backend.arrow import small_type
+from .cluster import MAX_PART_SIZE, MIN_PART_SIZE
 from .csv_input import (
     CsvBlockReader,
     CsvNormalizer,
@@ -41,13 +42,15 @@ from .csv_input import (
     files_with_rows,
     pandas_csv_dtype,
 )
-from .errors import DatasetError, ParameterError
-from .schema import Schema, Tags, arrow_type, normalize_tags
+from .errors import DatasetError
+from .exports import write_dataset
+from .jobs import compute, submit
+from .params import param_error
+from .schema import RESERVED_PREFIX, Schema, Tags, arrow_type, normalize_tags
 from .storage import StorageOptions, expand_url, filesystem_of, is_remote, published_files, strip
 
 PARQUET_EXTENSIONS = (".parquet", ".pq", ".parq")
 CSV_EXTENSIONS = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz")
-MIN_PART_SIZE, MAX_PART_SIZE = 16 * 2**20, 1024 * 2**20
 
 
 def default_part_size() -> int:
@@ -74,8 +77,8 @@ def parse_part_size(part_size: str | int | None) -> int:
     except (ValueError, TypeError):
         size = -1
     if size <= 0:
-        raise ParameterError(f"The 'part_size' parameter must be a positive size like '128MB' or "
-                             f"a number of bytes. Got {part_size!r} instead.")
+        raise param_error("part_size", None, f"must be a positive size like '128MB' or "
+                          f"a number of bytes. Got {part_size!r} instead.")
     return size
 
 
@@ -334,13 +337,14 @@ class Dataset:
                 self._ddf, arrow_schema = self._open_csv(parse_part_size(part_size), sep, names,
                                                          dtypes, header)
             else:
-                raise ParameterError(f"The 'engine' parameter must be 'parquet' or 'csv'. Got "
-                                     f"{engine!r} instead.")
+                raise param_error("engine", None, f"must be 'parquet' or 'csv'. Got "
+                                  f"{engine!r} instead.")
         else:
             self._ddf, arrow_schema = self._from_frame(source, part_size)
-        reserved = [n for n in arrow_schema.names if n.startswith("__irs_")]
+        reserved = [n for n in arrow_schema.names if n.startswith(RESERVED_PREFIX)]
         if reserved:
-            raise DatasetError(f"Column {reserved[0]!r} uses the prefix '__irs_', reserved for "
+            raise DatasetError(f"Column {reserved[0]!r} uses the prefix {RESERVED_PREFIX!r}, "
+                               "reserved for "
                                "interactive-recsys's internal columns (e.g. the shuffle key). "
                                "Rename it before reading, e.g. df.rename(columns={"
                                f"{reserved[0]!r}: 'my_{reserved[0].strip('_')}'}}).")
@@ -460,7 +464,8 @@ class Dataset:
     def num_rows(self) -> int:
         """Number of rows (from parquet metadata when possible, else counted once)."""
         if self._num_rows is None:
-            self._num_rows = int(self._ddf.map_partitions(len).sum().compute())
+            (rows,) = compute(self._ddf.map_partitions(len).sum(), phase="count rows")
+            self._num_rows = int(rows)
         return self._num_rows
 
     @property
@@ -516,19 +521,16 @@ class Dataset:
 
         Returns a summary dict, or with ``background=True`` at once a
         :class:`~interactive_recsys.jobs.Job` whose result is that summary."""
-        from .writer import write_parquet
-
         if background:
-            from .jobs import submit
-
             return submit(lambda: self.to_parquet(
                 path, shuffle=shuffle, out_files_per_proc=out_files_per_proc,
                 overwrite=overwrite, seed=seed, row_group_size=row_group_size,
                 hugectr=hugectr, storage_options=storage_options), name="to_parquet")
-        return write_parquet(self, path, shuffle=shuffle, out_files_per_proc=out_files_per_proc,
+        return write_dataset(self, path, shuffle=shuffle, out_files_per_proc=out_files_per_proc,
                              overwrite=overwrite, seed=seed, row_group_size=row_group_size,
-                             hugectr=hugectr, storage_options=storage_options
-                             if storage_options is not None else self.storage_options)
+                             hugectr=hugectr, protect=input_files(self),
+                             storage_options=storage_options if storage_options is not None
+                             else self.storage_options)
 
     def __repr__(self) -> str:
         rows = self._num_rows if self._num_rows is not None else "?"

@@ -2,9 +2,10 @@
 
 Three node types: a :class:`SelectNode` picks input columns, an :class:`OpNode` applies an
 operator to its parents' outputs, a :class:`ConcatNode` puts its parents' outputs side by
-side. This module owns ``>>`` and ``+`` (it installs them on column selections and
-operators, which therefore never import it), and :func:`compile_plan` turns a graph into
-the :class:`~interactive_recsys.plan.Plan` that runs, with every step's schema computed once.
+side. ``>>`` and ``+`` on column selections and operators (:mod:`.operands`, mixins they
+inherit) build these nodes (this module registers :class:`Node` there).
+:func:`interactive_recsys.execution.compile_plan` turns a graph into the
+:class:`~interactive_recsys.plan.Plan` that runs, with every step's schema computed once.
 
 >>> from interactive_recsys import ops
 >>> node = ["a", "b"] >> ops.FillMissing(0) >> ops.Normalize()
@@ -21,8 +22,8 @@ from typing import Any, ClassVar
 import pyarrow as pa  # noqa: F401  (used by the doctest)
 
 from .errors import SchemaError
+from .operands import GraphOperand
 from .ops.base import Operator
-from .plan import ConcatStep, OpStep, Plan, SelectStep, Step
 from .schema import Schema
 from .selector import ColumnSelector, flatten
 
@@ -276,47 +277,5 @@ class ConcatNode(Node):
 NODE_TYPES: dict[str, type[Node]] = {c.kind: c for c in (SelectNode, OpNode, ConcatNode)}
 
 
-# ---- `>>` and `+` on selections and operators -----------------------------------------------
-def _selection_rshift(self: ColumnSelector, op: Any) -> OpNode:
-    return SelectNode(selector=self) >> op
-
-
-def _selection_add(self: ColumnSelector, other: Any) -> ConcatNode:
-    return SelectNode(selector=self) + other
-
-
-def _operator_rrshift(self: Operator, selection: Any) -> OpNode:
-    return Node.as_node(selection) >> self
-
-
-ColumnSelector.__rshift__ = _selection_rshift  # type: ignore[attr-defined]
-ColumnSelector.__add__ = _selection_add  # type: ignore[attr-defined]
-Operator.__rrshift__ = _operator_rrshift  # type: ignore[attr-defined]
-
-
-# ---- compiling ------------------------------------------------------------------------------
-def compile_plan(output: Node, input_schema: Schema, states: States, backend_name: str,
-                 artifacts_dir: str | None, extra: dict[str, Any] | None = None,
-                 keep: Any = None, storage_options: dict[str, Any] | None = None) -> Plan:
-    """The plan that runs the graph ending at ``output`` on data of ``input_schema``: one
-    step per node in :meth:`Node.walk` order, each with its output schema (and an operator
-    step with its input schema, column groups and fitted state), computed here once."""
-    nodes = list(output.walk())
-    index = {id(n): i for i, n in enumerate(nodes)}
-    ids = output.node_ids()
-    schemas = output.schemas(input_schema, states)
-    steps: list[Step] = []
-    for i, node in enumerate(nodes):
-        common = {"index": i, "parents": [index[id(p)] for p in node.parents],
-                  "node_id": ids[id(node)], "schema": schemas[id(node)]}
-        if isinstance(node, SelectNode):
-            steps.append(SelectStep(**common, columns=node.columns(input_schema)))
-        elif isinstance(node, OpNode):
-            steps.append(OpStep(**common, op=node.op,
-                                groups=node.input_groups(input_schema, schemas),
-                                state=states.get(ids[id(node)]),
-                                input_schema=node.input_schema(input_schema, schemas)))
-        else:
-            steps.append(ConcatStep(**common))
-    return Plan(steps, backend_name, artifacts_dir, dict(extra or {}), keep=keep,
-                storage_options=storage_options)
+#: ``>>`` and ``+`` on selections and operators (:mod:`.operands`) build these nodes.
+GraphOperand.node = Node

@@ -32,6 +32,7 @@ from typing import Any
 import dask
 
 from .errors import IRSError
+from .ops.base import OPERATORS
 
 #: Seconds between checks for cancellation and progress while a phase runs.
 POLL_SECONDS = 0.1
@@ -153,7 +154,6 @@ def operator_label(group: str) -> str:
     """
     if group in PHASE_LABELS:
         return PHASE_LABELS[group]
-    from .ops.base import OPERATORS
 
     by_lower = {name.lower(): name for name in OPERATORS}
     return by_lower.get(group, group)

@@ -35,7 +35,9 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from .errors import ParameterError
 from .jobs import BOARD, _compute_seconds, _norm, active_client, task_group
+from .params import param_error
 
 #: The host-memory fields of each worker sample (bytes), as the scheduler computes them.
 MEMORY_FIELDS = ("process", "managed", "unmanaged", "unmanaged_old", "unmanaged_recent",
@@ -154,14 +156,10 @@ class Monitor:
     def __init__(self, client: Any = None, *, interval_ms: int = 500, maxlen: int = 2000,
                  task_maxlen: int = 20000, start: bool = True) -> None:
         if interval_ms <= 0:
-            from .errors import ParameterError
-
-            raise ParameterError(f"The 'interval_ms' parameter of Monitor must be > 0. Got "
-                                 f"{interval_ms!r} instead.")
+            raise param_error("interval_ms", "Monitor", f"must be > 0. Got "
+                              f"{interval_ms!r} instead.")
         self.client = client if client is not None else active_client()
         if self.client is None:
-            from .errors import ParameterError
-
             raise ParameterError("Monitor needs a distributed Client: pass one, or start a "
                                  "cluster first with irs.start_cluster() / irs.connect(address).")
         self.interval_ms = interval_ms

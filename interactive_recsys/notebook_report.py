@@ -39,6 +39,7 @@ from typing import Any
 from .errors import IRSError
 from .outputs import atomic_file
 from .sanitize import clean_bokeh_doc, clean_html, is_base64
+from .ui.static_html import anywidget_html, kind_of, widget_css
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -172,8 +173,6 @@ class StaticWidgets:
         return f'<div class="irs-widget-box {kind}">{children}</div>'
 
     def _anywidget(self, st: dict[str, Any]) -> str:
-        from .ui.static_html import anywidget_html, kind_of
-
         body = anywidget_html(st)
         if body is None:  # someone else's anywidget: its JavaScript is not run here
             return ""
@@ -182,8 +181,6 @@ class StaticWidgets:
 
     def head(self) -> str:
         """What the page's head needs for the widgets drawn: BokehJS, the widgets' CSS."""
-        from .ui.static_html import widget_css
-
         return (_bokeh_head() if self.uses_bokeh else "") + widget_css(self.anywidget_kinds)
 
     @staticmethod

@@ -2,7 +2,8 @@
 
 A :class:`Plan` is what travels to Dask workers: plain steps with integer parent
 indices, each operator with its fitted state and context. Evaluating a partition
-runs every needed step once, in order, fused into one task.
+runs every needed step once, in order, fused into one task. :mod:`.execution` compiles
+the plan (once per fit or transform) and builds the Dask graphs around it.
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ import numpy as np
 from .backend import Backend, get_backend
 from .errors import SchemaError
 from .ops.base import OpContext, Operator, RowFilter
-from .schema import Schema
+from .schema import RESERVED_PREFIX, Schema
 from .selector import flatten
 
 #: Column that carries each row's place in the dataset through a shuffle (dropped after it).
-ORDER_COLUMN = "__irs_order"
+ORDER_COLUMN = RESERVED_PREFIX + "order"
 
 
 @functools.cache
@@ -97,6 +98,31 @@ class Plan:
     keep: Any = field(default=None, repr=False, compare=False)
     #: fsspec options of ``artifacts_dir`` when it is a URL; they travel with the plan
     storage_options: dict[str, Any] | None = field(default=None, repr=False)
+    #: the graph and the input schema the plan was compiled from (on the client only)
+    graph: Any = field(default=None, repr=False, compare=False)
+    input_schema: Schema | None = field(default=None, repr=False, compare=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (for Dask workers) without the graph: the steps are what runs."""
+        return {**vars(self), "graph": None, "input_schema": None}
+
+    def set_states(self, states: dict[str, dict[str, Any]]) -> None:
+        """Give the operator steps these fitted states (by step id) and every step the
+        schemas, input schemas and column groups that follow from them (a fitted step can
+        change the columns of the steps after it)."""
+        nodes = list(self.graph.walk())
+        schemas = self.graph.schemas(self.input_schema, states)
+        for node, step in zip(nodes, self.steps, strict=True):
+            step.schema = schemas[id(node)]
+            if isinstance(step, OpStep):
+                step.state = states.get(step.node_id)
+                step.groups = node.input_groups(self.input_schema, schemas)
+                step.input_schema = node.input_schema(self.input_schema, schemas)
+
+    def states(self) -> dict[str, dict[str, Any]]:
+        """The fitted states of the plan's steps, by step id."""
+        return {s.node_id: s.state for s in self.steps
+                if isinstance(s, OpStep) and s.state is not None}
 
     @property
     def backend(self) -> Backend:

@@ -27,7 +27,6 @@ Examples
 from __future__ import annotations
 
 import itertools
-import numbers
 import os
 import time
 from typing import Any
@@ -40,12 +39,17 @@ import pyarrow as pa
 from .backend import get_backend
 from .dataset import Dataset, as_dataset, input_files
 from .errors import ParameterError
+from .jobs import active_client
+from .models import MODELS
+from .models.data import Interactions
+from .params import Param, validate_params
 from .schema import Schema
 
 #: Bytes of scores held at once per task (users are scored in blocks of this size).
 BLOCK_BYTES = 2**26
 
 
+@validate_params({"k": Param(kind="int", low=1)}, owner="predict_topk")
 def predict_topk(model: Any, users: Any, k: int = 100, *, exclude_seen: bool = True,
                  output: str | os.PathLike | None = None, overwrite: bool = False,
                  storage_options: dict[str, Any] | None = None) -> Any:
@@ -69,11 +73,6 @@ def predict_topk(model: Any, users: Any, k: int = 100, *, exclude_seen: bool = T
     Dataset with columns ``<user_col>, rank, <item_col>, score`` (rank 1 is the best; rows
     grouped by user, ranks ascending), or the write summary when ``output`` is given.
     """
-    from .jobs import active_client
-
-    if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k < 1:
-        raise ParameterError(f"The 'k' parameter of predict_topk must be an integer >= 1. Got "
-                             f"{k!r} instead.")
     if not getattr(model, "fitted", False):
         raise ParameterError(f"predict_topk needs a fitted model; {model!r} is not fitted. Call "
                              "model.fit(train) or irs.models.load(path) first.")
@@ -223,9 +222,6 @@ def topk_rows(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 def predict_partition(df: Any, config: dict[str, Any], arrays: dict[str, np.ndarray],
                       backend_name: str, schema: pa.Schema | None = None) -> Any:
     """Top-K rows of the users of one partition (all rows of a user are in it)."""
-    from .models import MODELS
-    from .models.data import Interactions
-
     backend = get_backend(backend_name)
     frame = backend.to_pandas(df)
     items = arrays["__items__"]

@@ -44,6 +44,10 @@ def normalize_tags(tags: Iterable[str | Tags]) -> frozenset[str]:
     return frozenset(t.value if isinstance(t, Tags) else str(t) for t in tags)
 
 
+#: Column names starting so are interactive-recsys's own (the shuffle key, the row order...):
+#: refused in input data and workflows.
+RESERVED_PREFIX = "__irs_"
+
 _ARROW_NAMES = {
     "double": "float64",
     "float": "float32",

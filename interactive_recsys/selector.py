@@ -13,10 +13,11 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .errors import SchemaError
+from .operands import SelectionOperand
 from .schema import Schema, Tags, normalize_tags
 
 
-class ColumnSelector:
+class ColumnSelector(SelectionOperand):
     """Select input columns by name, by group (for joint/combo encodings) or by tag.
 
     Parameters

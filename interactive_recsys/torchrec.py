@@ -27,6 +27,7 @@ from typing import Any
 
 from .embedding import embedding_dim
 from .errors import ParameterError, SchemaError
+from .params import param_error
 from .schema import Schema, Tags
 
 
@@ -64,8 +65,8 @@ def _dim(dims: Any, table: str, columns: list[str], cardinality: int) -> int:
             if key in dims:
                 return int(dims[key])
         return embedding_dim(cardinality)
-    raise ParameterError(f"The 'dims' parameter must be an EmbeddingReport, a dict "
-                         f"{{table or column: dim}}, an int or None. Got {dims!r} instead.")
+    raise param_error("dims", None, f"must be an EmbeddingReport, a dict "
+                      f"{{table or column: dim}}, an int or None. Got {dims!r} instead.")
 
 
 def table_specs(schema: Any, dims: Any = None) -> list[dict[str, Any]]:
@@ -122,8 +123,8 @@ def embedding_configs(schema: Any, dims: Any = None, *, pooling: str = "SUM") ->
     try:
         pool = PoolingType[pooling]
     except KeyError:
-        raise ParameterError(f"The 'pooling' parameter must be one of "
-                             f"{[p.name for p in PoolingType]}. Got {pooling!r} instead.") from None
+        raise param_error("pooling", None, f"must be one of "
+                          f"{[p.name for p in PoolingType]}. Got {pooling!r} instead.") from None
     return [EmbeddingBagConfig(pooling=pool, **spec) for spec in table_specs(schema, dims)]
 
 

@@ -18,26 +18,23 @@ import html
 import json
 import os
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import dask
-
-from . import __version__ as _library_version
 from . import storage
+from ._version import __version__ as _library_version
 from .artifacts import TemporaryArtifacts, check_temporary_artifacts_reach_workers
 from .backend import convert
 from .dataset import Dataset, as_dataset
 from .errors import DatasetError, IRSError, NotFittedError, SchemaError, WorkflowFormatError
-from .graph import ConcatNode, Node, OpNode, SelectNode, compile_plan
+from .execution import compile_plan, fit_phases, transform
+from .graph import ConcatNode, Node, OpNode, SelectNode
 from .jobs import Job, compute, submit
 from .ops.base import Operator
-from .plan import ORDER_COLUMN, Plan
-from .schema import ColumnSchema, Schema, element_dtype, is_numeric_dtype
+from .plan import Plan
+from .schema import RESERVED_PREFIX, Schema, element_dtype, is_numeric_dtype
 from .selector import flatten
-from .tables.reduce import delayed_task, delayed_tasks, pick, tree
 from .workflow_format import FORMAT_NAME, FORMAT_VERSION, json_safe, read_config
 
 
@@ -147,9 +144,8 @@ class Workflow:
 
     # ---- planning -------------------------------------------------------------------------
     def _plan(self, input_schema: Schema, backend_name: str, extra: dict | None = None) -> Plan:
-        """The plan for data of ``input_schema`` with the states fitted so far (each step's
-        schema computed once, in the plan; a fitting phase compiles again, since its states
-        feed the schemas of the steps after it)."""
+        """The plan for data of ``input_schema`` with the fitted states (each step's schema
+        computed once, in the plan; see :mod:`.execution`)."""
         return compile_plan(self.output_node, input_schema, self._states, backend_name,
                             self.artifacts_dir, extra, keep=self._temporary,
                             storage_options=self.storage_options or None)
@@ -185,9 +181,9 @@ class Workflow:
             raise DatasetError(f"Cannot fit on an empty dataset ({ds!r}): statistics of zero "
                                "rows mean nothing. Check the input path and any filter.")
         self._checked_input(ds.schema)  # before any work: names, schemas, shuffles
-        unfitted = compile_plan(self.output_node, ds.schema, {}, ds.backend.name, None)
-        _checked(unfitted.steps[-1].schema)
-        unfitted.shuffles([len(unfitted.steps) - 1])
+        plan = compile_plan(self.output_node, ds.schema, {}, ds.backend.name, None)  # once
+        _checked(plan.steps[-1].schema)
+        plan.shuffles([len(plan.steps) - 1])
         previous, previous_owner = self.artifacts_dir, self._temporary  # alive during the fit
         if self.artifacts_dir is None or self._temporary is not None \
                 or self._read_only_artifacts:  # a refit never rewrites what others may read
@@ -198,32 +194,16 @@ class Workflow:
         self.input_schema = ds.schema
         self.fit_stats = {"phases": []}
         started = time.perf_counter()
-        extra = {"num_rows": ds.known_num_rows, "npartitions": ds.npartitions,
-                 "previous_artifacts": previous,  # e.g. JoinExternal's stored side table
-                 "row_filters": self._row_filters()}
-        phases = self.phases()
-        for k, nodes in enumerate(phases):
-            t0 = time.perf_counter()
-            plan = self._plan(ds.schema, ds.backend.name, extra)
-            targets = [self.nodes.index(n) for n in nodes]
-            token = uuid.uuid4().hex[:8]
-            picked: dict[int, list] = {}
-            for stage, group in _by_stage(plan, targets).items():  # statistics after a shuffle
-                ddf, entry = self._stage_ddf(plan, ds, group)     # read the shuffled rows
-                partials = [dask.delayed(plan.fit_partition, pure=False)(
-                    part, group, entry, dask_key_name=f"fit-phase{k + 1}{stage}-{i}-{token}")
-                    for i, part in enumerate(ddf.to_delayed())]
-                for target in group:
-                    picked[target] = [dask.delayed(pick, pure=False)(
-                        p, target, dask_key_name=f"{plan.steps[target].node_id}-partial-{i}-"
-                        f"{token}") for i, p in enumerate(partials)]
-            graphs = [_fit_graph(node.op, picked[target], plan.context(plan.steps[target]))
-                      for node, target in zip(nodes, targets, strict=True)]
-            states = compute(*graphs, phase=f"fit {k + 1}/{len(phases)}")
-            for node, state in zip(nodes, states, strict=True):
-                self._states[self.node_id(node)] = state
-            self.fit_stats["phases"].append({"phase": k + 1, "operators": [
-                self.node_id(n) for n in nodes], "seconds": time.perf_counter() - t0})
+        plan.artifacts_dir, plan.keep = self.artifacts_dir, self._temporary
+        plan.storage_options = self.storage_options or None
+        plan.extra = {"num_rows": ds.known_num_rows, "npartitions": ds.npartitions,
+                      "previous_artifacts": previous,  # e.g. JoinExternal's stored side table
+                      "row_filters": self._row_filters()}
+        phases = [[self.nodes.index(n) for n in nodes] for nodes in self.phases()]
+        for k, states, seconds in fit_phases(plan, ds, phases):
+            self._states.update(states)
+            self.fit_stats["phases"].append({"phase": k, "operators": list(states),
+                                             "seconds": seconds})
         del previous_owner  # the previous temporary folder may go once nothing reads it
         self.fit_stats["seconds"] = time.perf_counter() - started
         self.fitted = True
@@ -295,40 +275,10 @@ class Workflow:
     def _transform_dataset(self, ds: Dataset, training: bool = False) -> Dataset:
         self._check_types_since_fit(ds.schema)
         plan = self._plan(self._checked_input(ds.schema), ds.backend.name, {"training": training})
-        output = len(plan.steps) - 1  # the output node comes last in walk order
-        schema = _checked(plan.steps[output].schema)
-        meta = ds.backend.empty(schema)
-        ddf, entry = self._stage_ddf(plan, ds, [output])
-        with dask.config.set({"dataframe.convert-string": False}):
-            ddf = ddf.map_partitions(
-                plan.transform_partition, output, schema.names, entry,
-                meta=meta, enforce_metadata=False, token=f"transform-{uuid.uuid4().hex[:8]}")
-        changes_rows = any(isinstance(n, OpNode) and n.op.changes_rows for n in self.nodes)
-        out = Dataset.from_ddf(ddf, schema, ds.backend,
-                               None if changes_rows else ds.known_num_rows)
+        _checked(plan.steps[-1].schema)
+        out = transform(plan, ds)
         out.storage_options = ds.storage_options  # to_parquet's default for URLs
         return out
-
-    def _stage_ddf(self, plan: Plan, ds: Dataset, targets: list[int]) -> tuple[Any, int | None]:
-        """The partitions that ``targets`` read, and the shuffling step they start at (None:
-        the dataset's own partitions). Before each shuffling step of the way (an operator with
-        ``shuffle_keys``, e.g. Groupby) the rows are hash-partitioned by its keys."""
-        ddf = ds.to_ddf(plan.input_columns(targets), plan.dictionary_columns(targets))
-        entry = None
-        for target in plan.shuffles(targets):
-            step = plan.steps[target]  # an OpStep: its input schema comes with the plan
-            meta = ds.backend.empty(Schema([step.input_schema[c] for c in flatten(step.groups)]
-                                           + [ColumnSchema(ORDER_COLUMN, "int64")]))
-            token = f"{plan.steps[target].node_id}-{uuid.uuid4().hex[:8]}"
-            with dask.config.set({"dataframe.convert-string": False}):
-                ddf = ddf.map_partitions(plan.shuffle_input, entry, target, meta=meta,
-                                         enforce_metadata=False, token=f"shuffle-input-{token}")
-                if ddf.npartitions > 1:  # p2p logs warnings per shuffle: "tasks" by default
-                    method = dask.config.get("interactive-recsys.shuffle-method", "tasks")
-                    ddf = ddf.shuffle(on=plan.shuffle_keys(target), npartitions=ddf.npartitions,
-                                      shuffle_method=method)
-            entry = target
-        return ddf, entry
 
     def fit_transform(self, data: Any, *, background: bool = False) -> Any:
         """``fit(data)`` then ``transform(data, training=True)``; with ``background=True`` a
@@ -473,10 +423,6 @@ class Workflow:
                 f"{rows}</table>{schema}")
 
 
-#: Column names starting so are the library's own (shuffle order, writer keys).
-RESERVED_PREFIX = "__irs"
-
-
 def _kind(dtype: str) -> str:
     """The kind of values of a dtype: string, number (bool, int, float) or the dtype's name
     without its unit (timestamps, dates, lists of those...)."""
@@ -494,20 +440,3 @@ def _checked(schema: Schema) -> Schema:
                               "interactive-recsys reserves for its internal columns; rename it "
                               "(e.g. df.rename(columns=...) or ops.Rename) before the workflow.")
     return schema
-
-
-def _by_stage(plan: Plan, targets: list[int]) -> dict[str, list[int]]:
-    """Targets grouped by the shuffling steps they read through ("" when none)."""
-    stages: dict[str, list[int]] = {}
-    for t in targets:
-        stages.setdefault("".join(f"-s{s}" for s in plan.shuffles([t])), []).append(t)
-    return stages
-
-
-def _fit_graph(op: Any, partials: list[Any], ctx: Any) -> Any:
-    """The delayed state of one statistics operator (its own graph, or a tree reduction)."""
-    if hasattr(op, "fit_graph"):
-        return op.fit_graph(partials, ctx)
-    # keys named after the operator: the task stream shows whose work
-    combined = tree(partials, op.fit_combine, delayed_tasks(ctx.node_id, "combine"))
-    return delayed_task(ctx.node_id, "finalize", op.fit_finalize, combined, ctx)

@@ -26,8 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import __version__ as _library_version
 from . import storage
+from ._version import __version__ as _library_version
 from .artifacts import resolve
 from .errors import IRSError, NotFittedError, VersionError, WorkflowFormatError
 from .graph import NODE_TYPES, Node, OpNode

@@ -19,13 +19,12 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
-import numbers
 import os
 import re
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import dask
@@ -33,17 +32,18 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import exports, storage
+from . import storage
 from .backend import get_backend
-from .errors import ParameterError
 from .jobs import compute
 from .outputs import atomic_directory, check_not_inside_input
+from .params import Param, validate_params
 from .plan import release_memory
+from .schema import RESERVED_PREFIX
 
 __all__ = ["SHUFFLE_MODES", "atomic_directory", "write_parquet"]
 
 SHUFFLE_MODES = (None, "partition", "worker", "full")
-_KEY = "__irs_shuffle_key__"
+_KEY = RESERVED_PREFIX + "shuffle_key__"
 
 
 @contextlib.contextmanager
@@ -166,21 +166,6 @@ def _merge_pieces(paths: list[str], out: str, schema: pa.Schema, seed: int,
     return table.num_rows
 
 
-def _check_int(name: str, value: Any, low: int, optional: bool = False) -> None:
-    if optional and value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        kind = f"an integer >= {low}" + (" or None" if optional else "")
-        raise ParameterError(f"The '{name}' parameter must be {kind}. Got {value!r} "
-                             f"({type(value).__name__}) instead.")
-
-
-def _input_files(ds: Any) -> list[str]:
-    from .dataset import input_files
-
-    return input_files(ds)
-
-
 @contextlib.contextmanager
 def _output_directory(path: str, overwrite: bool, protect: dict,
                       storage_options: Mapping[str, Any] | None) -> Iterator[tuple[str, Any]]:
@@ -197,42 +182,43 @@ def _output_directory(path: str, overwrite: bool, protect: dict,
         yield staging, storage.filesystem(path, storage_options)
 
 
+@validate_params({
+    "shuffle": Param(choices=SHUFFLE_MODES, nullable=True, must=f"one of {SHUFFLE_MODES}"),
+    "out_files_per_proc": Param(kind="int", low=1, nullable=True, show_type=True),
+    "seed": Param(kind="int", low=0, show_type=True),
+    "row_group_size": Param(kind="int", low=1, show_type=True),
+    "overwrite": Param(kind="bool", must="True or False"),
+})
 def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = None,
                   out_files_per_proc: int | None = None, overwrite: bool = False, seed: int = 0,
-                  row_group_size: int = 128 * 1024, hugectr: Any = False,
+                  row_group_size: int = 128 * 1024, protect: Sequence[str] = (),
+                  finish: Callable[..., dict[str, Any]] | None = None,
                   storage_options: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Write a Dataset as parquet files + ``_schema.json`` + ``.merlin/`` + a ``_SUCCESS``
-    manifest (every file with its size, written last); return a summary. ``hugectr``: also
-    HugeCTR's metadata (see :mod:`.exports`).
+    """Write a Dataset as parquet files + ``_schema.json`` + ``_SUCCESS``; return a summary.
+
+    This writer knows files, not formats: the output steps above it
+    (:func:`interactive_recsys.exports.write_dataset`: Merlin's schema, HugeCTR's files) pass
+    ``finish(tmp_dir, final_dir, file_names)``, called on the finished files in the
+    temporary directory before the atomic rename; the dict it returns joins the summary.
+
+    ``path`` must not be, or contain, ``protect`` (the dataset's input files), the current
+    directory, home or ``/``, nor lie inside a folder read as input (see :mod:`.outputs`).
 
     ``path`` may be an fsspec URL (``s3://bucket/out``, with ``storage_options``): the
-    files are then written by the workers under ``path/_temporary/`` and published with the
-    manifest (:func:`.storage.remote_atomic_directory`).
-
-    ``path`` must not be, or contain, the dataset's input files, the current directory,
-    home or ``/``, nor lie inside a folder read as input (see :mod:`.outputs`)."""
-    if shuffle not in SHUFFLE_MODES:
-        raise ParameterError(f"The 'shuffle' parameter must be one of {SHUFFLE_MODES}. Got "
-                             f"{shuffle!r} instead.")
-    _check_int("out_files_per_proc", out_files_per_proc, 1, optional=True)
-    _check_int("seed", seed, 0)
-    _check_int("row_group_size", row_group_size, 1)
-    if not isinstance(overwrite, bool):
-        raise ParameterError(f"The 'overwrite' parameter must be True or False. Got "
-                             f"{overwrite!r} instead.")
+    workers then write the files under ``path/_temporary/``, ``finish`` writes into a local
+    folder (with ``data_dir=`` the staging URL and ``fs=`` its filesystem, to read the
+    data), and everything is published with the ``_SUCCESS`` manifest
+    (:func:`.storage.remote_atomic_directory`). Locally ``_SUCCESS`` is the same manifest,
+    written last before the rename."""
     path = os.fspath(path)
     remote = storage.is_remote(path)
-    if remote and hugectr:
-        raise ParameterError("hugectr=... writes HugeCTR's files for a local output only; "
-                             "write to a local folder (or copy the output there) for HugeCTR.")
     started = time.perf_counter()
-    ds, hugectr_options = exports.prepare(ds, hugectr)
     backend = ds.backend.name
     schema = ds.schema.to_arrow()
     ddf = ds.to_ddf()
     workers = _n_workers()
     n_out = out_files_per_proc * workers if out_files_per_proc else ddf.npartitions
-    inputs = _input_files(ds)
+    inputs = list(protect)
     check_not_inside_input(path, inputs)
     final = path if remote else os.path.abspath(storage.local_path(path))
     with _output_directory(path, overwrite, {"the input": inputs},
@@ -272,8 +258,9 @@ def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = Non
                    "shuffle": shuffle, "schema": ds.schema.to_dict()}
         local = tempfile.mkdtemp(prefix="irs-output-") if remote else tmp
         try:  # small metadata files: written here, uploaded for a URL
-            summary.update(exports.finish_output(local, final, names, ds.schema,
-                                                 hugectr_options, data_dir=tmp, fs=fs))
+            if finish is not None:
+                summary.update(finish(local, final, names, **(
+                    {"data_dir": tmp, "fs": fs} if remote else {})))
             with open(os.path.join(local, "_schema.json"), "w") as f:
                 json.dump(summary, f, indent=2)
             if remote:

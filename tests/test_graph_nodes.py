@@ -16,7 +16,8 @@ import pytest
 import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.errors import SchemaError
-from interactive_recsys.graph import ConcatNode, Node, OpNode, SelectNode, compile_plan
+from interactive_recsys.execution import compile_plan
+from interactive_recsys.graph import ConcatNode, Node, OpNode, SelectNode
 from interactive_recsys.plan import ConcatStep, OpStep, SelectStep
 from interactive_recsys.schema import Schema
 from tests.conftest import partitioned
@@ -142,3 +143,37 @@ def test_a_transform_through_shuffles_computes_the_schemas_once(monkeypatch):
     assert len(calls) == 1
     expected = df.groupby("user")["ts"].max().to_dict()
     assert dict(zip(out["user"].tolist(), out["ts_max_sum"].tolist(), strict=True)) == expected
+
+
+def test_a_fit_compiles_the_plan_once_and_gives_it_the_states_phase_by_phase(monkeypatch):
+    """Two dependent phases (Normalize of Categorify's codes; Categorify of normalised
+    values): one plan, given each phase's states and the schemas that follow from them."""
+    from interactive_recsys import execution, workflow
+
+    df = pd.DataFrame({"c": ["x", "y", "x", "z"] * 5, "n": [1.0, 2.0, None, 4.0] * 5})
+    codes = ["c"] >> ops.Categorify() >> ops.Normalize()
+    graph = codes + (["n"] >> ops.FillMissing(0) >> ops.Normalize() >> ops.Categorify())
+    compiled, phases = [], []
+    original = execution.compile_plan
+    monkeypatch.setattr(workflow, "compile_plan", lambda *a, **k: compiled.append(
+        original(*a, **k)) or compiled[-1])
+    original_fit = execution.fit_phases
+
+    def spy(plan, ds, targets):
+        for k, states, seconds in original_fit(plan, ds, targets):
+            phases.append((k, sorted(states), plan.steps[-1].schema["c"].cardinality))
+            yield k, states, seconds
+
+    monkeypatch.setattr(workflow, "fit_phases", spy)
+    wf = irs.Workflow(graph).fit(partitioned(df, 2))
+    assert len(compiled) == 1
+    assert [k for k, _, _ in phases] == [1, 2]
+    assert phases[0][1] == ["categorify-1", "normalize-5"]  # the first phase of each branch
+    codes_only = irs.Workflow(["c"] >> ops.Categorify()).fit(df)
+    assert phases[0][2] == codes_only.output_schema["c"].cardinality  # known after phase 1
+    assert compiled[0].states() == wf._states
+    assert len(wf.fit_stats["phases"]) == 2
+    expected = irs.Workflow(graph).fit_transform(df)
+    pd.testing.assert_frame_equal(wf.transform(df), expected)
+    shipped = pickle.loads(pickle.dumps(compiled[0]))  # to the workers: steps, no graph
+    assert shipped.graph is None and shipped.input_schema is None

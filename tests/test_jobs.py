@@ -125,3 +125,27 @@ def _close_cluster_while_a_job_runs(tmp_path: object, first: str) -> None:
     assert sorted(os.listdir(tmp_path)) == ["in"]
     assert BOARD.phases()[-1].status == "cancelled"
     cluster_client.close()
+
+
+def test_export_and_counting_phases_run_as_phases_of_the_job(client: object,
+                                                              tmp_path: object) -> None:
+    """The list-length pass of the Merlin schema, HugeCTR's file statistics and value counting
+    go through ``jobs.compute``: they are phases of the job that runs them."""
+    import pyarrow as pa
+
+    from interactive_recsys.stats.counting import column_counts
+
+    frame = pd.DataFrame({"C1": [1, 2, 3, 1] * 50, "label": [0, 1] * 100,
+                          "tags": pd.Series([[1, 2], [3], [], [4, 5, 6]] * 50,
+                                            dtype=pd.ArrowDtype(pa.list_(pa.int64())))})
+    ds = irs.Dataset(dd.from_pandas(frame, npartitions=2), tags={"C1": ["categorical"],
+                                                                  "label": ["target"]})
+    job = ds.to_parquet(tmp_path / "out", hugectr=True, background=True)  # type: ignore[operator]
+    summary = job.result(timeout=60)
+    assert list(job.progress) == ["write", "write: list lengths", "HugeCTR: file stats",
+                                  "HugeCTR: keysets"]  # cardinalities unknown: two passes
+    assert summary["num_rows"] == 200
+    before = len(BOARD.phases())
+    counts = column_counts(irs.Dataset(str(tmp_path / "out")), ["C1"])
+    assert [p.name for p in BOARD.phases()[before:]] == ["count values"]
+    assert counts["C1"]["nulls"] == 0 and counts["C1"]["lookups"] == 200

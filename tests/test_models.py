@@ -58,9 +58,9 @@ def test_save_load_round_trip(data: pd.DataFrame, model: irs.models.Model,
     path = model.save(tmp_path / "m")
     assert sorted(p.name for p in Path(path).iterdir()) == ["_SUCCESS", "arrays.npz", "model.json"]
     meta = json.loads((Path(path) / "model.json").read_text())
-    assert meta["model"] == type(model).__name__ and meta["params"] == model.params
+    assert meta["model"] == type(model).__name__ and meta["params"] == model.get_params()
     loaded = irs.models.load(path)
-    assert type(loaded) is type(model) and loaded.params == model.params
+    assert type(loaded) is type(model) and loaded.get_params() == model.get_params()
     assert loaded.items_.tolist() == model.items_.tolist()
     for name, array in model.arrays_.items():
         np.testing.assert_array_equal(loaded.arrays_[name], array)

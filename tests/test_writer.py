@@ -1,6 +1,7 @@
 """Parquet output: atomic writes, schema.json/_SUCCESS, shuffle modes keep every row once."""
 
 import json
+import os
 
 import dask.dataframe as dd
 import numpy as np
@@ -96,6 +97,31 @@ def test_output_files_follow_the_predicted_schema(tmp_path):
     assert str(schema.field("c").type) == "int32" and str(schema.field("x").type) == "float"
     saved = irs.Schema.from_dict(json.loads((tmp_path / "o" / "_schema.json").read_text())["schema"])
     assert saved == wf.output_schema
+
+
+def test_the_generic_writer_knows_files_not_formats(tmp_path):
+    """``writer.write_parquet`` writes parquet, ``_schema.json`` and ``_SUCCESS`` only; the
+    Merlin schema is an output step above it (``exports.write_dataset``, which
+    ``Dataset.to_parquet`` runs) that it calls back on the finished files before the rename."""
+    write_parquet = writer.write_parquet
+    ds = irs.Dataset(pd.DataFrame({"a": range(10), "b": [0.5] * 10}), part_size=40)
+    plain = write_parquet(ds, tmp_path / "plain")
+    assert sorted(os.listdir(tmp_path / "plain")) == sorted(
+        [*plain["files"], "_schema.json", "_SUCCESS"])
+    seen = []
+
+    def finish(directory, final_dir, files):
+        seen.append((os.path.basename(directory) != "hooked", final_dir, list(files),
+                     sorted(os.listdir(directory))))
+        return {"extra": len(files)}
+
+    hooked = write_parquet(ds, tmp_path / "hooked", finish=finish)
+    [(in_temporary, final_dir, files, listed)] = seen
+    assert in_temporary and final_dir == str(tmp_path / "hooked") and files == hooked["files"]
+    assert "_SUCCESS" not in listed and set(files) <= set(listed)  # before the rename
+    assert hooked["extra"] == len(files)
+    ds.to_parquet(tmp_path / "merlin")
+    assert os.path.isfile(tmp_path / "merlin" / ".merlin" / "schema.json")
 
 
 def test_local_output_has_a_manifest_and_readers_refuse_it_incomplete(tmp_path):

@@ -31,6 +31,7 @@ import os
 from typing import Any
 
 from ..errors import ParameterError
+from ..params import param_error
 from .arrow import (
     ARROW_AGGREGATIONS,
     check_fill_value,
@@ -43,6 +44,7 @@ from .arrow import (
     sum_counts,
 )
 from .cpu import CpuBackend, cpu_backend
+from .gpu import GpuBackend  # imports cuDF only when a GpuBackend is created
 from .interface import Backend, kernel_names
 
 __all__ = ["ARROW_AGGREGATIONS", "BACKENDS", "Backend", "CpuBackend", "GpuBackend",
@@ -52,14 +54,6 @@ __all__ = ["ARROW_AGGREGATIONS", "BACKENDS", "Backend", "CpuBackend", "GpuBacken
 
 BACKENDS = ("auto", "cpu", "gpu")
 _GPU_MODULES = ("cudf", "dask_cudf")
-
-
-def __getattr__(name: str) -> Any:
-    if name == "GpuBackend":  # imported on demand: .gpu itself imports cuDF only when used
-        from .gpu import GpuBackend
-
-        return GpuBackend
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def gpu_device_count() -> int:
@@ -101,8 +95,6 @@ def gpu_available() -> bool:
 
 @functools.cache
 def _gpu() -> Backend:
-    from .gpu import GpuBackend
-
     return GpuBackend()
 
 
@@ -113,7 +105,7 @@ def _cpu() -> CpuBackend:
 def get_backend(name: str = "auto") -> Backend:
     """The backend named ``"cpu"``, ``"gpu"`` or ``"auto"`` (GPU only when one is there)."""
     if name not in BACKENDS:
-        raise ParameterError(f"The 'backend' parameter must be one of {BACKENDS}. Got {name!r}.")
+        raise param_error("backend", None, f"must be one of {BACKENDS}. Got {name!r}.")
     if name == "auto":
         name = "gpu" if gpu_available() else "cpu"
     if name == "gpu":

@@ -312,6 +312,23 @@ def list_values(arr: pa.ChunkedArray) -> pa.ChunkedArray:
     return pa.chunked_array([c.flatten() for c in arr.chunks], type=arr.type.value_type)
 
 
+def is_list(t: pa.DataType) -> bool:
+    return pa.types.is_list(t) or pa.types.is_large_list(t)
+
+
+def element_values(col: pa.ChunkedArray) -> pa.ChunkedArray:
+    """The values of a column as profiles read them: list elements flattened (one level),
+    dictionaries decoded.
+
+    >>> element_values(pa.chunked_array([[["a"], None, ["b", "a"]]])).to_pylist()
+    ['a', 'b', 'a']
+    >>> element_values(pa.chunked_array([pa.array(["x", "y"]).dictionary_encode()])).type
+    DataType(string)
+    """
+    values = pc.list_flatten(col) if is_list(col.type) else col
+    return values.cast(values.type.value_type) if pa.types.is_dictionary(values.type) else values
+
+
 def list_with_values(arr: pa.ChunkedArray, values: pa.ChunkedArray) -> pa.ChunkedArray:
     """A list column with the row structure of ``arr`` and new flat ``values``.
 

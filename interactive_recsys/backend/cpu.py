@@ -22,15 +22,13 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from ..errors import SchemaError
-from ..hashing import hash_array
 from ..schema import Schema, arrow_type, dtype_name
 from . import arrow as ax
-from . import frames
 from . import keyed_counts as kc
-from .arrow import ARROW_AGGREGATIONS, read_parquet_table
+from . import shared
+from .arrow import ARROW_AGGREGATIONS
 from .interface import Backend
 
 
@@ -65,28 +63,14 @@ class CpuBackend(Backend):
     def to_pandas(self, df: Any) -> pd.DataFrame:
         return df
 
-    def read_parquet(self, path: str, columns: Sequence[str] | None,
-                     row_groups: Sequence[int] | None, schema: pa.Schema) -> Any:
-        return self.from_arrow(read_parquet_table(path, columns, row_groups, schema))
-
-    def write_parquet(self, df: Any, path: str, schema: pa.Schema | None = None,
-                      row_group_size: int | None = None,
-                      use_dictionary: bool | list[str] = True) -> None:
-        table = self.to_arrow(df)
-        if schema is not None:
-            table = table.cast(schema)
-        with open(path, "wb") as f:  # never creates a directory that a failed job removed
-            pq.write_table(table, f, row_group_size=row_group_size,
-                           use_dictionary=use_dictionary)
-
-    def empty(self, schema: Schema) -> pd.DataFrame:
-        return self.from_arrow(schema.to_arrow().empty_table())
+    read_parquet = shared.read_parquet
+    write_parquet = shared.write_parquet
+    empty = shared.empty
 
     def concat(self, frames: Sequence[Any]) -> Any:
         return pd.concat(list(frames), ignore_index=True)
 
-    def num_rows(self, df: Any) -> int:
-        return len(df)
+    num_rows = shared.num_rows
 
     def hconcat(self, frames: Sequence[Any]) -> Any:
         """Frames of the same rows side by side."""
@@ -95,15 +79,9 @@ class CpuBackend(Backend):
     def schema_of(self, df: Any) -> Schema:
         return Schema.from_arrow(self.to_arrow(df.iloc[:0]).schema)
 
-    def select(self, df: Any, names: Sequence[str]) -> Any:
-        return frames.select(df, names)
-
-    def with_columns(self, df: Any, columns: Mapping[str, Any]) -> Any:
-        """``df`` with columns replaced or appended (native columns of this backend)."""
-        return frames.with_columns(df, columns, self.series)
-
-    def rename(self, df: Any, mapping: Mapping[str, str]) -> Any:
-        return frames.rename(df, mapping)
+    select = shared.select
+    with_columns = shared.with_columns
+    rename = shared.rename
 
     def filter_rows(self, df: Any, mask: Any) -> Any:
         keep = pc.fill_null(mask, False).to_numpy(zero_copy_only=False)
@@ -145,8 +123,7 @@ class CpuBackend(Backend):
     def from_arrow_array(self, arr: pa.Array | pa.ChunkedArray) -> Any:
         return self.to_arrow_array(arr)
 
-    def to_pandas_list(self, col: Any) -> list:
-        return self.to_arrow_array(col).to_pylist()
+    to_pandas_list = shared.to_pandas_list
 
     def from_numpy(self, values: np.ndarray, null_mask: np.ndarray | None = None) -> Any:
         return pa.chunked_array([pa.array(values, mask=null_mask)])
@@ -154,8 +131,7 @@ class CpuBackend(Backend):
     def dtype(self, col: Any) -> str:
         return dtype_name(col.type)
 
-    def length(self, col: Any) -> int:
-        return len(col)
+    length = shared.length
 
     # ---- kernels --------------------------------------------------------------------------
     def is_missing(self, col: Any) -> Any:
@@ -211,14 +187,9 @@ class CpuBackend(Backend):
     def digitize(self, col: Any, boundaries: Sequence[float]) -> Any:
         return ax.digitize(self.to_arrow_array(col), boundaries)
 
-    def moments(self, col: Any) -> dict[str, float]:
-        return ax.moments(self.to_arrow_array(col))
-
-    def finite_values(self, col: Any) -> np.ndarray:
-        return ax.finite_values(self.to_arrow_array(col))
-
-    def hash64(self, col: Any) -> np.ndarray:
-        return hash_array(self.to_arrow_array(col))
+    moments = shared.moments
+    finite_values = shared.finite_values
+    hash64 = shared.hash64
 
     def null_mask(self, col: Any) -> np.ndarray:
         return ax.missing_numpy(self.to_arrow_array(col))  # NaN is missing

@@ -24,15 +24,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from ..errors import SchemaError
-from ..hashing import hash_array
 from ..schema import Schema, arrow_type, dtype_name
 from . import arrow as ax
-from . import frames
 from . import keyed_counts as kc
-from .arrow import read_parquet_table
+from . import shared
 from .interface import Backend
 
 
@@ -64,28 +61,14 @@ class GpuBackend(Backend):
     def to_pandas(self, df: Any) -> pd.DataFrame:
         return self.to_arrow(df).to_pandas(types_mapper=pd.ArrowDtype, ignore_metadata=True)
 
-    def read_parquet(self, path: str, columns: Sequence[str] | None,
-                     row_groups: Sequence[int] | None, schema: pa.Schema) -> Any:
-        return self.from_arrow(read_parquet_table(path, columns, row_groups, schema))
-
-    def write_parquet(self, df: Any, path: str, schema: pa.Schema | None = None,
-                      row_group_size: int | None = None,
-                      use_dictionary: bool | list[str] = True) -> None:
-        table = self.to_arrow(df)  # the same pyarrow writer as the CPU: identical files
-        if schema is not None:
-            table = table.cast(schema)
-        with open(path, "wb") as f:
-            pq.write_table(table, f, row_group_size=row_group_size,
-                           use_dictionary=use_dictionary)
-
-    def empty(self, schema: Schema) -> Any:
-        return self.from_arrow(schema.to_arrow().empty_table())
+    read_parquet = shared.read_parquet
+    write_parquet = shared.write_parquet
+    empty = shared.empty
 
     def concat(self, frames: Sequence[Any]) -> Any:
         return self.cudf.concat(list(frames), ignore_index=True)
 
-    def num_rows(self, df: Any) -> int:
-        return len(df)
+    num_rows = shared.num_rows
 
     def hconcat(self, frames: Sequence[Any]) -> Any:
         return frames[0] if len(frames) == 1 else self.cudf.concat(list(frames), axis=1)
@@ -93,15 +76,9 @@ class GpuBackend(Backend):
     def schema_of(self, df: Any) -> Schema:
         return Schema.from_arrow(self.to_arrow(df.head(0)).schema)
 
-    def select(self, df: Any, names: Sequence[str]) -> Any:
-        return frames.select(df, names)
-
-    def with_columns(self, df: Any, columns: Mapping[str, Any]) -> Any:
-        """``df`` with columns replaced or appended (native columns of this backend)."""
-        return frames.with_columns(df, columns, self.series)
-
-    def rename(self, df: Any, mapping: Mapping[str, str]) -> Any:
-        return frames.rename(df, mapping)
+    select = shared.select
+    with_columns = shared.with_columns
+    rename = shared.rename
 
     def filter_rows(self, df: Any, mask: Any) -> Any:
         keep = self.series(mask.fillna(False), df.index)  # aligned with the frame's rows
@@ -145,8 +122,7 @@ class GpuBackend(Backend):
             arr = arr.combine_chunks()
         return self.cudf.Series.from_arrow(arr)
 
-    def to_pandas_list(self, col: Any) -> list:
-        return self.to_arrow_array(col).to_pylist()
+    to_pandas_list = shared.to_pandas_list
 
     def from_numpy(self, values: np.ndarray, null_mask: np.ndarray | None = None) -> Any:
         if null_mask is None or not null_mask.any():
@@ -156,8 +132,7 @@ class GpuBackend(Backend):
     def dtype(self, col: Any) -> str:
         return dtype_name(self.to_arrow_array(col.head(0)).type)
 
-    def length(self, col: Any) -> int:
-        return len(col)
+    length = shared.length
 
     # ---- kernels --------------------------------------------------------------------------
     def _nan_to_null(self, col: Any) -> Any:
@@ -207,14 +182,9 @@ class GpuBackend(Backend):
     def digitize(self, col: Any, boundaries: Sequence[float]) -> Any:
         return self.from_arrow_array(ax.digitize(self.to_arrow_array(col), boundaries))
 
-    def moments(self, col: Any) -> dict[str, float]:
-        return ax.moments(self.to_arrow_array(col))
-
-    def finite_values(self, col: Any) -> np.ndarray:
-        return ax.finite_values(self.to_arrow_array(col))
-
-    def hash64(self, col: Any) -> np.ndarray:
-        return hash_array(self.to_arrow_array(col))
+    moments = shared.moments
+    finite_values = shared.finite_values
+    hash64 = shared.hash64
 
     def from_indices(self, indices: np.ndarray) -> Any:
         return self.cudf.Series(indices)

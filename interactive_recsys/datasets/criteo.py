@@ -19,6 +19,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from interactive_recsys.dataset import Dataset
+
 from .criteo_kaggle import KAGGLE_NULL_GROUPS, KAGGLE_SHAPES
 
 if TYPE_CHECKING:
@@ -164,8 +166,6 @@ def read_criteo(
     'Dataset'
     >>> shutil.rmtree(tmp)
     """
-    from interactive_recsys.dataset import Dataset
-
     return Dataset(path, part_size=part_size, **criteo_csv_options())
 
 

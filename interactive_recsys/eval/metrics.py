@@ -40,6 +40,8 @@ import pandas as pd
 
 from ..dataset import as_dataset
 from ..errors import ParameterError
+from ..jobs import compute
+from ..params import param_error
 
 METRICS = ("precision", "recall", "ndcg", "map", "hit_rate")
 
@@ -65,8 +67,6 @@ def ranking_metrics(predictions: Any, test: Any, ks: Sequence[int] = (1, 5, 10, 
         ``"precision@10"``, ``"recall@20"``, ``"ndcg@K"``, ``"map@K"``, ``"hit_rate@K"``,
         ``"coverage@K"`` for each K, and ``"users"`` (test users evaluated).
     """
-    from ..jobs import compute
-
     ks = _check_ks(ks)
     pred_ds, test_ds = as_dataset(predictions), as_dataset(test)
     for name, ds, cols in (("predictions", pred_ds, (user_col, item_col, rank_col)),
@@ -94,8 +94,8 @@ def _check_ks(ks: Sequence[int]) -> tuple[int, ...]:
     ks = tuple(ks) if not isinstance(ks, numbers.Integral) else (ks,)
     if not ks or any(not isinstance(k, numbers.Integral) or isinstance(k, bool) or k < 1
                      for k in ks):
-        raise ParameterError(f"The 'ks' parameter of ranking_metrics must be integers >= 1. "
-                             f"Got {ks!r} instead.")
+        raise param_error("ks", "ranking_metrics", f"must be integers >= 1. "
+                          f"Got {ks!r} instead.")
     return tuple(sorted(set(int(k) for k in ks)))
 
 
@@ -146,8 +146,8 @@ def _catalog_size(catalog: Any, parts: Sequence[dict[str, Any]]) -> int:
         return len(catalog.items_)
     if isinstance(catalog, numbers.Integral) and catalog > 0:
         return int(catalog)
-    raise ParameterError(f"The 'catalog' parameter of ranking_metrics must be a positive int, "
-                         f"a fitted model or None. Got {catalog!r} instead.")
+    raise param_error("catalog", "ranking_metrics", f"must be a positive int, "
+                      f"a fitted model or None. Got {catalog!r} instead.")
 
 
 def combine(parts: Sequence[dict[str, Any]], ks: tuple[int, ...],

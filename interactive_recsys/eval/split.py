@@ -19,7 +19,6 @@ Examples
 
 from __future__ import annotations
 
-import numbers
 import os
 from typing import Any
 
@@ -28,11 +27,19 @@ import numpy as np
 from ..backend import get_backend
 from ..dataset import Dataset, as_dataset
 from ..errors import ParameterError
+from ..params import Param, param_error, validate_params
+from ..schema import RESERVED_PREFIX
 
-_TEST = "__irs_is_test__"
+_TEST = RESERVED_PREFIX + "is_test__"
 _MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
+@validate_params({
+    "test_fraction": Param(kind="number", must="a number in (0, 1)", check=lambda v: 0 < v < 1),
+    "seed": Param(kind="int", low=0),
+    "min_interactions": Param(kind="int", low=2),
+    "k": Param(kind="int", low=1, nullable=True),
+}, owner="split")
 def split(dataset: Any, user_col: str = "user_id", item_col: str = "item_id", *,
           test_fraction: float = 0.2, seed: int = 0, time_col: str | None = None,
           k: int | None = None, min_interactions: int = 5, output: str | os.PathLike | None = None,
@@ -59,21 +66,11 @@ def split(dataset: Any, user_col: str = "user_id", item_col: str = "item_id", *,
     -------
     (train, test) : two Datasets with the input's columns.
     """
-    if not (isinstance(test_fraction, numbers.Real) and 0 < test_fraction < 1):
-        raise ParameterError(f"The 'test_fraction' parameter of split must be a number in "
-                             f"(0, 1). Got {test_fraction!r} instead.")
-    for name, value, low in (("seed", seed, 0), ("min_interactions", min_interactions, 2)):
-        if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < low:
-            raise ParameterError(f"The {name!r} parameter of split must be an integer >= {low}. "
-                                 f"Got {value!r} instead.")
-    if k is not None and (not isinstance(k, numbers.Integral) or isinstance(k, bool) or k < 1):
-        raise ParameterError(f"The 'k' parameter of split must be an integer >= 1 or None. Got "
-                             f"{k!r} instead.")
     ds = as_dataset(dataset)
     for role, col in (("user_col", user_col), ("item_col", item_col), ("time_col", time_col)):
         if col is not None and col not in ds.schema.names:
-            raise ParameterError(f"The {role!r} parameter of split names column {col!r}, which "
-                                 f"is not in the data; its columns are {ds.schema.names}.")
+            raise param_error(role, "split", f"names column {col!r}, which "
+                              f"is not in the data; its columns are {ds.schema.names}.")
     ddf = ds.to_ddf()
     if ddf.npartitions > 1:
         ddf = ddf.shuffle(on=user_col)

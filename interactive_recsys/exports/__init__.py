@@ -1,7 +1,10 @@
 """Outputs for trainers: files that other systems read next to the parquet output.
 
-:func:`finish_output` is the one hook the parquet writer calls, on the finished files in
-its temporary directory (before the atomic rename):
+:func:`write_dataset` is the output step ``Dataset.to_parquet`` runs: it prepares the data
+(:func:`prepare`), calls the generic parquet writer
+(:func:`~interactive_recsys.writer.write_parquet`, which knows files, not formats) and hands
+it :func:`finish_output` to run on the finished files in its temporary directory (before the
+atomic rename):
 
 * always Merlin's schema, ``.merlin/schema.json`` and ``.merlin/schema.pbtxt``
   (:mod:`.merlin_schema`), so NVTabular, the Merlin dataloader and Merlin Models read the
@@ -15,16 +18,37 @@ HugeCTR's types.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import dask
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from ..errors import ParameterError
+from ..jobs import compute
 from ..schema import Schema
-from ..storage import strip
+from ..storage import is_remote, strip
+from ..writer import write_parquet
 from . import hugectr, merlin_schema
 from .hugectr import HugeCTROptions
+
+
+def write_dataset(ds: Any, path: str | os.PathLike, *, hugectr: Any = False,
+                  protect: Sequence[str] = (), **options: Any) -> dict[str, Any]:
+    """Write ``ds`` with the parquet writer (``options``: its keywords), adding Merlin's
+    schema and, with ``hugectr``, HugeCTR's files; return the writer's summary."""
+    if hugectr and is_remote(path):
+        raise ParameterError("hugectr=... writes HugeCTR's files for a local output only; "
+                             "write to a local folder (or copy the output there) for HugeCTR.")
+    ds, hugectr_options = prepare(ds, hugectr)
+
+    def finish(directory: str, final_dir: str, files: list[str], data_dir: str | None = None,
+               fs: Any = None) -> dict[str, Any]:
+        return finish_output(directory, final_dir, files, ds.schema, hugectr_options,
+                             data_dir=data_dir, fs=fs)
+
+    return write_parquet(ds, path, protect=protect, finish=finish, **options)
 
 
 def prepare(ds: Any, hugectr_arg: Any) -> tuple[Any, HugeCTROptions | None]:
@@ -54,7 +78,8 @@ def list_value_counts(directory: str, files: list[str], schema: Schema,
         return {}
     join = (lambda f: f"{directory.rstrip('/')}/{f}") if fs is not None else \
         (lambda f: os.path.join(directory, f))
-    parts = dask.compute(*[dask.delayed(_list_lengths)(join(f), columns, fs) for f in files])
+    parts = compute(*[dask.delayed(_list_lengths)(join(f), columns, fs) for f in files],
+                    phase="write: list lengths")
     out: dict[str, tuple[int, int]] = {}
     for part in parts:
         for name, (lo, hi) in part.items():
@@ -78,4 +103,5 @@ def finish_output(directory: str, final_dir: str, files: list[str], schema: Sche
     return extra
 
 
-__all__ = ["HugeCTROptions", "finish_output", "hugectr", "merlin_schema", "prepare"]
+__all__ = ["HugeCTROptions", "finish_output", "hugectr", "merlin_schema", "prepare",
+           "write_dataset"]

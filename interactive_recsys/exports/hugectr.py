@@ -47,6 +47,8 @@ import pyarrow.parquet as pq
 
 from ..backend import get_backend
 from ..errors import DatasetError, ParameterError
+from ..jobs import compute
+from ..params import param_error
 from ..schema import Schema, Tags, is_integer_dtype, is_numeric_dtype
 
 FILE_LIST = "_file_list.txt"
@@ -80,8 +82,8 @@ class HugeCTROptions:
                 raise ParameterError(f"Unknown HugeCTR option(s) {unknown}; the options are "
                                      "'one_key_space' and 'keysets'.")
             return cls(**{k: bool(v) for k, v in arg.items()})
-        raise ParameterError(f"The 'hugectr' parameter must be True, False or a dict of options "
-                             f"(one_key_space, keysets). Got {arg!r} instead.")
+        raise param_error("hugectr", None, f"must be True, False or a dict of options "
+                          f"(one_key_space, keysets). Got {arg!r} instead.")
 
 
 def slot_offsets(slot_sizes: list[int]) -> list[int]:
@@ -169,8 +171,6 @@ def _shift(col: pa.ChunkedArray, offset: int) -> pa.ChunkedArray:
 
 def prepare(ds: Any, options: HugeCTROptions) -> Any:
     """``ds`` with HugeCTR's column types (lazy); keys offset with ``one_key_space``."""
-    from ..dataset import Dataset
-
     schema = hugectr_schema(ds.schema, options)
     offsets: dict[str, int] = {}
     if options.one_key_space:
@@ -179,7 +179,7 @@ def prepare(ds: Any, options: HugeCTROptions) -> Any:
                            strict=True))
     ddf = ds.to_ddf().map_partitions(_Convert(ds.backend.name, schema, offsets),
                                      meta=ds.backend.empty(schema))
-    return Dataset.from_ddf(ddf, schema, ds.backend, ds.known_num_rows)
+    return type(ds).from_ddf(ddf, schema, ds.backend, ds.known_num_rows)
 
 
 def _file_stats(path: str, cats: list[str], checked: list[str], offsets: list[int] | None,
@@ -248,17 +248,18 @@ def write_metadata(directory: str, final_dir: str, files: list[str], schema: Sch
     if options.keysets and sizes is not None:
         offsets = [0] * len(cats) if options.one_key_space else slot_offsets(sizes)
     checked = r["labels"] + r["conts"] + cats
-    stats = dask.compute(*[dask.delayed(_file_stats)(p, cats, checked, offsets,
-                                                     k if offsets is not None else None)
-                           for p, k in zip(paths, keysets, strict=True)])
+    stats = compute(*[dask.delayed(_file_stats)(p, cats, checked, offsets,
+                                                k if offsets is not None else None)
+                      for p, k in zip(paths, keysets, strict=True)], phase="HugeCTR: file stats")
     if sizes is None:  # slot size = largest key + 1 where the cardinality is not known
         maxima = np.max([s["maxima"] for s in stats], axis=0) if stats else [0] * len(cats)
         sizes = [int(k) if k is not None else int(m) + 1 for k, m in zip(known, maxima,
                                                                              strict=True)]
         if options.keysets:
             offsets = slot_offsets(sizes)
-            stats = dask.compute(*[dask.delayed(_file_stats)(p, cats, [], offsets, k)
-                                   for p, k in zip(paths, keysets, strict=True)])
+            stats = compute(*[dask.delayed(_file_stats)(p, cats, [], offsets, k)
+                              for p, k in zip(paths, keysets, strict=True)],
+                            phase="HugeCTR: keysets")
     columns = stats[0]["columns"] if stats else schema.names
     metadata = {
         "file_stats": [{"file_name": f, "num_rows": int(s["num_rows"])}

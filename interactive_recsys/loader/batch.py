@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .jagged import JaggedBatch
+from .jagged import JaggedBatch, as_tensor
 
 
 @dataclass(frozen=True)
@@ -65,25 +65,3 @@ class Batch:
         kind = "torch" if not isinstance(self.dense, np.ndarray) else "numpy"
         return (f"Batch({kind}, rows={len(self)}, dense={tuple(self.dense.shape)}, "
                 f"sparse_keys={len(self.sparse.keys)}, labels={self.label_names})")
-
-
-def as_tensor(a: Any, device: Any = None, non_blocking: bool = False,
-              pin_memory: bool = False) -> Any:
-    """A NumPy array (or a tensor) as a torch tensor on ``device``.
-
-    CPU results share memory with the array (read-only arrays are copied). For a GPU,
-    ``pin_memory`` copies the array to page-locked memory first so that ``non_blocking``
-    copies overlap with computation.
-    """
-    import torch
-
-    if not isinstance(a, torch.Tensor):
-        a = np.ascontiguousarray(a)
-        if not a.flags.writeable:  # e.g. a view of the loader's cache: never share it
-            a = a.copy()
-    t = a if isinstance(a, torch.Tensor) else torch.from_numpy(a)
-    if device is None or torch.device(device).type == "cpu":
-        return t
-    if pin_memory and not t.is_pinned():
-        t = t.pin_memory()
-    return t.to(device, non_blocking=non_blocking)

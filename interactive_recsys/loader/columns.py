@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import ParameterError, SchemaError
+from ..params import param_error
 from ..schema import Schema, Tags, is_integer_dtype, is_list_dtype, is_numeric_dtype
 
 
@@ -49,12 +50,12 @@ def _given(name: str, value: Sequence[str] | str | None) -> list[str] | None:
         return [value]
     names = list(value)
     if not all(isinstance(n, str) for n in names):
-        raise ParameterError(f"The {name!r} parameter must be a list of column names. Got "
-                             f"{value!r} instead.")
+        raise param_error(name, None, f"must be a list of column names. Got "
+                          f"{value!r} instead.")
     if len(set(names)) != len(names):
         dup = sorted({n for n in names if names.count(n) > 1})
-        raise ParameterError(f"The {name!r} parameter names {dup} more than once; list each "
-                             "column once.")
+        raise param_error(name, None, f"names {dup} more than once; list each "
+                          "column once.")
     return names
 
 

@@ -117,8 +117,6 @@ class JaggedBatch:
         With ``pin_memory=True`` the host arrays are copied to page-locked memory first,
         so that ``non_blocking=True`` copies to a GPU really are asynchronous.
         """
-        from .batch import as_tensor
-
         def move(a: Any) -> Any:
             return as_tensor(a, device, non_blocking, pin_memory)
 
@@ -151,3 +149,25 @@ def offsets_dtype(total: int) -> type:
 
 def _is_torch(a: Any) -> bool:
     return type(a).__module__.startswith("torch")
+
+
+def as_tensor(a: Any, device: Any = None, non_blocking: bool = False,
+              pin_memory: bool = False) -> Any:
+    """A NumPy array (or a tensor) as a torch tensor on ``device``.
+
+    CPU results share memory with the array (read-only arrays are copied). For a GPU,
+    ``pin_memory`` copies the array to page-locked memory first so that ``non_blocking``
+    copies overlap with computation.
+    """
+    import torch
+
+    if not isinstance(a, torch.Tensor):
+        a = np.ascontiguousarray(a)
+        if not a.flags.writeable:  # e.g. a view of the loader's cache: never share it
+            a = a.copy()
+    t = a if isinstance(a, torch.Tensor) else torch.from_numpy(a)
+    if device is None or torch.device(device).type == "cpu":
+        return t
+    if pin_memory and not t.is_pinned():
+        t = t.pin_memory()
+    return t.to(device, non_blocking=non_blocking)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import importlib.util
 import math
-import numbers
 import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -31,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ParameterError
+from ..params import Param, param_error, validate_params
 from .batch import Batch
 from .block import Block, block_from_table
 from .collate import Batcher
@@ -108,6 +108,14 @@ class Loader:
         manifest is incomplete is refused.
     """
 
+    @validate_params({
+        "batch_size": Param(kind="int", low=1), "seed": Param(kind="int", low=0),
+        "epochs": Param(kind="int", low=1, nullable=True, must="an integer >= 1"),
+        "world_size": Param(kind="int", low=1), "rank": Param(kind="int", low=0),
+        "shuffle_window": Param(kind="int", low=1, nullable=True, must="an integer >= 1"),
+        "readers": Param(kind="int", low=0), "prefetch": Param(kind="int", low=1),
+        "output": Param(choices=OUTPUTS, must=f"one of {OUTPUTS}"),
+    })
     def __init__(self, source: Any, batch_size: int, *, shuffle: bool = True, seed: int = 0,
                  drop_last: bool = False, epochs: int | None = 1, device: Any = None,
                  cat_cols: Sequence[str] | None = None, cont_cols: Sequence[str] | None = None,
@@ -117,29 +125,15 @@ class Loader:
                  label_dtype: str | None = "float32", readers: int = 2,
                  prefetch: int = 2, cache: bool = False,
                  storage_options: dict[str, Any] | None = None) -> None:
-        _check_int("batch_size", batch_size, 1)
-        _check_int("seed", seed, 0)
-        if epochs is not None:
-            _check_int("epochs", epochs, 1)
-        _check_int("world_size", world_size, 1)
-        _check_int("rank", rank, 0)
         if rank >= world_size:
-            raise ParameterError(f"The 'rank' parameter must be in [0, world_size - 1] = "
-                                 f"[0, {world_size - 1}]. Got {rank!r} instead.")
-        if shuffle_window is not None:
-            _check_int("shuffle_window", shuffle_window, 1)
-        _check_int("readers", readers, 0)
-        _check_int("prefetch", prefetch, 1)
-        if output not in OUTPUTS:
-            raise ParameterError(f"The 'output' parameter must be one of {OUTPUTS}. Got "
-                                 f"{output!r} instead.")
+            raise param_error("rank", None, "must be in [0, world_size - 1] = "
+                              f"[0, {world_size - 1}]. Got {rank!r} instead.")
         if label_dtype is not None:
             try:
                 label_dtype = np.dtype(label_dtype).name
             except TypeError:
-                raise ParameterError(f"The 'label_dtype' parameter must be a NumPy dtype name "
-                                     f"such as 'float32' or None. Got {label_dtype!r} "
-                                     "instead.") from None
+                raise param_error("label_dtype", None, "must be a NumPy dtype name such as "
+                                  f"'float32' or None. Got {label_dtype!r} instead.") from None
         torch_found = torch_available()
         if output == "auto":
             output = "torch" if torch_found else "numpy"
@@ -190,9 +184,9 @@ class Loader:
             raise TypeError("A Loader with epochs=None repeats forever and has no length.")
         return self.epochs * self.batches_per_epoch
 
+    @validate_params({"epoch": Param(kind="int", low=0)})
     def set_epoch(self, epoch: int) -> None:
         """Make the next ``iter(loader)`` start at epoch ``epoch`` (e.g. when resuming)."""
-        _check_int("epoch", epoch, 0)
         self._next_epoch = epoch
 
     # ---- iteration -----------------------------------------------------------------------
@@ -275,8 +269,3 @@ def torch_available() -> bool:
     except (ImportError, ValueError):  # e.g. sys.modules["torch"] = None
         return False
 
-
-def _check_int(name: str, value: Any, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ParameterError(f"The {name!r} parameter must be an integer >= {minimum}. Got "
-                             f"{value!r} instead.")

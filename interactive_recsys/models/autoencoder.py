@@ -24,7 +24,6 @@ Examples
 from __future__ import annotations
 
 import contextlib
-import numbers
 import os
 import tempfile
 from collections.abc import Iterator
@@ -32,20 +31,10 @@ from typing import Any
 
 import numpy as np
 
+from ..loader import Loader
+from ..params import Param
 from .base import Model, register
 from .data import Interactions
-
-
-def _int_at_least(minimum: int) -> Any:
-    return lambda v: isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= minimum
-
-
-def _fraction(v: Any) -> bool:
-    return isinstance(v, numbers.Real) and not isinstance(v, bool) and 0 <= v < 1
-
-
-def _non_negative(v: Any) -> bool:
-    return isinstance(v, numbers.Real) and not isinstance(v, bool) and v >= 0
 
 
 @register
@@ -72,16 +61,16 @@ class AutoEncoder(Model):
     user_col, item_col : the user and item id columns.
     """
 
-    PARAMS = {
-        "hidden": (256, _int_at_least(1), "an integer >= 1"),
-        "layers": (1, _int_at_least(1), "an integer >= 1"),
-        "epochs": (20, _int_at_least(1), "an integer >= 1"),
-        "batch_size": (64, _int_at_least(1), "an integer >= 1"),
-        "lr": (1e-3, lambda v: _non_negative(v) and v > 0, "a positive number"),
-        "dropout": (0.5, _fraction, "a number in [0, 1)"),
-        "weight_decay": (0.0, _non_negative, "a number >= 0"),
-        "seed": (0, _int_at_least(0), "an integer >= 0"),
-    }
+    hidden = Param(256, kind="int", low=1, doc="Width of each hidden layer.")
+    layers = Param(1, kind="int", low=1, doc="Number of hidden layers.")
+    epochs = Param(20, kind="int", low=1, doc="Passes over the users.")
+    batch_size = Param(64, kind="int", low=1, doc="Users per batch.")
+    lr = Param(1e-3, kind="number", low=0, must="a positive number", check=lambda v: v > 0,
+               doc="Adam's learning rate.")
+    dropout = Param(0.5, kind="number", low=0, must="a number in [0, 1)",
+                    check=lambda v: v < 1, doc="Fraction of a user's input items dropped.")
+    weight_decay = Param(0.0, kind="number", low=0, must="a number >= 0", doc="Adam's L2 penalty.")
+    seed = Param(0, kind="int", low=0, doc="Seed of the weights, batches and dropout.")
 
     @classmethod
     def array_shapes(cls, params: dict[str, Any], n_items: int) -> dict[str, tuple[int, ...]]:
@@ -102,8 +91,6 @@ class AutoEncoder(Model):
         import pyarrow as pa
         import pyarrow.parquet as pq
         import torch
-
-        from ..loader import Loader
 
         torch.manual_seed(params["seed"])
         device = torch.device("cuda" if torch.cuda.is_available() else "cpu")

@@ -1,7 +1,9 @@
 """What every model shares: declared parameters, fitting on the cluster, scoring from arrays,
 saving as JSON + npz (never pickle).
 
-A model is its parameters (constructor keywords stored unchanged, :attr:`Model.PARAMS`) and,
+A model is its parameters (declared :class:`~interactive_recsys.params.Param` class attributes,
+as operators declare theirs; the constructor keywords are stored unchanged as attributes and
+:meth:`Model.get_params` reads them back for save/load) and,
 once fitted, its item ids (:attr:`items_`) and weights (:attr:`arrays_`, NumPy arrays).
 Scoring is a class method of those arrays and parameters alone
 (:meth:`Model.score_arrays`), so :func:`~interactive_recsys.predict.predict_topk` ships
@@ -25,7 +27,10 @@ import dask
 import numpy as np
 import pandas as pd
 
+from ..dataset import as_dataset
 from ..errors import IRSError, NotFittedError, ParameterError
+from ..jobs import active_client, compute, submit
+from ..params import Param, declared_params, validate_values
 from .data import Interactions, encode, to_dense
 
 FORMAT, FORMAT_VERSION = "irs-model", 1
@@ -42,36 +47,45 @@ def register(cls: type[Model]) -> type[Model]:
     return cls
 
 
+#: The user and item column parameters every model has.
+_COLUMN = Param(kind="str", must="a column name", check=bool)
+
+
 class Model:
     """Base class of recommendation models (implicit feedback: which items a user had).
 
-    Subclasses declare :attr:`PARAMS` (name -> (default, check, description)), and implement
-    :meth:`fit_arrays` and :meth:`score_arrays`.
+    Subclasses declare their parameters as :class:`~interactive_recsys.params.Param` class
+    attributes (collected into :attr:`params`, the table), and implement :meth:`fit_arrays`
+    and :meth:`score_arrays`.
     """
 
-    PARAMS: ClassVar[dict[str, tuple[Any, Any, str]]] = {}
+    #: The declared parameters, by name (filled by ``__init_subclass__``).
+    params: ClassVar[dict[str, Param]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.params = declared_params(cls, getattr(cls, "params", {}))
 
     def __init__(self, *, user_col: str = "user_id", item_col: str = "item_id",
                  **params: Any) -> None:
-        unknown = set(params) - set(self.PARAMS)
-        if unknown:
-            raise ParameterError(f"{type(self).__name__} has no parameter(s) {sorted(unknown)}; "
-                                 f"its parameters are {sorted(self.PARAMS)}.")
-        for name, value in (("user_col", user_col), ("item_col", item_col)):
-            if not isinstance(value, str) or not value:
-                raise ParameterError(f"The {name!r} parameter of {type(self).__name__} must be "
-                                     f"a column name. Got {value!r} instead.")
-        self.user_col, self.item_col = user_col, item_col
-        self.params: dict[str, Any] = {}
-        for name, (default, check, description) in self.PARAMS.items():
-            value = params.get(name, default)
-            if not check(value):
-                raise ParameterError(f"The {name!r} parameter of {type(self).__name__} must be "
-                                     f"{description}. Got {value!r} instead.")
-            self.params[name] = value
+        owner = type(self).__name__
+        values = validate_values(owner, self.params, params)
+        self.user_col = _COLUMN.validate(owner, "user_col", user_col)
+        self.item_col = _COLUMN.validate(owner, "item_col", item_col)
+        for name, value in values.items():
+            setattr(self, name, value)
         self.items_: np.ndarray | None = None
         self.arrays_: dict[str, np.ndarray] | None = None
         self.info_: dict[str, Any] = {}
+
+    def get_params(self) -> dict[str, Any]:
+        """The declared parameters' values (the attributes), as save/load and reprs read them.
+
+        >>> from interactive_recsys.models import EASE
+        >>> EASE(l2=100.0).get_params()
+        {'l2': 100.0}
+        """
+        return {name: getattr(self, name) for name in self.params}
 
     # ---- to implement ---------------------------------------------------------------------
     @classmethod
@@ -94,8 +108,6 @@ class Model:
         the dashboard; ``job.cancel()`` stops it).
         """
         if background:
-            from ..jobs import submit
-
             return submit(lambda: self.fit(train), name=f"fit {type(self).__name__}")
         started = time.perf_counter()
         data = read_interactions(train, self.user_col, self.item_col,
@@ -104,11 +116,12 @@ class Model:
             raise ParameterError(f"{type(self).__name__}.fit got no interactions: the training "
                                  "data is empty.")
         read_s = time.perf_counter() - started
-        arrays = train_on_cluster(type(self).__name__, self.params, data)
-        problem = self.check_arrays(self.params, data.items, arrays)
+        params = self.get_params()
+        arrays = train_on_cluster(type(self).__name__, params, data)
+        problem = self.check_arrays(params, data.items, arrays)
         if problem:
             raise ParameterError(f"{self!r}.fit trained unusable weights: {problem}. Check "
-                                 f"the parameters ({self.params}), e.g. a smaller learning "
+                                 f"the parameters ({params}), e.g. a smaller learning "
                                  "rate or a finite regularization.")
         self.items_, self.arrays_ = data.items, arrays
         self.info_ = {"users": data.n_users, "items": data.n_items,
@@ -159,7 +172,7 @@ class Model:
     # ---- scoring --------------------------------------------------------------------------
     def config(self) -> dict[str, Any]:
         """Everything but the arrays, as plain JSON-able values."""
-        return {"model": type(self).__name__, "params": dict(self.params),
+        return {"model": type(self).__name__, "params": self.get_params(),
                 "user_col": self.user_col, "item_col": self.item_col}
 
     def score_frame(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -167,7 +180,7 @@ class Model:
         they had there (small data; :func:`~interactive_recsys.predict_topk` on the cluster)."""
         self._check_fitted()
         data = Interactions.from_frame(frame, self.user_col, self.item_col, items=self.items_)
-        return data.users, self.score_arrays(self.params, self.arrays_, data.indptr,
+        return data.users, self.score_arrays(self.get_params(), self.arrays_, data.indptr,
                                              data.indices)
 
     # ---- persistence ----------------------------------------------------------------------
@@ -188,7 +201,7 @@ class Model:
         return os.fspath(path) if is_remote(path) else os.path.abspath(os.fspath(path))
 
     def __repr__(self) -> str:
-        params = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         state = f", fitted on {self.info_.get('users')} users" if self.fitted else ""
         return f"{type(self).__name__}({params}{state})"
 
@@ -230,7 +243,7 @@ def _load(path: str, shown: str) -> Model:
     except (OSError, KeyError, ValueError, TypeError) as err:
         raise ModelFormatError(f"{arrays_path!r} cannot be read as the arrays {meta['arrays']} "
                                f"named in model.json ({err}); save the model again.") from err
-    problem = model.check_arrays(model.params, items, arrays)
+    problem = model.check_arrays(model.get_params(), items, arrays)
     if problem:
         raise ModelFormatError(f"{arrays_path!r} does not hold a fitted {meta['model']}: "
                                f"{problem}. The file was changed or damaged; save the model "
@@ -254,9 +267,6 @@ def _json_default(value: Any) -> Any:
 def read_interactions(train: Any, user_col: str, item_col: str, *, phase: str,
                       items: np.ndarray | None = None) -> Interactions:
     """The distinct (user, item) pairs of a Dataset or frame, read by one Dask computation."""
-    from ..dataset import as_dataset
-    from ..jobs import compute
-
     ds = as_dataset(train)
     for col in (user_col, item_col):
         if col not in ds.schema.names:
@@ -276,8 +286,6 @@ def gpu_workers(client: Any) -> list[str]:
 def train_on_cluster(name: str, params: dict[str, Any], data: Interactions) -> dict[str, Any]:
     """``MODELS[name].fit_arrays(params, data)``: one task on the active cluster (asking for
     the ``GPU`` resource when a worker has it), or here without a distributed client."""
-    from ..jobs import active_client, compute
-
     client = active_client()
     if client is None:
         return MODELS[name].fit_arrays(params, data)
@@ -291,9 +299,9 @@ def train_on_cluster(name: str, params: dict[str, Any], data: Interactions) -> d
 
 
 def _fit_task(name: str, params: dict[str, Any], data: Interactions) -> dict[str, np.ndarray]:
-    from . import MODELS as registry  # the worker imports the models package
-
-    return registry[name].fit_arrays(params, data)
+    # Unpickling this function on a worker imports ``interactive_recsys.models`` (the parent
+    # package, which registers every model) before this module: MODELS is complete.
+    return MODELS[name].fit_arrays(params, data)
 
 
 __all__ = ["MODELS", "Interactions", "Model", "ModelFormatError", "encode", "load",

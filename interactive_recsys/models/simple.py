@@ -21,12 +21,12 @@ Examples
 
 from __future__ import annotations
 
-import math
-import numbers
 from typing import Any
 
 import numpy as np
 
+from ..cluster import gpu_count
+from ..params import Param
 from .base import Model, register
 from .data import Interactions, to_dense
 
@@ -34,15 +34,8 @@ from .data import Interactions, to_dense
 BLOCK_BYTES = 2**26
 
 
-def _positive(value: Any) -> bool:
-    return (isinstance(value, numbers.Real) and not isinstance(value, bool) and value > 0
-            and math.isfinite(value))
-
-
 def _device() -> str | None:
     """``"cuda"`` when torch sees a GPU on this worker, else ``None`` (NumPy)."""
-    from ..cluster import gpu_count
-
     if gpu_count() == 0:  # asks NVML: no torch import (seconds) on CPU machines
         return None
     try:
@@ -82,8 +75,6 @@ class Popularity(Model):
     user_col, item_col : the user and item id columns.
     """
 
-    PARAMS: dict = {}
-
     @classmethod
     def array_shapes(cls, params: dict[str, Any], n_items: int) -> dict[str, tuple[int, ...]]:
         return {"counts": (n_items,)}
@@ -110,7 +101,8 @@ class EASE(Model):
     user_col, item_col : the user and item id columns.
     """
 
-    PARAMS = {"l2": (500.0, _positive, "a positive number (finite)")}
+    l2 = Param(500.0, kind="number", low=0, must="a positive number (finite)",
+               check=lambda v: v > 0, doc="L2 regularization.")
 
     @classmethod
     def array_shapes(cls, params: dict[str, Any], n_items: int) -> dict[str, tuple[int, ...]]:

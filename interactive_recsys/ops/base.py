@@ -30,9 +30,11 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..backend import Backend
-from ..errors import ParameterError, SchemaError
+from ..errors import DatasetError, ParameterError, SchemaError
+from ..operands import OperatorOperand
+from ..params import REQUIRED, Param, declared_params, validate_values
 from ..schema import ColumnSchema, Schema, is_numeric_dtype
-from .params import REQUIRED, Param
+from .state_check import check_shape
 
 #: Every concrete operator class, by name (filled by ``Operator.__init_subclass__``).
 OPERATORS: dict[str, type[Operator]] = {}
@@ -91,7 +93,7 @@ class OpContext:
     storage_options: dict[str, Any] | None = None
 
 
-class Operator:
+class Operator(OperatorOperand):
     """Base class of all operators; see the module docstring for the contract."""
 
     params: ClassVar[dict[str, Param]] = {}
@@ -106,11 +108,7 @@ class Operator:
 
     def __init_subclass__(cls, register: bool = True, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        declared = dict(getattr(cls, "params", {}))
-        for name, value in list(vars(cls).items()):
-            if isinstance(value, Param):
-                declared[name] = value
-                delattr(cls, name)
+        declared = declared_params(cls, getattr(cls, "params", {}))
         cls.params = declared
         cls.__signature__ = _signature(declared)
         cls.__doc__ = _with_parameters_section(vars(cls).get("__doc__"), declared)
@@ -126,19 +124,7 @@ class Operator:
             if name in kwargs:
                 raise ParameterError(f"{type(self).__name__} got two values for {name!r}.")
             kwargs[name] = value
-        unknown = sorted(set(kwargs) - set(names))
-        if unknown:
-            raise ParameterError(f"{type(self).__name__} has no parameter {unknown[0]!r}; its "
-                                 f"parameters are: {', '.join(names) or 'none'}.")
-        values = {}
-        for name, spec in self.params.items():
-            if name in kwargs:
-                values[name] = spec.validate(type(self).__name__, name, kwargs[name])
-            elif spec.required:
-                raise ParameterError(f"{type(self).__name__} needs the {name!r} parameter "
-                                     f"({spec.describe()}): {spec.doc}")
-            else:
-                values[name] = spec.default
+        values = validate_values(type(self).__name__, self.params, kwargs)
         self._params = values
         self.check_params()
 
@@ -240,8 +226,6 @@ class StatOperator(Operator, register=False):
     def check_state(self, state: dict[str, Any]) -> None:
         """Check a state read from a saved workflow against ``state_shape``; raise
         ``ValueError`` naming the entry that is malformed."""
-        from .state_check import check_shape
-
         check_shape(state, self.state_shape)
 
     #: Entries of the state that map every input column to a value (e.g. Normalize's
@@ -279,8 +263,6 @@ class RowFilter(Operator, register=False):
 def no_rows_error(op: Operator, ctx: OpContext) -> Exception:
     """The error of a statistic fitted on no rows: names the step and the row filters before
     it (``ctx.extra["row_filters"]``, filled by the workflow)."""
-    from ..errors import DatasetError
-
     filters = ctx.extra.get("row_filters", {}).get(ctx.node_id, [])
     before = (f"after {', '.join(filters)}, which dropped every row" if filters
               else "(every row was dropped before it)")

@@ -26,9 +26,8 @@ from typing import Any
 import numpy as np
 
 from ..schema import is_numeric_dtype
+from ..tables.moments import column_moments, merge_summaries
 from .base import OpContext, StatOperator
-from .normalize import _column_moments as column_moments
-from .normalize import _merge as merge_moments
 
 
 class DataStats(StatOperator):
@@ -60,7 +59,7 @@ class DataStats(StatOperator):
             out[name] = {"dtype": first["dtype"], "rows": sum(p["rows"] for p in parts),
                          "missing": sum(p["missing"] for p in parts),
                          "hashes": np.unique(np.concatenate([p["hashes"] for p in parts])),
-                         "moments": merge_moments([p["moments"] for p in parts])
+                         "moments": merge_summaries([p["moments"] for p in parts])
                          if first["moments"] is not None else None}
         return out
 

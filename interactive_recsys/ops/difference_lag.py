@@ -27,7 +27,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import ParameterError, SchemaError
+from ..errors import SchemaError
+from ..params import param_error
 from ..schema import ColumnSchema, Schema, Tags, is_float_dtype, is_integer_dtype
 from .base import OpContext, Operator
 from .params import Param
@@ -47,11 +48,11 @@ class DifferenceLag(Operator):
 
     def check_params(self) -> None:
         if not self.partition_cols:
-            raise ParameterError("The 'partition_cols' parameter of DifferenceLag needs at "
-                                 "least one column.")
+            raise param_error("partition_cols", "DifferenceLag", "needs at "
+                              "least one column.")
         if self.shift == 0:
-            raise ParameterError("The 'shift' parameter of DifferenceLag must not be 0 (a row "
-                                 "minus itself); use 1 for the previous row, -1 for the next.")
+            raise param_error("shift", "DifferenceLag", "must not be 0 (a row "
+                              "minus itself); use 1 for the previous row, -1 for the next.")
 
     def shuffle_keys(self) -> list[str]:
         return list(self.partition_cols)

@@ -32,7 +32,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import ParameterError, SchemaError
+from ..errors import SchemaError
+from ..params import param_error
 from ..schema import ColumnSchema, Schema, Tags, is_float_dtype, is_integer_dtype
 from .base import OpContext, Operator
 from .params import Param
@@ -56,17 +57,17 @@ class Groupby(Operator):
 
     def check_params(self) -> None:
         if not self.groupby_cols:
-            raise ParameterError("The 'groupby_cols' parameter of Groupby needs at least one "
-                                 "column.")
+            raise param_error("groupby_cols", "Groupby", "needs at least one "
+                              "column.")
         aggs = self.aggs
         lists = aggs.values() if isinstance(aggs, dict) else [aggs]
         for value in lists:
             names = [value] if isinstance(value, str) else value
             if not isinstance(names, list | tuple) or not names or any(
                     n not in AGGREGATIONS for n in names):
-                raise ParameterError(f"The 'aggs' parameter of Groupby must be one of "
-                                     f"{AGGREGATIONS}, a list of them, or a mapping of column "
-                                     f"names to those. Got {aggs!r} instead.")
+                raise param_error("aggs", "Groupby", f"must be one of "
+                                  f"{AGGREGATIONS}, a list of them, or a mapping of column "
+                                  f"names to those. Got {aggs!r} instead.")
         if isinstance(aggs, dict):  # tuples become lists, as after a JSON round trip
             self._params["aggs"] = {k: v if isinstance(v, str) else list(v)
                                     for k, v in aggs.items()}

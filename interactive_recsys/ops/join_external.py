@@ -43,6 +43,7 @@ from .. import storage
 from ..artifacts import resolve
 from ..backend import backend_of, get_backend
 from ..errors import ParameterError, SchemaError
+from ..params import param_error
 from ..schema import ColumnSchema, Schema, default_tags, dtype_name
 from ..tables import keyed_statistics as ks
 from ..tables import vocabulary as vocab
@@ -98,26 +99,26 @@ class SideTable:
                     and all(c in "0123456789abcdef" for c in sha)) or not (
                     isinstance(columns, dict) and all(isinstance(k, str) and isinstance(v, str)
                                                       for k, v in columns.items())):
-                raise ParameterError("The 'df_ext' parameter of JoinExternal describes a side "
-                                     "table with a malformed 'sha256' or 'columns' "
-                                     f"({str(value)[:120]}); save the workflow again.")
+                raise param_error("df_ext", "JoinExternal", "describes a side "
+                                  "table with a malformed 'sha256' or 'columns' "
+                                  f"({str(value)[:120]}); save the workflow again.")
             return cls(sha256=sha, rows=value["rows"], columns=columns, path=value.get("path"))
         if isinstance(value, str | os.PathLike):
             path = os.fspath(value)
             try:
                 table = pq.read_table(path)
             except (OSError, pa.ArrowInvalid) as exc:
-                raise ParameterError(f"The 'df_ext' parameter of JoinExternal names {path!r}, "
-                                     f"which is not a readable parquet file ({exc}). Pass a "
-                                     "parquet path or a DataFrame.") from None
+                raise param_error("df_ext", "JoinExternal", f"names {path!r}, "
+                                  f"which is not a readable parquet file ({exc}). Pass a "
+                                  "parquet path or a DataFrame.") from None
         elif isinstance(value, pa.Table):
             table = value
         elif hasattr(value, "columns") and hasattr(value, "dtypes"):  # pandas or cuDF
             table = backend_of(value).to_arrow(value)
         else:
-            raise ParameterError(f"The 'df_ext' parameter of JoinExternal must be a DataFrame, "
-                                 f"an Arrow table or a parquet path. Got {type(value).__name__} "
-                                 "instead.")
+            raise param_error("df_ext", "JoinExternal", f"must be a DataFrame, "
+                              f"an Arrow table or a parquet path. Got {type(value).__name__} "
+                              "instead.")
         table = table.replace_schema_metadata(None)
         return cls(table=table, path=path, sha256=table_sha256(table), rows=table.num_rows,
                    columns={f.name: dtype_name(f.type) for f in table.schema})
@@ -182,8 +183,8 @@ class JoinExternal(StatOperator, RowFilter):
         on = self.on
         if not (isinstance(on, str) or (isinstance(on, list | tuple) and on
                                         and all(isinstance(c, str) for c in on))):
-            raise ParameterError(f"The 'on' parameter of JoinExternal must be a column name or "
-                                 f"a list of names. Got {on!r} instead.")
+            raise param_error("on", "JoinExternal", f"must be a column name or "
+                              f"a list of names. Got {on!r} instead.")
         side = self.df_ext.columns
         for c in [*self.keys, *(self.columns_ext or [])]:
             if c not in side:

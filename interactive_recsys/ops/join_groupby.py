@@ -42,6 +42,7 @@ import pyarrow.compute as pc
 
 from ..backend import merge_moments
 from ..errors import ParameterError, SchemaError
+from ..params import param_error
 from ..schema import ColumnSchema, Schema, Tags, is_numeric_dtype
 from ..tables import keyed_statistics as ks
 from ..tables import vocabulary as vocab
@@ -68,12 +69,12 @@ class JoinGroupby(StatOperator):
     def check_params(self) -> None:
         unknown = [s for s in self.stats if s not in STATS]
         if unknown or not self.stats:
-            raise ParameterError(f"The 'stats' parameter of JoinGroupby must list some of "
-                                 f"{', '.join(STATS)}. Got {list(self.stats)!r} instead.")
+            raise param_error("stats", "JoinGroupby", f"must list some of "
+                              f"{', '.join(STATS)}. Got {list(self.stats)!r} instead.")
         if len(set(self.stats)) != len(self.stats) or len(set(self.cont_cols)) != len(
                 self.cont_cols):
-            raise ParameterError("The 'stats' and 'cont_cols' parameters of JoinGroupby must "
-                                 "not repeat a name.")
+            raise param_error(("stats", "cont_cols"), "JoinGroupby", "must "
+                              "not repeat a name.")
         if any(s != "count" for s in self.stats) and not self.cont_cols:
             raise ParameterError("JoinGroupby needs 'cont_cols' for statistics other than "
                                  f"'count' (stats={list(self.stats)!r}); name the continuous "

@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from ..backend import CpuBackend
 from ..errors import NotFittedError, ParameterError, SchemaError
+from ..params import param_error
 from ..schema import ColumnSchema, arrow_type, dtype_name, normalize_tags
 from .base import OpContext, Operator
 from .expressions import evaluate, parse
@@ -69,7 +70,7 @@ class LambdaOp(Operator):
             try:
                 parse(self.f)
             except ParameterError as exc:
-                raise ParameterError(f"The 'f' parameter of LambdaOp is invalid: {exc}") from None
+                raise param_error("f", "LambdaOp", f"is invalid: {exc}") from None
 
     def to_config(self) -> dict[str, Any]:
         config = super().to_config()

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import ParameterError, SchemaError
+from ..errors import SchemaError
+from ..params import param_error
 from ..schema import ColumnSchema, is_numeric_dtype
 from .base import OpContext, Operator, StatOperator
 from .params import Param
@@ -48,9 +49,9 @@ class ListSlice(Operator):
 
     def check_params(self) -> None:
         if self.pad and self.pad_length is None:
-            raise ParameterError(f"The 'pad' parameter of ListSlice needs a slice of fixed "
-                                 f"length (start and end both >= 0, or start < 0 and end < 0 or "
-                                 f"None); [{self.start}:{self.end}] has none.")
+            raise param_error("pad", "ListSlice", f"needs a slice of fixed "
+                              f"length (start and end both >= 0, or start < 0 and end < 0 or "
+                              f"None); [{self.start}:{self.end}] has none.")
 
     @property
     def pad_length(self) -> int | None:

@@ -10,9 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from ..schema import ColumnSchema, Tags
+from ..tables.moments import column_moments, merge_summaries
 from .base import OpContext, StatOperator, no_rows_error, require_numeric
 
 
@@ -26,60 +25,15 @@ class _Moments(StatOperator, register=False):
 
     def fit_partition(self, df: Any, ctx: OpContext) -> dict[str, dict[str, float]]:
         b = ctx.backend
-        return {n: _column_moments(b, b.column(df, n)) for n in df.columns}
+        return {n: column_moments(b, b.column(df, n)) for n in df.columns}
 
     def fit_combine(self, partials: list[Any]) -> dict[str, dict[str, float]]:
-        return {name: _merge([p[name] for p in partials]) for name in partials[0]}
+        return {name: merge_summaries([p[name] for p in partials]) for name in partials[0]}
 
     def check_rows(self, partial: dict[str, dict[str, float]], ctx: OpContext) -> None:
         """Refuse to fit on no rows at all (e.g. a Filter upstream dropped every row)."""
         if partial and all(m["count"] == 0 and m["missing"] == 0 for m in partial.values()):
             raise no_rows_error(self, ctx)
-
-
-def _column_moments(b: Any, col: Any) -> dict[str, float]:
-    """count / mean / root (square root of the sum of squared deviations) / min / max.
-
-    Values of 1e154 and more overflow the plain sum of squares, and below 1e-150 the squares
-    underflow: those columns are scaled by their largest magnitude first, so mean and spread
-    stay finite and exact whatever the partitioning."""
-    with np.errstate(over="ignore", invalid="ignore", under="ignore"):  # handled below
-        m = dict(b.moments(col))
-    largest = max(abs(m.get("min", 0.0)), abs(m.get("max", 0.0))) if m["count"] else 0.0
-    if m["count"] and (not (math.isfinite(m["mean"]) and math.isfinite(m["m2"]))
-                       or 0.0 < largest < 1e-150):
-        finite = b.finite_values(col)
-        scale = float(np.abs(finite).max())
-        y = finite / scale
-        mean_y = float(y.mean())
-        m["mean"] = mean_y * scale
-        m["root"] = scale * float(np.sqrt(np.square(y - mean_y).sum()))
-    else:
-        m["root"] = math.sqrt(max(m["m2"], 0.0))
-    del m["m2"]
-    return m
-
-
-def _merge(parts: list[dict[str, float]]) -> dict[str, float]:
-    """Merge count/mean/root summaries (Chan et al.'s parallel variance, with the spread as a
-    square root merged by ``hypot`` so that huge values never overflow)."""
-    out = {"count": 0.0, "mean": 0.0, "root": 0.0,
-           "missing": sum(p["missing"] for p in parts),
-           "min": min((p["min"] for p in parts if p["count"]), default=math.nan),
-           "max": max((p["max"] for p in parts if p["count"]), default=math.nan)}
-    for p in parts:
-        if not p["count"]:
-            continue
-        if not out["count"]:  # the first summary is taken as is (exact)
-            out.update(count=p["count"], mean=p["mean"], root=p["root"])
-            continue
-        n = out["count"] + p["count"]
-        half_delta = p["mean"] / 2 - out["mean"] / 2  # halves: no overflow at +-1e308
-        out["mean"] += half_delta * (2 * p["count"] / n)
-        out["root"] = math.hypot(out["root"], p["root"], 2 * abs(half_delta) * math.sqrt(
-            out["count"] * p["count"] / n))
-        out["count"] = n
-    return out
 
 
 def _none_if_nan(x: float) -> float | None:

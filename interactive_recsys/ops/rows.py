@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ParameterError, SchemaError
+from ..params import param_error
 from ..schema import Schema
 from .base import OpContext, RowFilter
 from .expressions import evaluate, names_in, parse
@@ -32,7 +33,7 @@ class Filter(RowFilter):
         try:
             parse(self.expr)
         except ParameterError as exc:
-            raise ParameterError(f"The 'expr' parameter of Filter is invalid: {exc}") from None
+            raise param_error("expr", "Filter", f"is invalid: {exc}") from None
 
     def output_schema(self, input_schema: Schema, groups: Sequence[tuple[str, ...]],
                       state: dict[str, Any] | None = None) -> Schema:

@@ -19,6 +19,7 @@ import json
 from typing import Any
 
 from ..errors import ParameterError
+from ..params import param_error
 from ..schema import ColumnSchema
 from .base import OpContext, Operator
 from .params import Param
@@ -61,9 +62,9 @@ class AddProperties(Operator):
             except (TypeError, ValueError):
                 ok = False
         if not ok:
-            raise ParameterError(f"The 'properties' parameter of AddProperties must be a mapping "
-                                 f"of strings to JSON values (numbers, strings, lists...). Got "
-                                 f"{props!r} instead.")
+            raise param_error("properties", "AddProperties", f"must be a mapping "
+                              f"of strings to JSON values (numbers, strings, lists...). Got "
+                              f"{props!r} instead.")
 
     def column_schema(self, col: ColumnSchema, state: dict[str, Any] | None) -> ColumnSchema:
         return col.with_(properties={**col.properties, **self.properties})

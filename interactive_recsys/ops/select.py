@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import ParameterError, SchemaError
+from ..errors import SchemaError
+from ..params import param_error
 from ..schema import Schema
 from .base import OpContext, Operator
 from .params import Param
@@ -33,8 +34,8 @@ class SelectColumns(Operator):
 
     def check_params(self) -> None:
         if not self.columns:
-            raise ParameterError("The 'columns' parameter of SelectColumns needs at least one "
-                                 "column name.")
+            raise param_error("columns", "SelectColumns", "needs at least one "
+                              "column name.")
 
     def output_schema(self, input_schema: Schema, groups: Sequence[tuple[str, ...]],
                       state: dict[str, Any] | None = None) -> Schema:

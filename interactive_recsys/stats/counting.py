@@ -28,6 +28,7 @@ import pyarrow.compute as pc
 
 from ..backend import get_backend
 from ..dataset import Dataset
+from ..jobs import compute
 from ..tables import vocabulary as vocab
 from ..tables.reduce import delayed_task, delayed_tasks, num_splits, tree
 from .frequency import CountHistogram
@@ -89,7 +90,7 @@ def column_counts(ds: Dataset, columns: Sequence[str], splits: int | None = None
     """Per column: ``histogram`` (:class:`CountHistogram` of the non-null values; ``None``
     with ``values=False``, which skips counting values), ``nulls``, ``lookups`` (values
     looked up: rows, or list elements) and ``lengths`` (list length histogram, or ``None``).
-    Runs on the current Dask scheduler or client."""
+    Runs on the current Dask scheduler or client, as one phase of :func:`~..jobs.compute`."""
     columns = list(columns)
     splits = (splits or default_splits(ds)) if values else 0
     token = uuid.uuid4().hex[:8]
@@ -106,5 +107,5 @@ def column_counts(ds: Dataset, columns: Sequence[str], splits: int | None = None
                         first=_combine_histograms) if hists else None
         graphs[name] = (combined, tree(partials, _add_totals, delayed_tasks(PREFIX, "totals"),
                                        first=functools.partial(_column_totals, name=name)))
-    (computed,) = dask.compute(graphs)
+    (computed,) = compute(dask.delayed(graphs), phase="count values")
     return {name: {"histogram": hist, **totals} for name, (hist, totals) in computed.items()}

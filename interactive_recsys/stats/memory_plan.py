@@ -35,7 +35,7 @@ from typing import Any
 
 from dask.utils import format_bytes, parse_bytes
 
-from ..errors import ParameterError
+from ..params import Param, param_error, validate_params
 
 #: bytes of one weight
 DTYPE_BYTES = {"fp32": 4, "fp16": 2}
@@ -49,8 +49,8 @@ def check_choice(name: str, value: Any, choices: Iterable[str]) -> str:
     choices = list(choices)
     key = str(value).lower()
     if key not in choices:
-        raise ParameterError(f"The {name!r} parameter must be one of {choices}. "
-                             f"Got {value!r} instead.")
+        raise param_error(name, None, f"must be one of {choices}. "
+                          f"Got {value!r} instead.")
     return key
 
 
@@ -63,10 +63,10 @@ def parse_memory(value: int | float | str, name: str = "gpu_memory") -> int:
     try:
         nbytes = int(parse_bytes(value)) if isinstance(value, str) else int(value)
     except (ValueError, TypeError) as exc:
-        raise ParameterError(f"The {name!r} parameter must be a number of bytes or a size such "
-                             f"as '16GB' or '80GiB'. Got {value!r} instead.") from exc
+        raise param_error(name, None, f"must be a number of bytes or a size such "
+                          f"as '16GB' or '80GiB'. Got {value!r} instead.") from exc
     if nbytes <= 0:
-        raise ParameterError(f"The {name!r} parameter must be positive. Got {value!r} instead.")
+        raise param_error(name, None, f"must be positive. Got {value!r} instead.")
     return nbytes
 
 
@@ -165,13 +165,11 @@ class MemoryPlan:
     optimizer : ``"none"``, ``"sgd"`` (no state), ``"adagrad"`` (+1x) or ``"adam"`` (+2x).
     """
 
+    @validate_params({"num_gpus": Param(kind="int", low=1)})
     def __init__(self, tables: Iterable[EmbeddingTable], *, num_gpus: int = 1,
                  gpu_memory: int | str = "16GiB", dtype: str = "fp32",
                  optimizer: str = "none") -> None:
         self.tables = list(tables)
-        if not isinstance(num_gpus, int) or isinstance(num_gpus, bool) or num_gpus < 1:
-            raise ParameterError(f"The 'num_gpus' parameter must be an integer >= 1. Got "
-                                 f"{num_gpus!r} instead.")
         self.num_gpus = num_gpus
         self.gpu_memory = parse_memory(gpu_memory)
         self.dtype = check_choice("dtype", _DTYPE_ALIASES.get(str(dtype).lower(), dtype),

@@ -40,6 +40,7 @@ from .column_list import ColumnChoice, ColumnList, names_text, role_chips
 from .dag import DagView, model_graph, op_id, parse_op_id
 from .feedback import STYLE, Feedback
 from .param_form import ParamForm, palette_rows
+from .suggest import explain
 
 #: Feedback areas, each next to its controls.
 AREAS = ("dataset", "columns", "suggest", "palette", "steps", "run")
@@ -517,8 +518,6 @@ class PipelineBuilder(RunActions, w.VBox):
                                   f"before any fit): {cells}</small>")
 
     def _suggest(self) -> None:
-        from .suggest import explain
-
         model = self._need_model()
         model.suggest()
         self.say(f"Suggested: {explain(model.profile)}. Click a step in the graph to edit it; "

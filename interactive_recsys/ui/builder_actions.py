@@ -12,6 +12,7 @@ from typing import Any
 
 from .. import storage
 from ..errors import IRSError
+from ..jobs import active_client
 from .builder_model import job_text
 from .feedback import COLOURS, busy
 from .preview import frame_html
@@ -64,7 +65,6 @@ class RunActions:
 
         if model.running:
             raise IRSError("A run is in progress: wait for it to end, or click Cancel.")
-        from ..jobs import active_client
 
         output = self.output_text.value.strip() or None
         client = self.client or active_client()

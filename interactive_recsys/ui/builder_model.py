@@ -25,7 +25,7 @@ Examples
 {'c': 'int64', 'n': 'float32'}
 >>> try:
 ...     m.add_step(["c"], "Clip", {"min_value": "a"})
-... except irs.ParameterError as exc:
+... except ParameterError as exc:
 ...     print(exc)
 The 'min_value' parameter of Clip must be a finite number or None. Got 'a' instead.
 >>> m.undo(); len(m.branches[1].steps)
@@ -50,7 +50,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import reduce
 from operator import add
 from typing import Any
@@ -58,56 +58,20 @@ from typing import Any
 import dask
 import pyarrow as pa
 
-import interactive_recsys as irs
 from interactive_recsys import storage
+from interactive_recsys.codegen import workflow_code
 from interactive_recsys.dataset import Dataset, as_dataset
 from interactive_recsys.errors import DatasetError, ParameterError, SchemaError
-from interactive_recsys.graph import ConcatNode, Node, OpNode, SelectNode
+from interactive_recsys.graph import Node
 from interactive_recsys.jobs import Job
-from interactive_recsys.ops import OPERATORS
-from interactive_recsys.ops.base import Operator
 from interactive_recsys.schema import Schema
-from interactive_recsys.selector import ColumnSelector, flatten
+from interactive_recsys.selector import flatten
+from interactive_recsys.workflow import Workflow
 
+from .branches import Branch, Step, branches_of, make_operator
 from .builder_events import FieldEvents
 from .column_profile import ROLES, ColumnProfile, profile_table
-
-
-# ---- steps and branches -----------------------------------------------------------------------
-@dataclass
-class Step:
-    """One operator of a branch: its class name in :data:`OPERATORS` and its parameters."""
-
-    op: str
-    params: dict[str, Any] = field(default_factory=dict)
-
-    def operator(self) -> Operator:
-        return make_operator(self.op, self.params)
-
-
-@dataclass
-class Branch:
-    """Selected input columns (names, or lists for column groups) and a chain of steps."""
-
-    columns: list[Any] = field(default_factory=list)
-    tags: list[str] = field(default_factory=list)
-    steps: list[Step] = field(default_factory=list)
-
-    def selector(self) -> ColumnSelector:
-        return ColumnSelector(self.columns, tags=self.tags)
-
-    def node(self, upto: int | None = None) -> Node:
-        node = Node.select(self.selector())
-        for step in self.steps[:upto]:
-            node = node >> step.operator()
-        return node
-
-
-def make_operator(name: str, params: dict[str, Any] | None = None) -> Operator:
-    """The operator ``name`` with ``params``; errors are the operator's own messages."""
-    if name not in OPERATORS:
-        raise ParameterError(f"Unknown operator {name!r}; choose one of {sorted(OPERATORS)}.")
-    return OPERATORS[name](**(params or {}))
+from .suggest import suggest_branches
 
 
 def _same_selection(a: Sequence[Any], b: Sequence[Any]) -> bool:
@@ -154,7 +118,7 @@ class BuilderModel(FieldEvents):
         self.selected: tuple[int, int] | None = None
         self._history: list[tuple[list[Branch], int, tuple[int, int] | None]] = []
         self._profile: list[ColumnProfile] | None = None
-        self.fitted_workflow: irs.Workflow | None = None
+        self.fitted_workflow: Workflow | None = None
         self.last_job: Any = None
 
     # ---- profile --------------------------------------------------------------------------
@@ -173,7 +137,7 @@ class BuilderModel(FieldEvents):
 
     def head(self, n_rows: int, columns: list[str]) -> Any:
         """The first ``n_rows`` rows of ``columns`` (parquet: only those rows are decoded)."""
-        from .preview import read_sample
+        from .preview import read_sample  # lazy: ipywidgets, not needed without views
 
         with dask.config.set(scheduler="sync"):  # a quick local read, not a cluster job
             return read_sample(self.dataset, n_rows, columns)
@@ -327,8 +291,6 @@ class BuilderModel(FieldEvents):
     def suggest(self) -> list[Branch]:
         """Replace the steps by a complete pipeline proposed from the column profile
         (see :mod:`.suggest`); undoable, and every step stays editable."""
-        from .suggest import suggest_branches
-
         branches = suggest_branches(self.profile)
         self._commit(branches, len(branches) - 1, None)
         return branches
@@ -399,16 +361,16 @@ class BuilderModel(FieldEvents):
             raise ParameterError("The workflow is empty: select columns and add a step first.")
         return reduce(add, (b.node() for b in branches))
 
-    def to_workflow(self, **kwargs: Any) -> irs.Workflow:
+    def to_workflow(self, **kwargs: Any) -> Workflow:
         """A new (unfitted) :class:`~interactive_recsys.Workflow` of the current steps."""
-        return irs.Workflow(self.output_node(), **kwargs)
+        return Workflow(self.output_node(), **kwargs)
 
     def output_schema(self) -> Schema:
         """Output names and dtypes predicted before any fit."""
         return self.to_workflow().compute_schema(self.schema)
 
     @classmethod
-    def from_workflow(cls, workflow: irs.Workflow, dataset: Any, **kwargs: Any) -> BuilderModel:
+    def from_workflow(cls, workflow: Workflow, dataset: Any, **kwargs: Any) -> BuilderModel:
         """A model holding the branches of ``workflow`` (``a >> op >> op + b >> op ...``)."""
         model = cls(dataset, **kwargs)
         branches = branches_of(workflow.output_node)
@@ -420,8 +382,6 @@ class BuilderModel(FieldEvents):
 
     def export_code(self) -> str:
         """Python code that builds the identical workflow (see :mod:`..codegen`)."""
-        from ..codegen import workflow_code
-
         return workflow_code(self.to_workflow())
 
     def save(self, path: str | os.PathLike, *, overwrite: bool = False) -> str:
@@ -431,7 +391,7 @@ class BuilderModel(FieldEvents):
 
     def load(self, path: str | os.PathLike) -> None:
         """Replace the steps by those of a saved workflow (undoable)."""
-        wf = irs.Workflow.load(path)
+        wf = Workflow.load(path)
         branches = branches_of(wf.output_node)
         self._commit(branches, len(branches) - 1, None)
         if wf.fitted:
@@ -510,7 +470,7 @@ class BuilderModel(FieldEvents):
                 raise DatasetError(f"Output {output!r} already exists; choose another path or "
                                    "allow replacing it (overwrite=True, the 'replace' box).")
 
-        def work() -> irs.Workflow:
+        def work() -> Workflow:
             wf.fit(dataset)
             if output is not None:
                 wf.transform(dataset).to_parquet(output, overwrite=overwrite)
@@ -568,31 +528,9 @@ class PreviewResult:
 
     input: Any
     output: Any
-    workflow: irs.Workflow
+    workflow: Workflow
     seconds: float
 
 
-# ---- from a workflow graph --------------------------------------------------------------------
-def _chain(node: Node) -> Branch:
-    ops: list[Step] = []
-    while isinstance(node, OpNode):
-        if len(node.parents) != 1:
-            raise SchemaError(f"The builder shows branches of the form columns >> op >> op; the "
-                              f"step {node.label()} reads several inputs.")
-        spec = node.op.params
-        ops.append(Step(type(node.op).__name__, {k: v for k, v in node.op.get_params().items()
-                                                 if v != spec[k].default}))
-        node = node.parents[0]
-    if not isinstance(node, SelectNode):
-        raise SchemaError(f"The builder shows branches of the form columns >> op >> op joined "
-                          f"with +; {node.label()} is a sum inside a branch. Rewrite it as one "
-                          "selection or as separate branches.")
-    config = node.selector.to_config()
-    return Branch(columns=list(config["names"]), tags=list(config["tags"]), steps=ops[::-1])
-
-
-def branches_of(node: Node) -> list[Branch]:
-    """The branches of a graph ``b1 + b2 + ...`` where each ``b`` is ``columns >> op >> ...``."""
-    if isinstance(node, ConcatNode):
-        return [b for p in node.parents for b in branches_of(p)]
-    return [_chain(node)]
+__all__ = ["Branch", "BuilderModel", "PreviewResult", "Step", "branches_of", "job_text",
+           "make_operator"]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from interactive_recsys.backend.arrow import element_values, is_list
 from interactive_recsys.schema import Schema, Tags, is_float_dtype, is_list_dtype
 
 ROLES = ("categorical", "continuous", "list", "label")
@@ -132,10 +133,7 @@ def profile_table(table: pa.Table, schema: Schema | None = None,
     out = []
     for name in table.column_names:
         col = table[name]
-        values = pc.list_flatten(col) if pa.types.is_list(col.type) or \
-            pa.types.is_large_list(col.type) else col
-        if pa.types.is_dictionary(values.type):
-            values = values.cast(values.type.value_type)
+        values = element_values(col)
         counts = pc.value_counts(values.drop_null()).field("counts").to_pylist() \
             if len(values) else []
         dtype = schema[name].dtype if name in schema else str(col.type)
@@ -143,7 +141,7 @@ def profile_table(table: pa.Table, schema: Schema | None = None,
         exact = total_rows is not None and total_rows <= n
         kind = values.type
         numeric = (pa.types.is_integer(kind) or pa.types.is_floating(kind)) \
-            and not pa.types.is_list(col.type) and not pa.types.is_large_list(col.type)
+            and not is_list(col.type)
         stats = numeric_stats(values) if numeric else {}
         out.append(ColumnProfile(
             name=name, dtype=dtype, role=infer_role(name, dtype, tags),

@@ -46,6 +46,7 @@ from bokeh.layouts import column, row
 from bokeh.resources import Resources
 
 from ..monitor import Monitor
+from ..outputs import atomic_file
 from .bokeh_widget import BokehWidget, render_signal
 from .dashboard_figures import (
     ROLLOVER,
@@ -465,7 +466,6 @@ class Dashboard(widgets.VBox):
                   f"{html.escape(self._summary())}</p>"
                   f"<h3>Progress</h3>{phases or '<p>no workflow phase ran</p>'}")
         text = text.replace("<body>", f"<body>{header}", 1)
-        from ..outputs import atomic_file
 
         with atomic_file(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
             f.write(text)

@@ -154,7 +154,7 @@ class EmbeddingView(widgets.VBox):
         self.coverage_source = ColumnDataSource(
             curve_data(self.report, "coverage", "ids", "share"), name="irs-embedding-coverage")
         self.figures = self._figures()
-        from .bokeh_widget import BokehWidget
+        from .bokeh_widget import BokehWidget  # lazy: jupyter_bokeh, only when drawn
 
         self.plot = BokehWidget(self.figures)
         self.plot.add_class("irs-embedding-plots")
@@ -199,7 +199,7 @@ class EmbeddingView(widgets.VBox):
     def _plan_widget(self) -> Any:
         """A new widget with the memory plan of the current settings (figure, source and
         capacity line made anew: see the module docstring)."""
-        from .bokeh_widget import BokehWidget
+        from .bokeh_widget import BokehWidget  # lazy: jupyter_bokeh, only when drawn
 
         self.plan_source = ColumnDataSource(plan_data(self.report), name="irs-embedding-plan")
         self.capacity = Span(location=self.report.plan().gpu_memory / GIB, dimension="width",

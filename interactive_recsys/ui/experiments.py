@@ -31,6 +31,8 @@ from typing import Any
 import pandas as pd
 
 from ..errors import ParameterError
+from ..eval import ranking_metrics
+from ..predict import predict_topk
 
 DEFAULT_KS = (1, 5, 10, 20, 50, 100)
 
@@ -58,7 +60,7 @@ class Experiments:
         run = {"run": len(self.runs()),
                "time": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
                "name": name or _describe(model), "model": type(model).__name__,
-               "params": dict(model.params), "data": data, "info": dict(model.info_),
+               "params": model.get_params(), "data": data, "info": dict(model.info_),
                "times": {"fit_s": model.info_.get("fit_s"), **(times or {})},
                "metrics": dict(metrics or {}), **extra}
         line = json.dumps(run, default=_json_default)
@@ -72,9 +74,6 @@ class Experiments:
                  name: str | None = None) -> dict[str, Any]:
         """Top-``k`` lists for the users of ``train`` on the cluster, their metrics against
         ``test``, recorded with the times of each step; returns the run."""
-        from ..eval import ranking_metrics
-        from ..predict import predict_topk
-
         k = k or max(ks)
         started = time.perf_counter()
         preds = predict_topk(model, train, k=k)
@@ -147,7 +146,7 @@ def _curve(metrics: dict[str, float], metric: str) -> tuple[list[int], list[floa
 
 
 def _describe(model: Any) -> str:
-    params = ", ".join(f"{k}={v}" for k, v in model.params.items())
+    params = ", ".join(f"{k}={v}" for k, v in model.get_params().items())
     return f"{type(model).__name__}({params})"
 
 

@@ -36,10 +36,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from ..backend.arrow import element_values
 from ..dataset import Dataset, as_dataset
 from ..errors import ParameterError
 from ..graph import OpNode, SelectNode
 from ..ops.categorify import Categorify
+from ..params import Param, validate_params
 from ..schema import Tags, dtype_name
 from ..tables.layout import FIRST_FREE_INDEX, NULL_INDEX
 from ..workflow import Workflow
@@ -50,13 +52,6 @@ SCROLL_OPEN = ('<div class="irs-preview-scroll" '
                'style="overflow-x:auto;max-width:100%;min-width:0;flex:1 1 auto">')
 #: The HTML widget's content box is a flex item: without this it grows to the table's width.
 SCROLL_STYLE = "<style>.irs-preview-rows .widget-html-content { min-width: 0; }</style>"
-
-
-def _check_count(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-        raise ParameterError(f"The {name!r} parameter of Preview must be an integer >= 1. Got "
-                             f"{value!r} instead.")
-    return int(value)
 
 
 def input_columns(workflow: Workflow, schema: Any) -> list[str]:
@@ -115,8 +110,7 @@ def column_summary(frame: pd.DataFrame, categorical: dict[str, int | None]) -> p
     rows = []
     for name in table.column_names:
         col = table[name]
-        values = pc.list_flatten(col) if pa.types.is_list(col.type) or \
-            pa.types.is_large_list(col.type) else col
+        values = element_values(col)
         row: dict[str, Any] = {"column": name, "dtype": dtype_name(col.type), "rows": len(col),
                                "nulls": col.null_count,
                                "null %": 100 * col.null_count / len(col) if len(col) else 0.0,
@@ -148,14 +142,15 @@ class PreviewModel:
     page_size : rows per page.
     """
 
+    @validate_params({"n_rows": Param(kind="int", low=1), "page_size": Param(kind="int", low=1)},
+                     owner="Preview")
     def __init__(self, workflow: Workflow, dataset: Any, n_rows: int = 1000,
                  page_size: int = 10) -> None:
         if not isinstance(workflow, Workflow):
             raise ParameterError(f"Preview needs an interactive_recsys.Workflow; got a "
                                  f"{type(workflow).__name__}.")
         self.workflow, self.dataset = workflow, dataset
-        self.n_rows = _check_count("n_rows", n_rows)
-        self.page_size = _check_count("page_size", page_size)
+        self.n_rows, self.page_size = int(n_rows), int(page_size)
         self.input: pd.DataFrame | None = None
         self.output: pd.DataFrame | None = None
         self.summary: pd.DataFrame | None = None

@@ -27,6 +27,9 @@ from typing import Any
 
 import ipywidgets as w
 
+from .. import cluster
+from ..jobs import active_client
+from ..stats.embedding_report import EmbeddingReport
 from .builder import PipelineBuilder
 
 TITLES = ("Build", "Preview", "Embeddings", "Cluster")
@@ -54,7 +57,7 @@ class Studio(w.VBox):
     def __init__(self, dataset: Any = None, *, workflow: Any = None, client: Any = None,
                  preview_rows: int = 1000, output: str | os.PathLike | None = None) -> None:
         super().__init__()
-        from .embeddings import load_bokeh
+        from .embeddings import load_bokeh  # lazy: bokeh (seconds), only when shown
 
         load_bokeh()  # BokehJS on the page now, from this thread: the tabs' plots need it later
         self.add_class("irs-studio")
@@ -126,7 +129,7 @@ class Studio(w.VBox):
     def show_preview(self) -> None:
         """Fill the Preview tab with the workflow being built (fitted on a sample copy, or the
         workflow fitted by the last Run)."""
-        from .preview import Preview
+        from .preview import Preview  # lazy: loaded when the tab opens
 
         model = self.builder.model
         if model is None:
@@ -140,8 +143,7 @@ class Studio(w.VBox):
 
     def show_embeddings(self) -> None:
         """Fill the Embeddings tab with the statistics of the fitted workflow."""
-        from ..stats.embedding_report import EmbeddingReport
-        from .embeddings import EmbeddingView
+        from .embeddings import EmbeddingView  # lazy: bokeh, when the tab opens
 
         model = self.builder.model
         if model is None or model.fitted_workflow is None:
@@ -158,8 +160,6 @@ class Studio(w.VBox):
     def live_client(self) -> Any:
         """The client of the Cluster tab and of Run: the one given (or started here) while it
         runs, else the active one (a cluster started later with ``irs.start_cluster()``)."""
-        from ..jobs import active_client
-
         if self.client is not None and self.client.status != "running":
             self.client = None  # a closed client is never used again
         if getattr(self.builder.client, "status", "running") != "running":
@@ -185,7 +185,7 @@ class Studio(w.VBox):
         if self.builder.client is None:  # Run goes where the Cluster tab looks
             self.builder.client = client
         if self.dashboard is None:
-            from .dashboard import Dashboard
+            from .dashboard import Dashboard  # lazy: bokeh, when the tab opens
 
             self.dashboard = Dashboard(client)
             self.dashboard.on_closed(self._on_dashboard_closed)
@@ -215,8 +215,6 @@ class Studio(w.VBox):
 
     def _start_cluster(self, button: w.Button | None = None, busy: w.HTML | None = None
                        ) -> None:
-        from ..cluster import start_cluster
-
         if button is not None:  # the busy state shows while the cluster starts (seconds)
             button.disabled, button.description, button.icon = (
                 True, "Starting a local cluster…", "hourglass-half")
@@ -224,7 +222,7 @@ class Studio(w.VBox):
             busy.value = "<i>starting 2 workers, a few seconds…</i>"
         self._stop_watching()  # this cluster is shown below, not by the watcher too
         try:
-            self.client = start_cluster(2)  # the default client now: Run uses it too
+            self.client = cluster.start_cluster(2)  # the default client now: Run uses it too
         except BaseException:
             self._watch_for_cluster()  # still none: keep looking for one started in a cell
             raise
@@ -251,8 +249,6 @@ class Studio(w.VBox):
         stop = self._watch_stop = threading.Event()  # a stopping watcher keeps its own
 
         def watch() -> None:
-            from ..jobs import active_client
-
             while not stop.wait(WATCH_SECONDS):
                 if active_client() is not None:
                     self._safely(self.show_cluster)

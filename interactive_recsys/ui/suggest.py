@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .builder_model import Branch, Step
+from .branches import Branch, Step
 from .column_profile import ColumnProfile
 
 #: Skewness above which a non-negative column is log-transformed.

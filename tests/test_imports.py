@@ -1,0 +1,209 @@
+"""The package's import graph: no circles, and no import hidden in a function without a reason.
+
+The graph is built from the source with ``ast``: an edge for every import of a module of the
+package, at module level or inside a function (a circle held together by a function-level
+import is still a circle), but not under ``if TYPE_CHECKING:`` (never run).
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+from collections import defaultdict
+
+import interactive_recsys
+
+ROOT = pathlib.Path(interactive_recsys.__file__).parent
+PACKAGE = "interactive_recsys"
+
+
+def _module_name(path: pathlib.Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(p): p for p in ROOT.rglob("*.py")}
+
+
+def _targets(module: str, is_package: bool, node: ast.Import | ast.ImportFrom) -> list[str]:
+    """The package modules an import statement loads (the deepest one that exists)."""
+    if isinstance(node, ast.Import):
+        names = [a.name for a in node.names]
+    else:
+        base = node.module or ""
+        if node.level:
+            parts = (module if is_package else module.rsplit(".", 1)[0]).split(".")
+            parts = parts[:len(parts) - (node.level - 1)]
+            base = ".".join(parts + ([node.module] if node.module else []))
+        names = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base
+                 for a in node.names]
+    out = []
+    for name in names:
+        if name != PACKAGE and not name.startswith(PACKAGE + "."):
+            continue
+        while name not in MODULES and "." in name:
+            name = name.rsplit(".", 1)[0]
+        if name != module:
+            out.append(name)
+    return out
+
+
+def _imports() -> list[tuple[str, str, bool, int, str]]:
+    """``(module, imported module, inside a function, line, source line)`` of every import."""
+    found = []
+    for module, path in MODULES.items():
+        lines = path.read_text().splitlines()
+        tree = ast.parse("\n".join(lines))
+
+        def visit(node: ast.AST, in_function: bool, module: str = module,
+                  path: pathlib.Path = path, lines: list[str] = lines) -> None:
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                return
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                for target in _targets(module, path.name == "__init__.py", node):
+                    found.append((module, target, in_function, node.lineno,
+                                  lines[node.lineno - 1]))
+            inner = in_function or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            for child in ast.iter_child_nodes(node):
+                visit(child, inner)
+
+        visit(tree, False)
+    return found
+
+
+def _circles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(set(edges) | {w for ws in edges.values() for w in ws}):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_the_import_graph_finds_a_known_circle():
+    """The check itself: a made-up circle a -> b -> c -> a is found, a chain is not."""
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _circles({"a": {"b"}, "b": {"c"}, "d": {"a"}}) == []
+
+
+def test_the_scan_sees_function_level_imports():
+    """The scan finds the known lazy imports (else the checks below would pass vacuously)."""
+    found = {(m, t) for m, t, in_function, _, _ in _imports() if in_function}
+    assert ("interactive_recsys.ui.studio", "interactive_recsys.ui.preview") in found
+    assert ("interactive_recsys.workflow", "interactive_recsys.graph") not in found
+
+
+def test_no_import_circles():
+    edges: dict[str, set[str]] = defaultdict(set)
+    for module, target, _, _, _ in _imports():
+        edges[module].add(target)
+    assert _circles(edges) == []
+
+
+def test_function_level_imports_of_the_package_say_why():
+    """An import of the package's own modules inside a function is allowed only for a heavy
+    optional import (widgets, Bokeh), and its line says so with a ``# lazy:`` comment."""
+    hidden = [f"{module}:{line}: {text.strip()}" for module, _, in_function, line, text
+              in _imports() if in_function and "# lazy:" not in text]
+    assert hidden == []
+
+
+def _dask_compute_calls(path: pathlib.Path) -> list[int]:
+    """Lines of ``dask.compute(...)`` calls and ``from dask import compute`` in one module."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if (isinstance(node, ast.Attribute) and node.attr == "compute"
+                and isinstance(node.value, ast.Name) and node.value.id == "dask"):
+            lines.append(node.lineno)
+        elif (isinstance(node, ast.ImportFrom) and node.module == "dask"
+              and any(a.name == "compute" for a in node.names)):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_the_compute_scan_finds_dask_compute(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("import dask\nfrom dask import compute\n\ndef f(x):\n"
+                      "    return dask.compute(x)\n")
+    assert _dask_compute_calls(module) == [2, 5]
+
+
+def test_every_dask_compute_goes_through_jobs_compute():
+    """Only :func:`interactive_recsys.jobs.compute` calls ``dask.compute``: every computation
+    is a named phase that shows in the dashboard and can be cancelled."""
+    calls = {str(path.relative_to(ROOT)): lines for path in ROOT.rglob("*.py")
+             if (lines := _dask_compute_calls(path))}
+    assert calls == {"jobs.py": calls.get("jobs.py")} and calls["jobs.py"]
+
+
+def test_the_output_side_runs_top_down():
+    """``Dataset.to_parquet`` -> ``exports`` (Merlin, HugeCTR) -> the generic ``writer`` ->
+    ``outputs`` (atomic folders): no step imports one above it."""
+    imported = defaultdict(set)
+    for module, target, _, _, _ in _imports():
+        imported[module].add(target)
+    above = {"interactive_recsys.dataset", "interactive_recsys.exports",
+             "interactive_recsys.exports.hugectr", "interactive_recsys.exports.merlin_schema"}
+    assert "interactive_recsys.exports" in imported["interactive_recsys.dataset"]
+    assert "interactive_recsys.writer" in imported["interactive_recsys.exports"]
+    assert not imported["interactive_recsys.writer"] & above
+    assert not imported["interactive_recsys.outputs"] & (above | {"interactive_recsys.writer"})
+    assert {m for m, targets in imported.items()  # the generic writer is called from there
+            if "interactive_recsys.writer" in targets} == {"interactive_recsys.exports"}
+
+
+#: The layers of README's "Architecture" table, bottom first (the package's top-level names).
+LAYERS = [
+    {"errors", "params", "schema", "operands", "selector", "hashing", "backend", "_version",
+     "lazy", "embedding", "outputs", "artifacts"},
+    {"ops", "tables"},
+    {"graph"},
+    {"jobs", "cluster", "monitor"},
+    {"plan"},
+    {"dataset", "csv_input", "writer", "exports", "workflow_format"},
+    {"execution"},
+    {"workflow", "models", "predict", "eval", "loader", "stats", "torchrec", "datasets",
+     "compat"},
+    {"ui", "codegen", "notebook_report", "sanitize", "cli"},
+]
+
+
+def _layer(module: str) -> int:
+    if module == PACKAGE:
+        return len(LAYERS)  # the facade imports everything
+    top = module.split(".")[1]
+    found = [i for i, names in enumerate(LAYERS) if top in names]
+    assert found, f"{module} is in no layer of README's Architecture table"
+    return found[0]
+
+
+def test_no_module_imports_a_layer_above_its_own():
+    upward = sorted({f"{module} -> {target}" for module, target, _, _, _ in _imports()
+                     if _layer(target) > _layer(module)})
+    assert upward == []
