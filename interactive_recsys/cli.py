@@ -16,7 +16,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from . import ops
+from . import ops, storage
 from ._version import __version__
 from .cluster import check_memory_limit, connect, start_cluster
 from .dataset import Dataset, parse_part_size
@@ -214,9 +214,6 @@ def _remote_report(args: argparse.Namespace, options: dict[str, Any] | None) -> 
     """``irs report`` with URLs: the notebook is copied here, the HTML uploaded in one PUT
     (whole or not at all on an object store)."""
     import tempfile
-
-    from . import storage
-    from .notebook_report import notebook_report
 
     output = args.output or os.path.splitext(args.notebook)[0] + ".html"
     with tempfile.TemporaryDirectory(prefix="irs-report-") as local:

@@ -36,6 +36,7 @@ import dask.dataframe as dd
 import numpy as np
 import pyarrow as pa
 
+from . import storage
 from .backend import get_backend
 from .dataset import Dataset, as_dataset, input_files
 from .errors import ParameterError
@@ -144,7 +145,6 @@ def _user_ranges(ds: Dataset, user_col: str) -> list[tuple[Any, Any]] | None:
     partitions sorted by user (ranges overlapping at most at their ends), else ``None``."""
     import pyarrow.parquet as pq
 
-    from . import storage
 
     pieces = getattr(ds, "_pieces", None)
     if not pieces or len(pieces) != ds.npartitions:

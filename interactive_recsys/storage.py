@@ -46,6 +46,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from .errors import DatasetError, IRSError, StorageError
+from .outputs import atomic_directory, atomic_file
 
 MANIFEST = "_SUCCESS"
 STAGING = "_temporary"
@@ -462,8 +463,6 @@ def write_table(table: Any, path: str, storage_options: StorageOptions = None,
 
     fs = filesystem(path, storage_options)
     if fs is None:
-        from .outputs import atomic_file
-
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         with atomic_file(path) as tmp:
             pq.write_table(table, tmp, **options)
@@ -530,8 +529,6 @@ def published_folder(path: str | os.PathLike, storage_options: StorageOptions = 
     the client writes itself (a saved model)."""
     path = os.fspath(path)
     if not is_remote(path):
-        from .outputs import atomic_directory
-
         with atomic_directory(local_path(path), overwrite=overwrite, protect=protect) as tmp:
             yield tmp
             local_manifest(tmp)

@@ -32,6 +32,7 @@ from .execution import compile_plan, fit_phases, transform
 from .graph import ConcatNode, Node, OpNode, SelectNode
 from .jobs import Job, compute, submit
 from .ops.base import Operator
+from .outputs import atomic_directory
 from .plan import Plan
 from .schema import RESERVED_PREFIX, Schema, element_dtype, is_numeric_dtype
 from .selector import flatten
@@ -324,8 +325,6 @@ class Workflow:
                                 storage.strip(storage.join(tmp, "workflow.json")),
                                 text.encode())
             return path
-        from .writer import atomic_directory
-
         with atomic_directory(path, overwrite=overwrite) as tmp:
             if has_artifacts:
                 storage.copy_directory(self.artifacts_dir, os.path.join(tmp, "artifacts"),

@@ -31,6 +31,7 @@ from ..dataset import as_dataset
 from ..errors import IRSError, NotFittedError, ParameterError
 from ..jobs import active_client, compute, submit
 from ..params import Param, declared_params, validate_values
+from ..storage import is_remote, local_copy, published_folder
 from .data import Interactions, encode, to_dense
 
 FORMAT, FORMAT_VERSION = "irs-model", 1
@@ -188,8 +189,6 @@ class Model:
              storage_options: dict[str, Any] | None = None) -> str:
         """Write ``model.json`` + ``arrays.npz`` into the folder ``path`` (atomically, with
         a ``_SUCCESS`` manifest); ``path`` may be an fsspec URL (with ``storage_options``)."""
-        from ..storage import is_remote, published_folder
-
         self._check_fitted()
         meta = {"format": FORMAT, "version": FORMAT_VERSION, **self.config(),
                 "info": self.info_, "arrays": sorted(self.arrays_)}
@@ -209,8 +208,6 @@ class Model:
 def load(path: str | os.PathLike, *, storage_options: dict[str, Any] | None = None) -> Model:
     """A model saved with :meth:`Model.save` (reads JSON and arrays only, never pickle);
     ``path`` may be an fsspec URL (with ``storage_options``)."""
-    from ..storage import local_copy
-
     with local_copy(path, storage_options) as local:
         return _load(local, os.fspath(path))
 
