@@ -470,8 +470,10 @@ def summary(results: dict) -> str:
     for sizes in groups:
         lines += _ratios(sizes)
     lines.append(scaling_curve.report(results["configs"]))
+    seen = set()
     for c in results["configs"]:
-        if c.get("distinct"):
+        if c.get("distinct") and (c["scenario"], c["rows"]) not in seen:
+            seen.add((c["scenario"], c["rows"]))
             lines += ["", f"Distinct values, {c['scenario']} {c['rows']:,} rows (widest "
                       "columns, pyarrow value counts of the input): "
                       + ", ".join(f"{k} {v:,}" for k, v in c["distinct"].items()) + "."]

@@ -20,11 +20,12 @@ The artifact path '../../etc' leads outside the artifacts
 from __future__ import annotations
 
 import os
+import posixpath
 import shutil
 import tempfile
 import weakref
 
-from .errors import WorkflowFormatError
+from .errors import ParameterError, WorkflowFormatError
 
 
 def key_directory(node_directory: str, index: int, prefix: str = "vocab") -> str:
@@ -39,6 +40,14 @@ def resolve(root: str | None, relative: object, what: str = "artifact path") -> 
         raise WorkflowFormatError(f"The {what} {relative!r} is not a relative path inside the "
                                   "artifacts folder; the saved workflow is damaged: save it "
                                   "again from a fitted workflow.")
+    if root and "://" in root:  # a URL: no links to follow, only ``..`` to refuse
+        full = posixpath.normpath(posixpath.join(root.split("://", 1)[1], relative))
+        if relative.startswith("/") or not (full + "/").startswith(
+                posixpath.normpath(root.split("://", 1)[1]) + "/"):
+            raise WorkflowFormatError(f"The {what} {relative!r} leads outside the artifacts "
+                                      f"folder {root!r}; a workflow only reads its own "
+                                      "artifacts. Save it again from a fitted workflow.")
+        return f"{root.split('://', 1)[0]}://{full}"
     base = os.path.realpath(root or ".")
     full = os.path.realpath(os.path.join(base, relative))
     if os.path.isabs(relative) or os.path.commonpath([base, full]) != base:
@@ -68,3 +77,36 @@ class TemporaryArtifacts:
 
     def __repr__(self) -> str:
         return f"TemporaryArtifacts({self.path!r})"
+
+
+def remote_workers() -> list[str]:
+    """Addresses of the active Dask client's workers that run on other machines (their
+    host is none of this machine's addresses); empty without a client."""
+    try:
+        from distributed import default_client
+
+        workers = list(default_client().scheduler_info(n_workers=-1)["workers"])
+    except (ValueError, ImportError):
+        return []
+    import socket
+    from urllib.parse import urlsplit
+
+    import psutil
+
+    local = {"localhost", "127.0.0.1", "::1", socket.gethostname()}
+    local |= {a.address.split("%")[0] for addrs in psutil.net_if_addrs().values()
+              for a in addrs}
+    return [w for w in workers if (urlsplit(w).hostname or "") not in local
+            and not (urlsplit(w).hostname or "").startswith("127.")]
+
+
+def check_temporary_artifacts_reach_workers() -> None:
+    """Refuse a temporary artifacts folder (on this machine's disk) when workers run on other
+    machines: they could not write or read the vocabularies there."""
+    elsewhere = remote_workers()
+    if elsewhere:
+        raise ParameterError(
+            f"Workers {elsewhere[:3]} run on other machines, which cannot read this machine's "
+            "temporary artifacts folder. Pass artifacts_dir= a URL of an object store the "
+            "workers reach (e.g. Workflow(..., artifacts_dir='s3://bucket/wf-artifacts', "
+            "storage_options=...)) or a folder every worker mounts.")

@@ -16,18 +16,19 @@ from typing import Any
 
 from tqdm import tqdm
 
-from . import ops
+from . import ops, storage
 from ._version import __version__
 from .cluster import check_memory_limit, connect, start_cluster
 from .dataset import Dataset, parse_part_size
 from .datasets import CRITEO_CATEGORICAL, CRITEO_CONTINUOUS, CRITEO_LABEL, synthetic_criteo
 from .embedding import embedding_sizes
-from .errors import IRSError
+from .errors import IRSError, ParameterError
 from .exports.hugectr import describe
 from .models import load
 from .notebook_report import notebook_report
 from .outputs import check_destination, check_not_inside_input, clean_stale
 from .predict import predict_topk
+from .storage import clean_staging, is_remote
 from .workflow import Workflow
 
 
@@ -140,18 +141,37 @@ def _print_summary(summary: dict[str, Any]) -> None:
         print(f"    {col:>4}: {card:>10,} x {dim}")
 
 
+def storage_options(args: argparse.Namespace) -> dict[str, Any] | None:
+    """``--storage-options JSON``: fsspec options for every URL of the command."""
+    text = getattr(args, "storage_options", None)
+    if not text:
+        return None
+    try:
+        options = json.loads(text)
+    except ValueError as exc:
+        raise ParameterError(f"--storage-options must be a JSON object, e.g. "
+                             f"'{{\"anon\": false}}'; got {text[:80]!r} ({exc}).") from None
+    if not isinstance(options, dict):
+        raise ParameterError(f"--storage-options must be a JSON object; got {text[:80]!r}.")
+    return options
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    inputs = [p for item in args.input for p in (glob.glob(item) if glob.has_magic(item)
-                                                 else [item])]
-    check_destination(args.output, {"the input": inputs, "the workflow folder": [args.workflow]})
-    check_not_inside_input(args.output, inputs)
+    options = storage_options(args)
+    inputs = [p for item in args.input if not is_remote(item)
+              for p in (glob.glob(item) if glob.has_magic(item) else [item])]
+    if not is_remote(args.output):
+        check_destination(args.output, {"the input": inputs, "the workflow folder":
+                                        [] if is_remote(args.workflow) else [args.workflow]})
+        check_not_inside_input(args.output, inputs)
     _check_cluster_args(args)
-    wf = Workflow.load(args.workflow)
+    wf = Workflow.load(args.workflow, storage_options=options)
     with _client(args.scheduler, args.workers, args.memory_limit, args.local) as client:
         labels = args.label or ([c.name for c in wf.input_schema.values() if "target" in c.tags]
                                 if wf.input_schema is not None else [])
         ds = Dataset(args.input if len(args.input) > 1 else args.input[0],
-                     part_size=args.part_size, tags={c: ["target"] for c in labels})
+                     part_size=args.part_size, tags={c: ["target"] for c in labels},
+                     storage_options=options)
         t0 = time.perf_counter()
         hugectr = {"one_key_space": True} if args.hugectr_one_key_space else args.hugectr
         written = wf.transform(ds).to_parquet(args.output, shuffle=args.shuffle,
@@ -165,14 +185,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def predict(args: argparse.Namespace) -> dict[str, Any]:
-    model = load(args.model)
+    options = storage_options(args)
+    model = load(args.model, storage_options=options)
     _check_cluster_args(args)
     with _client(args.scheduler, args.workers, args.memory_limit, args.local) as client:
         users = Dataset(args.users if len(args.users) > 1 else args.users[0],
-                        part_size=args.part_size)
+                        part_size=args.part_size, storage_options=options)
         t0 = time.perf_counter()
         written = predict_topk(model, users, k=args.k, exclude_seen=not args.keep_seen,
-                               output=args.output, overwrite=args.overwrite)
+                               output=args.output, overwrite=args.overwrite,
+                               storage_options=options)
         print(f"Wrote top-{args.k} lists of {type(model).__name__} ({written['num_rows']:,} "
               f"rows) to {written['path']} in {time.perf_counter() - t0:.2f} s on "
               f"{_describe_client(client)}")
@@ -180,14 +202,44 @@ def predict(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def report(args: argparse.Namespace) -> str:
+    if is_remote(args.notebook) or (args.output and is_remote(args.output)):
+        return _remote_report(args, storage_options(args))
     path = notebook_report(args.notebook, args.output, execute=args.execute,
                            timeout=args.timeout)
     print(f"Wrote {path}")
     return str(path)
 
 
+def _remote_report(args: argparse.Namespace, options: dict[str, Any] | None) -> str:
+    """``irs report`` with URLs: the notebook is copied here, the HTML uploaded in one PUT
+    (whole or not at all on an object store)."""
+    import tempfile
+
+    output = args.output or os.path.splitext(args.notebook)[0] + ".html"
+    with tempfile.TemporaryDirectory(prefix="irs-report-") as local:
+        notebook = args.notebook
+        if storage.is_remote(notebook):
+            notebook = os.path.join(local, os.path.basename(storage.strip(args.notebook)))
+            fs = storage.filesystem(args.notebook, options)
+            if not storage.guarded(fs.isfile, args.notebook, storage.strip(args.notebook)):
+                raise storage.StorageError(2, f"notebook {args.notebook!r} does not exist: "
+                                              "check the URL")
+            storage.guarded(fs.get_file, args.notebook, storage.strip(args.notebook), notebook)
+        html = os.path.join(local, "report.html")
+        notebook_report(notebook, html if storage.is_remote(output) else output,
+                        execute=args.execute, timeout=args.timeout)
+        if storage.is_remote(output):
+            fs = storage.filesystem(output, options)
+            storage.guarded(fs.put_file, output, html, storage.strip(output))
+    print(f"Wrote {output}")
+    return output
+
+
 def clean(args: argparse.Namespace) -> list[str]:
-    removed = [p for path in args.paths for p in clean_stale(path)]
+    options = storage_options(args)
+    removed = [p for path in args.paths for p in (
+        clean_staging(path, options, args.older_than * 3600) if is_remote(path)
+        else clean_stale(path))]
     for p in removed:
         print(f"removed {p}")
     print(f"Removed {len(removed)} stale temporary folder(s) of killed writers.")
@@ -206,6 +258,10 @@ def _add_cluster_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--part-size", default=None, help="bytes per partition, e.g. 128MB")
     p.add_argument("--shuffle", choices=["partition", "worker", "full"], default=None,
                    help="shuffle the output rows (default: keep input order)")
+    p.add_argument("--storage-options", default=None, metavar="JSON",
+                   help="fsspec options for s3:// gs:// abfs:// paths, e.g. "
+                   "'{\"client_kwargs\": {\"endpoint_url\": \"http://minio:9000\"}}' "
+                   "(credentials: better from the environment)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -271,6 +327,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="run the notebook first in a new kernel (the .ipynb is not changed)")
     rep.add_argument("--timeout", type=int, default=600,
                      help="seconds allowed per cell with --execute (default 600)")
+    rep.add_argument("--storage-options", default=None, metavar="JSON",
+                     help="fsspec options when NOTEBOOK or --output is an s3:// gs:// abfs:// "
+                     "URL")
     rep.set_defaults(func=report)
     cl = sub.add_parser("clean", help="remove temporaries left by killed writes to PATH",
                         description="Remove the hidden .NAME.tmp-* / .NAME.old-* folders that a "
@@ -278,6 +337,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "it), when the process that made them is gone. Temporaries of running "
                         "writers and of other machines are kept.")
     cl.add_argument("paths", nargs="+", metavar="PATH", help="output path(s) written by irs")
+    cl.add_argument("--older-than", type=float, default=24, metavar="HOURS",
+                    help="for URLs (s3://...): remove the PATH/_temporary/ staging folders of "
+                    "writes started more than HOURS ago (default 24; a store cannot tell "
+                    "whether a writer elsewhere still runs)")
+    cl.add_argument("--storage-options", default=None, metavar="JSON",
+                    help="fsspec options for URL paths")
     cl.set_defaults(func=clean)
     return parser
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import functools
 import gzip
 import itertools
 from collections.abc import Mapping, Sequence
@@ -123,13 +124,18 @@ def _first_bad(col: pd.Series, dtype: Any) -> Any:
     return present.iloc[0] if len(present) else None
 
 
-def check_csv_names(files: Sequence[str], sep: str, names: Sequence[str] | None) -> None:
+def check_csv_names(files: Sequence[str], sep: str, names: Sequence[str] | None,
+                    storage_options: Mapping[str, Any] | None = None) -> None:
     """``names`` must name every field: with fewer, pandas turns the first fields into an
     index and drops them silently."""
     if names is None:
         return
     first = files[0]
-    opener = gzip.open if first.endswith(".gz") else open
+    opener: Any = gzip.open if first.endswith(".gz") else open
+    if "://" in first:  # a URL: fsspec opens it (with its options)
+        import fsspec
+
+        opener = functools.partial(fsspec.open, compression="infer", **(storage_options or {}))
     try:
         with opener(first, "rt", newline="") as f:
             line = next(csv.reader(f, delimiter=sep), [])

@@ -48,6 +48,7 @@ from .exports import write_dataset
 from .jobs import compute, submit
 from .params import param_error
 from .schema import RESERVED_PREFIX, Schema, Tags, arrow_type, normalize_tags
+from .storage import StorageOptions, expand_url, filesystem_of, is_remote, published_files, strip
 
 PARQUET_EXTENSIONS = (".parquet", ".pq", ".parq")
 CSV_EXTENSIONS = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz")
@@ -82,11 +83,19 @@ def parse_part_size(part_size: str | int | None) -> int:
     return size
 
 
+def _data_extensions(engine: str | None) -> tuple[str, ...]:
+    extensions = PARQUET_EXTENSIONS + CSV_EXTENSIONS
+    return extensions if engine == "csv" else tuple(e for e in extensions if e != ".txt")
+
+
 def expand_paths(source: str | os.PathLike | Sequence[str | os.PathLike],
-                 engine: str | None = None) -> list[str]:
+                 engine: str | None = None,
+                 storage_options: StorageOptions = None) -> list[str]:
     """Files named by a path, a directory, a glob or a list of those, in sorted order.
 
     In a directory, ``.txt`` files (often a README) are data only with ``engine="csv"``.
+    Paths may be fsspec URLs (``s3://...``) opened with ``storage_options``; a folder that
+    is an incomplete output (see :func:`.storage.published_files`) is refused.
     """
     items = [source] if isinstance(source, str | os.PathLike) else list(source)
     if not items:
@@ -95,7 +104,11 @@ def expand_paths(source: str | os.PathLike | Sequence[str | os.PathLike],
     files: list[str] = []
     for item in items:
         item = os.fspath(item)
+        if is_remote(item):
+            files.extend(expand_url(item, _data_extensions(engine), storage_options))
+            continue
         if os.path.isdir(item):
+            published_files(item)  # an interrupted output is refused
             extensions = PARQUET_EXTENSIONS + CSV_EXTENSIONS
             if engine != "csv":
                 extensions = tuple(e for e in extensions if e != ".txt")
@@ -172,7 +185,7 @@ class ParquetPiece:
     num_rows: int
 
 
-def sampled_bytes_per_row(path: str, md: pq.FileMetaData) -> float:
+def sampled_bytes_per_row(path: str, md: pq.FileMetaData, fs: Any = None) -> float:
     """In-memory bytes per row, measured on the file's first row group.
 
     Parquet's own sizes undercount dictionary-encoded columns (a few bytes per row on
@@ -180,7 +193,7 @@ def sampled_bytes_per_row(path: str, md: pq.FileMetaData) -> float:
     """
     if md.num_row_groups == 0 or md.row_group(0).num_rows == 0:
         return 0.0
-    table = pq.ParquetFile(path).read_row_group(0)
+    table = pq.ParquetFile(path if fs is None else strip(path), filesystem=fs).read_row_group(0)
     return table.nbytes / table.num_rows
 
 
@@ -214,17 +227,23 @@ class _PieceReader:
     """
 
     def __init__(self, backend_name: str, schema: pa.Schema,
-                 dictionary: Sequence[str] = ()) -> None:
+                 dictionary: Sequence[str] = (), fs: Any = None) -> None:
         self.backend_name, self.schema, self.dictionary = backend_name, schema, tuple(dictionary)
+        self.fs = fs  # an fsspec filesystem for URLs (picklable, with its options); None: local
 
     def __call__(self, piece: ParquetPiece, columns: Sequence[str] | None = None) -> Any:
         backend = get_backend(self.backend_name)
         try:
-            return backend.from_arrow(read_parquet_table(piece.path, columns, piece.row_groups,
-                                                         self.schema, self.dictionary))
+            if self.fs is None:
+                return backend.from_arrow(read_parquet_table(
+                    piece.path, columns, piece.row_groups, self.schema, self.dictionary))
+            with self.fs.open(strip(piece.path), "rb") as f:
+                return backend.from_arrow(read_parquet_table(
+                    f, columns, piece.row_groups, self.schema, self.dictionary))
         except (OSError, pa.ArrowException) as exc:
+            why = _changed_since_open(piece.path, self.schema) if self.fs is None else ""
             raise DatasetError(f"Cannot read {piece.path!r} (row groups {piece.row_groups}): "
-                               f"{exc}{_changed_since_open(piece.path, self.schema)}") from exc
+                               f"{exc}{why}") from exc
 
 
 def _changed_since_open(path: str, schema: pa.Schema) -> str:
@@ -241,11 +260,12 @@ def _changed_since_open(path: str, schema: pa.Schema) -> str:
     return ""
 
 
-def _read_metadata(files: list[str]) -> tuple[dict[str, pq.FileMetaData], dict[str, pa.Schema]]:
+def _read_metadata(files: list[str], fs: Any = None
+                   ) -> tuple[dict[str, pq.FileMetaData], dict[str, pa.Schema]]:
     metadata, schemas = {}, {}
     for f in files:
         try:
-            pf = pq.ParquetFile(f)
+            pf = pq.ParquetFile(f if fs is None else strip(f), filesystem=fs)
         except (OSError, pa.ArrowException) as exc:
             raise DatasetError(f"{f!r} is not a readable parquet file ({exc}). Remove or "
                                "rewrite it.") from exc
@@ -272,13 +292,21 @@ class Dataset:
         empty fields stay integers with nulls).
     backend : ``"auto"`` (GPU when one works), ``"cpu"`` or ``"gpu"``.
     tags : extra tags per column, e.g. ``{"label": ["target"]}``.
+    storage_options : options of the fsspec filesystem when ``source`` is a URL
+        (``s3://``, ``gs://``, ``abfs://``), e.g. ``{"key": ..., "secret": ...,
+        "client_kwargs": {"endpoint_url": ...}}``; they travel to the Dask workers with
+        the tasks. A folder written by this library is read only when its ``_SUCCESS``
+        manifest is complete.
     """
 
     def __init__(self, source: Any, *, engine: str | None = None,
                  part_size: str | int | None = None, sep: str = ",",
                  names: Sequence[str] | None = None, dtypes: Mapping[str, str] | None = None,
                  header: int | str | None = "infer", backend: str = "auto",
-                 tags: Mapping[str, Iterable[str | Tags]] | None = None) -> None:
+                 tags: Mapping[str, Iterable[str | Tags]] | None = None,
+                 storage_options: Mapping[str, Any] | None = None) -> None:
+        self.storage_options = dict(storage_options or {})
+        self._fs: Any = None
         with dask.config.set({"dataframe.convert-string": False}):  # keep Arrow dtypes as is
             self._open(source, engine, part_size, sep, names, dtypes, header, backend, tags)
 
@@ -298,9 +326,11 @@ class Dataset:
             self.sources, self.folders = source.sources, source.folders
             self._pieces, self._file_schema = source._pieces, source._file_schema
             self.backend = source.backend
+            self.storage_options, self._fs = source.storage_options, source._fs
         elif isinstance(source, str | os.PathLike | list | tuple):
-            self.files = expand_paths(source, engine)
+            self.files = expand_paths(source, engine, self.storage_options)
             self.folders = input_folders(source)
+            self._fs = filesystem_of(self.files, self.storage_options)
             engine = engine or _infer_engine(self.files)
             if engine == "parquet":
                 self._ddf, arrow_schema = self._open_parquet(parse_part_size(part_size))
@@ -334,6 +364,7 @@ class Dataset:
                                                                   num_rows, [])
         ds._pieces, ds._file_schema, ds.sources = None, None, list(sources)
         ds.folders = []
+        ds.storage_options, ds._fs = {}, None
         return ds
 
     @staticmethod
@@ -348,10 +379,11 @@ class Dataset:
         return Schema(cols)
 
     def _open_parquet(self, part_size: int) -> tuple[dd.DataFrame, pa.Schema]:
-        metadata, schemas = _read_metadata(self.files)
+        metadata, schemas = _read_metadata(self.files, self._fs)
         schema = unify_schemas(schemas)
         first = self.files[0]
-        pieces = plan_pieces(metadata, part_size, sampled_bytes_per_row(first, metadata[first]))
+        pieces = plan_pieces(metadata, part_size,
+                             sampled_bytes_per_row(first, metadata[first], self._fs))
         self._num_rows = sum(p.num_rows for p in pieces)
         self._pieces, self._file_schema = pieces, schema
         return self._read_pieces(()), schema
@@ -360,7 +392,7 @@ class Dataset:
         assert self._pieces is not None and self._file_schema is not None
         meta = self.backend.from_arrow(dictionary_schema(self._file_schema,
                                                          dictionary).empty_table())
-        reader = _PieceReader(self.backend.name, self._file_schema, dictionary)
+        reader = _PieceReader(self.backend.name, self._file_schema, dictionary, self._fs)
         reader.irs_folders = self.folders
         with dask.config.set({"dataframe.convert-string": False}):
             return dd.from_map(reader, self._pieces, meta=meta, label="read-parquet",
@@ -377,10 +409,14 @@ class Dataset:
             kwargs["header"] = header
         if any(f.endswith(".gz") for f in self.files):
             kwargs.update(blocksize=None, compression="gzip")
-        check_csv_names(self.files, sep, names)
-        check_csv_header(self.files, sep, names, header)
-        files = files_with_rows(self.files, sep, None if names is not None and header
-                                == "infer" else header)  # header-only files add no rows
+        check_csv_names(self.files, sep, names, self.storage_options)
+        files = self.files
+        if self._fs is not None:
+            kwargs["storage_options"] = self.storage_options
+        else:  # local raw text with no header or another separator is refused first
+            check_csv_header(self.files, sep, names, header)
+            files = files_with_rows(self.files, sep, None if names is not None and header
+                                    == "infer" else header)  # header-only files add no rows
         try:
             raw = dd.read_csv(files, **kwargs)
             expected = {c: t for c, t in raw._meta.dtypes.items() if c not in dtypes}
@@ -477,11 +513,13 @@ class Dataset:
     def to_parquet(self, path: str | os.PathLike, *, shuffle: str | None = None,
                    out_files_per_proc: int | None = None, overwrite: bool = False,
                    seed: int = 0, row_group_size: int = 128 * 1024,
-                   background: bool = False, hugectr: Any = False) -> Any:
+                   background: bool = False, hugectr: Any = False,
+                   storage_options: Mapping[str, Any] | None = None) -> Any:
         """Write parquet files, ``_schema.json``, Merlin's ``schema.pbtxt`` and ``_SUCCESS``
         atomically; see :mod:`.writer`. ``hugectr=True`` (or a dict of
         :class:`~interactive_recsys.exports.hugectr.HugeCTROptions`) also writes what HugeCTR's
         parquet reader needs (``_file_list.txt``, ``_metadata.json``, keysets).
+        ``path`` may be an fsspec URL; ``storage_options`` (default: this dataset's) open it.
 
         Returns a summary dict, or with ``background=True`` at once a
         :class:`~interactive_recsys.jobs.Job` whose result is that summary."""
@@ -489,10 +527,12 @@ class Dataset:
             return submit(lambda: self.to_parquet(
                 path, shuffle=shuffle, out_files_per_proc=out_files_per_proc,
                 overwrite=overwrite, seed=seed, row_group_size=row_group_size,
-                hugectr=hugectr), name="to_parquet")
+                hugectr=hugectr, storage_options=storage_options), name="to_parquet")
         return write_dataset(self, path, shuffle=shuffle, out_files_per_proc=out_files_per_proc,
                              overwrite=overwrite, seed=seed, row_group_size=row_group_size,
-                             hugectr=hugectr, protect=input_files(self))
+                             hugectr=hugectr, protect=input_files(self),
+                             storage_options=storage_options if storage_options is not None
+                             else self.storage_options)
 
     def __repr__(self) -> str:
         rows = self._num_rows if self._num_rows is not None else "?"

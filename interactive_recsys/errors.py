@@ -30,3 +30,11 @@ class WorkflowFormatError(IRSError, ValueError):
 
 class VersionError(WorkflowFormatError):
     """A saved workflow was written by an incompatible version."""
+
+
+class StorageError(IRSError, OSError):
+    """An object store could not be reached or refused a request (credentials, a missing
+    bucket, the network); the message names the URL and what to check."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)

@@ -39,7 +39,7 @@ from .tables.reduce import delayed_task, delayed_tasks, pick, tree
 # ---- compiling ------------------------------------------------------------------------------
 def compile_plan(output: Node, input_schema: Schema, states: States, backend_name: str,
                  artifacts_dir: str | None, extra: dict[str, Any] | None = None,
-                 keep: Any = None) -> Plan:
+                 keep: Any = None, storage_options: dict[str, Any] | None = None) -> Plan:
     """The plan that runs the graph ending at ``output`` on data of ``input_schema``: one
     step per node in :meth:`Node.walk` order, each with its output schema (and an operator
     step with its input schema, column groups and fitted state), computed here once; a fit
@@ -59,7 +59,7 @@ def compile_plan(output: Node, input_schema: Schema, states: States, backend_nam
             assert isinstance(node, ConcatNode)
             steps.append(ConcatStep(**common))
     plan = Plan(steps, backend_name, artifacts_dir, dict(extra or {}), keep=keep,
-                graph=output, input_schema=input_schema)
+                storage_options=storage_options, graph=output, input_schema=input_schema)
     plan.set_states(states)
     return plan
 

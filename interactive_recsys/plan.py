@@ -96,6 +96,8 @@ class Plan:
     #: keeps a temporary artifacts folder alive while a lazy result may still read it
     #: (``artifacts.TemporaryArtifacts``; pickled as its path only)
     keep: Any = field(default=None, repr=False, compare=False)
+    #: fsspec options of ``artifacts_dir`` when it is a URL; they travel with the plan
+    storage_options: dict[str, Any] | None = field(default=None, repr=False)
     #: the graph and the input schema the plan was compiled from (on the client only)
     graph: Any = field(default=None, repr=False, compare=False)
     input_schema: Schema | None = field(default=None, repr=False, compare=False)
@@ -127,7 +129,8 @@ class Plan:
         return get_backend(self.backend_name)
 
     def context(self, step: OpStep) -> OpContext:
-        return OpContext(self.backend, step.groups, step.node_id, self.artifacts_dir, self.extra)
+        return OpContext(self.backend, step.groups, step.node_id, self.artifacts_dir, self.extra,
+                         self.storage_options)
 
     def evaluate(self, df: Any, targets: list[int],
                  entry: int | None = None) -> dict[int, tuple[Any, Any]]:

@@ -36,6 +36,7 @@ import dask.dataframe as dd
 import numpy as np
 import pyarrow as pa
 
+from . import storage
 from .backend import get_backend
 from .dataset import Dataset, as_dataset, input_files
 from .errors import ParameterError
@@ -51,7 +52,8 @@ BLOCK_BYTES = 2**26
 
 @validate_params({"k": Param(kind="int", low=1)}, owner="predict_topk")
 def predict_topk(model: Any, users: Any, k: int = 100, *, exclude_seen: bool = True,
-                 output: str | os.PathLike | None = None, overwrite: bool = False) -> Any:
+                 output: str | os.PathLike | None = None, overwrite: bool = False,
+                 storage_options: dict[str, Any] | None = None) -> Any:
     """The ``k`` best items of every user of ``users``, by a fitted model.
 
     Parameters
@@ -65,6 +67,7 @@ def predict_topk(model: Any, users: Any, k: int = 100, *, exclude_seen: bool = T
     output : write the result as parquet there (atomically) and return the writer's
         summary; else return a lazy Dataset.
     overwrite : replace an existing ``output``.
+    storage_options : fsspec options when ``output`` is a URL (default: those of ``users``).
 
     Returns
     -------
@@ -99,7 +102,9 @@ def predict_topk(model: Any, users: Any, k: int = 100, *, exclude_seen: bool = T
     result = Dataset.from_ddf(out, Schema.from_arrow(schema), ds.backend,
                               sources=input_files(ds))
     if output is not None:
-        return result.to_parquet(output, overwrite=overwrite)
+        return result.to_parquet(output, overwrite=overwrite, storage_options=storage_options
+                                 if storage_options is not None
+                                 else getattr(users, "storage_options", None))
     return result
 
 
@@ -140,6 +145,7 @@ def _user_ranges(ds: Dataset, user_col: str) -> list[tuple[Any, Any]] | None:
     partitions sorted by user (ranges overlapping at most at their ends), else ``None``."""
     import pyarrow.parquet as pq
 
+
     pieces = getattr(ds, "_pieces", None)
     if not pieces or len(pieces) != ds.npartitions:
         return None
@@ -148,7 +154,12 @@ def _user_ranges(ds: Dataset, user_col: str) -> list[tuple[Any, Any]] | None:
         if not piece.row_groups:
             return None
         if piece.path not in metadata:
-            metadata[piece.path] = pq.ParquetFile(piece.path).metadata
+            fs = getattr(ds, "_fs", None)
+            if fs is None:
+                metadata[piece.path] = pq.ParquetFile(piece.path).metadata
+            else:
+                with fs.open(storage.strip(piece.path), "rb") as f:
+                    metadata[piece.path] = pq.ParquetFile(f).metadata
         md = metadata[piece.path]
         lows, highs = [], []
         for g in piece.row_groups:

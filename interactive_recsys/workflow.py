@@ -17,14 +17,14 @@ from __future__ import annotations
 import html
 import json
 import os
-import shutil
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from . import storage
 from ._version import __version__ as _library_version
-from .artifacts import TemporaryArtifacts
+from .artifacts import TemporaryArtifacts, check_temporary_artifacts_reach_workers
 from .backend import convert
 from .dataset import Dataset, as_dataset
 from .errors import DatasetError, IRSError, NotFittedError, SchemaError, WorkflowFormatError
@@ -68,11 +68,16 @@ class Workflow:
     Parameters
     ----------
     output : the graph's output: a node built with ``>>`` and ``+``, or column names.
-    artifacts_dir : where fitted artifacts (vocabularies) are written; on a multi-node
-        cluster it must be a shared filesystem. Default: a new temporary directory.
+    artifacts_dir : where fitted artifacts (vocabularies) are written, a local folder or an
+        fsspec URL (``s3://bucket/wf-artifacts``). The Dask workers write and read them
+        there: on a cluster whose workers share no disk with each other it must be a URL
+        of an object store (or a shared filesystem). Default: a new local temporary folder.
+    storage_options : fsspec options for ``artifacts_dir`` and for :meth:`save` when they
+        are URLs (credentials, ``client_kwargs={"endpoint_url": ...}``...).
     """
 
-    def __init__(self, output: Any, *, artifacts_dir: str | os.PathLike | None = None) -> None:
+    def __init__(self, output: Any, *, artifacts_dir: str | os.PathLike | None = None,
+                 storage_options: dict[str, Any] | None = None) -> None:
         self.output_node = Node.as_node(output)
         self.nodes: list[Node] = list(self.output_node.walk())
         self._ids = self.output_node.node_ids()
@@ -80,6 +85,7 @@ class Workflow:
         self._states: dict[str, dict[str, Any]] = {}
         self.input_schema: Schema | None = None
         self.artifacts_dir = os.fspath(artifacts_dir) if artifacts_dir else None
+        self.storage_options: dict[str, Any] = dict(storage_options or {})
         #: the temporary artifacts folder this workflow made (removed once unused), if any
         self._temporary: TemporaryArtifacts | None = None
         #: artifacts of a loaded folder: read, never written (a refit writes fresh ones)
@@ -142,7 +148,8 @@ class Workflow:
         """The plan for data of ``input_schema`` with the fitted states (each step's schema
         computed once, in the plan; see :mod:`.execution`)."""
         return compile_plan(self.output_node, input_schema, self._states, backend_name,
-                            self.artifacts_dir, extra, keep=self._temporary)
+                            self.artifacts_dir, extra, keep=self._temporary,
+                            storage_options=self.storage_options or None)
 
     def _stat_nodes(self) -> list[OpNode]:
         return [n for n in self.nodes if isinstance(n, OpNode) and n.op.is_stat]
@@ -181,6 +188,7 @@ class Workflow:
         previous, previous_owner = self.artifacts_dir, self._temporary  # alive during the fit
         if self.artifacts_dir is None or self._temporary is not None \
                 or self._read_only_artifacts:  # a refit never rewrites what others may read
+            check_temporary_artifacts_reach_workers()
             self._temporary = TemporaryArtifacts()
             self.artifacts_dir, self._read_only_artifacts = self._temporary.path, False
         self._states, self.fitted = {}, False  # a failed fit leaves an unfitted workflow
@@ -188,6 +196,7 @@ class Workflow:
         self.fit_stats = {"phases": []}
         started = time.perf_counter()
         plan.artifacts_dir, plan.keep = self.artifacts_dir, self._temporary
+        plan.storage_options = self.storage_options or None
         plan.extra = {"num_rows": ds.known_num_rows, "npartitions": ds.npartitions,
                       "previous_artifacts": previous,  # e.g. JoinExternal's stored side table
                       "row_filters": self._row_filters()}
@@ -268,7 +277,9 @@ class Workflow:
         self._check_types_since_fit(ds.schema)
         plan = self._plan(self._checked_input(ds.schema), ds.backend.name, {"training": training})
         _checked(plan.steps[-1].schema)
-        return transform(plan, ds)
+        out = transform(plan, ds)
+        out.storage_options = ds.storage_options  # to_parquet's default for URLs
+        return out
 
     def fit_transform(self, data: Any, *, background: bool = False) -> Any:
         """``fit(data)`` then ``transform(data, training=True)``; with ``background=True`` a
@@ -291,40 +302,64 @@ class Workflow:
                        for i, n in enumerate(self.nodes) if self.node_id(n) in self._states},
         }
 
-    def save(self, path: str | os.PathLike, *, overwrite: bool = False) -> str:
+    def save(self, path: str | os.PathLike, *, overwrite: bool = False,
+             storage_options: dict[str, Any] | None = None) -> str:
         """Write ``workflow.json`` and the fitted artifacts (parquet) into directory ``path``,
-        atomically: a failed save leaves no partial directory."""
+        atomically: a failed save leaves no partial directory. ``path`` may be an fsspec
+        URL (opened with ``storage_options``, default the workflow's): the folder is then
+        published with a ``_SUCCESS`` manifest (:mod:`.storage`), as a local one is."""
         path = os.fspath(path)
+        options = self.storage_options if storage_options is None else dict(storage_options)
         config = self.to_config()
         if self.fitted and self.input_schema is not None:
             config["output_schema"] = self.output_schema.to_dict()
         text = json.dumps(config, indent=2, allow_nan=False)
+        has_artifacts = bool(self.artifacts_dir) and storage.isdir(self.artifacts_dir,
+                                                                   self.storage_options)
+        if storage.is_remote(path):
+            with storage.remote_atomic_directory(path, options, overwrite=overwrite) as tmp:
+                if has_artifacts:
+                    storage.copy_directory(self.artifacts_dir, storage.join(tmp, "artifacts"),
+                                           self.storage_options, options)
+                storage.guarded(storage.filesystem(path, options).pipe_file, path,
+                                storage.strip(storage.join(tmp, "workflow.json")),
+                                text.encode())
+            return path
         with atomic_directory(path, overwrite=overwrite) as tmp:
-            if self.artifacts_dir and os.path.isdir(self.artifacts_dir):
-                shutil.copytree(self.artifacts_dir, os.path.join(tmp, "artifacts"))
+            if has_artifacts:
+                storage.copy_directory(self.artifacts_dir, os.path.join(tmp, "artifacts"),
+                                       self.storage_options)
             with open(os.path.join(tmp, "workflow.json"), "w") as f:
                 f.write(text)
+            storage.local_manifest(tmp)  # last: every file with its size
         return path
 
     @classmethod
     def load(cls, path: str | os.PathLike,
-             functions: dict[str, Callable] | None = None) -> Workflow:
+             functions: dict[str, Callable] | None = None, *,
+             storage_options: dict[str, Any] | None = None) -> Workflow:
         """Load a saved workflow. Never executes code from the files: Python functions of
         ``LambdaOp`` are only taken from ``functions``.
+
+        ``path`` may be an fsspec URL (opened with ``storage_options``): the artifacts are
+        then read there by the workers, never copied to this machine. A folder whose
+        ``_SUCCESS`` manifest is incomplete (an interrupted save) is refused.
 
         The folder is only read: fitting the loaded workflow again writes fresh artifacts
         (a new temporary folder, or ``artifacts_dir`` when set), and only ``save(path)``
         writes to a folder. A malformed ``workflow.json`` raises
         :class:`~interactive_recsys.errors.WorkflowFormatError` naming the field.
         """
-        loaded = read_config(os.fspath(path), functions)
-        wf = cls(loaded.output)
+        path = os.fspath(path)
+        storage.published_files(path, storage_options, sizes=False)  # interrupted: refused
+        loaded = read_config(path, functions, storage_options)
+        wf = cls(loaded.output, storage_options=storage_options)
         wf._states = loaded.states
         wf.input_schema = loaded.input_schema
         wf.fitted = loaded.fitted
         wf.artifacts_dir = loaded.artifacts_dir
         wf._read_only_artifacts = True
-        wf._check_state_keys(os.path.join(os.fspath(path), "workflow.json"))
+        wf._check_state_keys(storage.join(path, "workflow.json"))
         return wf
 
     def _check_state_keys(self, config_path: str) -> None:

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from . import storage
 from ._version import __version__ as _library_version
 from .artifacts import resolve
 from .errors import IRSError, NotFittedError, VersionError, WorkflowFormatError
@@ -109,17 +110,27 @@ def json_safe(value: Any) -> Any:
     return value
 
 
-def read_json(config_path: str) -> dict[str, Any]:
-    """The JSON object of ``workflow.json``, or :class:`WorkflowFormatError`."""
-    if not os.path.isfile(config_path):
+def read_json(config_path: str, storage_options: Any = None) -> dict[str, Any]:
+    """The JSON object of ``workflow.json`` (a path or an fsspec URL), or
+    :class:`WorkflowFormatError`."""
+    fs = storage.filesystem(config_path, storage_options)
+    found = os.path.isfile(config_path) if fs is None else \
+        storage.guarded(fs.isfile, config_path, storage.strip(config_path))
+    if not found:
         raise VersionError(f"{os.path.dirname(config_path)!r} holds no workflow.json; is it a "
                            "directory written by Workflow.save?")
-    if os.path.getsize(config_path) > MAX_CONFIG_BYTES:
+    size = os.path.getsize(config_path) if fs is None else \
+        storage.guarded(fs.size, config_path, storage.strip(config_path))
+    if size > MAX_CONFIG_BYTES:
         raise WorkflowFormatError(f"{config_path!r} is larger than {MAX_CONFIG_BYTES:,} bytes; "
                                   "a saved workflow is a small description, not data.")
     try:
-        with open(config_path, encoding="utf-8") as f:
-            config = json.load(f)
+        if fs is None:
+            with open(config_path, encoding="utf-8") as f:
+                config = json.load(f)
+        else:
+            config = json.loads(storage.guarded(fs.cat_file, config_path,
+                                                storage.strip(config_path)).decode("utf-8"))
     except (ValueError, RecursionError, UnicodeDecodeError) as exc:
         raise WorkflowFormatError(f"{config_path!r} is not valid JSON ({type(exc).__name__}: "
                                   f"{str(exc)[:200]}); save the workflow again.") from None
@@ -200,10 +211,11 @@ def _node(config_path: str, i: int, nc: Any, nodes: list[Node],
     return Node(kind, selector=selector, op=op, parents=[nodes[p] for p in parents])
 
 
-def read_config(path: str, functions: dict[str, Callable] | None = None) -> LoadedConfig:
-    """Read and check the workflow saved in folder ``path``."""
-    config_path = os.path.join(path, "workflow.json")
-    config = read_json(config_path)
+def read_config(path: str, functions: dict[str, Callable] | None = None,
+                storage_options: Any = None) -> LoadedConfig:
+    """Read and check the workflow saved in folder ``path`` (a path or an fsspec URL)."""
+    config_path = storage.join(path, "workflow.json")
+    config = read_json(config_path, storage_options)
     raw_nodes = _expect(config_path, "nodes", config.get("nodes"), list)
     if not raw_nodes:
         raise _fail(config_path, "nodes", "is empty; a workflow has at least one node.")
@@ -215,8 +227,8 @@ def read_config(path: str, functions: dict[str, Callable] | None = None) -> Load
         raise _fail(config_path, "output", f"is {output}, not a node index (0 to "
                                            f"{len(nodes) - 1}).")
     fitted = _expect(config_path, "fitted", config.get("fitted", False), bool)
-    artifacts = os.path.join(path, "artifacts")
-    artifacts_dir = artifacts if os.path.isdir(artifacts) else None
+    artifacts = storage.join(path, "artifacts")
+    artifacts_dir = artifacts if storage.isdir(artifacts, storage_options) else None
     raw_states = _expect(config_path, "states", config.get("states", {}), dict)
     ids = nodes[output].node_ids()  # states are keyed by step id (unreachable steps: dropped)
     states: dict[str, dict[str, Any]] = {}
@@ -237,7 +249,7 @@ def read_config(path: str, functions: dict[str, Callable] | None = None) -> Load
                 raise _fail(config_path, field + where, "names an artifact, but the folder "
                                                         "holds no artifacts/.")
             full = resolve(artifacts_dir, relative, f"artifact path ({field}{where})")
-            if not os.path.exists(full):
+            if not storage.exists(full, storage_options):
                 raise _fail(config_path, field + where, f"names {relative!r}, which is missing "
                                                         "from the artifacts folder.")
         if id(node) in ids:

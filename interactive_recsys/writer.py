@@ -21,8 +21,10 @@ import errno
 import json
 import os
 import re
+import shutil
+import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import dask
@@ -30,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from . import storage
 from .backend import get_backend
 from .jobs import compute
 from .outputs import atomic_directory, check_not_inside_input
@@ -91,17 +94,32 @@ def dictionary_columns(schema: Any) -> list[str] | bool:
     return True if len(keep) == len(names) else keep
 
 
+def _write_frame(backend: Any, df: Any, path: str, schema: pa.Schema, fs: Any = None,
+                 **kwargs: Any) -> None:
+    """The backend's parquet writer; for a URL, pyarrow's writer on an fsspec file (the
+    backends' writers are the same pyarrow writer on a local file)."""
+    if fs is None:
+        with _naming(path):
+            backend.write_parquet(df, path, schema=schema, **kwargs)
+        return
+    table = backend.to_arrow(df).cast(schema)
+    try:
+        with fs.open(storage.strip(path), "wb") as f:
+            pq.write_table(table, f, **kwargs)
+    except Exception as exc:
+        raise storage.storage_error(path, exc) from exc
+
+
 def _write_part(df: Any, path: str, schema: pa.Schema, backend_name: str,
                 row_group_size: int, permute_seed: int | None = None,
-                use_dictionary: bool | list[str] = True) -> int:
+                use_dictionary: bool | list[str] = True, fs: Any = None) -> int:
     backend = get_backend(backend_name)
     if _KEY in df.columns:  # full shuffle: the random key orders rows, whatever their arrival
         df = backend.sort_rows(df, _KEY).drop(columns=[_KEY])
     elif permute_seed is not None:
         df = backend.permute_rows(df, permute_seed)
-    with _naming(path):
-        backend.write_parquet(df, path, schema=schema, row_group_size=row_group_size,
-                              use_dictionary=use_dictionary)
+    _write_frame(backend, df, path, schema, fs, row_group_size=row_group_size,
+                 use_dictionary=use_dictionary)
     rows = backend.num_rows(df)
     del df
     release_memory()
@@ -118,27 +136,50 @@ def _add_key(df: Any, seed: int, low: int, high: int, backend_name: str,
 
 
 def _split_random(df: Any, seed: int, pieces: int, directory: str, part: int,
-                  schema: pa.Schema, backend_name: str) -> list[str]:
+                  schema: pa.Schema, backend_name: str, fs: Any = None) -> list[str]:
     backend = get_backend(backend_name)
     which = np.random.default_rng([seed, part]).integers(0, pieces, backend.num_rows(df))
     paths = []
     for j in range(pieces):
-        path = os.path.join(directory, f"piece.{part:05d}.{j:03d}.parquet")
-        with _naming(path):
-            backend.write_parquet(backend.take_rows(df, np.flatnonzero(which == j)), path, schema)
+        path = storage.join(directory, f"_pieces/piece.{part:05d}.{j:03d}.parquet") if fs \
+            else os.path.join(directory, f"piece.{part:05d}.{j:03d}.parquet")
+        _write_frame(backend, backend.take_rows(df, np.flatnonzero(which == j)), path, schema,
+                     fs)
         paths.append(path)
     return paths
 
 
 def _merge_pieces(paths: list[str], out: str, schema: pa.Schema, seed: int,
-                  row_group_size: int) -> int:
-    table = pa.concat_tables([pq.read_table(p, schema=schema) for p in paths])
+                  row_group_size: int, fs: Any = None) -> int:
+    table = pa.concat_tables([pq.read_table(storage.strip(p) if fs else p, schema=schema,
+                                            filesystem=fs) for p in paths])
     table = table.take(pa.array(np.random.default_rng(seed).permutation(table.num_rows)))
-    with _naming(out):
-        pq.write_table(table, out, row_group_size=row_group_size)
-    for p in paths:
-        os.remove(p)
+    if fs is None:
+        with _naming(out):
+            pq.write_table(table, out, row_group_size=row_group_size)
+        for p in paths:
+            os.remove(p)
+    else:
+        _write_frame(get_backend("cpu"), table.to_pandas(), out, schema, fs,
+                     row_group_size=row_group_size)
+        fs.rm([storage.strip(p) for p in paths])
     return table.num_rows
+
+
+@contextlib.contextmanager
+def _output_directory(path: str, overwrite: bool, protect: dict,
+                      storage_options: Mapping[str, Any] | None) -> Iterator[tuple[str, Any]]:
+    """``(temporary folder, fs)``: a local sibling renamed into place (:mod:`.outputs`,
+    ``fs`` None), or for a URL a staging prefix published with a manifest (:mod:`.storage`).
+    """
+    if not storage.is_remote(path):
+        with atomic_directory(storage.local_path(path), overwrite=overwrite,
+                              protect=protect) as tmp:
+            yield tmp, None
+        return
+    with storage.remote_atomic_directory(path, storage_options, overwrite=overwrite,
+                                         protect=protect) as staging:
+        yield staging, storage.filesystem(path, storage_options)
 
 
 @validate_params({
@@ -151,8 +192,8 @@ def _merge_pieces(paths: list[str], out: str, schema: pa.Schema, seed: int,
 def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = None,
                   out_files_per_proc: int | None = None, overwrite: bool = False, seed: int = 0,
                   row_group_size: int = 128 * 1024, protect: Sequence[str] = (),
-                  finish: Callable[[str, str, list[str]], dict[str, Any]] | None = None
-                  ) -> dict[str, Any]:
+                  finish: Callable[..., dict[str, Any]] | None = None,
+                  storage_options: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Write a Dataset as parquet files + ``_schema.json`` + ``_SUCCESS``; return a summary.
 
     This writer knows files, not formats: the output steps above it
@@ -161,7 +202,16 @@ def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = Non
     temporary directory before the atomic rename; the dict it returns joins the summary.
 
     ``path`` must not be, or contain, ``protect`` (the dataset's input files), the current
-    directory, home or ``/``, nor lie inside a folder read as input (see :mod:`.outputs`)."""
+    directory, home or ``/``, nor lie inside a folder read as input (see :mod:`.outputs`).
+
+    ``path`` may be an fsspec URL (``s3://bucket/out``, with ``storage_options``): the
+    workers then write the files under ``path/_temporary/``, ``finish`` writes into a local
+    folder (with ``data_dir=`` the staging URL and ``fs=`` its filesystem, to read the
+    data), and everything is published with the ``_SUCCESS`` manifest
+    (:func:`.storage.remote_atomic_directory`). Locally ``_SUCCESS`` is the same manifest,
+    written last before the rename."""
+    path = os.fspath(path)
+    remote = storage.is_remote(path)
     started = time.perf_counter()
     backend = ds.backend.name
     schema = ds.schema.to_arrow()
@@ -170,8 +220,9 @@ def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = Non
     n_out = out_files_per_proc * workers if out_files_per_proc else ddf.npartitions
     inputs = list(protect)
     check_not_inside_input(path, inputs)
-    with atomic_directory(os.fspath(path), overwrite=overwrite,
-                          protect={"the input": inputs}) as tmp:
+    final = path if remote else os.path.abspath(storage.local_path(path))
+    with _output_directory(path, overwrite, {"the input": inputs},
+                           storage_options) as (tmp, fs):
         if shuffle == "full":
             keyed = ddf.map_partitions(_add_key, seed, 0, 2**62, backend,
                                        meta=ds.backend.with_columns(ddf._meta, {
@@ -182,35 +233,43 @@ def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = Non
         parts = ddf.to_delayed()
         if shuffle == "worker":
             files_per_group = out_files_per_proc or 1
-            pieces = [dask.delayed(_split_random)(p, seed, files_per_group, tmp, i, schema, backend)
-                      for i, p in enumerate(parts)]
+            pieces = [dask.delayed(_split_random)(p, seed, files_per_group, tmp, i, schema, backend,
+                                                  fs) for i, p in enumerate(parts)]
             tasks, names = [], []
             for g in range(min(workers, len(parts))):
                 members = pieces[g * len(parts) // workers:(g + 1) * len(parts) // workers]
                 for j in range(files_per_group):
                     name = f"part.{len(names):05d}.parquet"
                     paths = [dask.delayed(lambda ps, j=j: ps[j])(m) for m in members]
-                    tasks.append(dask.delayed(_merge_pieces)(paths, os.path.join(tmp, name),
+                    tasks.append(dask.delayed(_merge_pieces)(paths, storage.join(tmp, name),
                                                              schema, seed + len(names),
-                                                             row_group_size))
+                                                             row_group_size, fs))
                     names.append(name)
         else:
             names = [f"part.{i:05d}.parquet" for i in range(len(parts))]
             permute = shuffle == "partition"
             dictionary = dictionary_columns(ds.schema)
-            tasks = [dask.delayed(_write_part)(p, os.path.join(tmp, n), schema, backend,
+            tasks = [dask.delayed(_write_part)(p, storage.join(tmp, n), schema, backend,
                                                row_group_size, seed + i if permute else None,
-                                               dictionary)
+                                               dictionary, fs)
                      for i, (p, n) in enumerate(zip(parts, names, strict=True))]
         rows = [int(r) for r in compute(*tasks, phase="write")]
         summary = {"files": names, "rows_per_file": rows, "num_rows": sum(rows),
                    "shuffle": shuffle, "schema": ds.schema.to_dict()}
-        if finish is not None:
-            summary.update(finish(tmp, os.path.abspath(os.fspath(path)), names))
-        with open(os.path.join(tmp, "_schema.json"), "w") as f:
-            json.dump(summary, f, indent=2)
-        with open(os.path.join(tmp, "_SUCCESS"), "w") as f:
-            f.write("")
-    summary["path"] = os.path.abspath(os.fspath(path))
+        local = tempfile.mkdtemp(prefix="irs-output-") if remote else tmp
+        try:  # small metadata files: written here, uploaded for a URL
+            if finish is not None:
+                summary.update(finish(local, final, names, **(
+                    {"data_dir": tmp, "fs": fs} if remote else {})))
+            with open(os.path.join(local, "_schema.json"), "w") as f:
+                json.dump(summary, f, indent=2)
+            if remote:
+                storage.upload_directory(local, tmp, storage_options)
+            else:
+                storage.local_manifest(tmp)  # last: lists every file with its size
+        finally:
+            if remote:
+                shutil.rmtree(local, ignore_errors=True)
+    summary["path"] = final
     summary["seconds"] = time.perf_counter() - started
     return summary

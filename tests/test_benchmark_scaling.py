@@ -133,6 +133,8 @@ def test_curve_recovers_a_known_cost_model_and_extrapolates_to_criteo_1tb():
     assert "| fit | 2.00 | 4.00 | 1.0 | 0%, 0%, 0%, 0% |" in md
     assert "| transform + write | 3.00 | 0.00 | 0.5 | 0%, 0%, 0%, 0% |" in md
     assert "| start-up | 0.00 | 0.00 | 4.0 | 0%, 0%, 0%, 0% |" in md
+    # CPU = 2 x work = 10e-6 rows + 8e-6 distinct + 3
+    assert "| CPU, whole job | 10.00 | 8.00 | 3.0 | 0%, 0%, 0%, 0% |" in md
     # 1 worker: fit = 2e-6 * 4,373,472,329 + 4e-6 * 187,767,399 + 1 = 9,498.0 s = 158.3 min
     rows, distinct = scaling_curve.CRITEO_1TB_ROWS, sum(scaling_curve.CRITEO_1TB_CARDINALITIES)
     assert distinct == 187_767_399

@@ -56,7 +56,7 @@ def test_save_load_round_trip(data: pd.DataFrame, model: irs.models.Model,
                               tmp_path: Path) -> None:
     model.fit(data)
     path = model.save(tmp_path / "m")
-    assert sorted(p.name for p in Path(path).iterdir()) == ["arrays.npz", "model.json"]
+    assert sorted(p.name for p in Path(path).iterdir()) == ["_SUCCESS", "arrays.npz", "model.json"]
     meta = json.loads((Path(path) / "model.json").read_text())
     assert meta["model"] == type(model).__name__ and meta["params"] == model.get_params()
     loaded = irs.models.load(path)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -179,7 +181,8 @@ def test_save_stores_the_side_table_as_parquet_never_pickle(tmp_path):
     (tmp_path / "side.parquet").unlink()  # the saved workflow carries its own copy
     files = sorted(p.relative_to(tmp_path / "saved").as_posix()
                    for p in (tmp_path / "saved").rglob("*") if p.is_file())
-    assert all(f.endswith((".json", ".parquet")) for f in files), files
+    assert all(f.endswith((".json", ".parquet")) or f == "_SUCCESS" for f in files), files
+    json.loads((tmp_path / "saved" / "_SUCCESS").read_text())  # the manifest: JSON too
     stored = [f for f in files if f.startswith("artifacts/side_tables/")]
     assert len(stored) == 1
     assert pd.read_parquet(tmp_path / "saved" / stored[0]).equals(side)

@@ -122,3 +122,30 @@ def test_the_generic_writer_knows_files_not_formats(tmp_path):
     assert hooked["extra"] == len(files)
     ds.to_parquet(tmp_path / "merlin")
     assert os.path.isfile(tmp_path / "merlin" / ".merlin" / "schema.json")
+
+
+def test_local_output_has_a_manifest_and_readers_refuse_it_incomplete(tmp_path):
+    """The ``_SUCCESS`` manifest lists every file with its size (written last, before the
+    rename), so a local folder damaged after the write is refused like a remote one."""
+    out = tmp_path / "out"
+    irs.Dataset(pd.DataFrame({"a": range(300)}), part_size="1kB").to_parquet(str(out))
+    manifest = json.loads((out / "_SUCCESS").read_text())
+    on_disk = {p.relative_to(out).as_posix(): p.stat().st_size for p in out.rglob("*")
+               if p.is_file() and p.name != "_SUCCESS"}
+    assert manifest["files"] == on_disk and len(on_disk) > 3
+    assert irs.Dataset(str(out)).num_rows == 300
+    (out / "part.00001.parquet").unlink()
+    with pytest.raises(irs.errors.DatasetError, match=r"out' is not a complete output.*"
+                                                      r"part.00001.parquet"):
+        irs.Dataset(str(out))
+    with pytest.raises(irs.errors.DatasetError, match="not a complete output"):
+        irs.Loader(str(out), 8, output="numpy")
+
+
+def test_folders_without_a_manifest_or_with_an_empty_marker_still_read(tmp_path):
+    df = pd.DataFrame({"a": range(10)})
+    (tmp_path / "theirs").mkdir()
+    df.to_parquet(tmp_path / "theirs" / "x.parquet")  # another tool: no _SUCCESS
+    assert irs.Dataset(str(tmp_path / "theirs")).num_rows == 10
+    (tmp_path / "theirs" / "_SUCCESS").write_text("")  # Spark's (and older versions') marker
+    assert irs.Dataset(str(tmp_path / "theirs")).num_rows == 10

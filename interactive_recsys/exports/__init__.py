@@ -25,8 +25,10 @@ import dask
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from ..errors import ParameterError
 from ..jobs import compute
 from ..schema import Schema
+from ..storage import is_remote, strip
 from ..writer import write_parquet
 from . import hugectr, merlin_schema
 from .hugectr import HugeCTROptions
@@ -36,10 +38,15 @@ def write_dataset(ds: Any, path: str | os.PathLike, *, hugectr: Any = False,
                   protect: Sequence[str] = (), **options: Any) -> dict[str, Any]:
     """Write ``ds`` with the parquet writer (``options``: its keywords), adding Merlin's
     schema and, with ``hugectr``, HugeCTR's files; return the writer's summary."""
+    if hugectr and is_remote(path):
+        raise ParameterError("hugectr=... writes HugeCTR's files for a local output only; "
+                             "write to a local folder (or copy the output there) for HugeCTR.")
     ds, hugectr_options = prepare(ds, hugectr)
 
-    def finish(directory: str, final_dir: str, files: list[str]) -> dict[str, Any]:
-        return finish_output(directory, final_dir, files, ds.schema, hugectr_options)
+    def finish(directory: str, final_dir: str, files: list[str], data_dir: str | None = None,
+               fs: Any = None) -> dict[str, Any]:
+        return finish_output(directory, final_dir, files, ds.schema, hugectr_options,
+                             data_dir=data_dir, fs=fs)
 
     return write_parquet(ds, path, protect=protect, finish=finish, **options)
 
@@ -50,8 +57,9 @@ def prepare(ds: Any, hugectr_arg: Any) -> tuple[Any, HugeCTROptions | None]:
     return (hugectr.prepare(ds, options) if options else ds), options
 
 
-def _list_lengths(path: str, columns: list[str]) -> dict[str, tuple[int, int]]:
-    table = pq.read_table(path, columns=columns)
+def _list_lengths(path: str, columns: list[str], fs: Any = None) -> dict[str, tuple[int, int]]:
+    table = pq.read_table(strip(path) if fs is not None else path, columns=columns,
+                          filesystem=fs)
     out = {}
     for name in columns:
         lengths = pc.fill_null(pc.list_value_length(table[name]), 0)
@@ -61,13 +69,17 @@ def _list_lengths(path: str, columns: list[str]) -> dict[str, tuple[int, int]]:
     return out
 
 
-def list_value_counts(directory: str, files: list[str], schema: Schema) -> dict[str, tuple]:
-    """``(min, max)`` list lengths of the list columns over the written files."""
+def list_value_counts(directory: str, files: list[str], schema: Schema,
+                      fs: Any = None) -> dict[str, tuple]:
+    """``(min, max)`` list lengths of the list columns over the written files (``fs``: the
+    fsspec filesystem when ``directory`` is a URL)."""
     columns = [c.name for c in schema.values() if c.is_list]
     if not columns or not files:
         return {}
-    parts = compute(*[dask.delayed(_list_lengths)(os.path.join(directory, f), columns)
-                      for f in files], phase="write: list lengths")
+    join = (lambda f: f"{directory.rstrip('/')}/{f}") if fs is not None else \
+        (lambda f: os.path.join(directory, f))
+    parts = compute(*[dask.delayed(_list_lengths)(join(f), columns, fs) for f in files],
+                    phase="write: list lengths")
     out: dict[str, tuple[int, int]] = {}
     for part in parts:
         for name, (lo, hi) in part.items():
@@ -77,11 +89,14 @@ def list_value_counts(directory: str, files: list[str], schema: Schema) -> dict[
 
 
 def finish_output(directory: str, final_dir: str, files: list[str], schema: Schema,
-                  options: HugeCTROptions | None = None) -> dict[str, Any]:
+                  options: HugeCTROptions | None = None, data_dir: str | None = None,
+                  fs: Any = None) -> dict[str, Any]:
     """Write Merlin's schema (and the HugeCTR files) into ``directory``; return what to add
-    to the writer's summary."""
+    to the writer's summary. The data files are in ``data_dir`` (default ``directory``; a
+    URL on filesystem ``fs`` for a remote output)."""
     merlin_schema.write_merlin_schema(directory, schema,
-                                      list_value_counts(directory, files, schema))
+                                      list_value_counts(data_dir or directory, files, schema,
+                                                        fs))
     extra: dict[str, Any] = {}
     if options is not None:
         extra["hugectr"] = hugectr.write_metadata(directory, final_dir, files, schema, options)

@@ -102,6 +102,10 @@ class Loader:
         Keep every partition in memory, decoded, after its first read (for data that fits
         in RAM): later epochs skip parquet reading and decoding. Cached arrays are
         read-only; batches never share writable memory with them.
+    storage_options : dict, optional
+        fsspec options when ``source`` is a URL (``s3://bucket/train``): row groups are then
+        read from the store by the reader threads. An output folder whose ``_SUCCESS``
+        manifest is incomplete is refused.
     """
 
     @validate_params({
@@ -119,7 +123,8 @@ class Loader:
                  extra_cols: Sequence[str] | None = None, rank: int = 0, world_size: int = 1,
                  shuffle_window: int | None = None, output: str = "auto",
                  label_dtype: str | None = "float32", readers: int = 2,
-                 prefetch: int = 2, cache: bool = False) -> None:
+                 prefetch: int = 2, cache: bool = False,
+                 storage_options: dict[str, Any] | None = None) -> None:
         if rank >= world_size:
             raise param_error("rank", None, "must be in [0, world_size - 1] = "
                               f"[0, {world_size - 1}]. Got {rank!r} instead.")
@@ -138,7 +143,7 @@ class Loader:
         if device is not None and output != "torch":
             raise ParameterError(f"device={device!r} needs torch tensors; pass output='torch' "
                                  "(and install PyTorch) or leave device=None.")
-        self.source: ParquetSource | DatasetSource = open_source(source)
+        self.source: ParquetSource | DatasetSource = open_source(source, storage_options)
         self.columns: Columns = resolve_columns(self.source.schema, cat_cols, cont_cols,
                                                 label_cols, extra_cols)
         self.source.check_columns(self.columns.names)

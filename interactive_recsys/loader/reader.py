@@ -38,6 +38,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .. import storage
 from ..dataset import Dataset, expand_paths
 from ..errors import DatasetError
 from ..schema import Schema
@@ -55,14 +56,18 @@ class RowGroup:
 class ParquetSource:
     """Parquet files read row group by row group."""
 
-    def __init__(self, source: str | os.PathLike | Sequence[str | os.PathLike]) -> None:
-        files, schema = _files_and_schema(source)
+    def __init__(self, source: str | os.PathLike | Sequence[str | os.PathLike],
+                 storage_options: Mapping[str, Any] | None = None) -> None:
+        files, schema = _files_and_schema(source, storage_options)
         self.files = files
+        remote = [f for f in files if storage.is_remote(f)]
+        #: the fsspec filesystem of URL files (None: local files)
+        self._fs = storage.filesystem(remote[0], storage_options) if remote else None
         self.row_groups: list[RowGroup] = []
         self._file_columns: dict[str, set[str]] = {}
         for path in files:
             try:
-                with pq.ParquetFile(path) as pf:
+                with self._open(path) as pf:
                     md, names = pf.metadata, set(pf.schema_arrow.names)
             except (OSError, pa.ArrowException) as exc:
                 raise DatasetError(f"{path!r} is not a readable parquet file ({exc}). Remove "
@@ -70,7 +75,13 @@ class ParquetSource:
             self._file_columns[path] = names
             self.row_groups.extend(RowGroup(path, i, md.row_group(i).num_rows)
                                    for i in range(md.num_row_groups))
-        self.schema = schema if schema is not None else _schema_from_files(files)
+        self.schema = schema if schema is not None else \
+            Schema.from_arrow(self._open(files[0]).schema_arrow)
+
+    def _open(self, path: str) -> pq.ParquetFile:
+        if self._fs is None:
+            return pq.ParquetFile(path)
+        return pq.ParquetFile(storage.strip(path), filesystem=self._fs)
 
     @property
     def units(self) -> int:
@@ -103,7 +114,7 @@ class ParquetSource:
              stop: int | None = None) -> pa.Table:
         rg = self.row_groups[unit]
         try:
-            with pq.ParquetFile(rg.path) as pf:
+            with self._open(rg.path) as pf:
                 table = pf.read_row_group(rg.index, columns=list(columns))
         except (OSError, pa.ArrowException) as exc:
             raise DatasetError(f"Cannot read {self.describe(unit)}: {exc}. The file is damaged "
@@ -163,21 +174,27 @@ class DatasetSource:
         return f"DatasetSource({self.dataset!r})"
 
 
-def open_source(source: Any) -> ParquetSource | DatasetSource:
-    """A source for a path / list of paths, a ``to_parquet`` summary, or a Dataset."""
+def open_source(source: Any, storage_options: Mapping[str, Any] | None = None
+                ) -> ParquetSource | DatasetSource:
+    """A source for a path / list of paths (or URLs, opened with ``storage_options``), a
+    ``to_parquet`` summary, or a Dataset."""
     if isinstance(source, Dataset):
         return DatasetSource(source)
     if isinstance(source, Mapping) and "path" in source:
-        return ParquetSource(source["path"])
+        return ParquetSource(source["path"], storage_options)
     if isinstance(source, str | os.PathLike | list | tuple):
-        return ParquetSource(source)
+        return ParquetSource(source, storage_options)
     raise DatasetError(f"The loader cannot read a {type(source).__name__}. Pass a directory "
                        "written by to_parquet, parquet files (a path, a glob or a list), or an "
                        "irs.Dataset (e.g. workflow.transform(dataset)).")
 
 
-def _files_and_schema(source: Any) -> tuple[list[str], Schema | None]:
+def _files_and_schema(source: Any, storage_options: Mapping[str, Any] | None = None
+                      ) -> tuple[list[str], Schema | None]:
+    if storage.is_remote(source):
+        return _remote_files_and_schema(os.fspath(source), storage_options)
     if isinstance(source, str | os.PathLike) and os.path.isdir(source):
+        storage.published_files(os.fspath(source))  # an interrupted output is refused
         meta = os.path.join(source, SCHEMA_FILE)
         if os.path.exists(meta):
             files, schema = _read_schema_file(meta)
@@ -186,7 +203,7 @@ def _files_and_schema(source: Any) -> tuple[list[str], Schema | None]:
                 raise DatasetError(f"{meta!r} lists files that do not exist: {missing[:3]}. The "
                                    "output directory is incomplete; write it again.")
             return files, schema
-    files = expand_paths(source)
+    files = expand_paths(source, storage_options=storage_options)
     bad = [f for f in files if not f.endswith((".parquet", ".pq", ".parq"))]
     if bad:
         raise DatasetError(f"The loader reads parquet files only; got {bad[:3]}. Convert csv "
@@ -194,16 +211,40 @@ def _files_and_schema(source: Any) -> tuple[list[str], Schema | None]:
     return files, _schema_of_written_files(files)
 
 
-def _read_schema_file(meta: str) -> tuple[list[str], Schema]:
+def _remote_files_and_schema(url: str, storage_options: Mapping[str, Any] | None
+                             ) -> tuple[list[str], Schema | None]:
+    """A URL: an output folder (its manifest checked, its ``_schema.json`` read), a glob or
+    a file list (no tags)."""
+    files = expand_paths(url, "parquet", storage_options)  # checks a folder's manifest
+    meta = storage.join(url.rstrip("/"), SCHEMA_FILE)
+    if storage.isdir(url, storage_options) and storage.exists(meta, storage_options):
+        fs = storage.filesystem(url, storage_options)
+        text = storage.guarded(fs.cat_file, meta, storage.strip(meta)).decode()
+        return _parse_schema_file(meta, text)
+    return files, None
+
+
+def _parse_schema_file(meta: str, text: str) -> tuple[list[str], Schema]:
     try:
-        with open(meta) as f:
-            summary = json.load(f)
-        files = [os.path.join(os.path.dirname(meta), name) for name in summary["files"]]
+        summary = json.loads(text)
+        files = [storage.join(meta.rsplit("/", 1)[0] if storage.is_remote(meta)
+                              else os.path.dirname(meta), name) for name in summary["files"]]
         return files, Schema.from_dict(summary["schema"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise DatasetError(f"Cannot use {meta!r} ({exc!r}); it was not written by "
                            "Dataset.to_parquet. Remove it to read the parquet files "
                            "without tags.") from exc
+
+
+def _read_schema_file(meta: str) -> tuple[list[str], Schema]:
+    try:
+        with open(meta) as f:
+            text = f.read()
+    except OSError as exc:
+        raise DatasetError(f"Cannot use {meta!r} ({exc!r}); it was not written by "
+                           "Dataset.to_parquet. Remove it to read the parquet files "
+                           "without tags.") from exc
+    return _parse_schema_file(meta, text)
 
 
 def _schema_of_written_files(files: list[str]) -> Schema | None:
@@ -217,10 +258,6 @@ def _schema_of_written_files(files: list[str]) -> Schema | None:
     listed, schema = _read_schema_file(meta)
     listed_abs = {os.path.abspath(f) for f in listed}
     return schema if all(os.path.abspath(f) in listed_abs for f in files) else None
-
-
-def _schema_from_files(files: list[str]) -> Schema:
-    return Schema.from_arrow(pq.read_schema(files[0]))
 
 
 def _slice(table: pa.Table, start: int, stop: int | None) -> pa.Table:

@@ -30,8 +30,8 @@ import pandas as pd
 from ..dataset import as_dataset
 from ..errors import IRSError, NotFittedError, ParameterError
 from ..jobs import active_client, compute, submit
-from ..outputs import atomic_directory
 from ..params import Param, declared_params, validate_values
+from ..storage import is_remote, local_copy, published_folder
 from .data import Interactions, encode, to_dense
 
 FORMAT, FORMAT_VERSION = "irs-model", 1
@@ -185,17 +185,19 @@ class Model:
                                              data.indices)
 
     # ---- persistence ----------------------------------------------------------------------
-    def save(self, path: str | os.PathLike, *, overwrite: bool = False) -> str:
-        """Write ``model.json`` + ``arrays.npz`` into the folder ``path`` (atomically)."""
+    def save(self, path: str | os.PathLike, *, overwrite: bool = False,
+             storage_options: dict[str, Any] | None = None) -> str:
+        """Write ``model.json`` + ``arrays.npz`` into the folder ``path`` (atomically, with
+        a ``_SUCCESS`` manifest); ``path`` may be an fsspec URL (with ``storage_options``)."""
         self._check_fitted()
         meta = {"format": FORMAT, "version": FORMAT_VERSION, **self.config(),
                 "info": self.info_, "arrays": sorted(self.arrays_)}
-        with atomic_directory(os.fspath(path), overwrite=overwrite) as tmp:
+        with published_folder(path, storage_options, overwrite=overwrite) as tmp:
             np.savez(os.path.join(tmp, "arrays.npz"), __items__=_savable(self.items_),
                      **self.arrays_)
             with open(os.path.join(tmp, "model.json"), "w") as f:
                 json.dump(meta, f, indent=2, default=_json_default)
-        return os.path.abspath(os.fspath(path))
+        return os.fspath(path) if is_remote(path) else os.path.abspath(os.fspath(path))
 
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
@@ -203,15 +205,20 @@ class Model:
         return f"{type(self).__name__}({params}{state})"
 
 
-def load(path: str | os.PathLike) -> Model:
-    """A model saved with :meth:`Model.save` (reads JSON and arrays only, never pickle)."""
-    path = os.fspath(path)
+def load(path: str | os.PathLike, *, storage_options: dict[str, Any] | None = None) -> Model:
+    """A model saved with :meth:`Model.save` (reads JSON and arrays only, never pickle);
+    ``path`` may be an fsspec URL (with ``storage_options``)."""
+    with local_copy(path, storage_options) as local:
+        return _load(local, os.fspath(path))
+
+
+def _load(path: str, shown: str) -> Model:
     meta_path = os.path.join(path, "model.json")
     try:
         with open(meta_path) as f:
             meta = json.load(f)
     except FileNotFoundError:
-        raise ModelFormatError(f"{path!r} is not a saved model: {meta_path!r} does not exist. "
+        raise ModelFormatError(f"{shown!r} is not a saved model: it has no model.json. "
                                "Pass the folder written by model.save(path).") from None
     except json.JSONDecodeError as err:
         raise ModelFormatError(f"{meta_path!r} is not valid JSON ({err}); save the model "

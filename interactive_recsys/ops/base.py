@@ -89,6 +89,8 @@ class OpContext:
     node_id: str = ""
     artifacts_dir: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: fsspec options of ``artifacts_dir`` when it is a URL (``s3://...``)
+    storage_options: dict[str, Any] | None = None
 
 
 class Operator(OperatorOperand):

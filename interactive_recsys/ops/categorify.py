@@ -196,7 +196,8 @@ class Categorify(StatOperator):
                        for s in range(splits)]
             ranks = _ranks(g, reduced)
             written = [g.task("write", vocab.write_split, reduced[s], ranks[s],
-                              self.first_vocab_index, self.max_size, key_dir, s)
+                              self.first_vocab_index, self.max_size, key_dir, s,
+                              ctx.storage_options)
                        for s in range(splits)]
             totals = tree(per_key, _sum_totals, g.tasks("totals"), first=_sum_totals)
             states[key] = g.task("vocab", _vocab_state, totals, splits,
@@ -244,7 +245,7 @@ class Categorify(StatOperator):
             result = np.full(b.length(values), FIRST_FREE_INDEX, dtype=np.int64)
         directory = resolve(ctx.artifacts_dir, info["path"], "vocabulary path")
         if splits == 1:
-            table = vocab.load_split(directory, 0)
+            table = vocab.load_split(directory, 0, ctx.storage_options)
             pos = b.lookup(values, table, hashes)
             found = pos >= 0
             result[found] = table.index[pos[found]]
@@ -254,7 +255,7 @@ class Categorify(StatOperator):
                 rows = np.flatnonzero(which == s)
                 if not len(rows):
                     continue
-                table = vocab.load_split(directory, s)
+                table = vocab.load_split(directory, s, ctx.storage_options)
                 pos = b.lookup(b.take(values, rows), table, hashes[rows])
                 found = pos >= 0
                 result[rows[found]] = table.index[pos[found]]

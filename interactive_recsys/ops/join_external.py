@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -38,10 +39,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from .. import storage
 from ..artifacts import resolve
 from ..backend import backend_of, get_backend
 from ..errors import ParameterError, SchemaError
-from ..outputs import atomic_file
 from ..params import param_error
 from ..schema import ColumnSchema, Schema, default_tags, dtype_name
 from ..tables import keyed_statistics as ks
@@ -126,20 +127,21 @@ class SideTable:
         out = {"sha256": self.sha256, "rows": self.rows, "columns": self.columns}
         return {"path": self.path, **out} if self.path is not None else out
 
-    def load(self, artifacts_dir: str | None, *more: str | None) -> pa.Table:
+    def load(self, artifacts_dir: str | None, *more: str | None,
+             storage_options: dict | None = None) -> pa.Table:
         """The data: in memory, else the copy under the artifacts (found by content hash;
         ``more`` artifacts folders are tried next, e.g. those of a loaded workflow)."""
         if self.table is not None:
             return self.table
         for folder in (artifacts_dir, *more):
-            stored = os.path.join(folder or "", SIDE_DIR, f"{self.sha256}.parquet")
-            if os.path.exists(stored):
+            stored = storage.join(folder or "", SIDE_DIR, f"{self.sha256}.parquet")
+            if storage.exists(stored, storage_options):
                 break
         else:
             raise ParameterError(f"JoinExternal's side table (sha256 {self.sha256[:12]}...) is "
                                  f"not in the artifacts ({stored!r}); pass the DataFrame or "
                                  "parquet path again as df_ext.")
-        return pq.read_table(stored)
+        return storage.read_table(stored, storage_options)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, SideTable) and self.sha256 == other.sha256
@@ -236,7 +238,8 @@ class JoinExternal(StatOperator, RowFilter):
 
     def fit_graph(self, partials: list[Any], ctx: OpContext) -> Any:
         """Write the side table (on this machine, which holds it) and return the state."""
-        table = self.df_ext.load(ctx.artifacts_dir, ctx.extra.get("previous_artifacts"))
+        table = self.df_ext.load(ctx.artifacts_dir, ctx.extra.get("previous_artifacts"),
+                                 storage_options=ctx.storage_options)
         sha = self.df_ext.sha256
         relative = os.path.join(SIDE_DIR, f"{sha}.parquet")
         keys = _side_keys(table, self.keys)
@@ -246,11 +249,9 @@ class JoinExternal(StatOperator, RowFilter):
             raise SchemaError(f"JoinExternal needs unique keys {self.keys} (on) in the side "
                               f"table, but {pc.sum(valid).as_py() - unique} rows repeat a key. "
                               "Deduplicate it (e.g. df.drop_duplicates(subset=on)).")
-        path = os.path.join(ctx.artifacts_dir or ".", relative)
-        if not os.path.exists(path):
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with atomic_file(path) as tmp:
-                pq.write_table(table, tmp)
+        path = storage.join(ctx.artifacts_dir or ".", relative)
+        if not storage.exists(path, ctx.storage_options):
+            storage.write_table(table, path, ctx.storage_options)
         state = {"path": relative, "sha256": sha, "rows": table.num_rows}
         return delayed_task(ctx.node_id, "side-table", dict, state)
 
@@ -258,7 +259,9 @@ class JoinExternal(StatOperator, RowFilter):
     def _found(self, df: Any, state: dict[str, Any], ctx: OpContext) -> tuple[np.ndarray, Any]:
         b = ctx.backend
         path = resolve(ctx.artifacts_dir, state["path"], "side table path")
-        positions, table = _side_lookup(path, os.stat(path).st_mtime_ns, tuple(self.keys))
+        options = json.dumps(ctx.storage_options or {}, sort_keys=True, default=str)
+        positions, table = _side_lookup(path, storage.version(path, ctx.storage_options),
+                                        tuple(self.keys), options)
         values = ks.key_values(df, self.keys, ctx)
         pos = b.lookup(values, positions, b.hash64(values))
         pos[b.null_mask(values)] = -1
@@ -288,8 +291,9 @@ def _side_keys(table: pa.Table, keys: list[str]) -> pa.ChunkedArray:
 
 
 @functools.lru_cache(maxsize=8)
-def _side_lookup(path: str, mtime_ns: int, keys: tuple[str, ...]) -> tuple[Any, pa.Table]:
+def _side_lookup(path: str, version: Any, keys: tuple[str, ...],
+                 options: str = "{}") -> tuple[Any, pa.Table]:
     """The side table's key index and columns, loaded once per process and file version."""
-    table = pq.read_table(path)
+    table = storage.read_table(path, json.loads(options))
     values = _side_keys(table, list(keys)).combine_chunks()
     return vocab.VocabTable(values, np.arange(len(values))), table

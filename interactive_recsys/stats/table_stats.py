@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pyarrow.parquet as pq
 
+from .. import storage
 from ..artifacts import resolve
 from ..dataset import Dataset
 from ..errors import NotFittedError, SchemaError
@@ -94,7 +94,8 @@ def workflow_tables(workflow: Any) -> list[TableStats]:
         outputs = op.output_names(list(step.groups))
         for key, info in state["vocabs"].items():
             directory = resolve(workflow.artifacts_dir, info["path"], "vocabulary path")
-            counts = [pq.read_table(vocab.split_path(directory, s), columns=["count"])["count"]
+            counts = [storage.read_table(vocab.split_path(directory, s),
+                                         workflow.storage_options, ["count"])["count"]
                       .to_numpy() for s in range(info["splits"])]
             found.append(([c for c, k in outputs.items() if k == key], TableStats(
                 name=key, columns=[], cardinality=int(info["cardinality"]),

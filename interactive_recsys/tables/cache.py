@@ -23,7 +23,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
+
+from .. import storage
 
 
 def cache_budget() -> int:
@@ -64,21 +65,26 @@ class TableCache:
         self._lock = threading.Lock()
         self._loading: dict[str, threading.Lock] = {}
 
-    def get(self, path: str, load: Callable[[pa.Table], Any]) -> Any:
+    def get(self, path: str, load: Callable[[pa.Table], Any],
+            storage_options: storage.StorageOptions = None) -> Any:
+        """``load(table)`` of the parquet file ``path`` (a local path or an fsspec URL,
+        opened with ``storage_options``)."""
         with self._lock:
             loading = self._loading.setdefault(path, threading.Lock())
         with loading:
-            key = (path, os.stat(path).st_mtime_ns)
+            key = (path, storage.version(path, storage_options))
             with self._lock:
                 if key in self._tables:
                     self._tables.move_to_end(key)
                     return self._tables[key]
-            return self.put(path, pq.read_table(path), load)
+            return self.put(path, storage.read_table(path, storage_options), load,
+                            storage_options)
 
-    def put(self, path: str, table: pa.Table, load: Callable[[pa.Table], Any]) -> Any:
+    def put(self, path: str, table: pa.Table, load: Callable[[pa.Table], Any],
+            storage_options: storage.StorageOptions = None) -> Any:
         """Keep ``load(table)`` for ``path`` (e.g. a table just written there)."""
         loaded = load(table)
-        key = (path, os.stat(path).st_mtime_ns)
+        key = (path, storage.version(path, storage_options))
         with self._lock:
             old = self._tables.pop(key, None)
             self._bytes += loaded.nbytes - (old.nbytes if old is not None else 0)

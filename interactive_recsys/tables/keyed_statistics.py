@@ -90,18 +90,18 @@ def fit_tables(partials: list[Any], ctx: OpContext, keys: Sequence[str], splits:
             merged = tree(per_key, merge, delayed_tasks(prefix, "merge"),
                           first=functools.partial(_merge_split, split=s, merge=merge))
             written.append(delayed_task(prefix, "write", write_split, merged, finish, key,
-                                        key_dir, s))
+                                        key_dir, s, ctx.storage_options))
         tables[key] = delayed_task(prefix, "table", _table_state, written,
                                    os.path.relpath(key_dir, os.path.dirname(directory)), splits)
     return tables
 
 
 def write_split(merged: pa.Table, finish: Callable, key: str, directory: str,
-                split: int) -> dict:
+                split: int, storage_options: Any = None) -> dict:
     """Finish one split, write it (atomically) as ``value, index, <statistics>``."""
     table = finish(canonical_keys(merged), key)
     table = table.append_column("index", pa.array(np.arange(table.num_rows, dtype=np.int64)))
-    vocab.write_table_file(table, vocab.split_path(directory, split))
+    vocab.write_table_file(table, vocab.split_path(directory, split), storage_options)
     sums = {n: float(pc.sum(table[n]).as_py() or 0) for n in table.column_names
             if n not in ("value", "index") and (pa.types.is_integer(table[n].type)
                                                or pa.types.is_floating(table[n].type))}
@@ -146,7 +146,8 @@ def lookup(values: Any, info: dict[str, Any], ctx: OpContext) -> pa.Table:
         rows = np.flatnonzero(which == s) if splits > 1 else np.arange(len(hashes))
         if not len(rows) and s:
             continue
-        positions, table = TABLES.get(vocab.split_path(directory, s), _Loaded.load)
+        positions, table = TABLES.get(vocab.split_path(directory, s), _Loaded.load,
+                                      ctx.storage_options)
         part = values if splits == 1 else b.take(values, rows)
         pos = b.lookup(part, positions, hashes[rows])
         pieces.append(table.take(pa.array(pos, mask=pos < 0)))

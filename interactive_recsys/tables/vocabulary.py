@@ -37,6 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from .. import storage
 from ..backend import keyed_counts as kc
 from ..backend import merge_sums
 from ..hashing import hash_array
@@ -101,11 +102,15 @@ def _lexsort_order(counts: pa.Table) -> np.ndarray | None:
     return np.lexsort((lengths, words, nulls, -count))
 
 
-def write_table_file(table: pa.Table, path: str, **options: Any) -> None:
+def write_table_file(table: pa.Table, path: str, storage_options: Any = None,
+                     **options: Any) -> None:
     """Write a statistics table atomically (``options``: of ``pq.write_table``); a failed
     write (disk full, ``ulimit -f``, no permission) is an
     :class:`~interactive_recsys.outputs.OutputError` naming the file and the fix, and leaves
-    no part of it."""
+    no part of it. ``path`` may be an fsspec URL (one PUT: whole or absent)."""
+    if storage.is_remote(path):
+        storage.write_table(table, path, storage_options, **options)
+        return
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with atomic_file(path) as tmp:
@@ -117,20 +122,21 @@ def write_table_file(table: pa.Table, path: str, **options: Any) -> None:
 
 
 def split_path(directory: str, split: int) -> str:
-    return os.path.join(directory, f"part.{split:05d}.parquet")
+    return storage.join(directory, f"part.{split:05d}.parquet")
 
 
 def write_split(counts: kc.Counts, rank: np.ndarray, first_index: int, max_size: int | None,
-                directory: str, split: int) -> dict[str, int]:
-    """Write one split's ``value, count, index`` rows sorted by index; return its size."""
+                directory: str, split: int, storage_options: Any = None) -> dict[str, int]:
+    """Write one split's ``value, count, index`` rows sorted by index; return its size.
+    ``directory`` may be an fsspec URL (opened with ``storage_options``)."""
     counts = kc.decode(counts)
     keep = rank < max_size if max_size is not None else np.ones(len(rank), dtype=bool)
     table = counts.filter(pa.array(keep)).append_column(
         "index", pa.array(rank[keep] + first_index, type=pa.int64()))
     table = table.take(pa.array(np.argsort(rank[keep])))
     path = split_path(directory, split)
-    write_table_file(table, path, use_dictionary=["count"])  # distinct values: no dictionary
-    TABLES.put(path, table, VocabTable.load)  # this process's lookups need not read it back
+    write_table_file(table, path, storage_options, use_dictionary=["count"])  # distinct values
+    TABLES.put(path, table, VocabTable.load, storage_options)  # lookups here need no re-read
     return {"size": table.num_rows, "count": int(pc.sum(table["count"]).as_py() or 0)}
 
 
@@ -205,14 +211,15 @@ class VocabTable:
 HASH_INDEX_BYTES_PER_ENTRY = 32
 
 
-def load_split(directory: str, split: int) -> VocabTable:
+def load_split(directory: str, split: int, storage_options: Any = None) -> VocabTable:
     """One split of a vocabulary, cached per process (:mod:`.cache`) until the file changes."""
-    return TABLES.get(split_path(directory, split), VocabTable.load)
+    return TABLES.get(split_path(directory, split), VocabTable.load, storage_options)
 
 
-def read_vocabulary(directory: str, splits: int) -> pa.Table:
+def read_vocabulary(directory: str, splits: int, storage_options: Any = None) -> pa.Table:
     """The whole vocabulary (``value, count, index``) sorted by index; for people, not for jobs."""
-    tables = [pq.read_table(split_path(directory, s)) for s in range(splits)]
+    tables = [storage.read_table(split_path(directory, s), storage_options)
+              for s in range(splits)]
     table = pa.concat_tables(tables)
     return table.take(pc.sort_indices(table, sort_keys=[("index", "ascending")]))
 

@@ -10,6 +10,7 @@ import html
 import os
 from typing import Any
 
+from .. import storage
 from ..errors import IRSError
 from ..jobs import active_client
 from .builder_model import job_text
@@ -100,7 +101,7 @@ class RunActions:
 
     def _load(self) -> None:
         path = self._path()
-        if not os.path.isdir(path):
+        if not storage.isdir(path):
             raise IRSError(f"Workflow directory {path!r} does not exist; check the path "
                            f"(the current directory is {os.getcwd()!r}).")
         self._need_model().load(path)

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import copy
 import os
+import posixpath
 import tempfile
 import threading
 import time
@@ -57,6 +58,7 @@ from typing import Any
 import dask
 import pyarrow as pa
 
+from interactive_recsys import storage
 from interactive_recsys.codegen import workflow_code
 from interactive_recsys.dataset import Dataset, as_dataset, input_files
 from interactive_recsys.errors import DatasetError, ParameterError, SchemaError
@@ -103,7 +105,8 @@ class BuilderModel(FieldEvents):
 
     def __init__(self, dataset: Any, *, sample_rows: int = 10_000) -> None:
         super().__init__()
-        if isinstance(dataset, str | os.PathLike) and not os.path.exists(dataset) \
+        if isinstance(dataset, str | os.PathLike) and not storage.is_remote(dataset) \
+                and not os.path.exists(dataset) \
                 and not any(ch in os.fspath(dataset) for ch in "*?["):
             raise DatasetError(f"Dataset path {os.fspath(dataset)!r} does not exist. Check the "
                                f"path (the current directory is {os.getcwd()!r}).")
@@ -436,6 +439,17 @@ class BuilderModel(FieldEvents):
         import glob
 
         source = self.source
+        files = self.dataset.files
+        if (source or (files[0] if files else "")).find("://") > 0 and storage.is_remote(
+                source or files[0]):  # URLs: beside them, in the store
+            if source is None or glob.has_magic(source):
+                scheme = files[0].split("://", 1)[0]
+                common = posixpath.commonpath([storage.strip(f) for f in files])
+                source = f"{scheme}://" + (posixpath.dirname(common) if len(files) == 1
+                                           else common)
+            base = source.rstrip("/")
+            return (base.rsplit(".", 1)[0] if base.endswith((".parquet", ".csv")) else base) \
+                + "-processed"
         if source is None or glob.has_magic(source):
             files = [os.path.abspath(f) for f in self.dataset.files]
             if not files:
@@ -495,8 +509,15 @@ class BuilderModel(FieldEvents):
         if not os.fspath(output).strip():
             raise ParameterError("The output path is empty: type a directory to write "
                                  "to, or run without an output (fit only).")
-        check_output(os.fspath(output), input_files(self.dataset), overwrite=overwrite)
-        return os.fspath(output)
+        output = os.fspath(output)
+        if storage.is_remote(output):  # object stores: exists, is/contains the input
+            storage.check_remote_destination(output, {"the input": input_files(self.dataset)})
+            if storage.exists(output, self.dataset.storage_options) and not overwrite:
+                raise DatasetError(f"Output {output!r} already exists; choose another path "
+                                   "or allow replacing it (overwrite=True, the 'replace' box).")
+        else:
+            check_output(output, input_files(self.dataset), overwrite=overwrite)
+        return output
 
     @property
     def running(self) -> bool:

@@ -1,0 +1,585 @@
+"""Paths and fsspec URLs: which filesystem a path is on, and how outputs are published there.
+
+Every path the library takes may be a local path or an fsspec URL (``s3://``, ``gs://``,
+``abfs://``, ``memory://``...), with ``storage_options`` passed to the filesystem
+(credentials, ``endpoint_url``...). Local paths take the fast path: plain ``os`` calls, no
+fsspec; :func:`filesystem` returns ``None`` for them.
+
+Object stores have no atomic rename of a folder, so a remote output is published with a
+commit protocol like Spark's and Delta's (:func:`remote_atomic_directory`):
+
+1. every file is written under ``DEST/_temporary/WRITE-ID/`` (readers skip ``_`` names);
+2. the staged files are listed, with their sizes, in ``_temporary/WRITE-ID/_SUCCESS``;
+3. publishing: the writer claims ``DEST/_temporary/_publishing`` by an exclusive create
+   (S3's ``If-None-Match``), so two writers never publish at once; the old
+   ``DEST/_SUCCESS`` (if any) is removed, the files are copied into ``DEST/`` (server-side
+   copies), and the manifest ``DEST/_SUCCESS`` is written **last**; files of the old
+   output that the new one lacks, the claim and the staging folder are removed.
+
+A reader (:func:`published_files`) accepts a folder whose ``_SUCCESS`` manifest lists
+files that are all there with their sizes, or a folder that no writer of this library
+touched (no ``_SUCCESS`` manifest, no ``_temporary``): data written by other tools. A killed
+writer leaves either only its staging folder, or a folder without ``_SUCCESS`` beside a
+staging folder: both refused, naming the folder. Local outputs get the same manifest (written
+last, before the atomic rename of :mod:`.outputs`), so both paths share the reader check.
+
+>>> filesystem("/data/x.parquet") is None, is_remote("s3://bucket/x")
+(True, True)
+>>> fs, path = filesystem("memory://irs-doc/a.txt"), strip("memory://irs-doc/a.txt")
+>>> with fs.open(path, "w") as f:
+...     _ = f.write("hi")
+>>> join("memory://irs-doc", "a.txt"), exists("memory://irs-doc/a.txt")
+('memory://irs-doc/a.txt', True)
+"""
+
+from __future__ import annotations
+
+import calendar
+import contextlib
+import json
+import os
+import posixpath
+import re
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from .errors import DatasetError, IRSError, StorageError
+from .outputs import atomic_directory, atomic_file
+
+MANIFEST = "_SUCCESS"
+STAGING = "_temporary"
+MANIFEST_FORMAT = "interactive-recsys-output"
+_LOCAL_PROTOCOLS = ("file", "local")
+
+StorageOptions = Mapping[str, Any] | None
+__all__ = ["StorageError", "filesystem", "is_remote", "published_files",
+           "remote_atomic_directory", "strip"]
+
+
+def protocol(path: str | os.PathLike) -> str | None:
+    """The URL scheme of ``path`` (``"s3"``), or None for a local path."""
+    text = os.fspath(path)
+    if "://" not in text:
+        return None
+    scheme = text.split("://", 1)[0].lower()
+    return None if scheme in _LOCAL_PROTOCOLS else scheme
+
+
+def is_remote(path: Any) -> bool:
+    """Whether ``path`` is an fsspec URL of a non-local filesystem."""
+    return isinstance(path, str | os.PathLike) and protocol(path) is not None
+
+
+def local_path(path: str | os.PathLike) -> str:
+    """A ``file://`` URL as a plain path; other local paths unchanged."""
+    text = os.fspath(path)
+    return text.split("://", 1)[1] if "://" in text else text
+
+
+def filesystem(path: str | os.PathLike, storage_options: StorageOptions = None) -> Any:
+    """The fsspec filesystem of a URL (picklable: it travels to Dask workers with its
+    options), or None for a local path (callers use ``os`` then)."""
+    if not is_remote(path):
+        return None
+    import fsspec
+
+    try:
+        fs, _ = fsspec.core.url_to_fs(os.fspath(path), **dict(storage_options or {}))
+    except ImportError as exc:
+        extra = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs", "abfs": "azure",
+                 "az": "azure", "abfss": "azure"}.get(protocol(path) or "", "")
+        hint = f"pip install 'interactive-recsys[{extra}]'" if extra else str(exc)
+        raise StorageError(0, f"Cannot open {os.fspath(path)!r}: its filesystem is not "
+                              f"installed ({exc}). Fix: {hint}.") from exc
+    return fs
+
+
+def strip(path: str | os.PathLike) -> str:
+    """The path inside its filesystem (``s3://b/k`` -> ``b/k``, by the filesystem's own rule,
+    e.g. ``abfs://c@account.dfs.core.windows.net/k`` -> ``c/k``); local paths unchanged."""
+    text = os.fspath(path)
+    if not is_remote(text):
+        return local_path(text)
+    try:
+        import fsspec
+
+        return fsspec.get_filesystem_class(protocol(text))._strip_protocol(text).rstrip("/")
+    except (ImportError, ValueError):
+        return text.split("://", 1)[1].rstrip("/")
+
+
+def join(base: str | os.PathLike, *parts: str) -> str:
+    """``os.path.join`` for local paths, ``/``-joined for URLs."""
+    base = os.fspath(base)
+    return posixpath.join(base, *parts) if is_remote(base) else os.path.join(base, *parts)
+
+
+def exists(path: str, storage_options: StorageOptions = None) -> bool:
+    fs = filesystem(path, storage_options)
+    return os.path.exists(path) if fs is None else guarded(fs.exists, path, strip(path))
+
+
+def isdir(path: str, storage_options: StorageOptions = None) -> bool:
+    fs = filesystem(path, storage_options)
+    return os.path.isdir(path) if fs is None else guarded(fs.isdir, path, strip(path))
+
+
+def guarded(call: Any, url: str, *args: Any, **kwargs: Any) -> Any:
+    """``call(*args)``, a store failure re-raised as :class:`StorageError` naming ``url``."""
+    try:
+        return call(*args, **kwargs)
+    except IRSError:
+        raise
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        raise
+    except Exception as exc:  # botocore/aiohttp errors are not OSErrors
+        raise storage_error(url, exc) from exc
+
+
+def storage_error(url: str, exc: BaseException) -> StorageError:
+    """A :class:`StorageError` naming ``url``, what failed and what to check."""
+    text = f"{type(exc).__name__}: {exc}"
+    lowered = text.lower()
+    if any(k in lowered for k in ("accessdenied", "invalidaccesskeyid", "signaturedoesnotmatch",
+                                  "forbidden", "403", "credentials")):
+        fix = ("check the credentials: storage_options={'key': ..., 'secret': ...} (S3), "
+               "'token' (GCS), 'account_name'/'account_key' (Azure), or the environment "
+               "(AWS_ACCESS_KEY_ID, GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_*)")
+    elif "nosuchbucket" in lowered or ("bucket" in lowered and "not" in lowered):
+        fix = "the bucket does not exist: create it or fix the URL"
+    elif any(k in lowered for k in ("connect", "timeout", "timed out", "endpoint", "resolve")):
+        fix = ("the store cannot be reached: check the network and storage_options "
+               "(e.g. client_kwargs={'endpoint_url': ...})")
+    else:
+        fix = "check the URL, the credentials and storage_options"
+    err = StorageError(getattr(exc, "errno", None) or 5,
+                       f"Cannot access {url!r}: {text[:400]}. Fix: {fix}.")
+    err.filename = url
+    return err
+
+
+# ---- the commit protocol --------------------------------------------------------------------
+def manifest_text(files: Mapping[str, int], write_id: str) -> str:
+    return json.dumps({"format": MANIFEST_FORMAT, "write_id": write_id, "written": time.time(),
+                       "files": dict(sorted(files.items()))}, indent=1)
+
+
+def local_manifest(folder: str, write_id: str | None = None) -> None:
+    """Write ``folder/_SUCCESS`` listing every file under ``folder`` with its size (last)."""
+    files = {}
+    for root, _, names in os.walk(folder):
+        for name in names:
+            full = os.path.join(root, name)
+            rel = os.path.relpath(full, folder).replace(os.sep, "/")
+            if rel != MANIFEST and not name.startswith(".irs-owner"):  # outputs.py's marker
+                files[rel] = os.path.getsize(full)
+    with open(os.path.join(folder, MANIFEST), "w") as f:
+        f.write(manifest_text(files, write_id or uuid.uuid4().hex[:12]))
+
+
+def _parse_manifest(url: str, text: str) -> dict[str, int] | None:
+    if not text.strip():
+        return None  # an empty marker (Spark, older versions): complete, nothing to check
+    try:
+        manifest = json.loads(text)
+        files = manifest["files"]
+        assert manifest.get("format") == MANIFEST_FORMAT and isinstance(files, dict)
+        return {str(k): int(v) for k, v in files.items()}
+    except (ValueError, KeyError, TypeError, AssertionError):
+        raise DatasetError(f"The output folder {url!r} has a damaged {MANIFEST} manifest; it "
+                           "cannot be trusted. Write the output again.") from None
+
+
+def _incomplete(url: str, why: str) -> DatasetError:
+    return DatasetError(f"The folder {url!r} is not a complete output: {why}. A writer was "
+                        "interrupted (or is still writing); readers refuse such a folder. "
+                        "Write the output again (with overwrite=True / --overwrite).")
+
+
+def published_files(url: str, storage_options: StorageOptions = None, *,
+                    sizes: bool = True) -> list[str] | None:
+    """The files of a complete output folder, from its ``_SUCCESS`` manifest (full paths or
+    URLs), or None for a folder without one (written by another tool: read as it is).
+
+    Raises :class:`DatasetError` naming the folder when it is an incomplete output: a
+    manifest whose files are missing or of another size, or no manifest beside a
+    ``_temporary`` staging folder (an interrupted remote write). ``sizes=False`` checks
+    that the files are there, not their sizes (a saved workflow's JSON may be edited)."""
+    fs = filesystem(url, storage_options)
+    if fs is None:
+        path = local_path(url)
+        manifest = os.path.join(path, MANIFEST)
+        if not os.path.isfile(manifest):
+            if os.path.isdir(os.path.join(path, STAGING)):
+                raise _incomplete(url, f"it has no {MANIFEST} manifest but a {STAGING} folder")
+            return None
+        with open(manifest) as f:
+            files = _parse_manifest(url, f.read())
+        if files is None:
+            return None
+        for rel, size in files.items():
+            full = os.path.join(path, *rel.split("/"))
+            try:
+                actual = os.path.getsize(full)
+            except OSError:
+                raise _incomplete(url, f"{rel!r}, listed in its manifest, is missing") from None
+            if sizes and actual != size:
+                raise _incomplete(url, f"{rel!r} has {actual} bytes, its manifest says {size}")
+        return [os.path.join(path, *rel.split("/")) for rel in files]
+    root = strip(url)
+    fs.invalidate_cache(root)  # another process may have written since this one listed
+    listing = guarded(fs.find, url, root, withdirs=False, detail=True)
+    found = {posixpath.relpath(k, root): v.get("size") for k, v in listing.items()}
+    if MANIFEST not in found:
+        if any(k.split("/", 1)[0] == STAGING for k in found):
+            raise _incomplete(url, f"it has no {MANIFEST} manifest but a {STAGING} folder")
+        return None
+    files = _parse_manifest(url, guarded(fs.cat_file, url, f"{root}/{MANIFEST}").decode())
+    if files is None:
+        return None
+    for rel, size in files.items():
+        if rel not in found:
+            raise _incomplete(url, f"{rel!r}, listed in its manifest, is missing")
+        if sizes and found[rel] != size:
+            raise _incomplete(url, f"{rel!r} has {found[rel]} bytes, its manifest says {size}")
+    prefix = url.rstrip("/")
+    return [f"{prefix}/{rel}" for rel in files]
+
+
+def expand_url(item: str, extensions: tuple[str, ...],
+               storage_options: StorageOptions = None) -> list[str]:
+    """The data files (names ending in ``extensions``) of one URL: a folder (its
+    ``_SUCCESS`` manifest checked, its listed files used), a glob or a file. Names starting
+    with ``_`` or ``.`` (staging, metadata) are skipped."""
+    fs, scheme = filesystem(item, storage_options), protocol(item)
+    path = strip(item)
+
+    def data(paths: Iterable[str], root: str) -> list[str]:
+        return sorted(f"{scheme}://{p}" for p in paths if p.endswith(extensions) and not any(
+            part.startswith(("_", ".")) for part in p[len(root):].split("/") if part))
+
+    magic = re.search(r"[*?\[]", path)
+    fs.invalidate_cache(path)
+    if magic:
+        found = data(guarded(fs.glob, item, path), posixpath.dirname(path[:magic.start()]))
+    elif guarded(fs.isdir, item, path):
+        listed = published_files(item, storage_options)
+        found = data([strip(f) for f in listed] if listed is not None else
+                     guarded(fs.find, item, path), path)
+    elif not guarded(fs.exists, item, path):
+        raise DatasetError(f"Input file {item!r} does not exist. Check the URL (and that "
+                           "storage_options reach the right store).")
+    else:
+        found = [item]
+    if not found:
+        raise DatasetError(f"{item!r} holds or matches no data files (names ending in "
+                           f"{extensions}). Check the URL or the glob pattern.")
+    return found
+
+
+def filesystem_of(files: list[str], storage_options: StorageOptions = None) -> Any:
+    """The one fsspec filesystem of ``files`` (None when they are local); a list that mixes
+    local files and URLs is refused."""
+    remote = [f for f in files if is_remote(f)]
+    if remote and len(remote) != len(files):
+        raise DatasetError(f"The input mixes local files and URLs ({files[:4]}...); pass "
+                           "files of one filesystem.")
+    return filesystem(remote[0], storage_options) if remote else None
+
+
+def _same_or_inside(inner: str, outer: str) -> bool:
+    inner, outer = inner.rstrip("/"), outer.rstrip("/")
+    return inner == outer or inner.startswith(outer + "/")
+
+
+def check_remote_destination(url: str, protect: Mapping[str, Iterable[str]] | None) -> None:
+    """Refuse a remote output that is, or contains, a protected path (e.g. the input), or
+    is a bucket's root."""
+    dest = f"{protocol(url)}://{strip(url)}"
+    if "/" not in strip(url):
+        raise DatasetError(f"Refusing to write to {url!r}: it is a whole bucket; write to a "
+                           f"folder in it, e.g. {url.rstrip('/') + '/processed'!r}.")
+    for what, paths in (protect or {}).items():
+        for p in paths:
+            if is_remote(p) and _same_or_inside(f"{protocol(p)}://{strip(p)}", dest):
+                raise DatasetError(f"Refusing to write to {url!r}: it is or contains {what} "
+                                   f"({p!r}), which writing there would replace. Choose a new "
+                                   "folder for the output.")
+
+
+@contextlib.contextmanager
+def remote_atomic_directory(url: str, storage_options: StorageOptions = None, *,
+                            overwrite: bool = False,
+                            protect: Mapping[str, Iterable[str]] | None = None) -> Iterator[str]:
+    """Yield a staging URL (``URL/_temporary/WRITE-ID``) whose files are published into
+    ``url`` with a ``_SUCCESS`` manifest only if the block succeeds (see the module doc).
+
+    Without ``overwrite`` an existing output (or any file in ``url``) is an error, also
+    one published by another writer while this one was writing. A failure removes the
+    staging folder and publishes nothing."""
+    fs = filesystem(url, storage_options)
+    url = url.rstrip("/")
+    check_remote_destination(url, protect)
+    root = strip(url)
+    fs.invalidate_cache(root)
+    if not overwrite and guarded(fs.exists, url, root) and guarded(fs.ls, url, root):
+        raise DatasetError(f"Output {url!r} already exists; pass overwrite=True (irs run "
+                           "--overwrite) or choose another path.")
+    write_id = f"{time.strftime('%Y%m%d%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:8]}"
+    staging = f"{root}/{STAGING}/{write_id}"
+    try:
+        yield f"{protocol(url)}://{staging}"
+    except BaseException:  # the writer's own failure, raised as it is
+        _remove_staging(fs, root, staging)
+        raise
+    try:
+        _publish(fs, url, root, staging, write_id, overwrite)
+    except BaseException as exc:
+        _remove_staging(fs, root, staging)
+        if isinstance(exc, IRSError) or not isinstance(exc, Exception):
+            raise
+        raise storage_error(url, exc) from exc
+
+
+CLAIM = f"{STAGING}/_publishing"
+
+
+def _remove_staging(fs: Any, root: str, staging: str, attempts: int = 25) -> None:
+    """Remove a failed write's staging folder, also files that tasks already running add
+    after the failure (it must be found empty twice, 0.25 s apart); best effort."""
+    empty = 0
+    for _ in range(attempts):
+        try:
+            fs.invalidate_cache(staging)
+            if fs.find(staging):
+                fs.rm(staging, recursive=True)
+                empty = 0
+            else:
+                empty += 1
+        except Exception:  # the store is out of reach: nothing more to do from here
+            return
+        if empty >= 2:
+            break
+        time.sleep(0.25)
+    with contextlib.suppress(Exception):
+        if not fs.ls(f"{root}/{STAGING}", refresh=True):
+            fs.rm(f"{root}/{STAGING}", recursive=True)
+
+
+def _claim(fs: Any, url: str, root: str, write_id: str) -> None:
+    """Take the right to publish into ``root``: an exclusive create (S3's ``If-None-Match``;
+    where a store cannot, a check then a write), so of two writers publishing at once one
+    goes on and the other fails whole."""
+    claim = f"{root}/{CLAIM}"
+    try:
+        with fs.open(claim, "xb") as f:
+            f.write(write_id.encode())
+        return
+    except FileExistsError:
+        pass
+    except (ValueError, NotImplementedError, TypeError):  # no exclusive create here
+        fs.invalidate_cache(root)
+        if not fs.exists(claim):
+            fs.pipe_file(claim, write_id.encode())
+            return
+    raise DatasetError(f"Output {url!r} is being published by another writer ({CLAIM} "
+                       "exists); this write was discarded and the other kept. If no writer "
+                       f"is running (one was killed while publishing), delete {url}/{STAGING} "
+                       "and write again.")
+
+
+def _publish(fs: Any, url: str, root: str, staging: str, write_id: str,
+             overwrite: bool) -> None:
+    listing = fs.find(staging, withdirs=False, detail=True)
+    files = {posixpath.relpath(k, staging): int(v.get("size") or 0)
+             for k, v in listing.items()}
+    text = manifest_text(files, write_id)
+    fs.pipe_file(f"{staging}/{MANIFEST}", text.encode())  # staged output: complete
+    _claim(fs, url, root, write_id)
+    try:
+        _copy_in(fs, url, root, staging, files, text, overwrite)
+    finally:
+        with contextlib.suppress(Exception):
+            fs.rm_file(f"{root}/{CLAIM}")
+    with contextlib.suppress(Exception):
+        fs.rm(staging, recursive=True)
+        if not fs.ls(f"{root}/{STAGING}", refresh=True):
+            fs.rm(f"{root}/{STAGING}", recursive=True)
+
+
+def _copy_in(fs: Any, url: str, root: str, staging: str, files: dict[str, int], text: str,
+             overwrite: bool) -> None:
+    old: dict[str, int] = {}
+    fs.invalidate_cache(root)
+    if fs.exists(f"{root}/{MANIFEST}"):
+        if not overwrite:
+            raise DatasetError(f"Output {url!r} was published by another writer while this "
+                               "one was writing; this write was discarded and the other "
+                               "output kept whole. Write to another path, or pass "
+                               "overwrite=True.")
+        old = _parse_manifest(url, fs.cat_file(f"{root}/{MANIFEST}").decode()) or {}
+        fs.rm_file(f"{root}/{MANIFEST}")  # from here readers refuse the folder
+    for rel in files:
+        fs.copy(f"{staging}/{rel}", f"{root}/{rel}")
+    fs.pipe_file(f"{root}/{MANIFEST}", text.encode())  # published
+    stale = [f"{root}/{rel}" for rel in old if rel not in files]
+    if stale:
+        with contextlib.suppress(Exception):
+            fs.rm(stale)
+
+
+def upload_directory(local: str, url: str, storage_options: StorageOptions = None) -> None:
+    """Copy the files of a local folder into the folder ``url`` (e.g. a staging URL)."""
+    fs = filesystem(url, storage_options)
+    for root, _, names in os.walk(local):
+        for name in names:
+            full = os.path.join(root, name)
+            rel = os.path.relpath(full, local).replace(os.sep, "/")
+            guarded(fs.put_file, url, full, f"{strip(url)}/{rel}")
+
+
+def download_directory(url: str, local: str, storage_options: StorageOptions = None,
+                       files: Iterable[str] | None = None) -> None:
+    """Copy the files of folder ``url`` (or only ``files``, full URLs) into folder ``local``."""
+    fs = filesystem(url, storage_options)
+    root = strip(url)
+    if files is None:
+        files = [f"{protocol(url)}://{k}" for k in guarded(fs.find, url, root)]
+    for f in files:
+        rel = posixpath.relpath(strip(f), root)
+        target = os.path.join(local, *rel.split("/"))
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        guarded(fs.get_file, url, strip(f), target)
+
+
+# ---- artifact tables (vocabularies, statistics): written once by a task, read by many -------
+def write_table(table: Any, path: str, storage_options: StorageOptions = None,
+                **options: Any) -> None:
+    """Write a parquet table so readers see it whole or not at all: locally a temporary file
+    renamed into place, on an object store one PUT (atomic there)."""
+    import pyarrow.parquet as pq
+
+    fs = filesystem(path, storage_options)
+    if fs is None:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        with atomic_file(path) as tmp:
+            pq.write_table(table, tmp, **options)
+        return
+    guarded(pq.write_table, path, table, strip(path), filesystem=fs, **options)
+
+
+def read_table(path: str, storage_options: StorageOptions = None,
+               columns: list[str] | None = None) -> Any:
+    import pyarrow.parquet as pq
+
+    fs = filesystem(path, storage_options)
+    if fs is None:
+        return pq.read_table(path, columns=columns)
+    return guarded(pq.read_table, path, strip(path), columns=columns, filesystem=fs)
+
+
+def version(path: str, storage_options: StorageOptions = None) -> Any:
+    """What changes when the file at ``path`` is rewritten (cache keys): the modification
+    time locally, the ETag (else size and time) on a store."""
+    fs = filesystem(path, storage_options)
+    if fs is None:
+        return os.stat(path).st_mtime_ns
+    info = guarded(fs.info, path, strip(path))
+    return str(info.get("ETag") or info.get("etag") or (info.get("size"), info.get("mtime"),
+                                                         info.get("LastModified")))
+
+
+def copy_directory(source: str, target: str, source_options: StorageOptions = None,
+                   target_options: StorageOptions = None) -> None:
+    """Copy every file of folder ``source`` into folder ``target`` (local or URLs, in any
+    combination; server-side copies within one store)."""
+    if not is_remote(source) and not is_remote(target):
+        import shutil
+
+        shutil.copytree(source, target)
+        return
+    if not is_remote(source):
+        upload_directory(source, target, target_options)
+        return
+    if not is_remote(target):
+        download_directory(source, target, source_options)
+        return
+    src_fs, dst_fs = filesystem(source, source_options), filesystem(target, target_options)
+    root = strip(source)
+    files = guarded(src_fs.find, source, root)
+    if src_fs is dst_fs:  # one store, the same options (fsspec caches instances)
+        for f in files:
+            guarded(src_fs.copy, source, f, f"{strip(target)}/{posixpath.relpath(f, root)}")
+        return
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="irs-copy-") as local:
+        download_directory(source, local, source_options)
+        upload_directory(local, target, target_options)
+
+
+@contextlib.contextmanager
+def published_folder(path: str | os.PathLike, storage_options: StorageOptions = None, *,
+                     overwrite: bool = False,
+                     protect: Mapping[str, Iterable[str]] | None = None) -> Iterator[str]:
+    """A local temporary folder whose files become the folder ``path`` (a local path or a
+    URL) with a ``_SUCCESS`` manifest, only if the block succeeds: for small outputs that
+    the client writes itself (a saved model)."""
+    path = os.fspath(path)
+    if not is_remote(path):
+        with atomic_directory(local_path(path), overwrite=overwrite, protect=protect) as tmp:
+            yield tmp
+            local_manifest(tmp)
+        return
+    import tempfile
+
+    with remote_atomic_directory(path, storage_options, overwrite=overwrite,
+                                 protect=protect) as staging, \
+            tempfile.TemporaryDirectory(prefix="irs-upload-") as local:
+        yield local
+        upload_directory(local, staging, storage_options)
+
+
+@contextlib.contextmanager
+def local_copy(path: str | os.PathLike, storage_options: StorageOptions = None
+               ) -> Iterator[str]:
+    """``path`` itself when local, else a temporary local copy of the complete output folder
+    at the URL ``path`` (refused when its manifest is incomplete): for small saved folders
+    read whole by the client (a model)."""
+    path = os.fspath(path)
+    if not is_remote(path):
+        yield local_path(path)
+        return
+    import tempfile
+
+    files = published_files(path, storage_options)
+    with tempfile.TemporaryDirectory(prefix="irs-download-") as local:
+        download_directory(path, local, storage_options, files)
+        yield local
+
+
+def clean_staging(url: str, storage_options: StorageOptions = None,
+                  older_than: float = 24 * 3600) -> list[str]:
+    """Remove the staging folders (and a publishing claim) under the output ``url`` that
+    were started more than ``older_than`` seconds ago (UTC time in their write id): what
+    killed writers left. A store cannot tell whether a writer on another machine still
+    runs, so age is the test; return what was removed."""
+    fs = filesystem(url, storage_options)
+    root = f"{strip(url)}/{STAGING}"
+    fs.invalidate_cache(root)
+    now, removed = time.time(), []
+    for entry in guarded(fs.ls, url, root, detail=False) if fs.exists(root) else []:
+        name = posixpath.basename(entry.rstrip("/"))
+        try:
+            started = calendar.timegm(time.strptime(name.split("-", 1)[0], "%Y%m%d%H%M%S"))
+        except ValueError:  # the claim: as old as the newest staging folder allows
+            started = now - older_than - 1 if name == posixpath.basename(CLAIM) else now
+        if now - started > older_than:
+            guarded(fs.rm, url, entry, recursive=True)
+            removed.append(f"{protocol(url)}://{entry}")
+    with contextlib.suppress(Exception):
+        if not fs.ls(root, refresh=True):
+            fs.rm(root, recursive=True)
+    return removed
