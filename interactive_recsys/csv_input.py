@@ -75,21 +75,31 @@ class CsvBlockReader:
         self.expected, self.files = dict(expected), list(files)
 
     def __call__(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
+        sep = kwargs.get("sep", ",")
         try:
             df = pd.read_csv(*args, **kwargs)
         except pd.errors.ParserError as exc:
-            sep = kwargs.get("sep", ",")
-            where = multiline_file(self.files, sep) or self.files[:3]
-            raise DatasetError(
-                f"Cannot read the csv input {where!r}: {exc}. A quoted field with a line break "
-                "crosses the boundary of a block (part_size), where the file is split for "
-                "parallel reading. Read each file as one block (a part_size above the file's "
-                "size, e.g. Dataset(..., part_size='1GB')), or rewrite the file without line "
-                "breaks inside fields (or as parquet).") from None
-        for name, dtype in self.expected.items():
-            if name in df.columns and df[name].dtype != dtype:
-                df[name] = self._coerce(name, df[name], dtype)
+            raise self._split_quote_error(sep, str(exc)) from None
+        try:
+            for name, dtype in self.expected.items():
+                if name in df.columns and df[name].dtype != dtype:
+                    df[name] = self._coerce(name, df[name], dtype)
+        except DatasetError as exc:
+            # a block that starts inside a quoted line break parses as shifted fields, whose
+            # types then differ: that is the quoted line break, not a changed column type
+            if multiline_file(self.files, sep):
+                raise self._split_quote_error(sep, str(exc)) from None
+            raise
         return df
+
+    def _split_quote_error(self, sep: str, detail: str) -> DatasetError:
+        where = multiline_file(self.files, sep) or self.files[:3]
+        return DatasetError(
+            f"Cannot read the csv input {where!r}: {detail}. A quoted field with a line break "
+            "crosses the boundary of a block (part_size), where the file is split for "
+            "parallel reading. Read each file as one block (a part_size above the file's "
+            "size, e.g. Dataset(..., part_size='1GB')), or rewrite the file without line "
+            "breaks inside fields (or as parquet).")
 
     def _coerce(self, name: str, col: pd.Series, dtype: Any) -> pd.Series:
         if pd.api.types.is_integer_dtype(dtype) and pd.api.types.is_float_dtype(col.dtype):

@@ -111,7 +111,7 @@ def test_the_cluster_tab_is_filled_once_when_two_threads_show_it(monkeypatch) ->
 
     class SlowDashboard(dashboard.Dashboard):
         def __init__(self, *args: object, **kwargs: object) -> None:
-            made.append(self)
+            made.append((threading.current_thread(), self))
             time.sleep(0.3)  # widens the window in which a second caller would make another
             super().__init__(*args, **kwargs)
 
@@ -124,8 +124,11 @@ def test_the_cluster_tab_is_filled_once_when_two_threads_show_it(monkeypatch) ->
             t.start()
         for t in callers:
             t.join(30)
-        assert len(made) == 1
-        assert studio.cluster_tab.children == (made[0],) and studio.dashboard is made[0]
+        # only the two callers' dashboards count: a Studio left open by an earlier test has a
+        # watcher thread that may show this new cluster in its own tab
+        ours = [d for thread, d in made if thread in callers]
+        assert len(ours) == 1
+        assert studio.cluster_tab.children == (ours[0],) and studio.dashboard is ours[0]
     finally:
         studio.close()
         client.close()
