@@ -72,7 +72,8 @@ from interactive_recsys.workflow import Workflow
 from .branches import Branch, Step, branches_of, make_operator
 from .builder_events import FieldEvents
 from .column_profile import ROLES, ColumnProfile, profile_table
-from .suggest import suggest_branches
+from .suggest import suggest_branches, vocab_plan
+from .vocab_budget import MAX_LOSS, MEMORY_BUDGET
 
 
 def _same_selection(a: Sequence[Any], b: Sequence[Any]) -> bool:
@@ -299,9 +300,6 @@ class BuilderModel(FieldEvents):
         that may become out-of-vocabulary, default 1%) and ``memory_budget`` (of fp32
         embedding weights, default 16 GiB) set each ``Categorify``'s threshold; the choice
         per column is in :attr:`vocab_choices` (``vocab_fits``: within budget)."""
-        from .suggest import vocab_plan
-        from .vocab_budget import MAX_LOSS, MEMORY_BUDGET
-
         if max_loss is not None and not 0 <= max_loss < 1:
             raise ParameterError(f"The share of lookups that may be lost must be in [0, 1) "
                                  f"(0.01 = 1%). Got {max_loss!r} instead.")

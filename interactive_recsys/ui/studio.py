@@ -302,9 +302,7 @@ class Studio(w.VBox):
             if dashboard is not None:
                 dashboard.dispose()
         if self._own_client is not None:  # the cluster Run started for this Studio
-            from ..cluster import stop_cluster
-
-            stop_cluster(self._own_client)
+            cluster.stop_cluster(self._own_client)
             self._own_client = None
         super().close()
 
