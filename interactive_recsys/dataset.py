@@ -319,13 +319,13 @@ class Dataset:
         self.sources: list[str] = []  # files a derived dataset is computed from, when known
         self.folders: list[str] = []  # folders named as input (output guards)
         self._pieces: list[ParquetPiece] | None = None  # parquet: what the partitions read
-        self._file_schema: pa.Schema | None = None
+        self._file_schema, self.frame = None, None  # frame: the frame read, when in memory
         if isinstance(source, Dataset):
             self._ddf, arrow_schema = source._ddf, source.schema.to_arrow()
             self._num_rows, self.files = source._num_rows, source.files
             self.sources, self.folders = source.sources, source.folders
             self._pieces, self._file_schema = source._pieces, source._file_schema
-            self.backend = source.backend
+            self.backend, self.frame = source.backend, source.frame
             self.storage_options, self._fs = source.storage_options, source._fs
         elif isinstance(source, str | os.PathLike | list | tuple):
             self.files = expand_paths(source, engine, self.storage_options)
@@ -363,7 +363,7 @@ class Dataset:
         ds.backend, ds._ddf, ds._schema, ds._num_rows, ds.files = (backend, ddf, schema,
                                                                   num_rows, [])
         ds._pieces, ds._file_schema, ds.sources = None, None, list(sources)
-        ds.folders = []
+        ds.folders, ds.frame = [], None
         ds.storage_options, ds._fs = {}, None
         return ds
 
@@ -446,7 +446,7 @@ class Dataset:
             raise DatasetError(f"Cannot make a Dataset from a {type(source).__name__}; pass a "
                                "path, a glob, a list of files, a DataFrame, a Dask DataFrame or "
                                "a pyarrow Table.")
-        frame = _Converter(self.backend.name, None)(source)
+        self.frame = frame = _Converter(self.backend.name, None)(source)
         self._num_rows = len(frame)
         schema = self.backend.to_arrow(frame.iloc[:0]).schema
         size = max(1, int(frame.memory_usage(deep=True).sum()))

@@ -18,7 +18,7 @@ import html
 import json
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,13 +27,21 @@ from ._version import __version__ as _library_version
 from .artifacts import TemporaryArtifacts, check_temporary_artifacts_reach_workers
 from .backend import convert
 from .dataset import Dataset, as_dataset
-from .errors import DatasetError, IRSError, NotFittedError, SchemaError, WorkflowFormatError
+from .errors import (
+    DatasetError,
+    IRSError,
+    NotFittedError,
+    ParameterError,
+    SchemaError,
+    WorkflowFormatError,
+)
 from .execution import compile_plan, fit_phases, transform
 from .graph import ConcatNode, Node, OpNode, SelectNode
 from .jobs import Job, compute, submit
 from .ops.base import Operator
 from .outputs import atomic_directory
 from .plan import Plan
+from .reuse import adopt, matches, step_keys
 from .schema import RESERVED_PREFIX, Schema, element_dtype, is_numeric_dtype
 from .selector import flatten
 from .workflow_format import FORMAT_NAME, FORMAT_VERSION, json_safe, read_config
@@ -52,6 +60,9 @@ class FittedStep:
     state : its fitted state (JSON-like; file paths in it are relative to the
         workflow's ``artifacts_dir``).
     groups : the input column groups (singletons unless the selection grouped columns).
+    reused : whether the last fit adopted this state from ``fit(..., reuse=previous)``
+        instead of computing it.
+    key : what the state depends on, hashed (see :mod:`.reuse`); None when unknown.
     """
 
     node_id: str
@@ -60,6 +71,8 @@ class FittedStep:
     outputs: tuple[str, ...]
     state: dict[str, Any]
     groups: tuple[tuple[str, ...], ...] = ()
+    reused: bool = False
+    key: str | None = None
 
 
 class Workflow:
@@ -83,6 +96,10 @@ class Workflow:
         self._ids = self.output_node.node_ids()
         #: fitted states by step id (``node_id``); read them with :meth:`fitted_steps`
         self._states: dict[str, dict[str, Any]] = {}
+        #: what each state depends on, hashed (:mod:`.reuse`), and the states the last fit
+        #: adopted from ``reuse=`` (by step id)
+        self._keys: dict[str, str | None] = {}
+        self._reused: set[str] = set()
         self.input_schema: Schema | None = None
         self.artifacts_dir = os.fspath(artifacts_dir) if artifacts_dir else None
         self.storage_options: dict[str, Any] = dict(storage_options or {})
@@ -140,8 +157,10 @@ class Workflow:
             if state is None or (op_type is not None and not isinstance(node.op, op_type)):
                 continue
             groups = tuple(tuple(g) for g in node.input_groups(self.input_schema, schemas))
-            yield FittedStep(self.node_id(node), node.op, tuple(flatten(groups)),
-                             tuple(schemas[id(node)].names), state, groups)
+            node_id = self.node_id(node)
+            yield FittedStep(node_id, node.op, tuple(flatten(groups)),
+                             tuple(schemas[id(node)].names), state, groups,
+                             node_id in self._reused, self._keys.get(node_id))
 
     # ---- planning -------------------------------------------------------------------------
     def _plan(self, input_schema: Schema, backend_name: str, extra: dict | None = None) -> Plan:
@@ -154,29 +173,50 @@ class Workflow:
     def _stat_nodes(self) -> list[OpNode]:
         return [n for n in self.nodes if isinstance(n, OpNode) and n.op.is_stat]
 
-    def phases(self) -> list[list[Node]]:
-        """Statistics operators grouped so that each group depends only on earlier groups."""
+    def phases(self, skip: Collection[str] = ()) -> list[list[Node]]:
+        """Statistics operators grouped so that each group depends only on earlier groups;
+        the steps in ``skip`` (step ids whose states are known: reused) take no phase."""
         phase: dict[int, int] = {}
+        stats = [n for n in self._stat_nodes() if self.node_id(n) not in skip]
         for node in self.nodes:
             upstream = [phase[id(p)] for p in node.parents]
             level = max(upstream, default=0)
-            if isinstance(node, OpNode) and node.op.is_stat:
+            if any(node is n for n in stats):
                 level += 1
             phase[id(node)] = level
-        stats = self._stat_nodes()
         count = max((phase[id(n)] for n in stats), default=0)
         return [[n for n in stats if phase[id(n)] == k] for k in range(1, count + 1)]
 
     # ---- fit ------------------------------------------------------------------------------
-    def fit(self, data: Any, *, background: bool = False) -> Workflow | Job:
+    def fit(self, data: Any, *, background: bool = False,
+            reuse: Workflow | str | os.PathLike | None = None) -> Workflow | Job:
         """Compute every statistic: one Dask computation per dependency phase.
 
         With ``background=True`` the fit runs in a background thread on the active Dask
         client and a :class:`~interactive_recsys.jobs.Job` is returned at once (status,
         progress per phase, ``cancel()``, ``result()`` -> this workflow).
+
+        ``reuse``: a fitted workflow, or the folder of a saved one. Every statistics step
+        whose key (its operator and parameters, the steps upstream, the columns it reads
+        and a fingerprint of the data: see :mod:`.reuse`) equals one of ``reuse``'s takes
+        that state (its artifacts are linked or copied here) and is not computed; only the
+        other steps are, in as few phases as their dependencies allow, and none at all
+        (no pass over the data) when every state is reused. ``fitted_steps()`` tells which
+        (``reused``), as does ``fit_stats["reused"]``.
+
+        >>> import pandas as pd, interactive_recsys as irs
+        >>> from interactive_recsys import ops
+        >>> df = pd.DataFrame({"c": ["x", "y", "x"], "n": [1.0, 2.0, 6.0]})
+        >>> first = irs.Workflow((["c"] >> ops.Categorify()) + (["n"] >> ops.Normalize()))
+        >>> _ = first.fit(df)
+        >>> edited = irs.Workflow((["c"] >> ops.Categorify()) + (["n"] >> ops.NormalizeMinMax()))
+        >>> _ = edited.fit(df, reuse=first)
+        >>> [(s.node_id, s.reused) for s in edited.fitted_steps()]
+        [('categorify-1', True), ('normalizeminmax-3', False)]
         """
         if background:
-            return submit(lambda: self.fit(data), name="fit")
+            return submit(lambda: self.fit(data, reuse=reuse), name="fit")
+        source = self._reuse_source(reuse)  # before this fit resets anything (reuse=self)
         ds = as_dataset(data)
         if ds.npartitions == 0 or ds.known_num_rows == 0:
             raise DatasetError(f"Cannot fit on an empty dataset ({ds!r}): statistics of zero "
@@ -192,23 +232,50 @@ class Workflow:
             self._temporary = TemporaryArtifacts()
             self.artifacts_dir, self._read_only_artifacts = self._temporary.path, False
         self._states, self.fitted = {}, False  # a failed fit leaves an unfitted workflow
+        self._keys, self._reused = {}, set()
         self.input_schema = ds.schema
         self.fit_stats = {"phases": []}
         started = time.perf_counter()
+        self._keys = step_keys(self.output_node, ds.schema, ds)
+        if source is not None:
+            states, keys, folder, options, _owner = source
+            self._states = adopt(matches(self._keys, keys, states), states, folder,
+                                 self.artifacts_dir, options, self.storage_options)
+            self._reused = set(self._states)
+            plan.set_states(self._states)
         plan.artifacts_dir, plan.keep = self.artifacts_dir, self._temporary
         plan.storage_options = self.storage_options or None
         plan.extra = {"num_rows": ds.known_num_rows, "npartitions": ds.npartitions,
                       "previous_artifacts": previous,  # e.g. JoinExternal's stored side table
                       "row_filters": self._row_filters()}
-        phases = [[self.nodes.index(n) for n in nodes] for nodes in self.phases()]
+        phases = [[self.nodes.index(n) for n in nodes] for nodes in self.phases(self._reused)]
         for k, states, seconds in fit_phases(plan, ds, phases):
             self._states.update(states)
             self.fit_stats["phases"].append({"phase": k, "operators": list(states),
                                              "seconds": seconds})
-        del previous_owner  # the previous temporary folder may go once nothing reads it
+        del previous_owner, source  # previous temporary folders may go once nothing reads them
+        self.fit_stats["reused"] = [i for i in self._keys if i in self._reused]
         self.fit_stats["seconds"] = time.perf_counter() - started
         self.fitted = True
         return self
+
+    def _reuse_source(self, reuse: Any) -> tuple | None:
+        """``(states, keys, artifacts folder, its storage options, owner)`` of ``reuse`` (a
+        fitted workflow or a saved folder); the owner keeps a temporary folder alive."""
+        if reuse is None:
+            return None
+        if isinstance(reuse, str | os.PathLike):
+            reuse = Workflow.load(reuse, storage_options=self.storage_options or None)
+        if not isinstance(reuse, Workflow):
+            raise ParameterError(f"The 'reuse' parameter of Workflow.fit must be a fitted "
+                                 f"Workflow, the folder of a saved one or None. Got "
+                                 f"{type(reuse).__name__} instead.")
+        if not reuse.fitted:
+            raise ParameterError("The 'reuse' parameter of Workflow.fit must be a fitted "
+                                 "Workflow, but this one is not fitted: fit it first, or pass "
+                                 "reuse=None.")
+        return (dict(reuse._states), dict(reuse._keys), reuse.artifacts_dir,
+                reuse.storage_options or None, reuse._temporary)
 
     def _checked_input(self, schema: Schema) -> Schema:
         """``schema``, refused when a column the workflow reads has a reserved name."""
@@ -300,6 +367,8 @@ class Workflow:
             "input_schema": self.input_schema.to_dict() if self.input_schema else None,
             "states": {str(i): json_safe(self._states[self.node_id(n)])
                        for i, n in enumerate(self.nodes) if self.node_id(n) in self._states},
+            "keys": {str(i): self._keys[self.node_id(n)] for i, n in enumerate(self.nodes)
+                     if self._keys.get(self.node_id(n)) and self.node_id(n) in self._states},
         }
 
     def save(self, path: str | os.PathLike, *, overwrite: bool = False,
@@ -354,7 +423,7 @@ class Workflow:
         storage.published_files(path, storage_options, sizes=False)  # interrupted: refused
         loaded = read_config(path, functions, storage_options)
         wf = cls(loaded.output, storage_options=storage_options)
-        wf._states = loaded.states
+        wf._states, wf._keys = loaded.states, loaded.keys
         wf.input_schema = loaded.input_schema
         wf.fitted = loaded.fitted
         wf.artifacts_dir = loaded.artifacts_dir

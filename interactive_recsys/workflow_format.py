@@ -23,7 +23,7 @@ import json
 import math
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import storage
@@ -54,6 +54,8 @@ class LoadedConfig:
     input_schema: Schema | None
     fitted: bool
     artifacts_dir: str | None
+    #: each fitted step's key (see :mod:`.reuse`), by step id; {} when saved without
+    keys: dict[str, str | None] = field(default_factory=dict)
 
 
 def _fail(config_path: str, field: str, problem: str) -> WorkflowFormatError:
@@ -254,6 +256,13 @@ def read_config(path: str, functions: dict[str, Callable] | None = None,
                                                         "from the artifacts folder.")
         if id(node) in ids:
             states[ids[id(node)]] = state
+    keys: dict[str, str | None] = {}
+    for key, value in _expect(config_path, "keys", config.get("keys", {}), dict).items():
+        _expect(config_path, f"keys.{key}", value, str)
+        if not key.isdigit() or not int(key) < len(nodes):
+            raise _fail(config_path, f"keys.{key}", "is not the index of a node.")
+        if id(nodes[int(key)]) in ids and ids[id(nodes[int(key)])] in states:
+            keys[ids[id(nodes[int(key)])]] = value
     input_schema = None
     if config.get("input_schema") is not None:
         raw = _expect(config_path, "input_schema", config["input_schema"], dict)
@@ -290,4 +299,4 @@ def read_config(path: str, functions: dict[str, Callable] | None = None,
             raise _fail(config_path, "states" if fitted else "nodes",
                         f"do not match the input schema: {type(exc).__name__}: "
                         f"{str(exc)[:300]}") from exc
-    return LoadedConfig(nodes, nodes[output], states, input_schema, fitted, artifacts_dir)
+    return LoadedConfig(nodes, nodes[output], states, input_schema, fitted, artifacts_dir, keys)

@@ -187,7 +187,7 @@ LAYERS = [
     {"jobs", "cluster", "monitor"},
     {"plan"},
     {"dataset", "csv_input", "writer", "exports", "workflow_format"},
-    {"execution"},
+    {"execution", "reuse"},
     {"workflow", "models", "predict", "eval", "loader", "stats", "torchrec", "datasets",
      "compat"},
     {"ui", "codegen", "notebook_report", "sanitize", "cli"},

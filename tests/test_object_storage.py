@@ -333,6 +333,32 @@ def test_workflow_with_artifacts_in_s3_saves_and_loads_there(s3, bucket, tmp_pat
         irs.Workflow.load(f"s3://{bucket}/wf", storage_options=opts)
 
 
+def test_fit_reuse_from_a_folder_in_s3_copies_artifacts_there_and_sees_new_data(s3, bucket):
+    """Input keyed by the store's ETags: a rewritten input is computed again."""
+    df, opts = _frame(), s3.options()
+    data = f"s3://{bucket}/data"
+    irs.Dataset(df, part_size="4kB").to_parquet(data, storage_options=opts)
+    ds = irs.Dataset(data, storage_options=opts)
+    first = _workflow(artifacts_dir=f"s3://{bucket}/a1", storage_options=opts).fit(ds)
+    first.save(f"s3://{bucket}/wf")
+    graph = ((["c"] >> ops.Categorify()) + (["x"] >> ops.NormalizeMinMax())
+             + (["c"] >> ops.TargetEncoding("label")) + ["label"])
+    again = irs.Workflow(graph, artifacts_dir=f"s3://{bucket}/a2", storage_options=opts)
+    again.fit(ds, reuse=f"s3://{bucket}/wf")
+    assert {s.node_id: s.reused for s in again.fitted_steps()} == {
+        "categorify-1": True, "normalizeminmax-3": False, "targetencoding-5": True}
+    copied = _fs(s3).find(f"{bucket}/a2")
+    assert any("categorify-1/vocab-000" in k for k in copied)
+    assert any("targetencoding-5/" in k for k in copied)
+    expected = irs.Workflow(graph).fit(df).transform(df)
+    pd.testing.assert_frame_equal(again.transform(df), expected)
+    irs.Dataset(_frame(seed=1), part_size="4kB").to_parquet(data, storage_options=opts,
+                                                           overwrite=True)
+    changed = irs.Workflow(graph, artifacts_dir=f"s3://{bucket}/a3", storage_options=opts)
+    changed.fit(irs.Dataset(data, storage_options=opts), reuse=again)
+    assert not any(s.reused for s in changed.fitted_steps())
+
+
 def test_loader_reads_an_output_in_s3_like_the_local_one(s3, bucket, tmp_path):
     df = _frame()
     ds = irs.Dataset(df, part_size="4kB", tags={"c": ["categorical"], "x": ["continuous"],
