@@ -1,5 +1,6 @@
 // DagView: draws a workflow laid out by interactive_recsys/ui/dag.py as plain SVG.
-// Synced traits: nodes (id, kind, label, detail, tooltip, x, y, width, height), edges
+// Synced traits: nodes (id, kind, label, detail, tooltip, x, y, width, height, status:
+// "reused" / "computed" after a Run, drawn as a badge), edges
 // (source, target), selected (id of the clicked node), message. No external libraries.
 
 const SVG_NS = "http://www.w3.org/2000/svg";
@@ -29,6 +30,19 @@ function setLabel(text, name, shown) {
     const rest = make("tspan", { class: "irs-dag-detail" }, text);
     rest.textContent = shown.slice(name.length);
   }
+}
+
+function badge(group, node) {
+  // "reused" / "computed" at the node's right end; returns the width it takes.
+  const text = node.status;
+  const width = text.length * 5.6 + 8;
+  const x = node.width - width - 3;
+  const tag = make("g", { class: "irs-dag-badge", transform: `translate(${x},4)` }, group);
+  make("rect", { width, height: node.height - 8, rx: 3, ry: 3 }, tag);
+  const label = make("text", { x: width / 2, y: (node.height - 8) / 2,
+    "text-anchor": "middle", "dominant-baseline": "central" }, tag);
+  label.textContent = text;
+  return width + 4;
 }
 
 function edgePath(source, target) {
@@ -73,11 +87,13 @@ function draw(model, root, tooltip) {
   for (const node of nodes) {
     const classes = ["irs-dag-node", `irs-dag-${node.kind}`];
     if (node.id === selected) classes.push("irs-dag-selected");
+    if (node.status) classes.push(`irs-dag-${node.status}`);
     const group = make("g", {
       class: classes.join(" "), transform: `translate(${node.x},${node.y})`, tabindex: 0,
     }, nodeLayer);
     group.dataset.id = node.id;
     make("rect", { width: node.width, height: node.height, rx: 4, ry: 4 }, group);
+    const badgeWidth = node.status ? badge(group, node) : 0;
     const label = make("text", { x: 6, y: node.height / 2, "dominant-baseline": "central" },
       group);
     const detail = node.detail ? ` ${node.detail}` : "";
@@ -85,10 +101,11 @@ function draw(model, root, tooltip) {
     setLabel(label, node.label, full);
     const measure = () => (label.getComputedTextLength ? label.getComputedTextLength() : 0);
     if (measure() === 0) {
-      setLabel(label, node.label, fit(full, node.width)); // not laid out (hidden tab): estimate
+      // not laid out (hidden tab): estimate
+      setLabel(label, node.label, fit(full, node.width - badgeWidth));
     } else {
       let shown = full;
-      while (measure() > node.width - 10 && shown.length > 4) {
+      while (measure() > node.width - 10 - badgeWidth && shown.length > 4) {
         shown = shown.slice(0, shown.length - 2) + "\u2026";
         setLabel(label, node.label, shown);
       }

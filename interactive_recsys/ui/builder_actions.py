@@ -14,7 +14,9 @@ from .. import storage
 from ..errors import IRSError
 from ..jobs import active_client
 from .builder_model import job_text
+from .dag import model_graph
 from .feedback import COLOURS, busy
+from .fit_status import reuse_text
 from .preview import frame_html
 
 
@@ -31,8 +33,10 @@ class RunActions:
         self.last_preview = result
         self.preview_view.layout.display = None
         self._show_preview()
+        reuse = reuse_text(result.workflow)
         self.say(f"Preview: fitted and transformed {len(result.input)} sample rows in "
-                 f"{result.seconds:.2f} s (below).", "success", "run")
+                 f"{result.seconds:.2f} s" + (f"; {reuse}" if reuse else "") + " (below).",
+                 "success", "run")
         for callback in list(self._preview_listeners):
             callback(result)
 
@@ -51,6 +55,10 @@ class RunActions:
 
         def done(job: Any) -> None:
             text = job_text(job)
+            reuse = reuse_text(job.result()) if job.status == "finished" else ""
+            if reuse:  # the steps kept from the previous Run, and the badges on the graph
+                text = text.rstrip(".") + f"; {reuse}."
+                self.dag.set_graph(*model_graph(model))
             if job.status == "finished" and output:
                 text = text.rstrip(".") + f"; output written to {output!r}."
             level = "success" if job.status == "finished" else "error"

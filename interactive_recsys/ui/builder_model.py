@@ -46,7 +46,6 @@ from __future__ import annotations
 import copy
 import os
 import posixpath
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -121,6 +120,10 @@ class BuilderModel(FieldEvents):
         self._history: list[tuple[list[Branch], int, tuple[int, int] | None]] = []
         self._profile: list[ColumnProfile] | None = None
         self.fitted_workflow: Workflow | None = None
+        #: the workflows fitted by the last Run (or loaded) and the last Preview: each next
+        #: Run / Preview passes its own as ``fit(..., reuse=)``, edits or not since
+        self.reuse_run: Workflow | None = None
+        self.reuse_preview: Workflow | None = None
         self.last_job: Any = None
         #: the last :meth:`suggest`'s vocabulary choice per categorical column
         self.vocab_choices: list[Any] = []
@@ -392,7 +395,7 @@ class BuilderModel(FieldEvents):
         model._validate(branches)
         model.branches, model.current = branches, len(branches) - 1
         if workflow.fitted:
-            model.fitted_workflow = workflow
+            model.fitted_workflow = model.reuse_run = workflow
         return model
 
     def export_code(self) -> str:
@@ -410,7 +413,7 @@ class BuilderModel(FieldEvents):
         branches = branches_of(wf.output_node)
         self._commit(branches, len(branches) - 1, None)
         if wf.fitted:
-            self.fitted_workflow = wf
+            self.fitted_workflow = self.reuse_run = wf
 
     # ---- running --------------------------------------------------------------------------
     def preview(self, n_rows: int = 1000) -> PreviewResult:
@@ -419,10 +422,11 @@ class BuilderModel(FieldEvents):
         inputs = flatten([g for b in self.branches if b.columns or b.tags
                           for g in b.selector().resolve(self.schema)])
         sample = self.head(n_rows, inputs)
-        with tempfile.TemporaryDirectory(prefix="irs-preview-") as tmp:
-            wf = self.to_workflow(artifacts_dir=tmp)
-            with dask.config.set(scheduler="sync"):
-                output = wf.fit_transform(sample)
+        wf = self.to_workflow()  # a temporary artifacts folder, removed with the workflow
+        with dask.config.set(scheduler="sync"):
+            wf.fit(sample, reuse=self.reuse_preview)  # the same sample: unchanged steps reused
+            output = wf.transform(sample, training=True)
+        self.reuse_preview = wf
         return PreviewResult(sample, output, wf, time.perf_counter() - started)
 
     def default_output(self) -> str | None:
@@ -471,11 +475,11 @@ class BuilderModel(FieldEvents):
         helper thread at the end; ``client``: a ``distributed.Client`` instead of the active
         one."""
         output = self.check_output(output, overwrite)
-        wf, dataset = self.to_workflow(), self.dataset
+        wf, dataset, previous = self.to_workflow(), self.dataset, self.reuse_run
         nodes = wf.to_config()["nodes"]
 
         def work() -> Workflow:
-            wf.fit(dataset)
+            wf.fit(dataset, reuse=previous)  # only the steps edited since are computed
             if output is not None:
                 wf.transform(dataset).to_parquet(output, overwrite=overwrite)
             return wf
@@ -487,6 +491,8 @@ class BuilderModel(FieldEvents):
         def finished() -> None:
             job.exception()  # waits for the end
             try:
+                if job.status == "finished":
+                    self.reuse_run = wf
                 if job.status == "finished" and self.to_workflow().to_config()["nodes"] == nodes:
                     self.fitted_workflow = wf
                 if on_done is not None:

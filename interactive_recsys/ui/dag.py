@@ -25,6 +25,7 @@ import traitlets
 from ..errors import IRSError
 from ..ops.base import Operator
 from .assets import widget_asset
+from .fit_status import step_status
 
 #: Pixel sizes of the drawing (the SVG scales down to the widget's width).
 NODE_WIDTH = {"column": 130, "op": 190, "output": 150}
@@ -44,9 +45,12 @@ def op_tooltip(op: Operator) -> str:
 def model_graph(model: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Nodes and edges of a :class:`~.builder_model.BuilderModel`'s branches.
 
-    Node ids: ``col:<name>`` (input), ``op:<branch>:<step>`` and ``out:<name>``.
+    Node ids: ``col:<name>`` (input), ``op:<branch>:<step>`` and ``out:<name>``. A statistics
+    step fitted by the last Run has ``status`` ``"reused"`` (its state adopted from the Run
+    before) or ``"computed"`` (see :mod:`.fit_status`).
     """
     schema = model.schema
+    status = step_status(model)
     profile = {p.name: p for p in model.profile}
     nodes: dict[str, dict[str, Any]] = {}
     edges: list[dict[str, Any]] = []
@@ -67,9 +71,13 @@ def model_graph(model: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
             node_id = op_id(k, j)
             shown = ", ".join(f"{n}: {c.dtype}" for n, c in list(outputs.items())[:8])
             more = f", ... ({len(outputs)} columns)" if len(outputs) > 8 else ""
+            fit = status.get((k, j), "")
+            note = {"reused": "\n(reused: its state was kept from the previous Run)",
+                    "computed": "\n(computed by the last Run)"}.get(fit, "")
             nodes[node_id] = {"id": node_id, "kind": "op", "label": step.op,
                               "detail": _short_params(op), "branch": k, "step": j,
-                              "tooltip": f"{op_tooltip(op)}\n-> {shown}{more}"}
+                              "status": fit, "tooltip": f"{op_tooltip(op)}\n-> {shown}{more}"
+                              f"{note}"}
             edges += [{"source": s, "target": node_id} for s in previous]
             previous = [node_id]
         for name, col in branch.node().output_schema(schema).items():

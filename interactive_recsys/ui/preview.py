@@ -162,6 +162,8 @@ class PreviewModel:
         self.fitted_on_sample = False
         self.seconds: float | None = None
         self._tmp: str | None = None
+        #: the copy fitted on the last sample: the next fit of a copy reuses its unchanged steps
+        self._copy: Workflow | None = None
 
     def run(self) -> PreviewModel:
         """Read the sample, fit a copy if needed, transform, summarise (a failed run leaves
@@ -177,12 +179,12 @@ class PreviewModel:
             if self.workflow.fitted:
                 fitted, on_sample = self.workflow, False
             else:
+                tmp = tempfile.mkdtemp(prefix="irs-preview-")
+                weakref.finalize(self, shutil.rmtree, tmp, True)
+                fitted = Workflow(self.workflow.output_node, artifacts_dir=tmp)
+                fitted.fit(data, reuse=self._copy)  # before the last copy's folder goes
                 self._cleanup()
-                self._tmp = tempfile.mkdtemp(prefix="irs-preview-")
-                weakref.finalize(self, shutil.rmtree, self._tmp, True)
-                fitted = Workflow(self.workflow.output_node, artifacts_dir=self._tmp)
-                fitted.fit(data)
-                on_sample = True
+                self._tmp, self._copy, on_sample = tmp, fitted, True
             output = ds.backend.to_pandas(fitted.transform(data).compute())
         self.input = sample
         self.output, self.fitted, self.fitted_on_sample = output, fitted, on_sample
