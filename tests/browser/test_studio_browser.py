@@ -5,7 +5,9 @@
 * on the 40-column Criteo data (``synthetic_criteo(rows=100_000)``): every row of the column
   list readable, separate and clickable; shift-click ranges and the filter box;
 * the click budgets: the standard Criteo workflow written to disk in at most 4 clicks with
-  Suggest (open the Studio, Suggest, Run) and at most 12 clicks and no keystroke by hand.
+  Suggest (open the Studio, Suggest, Run) and at most 12 clicks and no keystroke by hand;
+  then one continuous step edited and Run again: the graph marks the reused Categorify and
+  the computed Normalize.
 
 Screenshots go to the artifacts folder."""
 
@@ -405,3 +407,41 @@ def test_click_budget_by_hand(lab):
         assert out[name].tolist() == expected[name].tolist(), name
     for name in CRITEO_CONTS:
         assert np.allclose(out[name].astype(float), expected[name].astype(float), atol=1e-5)
+
+    # One continuous step edited (Clip's minimum), Run again: the 26 vocabularies are reused,
+    # only the Normalize after the edit is computed; the graph and the status line say so.
+    page.locator(".irs-dag g.irs-dag-computed").nth(1).wait_for()  # the first Run computed
+    assert page.locator(".irs-dag g.irs-dag-computed").count() == 2  # both statistics
+    page.locator('.irs-dag g.irs-dag-node[data-id="op:1:1"]').click()
+    page.locator('.irs-dag g.irs-dag-selected[data-id="op:1:1"]').wait_for()
+    field = page.locator(".irs-studio .irs-param-min_value input")
+    field.fill("1")
+    wait_message(page, re.compile(r"is now Clip\(min_value=1"))
+    field.press("Tab")
+    assert page.locator(".irs-dag g.irs-dag-computed").count() == 0  # not fitted as it is
+    page.locator(".irs-studio .irs-builder-overwrite input").check()
+    page.locator(".irs-studio .irs-btn-run").click()
+    page.locator(".irs-builder-status span").filter(  # not the first Run's "reused 0 of 2"
+        has_text=re.compile("reused 1 of 2|error|cancelled")).wait_for(timeout=240_000)
+    status = page.locator(".irs-builder-status").inner_text()
+    assert "reused 1 of 2 fitted steps; computed normalize-6" in status, status
+    reused = page.locator('.irs-dag g.irs-dag-reused[data-id="op:0:0"]')
+    reused.wait_for()
+    assert reused.locator(".irs-dag-badge").text_content() == "reused"
+    computed = page.locator('.irs-dag g.irs-dag-computed[data-id="op:1:3"]')
+    assert computed.locator(".irs-dag-badge").text_content() == "computed"
+    assert page.locator(".irs-dag g.irs-dag-reused").count() == 1
+    assert page.locator(".irs-dag g.irs-dag-computed").count() == 1
+    reused.hover()
+    assert "reused: its state was kept" in page.locator(".irs-dag-tooltip").inner_text()
+    page.locator(".irs-studio .irs-builder-dag").scroll_into_view_if_needed()
+    lab.screenshot("studio-26-refit-reused-steps")
+    computed.evaluate("el => el.scrollIntoView({block: 'center'})")  # the continuous branch
+    lab.screenshot("studio-26b-refit-computed-step")
+    out, _ = read_output(Path(data + "-processed"))
+    clipped = irs.Workflow(CRITEO_CONTS >> ops.FillMissing() >> ops.Clip(min_value=1)
+                           >> ops.LogOp() >> ops.Normalize()).fit_transform(frame)
+    for name in CRITEO_CONTS:
+        assert np.allclose(out[name].astype(float), clipped[name].astype(float), atol=1e-5)
+    for name in CRITEO_CATS:
+        assert out[name].tolist() == expected[name].tolist(), name
