@@ -17,6 +17,7 @@ SUBCOMMANDS["movielens"] = "movielens"
 SUBCOMMANDS["scaling"] = "scaling"
 SUBCOMMANDS.update(loader="loader", dlrm="dlrm")
 SUBCOMMANDS["predict"] = "predict"
+SUBCOMMANDS["refit"] = "refit"
 
 DEFAULT_CONTENDERS = [name for name, c in CONTENDERS.items() if c.default]
 

@@ -35,6 +35,7 @@ False
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -228,13 +229,13 @@ def adopt(matched: Mapping[str, str], previous_states: States, source: str | Non
     computed)."""
     plans: dict[str, tuple[dict[str, Any], list[tuple[str, str]]]] = {}
     for new_id, old_id in matched.items():
-        state = json.loads(json.dumps(previous_states[old_id]))  # a copy, JSON as saved
+        state = copy.deepcopy(previous_states[old_id])  # its paths are rewritten below
         copies = []
         for entry in _paths(state):
             moved = _moved(entry["path"], old_id, new_id)
             if source is None:
                 break
-            copies.append((resolve(source, entry["path"]), storage.join(target, moved)))
+            copies.append((resolve(source, entry["path"]), resolve(target, moved)))
             entry["path"] = moved
         else:
             if all(storage.exists(s, source_options) for s, _ in copies):

@@ -1,0 +1,221 @@
+"""Refit after an edit: the 40-column Criteo workflow fitted once, one continuous step edited,
+then fitted again with ``reuse=`` the first fit (what the Studio's Run does after an edit).
+
+``python -m benchmarks refit [--rows 8000000] [--data DIR] [--quick]``
+
+One fresh process (Dask's threaded scheduler, as ``irs-local`` in ``python -m benchmarks
+criteo``) opens the kaggle-profile data and times, each with its wall time and the CPU time
+of the process and its children:
+
+1. the first fit of the standard workflow (``C1..C26`` Categorify; ``I1..I13`` FillMissing ->
+   Clip(0) -> LogOp -> Normalize);
+2. the refit after ``Normalize`` -> ``NormalizeMinMax`` with ``reuse=`` the first fit;
+3. the refit after ``Clip(min_value=0)`` -> ``Clip(min_value=1)`` (upstream of the Normalize);
+4. the Studio's Run (``BuilderModel.run``, fit only) after the same ``NormalizeMinMax`` edit,
+   its model holding the first fit;
+5. a fit of the edited workflow from scratch, whose states must equal the refit's;
+6. a fit of the edited branch alone (``I1..I13`` only): what any refit must at least do.
+
+Steps 2-4 run ``--repeats`` times each (the median is reported, every run is kept).
+
+The machine is shared: CPU seconds are reported beside wall seconds, with the share of the
+machine's CPU that other processes used during each step. Results go to
+``benchmarks/results/refit-<profile>-<date>-vm.{json,md}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HELP = "refit after editing one continuous step: reuse of the unchanged steps (Criteo, 40 columns)"
+ROOT = Path(__file__).resolve().parent.parent
+WORK, RESULTS = ROOT / "benchmarks" / "work" / "refit", ROOT / "benchmarks" / "results"
+TARGET = 0.15  # the refit may take at most this share of the first fit's time
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rows", type=int, default=8_000_000, help="data size (default 8M)")
+    parser.add_argument("--profile", choices=["kaggle", "default"], default="kaggle",
+                        help="synthetic_criteo profile (default: kaggle)")
+    parser.add_argument("--data", default=None, help="an existing folder of the data "
+                        "(default: benchmarks/data/criteo-<rows>-<profile>, made if missing)")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="runs of each refit (median reported; default 3)")
+    parser.add_argument("--quick", action="store_true", help="smoke run: 200k rows")
+
+
+def workflow(normalize: str = "Normalize", clip_min: int = 0, artifacts: str | None = None,
+             categorical: bool = True):
+    import interactive_recsys as irs
+    from interactive_recsys import ops
+
+    cats = [f"C{i}" for i in range(1, 27)] >> ops.Categorify()
+    conts = ([f"I{i}" for i in range(1, 14)] >> ops.FillMissing(0)
+             >> ops.Clip(min_value=clip_min) >> ops.LogOp() >> getattr(ops, normalize)())
+    return irs.Workflow((cats + conts + ["label"]) if categorical else conts,
+                        artifacts_dir=artifacts)
+
+
+def _cpu_s() -> float:
+    """CPU seconds of this process and its live children (all threads)."""
+    import psutil
+
+    me = psutil.Process()
+    total = 0.0
+    for p in [me, *me.children(recursive=True)]:
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system
+        except psutil.Error:
+            pass
+    return total
+
+
+def _machine_busy_s() -> float:
+    import psutil
+
+    t = psutil.cpu_times()
+    return t.user + t.nice + t.system + getattr(t, "irq", 0.0) + getattr(t, "softirq", 0.0)
+
+
+def timed(name: str, work: Any) -> tuple[Any, dict[str, Any]]:
+    """``work()`` with its wall and CPU seconds, and the CPU share other processes used."""
+    busy, cpu, started = _machine_busy_s(), _cpu_s(), time.perf_counter()
+    result = work()
+    wall, own = time.perf_counter() - started, _cpu_s() - cpu
+    others = max(0.0, (_machine_busy_s() - busy - own) / ((os.cpu_count() or 1) * wall))
+    print(f"{name:>28}: {wall:8.2f} s wall, {own:8.2f} s CPU, others "
+          f"{100 * others:3.0f}% of the machine", flush=True)
+    return result, {"step": name, "wall_s": wall, "cpu_s": own, "others_cpu_pct": 100 * others}
+
+
+def _steps(wf: Any) -> dict[str, bool]:
+    return {s.node_id: s.reused for s in wf.fitted_steps()}
+
+
+def child(args_json: str) -> None:
+    """The timed steps, in one process (the module docstring)."""
+    import interactive_recsys as irs
+    from interactive_recsys.ui.builder_model import BuilderModel
+
+    args = json.loads(args_json)
+    work = Path(args["work"])
+    ds = irs.Dataset(args["src"], backend="cpu")
+    rows = []
+
+    def record(name: str, work: Any, repeats: int = 1) -> Any:
+        runs = []
+        for _ in range(repeats):
+            wf, row = timed(name, work)
+            runs.append(row)
+        wall = statistics.median(r["wall_s"] for r in runs)
+        cpu = statistics.median(r["cpu_s"] for r in runs)
+        rows.append({"step": name, "wall_s": wall, "cpu_s": cpu, "runs": runs,
+                     "others_cpu_pct": statistics.median(r["others_cpu_pct"] for r in runs),
+                     "phases": len(wf.fit_stats["phases"]), "steps": _steps(wf)})
+        return wf
+
+    first = record("first fit", lambda: workflow(artifacts=str(work / "first")).fit(ds))
+    repeats = args["repeats"]
+    record("refit, NormalizeMinMax",
+           lambda: workflow("NormalizeMinMax").fit(ds, reuse=first), repeats)
+    record("refit, Clip(min_value=1)", lambda: workflow(clip_min=1).fit(ds, reuse=first),
+           repeats)
+
+    def studio_run() -> Any:  # a Studio holding the first fit; one continuous step edited
+        model = BuilderModel.from_workflow(first, ds)
+        conts = next(k for k, b in enumerate(model.branches) if "I1" in b.columns)
+        model.update_step(conts, len(model.branches[conts].steps) - 1, op="NormalizeMinMax")
+        wf = model.run(None).result()
+        model.wait_run(timeout=60)
+        return wf
+
+    studio = record("Studio Run, NormalizeMinMax", studio_run, repeats)
+    fresh = record("fresh fit, NormalizeMinMax", lambda: workflow("NormalizeMinMax").fit(ds))
+    record("the edited branch alone", lambda: workflow("NormalizeMinMax",
+                                                       categorical=False).fit(ds))
+    same = {s.node_id: s.state for s in fresh.fitted_steps()} == {
+        s.node_id: s.state for s in studio.fitted_steps()}
+    print(json.dumps({"rows": ds.num_rows, "npartitions": ds.npartitions, "files": len(ds.files),
+                      "steps": rows, "states_equal_fresh_fit": same}))
+
+
+def run(args: argparse.Namespace) -> None:
+    import shutil
+
+    from . import report
+    from .harness import prepare_data
+
+    rows = 200_000 if args.quick else args.rows
+    src = Path(args.data) if args.data else prepare_data(rows, 500_000, args.profile)
+    shutil.rmtree(WORK, ignore_errors=True)
+    WORK.mkdir(parents=True)
+    load_before = os.getloadavg()
+    payload = json.dumps({"src": str(src), "work": str(WORK), "repeats": args.repeats})
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.refit", payload], cwd=ROOT,
+                          capture_output=True, text=True)
+    sys.stdout.write(proc.stdout)
+    if proc.returncode != 0:
+        raise RuntimeError(f"the refit run failed:\n{proc.stderr[-3000:]}")
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    first, refit = result["steps"][0], result["steps"][1]
+    ratio = {"wall": refit["wall_s"] / first["wall_s"], "cpu": refit["cpu_s"] / first["cpu_s"]}
+    studio = next(s for s in result["steps"] if s["step"].startswith("Studio"))
+    studio_ratio = {"wall": studio["wall_s"] / first["wall_s"],
+                    "cpu": studio["cpu_s"] / first["cpu_s"]}
+    results = {"benchmark": "refit", "date": datetime.date.today().isoformat(),
+               "data": str(src), "profile": args.profile, "repeats": args.repeats, **result,
+               "ratio": ratio,
+               "studio_ratio": studio_ratio, "target": TARGET,
+               "meets_target": max(ratio["wall"], studio_ratio["wall"]) <= TARGET,
+               "load_avg_before": load_before, "load_avg_after": os.getloadavg(),
+               "machine": report.machine_info(), "git": report.git_state()}
+    write_results(results, "refit" + ("-quick" if args.quick else f"-{args.profile}"))
+
+
+def write_results(results: dict[str, Any], label: str) -> None:
+    stem = RESULTS / f"{label}-{results['date']}-vm"
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    stem.with_suffix(".json").write_text(json.dumps(results, indent=2, default=str))
+    lines = [f"# Refit after editing one continuous step, {results['date']}, vm", "",
+             f"{results['rows']:,} rows ({results['profile']} profile, {results['files']} "
+             f"files, {results['npartitions']} partitions), the 40-column Criteo workflow, Dask's "
+             "threaded scheduler in one process. Each step: wall seconds, CPU seconds of the "
+             "process (all threads), and the share of the machine's CPU that other processes "
+             "used meanwhile (the machine is shared: compare CPU seconds when that is high); "
+             f"refits: median of {results['repeats']} runs (all in the JSON).",
+             "", "| step | wall s | CPU s | others' CPU % | phases | reused steps |",
+             "|---|---:|---:|---:|---:|---|"]
+    for s in results["steps"]:
+        reused = [k for k, v in s["steps"].items() if v]
+        computed = [k for k, v in s["steps"].items() if not v]
+        shown = (f"{len(reused)} of {len(s['steps'])} (computed: {', '.join(computed)})"
+                 if reused else "none")
+        lines.append(f"| {s['step']} | {s['wall_s']:.2f} | {s['cpu_s']:.2f} | "
+                     f"{s['others_cpu_pct']:.0f} | {s['phases']} | {shown} |")
+    r, st = results["ratio"], results["studio_ratio"]
+    lines += ["", f"Refit / first fit: {100 * r['wall']:.1f}% of the wall time, "
+              f"{100 * r['cpu']:.1f}% of the CPU time (the Studio's Run: "
+              f"{100 * st['wall']:.1f}% and {100 * st['cpu']:.1f}%); target <= "
+              f"{100 * results['target']:.0f}%: "
+              f"{'met' if results['meets_target'] else 'NOT met'}. The fresh fit's states "
+              f"{'equal' if results['states_equal_fresh_fit'] else 'DIFFER from'} the "
+              "Studio refit's.", "",
+              f"Load average before {results['load_avg_before']}, after "
+              f"{results['load_avg_after']}. Machine: {results['machine']}. Code: "
+              f"{results['git']}.", ""]
+    stem.with_suffix(".md").write_text("\n".join(lines))
+    print(f"wrote {stem}.json and .md")
+
+
+if __name__ == "__main__":
+    child(sys.argv[1])
