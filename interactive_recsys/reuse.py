@@ -46,14 +46,14 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from . import storage
 from ._version import __version__ as _library_version
-from .artifacts import resolve
-from .dataset import Dataset
 from .graph import Node, OpNode, SelectNode
+from .io import storage
+from .io.artifacts import resolve
+from .io.dataset import Dataset
+from .io.workflow_format import json_safe
 from .ops.base import Operator
 from .schema import Schema
-from .workflow_format import json_safe
 
 #: Changes when what a key covers changes (old keys then never match).
 KEY_VERSION = 1
