@@ -202,7 +202,7 @@ class Workflow:
         that state (its artifacts are linked or copied here) and is not computed; only the
         other steps are, in as few phases as their dependencies allow, and none at all
         (no pass over the data) when every state is reused. ``fitted_steps()`` tells which
-        (``reused``), as does ``fit_stats["reused"]``.
+        (``reused``), as does ``fit_stats["reused"]`` (set when ``reuse`` is given).
 
         >>> import pandas as pd, interactive_recsys as irs
         >>> from interactive_recsys import ops
@@ -254,7 +254,8 @@ class Workflow:
             self.fit_stats["phases"].append({"phase": k, "operators": list(states),
                                              "seconds": seconds})
         del previous_owner, source  # previous temporary folders may go once nothing reads them
-        self.fit_stats["reused"] = [i for i in self._keys if i in self._reused]
+        if reuse is not None:  # which states were adopted (those not: computed)
+            self.fit_stats["reused"] = [i for i in self._keys if i in self._reused]
         self.fit_stats["seconds"] = time.perf_counter() - started
         self.fitted = True
         return self

@@ -56,8 +56,9 @@ class RunActions:
         def done(job: Any) -> None:
             text = job_text(job)
             reuse = reuse_text(job.result()) if job.status == "finished" else ""
-            if reuse:  # the steps kept from the previous Run, and the badges on the graph
+            if reuse:  # the steps kept from the previous Run
                 text = text.rstrip(".") + f"; {reuse}."
+            if job.status == "finished":  # the graph marks them reused / computed
                 self.dag.set_graph(*model_graph(model))
             if job.status == "finished" and output:
                 text = text.rstrip(".") + f"; output written to {output!r}."

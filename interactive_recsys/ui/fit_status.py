@@ -12,6 +12,8 @@ This module says which, per builder step and in words.
 1
 (1, 0)
 >>> first = m.to_workflow().fit(m.dataset.frame)
+>>> reuse_text(first)  # nothing to reuse: nothing to say
+''
 >>> m.update_step(1, 0, op="NormalizeMinMax")
 >>> wf = m.to_workflow().fit(m.dataset.frame, reuse=first)
 >>> step_status(m, wf)
@@ -60,9 +62,10 @@ def step_status(model: Any, workflow: Workflow | None = None) -> dict[tuple[int,
 
 
 def reuse_text(workflow: Workflow) -> str:
-    """What a fit adopted from the previous one, in words ("" without statistics steps)."""
+    """What a fit adopted from the previous one, in words ("" for a fit given nothing to
+    reuse, or without statistics steps)."""
     steps = list(workflow.fitted_steps())
-    if not steps:
+    if not steps or "reused" not in workflow.fit_stats:
         return ""
     computed = [s.node_id for s in steps if not s.reused]
     text = f"reused {len(steps) - len(computed)} of {len(steps)} fitted steps"
