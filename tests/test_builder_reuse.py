@@ -5,6 +5,8 @@ browser: the builder's widgets with ipywidgets' dummy comm)."""
 
 from __future__ import annotations
 
+import os
+
 import pandas as pd
 import pytest
 
@@ -118,3 +120,21 @@ def test_a_loaded_fitted_workflow_is_reused_by_the_first_run(data, tmp_path):
     wf = m.run(None).result(timeout=60)
     m.wait_run(timeout=10)
     assert [s.reused for s in wf.fitted_steps()] == [True, False]
+
+
+def test_the_preview_tab_refits_its_sample_copy_reusing_the_last_one(data):
+    from interactive_recsys.ui.preview import Preview
+
+    def graph(normalize: ops.Operator) -> irs.Workflow:
+        return irs.Workflow((CATS >> ops.Categorify())
+                            + (CONTS >> ops.FillMissing(0) >> normalize) + ["label"])
+
+    view = Preview(graph(ops.Normalize()), data, n_rows=100)
+    assert [s.reused for s in view.model.fitted.fitted_steps()] == [False, False]
+    first_folder = view.model._tmp
+    view.refresh(graph(ops.NormalizeMinMax()))  # an edit: the copy is fitted again
+    assert view.error is None
+    assert [s.reused for s in view.model.fitted.fitted_steps()] == [True, False]
+    assert not os.path.exists(first_folder)  # the last copy's folder goes once read
+    expected = graph(ops.NormalizeMinMax()).fit_transform(pd.read_parquet(data).head(100))
+    assert_frames_equal(view.model.output, expected)
