@@ -191,6 +191,22 @@ def _column(schema: Schema, name: str) -> list[Any]:
     return [name, col.dtype, sorted(str(t) for t in col.tags)]
 
 
+def state_digest(state: Any) -> str | None:
+    """SHA-256 of a fitted state as saved (canonical JSON), or None when it is not JSON.
+
+    A workflow records it when a fit makes the state; a state changed since (by
+    ``Workflow.update``, or by hand) no longer matches it, so its key, which describes the
+    data of that fit, is not trusted for reuse any more.
+
+    >>> state_digest({"means": {"x": 1.5}}) == state_digest({"means": {"x": 1.5}})
+    True
+    """
+    try:
+        return _digest(state)
+    except _NoKey:
+        return None
+
+
 # ---- adopting states --------------------------------------------------------------------------
 def matches(keys: Mapping[str, str | None], previous_keys: Mapping[str, str | None],
             previous_states: States) -> dict[str, str]:

@@ -41,7 +41,7 @@ from .io.outputs import atomic_directory
 from .io.workflow_format import FORMAT_NAME, FORMAT_VERSION, json_safe, read_config
 from .ops.base import Operator
 from .plan import Plan
-from .reuse import adopt, matches, step_keys
+from .reuse import adopt, matches, state_digest, step_keys
 from .runtime.jobs import Job, compute, submit
 from .schema import RESERVED_PREFIX, Schema, element_dtype, is_numeric_dtype
 from .selector import flatten
@@ -100,6 +100,9 @@ class Workflow:
         #: adopted from ``reuse=`` (by step id)
         self._keys: dict[str, str | None] = {}
         self._reused: set[str] = set()
+        #: each state's digest when its fit made it: a state changed since (``update``)
+        #: no longer matches its key (:func:`.reuse.state_digest`)
+        self._state_digests: dict[str, str | None] = {}
         self.input_schema: Schema | None = None
         self.artifacts_dir = os.fspath(artifacts_dir) if artifacts_dir else None
         self.storage_options: dict[str, Any] = dict(storage_options or {})
@@ -232,7 +235,7 @@ class Workflow:
             self._temporary = TemporaryArtifacts()
             self.artifacts_dir, self._read_only_artifacts = self._temporary.path, False
         self._states, self.fitted = {}, False  # a failed fit leaves an unfitted workflow
-        self._keys, self._reused = {}, set()
+        self._keys, self._reused, self._state_digests = {}, set(), {}
         self.input_schema = ds.schema
         self.fit_stats = {"phases": []}
         started = time.perf_counter()
@@ -254,6 +257,7 @@ class Workflow:
             self.fit_stats["phases"].append({"phase": k, "operators": list(states),
                                              "seconds": seconds})
         del previous_owner, source  # previous temporary folders may go once nothing reads them
+        self._state_digests = {i: state_digest(s) for i, s in self._states.items()}
         if reuse is not None:  # which states were adopted (those not: computed)
             self.fit_stats["reused"] = [i for i in self._keys if i in self._reused]
         self.fit_stats["seconds"] = time.perf_counter() - started
@@ -275,7 +279,12 @@ class Workflow:
             raise ParameterError("The 'reuse' parameter of Workflow.fit must be a fitted "
                                  "Workflow, but this one is not fitted: fit it first, or pass "
                                  "reuse=None.")
-        return (dict(reuse._states), dict(reuse._keys), reuse.artifacts_dir,
+        keys = {}
+        for i, key in reuse._keys.items():  # only the states unchanged since their fit
+            digest = state_digest(reuse._states[i]) if i in reuse._states else None
+            if digest is not None and reuse._state_digests.get(i) == digest:
+                keys[i] = key
+        return (dict(reuse._states), keys, reuse.artifacts_dir,
                 reuse.storage_options or None, reuse._temporary)
 
     def _checked_input(self, schema: Schema) -> Schema:
@@ -368,8 +377,11 @@ class Workflow:
             "input_schema": self.input_schema.to_dict() if self.input_schema else None,
             "states": {str(i): json_safe(self._states[self.node_id(n)])
                        for i, n in enumerate(self.nodes) if self.node_id(n) in self._states},
-            "keys": {str(i): self._keys[self.node_id(n)] for i, n in enumerate(self.nodes)
-                     if self._keys.get(self.node_id(n)) and self.node_id(n) in self._states},
+            "keys": {str(i): {"key": self._keys[self.node_id(n)],
+                              "state": self._state_digests[self.node_id(n)]}
+                     for i, n in enumerate(self.nodes) if self._keys.get(self.node_id(n))
+                     and self._state_digests.get(self.node_id(n))
+                     and self.node_id(n) in self._states},
         }
 
     def save(self, path: str | os.PathLike, *, overwrite: bool = False,
@@ -426,7 +438,9 @@ class Workflow:
         storage.published_files(path, storage_options, sizes=False)  # interrupted: refused
         loaded = read_config(path, functions, storage_options)
         wf = cls(loaded.output, storage_options=storage_options)
-        wf._states, wf._keys = loaded.states, loaded.keys
+        wf._states = loaded.states
+        wf._keys = {i: k["key"] for i, k in loaded.keys.items()}
+        wf._state_digests = {i: k["state"] for i, k in loaded.keys.items()}
         wf.input_schema = loaded.input_schema
         wf.fitted = loaded.fitted
         wf.artifacts_dir = loaded.artifacts_dir

@@ -16,6 +16,7 @@ import pytest
 import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.errors import ParameterError
+from interactive_recsys.io.storage import local_manifest
 from tests.conftest import assert_frames_equal, make_criteo_frame
 
 
@@ -213,3 +214,25 @@ def test_a_background_fit_with_reuse_runs_fewer_phases_on_a_cluster(client, data
                                                            reuse=edited)
     assert sum(reused(job.result()).values()) == 3
     assert list(job.progress) == ["fit 1/1"]
+
+
+def test_a_state_changed_after_its_fit_is_not_reused(data, tmp_path):
+    """A key describes the data of the fit that made the state; a state changed since (as
+    ``Workflow.update`` does, or by hand in workflow.json) is computed again."""
+    first = workflow(*branches()).fit(data)
+    first.save(tmp_path / "wf")
+    config = json.loads((tmp_path / "wf" / "workflow.json").read_text())
+    (index,) = [i for i, n in enumerate(config["nodes"]) if n.get("op", {}).get("op") ==
+                "Normalize" and n["parents"] and config["nodes"][n["parents"][0]]["kind"] == "op"
+                and config["nodes"][n["parents"][0]]["op"]["op"] == "Clip"]
+    config["states"][str(index)]["means"]["I1"] += 1.0  # edited by hand
+    (tmp_path / "wf" / "workflow.json").write_text(json.dumps(config))
+    os.remove(tmp_path / "wf" / "_SUCCESS")  # the manifest lists the old size: write anew
+    local_manifest(str(tmp_path / "wf"))
+    again = workflow(*branches()).fit(data, reuse=str(tmp_path / "wf"))
+    assert reused(again) == {"categorify-1": True, "normalize-2": True,
+                             "categorify-4": True, "normalize-8": False}
+    (step,) = [s for s in again.fitted_steps() if s.node_id == "normalize-8"]
+    assert step.state == {s.node_id: s.state for s in first.fitted_steps()}["normalize-8"]
+    first._states["categorify-4"]["vocabs"]["C2"]["size"] += 1  # changed in memory
+    assert not reused(workflow(*branches()).fit(data, reuse=first))["categorify-4"]

@@ -54,8 +54,9 @@ class LoadedConfig:
     input_schema: Schema | None
     fitted: bool
     artifacts_dir: str | None
-    #: each fitted step's key (see :mod:`.reuse`), by step id; {} when saved without
-    keys: dict[str, str | None] = field(default_factory=dict)
+    #: each fitted step's key and its state's digest when fitted (``{"key", "state"}``, see
+    #: :mod:`interactive_recsys.reuse`), by step id; {} when saved without
+    keys: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 def _fail(config_path: str, field: str, problem: str) -> WorkflowFormatError:
@@ -256,13 +257,15 @@ def read_config(path: str, functions: dict[str, Callable] | None = None,
                                                         "from the artifacts folder.")
         if id(node) in ids:
             states[ids[id(node)]] = state
-    keys: dict[str, str | None] = {}
+    keys: dict[str, dict[str, str]] = {}
     for key, value in _expect(config_path, "keys", config.get("keys", {}), dict).items():
-        _expect(config_path, f"keys.{key}", value, str)
+        _expect(config_path, f"keys.{key}", value, dict)
+        for part in ("key", "state"):
+            _expect(config_path, f"keys.{key}.{part}", value.get(part), str)
         if not key.isdigit() or not int(key) < len(nodes):
             raise _fail(config_path, f"keys.{key}", "is not the index of a node.")
         if id(nodes[int(key)]) in ids and ids[id(nodes[int(key)])] in states:
-            keys[ids[id(nodes[int(key)])]] = value
+            keys[ids[id(nodes[int(key)])]] = {"key": value["key"], "state": value["state"]}
     input_schema = None
     if config.get("input_schema") is not None:
         raw = _expect(config_path, "input_schema", config["input_schema"], dict)
