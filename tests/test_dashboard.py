@@ -134,7 +134,11 @@ def test_close_freezes_the_last_picture_and_dispose_removes_it(client: object) -
     board.monitor.sample()  # nothing is drawn after the close
     assert len(board.sources["spill"].data["time"]) == points
     board.dispose()
-    assert board.plots.comm is None and board.comm is None
+    assert board.comm is None and board.plots.comm is not None  # a moment for the page
+    deadline = time.monotonic() + 10
+    while board.plots.comm is not None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert board.plots.comm is None
 
 
 def _bundle_points(board: Dashboard, name: str) -> int:

@@ -469,8 +469,11 @@ class Dashboard(widgets.VBox):
                 return
             self._disposed = True
         self.monitor.remove_on_closed(self._on_client_closed)
-        for w in (self.plots, self.log_area, self.status, self.dask_link, self.controls,
-                  *self.children):
+        # the plots' view, taken off the page with the dashboard, still sends its layout
+        # changes for a moment: their comm closes a few seconds later (no "No such comm")
+        self.plots.close_later()
+        for w in (self.log_area, self.status, self.dask_link, self.controls,
+                  *(c for c in self.children if c is not self.plots)):
             w.close()
         self.progress_view.close()
         super().close()
