@@ -19,6 +19,7 @@ from tqdm import tqdm
 from . import ops, storage
 from ._version import __version__
 from .cluster import check_memory_limit, connect, start_cluster
+from .commit import clean_staging
 from .dataset import Dataset, parse_part_size
 from .datasets import CRITEO_CATEGORICAL, CRITEO_CONTINUOUS, CRITEO_LABEL, synthetic_criteo
 from .embedding import embedding_sizes
@@ -28,7 +29,7 @@ from .models import load
 from .notebook_report import notebook_report
 from .outputs import check_destination, check_not_inside_input, clean_stale
 from .predict import predict_topk
-from .storage import clean_staging, is_remote
+from .storage import is_remote
 from .workflow import Workflow
 
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from . import storage
+from . import commit, storage
 from ._version import __version__ as _library_version
 from .artifacts import TemporaryArtifacts, check_temporary_artifacts_reach_workers
 from .backend import convert
@@ -332,7 +332,7 @@ class Workflow:
         has_artifacts = bool(self.artifacts_dir) and storage.isdir(self.artifacts_dir,
                                                                    self.storage_options)
         if storage.is_remote(path):
-            with storage.remote_atomic_directory(path, options, overwrite=overwrite) as tmp:
+            with commit.remote_atomic_directory(path, options, overwrite=overwrite) as tmp:
                 if has_artifacts:
                     storage.copy_directory(self.artifacts_dir, storage.join(tmp, "artifacts"),
                                            self.storage_options, options)
@@ -366,6 +366,8 @@ class Workflow:
         :class:`~interactive_recsys.errors.WorkflowFormatError` naming the field.
         """
         path = os.fspath(path)
+        if storage.is_remote(path):  # a save interrupted after its commit: finish it first
+            commit.roll_forward(path, storage_options)
         storage.published_files(path, storage_options, sizes=False)  # interrupted: refused
         loaded = read_config(path, functions, storage_options)
         wf = cls(loaded.output, storage_options=storage_options)

@@ -181,7 +181,7 @@ def test_the_output_side_runs_top_down():
 #: The layers of README's "Architecture" table, bottom first (the package's top-level names).
 LAYERS = [
     {"errors", "params", "schema", "operands", "selector", "hashing", "backend", "_version",
-     "lazy", "embedding", "outputs", "storage", "artifacts"},
+     "lazy", "embedding", "outputs", "storage", "commit", "artifacts"},
     {"ops", "tables"},
     {"graph"},
     {"jobs", "cluster", "monitor"},

@@ -38,7 +38,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .. import storage
+from .. import commit, storage
 from ..dataset import Dataset, expand_paths
 from ..errors import DatasetError
 from ..schema import Schema
@@ -214,7 +214,10 @@ def _files_and_schema(source: Any, storage_options: Mapping[str, Any] | None = N
 def _remote_files_and_schema(url: str, storage_options: Mapping[str, Any] | None
                              ) -> tuple[list[str], Schema | None]:
     """A URL: an output folder (its manifest checked, its ``_schema.json`` read), a glob or
-    a file list (no tags)."""
+    a file list (no tags). An output interrupted after its commit is published first (its
+    ``_schema.json`` lists the files in the folder)."""
+    if storage.isdir(url, storage_options):
+        commit.roll_forward(url, storage_options)
     files = expand_paths(url, "parquet", storage_options)  # checks a folder's manifest
     meta = storage.join(url.rstrip("/"), SCHEMA_FILE)
     if storage.isdir(url, storage_options) and storage.exists(meta, storage_options):
