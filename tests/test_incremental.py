@@ -16,6 +16,7 @@ from typing import Any
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -195,7 +196,8 @@ def test_an_operator_that_cannot_merge_refuses_by_name() -> None:
         chained.update(pd.DataFrame({"x": [10.0]}))
 
 
-def test_a_loaded_folder_is_never_written_and_the_cli_saves_a_new_one(tmp_path: Any) -> None:
+def test_a_loaded_folder_is_never_written_and_the_cli_saves_a_new_one(
+        tmp_path: Any, capsys: pytest.CaptureFixture) -> None:
     day1 = pd.DataFrame({"c": ["a", "b", "a"], "x": [1.0, 2.0, 4.0]})
     day2 = pd.DataFrame({"c": ["z", "b", "z"], "x": [8.0, None, 0.0]})
     graph = (["c"] >> ops.Categorify()) + (["x"] >> ops.Normalize())
@@ -209,6 +211,8 @@ def test_a_loaded_folder_is_never_written_and_the_cli_saves_a_new_one(tmp_path: 
                      "--input", str(tmp_path / "day2.parquet"),
                      "--output", str(tmp_path / "wf3")])
     assert code == 0 and _files(tmp_path / "wf1") == before
+    printed = capsys.readouterr().out
+    assert "c: vocabulary version 2, 1 new rows (ids 5..5)" in printed
     saved = irs.Workflow.load(tmp_path / "wf3")
     union = pd.concat([day1, day2], ignore_index=True)
     assert_same(saved.transform(union), updated.transform(union))
@@ -266,3 +270,67 @@ def test_exports_report_the_new_rows_of_each_table(tmp_path: Any) -> None:
     trained = torch.randn(5, 4)
     grown = irs.torchrec.grow_weights(trained, 7)
     assert grown.shape == (7, 4) and torch.equal(grown[:5], trained)
+
+
+def test_the_embedding_report_shows_each_tables_version_and_new_rows() -> None:
+    wf = irs.Workflow(["c", "d"] >> ops.Categorify()).fit(
+        pd.DataFrame({"c": ["a", "b"], "d": ["p", "q"]}))
+    assert "new rows" not in repr(irs.stats.EmbeddingReport(wf))
+    updated = wf.update(pd.DataFrame({"c": ["x", "y", "x"], "d": ["p", "p", "q"]}))
+    report = irs.stats.EmbeddingReport(updated)
+    assert report.to_dict()["tables"]["c"]["new_rows"] == [5, 7]
+    assert report.to_dict()["tables"]["d"]["vocabulary_version"] == 2
+    rows = {r["table"]: r["new rows (version)"] for r in report.rows()}
+    assert rows == {"c": "+2 (v2)", "d": "+0 (v2)"}
+
+
+@pytest.mark.parametrize("kind", ["split_out", "num_buckets", "joint", "combo", "list"])
+def test_every_categorify_encoding_extends_with_ids_kept(kind: str) -> None:
+    rng = np.random.default_rng(7)
+    frames = [pd.DataFrame({"a": rng.choice(list("abcdefgh"[:4 + 3 * d]), 200),
+                            "b": rng.choice(list("abcxyz"[:3 + 3 * d]), 200)})
+              for d in range(2)]
+    node = {"split_out": ["a"] >> ops.Categorify(split_out=3),
+            "num_buckets": ["a"] >> ops.Categorify(num_buckets=4),
+            "joint": [["a", "b"]] >> ops.Categorify(encode_type="joint"),
+            "combo": [["a", "b"]] >> ops.Categorify(encode_type="combo"),
+            "list": ["l"] >> ops.Categorify()}[kind]
+    if kind == "list":
+        frames = [pd.DataFrame({"l": pd.Series(
+            [list(f["a"][i:i + 3]) for i in range(0, 200, 3)],
+            dtype=pd.ArrowDtype(pa.list_(pa.string())))}) for f in frames]
+    wf = irs.Workflow(node).fit(irs.Dataset(dd.from_pandas(frames[0], npartitions=3)))
+    updated = wf.update(irs.Dataset(dd.from_pandas(frames[1], npartitions=2)))
+    before, after = wf.transform(frames[0]), updated.transform(frames[0])
+    for name in before.columns:
+        assert before[name].tolist() == after[name].tolist(), name  # day-1 ids kept
+    new = updated.transform(frames[1])
+    old_card = wf.output_schema[before.columns[0]].cardinality
+    card = updated.output_schema[before.columns[0]].cardinality
+    first = 3 + (3 if kind == "num_buckets" else 0)  # after padding, null and OOV rows
+    for name in new.columns:
+        ids = np.concatenate([np.atleast_1d(v) for v in new[name]])
+        assert ids.max() < card and ids.min() >= first  # every day-2 value has its row
+        assert (ids >= old_card).any()  # day 2's new values have new rows
+    union = pd.concat(frames, ignore_index=True)
+    whole = irs.Workflow(node).fit(union)
+    assert card == whole.output_schema[before.columns[0]].cardinality  # same vocabulary
+
+
+def test_update_on_a_process_cluster_in_the_background(client: Any, tmp_path: Any) -> None:
+    rng = np.random.default_rng(11)
+    days_ = [pd.DataFrame({"c": rng.choice(list("abcdefghijkl"[:6 + 6 * d]), 500),
+                           "x": rng.normal(size=500)}) for d in range(2)]
+    for d, frame in enumerate(days_):
+        frame.to_parquet(tmp_path / f"day{d}.parquet", row_group_size=100)
+    graph = (["c"] >> ops.Categorify(freq_threshold=20)) + (["x"] >> ops.Normalize())
+    wf = irs.Workflow(graph).fit(irs.Dataset(str(tmp_path / "day0.parquet"), part_size=2_000))
+    job = wf.update(irs.Dataset(str(tmp_path / "day1.parquet"), part_size=2_000),
+                    background=True)
+    updated = job.result()
+    union = pd.concat(days_, ignore_index=True)
+    whole = irs.Workflow(graph).fit(union)
+    assert_same(updated.transform(union)[["x"]], whole.transform(union)[["x"]])
+    counts = union["c"].value_counts()
+    assert updated.output_schema["c"].cardinality == 3 + int((counts >= 20).sum())
+    assert updated.transform(days_[0])["c"].tolist() == wf.transform(days_[0])["c"].tolist()
