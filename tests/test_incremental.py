@@ -334,3 +334,12 @@ def test_update_on_a_process_cluster_in_the_background(client: Any, tmp_path: An
     counts = union["c"].value_counts()
     assert updated.output_schema["c"].cardinality == 3 + int((counts >= 20).sum())
     assert updated.transform(days_[0])["c"].tolist() == wf.transform(days_[0])["c"].tolist()
+
+
+@pytest.mark.parametrize("op", [ops.DropLowCardinality(), ops.ReduceDtypeSize()])
+def test_operators_without_a_merge_refuse_by_name(op: Any) -> None:
+    df = pd.DataFrame({"x": [1, 2, 3], "y": [1, 1, 2]})
+    wf = irs.Workflow(["x", "y"] >> op).fit(df)
+    with pytest.raises(NotMergeableError, match=rf"{type(op).__name__} \(.*\) on columns "
+                                                r"\['x', 'y'\] cannot be updated.*Refit"):
+        wf.update(df)
