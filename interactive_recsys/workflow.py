@@ -220,6 +220,13 @@ class Workflow:
         one. An operator whose statistics cannot be merged (FillMedian, ...) raises
         :class:`~interactive_recsys.errors.NotMergeableError` naming it and the fix (a full
         refit). ``background=True`` returns a :class:`~interactive_recsys.jobs.Job`.
+
+        >>> import pandas as pd, interactive_recsys as irs
+        >>> from interactive_recsys import ops
+        >>> wf = irs.Workflow(["c"] >> ops.Categorify()).fit(pd.DataFrame({"c": ["x", "y"]}))
+        >>> wf2 = wf.update(pd.DataFrame({"c": ["z", "y"]}))
+        >>> wf2.transform(pd.DataFrame({"c": ["x", "y", "z"]}))["c"].tolist()  # z appended
+        [3, 4, 5]
         """
         if background:
             return submit(lambda: self.update(data), name="update")

@@ -8,6 +8,9 @@ Every operator:
 * transforms one partition purely: ``transform(df, state, ctx) -> df``;
 * keeps fitted state apart: a :class:`StatOperator` returns its state from ``fit_*``
   methods and the workflow stores it; the operator object itself never changes.
+* says whether its fitted state can be extended with new data (``Workflow.update``): a
+  :class:`StatOperator` merges it with a state fitted on the new data only
+  (:meth:`StatOperator.merge_state`), or refuses with an error naming itself.
 
 Examples
 --------
