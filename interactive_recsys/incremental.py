@@ -37,11 +37,11 @@ import time
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from .artifacts import TemporaryArtifacts, check_temporary_artifacts_reach_workers
-from .dataset import as_dataset
 from .errors import DatasetError, NotMergeableError
 from .execution import compile_plan, fit_phases
 from .graph import OpNode
+from .io.artifacts import TemporaryArtifacts, check_temporary_artifacts_reach_workers
+from .io.dataset import as_dataset
 from .ops.base import StateFolders
 from .plan import OpStep
 

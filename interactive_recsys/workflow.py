@@ -22,22 +22,22 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from . import commit, storage
 from ._version import __version__ as _library_version
-from .artifacts import TemporaryArtifacts, check_temporary_artifacts_reach_workers
 from .backend import convert
-from .dataset import Dataset, as_dataset
 from .errors import DatasetError, IRSError, NotFittedError, SchemaError, WorkflowFormatError
 from .execution import compile_plan, fit_phases, transform
 from .graph import ConcatNode, Node, OpNode, SelectNode
 from .incremental import updated
-from .jobs import Job, compute, submit
+from .io import commit, storage
+from .io.artifacts import TemporaryArtifacts, check_temporary_artifacts_reach_workers
+from .io.dataset import Dataset, as_dataset
+from .io.outputs import atomic_directory
+from .io.workflow_format import FORMAT_NAME, FORMAT_VERSION, json_safe, read_config
 from .ops.base import Operator
-from .outputs import atomic_directory
 from .plan import Plan
+from .runtime.jobs import Job, compute, submit
 from .schema import RESERVED_PREFIX, Schema, element_dtype, is_numeric_dtype
 from .selector import flatten
-from .workflow_format import FORMAT_NAME, FORMAT_VERSION, json_safe, read_config
 
 
 @dataclass(frozen=True)
@@ -173,7 +173,7 @@ class Workflow:
         """Compute every statistic: one Dask computation per dependency phase.
 
         With ``background=True`` the fit runs in a background thread on the active Dask
-        client and a :class:`~interactive_recsys.jobs.Job` is returned at once (status,
+        client and a :class:`~interactive_recsys.runtime.jobs.Job` is returned at once (status,
         progress per phase, ``cancel()``, ``result()`` -> this workflow).
         """
         if background:
@@ -305,7 +305,7 @@ class Workflow:
 
     def fit_transform(self, data: Any, *, background: bool = False) -> Any:
         """``fit(data)`` then ``transform(data, training=True)``; with ``background=True`` a
-        :class:`~interactive_recsys.jobs.Job` whose result is the transformed data."""
+        :class:`~interactive_recsys.runtime.jobs.Job` whose result is the transformed data."""
         if background:
             return submit(lambda: self.fit_transform(data), name="fit_transform")
         return self.fit(data).transform(data, training=True)

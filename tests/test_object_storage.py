@@ -31,8 +31,9 @@ pytest.importorskip("moto")
 import s3fs
 
 import interactive_recsys as irs
-from interactive_recsys import commit, ops, storage
+from interactive_recsys import ops
 from interactive_recsys.errors import DatasetError
+from interactive_recsys.io import commit, storage
 from tests import s3_server
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -27,12 +27,12 @@ import dask
 import numpy as np
 import pandas as pd
 
-from ..commit import published_folder, roll_forward
-from ..dataset import as_dataset
 from ..errors import IRSError, NotFittedError, ParameterError
-from ..jobs import active_client, compute, submit
+from ..io.commit import published_folder, roll_forward
+from ..io.dataset import as_dataset
+from ..io.storage import is_remote, local_copy
 from ..params import Param, declared_params, validate_values
-from ..storage import is_remote, local_copy
+from ..runtime.jobs import active_client, compute, submit
 from .data import Interactions, encode, to_dense
 
 FORMAT, FORMAT_VERSION = "irs-model", 1
@@ -106,7 +106,7 @@ class Model:
         """Fit on ``train`` (a Dataset or DataFrame with the user and item columns).
 
         Returns the model, or with ``background=True`` at once a
-        :class:`~interactive_recsys.jobs.Job` whose result is the model (its phases show in
+        :class:`~interactive_recsys.runtime.jobs.Job` whose result is the model (its phases show in
         the dashboard; ``job.cancel()`` stops it).
         """
         if background:

@@ -34,9 +34,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..artifacts import key_directory, resolve
 from ..backend import keyed_counts as kc
 from ..errors import ParameterError, SchemaError
+from ..io.artifacts import key_directory, resolve
 from ..schema import ColumnSchema, Schema, Tags, element_dtype
 from ..tables import ranking
 from ..tables import vocabulary as vocab

@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from .. import storage
-from ..artifacts import resolve
+from ..io import storage
+from ..io.artifacts import resolve
 from ..schema import is_numeric_dtype
 from ..tables.moments import column_moments, merge_summaries
 from ..tables.vocabulary import write_table_file

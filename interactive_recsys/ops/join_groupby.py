@@ -40,9 +40,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..artifacts import key_directory
 from ..backend import merge_moments
 from ..errors import ParameterError, SchemaError
+from ..io.artifacts import key_directory
 from ..params import param_error
 from ..schema import ColumnSchema, Schema, Tags, is_numeric_dtype
 from ..tables import keyed_statistics as ks

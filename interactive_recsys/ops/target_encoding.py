@@ -50,9 +50,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..artifacts import key_directory
 from ..backend import merge_sums
 from ..errors import SchemaError
+from ..io.artifacts import key_directory
 from ..schema import ColumnSchema, Schema, Tags, is_numeric_dtype
 from ..tables import keyed_statistics as ks
 from ..tables import vocabulary as vocab

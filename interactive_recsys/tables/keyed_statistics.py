@@ -37,8 +37,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .. import storage
-from ..artifacts import key_directory, resolve
+from ..io import storage
+from ..io.artifacts import key_directory, resolve
 from . import vocabulary as vocab
 from .cache import TABLES
 from .reduce import delayed_task, delayed_tasks, pick, tree

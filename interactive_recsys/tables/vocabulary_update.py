@@ -37,7 +37,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .. import storage
+from ..io import storage
 from .vocabulary import split_counts, split_path, write_table_file
 
 

@@ -18,7 +18,7 @@ the next write to the folder, :func:`roll_forward` or ``irs clean`` finish the c
 overwrite never leaves the old output deleted while the new one is incomplete.
 
 >>> import pandas as pd, pyarrow as pa
->>> from interactive_recsys import storage
+>>> from interactive_recsys.io import storage
 >>> with remote_atomic_directory("memory://irs-commit-doc/out") as staging:
 ...     storage.write_table(pa.table({"x": [1, 2]}), staging + "/part.0.parquet")
 >>> [f.rsplit("/", 1)[1] for f in storage.published_files("memory://irs-commit-doc/out")]
@@ -36,7 +36,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from .errors import DatasetError, IRSError, StorageError
+from ..errors import DatasetError, IRSError, StorageError
 from .outputs import atomic_directory
 from .storage import (
     CLAIM,

@@ -32,13 +32,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..backend import get_backend
+from ..params import Param, validate_params
+from ..plan import release_memory
+from ..runtime.jobs import compute
+from ..schema import RESERVED_PREFIX
 from . import commit, storage
-from .backend import get_backend
-from .jobs import compute
 from .outputs import atomic_directory, check_not_inside_input
-from .params import Param, validate_params
-from .plan import release_memory
-from .schema import RESERVED_PREFIX
 
 __all__ = ["SHUFFLE_MODES", "atomic_directory", "write_parquet"]
 

@@ -38,7 +38,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from .errors import DatasetError, IRSError, StorageError
+from ..errors import DatasetError, IRSError, StorageError
 from .outputs import atomic_file
 
 MANIFEST = "_SUCCESS"
