@@ -236,3 +236,13 @@ def test_a_state_changed_after_its_fit_is_not_reused(data, tmp_path):
     assert step.state == {s.node_id: s.state for s in first.fitted_steps()}["normalize-8"]
     first._states["categorify-4"]["vocabs"]["C2"]["size"] += 1  # changed in memory
     assert not reused(workflow(*branches()).fit(data, reuse=first))["categorify-4"]
+
+
+def test_an_updated_workflow_does_not_lend_its_merged_states_to_a_fit_of_the_first_day():
+    day1, day2 = make_criteo_frame(200, seed=1), make_criteo_frame(200, seed=2)
+    graph = (["C1"] >> ops.Categorify()) + (["I1"] >> ops.FillMissing(0) >> ops.Normalize())
+    first = irs.Workflow(graph).fit(day1)
+    grown = first.update(day2)  # its states: days 1 and 2
+    again = irs.Workflow(graph).fit(day1, reuse=grown)
+    assert not any(reused(again).values())
+    assert [s.state for s in again.fitted_steps()] == [s.state for s in first.fitted_steps()]

@@ -190,8 +190,8 @@ LAYERS = [
     {"plan"},
     {"dataset", "csv_input", "writer", "exports", "workflow_format"},
     {"execution", "reuse"},
-    {"workflow", "models", "predict", "eval", "loader", "stats", "torchrec", "datasets",
-     "compat"},
+    {"workflow", "incremental", "models", "predict", "eval", "loader", "stats", "torchrec",
+     "datasets", "compat"},
     {"ui", "codegen", "notebook_report", "sanitize", "cli"},
 ]
 

@@ -52,11 +52,12 @@ import pyarrow.compute as pc
 
 from ..backend import merge_sums
 from ..errors import SchemaError
+from ..io.artifacts import key_directory
 from ..schema import ColumnSchema, Schema, Tags, is_numeric_dtype
 from ..tables import keyed_statistics as ks
 from ..tables import vocabulary as vocab
 from ..tables.reduce import MAX_SPLITS, delayed_task, delayed_tasks, num_splits, tree
-from .base import OpContext, StatOperator, group_names
+from .base import OpContext, StateFolders, StatOperator, group_names, merged_directory
 from .hashed_cross import row_hash
 from .params import Param
 from .state_check import TABLE
@@ -97,6 +98,15 @@ class TargetEncoding(StatOperator):
 
     def state_keys(self, groups: Sequence[tuple[str, ...]]) -> dict[str, list[str]]:
         return {"tables": list(self.key_groups([tuple(g) for g in groups]))}
+
+    def check_state(self, state: dict[str, Any]) -> None:
+        """Also check that the state holds one count and one sum per fold (``kfold``): a
+        saved workflow whose ``kfold`` was changed by hand would fail at transform."""
+        super().check_state(state)
+        for name in ("count", "sum"):
+            if len(state["folds"][name]) != self.kfold:
+                raise ValueError(f"folds.{name} has {len(state['folds'][name])} entries, but "
+                                 f"kfold is {self.kfold}")
 
     def key_groups(self, groups: list[tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
         """Key name -> key columns: every selected group but the target and fold columns."""
@@ -194,6 +204,22 @@ class TargetEncoding(StatOperator):
         np.add.at(s, (rows, folds), merged["s"].to_numpy())
         return pa.table({"value": values, **{f"n{f}": n[:, f] for f in range(self.kfold)},
                          **{f"s{f}": s[:, f] for f in range(self.kfold)}})
+
+    def merge_state(self, old: dict[str, Any], new: dict[str, Any], ctx: OpContext,
+                    folders: StateFolders) -> dict[str, Any]:
+        """Per category and fold: target counts and sums added; the folds' totals too."""
+        tables = {}
+        for number, key in enumerate(self.key_groups(ctx.groups)):
+            before, after = (ks.read_splits(root, state["tables"][key], ctx.storage_options)
+                             for root, state in ((folders.old, old), (folders.new, new)))
+            tables[key] = ks.merge_tables(
+                before, after, merge_sums, lambda table, key: table, key,
+                ctx.artifacts_dir or ".",
+                key_directory(merged_directory(ctx), number, "table"),
+                old["tables"][key]["splits"], ctx.storage_options)
+        folds = {name: [a + b for a, b in zip(old["folds"][name], new["folds"][name],
+                                               strict=True)] for name in ("count", "sum")}
+        return {"tables": tables, "folds": folds}
 
     def _state(self, tables: dict[str, Any], totals: pa.Table) -> dict[str, Any]:
         count = np.zeros(self.kfold, dtype=np.int64)

@@ -35,8 +35,8 @@ class RunActions:
         self._show_preview()
         reuse = reuse_text(result.workflow)
         self.say(f"Preview: fitted and transformed {len(result.input)} sample rows in "
-                 f"{result.seconds:.2f} s" + (f"; {reuse}" if reuse else "") + " (below).",
-                 "success", "run")
+                 f"{result.seconds:.2f} s" + (f"; {reuse}" if reuse else "")
+                 + " (below the graph).", "success", "run")
         for callback in list(self._preview_listeners):
             callback(result)
 
