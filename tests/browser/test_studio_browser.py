@@ -449,10 +449,12 @@ def test_click_budget_by_hand(lab):
     assert computed.locator(".irs-dag-badge").text_content() == "computed"
     assert page.locator(".irs-dag g.irs-dag-reused").count() == 1
     assert page.locator(".irs-dag g.irs-dag-computed").count() == 1
+    page.locator(".irs-builder-status").evaluate("el => el.scrollIntoView({block: 'center'})")
+    lab.screenshot("studio-26-refit-status")
     reused.hover()
     assert "reused: its state was kept" in page.locator(".irs-dag-tooltip").inner_text()
-    page.locator(".irs-studio .irs-builder-dag").scroll_into_view_if_needed()
-    lab.screenshot("studio-26-refit-reused-steps")
+    lab.screenshot("studio-26a-refit-reused-step")
+    page.mouse.move(2, 2)  # no tooltip over the next view
     computed.evaluate("el => el.scrollIntoView({block: 'center'})")  # the continuous branch
     lab.screenshot("studio-26b-refit-computed-step")
     out, _ = read_output(Path(data + "-processed"))
