@@ -28,6 +28,7 @@ from .ops.lambda_op import LambdaOp
 from .schema import Schema
 from .selector import ColumnSelector, flatten
 
+
 class StepList:
     """The operator steps of a graph, one line each (what ``node.graph`` shows)."""
 
