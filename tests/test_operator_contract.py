@@ -52,6 +52,7 @@ CONSTRUCTOR_KWARGS: dict[str, dict[str, Any]] = {
     "Groupby": {"groupby_cols": ["C3"]},
     "ListSlice": {"start": 1},
     "SelectColumns": {"columns": ["F1"]},
+    "DropColumns": {"columns": ["F1"]},
 }
 
 #: More parameter sets per operator (optional): non-default values that must survive

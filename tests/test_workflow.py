@@ -191,8 +191,10 @@ def test_graph_algebra_and_repr():
 
 
 def test_duplicate_output_columns_are_rejected():
+    # two different computations named 'x': the error names the column and both sources
     wf = irs.Workflow(["x"] + (["x"] >> ops.FillMissing(0)))
-    with pytest.raises(irs.SchemaError, match="'x' appears twice"):
+    with pytest.raises(irs.SchemaError, match=r"Column 'x' is output twice.*input column 'x' "
+                       r"and step \[.x.\] >> FillMissing\(\)"):
         wf.fit(frame())
 
 

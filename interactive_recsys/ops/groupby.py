@@ -48,8 +48,9 @@ class Groupby(Operator):
 
     summary = "Aggregate rows per key into lists and statistics (shuffles by key)"
     category = "sequences"
-    groupby_cols = Param(kind="strs", doc="Key columns: one output row per distinct key.")
-    sort_cols = Param(None, kind="strs", nullable=True,
+    groupby_cols = Param(kind="strs", columns=True,
+                         doc="Key columns: one output row per distinct key.")
+    sort_cols = Param(None, kind="strs", nullable=True, columns=True,
                       doc="Order of rows within a key (e.g. a timestamp); None: dataset order.")
     aggs = Param("list", kind="any", doc="An aggregation, a list of them (for every non-key "
                  "column) or {column: [aggregations]}; among " + ", ".join(AGGREGATIONS) + ".")
