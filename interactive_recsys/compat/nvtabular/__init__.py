@@ -39,8 +39,9 @@ from typing import Any
 from ...selector import ColumnSelector
 from . import dispatch, io, ops, tags, utils
 from .dataset import Dataset
+from .schema import ColumnSchema, Schema
 from .tags import Tags, TagSet
-from .workflow import ColumnSchema, Schema, Workflow
+from .workflow import Workflow
 
 #: NVTabular's pre-0.6 name of a column selection (``ColumnGroup(["a"]) >> op``).
 ColumnGroup = ColumnSelector

@@ -31,13 +31,13 @@ from typing import Any
 
 import dask.dataframe as dd
 import distributed
-import numpy as np
 
 from ... import dataset as _dataset
 from ...backend import get_backend, gpu_available
 from ...errors import ParameterError
-from ...schema import Schema
+from .schema import Schema
 from .tags import TagSet
+from .types import dtype_name_of
 from .utils import device_mem_size
 
 #: Dask read options NVTabular passes on that do not change the rows read.
@@ -53,20 +53,6 @@ class Shuffle(enum.Enum):
     PER_PARTITION = "partition"
     PER_WORKER = "worker"
     FULL = "full"
-
-
-def dtype_name_of(dtype: Any) -> str:
-    """This project's dtype name of a NumPy/pandas/Python dtype or a name (``np.int64``,
-    ``"float32"``, ``str``)."""
-    if dtype in (str, "str", "object", np.str_, object):
-        return "string"
-    if isinstance(dtype, str) and (dtype.startswith("list<") or dtype == "string"):
-        return dtype
-    try:
-        return np.dtype(dtype).name
-    except TypeError:
-        raise ParameterError(f"Unknown dtype {dtype!r}; use a NumPy dtype (np.int64), a name "
-                             "('float32') or str.") from None
 
 
 def gpu_only(keyword: str, fix: str) -> ParameterError:
@@ -154,6 +140,11 @@ class Dataset(_dataset.Dataset):
         out = cls.__new__(cls)
         out.__dict__.update(ds.__dict__)
         return out
+
+    @property
+    def schema(self) -> Any:
+        """The schema with Merlin's names (``column_names``, ``column_schemas``)."""
+        return Schema.of(self._schema)
 
     @property
     def cpu(self) -> bool:

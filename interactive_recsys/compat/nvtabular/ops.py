@@ -47,20 +47,20 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from ... import ops as _ops
 from ...embedding import embedding_sizes
 from ...errors import ParameterError, SchemaError
-from ...graph import Node
+from ...graph import Node, SelectNode
 from ...operands import OperatorOperand
 from ...schema import Schema
-from .dataset import dtype_name_of
 from .tags import TagSet
+from .types import dtype_name_of
 
 #: NVTabular keyword arguments about memory, caching and files: no effect on results.
 TUNING = frozenset({"out_path", "on_host", "cat_cache", "tree_width", "split_every",
-                    "cardinality_memory_limit", "search_sorted", "single_table", "name_sep",
-                    "drop_folds"})
+                    "cardinality_memory_limit", "search_sorted", "name_sep", "drop_folds"})
 #: Rows before the vocabulary in NVTabular 23.08's (and this project's) Categorify tables.
 RESERVED_ROWS = 2
 #: A frequency threshold no value reaches: every value goes to the hash buckets.
@@ -69,15 +69,16 @@ _HASH_ONLY = 2**62
 
 def _tuning(op: str, kwargs: dict[str, Any]) -> dict[str, Any]:
     """Drop NVTabular-only knobs that do not change results; refuse the ones that would."""
-    for name in ("start_index", "vocabs", "target_mean", "out_col"):
-        if kwargs.get(name) not in (None, 0):
+    for name in ("start_index", "vocabs", "target_mean", "out_col", "single_table"):
+        if kwargs.get(name) not in (None, 0, False):
             raise ParameterError(f"NVTabular's {op}({name}=...) changes the output, which this "
                                  f"port does not reproduce; got {name}={kwargs[name]!r}. Remove "
                                  "it (and adapt the model) or apply the equivalent step after.")
     if kwargs.get("name_sep", "_") != "_":
         raise ParameterError(f"{op}(name_sep=...) other than '_' is not supported; got "
                              f"{kwargs['name_sep']!r}.")
-    return {k: v for k, v in kwargs.items() if k not in TUNING | {"start_index", "vocabs"}}
+    return {k: v for k, v in kwargs.items()
+            if k not in TUNING | {"start_index", "vocabs", "single_table"}}
 
 
 class Steps(OperatorOperand):
@@ -94,6 +95,13 @@ class Steps(OperatorOperand):
         parts = [(node if cols is None else node[cols], chain) for cols, chain in self.branches]
         if self.rest:
             parts.append((node - named, self.rest))
+        if isinstance(node, SelectNode) and not node.selector.tags:  # plain names: select
+            sel = node.selector                                       # them directly
+            rest = [n for n in sel.names if n not in named]
+            parts = [(node if cols is None else Node.as_node(cols), chain)
+                     for cols, chain in self.branches]
+            if self.rest and rest:
+                parts.append((Node.as_node(rest), self.rest))
         out = None
         for part, chain in parts:
             for op in chain:
@@ -163,10 +171,7 @@ def TargetEncoding(target: Any, kfold: int | None = None, fold_seed: int | None 
     each (``TE_<key>_<target>``); ``fold_seed=None`` draws a seed once (NVTabular draws
     unseeded folds). The target (like ``cont_cols``) is read from the workflow input
     without being selected."""
-    if isinstance(target, Node):
-        raise ParameterError("TargetEncoding(target=<node>): name the target column(s), e.g. "
-                             "target=['label'].")
-    targets = [target] if isinstance(target, str) else list(target)
+    targets = [target] if isinstance(target, str | Node) else list(target)
     if fold_seed is None:
         fold_seed = random.SystemRandom().randrange(2**31)
     rest = _tuning("TargetEncoding", kwargs)
@@ -190,6 +195,11 @@ def JoinGroupby(cont_cols: Any = None, stats: Sequence[str] = ("count",),
     return _ops.JoinGroupby(cont_cols=cont_cols if isinstance(cont_cols, Node)
                             else list(cont_cols or ()), stats=list(stats), split_out=split_out,
                             **rest)
+
+
+def HashBucket(num_buckets: int | Mapping[str, int]) -> Any:
+    """NVTabular's ``HashBucket``: a number of buckets, or ``{column: buckets}``."""
+    return _per_column("HashBucket", num_buckets, _ops.HashBucket, None)
 
 
 def Bucketize(boundaries: Any) -> Any:
@@ -278,9 +288,11 @@ class _FilterBy(_ops.RowFilter, register=False):
         b = ctx.backend
         frame = b.to_pandas(df) if b.name == "cpu" else df
         mask = self.f(frame)
-        if hasattr(mask, "columns"):
-            raise SchemaError(f"Filter(f={self.f!r}) returned a frame; return a boolean column "
-                              "(e.g. df['x'] > 0).")
+        if hasattr(mask, "columns"):  # the kept rows themselves, as NVTabular allows
+            mask = frame.index.isin(mask.index)
+        if not hasattr(mask, "__len__") or isinstance(mask, str) or len(mask) != len(frame):
+            raise SchemaError(f"Filter(f={self.f!r}) must return a boolean column or the kept "
+                              f"rows (e.g. df['x'] > 0 or df[df['x'] > 0]); got {mask!r:.80}.")
         return b.from_series(pd.Series(np.asarray(mask, dtype=bool)) if b.name == "cpu"
                              else mask)
 
@@ -386,8 +398,17 @@ def TagAsItemFeatures() -> _ops.AddTags:
 
 
 def log_float32(col: Any) -> Any:
-    """``log(float32(x) + 1)`` in float32, as NVTabular's ``LogOp`` (nulls give NaN)."""
+    """``log(float32(x) + 1)`` in float32, as NVTabular's ``LogOp`` (nulls give NaN); a list
+    column element by element."""
     if isinstance(col, pd.Series):
+        arr = pa.chunked_array(pa.array(col)) if not isinstance(col.dtype, pd.ArrowDtype) \
+            else pa.chunked_array(col.array.__arrow_array__())
+        if pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type):
+            chunks = [type(c).from_arrays(c.offsets, pa.array(log_float32(pd.Series(
+                c.flatten().to_numpy(zero_copy_only=False))).to_numpy()), mask=c.is_null())
+                for c in arr.chunks]
+            return pd.Series(pd.arrays.ArrowExtensionArray(pa.chunked_array(chunks)),
+                             index=col.index)
         values = col.to_numpy(dtype=np.float32, na_value=np.nan)
         return pd.Series(np.log(values + np.float32(1)), index=col.index)
     return np.log(col.astype("float32") + 1)  # cuDF: the same ufunc on the device
@@ -396,7 +417,7 @@ def log_float32(col: Any) -> Any:
 def LogOp() -> _ops.LambdaOp:
     """NVTabular's ``LogOp``: computed in float32 (the core's ``LogOp`` computes in float64
     and rounds once, up to 1.6e-5 closer to the exact value)."""
-    return _ops.LambdaOp(log_float32, dtype="float32", add_tags=["continuous"])
+    return _ops.LambdaOp(log_float32, add_tags=["continuous"])
 
 
 def get_embedding_sizes(source: Any, output_dtypes: Any = None) -> Any:
@@ -422,7 +443,26 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"{__name__} has no operator {name!r}") from None
 
 
-__all__ = ["AddMetadata", "AddProperties", "AddTags", "Bucketize", "Categorify",
-           "DifferenceLag", "Filter", "Groupby", "JoinGroupby", "LambdaOp", "ListSlice", "LogOp",
-           "Rename", "Steps", "TagAsItemFeatures", "TagAsItemID", "TagAsUserFeatures",
-           "TagAsUserID", "TargetEncoding", "get_embedding_sizes"]
+__all__ = [
+    "AddMetadata",
+    "AddProperties",
+    "AddTags",
+    "Bucketize",
+    "Categorify",
+    "DifferenceLag",
+    "Filter",
+    "Groupby",
+    "HashBucket",
+    "JoinGroupby",
+    "LambdaOp",
+    "ListSlice",
+    "LogOp",
+    "Rename",
+    "Steps",
+    "TagAsItemFeatures",
+    "TagAsItemID",
+    "TagAsUserFeatures",
+    "TagAsUserID",
+    "TargetEncoding",
+    "get_embedding_sizes",
+]

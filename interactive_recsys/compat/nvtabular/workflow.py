@@ -1,4 +1,4 @@
-"""NVTabular's ``Workflow``, ``Schema`` and ``ColumnSchema`` names on this project's classes.
+"""NVTabular's ``Workflow`` on this project's Workflow.
 
 >>> import pandas as pd
 >>> from interactive_recsys.compat.nvtabular import ops
@@ -10,58 +10,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ... import schema as _schema
 from ... import workflow as _workflow
 from ...dataset import Dataset as _CoreDataset
-from .dataset import Dataset, dtype_name_of
-from .tags import TagSet
-
-
-class Schema(_schema.Schema):
-    """A schema with Merlin's names: ``column_names``, ``column_schemas``, ``without``."""
-
-    @classmethod
-    def of(cls, schema: _schema.Schema) -> Schema:
-        return schema if isinstance(schema, cls) else cls(schema.values())
-
-    @property
-    def column_names(self) -> list[str]:
-        return self.names
-
-    @property
-    def column_schemas(self) -> dict[str, _schema.ColumnSchema]:
-        return dict(self.items())
-
-    def without(self, names: str | Iterable[str]) -> Schema:
-        drop = {names} if isinstance(names, str) else set(names)
-        return Schema(c for c in self.values() if c.name not in drop)
-
-    def select_by_name(self, names: str | Iterable[str]) -> Schema:
-        return Schema.of(self.select([names] if isinstance(names, str) else names))
-
-    def select_by_tag(self, *tags: Any) -> Schema:
-        wanted = TagSet([t for group in tags for t in
-                         (group if isinstance(group, list | tuple | set) else [group])])
-        return Schema(c for c in self.values() if wanted <= c.tags)
-
-
-def ColumnSchema(name: str, tags: Iterable[Any] | None = None,
-                 properties: Mapping[str, Any] | None = None, dtype: Any = None,
-                 is_list: bool = False, is_ragged: bool | None = None) -> _schema.ColumnSchema:
-    """Merlin's ``ColumnSchema(name, tags, properties, dtype, is_list, is_ragged)`` as this
-    project's column: ``is_list=True`` makes the dtype ``list<dtype>``; ``is_ragged`` has no
-    effect (lists here are ragged, padded only by ``ListSlice(pad=True)``).
-
-    >>> ColumnSchema("a", dtype="int64", is_list=True).dtype
-    'list<int64>'
-    """
-    name_ = "float64" if dtype is None else dtype_name_of(dtype)
-    if is_list and not name_.startswith("list<"):
-        name_ = f"list<{name_}>"
-    return _schema.ColumnSchema(name, name_, TagSet(tags or ()), dict(properties or {}))
+from .dataset import Dataset
+from .schema import ColumnSchema, Schema
 
 
 class Workflow(_workflow.Workflow):

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from interactive_recsys.compat.nvtabular.dataset import dtype_name_of
+from interactive_recsys.compat.nvtabular.types import dtype_name_of
 
 
 def dtype(value: Any) -> str:
