@@ -86,6 +86,8 @@ class Node:
             return SelectNode(selector=obj)
         if isinstance(obj, str | list | tuple):
             return SelectNode(selector=ColumnSelector(obj))
+        if hasattr(obj, "tolist") and getattr(obj, "ndim", 0) == 1:  # df.columns, an array
+            return SelectNode(selector=ColumnSelector(obj.tolist()))
         raise SchemaError(f"Cannot use {obj!r} in a workflow graph; use column names, lists of "
                           "names, ColumnSelector(...) or the result of `>>`.")
 

@@ -29,6 +29,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import dask
 import dask.dataframe as dd
 import distributed
 
@@ -97,7 +98,8 @@ def _split(source: Any, npartitions: int | None) -> Any:
             import dask_cudf  # the frame is cuDF: the GPU extra is installed
 
             return dask_cudf.from_cudf(source, npartitions=npartitions)
-        return dd.from_pandas(source, npartitions=npartitions, sort=False)
+        with dask.config.set({"dataframe.convert-string": False}):  # lists stay lists
+            return dd.from_pandas(source, npartitions=npartitions, sort=False)
     return source
 
 

@@ -55,6 +55,7 @@ from ...errors import ParameterError, SchemaError
 from ...graph import Node, SelectNode
 from ...operands import OperatorOperand
 from ...schema import Schema
+from ...selector import ColumnSelector
 from .tags import TagSet
 from .types import dtype_name_of
 
@@ -122,8 +123,8 @@ def _per_column(name: str, value: Any, make: Callable[[Any], Any], default: Any)
                  rest=None if default is None else [make(default)])
 
 
-def Categorify(freq_threshold: int | Mapping[str, int] = 0, max_size: int = 0,
-               num_buckets: int | None = None, encode_type: str = "joint", dtype: Any = None,
+def Categorify(freq_threshold: int | Mapping[str, int] = 0, max_size: Any = 0,
+               num_buckets: Any = None, encode_type: str = "joint", dtype: Any = None,
                **kwargs: Any) -> Any:
     """NVTabular's ``Categorify``: ``max_size`` counts table rows (2 reserved rows, the
     out-of-vocabulary rows, then ``max_size - 2 - buckets`` values; NVTabular 23.08's
@@ -133,6 +134,12 @@ def Categorify(freq_threshold: int | Mapping[str, int] = 0, max_size: int = 0,
     if isinstance(freq_threshold, Mapping):
         return _per_column("Categorify", freq_threshold, lambda n: Categorify(
             n, max_size, num_buckets, encode_type, dtype, **kwargs), 0)
+    if isinstance(max_size, Mapping):
+        return _per_column("Categorify", max_size, lambda n: Categorify(
+            freq_threshold, n, num_buckets, encode_type, dtype, **kwargs), 0)
+    if isinstance(num_buckets, Mapping):
+        return _per_column("Categorify", num_buckets, lambda n: Categorify(
+            freq_threshold, max_size, n, encode_type, dtype, **kwargs), None)
     rest = _tuning("Categorify", kwargs)
     values = None
     if max_size:
@@ -197,9 +204,31 @@ def JoinGroupby(cont_cols: Any = None, stats: Sequence[str] = ("count",),
                             **rest)
 
 
+def _from_zero(op: Any, buckets: int) -> Steps:
+    """``op`` (ids ``2 + hash % n``) then ids from 0, as NVTabular's (``hash % n``)."""
+    return Steps([(None, [op, _ops.LambdaOp(hash_ids, dtype=op.dtype),
+                          _ops.AddProperties({"cardinality": buckets})])], repr(op))
+
+
 def HashBucket(num_buckets: int | Mapping[str, int]) -> Any:
-    """NVTabular's ``HashBucket``: a number of buckets, or ``{column: buckets}``."""
-    return _per_column("HashBucket", num_buckets, _ops.HashBucket, None)
+    """NVTabular's ``HashBucket``: ids ``hash % num_buckets`` in ``[0, num_buckets)`` (the
+    core reserves 0 and 1: ``2 + hash % n``); a number of buckets or ``{column: buckets}``.
+    A null stays null (NVTabular hashes it too)."""
+    return _per_column("HashBucket", num_buckets,
+                       lambda n: _from_zero(_ops.HashBucket(n), n), None)
+
+
+def HashedCross(num_buckets: int, **kwargs: Any) -> Steps:
+    """NVTabular's ``HashedCross``: ids ``hash % num_buckets`` in ``[0, num_buckets)``."""
+    return _from_zero(_ops.HashedCross(num_buckets, **kwargs), num_buckets)
+
+
+def _from_input(columns: Any) -> Any:
+    """Key columns read from the workflow input when not selected (NVTabular's
+    dependencies): a selection of the names (a step stays a step)."""
+    if isinstance(columns, Node | ColumnSelector):
+        return columns
+    return ColumnSelector([columns] if isinstance(columns, str) else list(columns))
 
 
 def Bucketize(boundaries: Any) -> Any:
@@ -210,7 +239,7 @@ def Bucketize(boundaries: Any) -> Any:
 def DifferenceLag(partition_cols: Any, shift: int | Sequence[int] = 1, **kwargs: Any) -> Any:
     """NVTabular's ``DifferenceLag``: several shifts give one step each
     (``<col>_difference_lag_<shift>``)."""
-    keys = [partition_cols] if isinstance(partition_cols, str) else list(partition_cols)
+    keys = _from_input(partition_cols)
     if isinstance(shift, int):
         return _ops.DifferenceLag(keys, shift, **kwargs)
     return Steps([(None, [_ops.DifferenceLag(keys, s, **kwargs)]) for s in shift],
@@ -223,9 +252,34 @@ def Groupby(groupby_cols: Any = None, sort_cols: Any = None, aggs: Any = "list",
     if not ascending:
         raise ParameterError("Groupby(ascending=False) is not supported; sort by a negated "
                              "column (ops.LambdaOp('-x')) or reverse the lists after.")
-    one = [groupby_cols] if isinstance(groupby_cols, str) else groupby_cols
-    sort = [sort_cols] if isinstance(sort_cols, str) else sort_cols
-    return _ops.Groupby(list(one or ()), sort_cols=sort, aggs=aggs, name_sep=name_sep)
+    op = _ops.Groupby(_from_input(groupby_cols or ()),
+                      sort_cols=None if sort_cols is None else _from_input(sort_cols),
+                      aggs=aggs, name_sep=name_sep)
+    keys = [groupby_cols] if isinstance(groupby_cols, str) else groupby_cols
+    if not isinstance(keys, list | tuple):
+        return op
+    return _KeysNotSelected(op, list(keys))
+
+
+class _KeysNotSelected(OperatorOperand):
+    """``Groupby`` keys read from the input without being selected are not output, as in
+    NVTabular (``["product_id"] >> Groupby(groupby_cols=["day"])``: ``product_id_count``)."""
+
+    def __init__(self, op: _ops.Groupby, keys: list[str]) -> None:
+        self.op, self.keys = op, keys
+
+    def expand_after(self, node: Node) -> Node:
+        out = node >> self.op
+        if isinstance(node, SelectNode):
+            sel = node.selector
+            chosen = set(sel.names) | {n for g in sel.groups for n in g}
+            extra = [k for k in self.keys if k not in chosen]
+            if extra and not sel.tags:
+                out = out - extra
+        return out
+
+    def __repr__(self) -> str:
+        return repr(self.op)
 
 
 class _RenameBy(_ops.Rename, register=False):
@@ -397,21 +451,32 @@ def TagAsItemFeatures() -> _ops.AddTags:
     return AddTags(["item"])
 
 
+def _elementwise(col: Any, fn: Callable[[np.ndarray], np.ndarray]) -> Any:
+    """``fn`` on the values of a pandas column, list columns element by element (nulls
+    as NaN go in, Arrow nulls stay null)."""
+    arr = pa.chunked_array(pa.array(col, from_pandas=True))
+    if pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type):
+        chunks = [type(c).from_arrays(c.offsets, pa.array(fn(c.flatten().to_numpy(
+            zero_copy_only=False)), from_pandas=True), mask=c.is_null()) for c in arr.chunks]
+        return pd.Series(pd.arrays.ArrowExtensionArray(pa.chunked_array(chunks)),
+                         index=col.index)
+    return pd.Series(fn(col.to_numpy(dtype=np.float64 if arr.null_count else None,
+                                      na_value=np.nan)), index=col.index)
+
+
 def log_float32(col: Any) -> Any:
     """``log(float32(x) + 1)`` in float32, as NVTabular's ``LogOp`` (nulls give NaN); a list
     column element by element."""
     if isinstance(col, pd.Series):
-        arr = pa.chunked_array(pa.array(col)) if not isinstance(col.dtype, pd.ArrowDtype) \
-            else pa.chunked_array(col.array.__arrow_array__())
-        if pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type):
-            chunks = [type(c).from_arrays(c.offsets, pa.array(log_float32(pd.Series(
-                c.flatten().to_numpy(zero_copy_only=False))).to_numpy()), mask=c.is_null())
-                for c in arr.chunks]
-            return pd.Series(pd.arrays.ArrowExtensionArray(pa.chunked_array(chunks)),
-                             index=col.index)
-        values = col.to_numpy(dtype=np.float32, na_value=np.nan)
-        return pd.Series(np.log(values + np.float32(1)), index=col.index)
+        return _elementwise(col, lambda v: np.log(v.astype(np.float32) + np.float32(1)))
     return np.log(col.astype("float32") + 1)  # cuDF: the same ufunc on the device
+
+
+def hash_ids(col: Any) -> Any:
+    """The core's hash ids ``2 + hash % n`` as NVTabular's ``hash % n`` (nulls stay null)."""
+    if isinstance(col, pd.Series):
+        return _elementwise(col, lambda v: v - 2)
+    return col - 2  # cuDF
 
 
 def LogOp() -> _ops.LambdaOp:
@@ -453,6 +518,7 @@ __all__ = [
     "Filter",
     "Groupby",
     "HashBucket",
+    "HashedCross",
     "JoinGroupby",
     "LambdaOp",
     "ListSlice",
