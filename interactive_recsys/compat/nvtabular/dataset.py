@@ -34,7 +34,7 @@ import dask.dataframe as dd
 import distributed
 
 from ... import dataset as _dataset
-from ...backend import get_backend, gpu_available
+from ...backend import convert, get_backend, gpu_available
 from ...errors import ParameterError
 from .schema import Schema
 from .tags import TagSet
@@ -98,8 +98,9 @@ def _split(source: Any, npartitions: int | None) -> Any:
             import dask_cudf  # the frame is cuDF: the GPU extra is installed
 
             return dask_cudf.from_cudf(source, npartitions=npartitions)
-        with dask.config.set({"dataframe.convert-string": False}):  # lists stay lists
-            return dd.from_pandas(source, npartitions=npartitions, sort=False)
+        frame = convert(source, backend="cpu")  # Arrow types from the values, not the meta
+        with dask.config.set({"dataframe.convert-string": False}):
+            return dd.from_pandas(frame, npartitions=npartitions, sort=False)
     return source
 
 

@@ -242,8 +242,32 @@ def DifferenceLag(partition_cols: Any, shift: int | Sequence[int] = 1, **kwargs:
     keys = _from_input(partition_cols)
     if isinstance(shift, int):
         return _ops.DifferenceLag(keys, shift, **kwargs)
-    return Steps([(None, [_ops.DifferenceLag(keys, s, **kwargs)]) for s in shift],
-                 f"DifferenceLag({keys!r}, shift={list(shift)!r})")
+    names = [partition_cols] if isinstance(partition_cols, str) else partition_cols
+    return _Shifts([_ops.DifferenceLag(keys, s, **kwargs) for s in shift],
+                   list(names) if isinstance(names, list | tuple) else [])
+
+
+class _Shifts(OperatorOperand):
+    """``DifferenceLag(shift=[1, -1])``: one step per shift, chained (each passes the
+    others' columns through)."""
+
+    def __init__(self, ops: list[_ops.DifferenceLag], keys: list[str]) -> None:
+        self.ops, self.keys = ops, keys
+
+    def expand_after(self, node: Node) -> Node:
+        if not isinstance(node, SelectNode) or node.selector.tags or node.selector.groups:
+            raise SchemaError(f"{self!r} after a step: select the columns by name, e.g. "
+                              "['ts'] >> DifferenceLag(...), or use one DifferenceLag per "
+                              "shift with Rename.")
+        out = node >> self.ops[0]
+        for op in self.ops[1:]:  # chained: each step regroups rows, side by side they
+            cols = op.columns or [n for n in node.selector.names if n not in self.keys]
+            params = {**op.get_params(), "partition_cols": self.keys, "columns": cols}
+            out = out >> _ops.DifferenceLag(**params)  # would not line up
+        return out
+
+    def __repr__(self) -> str:
+        return f"DifferenceLag(shift={[op.shift for op in self.ops]!r})"
 
 
 def Groupby(groupby_cols: Any = None, sort_cols: Any = None, aggs: Any = "list",

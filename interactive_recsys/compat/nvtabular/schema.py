@@ -61,15 +61,17 @@ def ColumnSchema(name: str, tags: Iterable[Any] | None = None,
                  is_list: bool = False, is_ragged: bool | None = None) -> _schema.ColumnSchema:
     """Merlin's ``ColumnSchema(name, tags, properties, dtype, is_list, is_ragged)`` as this
     project's column: ``is_list=True`` makes the dtype ``list<dtype>``; ``is_ragged`` has no
-    effect (lists here are ragged, padded only by ``ListSlice(pad=True)``).
+    implies ``is_list`` (lists here are ragged unless padded by ``ListSlice(pad=True)``); a
+    list column carries the ``list`` tag, as every list column here.
 
     >>> ColumnSchema("a", dtype="int64", is_list=True).dtype
     'list<int64>'
     """
     name_ = "float64" if dtype is None else dtype_name_of(dtype)
-    if is_list and not name_.startswith("list<"):
+    if (is_list or is_ragged) and not name_.startswith("list<"):
         name_ = f"list<{name_}>"
-    return _schema.ColumnSchema(name, name_, TagSet(tags or ()), dict(properties or {}))
+    return _schema.ColumnSchema(name, name_, TagSet(tags or ()) | _schema.default_tags(name_),
+                                dict(properties or {}))
 
 
 __all__ = ["ColumnSchema", "Schema"]
