@@ -32,6 +32,7 @@ from .execution import compile_plan, fit_phases, transform
 from .graph import ConcatNode, Node, OpNode, SelectNode
 from .jobs import Job, compute, submit
 from .ops.base import Operator
+from .ops.lambda_op import functions_by_name
 from .outputs import atomic_directory
 from .plan import Plan
 from .schema import RESERVED_PREFIX, Schema, element_dtype, is_numeric_dtype
@@ -336,10 +337,13 @@ class Workflow:
 
     @classmethod
     def load(cls, path: str | os.PathLike,
-             functions: dict[str, Callable] | None = None, *,
+             functions: dict[str, Callable] | list[Callable] | None = None, *,
              storage_options: dict[str, Any] | None = None) -> Workflow:
         """Load a saved workflow. Never executes code from the files: Python functions of
-        ``LambdaOp`` are only taken from ``functions``.
+        ``LambdaOp`` are only taken from ``functions``, the functions themselves
+        (``functions=[double]``, matched by their ``module:qualname``) or a mapping of the
+        saved names to them (``{"__main__:<lambda>": f}``); a step whose function is not
+        given raises when it runs, naming the function and how to pass it.
 
         ``path`` may be an fsspec URL (opened with ``storage_options``): the artifacts are
         then read there by the workers, never copied to this machine. A folder whose
@@ -352,6 +356,7 @@ class Workflow:
         """
         path = os.fspath(path)
         storage.published_files(path, storage_options, sizes=False)  # interrupted: refused
+        functions = functions_by_name(functions)  # before reading: a bad argument is named
         loaded = read_config(path, functions, storage_options)
         wf = cls(loaded.output, storage_options=storage_options)
         wf._states = loaded.states
