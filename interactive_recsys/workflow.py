@@ -26,6 +26,7 @@ from . import storage
 from ._version import __version__ as _library_version
 from .artifacts import TemporaryArtifacts, check_temporary_artifacts_reach_workers
 from .backend import convert
+from .backend.user_frames import check_dtype_backend, user_frame
 from .dataset import Dataset, as_dataset
 from .errors import DatasetError, IRSError, NotFittedError, SchemaError, WorkflowFormatError
 from .execution import compile_plan, fit_phases, transform
@@ -256,12 +257,16 @@ class Workflow:
                 raise NotFittedError(f"This workflow is not fitted (statistics needed by "
                                      f"{needs or 'no operator'}); call wf.fit(dataset) first.")
 
-    def transform(self, data: Any, *, training: bool = False) -> Any:
+    def transform(self, data: Any, *, training: bool = False,
+                  dtype_backend: str = "numpy_nullable") -> Any:
         """Apply the fitted workflow: a lazy Dataset for a Dataset or path, and a DataFrame of
         the same library for a pandas or cuDF DataFrame.
 
         ``training=True`` marks ``data`` as the training data (``fit_transform`` sets it):
-        operators that must not leak targets (``TargetEncoding``) then encode out-of-fold."""
+        operators that must not leak targets (``TargetEncoding``) then encode out-of-fold.
+        ``dtype_backend`` (a pandas frame's result, as ``Dataset.compute``): NumPy dtypes
+        (nullable ones for integer/boolean columns with nulls), or ``"pyarrow"``."""
+        check_dtype_backend(dtype_backend, "Workflow.transform")
         if not self.fitted and not self._stat_nodes():
             self.fitted = True  # nothing to fit
         self._check_fitted()
@@ -270,8 +275,8 @@ class Workflow:
         ds = as_dataset(data)
         out = self._transform_dataset(ds, training)
         if in_memory:  # the same library back: pandas in -> pandas out, cuDF in -> cuDF out
-            frame = compute(out.to_ddf(), phase="transform")[0].reset_index(drop=True)
-            return convert(frame, like=data)
+            frame = compute(out.arrow_ddf(), phase="transform")[0].reset_index(drop=True)
+            return user_frame(convert(frame, like=data), dtype_backend)
         return out
 
     def _transform_dataset(self, ds: Dataset, training: bool = False) -> Dataset:
@@ -282,12 +287,14 @@ class Workflow:
         out.storage_options = ds.storage_options  # to_parquet's default for URLs
         return out
 
-    def fit_transform(self, data: Any, *, background: bool = False) -> Any:
+    def fit_transform(self, data: Any, *, background: bool = False,
+                      dtype_backend: str = "numpy_nullable") -> Any:
         """``fit(data)`` then ``transform(data, training=True)``; with ``background=True`` a
         :class:`~interactive_recsys.jobs.Job` whose result is the transformed data."""
         if background:
-            return submit(lambda: self.fit_transform(data), name="fit_transform")
-        return self.fit(data).transform(data, training=True)
+            return submit(lambda: self.fit_transform(data, dtype_backend=dtype_backend),
+                          name="fit_transform")
+        return self.fit(data).transform(data, training=True, dtype_backend=dtype_backend)
 
     # ---- persistence ----------------------------------------------------------------------
     def to_config(self) -> dict[str, Any]:

@@ -9,6 +9,7 @@ import os
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 import interactive_recsys as irs
@@ -113,3 +114,20 @@ def test_a_reloaded_lambda_op_names_its_function_and_takes_it_back(tmp_path):
     assert expected["a"].tolist() == [-1, -2, -5]
     with pytest.raises(irs.ParameterError, match="'functions' parameter of Workflow.load"):
         irs.Workflow.load(str(path), functions=["neg"])
+
+
+def test_embedding_sizes_split_single_and_multi_hot(tmp_path):
+    df = pd.DataFrame({
+        "item": ["a", "b", "a", "c", "d"],
+        "tags": pd.Series([["x", "y"], ["y"], [], ["z", "x", "w"], None],
+                          dtype=pd.ArrowDtype(pa.list_(pa.string()))),
+    })
+    wf = irs.Workflow(["item", "tags"] >> ops.Categorify(), artifacts_dir=str(tmp_path / "a"))
+    wf.fit(df)
+    # 3 reserved rows (pad, null, OOV) + the distinct values: items a-d, tags w, x, y, z
+    single, multi = irs.embedding_sizes(wf, split=True)
+    assert single == {"item": (3 + 4, irs.embedding_dim(7))}
+    assert multi == {"tags": (3 + 4, irs.embedding_dim(7))}
+    assert irs.embedding_sizes(wf) == {**single, **multi}  # the flat form stays
+    assert irs.embedding_sizes(irs.Workflow(["item"] >> ops.Categorify()).fit(df),
+                               split=True) == (single, {})

@@ -86,7 +86,7 @@ def read_sample(ds: Dataset, n_rows: int, columns: list[str]) -> pd.DataFrame:
                 break
         table = pa.Table.from_batches(batches).select(columns).cast(arrow_schema)
         return ds.backend.to_pandas(ds.backend.from_arrow(table))
-    return ds.head(n_rows)[columns]
+    return ds.head(n_rows, dtype_backend="pyarrow")[columns]  # as the parquet path above
 
 
 def _parquet_file(path: str) -> pq.ParquetFile | None:
@@ -183,7 +183,7 @@ class PreviewModel:
                 fitted = Workflow(self.workflow.output_node, artifacts_dir=self._tmp)
                 fitted.fit(data)
                 on_sample = True
-            output = ds.backend.to_pandas(fitted.transform(data).compute())
+            output = ds.backend.to_pandas(fitted.transform(data).compute(dtype_backend="pyarrow"))
         self.input = sample
         self.output, self.fitted, self.fitted_on_sample = output, fitted, on_sample
         schema = fitted.output_schema
