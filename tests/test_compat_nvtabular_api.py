@@ -177,3 +177,14 @@ def test_column_similarity_by_hand():
         nvt.Workflow([["a", "b"]] >> ColumnSimilarity(feats)).transform(bad)
     with pytest.raises(ParameterError, match="cannot be saved"):
         nvt.Workflow([["a", "b"]] >> ColumnSimilarity(feats)).to_config()
+
+
+def test_lambda_on_pandas_strings_keeps_their_type():
+    """pandas' own string columns (``astype(str)``) come back as Arrow chunks: an empty one
+    (the dtype probe) is a string column, not a null one."""
+    df = pd.DataFrame({"n": ["Alice", "Bob", "Al"]})
+    wf = nvt.Workflow(["n"] >> ops.LambdaOp(lambda col: col.astype(str).str.slice(0, 1))
+                      >> ops.Categorify())
+    out = wf.fit_transform(df)
+    assert wf.output_schema["n"].cardinality == 3 + 2  # pad, null, OOV + "A", "B"
+    assert out["n"].tolist() == [3, 4, 3]
