@@ -33,9 +33,9 @@ import dask
 import dask.dataframe as dd
 import distributed
 
-from ... import dataset as _dataset
 from ...backend import convert, get_backend, gpu_available
 from ...errors import ParameterError
+from ...io import dataset as _dataset
 from .schema import Schema
 from .tags import TagSet
 from .types import dtype_name_of

@@ -13,7 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from ... import workflow as _workflow
-from ...dataset import Dataset as _CoreDataset
+from ...graph import ConcatNode, Node
+from ...io.dataset import Dataset as _CoreDataset
+from ...io.dataset import as_dataset
 from .dataset import Dataset
 from .schema import ColumnSchema, Schema
 
@@ -39,6 +41,38 @@ class Workflow(_workflow.Workflow):
     def output_dtypes(self) -> dict[str, str]:
         return self.output_schema.dtypes
 
+    def fit(self, dataset: Any, **kwargs: Any) -> Any:
+        self._first_name_wins(dataset)
+        return super().fit(dataset, **kwargs)
+
+    def _first_name_wins(self, data: Any) -> None:
+        """Where two parts of the output (``a + b + ...``) compute columns of one name, the
+        first part's column is kept, as NVTabular's schema merge does (its Advanced-workflow
+        notebook outputs ``movieId`` once although two steps compute it); the core refuses
+        this. Only the output's own parts are compared."""
+        if not isinstance(self.output_node, ConcatNode) or self.fitted:
+            return
+        schema = as_dataset(data).schema
+        seen: set[str] = set()
+        parts, changed = [], False
+        for part in _parts(self.output_node):
+            names = part.output_schema(schema).names
+            repeated = [n for n in names if n in seen]
+            if repeated:
+                changed = True
+                if len(repeated) == len(names):
+                    continue
+                part = part - repeated
+            seen.update(names)
+            parts.append(part)
+        if changed:
+            out = parts[0]
+            for part in parts[1:]:
+                out = out + part
+            self.__dict__.update(_workflow.Workflow(
+                out, artifacts_dir=self.artifacts_dir,
+                storage_options=self.storage_options).__dict__)
+
     def transform(self, dataset: Any, **kwargs: Any) -> Any:
         """A Dataset for a Dataset (NVTabular's, with its ``to_parquet``), a frame for a
         frame."""
@@ -50,6 +84,13 @@ class Workflow(_workflow.Workflow):
     def save(self, path: Any, modules_byvalue: Any = None, **kwargs: Any) -> Any:
         """Save as JSON + parquet (``modules_byvalue`` is about pickle: no effect here)."""
         return super().save(path, **kwargs)
+
+
+def _parts(node: Node) -> list[Node]:
+    """The parts of ``a + b + ...`` (nested sums flattened), in order."""
+    if not isinstance(node, ConcatNode):
+        return [node]
+    return [p for parent in node.parents for p in _parts(parent)]
 
 
 def _wrap(out: Any) -> Any:
