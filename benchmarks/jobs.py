@@ -71,6 +71,7 @@ def run(spec: dict) -> dict:
         if client is not None:
             info["worker_memory_limits"] = sorted(
                 w["memory_limit"] for w in client.scheduler_info(n_workers=-1)["workers"].values())
+            first_pids = set(client.run(os.getpid).values())
             if spec.get("report"):
                 from distributed import performance_report
 
@@ -88,6 +89,8 @@ def run(spec: dict) -> dict:
                     num_rows=summary["num_rows"], client_peak_mb=peak_rss_mb())
         if client is not None:
             info["worker_peak_mb"] = sorted(client.run(peak_rss_mb).values())
+            # a worker the nanny restarted (memory limit) has a new pid; its peak is lost
+            info["workers_restarted"] = len(set(client.run(os.getpid).values()) - first_pids)
             client.close()
             client.cluster.close()
     return {"seconds": seconds, "fit_s": fit_s, **info}

@@ -137,9 +137,6 @@ def _import_stack() -> None:
     import dask.dataframe  # noqa: F401
     import pyarrow.parquet  # noqa: F401
 
-    import interactive_recsys.models
-    import interactive_recsys.predict
-    import interactive_recsys.writer  # noqa: F401
 
 
 def _process_cpu() -> float:

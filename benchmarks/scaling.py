@@ -411,7 +411,8 @@ def run(args: argparse.Namespace) -> dict | None:
             print(f"  [{repeat + 1}] {c['scenario']:11s} {c['rows']:>11,} rows {r.seconds:8.1f} s"
                   f" (fit {r.extra['fit_s']:.1f})  peak {r.peak_rss_mb:7,.0f} MB  cpu "
                   f"{r.cpu_s:6.1f} s  others {r.other_cpu_pct:3.0f}%  load "
-                  f"{r.extra['loadavg_start'][0]:.1f}  (checked in "
+                  f"{r.extra['loadavg_start'][0]:.1f}  workers restarted "
+                  f"{r.extra.get('workers_restarted', '-')}  (checked in "
                   f"{time.perf_counter() - checked:.0f} s)", flush=True)
             shutil.rmtree(out, ignore_errors=True)
     results = {"benchmark": "scaling", "started": time.strftime(
@@ -437,7 +438,10 @@ def _process_peaks(runs: list[dict]) -> str:
     workers = [max(r["extra"].get("worker_peak_mb") or [0]) for r in runs]
     if None in client:
         return "-"
-    return f"{max(client):,.0f} / {max(workers):,.0f}"
+    restarts = [r["extra"]["workers_restarted"] for r in runs
+                if "workers_restarted" in r["extra"]]
+    restarted = f" ({max(restarts)} restarted)" if restarts else ""
+    return f"{max(client):,.0f} / {max(workers):,.0f}{restarted}"
 
 
 def summary(results: dict) -> str:

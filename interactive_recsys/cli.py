@@ -16,19 +16,21 @@ from typing import Any
 
 from tqdm import tqdm
 
-from . import ops, storage
+from . import ops
 from ._version import __version__
-from .cluster import check_memory_limit, connect, start_cluster
-from .dataset import Dataset, parse_part_size
 from .datasets import CRITEO_CATEGORICAL, CRITEO_CONTINUOUS, CRITEO_LABEL, synthetic_criteo
 from .embedding import embedding_sizes
 from .errors import IRSError, ParameterError
 from .exports.hugectr import describe
+from .io import storage
+from .io.commit import clean_staging
+from .io.dataset import Dataset, parse_part_size
+from .io.outputs import check_destination, check_not_inside_input, clean_stale
+from .io.storage import is_remote
 from .models import load
 from .notebook_report import notebook_report
-from .outputs import check_destination, check_not_inside_input, clean_stale
 from .predict import predict_topk
-from .storage import clean_staging, is_remote
+from .runtime.cluster import check_memory_limit, connect, start_cluster
 from .workflow import Workflow
 
 

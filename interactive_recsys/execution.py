@@ -4,7 +4,7 @@ every step's schema, and run on Dask: the fit phases, the shuffles and the trans
 :class:`~interactive_recsys.workflow.Workflow` keeps the graph, save/load and display, and
 calls these. :mod:`.plan` holds what runs on one partition (on the workers); this module
 builds the Dask graphs around it (on the client), and every computation goes through
-:func:`~interactive_recsys.jobs.compute` (named phases, cancellable).
+:func:`~interactive_recsys.runtime.jobs.compute` (named phases, cancellable).
 
 >>> import pandas as pd, interactive_recsys as irs
 >>> from interactive_recsys import ops
@@ -27,10 +27,10 @@ from typing import Any
 
 import dask
 
-from .dataset import Dataset
 from .graph import ConcatNode, Node, OpNode, SelectNode, States
-from .jobs import compute
+from .io.dataset import Dataset
 from .plan import ORDER_COLUMN, ConcatStep, OpStep, Plan, SelectStep, Step
+from .runtime.jobs import compute
 from .schema import ColumnSchema, Schema
 from .selector import flatten
 from .tables.reduce import delayed_task, delayed_tasks, pick, tree

@@ -21,6 +21,6 @@ def lazy_exports(package: str, exports: dict[str, str]) -> Callable[[str], Any]:
         if name not in exports:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         module = importlib.import_module(exports[name], package)
-        return module if exports[name].lstrip(".") == name else getattr(module, name)
+        return module if exports[name].rsplit(".", 1)[-1] == name else getattr(module, name)
 
     return __getattr__

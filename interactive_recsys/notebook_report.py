@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import IRSError
-from .outputs import atomic_file
+from .io.outputs import atomic_file
 from .sanitize import clean_bokeh_doc, clean_html, is_base64
 from .ui.static_html import anywidget_html, kind_of, widget_css
 

@@ -36,14 +36,14 @@ import dask.dataframe as dd
 import numpy as np
 import pyarrow as pa
 
-from . import storage
 from .backend import get_backend
-from .dataset import Dataset, as_dataset, input_files
 from .errors import ParameterError
-from .jobs import active_client
+from .io import storage
+from .io.dataset import Dataset, as_dataset, input_files
 from .models import MODELS
 from .models.data import Interactions
 from .params import Param, validate_params
+from .runtime.jobs import active_client
 from .schema import Schema
 
 #: Bytes of scores held at once per task (users are scored in blocks of this size).

@@ -22,23 +22,23 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from . import storage
 from ._version import __version__ as _library_version
-from .artifacts import TemporaryArtifacts, check_temporary_artifacts_reach_workers
 from .backend import convert
 from .backend.user_frames import check_dtype_backend, user_frame
-from .dataset import Dataset, as_dataset
 from .errors import DatasetError, IRSError, NotFittedError, SchemaError, WorkflowFormatError
 from .execution import compile_plan, fit_phases, transform
 from .graph import ConcatNode, Node, OpNode, SelectNode
-from .jobs import Job, compute, submit
+from .io import commit, storage
+from .io.artifacts import TemporaryArtifacts, check_temporary_artifacts_reach_workers
+from .io.dataset import Dataset, as_dataset
+from .io.outputs import atomic_directory
+from .io.workflow_format import FORMAT_NAME, FORMAT_VERSION, json_safe, read_config
 from .ops.base import Operator
 from .ops.lambda_op import functions_by_name
-from .outputs import atomic_directory
 from .plan import Plan
+from .runtime.jobs import Job, compute, submit
 from .schema import RESERVED_PREFIX, Schema, element_dtype, is_numeric_dtype
 from .selector import flatten
-from .workflow_format import FORMAT_NAME, FORMAT_VERSION, json_safe, read_config
 
 
 @dataclass(frozen=True)
@@ -174,7 +174,7 @@ class Workflow:
         """Compute every statistic: one Dask computation per dependency phase.
 
         With ``background=True`` the fit runs in a background thread on the active Dask
-        client and a :class:`~interactive_recsys.jobs.Job` is returned at once (status,
+        client and a :class:`~interactive_recsys.runtime.jobs.Job` is returned at once (status,
         progress per phase, ``cancel()``, ``result()`` -> this workflow).
         """
         if background:
@@ -290,7 +290,7 @@ class Workflow:
     def fit_transform(self, data: Any, *, background: bool = False,
                       dtype_backend: str = "numpy_nullable") -> Any:
         """``fit(data)`` then ``transform(data, training=True)``; with ``background=True`` a
-        :class:`~interactive_recsys.jobs.Job` whose result is the transformed data."""
+        :class:`~interactive_recsys.runtime.jobs.Job` whose result is the transformed data."""
         if background:
             return submit(lambda: self.fit_transform(data, dtype_backend=dtype_backend),
                           name="fit_transform")
@@ -325,7 +325,7 @@ class Workflow:
         has_artifacts = bool(self.artifacts_dir) and storage.isdir(self.artifacts_dir,
                                                                    self.storage_options)
         if storage.is_remote(path):
-            with storage.remote_atomic_directory(path, options, overwrite=overwrite) as tmp:
+            with commit.remote_atomic_directory(path, options, overwrite=overwrite) as tmp:
                 if has_artifacts:
                     storage.copy_directory(self.artifacts_dir, storage.join(tmp, "artifacts"),
                                            self.storage_options, options)
@@ -362,6 +362,8 @@ class Workflow:
         :class:`~interactive_recsys.errors.WorkflowFormatError` naming the field.
         """
         path = os.fspath(path)
+        if storage.is_remote(path):  # a save interrupted after its commit: finish it first
+            commit.roll_forward(path, storage_options)
         storage.published_files(path, storage_options, sizes=False)  # interrupted: refused
         functions = functions_by_name(functions)  # before reading: a bad argument is named
         loaded = read_config(path, functions, storage_options)

@@ -22,8 +22,8 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys import ops
-from interactive_recsys.cluster import ClusterError, ClusterTimeoutError
 from interactive_recsys.errors import ParameterError
+from interactive_recsys.runtime.cluster import ClusterError, ClusterTimeoutError
 
 REPO = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
@@ -152,7 +152,7 @@ def test_cli_memory_limit_too_small_or_unreadable_is_refused_up_front(extra, nam
 
 
 def test_a_memory_limit_that_holds_the_partitions_is_accepted():
-    from interactive_recsys.cluster import check_memory_limit
+    from interactive_recsys.runtime.cluster import check_memory_limit
 
     check_memory_limit("300MB")  # 16 MiB default partitions: 256 MiB needed
     check_memory_limit("1GB", part_size=128 * 2**20)

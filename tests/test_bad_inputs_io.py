@@ -27,10 +27,11 @@ import pyarrow.parquet as pq
 import pytest
 
 import interactive_recsys as irs
-from interactive_recsys import cli, ops, writer
+from interactive_recsys import cli, ops
 from interactive_recsys.errors import DatasetError, ParameterError
+from interactive_recsys.io import writer
+from interactive_recsys.io.outputs import OutputError, clean_stale, stale_temporaries
 from interactive_recsys.notebook_report import notebook_report
-from interactive_recsys.outputs import OutputError, clean_stale, stale_temporaries
 
 REPO = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
@@ -403,7 +404,7 @@ def test_disk_full_names_the_file_and_leaves_nothing(tmp_path):
     script = textwrap.dedent(f"""
         import resource, numpy as np, pandas as pd
         import interactive_recsys as irs
-        from interactive_recsys.outputs import OutputError
+        from interactive_recsys.io.outputs import OutputError
         df = pd.DataFrame({{"x": np.random.default_rng(0).random(400_000)}})
         ds = irs.Dataset(df)  # one partition: a 3 MB file
         resource.setrlimit(resource.RLIMIT_FSIZE, (500_000, 500_000))
@@ -424,7 +425,7 @@ def test_disk_full_names_the_file_and_leaves_nothing(tmp_path):
 _SLOW_WRITER = """
 import sys, time
 import interactive_recsys as irs
-from interactive_recsys import writer
+from interactive_recsys.io import writer
 import pandas as pd
 original = writer._write_part
 def slow(*args, **kwargs):
@@ -467,7 +468,7 @@ def test_temporaries_of_a_killed_writer_are_removed(how, sig, tmp_path, capsys):
 
 
 def test_temporaries_of_a_live_writer_are_kept(tmp_path):
-    from interactive_recsys.outputs import atomic_directory
+    from interactive_recsys.io.outputs import atomic_directory
 
     with atomic_directory(tmp_path / "out") as tmp:
         assert clean_stale(tmp_path / "out") == [] and os.path.isdir(tmp)

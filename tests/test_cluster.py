@@ -9,7 +9,7 @@ import time
 import pytest
 
 import interactive_recsys as irs
-from interactive_recsys.cluster import WORKER_ENV, ClusterError, ClusterTimeoutError
+from interactive_recsys.runtime.cluster import WORKER_ENV, ClusterError, ClusterTimeoutError
 
 
 def _free_port() -> int:
@@ -50,7 +50,7 @@ def test_routine_shuffle_messages_stay_out_of_the_log_real_problems_do_not() -> 
     import dask.dataframe as dd
     import pandas as pd
 
-    from interactive_recsys.cluster import _RoutineShuffleFilter
+    from interactive_recsys.runtime.cluster import _RoutineShuffleFilter
 
     records: list[logging.LogRecord] = []
     handler = logging.Handler(logging.WARNING)
@@ -145,7 +145,7 @@ def test_cudf_metric_switch_is_in_the_worker_environment_from_its_start(
     through the same pre-spawn mechanism."""
     from distributed import Client, LocalCluster
 
-    from interactive_recsys.cluster import _pre_spawn, worker_environment
+    from interactive_recsys.runtime.cluster import _pre_spawn, worker_environment
 
     # the Nanny sets pre-spawn variables in this process too: start without, restore after
     monkeypatch.delenv("DASK_DISTRIBUTED__DIAGNOSTICS__CUDF", raising=False)
@@ -172,7 +172,7 @@ def test_gpu_cluster_is_started_with_host_cudf_spilling_and_the_metric_environme
     import dask
     from distributed import LocalCluster
 
-    from interactive_recsys import cluster as cluster_module
+    from interactive_recsys.runtime import cluster as cluster_module
 
     calls = []
 
@@ -202,7 +202,7 @@ def test_gpu_cluster_is_started_with_host_cudf_spilling_and_the_metric_environme
 def test_gpu_cluster_has_one_worker_per_gpu_and_cudf_spilling() -> None:
     from dask_cuda import LocalCUDACluster
 
-    from interactive_recsys.cluster import gpu_count
+    from interactive_recsys.runtime.cluster import gpu_count
 
     client = irs.start_cluster(gpu=True, dashboard=False, device_memory_limit=0.5,
                                rmm_pool_size="512MB")

@@ -15,7 +15,7 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys import ops
-from interactive_recsys.monitor import Monitor
+from interactive_recsys.runtime.monitor import Monitor
 from interactive_recsys.ui.dashboard import ROLLOVER, Dashboard
 from tests.conftest import make_criteo_frame
 

@@ -14,8 +14,8 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys import ops
-from interactive_recsys.jobs import Job
-from interactive_recsys.monitor import Monitor
+from interactive_recsys.runtime.jobs import Job
+from interactive_recsys.runtime.monitor import Monitor
 from interactive_recsys.ui.dashboard import Dashboard
 from interactive_recsys.ui.dashboard_figures import WINDOW_S
 from tests.conftest import make_criteo_frame

@@ -207,7 +207,7 @@ def test_the_cudf_metric_switch_is_read_when_distributed_worker_is_imported() ->
     source = inspect.getsource(distributed.worker)
     assert 'if dask.config.get("distributed.diagnostics.cudf"):' in source
     assert dask.config.get("distributed.diagnostics.cudf") in (True, False)
-    from interactive_recsys.cluster import GPU_WORKER_ENV
+    from interactive_recsys.runtime.cluster import GPU_WORKER_ENV
 
     key = next(iter(GPU_WORKER_ENV))
     assert dask.config.collect_env({key: GPU_WORKER_ENV[key]}) == {

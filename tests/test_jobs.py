@@ -13,7 +13,7 @@ import pytest
 import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.errors import SchemaError
-from interactive_recsys.jobs import BOARD, Job, JobCancelledError
+from interactive_recsys.runtime.jobs import BOARD, Job, JobCancelledError
 from tests.conftest import make_criteo_frame
 
 

@@ -19,7 +19,7 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys import ops
-from interactive_recsys.monitor import MEMORY_FIELDS, Monitor, task_group
+from interactive_recsys.runtime.monitor import MEMORY_FIELDS, Monitor, task_group
 
 ROWS, FILES = 240_000, 6
 
@@ -124,7 +124,7 @@ def test_progress_reaches_100_percent_per_phase(run: dict[str, Any]) -> None:
     for p in phases:
         assert p["status"] == "finished" and p["fraction"] == 1.0 and p["done"] == p["total"]
         assert p["stopped"] >= p["started"]
-    from interactive_recsys.jobs import BOARD
+    from interactive_recsys.runtime.jobs import BOARD
 
     # the Monitor counted each phase's tasks in the task stream, all of them
     for phase in BOARD.phases(run["monitor"].started - 1)[:3]:
@@ -196,7 +196,7 @@ def test_device_limit_is_the_device_buffer_size_of_dask_cudas_host_file() -> Non
 
     import zict
 
-    from interactive_recsys.monitor import _device_limit
+    from interactive_recsys.runtime.monitor import _device_limit
 
     host_file = SimpleNamespace(device_buffer=zict.Buffer({}, {}, n=123_456_789),
                                 device_memory_limit=None)

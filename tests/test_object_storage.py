@@ -31,8 +31,9 @@ pytest.importorskip("moto")
 import s3fs
 
 import interactive_recsys as irs
-from interactive_recsys import ops, storage
+from interactive_recsys import ops
 from interactive_recsys.errors import DatasetError
+from interactive_recsys.io import commit, storage
 from tests import s3_server
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -141,6 +142,81 @@ def test_existing_output_input_as_output_and_a_failed_overwrite_keep_the_old_out
     irs.Dataset(new).to_parquet(url, overwrite=True, storage_options=s3.options())
     assert irs.Dataset(url, storage_options=s3.options()).compute()["x"].tolist() == \
         new["x"].tolist()
+
+
+def _interrupt_publishing(s3, url: str, new: pd.DataFrame, monkeypatch) -> None:
+    """Overwrite ``url`` with ``new`` while the store drops the connection at the second
+    server-side copy into the folder: after the commit, before the new manifest."""
+    opts = s3.options()
+    fs = storage.filesystem(url, opts)  # fsspec's cached instance: the one the writer uses
+    real_copy, calls = fs.copy, []
+
+    def copy_then_drop(src, dst, **kwargs):
+        calls.append(dst)
+        if len(calls) == 2:
+            raise ConnectionError("Connection was closed before the request completed")
+        return real_copy(src, dst, **kwargs)
+
+    monkeypatch.setattr(fs, "copy", copy_then_drop)
+    try:
+        with pytest.raises(commit.PublishInterrupted,
+                           match=r"committed before this: it is whole in .*readers use it"):
+            irs.Dataset(dd.from_pandas(new, npartitions=2)).to_parquet(
+                url, overwrite=True, storage_options=opts)
+    finally:
+        monkeypatch.undo()
+    assert len(calls) == 2
+
+
+def _folder_as_other_tools_read_it(s3, bucket: str, name: str) -> pd.DataFrame:
+    return pd.read_parquet(f"s3://{bucket}/{name}", storage_options=s3.options())
+
+
+def test_an_overwrite_interrupted_while_copying_is_read_whole_and_rolled_forward(
+        s3, bucket, monkeypatch):
+    url, opts = f"s3://{bucket}/roll", s3.options()
+    old, new = _frame(seed=1), _frame(120, seed=2)
+    irs.Dataset(dd.from_pandas(old, npartitions=6)).to_parquet(url, storage_options=opts)
+    _interrupt_publishing(s3, url, new, monkeypatch)
+    raw = _fs(s3)
+    assert not raw.exists(f"{bucket}/roll/_SUCCESS")  # the old manifest is gone...
+    # ...yet a reader gets the committed output whole, never the old parts or a mix
+    assert irs.Dataset(url, storage_options=opts).compute()["x"].tolist() == new["x"].tolist()
+    assert commit.roll_forward(url, opts) is True
+    raw.invalidate_cache()
+    left = raw.find(f"{bucket}/roll")
+    assert not any("/_temporary/" in k for k in left)
+    assert sum(k.endswith(".parquet") for k in left) == 2  # the old output's 6 parts removed
+    assert sorted(_folder_as_other_tools_read_it(s3, bucket, "roll")["x"]) == sorted(new["x"])
+    assert irs.Dataset(url, storage_options=opts).compute()["x"].tolist() == new["x"].tolist()
+    assert commit.roll_forward(url, opts) is False  # nothing left to finish
+
+
+def test_the_next_write_or_irs_clean_finishes_an_interrupted_publish(s3, bucket, monkeypatch):
+    from interactive_recsys.cli import main
+
+    url, opts = f"s3://{bucket}/next", s3.options()
+    irs.Dataset(dd.from_pandas(_frame(seed=1), npartitions=5)).to_parquet(
+        url, storage_options=opts)
+    new = _frame(90, seed=3)
+    _interrupt_publishing(s3, url, new, monkeypatch)
+    with pytest.raises(DatasetError, match="already exists"):  # the committed output, kept
+        irs.Dataset(_frame(seed=4)).to_parquet(url, storage_options=opts)
+    assert sorted(_folder_as_other_tools_read_it(s3, bucket, "next")["x"]) == sorted(new["x"])
+
+    newer = _frame(50, seed=5)
+    _interrupt_publishing(s3, url, newer, monkeypatch)
+    assert main(["clean", url, "--storage-options", json.dumps(opts)]) == 0
+    assert not _fs(s3).exists(f"{bucket}/next/_temporary")
+    assert sorted(_folder_as_other_tools_read_it(s3, bucket, "next")["x"]) == sorted(newer["x"])
+
+    newest = _frame(40, seed=6)  # a loader (which reads the folder's _schema.json) finishes it
+    _interrupt_publishing(s3, url, newest, monkeypatch)
+    batches = list(irs.Loader(url, 16, storage_options=opts, output="numpy", cont_cols=["x"],
+                              cat_cols=[], label_cols=["label"]))
+    assert sorted(np.concatenate([b.dense[:, 0] for b in batches])) == \
+        pytest.approx(sorted(newest["x"]), rel=1e-6)
+    assert not _fs(s3).exists(f"{bucket}/next/_temporary")
 
 
 def test_a_killed_writer_leaves_nothing_a_reader_accepts(s3, bucket, tmp_path):

@@ -76,7 +76,7 @@ def test_closed_cluster_start_again_and_a_new_cluster_is_picked_up() -> None:
 
 
 def test_start_button_shows_a_busy_state_while_the_cluster_starts(monkeypatch) -> None:
-    import interactive_recsys.cluster as cluster
+    import interactive_recsys.runtime.cluster as cluster
 
     studio = Studio(make_criteo_frame(50))
     seen = []
@@ -136,7 +136,7 @@ def test_the_cluster_tab_is_filled_once_when_two_threads_show_it(monkeypatch) ->
 
 
 def test_a_failed_start_keeps_watching_for_a_cluster_started_in_a_cell(monkeypatch) -> None:
-    import interactive_recsys.cluster as cluster
+    import interactive_recsys.runtime.cluster as cluster
 
     studio = Studio(make_criteo_frame(50))
     real_start, second = cluster.start_cluster, None

@@ -11,7 +11,7 @@ import pytest
 from dask.sizeof import sizeof
 
 from interactive_recsys.backend import merge_moments, merge_sums, sum_counts
-from interactive_recsys.outputs import atomic_file
+from interactive_recsys.io.outputs import atomic_file
 from interactive_recsys.tables import ranking
 from interactive_recsys.tables import vocabulary as vocab
 from interactive_recsys.tables.cache import TABLES

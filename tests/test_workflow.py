@@ -227,7 +227,7 @@ def test_only_the_columns_a_phase_needs_are_read(tmp_path, monkeypatch):
         return original(path, columns, row_groups, schema, dictionary)
 
     dictionaries = []
-    monkeypatch.setattr("interactive_recsys.parquet_pieces.read_parquet_table", spy)
+    monkeypatch.setattr("interactive_recsys.io.parquet_pieces.read_parquet_table", spy)
     wf = irs.Workflow((["c"] >> ops.Categorify()) + ["label"])
     ds = irs.Dataset(str(tmp_path / "d.parquet"))
     wf.fit(ds)

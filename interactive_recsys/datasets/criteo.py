@@ -19,12 +19,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from interactive_recsys.dataset import Dataset
+from interactive_recsys.io.dataset import Dataset
 
 from .criteo_kaggle import KAGGLE_NULL_GROUPS, KAGGLE_SHAPES
 
 if TYPE_CHECKING:
-    from interactive_recsys.dataset import Dataset
+    from interactive_recsys.io.dataset import Dataset
 
 PathLike = str | os.PathLike
 
@@ -111,7 +111,7 @@ def criteo_csv_options() -> dict[str, Any]:
     -------
     dict
         ``engine``, ``sep``, ``names``, ``dtypes`` and ``header`` for
-        :class:`interactive_recsys.dataset.Dataset`. A new dict on every call.
+        :class:`interactive_recsys.io.dataset.Dataset`. A new dict on every call.
 
     Examples
     --------
@@ -147,7 +147,7 @@ def read_criteo(
 
     Returns
     -------
-    interactive_recsys.dataset.Dataset
+    interactive_recsys.io.dataset.Dataset
         Columns :data:`CRITEO_COLUMNS`; ``label`` and ``I1..I13`` are nullable int64,
         ``C1..C26`` are strings.
 

@@ -38,10 +38,10 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 
-from ..dataset import as_dataset
 from ..errors import ParameterError
-from ..jobs import compute
+from ..io.dataset import as_dataset
 from ..params import param_error
+from ..runtime.jobs import compute
 
 METRICS = ("precision", "recall", "ndcg", "map", "hit_rate")
 

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from ..backend import get_backend
-from ..dataset import Dataset, as_dataset
 from ..errors import ParameterError
+from ..io.dataset import Dataset, as_dataset
 from ..params import Param, param_error, validate_params
 from ..schema import RESERVED_PREFIX
 

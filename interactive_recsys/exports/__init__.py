@@ -2,7 +2,7 @@
 
 :func:`write_dataset` is the output step ``Dataset.to_parquet`` runs: it prepares the data
 (:func:`prepare`), calls the generic parquet writer
-(:func:`~interactive_recsys.writer.write_parquet`, which knows files, not formats) and hands
+(:func:`~interactive_recsys.io.writer.write_parquet`, which knows files, not formats) and hands
 it :func:`finish_output` to run on the finished files in its temporary directory (before the
 atomic rename):
 
@@ -26,10 +26,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..errors import ParameterError
-from ..jobs import compute
+from ..io.storage import is_remote, strip
+from ..io.writer import write_parquet
+from ..runtime.jobs import compute
 from ..schema import Schema
-from ..storage import is_remote, strip
-from ..writer import write_parquet
 from . import hugectr, merlin_schema
 from .hugectr import HugeCTROptions
 

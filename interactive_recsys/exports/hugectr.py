@@ -47,8 +47,8 @@ import pyarrow.parquet as pq
 
 from ..backend import get_backend
 from ..errors import DatasetError, ParameterError
-from ..jobs import compute
 from ..params import param_error
+from ..runtime.jobs import compute
 from ..schema import Schema, Tags, is_integer_dtype, is_numeric_dtype
 
 FILE_LIST = "_file_list.txt"

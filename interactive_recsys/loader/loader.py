@@ -63,7 +63,7 @@ class Loader:
     source : str, path, list of paths, dict or Dataset
         A directory written by ``to_parquet`` (its ``_schema.json`` tags give the default
         column roles), parquet files, the dict ``to_parquet`` returns, or an
-        :class:`~interactive_recsys.dataset.Dataset` such as ``workflow.transform(ds)``.
+        :class:`~interactive_recsys.io.dataset.Dataset` such as ``workflow.transform(ds)``.
     batch_size : int
         Rows per batch.
     shuffle : bool, default True

@@ -10,7 +10,7 @@ loader's reader threads; any failure is raised as a :class:`DatasetError` naming
   tags give the default column roles; some of its files keep them too, e.g. a train/valid
   split by file), any directory / glob / list of parquet files, or the summary dict
   ``to_parquet`` returns. Row counts come from the parquet footers.
-* :class:`DatasetSource`: an :class:`~interactive_recsys.dataset.Dataset`, e.g. the lazy
+* :class:`DatasetSource`: an :class:`~interactive_recsys.io.dataset.Dataset`, e.g. the lazy
   output of ``Workflow.transform``; partitions are computed (on the active Dask client, if
   any) when read. Their sizes are counted only when sharding needs them.
 
@@ -38,9 +38,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .. import storage
-from ..dataset import Dataset, expand_paths
 from ..errors import DatasetError
+from ..io import commit, storage
+from ..io.dataset import Dataset, expand_paths
 from ..schema import Schema
 
 SCHEMA_FILE = "_schema.json"
@@ -126,7 +126,7 @@ class ParquetSource:
 
 
 class DatasetSource:
-    """The partitions of an :class:`~interactive_recsys.dataset.Dataset`."""
+    """The partitions of an :class:`~interactive_recsys.io.dataset.Dataset`."""
 
     def __init__(self, dataset: Dataset) -> None:
         self.dataset = dataset
@@ -214,7 +214,10 @@ def _files_and_schema(source: Any, storage_options: Mapping[str, Any] | None = N
 def _remote_files_and_schema(url: str, storage_options: Mapping[str, Any] | None
                              ) -> tuple[list[str], Schema | None]:
     """A URL: an output folder (its manifest checked, its ``_schema.json`` read), a glob or
-    a file list (no tags)."""
+    a file list (no tags). An output interrupted after its commit is published first (its
+    ``_schema.json`` lists the files in the folder)."""
+    if storage.isdir(url, storage_options):
+        commit.roll_forward(url, storage_options)
     files = expand_paths(url, "parquet", storage_options)  # checks a folder's manifest
     meta = storage.join(url.rstrip("/"), SCHEMA_FILE)
     if storage.isdir(url, storage_options) and storage.exists(meta, storage_options):

@@ -27,11 +27,12 @@ import dask
 import numpy as np
 import pandas as pd
 
-from ..dataset import as_dataset
 from ..errors import IRSError, NotFittedError, ParameterError
-from ..jobs import active_client, compute, submit
+from ..io.commit import published_folder, roll_forward
+from ..io.dataset import as_dataset
+from ..io.storage import is_remote, local_copy
 from ..params import Param, declared_params, validate_values
-from ..storage import is_remote, local_copy, published_folder
+from ..runtime.jobs import active_client, compute, submit
 from .data import Interactions, encode, to_dense
 
 FORMAT, FORMAT_VERSION = "irs-model", 1
@@ -105,7 +106,7 @@ class Model:
         """Fit on ``train`` (a Dataset or DataFrame with the user and item columns).
 
         Returns the model, or with ``background=True`` at once a
-        :class:`~interactive_recsys.jobs.Job` whose result is the model (its phases show in
+        :class:`~interactive_recsys.runtime.jobs.Job` whose result is the model (its phases show in
         the dashboard; ``job.cancel()`` stops it).
         """
         if background:
@@ -208,6 +209,8 @@ class Model:
 def load(path: str | os.PathLike, *, storage_options: dict[str, Any] | None = None) -> Model:
     """A model saved with :meth:`Model.save` (reads JSON and arrays only, never pickle);
     ``path`` may be an fsspec URL (with ``storage_options``)."""
+    if is_remote(path):  # a save interrupted after its commit: finish it first
+        roll_forward(os.fspath(path), storage_options)
     with local_copy(path, storage_options) as local:
         return _load(local, os.fspath(path))
 

@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from ..cluster import gpu_count
 from ..params import Param
+from ..runtime.cluster import gpu_count
 from .base import Model, register
 from .data import Interactions, to_dense
 

@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ..artifacts import key_directory, resolve
 from ..backend import keyed_counts as kc
 from ..errors import ParameterError, SchemaError
+from ..io.artifacts import key_directory, resolve
 from ..schema import ColumnSchema, Schema, Tags, element_dtype
 from ..tables import ranking
 from ..tables import vocabulary as vocab

@@ -39,10 +39,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .. import storage
-from ..artifacts import resolve
 from ..backend import backend_of, get_backend
 from ..errors import ParameterError, SchemaError
+from ..io import storage
+from ..io.artifacts import resolve
 from ..params import param_error
 from ..schema import ColumnSchema, Schema, default_tags, dtype_name
 from ..tables import keyed_statistics as ks

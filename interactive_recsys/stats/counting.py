@@ -27,8 +27,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..backend import get_backend
-from ..dataset import Dataset
-from ..jobs import compute
+from ..io.dataset import Dataset
+from ..runtime.jobs import compute
 from ..tables import vocabulary as vocab
 from ..tables.reduce import delayed_task, delayed_tasks, num_splits, tree
 from .frequency import CountHistogram

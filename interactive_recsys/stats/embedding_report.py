@@ -34,10 +34,10 @@ from typing import Any
 
 from dask.utils import format_bytes
 
-from ..dataset import as_dataset
 from ..embedding import embedding_dim
 from ..errors import ParameterError
-from ..outputs import atomic_file
+from ..io.dataset import as_dataset
+from ..io.outputs import atomic_file
 from ..workflow import Workflow
 from .memory_plan import OPTIMIZER_STATE, EmbeddingTable, MemoryPlan
 from .table_stats import TableStats, add_list_lengths, dataset_tables, workflow_tables

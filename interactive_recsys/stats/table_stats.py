@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import storage
-from ..artifacts import resolve
-from ..dataset import Dataset
 from ..errors import NotFittedError, SchemaError
+from ..io import storage
+from ..io.artifacts import resolve
+from ..io.dataset import Dataset
 from ..ops.categorify import Categorify
 from ..schema import Tags, is_list_dtype
 from ..tables import vocabulary as vocab

@@ -24,7 +24,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from .. import storage
+from ..io import storage
 
 
 def cache_budget() -> int:

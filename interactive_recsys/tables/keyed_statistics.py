@@ -37,7 +37,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..artifacts import key_directory, resolve
+from ..io.artifacts import key_directory, resolve
 from . import vocabulary as vocab
 from .cache import TABLES
 from .reduce import delayed_task, delayed_tasks, pick, tree

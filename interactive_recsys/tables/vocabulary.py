@@ -37,11 +37,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .. import storage
 from ..backend import keyed_counts as kc
 from ..backend import merge_sums
 from ..hashing import hash_array
-from ..outputs import atomic_file, output_error
+from ..io import storage
+from ..io.outputs import atomic_file, output_error
 from .cache import TABLES
 
 SORT_KEYS = [("count", "descending"), ("value", "ascending")]
@@ -106,7 +106,7 @@ def write_table_file(table: pa.Table, path: str, storage_options: Any = None,
                      **options: Any) -> None:
     """Write a statistics table atomically (``options``: of ``pq.write_table``); a failed
     write (disk full, ``ulimit -f``, no permission) is an
-    :class:`~interactive_recsys.outputs.OutputError` naming the file and the fix, and leaves
+    :class:`~interactive_recsys.io.outputs.OutputError` naming the file and the fix, and leaves
     no part of it. ``path`` may be an fsspec URL (one PUT: whole or absent)."""
     if storage.is_remote(path):
         storage.write_table(table, path, storage_options, **options)

@@ -10,9 +10,9 @@ import html
 import os
 from typing import Any
 
-from .. import storage
 from ..errors import IRSError
-from ..jobs import active_client
+from ..io import storage
+from ..runtime.jobs import active_client
 from .builder_model import job_text
 from .feedback import COLOURS, busy
 from .preview import frame_html

@@ -58,13 +58,13 @@ from typing import Any
 import dask
 import pyarrow as pa
 
-from interactive_recsys import storage
 from interactive_recsys.codegen import workflow_code
-from interactive_recsys.dataset import Dataset, as_dataset, input_files
 from interactive_recsys.errors import DatasetError, ParameterError, SchemaError
 from interactive_recsys.graph import Node
-from interactive_recsys.jobs import Job
-from interactive_recsys.outputs import check_output
+from interactive_recsys.io import storage
+from interactive_recsys.io.dataset import Dataset, as_dataset, input_files
+from interactive_recsys.io.outputs import check_output
+from interactive_recsys.runtime.jobs import Job
 from interactive_recsys.schema import Schema
 from interactive_recsys.selector import flatten
 from interactive_recsys.workflow import Workflow
@@ -463,7 +463,7 @@ class BuilderModel(FieldEvents):
             on_done: Callable[[Job], None] | None = None, client: Any = None,
             overwrite: bool = False) -> Job:
         """Fit on the whole dataset (and write the transformed data to ``output``) as a
-        background :class:`~interactive_recsys.jobs.Job` on the active Dask client (if any).
+        background :class:`~interactive_recsys.runtime.jobs.Job` on the active Dask client (if any).
 
         Written atomically: a failed or cancelled run leaves no partial output. A bad
         output (:meth:`check_output`; an existing one unless ``overwrite``) raises at once

@@ -45,8 +45,8 @@ import ipywidgets as widgets
 from bokeh.layouts import column, row
 from bokeh.resources import Resources
 
-from ..monitor import Monitor
-from ..outputs import atomic_file
+from ..io.outputs import atomic_file
+from ..runtime.monitor import Monitor
 from .bokeh_widget import BokehWidget, render_signal
 from .dashboard_figures import (
     ROLLOVER,

@@ -42,7 +42,7 @@ from bokeh.palettes import Category10_10, Category20_20
 from bokeh.plotting import figure
 from dask.utils import format_bytes
 
-from ..jobs import operator_label
+from ..runtime.jobs import operator_label
 
 #: Seconds of history the time axes show by default (the "whole run" toggle shows all).
 WINDOW_S = 60.0

@@ -37,9 +37,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..backend.arrow import element_values
-from ..dataset import Dataset, as_dataset
 from ..errors import ParameterError
 from ..graph import OpNode, SelectNode
+from ..io.dataset import Dataset, as_dataset
 from ..ops.categorify import Categorify
 from ..params import Param, validate_params
 from ..schema import Tags, dtype_name

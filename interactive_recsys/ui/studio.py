@@ -27,8 +27,8 @@ from typing import Any
 
 import ipywidgets as w
 
-from .. import cluster
-from ..jobs import active_client
+from ..runtime import cluster
+from ..runtime.jobs import active_client
 from ..stats.embedding_report import EmbeddingReport
 from .builder import PipelineBuilder
 

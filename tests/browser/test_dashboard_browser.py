@@ -14,7 +14,7 @@ from bokeh.io import output_notebook
 from bokeh.resources import INLINE
 import interactive_recsys as irs
 from interactive_recsys import ops
-from interactive_recsys.jobs import submit
+from interactive_recsys.runtime.jobs import submit
 output_notebook(INLINE, hide_banner=True)
 workdir = tempfile.mkdtemp(prefix="irs-browser-")""",
     """client = irs.start_cluster(n_workers=2, memory_limit="1GB", dashboard=False)

@@ -44,7 +44,7 @@ from collections.abc import Iterable, Iterator, Mapping
 
 import psutil
 
-from .errors import DatasetError, IRSError
+from ..errors import DatasetError, IRSError
 
 _OWNER_FILE = ".irs-owner.json"
 _TEMP_RE = re.compile(r"^\.(?P<base>.+)\.(?P<kind>tmp|old)-(?P<host>[A-Za-z0-9_.]+)-"

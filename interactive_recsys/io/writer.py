@@ -32,13 +32,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import storage
-from .backend import get_backend
-from .jobs import compute
+from ..backend import get_backend
+from ..params import Param, validate_params
+from ..plan import release_memory
+from ..runtime.jobs import compute
+from ..schema import RESERVED_PREFIX
+from . import commit, storage
 from .outputs import atomic_directory, check_not_inside_input
-from .params import Param, validate_params
-from .plan import release_memory
-from .schema import RESERVED_PREFIX
 
 __all__ = ["SHUFFLE_MODES", "atomic_directory", "write_parquet"]
 
@@ -177,7 +177,7 @@ def _output_directory(path: str, overwrite: bool, protect: dict,
                               protect=protect) as tmp:
             yield tmp, None
         return
-    with storage.remote_atomic_directory(path, storage_options, overwrite=overwrite,
+    with commit.remote_atomic_directory(path, storage_options, overwrite=overwrite,
                                          protect=protect) as staging:
         yield staging, storage.filesystem(path, storage_options)
 
@@ -208,7 +208,7 @@ def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = Non
     workers then write the files under ``path/_temporary/``, ``finish`` writes into a local
     folder (with ``data_dir=`` the staging URL and ``fs=`` its filesystem, to read the
     data), and everything is published with the ``_SUCCESS`` manifest
-    (:func:`.storage.remote_atomic_directory`). Locally ``_SUCCESS`` is the same manifest,
+    (:func:`.commit.remote_atomic_directory`). Locally ``_SUCCESS`` is the same manifest,
     written last before the rename."""
     path = os.fspath(path)
     remote = storage.is_remote(path)

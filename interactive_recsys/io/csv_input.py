@@ -1,4 +1,4 @@
-"""CSV input of :class:`~interactive_recsys.dataset.Dataset`: block readers that keep one type
+"""CSV input of :class:`~interactive_recsys.io.dataset.Dataset`: block readers that keep one type
 per column (or name the column that changes type), and checks that name the file and fix.
 """
 
@@ -15,8 +15,8 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from .backend import get_backend
-from .errors import DatasetError
+from ..backend import get_backend
+from ..errors import DatasetError
 
 _PANDAS_CSV_DTYPES = {"string": "string[pyarrow]", "bool": "boolean"}
 

@@ -19,9 +19,9 @@ from typing import Any
 
 import dask
 
-from .backend import gpu_available, gpu_device_count
-from .errors import IRSError, ParameterError
-from .params import param_error
+from ..backend import gpu_available, gpu_device_count
+from ..errors import IRSError, ParameterError
+from ..params import param_error
 
 #: Environment of CPU worker processes, set before they start (Dask's
 #: ``distributed.nanny.pre-spawn-environ``: glibc reads its variables at process start).
@@ -402,7 +402,7 @@ def connect(address: str, *, timeout: float | str = 10, **kwargs: Any) -> Any:
     >>> connect("tcp://127.0.0.1:9", timeout=0.5)
     Traceback (most recent call last):
     ...
-    interactive_recsys.cluster.ClusterTimeoutError: No Dask scheduler answered at ...
+    interactive_recsys.runtime.cluster.ClusterTimeoutError: No Dask scheduler answered at ...
     """
     from distributed import Client
 

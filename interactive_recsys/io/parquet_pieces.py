@@ -11,8 +11,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .backend import get_backend, read_parquet_table
-from .errors import DatasetError
+from ..backend import get_backend, read_parquet_table
+from ..errors import DatasetError
 from .storage import strip
 
 

@@ -25,7 +25,7 @@ import shutil
 import tempfile
 import weakref
 
-from .errors import ParameterError, WorkflowFormatError
+from ..errors import ParameterError, WorkflowFormatError
 
 
 def key_directory(node_directory: str, index: int, prefix: str = "vocab") -> str:

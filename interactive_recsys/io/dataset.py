@@ -23,16 +23,21 @@ import pyarrow.parquet as pq
 from dask.dataframe.io.csv import read_pandas
 from dask.utils import parse_bytes
 
-from .backend import (
+from ..backend import (
     Backend,
     backend_of,
     convert,
     dictionary_schema,
     get_backend,
 )
-from .backend.arrow import small_type
-from .backend.user_frames import check_dtype_backend, user_frame
-from .cluster import MAX_PART_SIZE, MIN_PART_SIZE
+from ..backend.arrow import small_type
+from ..backend.user_frames import check_dtype_backend, user_frame
+from ..errors import DatasetError
+from ..exports import write_dataset
+from ..params import param_error
+from ..runtime.cluster import MAX_PART_SIZE, MIN_PART_SIZE
+from ..runtime.jobs import compute, submit
+from ..schema import RESERVED_PREFIX, Schema, Tags, arrow_type, normalize_tags
 from .csv_input import (
     CsvBlockReader,
     CsvNormalizer,
@@ -42,12 +47,7 @@ from .csv_input import (
     files_with_rows,
     pandas_csv_dtype,
 )
-from .errors import DatasetError
-from .exports import write_dataset
-from .jobs import compute, submit
-from .params import param_error
 from .parquet_pieces import ParquetPiece, _PieceReader, plan_pieces, sampled_bytes_per_row
-from .schema import RESERVED_PREFIX, Schema, Tags, arrow_type, normalize_tags
 from .storage import StorageOptions, expand_url, filesystem_of, is_remote, published_files, strip
 
 PARQUET_EXTENSIONS = (".parquet", ".pq", ".parq")
@@ -465,7 +465,7 @@ class Dataset:
         ``path`` may be an fsspec URL; ``storage_options`` (default: this dataset's) open it.
 
         Returns a summary dict, or with ``background=True`` at once a
-        :class:`~interactive_recsys.jobs.Job` whose result is that summary."""
+        :class:`~interactive_recsys.runtime.jobs.Job` whose result is that summary."""
         if background:
             return submit(lambda: self.to_parquet(
                 path, shuffle=shuffle, out_files_per_proc=out_files_per_proc,
@@ -526,7 +526,7 @@ def source_files(ddf: dd.DataFrame) -> list[str]:
 
 def input_files(ds: Dataset) -> list[str]:
     """The files ``ds`` reads: its own, those it was derived from, or found in its graph;
-    with the folders named as input (for :func:`~interactive_recsys.outputs.
+    with the folders named as input (for :func:`~interactive_recsys.io.outputs.
     check_not_inside_input`)."""
     own = {*ds.files, *getattr(ds, "sources", ()), *getattr(ds, "folders", ())}
     return sorted(own) or source_files(ds.arrow_ddf())

@@ -26,15 +26,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .._version import __version__ as _library_version
+from ..errors import IRSError, NotFittedError, VersionError, WorkflowFormatError
+from ..graph import NODE_TYPES, Node, OpNode
+from ..ops.base import Operator
+from ..ops.lambda_op import LambdaOp
+from ..schema import Schema
+from ..selector import ColumnSelector
 from . import storage
-from ._version import __version__ as _library_version
 from .artifacts import resolve
-from .errors import IRSError, NotFittedError, VersionError, WorkflowFormatError
-from .graph import NODE_TYPES, Node, OpNode
-from .ops.base import Operator
-from .ops.lambda_op import LambdaOp
-from .schema import Schema
-from .selector import ColumnSelector
 
 FORMAT_NAME = "interactive-recsys-workflow"
 FORMAT_VERSION = 1

@@ -6,7 +6,7 @@ Dashboard) after each sample. Per worker it records host memory as the scheduler
 (process = managed + unmanaged; spilled to disk), per GPU memory used/total and utilization
 (NVML read on the workers, plus distributed's ``gpu`` metrics) and cuDF's spilled bytes,
 then the task stream (key prefix, worker, start, stop, action) and the progress of the
-workflow's phases (:data:`interactive_recsys.jobs.BOARD`). Without a GPU it reports
+workflow's phases (:data:`interactive_recsys.runtime.jobs.BOARD`). Without a GPU it reports
 "no GPU" and records no GPU series at all.
 
 The final state is always recorded: while sampling, a monitor takes one more sample as soon
@@ -35,9 +35,9 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from .errors import ParameterError
+from ..errors import ParameterError
+from ..params import param_error
 from .jobs import BOARD, _compute_seconds, _norm, active_client, task_group
-from .params import param_error
 
 #: The host-memory fields of each worker sample (bytes), as the scheduler computes them.
 MEMORY_FIELDS = ("process", "managed", "unmanaged", "unmanaged_old", "unmanaged_recent",

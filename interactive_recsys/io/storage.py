@@ -5,23 +5,17 @@ Every path the library takes may be a local path or an fsspec URL (``s3://``, ``
 (credentials, ``endpoint_url``...). Local paths take the fast path: plain ``os`` calls, no
 fsspec; :func:`filesystem` returns ``None`` for them.
 
-Object stores have no atomic rename of a folder, so a remote output is published with a
-commit protocol like Spark's and Delta's (:func:`remote_atomic_directory`):
-
-1. every file is written under ``DEST/_temporary/WRITE-ID/`` (readers skip ``_`` names);
-2. the staged files are listed, with their sizes, in ``_temporary/WRITE-ID/_SUCCESS``;
-3. publishing: the writer claims ``DEST/_temporary/_publishing`` by an exclusive create
-   (S3's ``If-None-Match``), so two writers never publish at once; the old
-   ``DEST/_SUCCESS`` (if any) is removed, the files are copied into ``DEST/`` (server-side
-   copies), and the manifest ``DEST/_SUCCESS`` is written **last**; files of the old
-   output that the new one lacks, the claim and the staging folder are removed.
+Object stores have no atomic rename of a folder, so a remote output is published with the
+commit protocol of :mod:`.commit`: staged files, a ``_SUCCESS`` manifest written last.
 
 A reader (:func:`published_files`) accepts a folder whose ``_SUCCESS`` manifest lists
 files that are all there with their sizes, or a folder that no writer of this library
-touched (no ``_SUCCESS`` manifest, no ``_temporary``): data written by other tools. A killed
-writer leaves either only its staging folder, or a folder without ``_SUCCESS`` beside a
-staging folder: both refused, naming the folder. Local outputs get the same manifest (written
-last, before the atomic rename of :mod:`.outputs`), so both paths share the reader check.
+touched (no ``_SUCCESS`` manifest, no ``_temporary``): data written by other tools. An output
+that its writer committed (claimed, staged whole) but did not finish copying in is read from
+its staged copy. A killed writer leaves either only its staging folder, or a folder without
+``_SUCCESS`` beside a staging folder: both refused, naming the folder. Local outputs get the
+same manifest (written last, before the atomic rename of :mod:`.outputs`), so both paths
+share the reader check.
 
 >>> filesystem("/data/x.parquet") is None, is_remote("s3://bucket/x")
 (True, True)
@@ -34,7 +28,6 @@ last, before the atomic rename of :mod:`.outputs`), so both paths share the read
 
 from __future__ import annotations
 
-import calendar
 import contextlib
 import json
 import os
@@ -45,8 +38,8 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from .errors import DatasetError, IRSError, StorageError
-from .outputs import atomic_directory, atomic_file
+from ..errors import DatasetError, IRSError, StorageError
+from .outputs import atomic_file
 
 MANIFEST = "_SUCCESS"
 STAGING = "_temporary"
@@ -54,8 +47,7 @@ MANIFEST_FORMAT = "interactive-recsys-output"
 _LOCAL_PROTOCOLS = ("file", "local")
 
 StorageOptions = Mapping[str, Any] | None
-__all__ = ["StorageError", "filesystem", "is_remote", "published_files",
-           "remote_atomic_directory", "strip"]
+__all__ = ["StorageError", "filesystem", "is_remote", "published_files", "strip"]
 
 
 def protocol(path: str | os.PathLike) -> str | None:
@@ -179,7 +171,7 @@ def local_manifest(folder: str, write_id: str | None = None) -> None:
         f.write(manifest_text(files, write_id or uuid.uuid4().hex[:12]))
 
 
-def _parse_manifest(url: str, text: str) -> dict[str, int] | None:
+def parse_manifest(url: str, text: str) -> dict[str, int] | None:
     if not text.strip():
         return None  # an empty marker (Spark, older versions): complete, nothing to check
     try:
@@ -216,7 +208,7 @@ def published_files(url: str, storage_options: StorageOptions = None, *,
                 raise _incomplete(url, f"it has no {MANIFEST} manifest but a {STAGING} folder")
             return None
         with open(manifest) as f:
-            files = _parse_manifest(url, f.read())
+            files = parse_manifest(url, f.read())
         if files is None:
             return None
         for rel, size in files.items():
@@ -232,11 +224,16 @@ def published_files(url: str, storage_options: StorageOptions = None, *,
     fs.invalidate_cache(root)  # another process may have written since this one listed
     listing = guarded(fs.find, url, root, withdirs=False, detail=True)
     found = {posixpath.relpath(k, root): v.get("size") for k, v in listing.items()}
+    prefix = url.rstrip("/")
+    pending = claimed_output(fs, url, root, found)
+    if pending is not None:  # committed, its copy into the folder not finished: read it staged
+        write_id, _, files = pending
+        return [f"{prefix}/{STAGING}/{write_id}/{rel}" for rel in files]
     if MANIFEST not in found:
         if any(k.split("/", 1)[0] == STAGING for k in found):
             raise _incomplete(url, f"it has no {MANIFEST} manifest but a {STAGING} folder")
         return None
-    files = _parse_manifest(url, guarded(fs.cat_file, url, f"{root}/{MANIFEST}").decode())
+    files = parse_manifest(url, guarded(fs.cat_file, url, f"{root}/{MANIFEST}").decode())
     if files is None:
         return None
     for rel, size in files.items():
@@ -244,8 +241,28 @@ def published_files(url: str, storage_options: StorageOptions = None, *,
             raise _incomplete(url, f"{rel!r}, listed in its manifest, is missing")
         if sizes and found[rel] != size:
             raise _incomplete(url, f"{rel!r} has {found[rel]} bytes, its manifest says {size}")
-    prefix = url.rstrip("/")
     return [f"{prefix}/{rel}" for rel in files]
+
+
+CLAIM = f"{STAGING}/_publishing"
+
+
+def claimed_output(fs: Any, url: str, root: str, found: Mapping[str, Any]
+                   ) -> tuple[str, str, dict[str, int]] | None:
+    """``(write_id, manifest text, files)`` of the output a writer committed (it holds the
+    publishing claim and its staged copy is complete) but has not finished copying into
+    ``root``, else None. ``found`` maps each file under ``root`` to its size."""
+    if CLAIM not in found:
+        return None
+    write_id = guarded(fs.cat_file, url, f"{root}/{CLAIM}").decode().strip()
+    staged = f"{STAGING}/{write_id}"
+    if "/" in write_id or f"{staged}/{MANIFEST}" not in found:
+        return None  # a claim whose writer died before it staged a manifest: not committed
+    text = guarded(fs.cat_file, url, f"{root}/{staged}/{MANIFEST}").decode()
+    files = parse_manifest(url, text)
+    if not files or any(found.get(f"{staged}/{rel}") != size for rel, size in files.items()):
+        return None
+    return write_id, text, files
 
 
 def expand_url(item: str, extensions: tuple[str, ...],
@@ -266,8 +283,14 @@ def expand_url(item: str, extensions: tuple[str, ...],
         found = data(guarded(fs.glob, item, path), posixpath.dirname(path[:magic.start()]))
     elif guarded(fs.isdir, item, path):
         listed = published_files(item, storage_options)
-        found = data([strip(f) for f in listed] if listed is not None else
-                     guarded(fs.find, item, path), path)
+        if listed is None:
+            found = data(guarded(fs.find, item, path), path)
+        else:  # the manifest's files: in the folder, or in a committed output's staging
+            listed = [strip(f) for f in listed]
+            staged = f"{path}/{STAGING}/"
+            root = (staged + listed[0][len(staged):].split("/", 1)[0]
+                    if listed and listed[0].startswith(staged) else path)
+            found = data(listed, root)
     elif not guarded(fs.exists, item, path):
         raise DatasetError(f"Input file {item!r} does not exist. Check the URL (and that "
                            "storage_options reach the right store).")
@@ -307,127 +330,6 @@ def check_remote_destination(url: str, protect: Mapping[str, Iterable[str]] | No
                 raise DatasetError(f"Refusing to write to {url!r}: it is or contains {what} "
                                    f"({p!r}), which writing there would replace. Choose a new "
                                    "folder for the output.")
-
-
-@contextlib.contextmanager
-def remote_atomic_directory(url: str, storage_options: StorageOptions = None, *,
-                            overwrite: bool = False,
-                            protect: Mapping[str, Iterable[str]] | None = None) -> Iterator[str]:
-    """Yield a staging URL (``URL/_temporary/WRITE-ID``) whose files are published into
-    ``url`` with a ``_SUCCESS`` manifest only if the block succeeds (see the module doc).
-
-    Without ``overwrite`` an existing output (or any file in ``url``) is an error, also
-    one published by another writer while this one was writing. A failure removes the
-    staging folder and publishes nothing."""
-    fs = filesystem(url, storage_options)
-    url = url.rstrip("/")
-    check_remote_destination(url, protect)
-    root = strip(url)
-    fs.invalidate_cache(root)
-    if not overwrite and guarded(fs.exists, url, root) and guarded(fs.ls, url, root):
-        raise DatasetError(f"Output {url!r} already exists; pass overwrite=True (irs run "
-                           "--overwrite) or choose another path.")
-    write_id = f"{time.strftime('%Y%m%d%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:8]}"
-    staging = f"{root}/{STAGING}/{write_id}"
-    try:
-        yield f"{protocol(url)}://{staging}"
-    except BaseException:  # the writer's own failure, raised as it is
-        _remove_staging(fs, root, staging)
-        raise
-    try:
-        _publish(fs, url, root, staging, write_id, overwrite)
-    except BaseException as exc:
-        _remove_staging(fs, root, staging)
-        if isinstance(exc, IRSError) or not isinstance(exc, Exception):
-            raise
-        raise storage_error(url, exc) from exc
-
-
-CLAIM = f"{STAGING}/_publishing"
-
-
-def _remove_staging(fs: Any, root: str, staging: str, attempts: int = 25) -> None:
-    """Remove a failed write's staging folder, also files that tasks already running add
-    after the failure (it must be found empty twice, 0.25 s apart); best effort."""
-    empty = 0
-    for _ in range(attempts):
-        try:
-            fs.invalidate_cache(staging)
-            if fs.find(staging):
-                fs.rm(staging, recursive=True)
-                empty = 0
-            else:
-                empty += 1
-        except Exception:  # the store is out of reach: nothing more to do from here
-            return
-        if empty >= 2:
-            break
-        time.sleep(0.25)
-    with contextlib.suppress(Exception):
-        if not fs.ls(f"{root}/{STAGING}", refresh=True):
-            fs.rm(f"{root}/{STAGING}", recursive=True)
-
-
-def _claim(fs: Any, url: str, root: str, write_id: str) -> None:
-    """Take the right to publish into ``root``: an exclusive create (S3's ``If-None-Match``;
-    where a store cannot, a check then a write), so of two writers publishing at once one
-    goes on and the other fails whole."""
-    claim = f"{root}/{CLAIM}"
-    try:
-        with fs.open(claim, "xb") as f:
-            f.write(write_id.encode())
-        return
-    except FileExistsError:
-        pass
-    except (ValueError, NotImplementedError, TypeError):  # no exclusive create here
-        fs.invalidate_cache(root)
-        if not fs.exists(claim):
-            fs.pipe_file(claim, write_id.encode())
-            return
-    raise DatasetError(f"Output {url!r} is being published by another writer ({CLAIM} "
-                       "exists); this write was discarded and the other kept. If no writer "
-                       f"is running (one was killed while publishing), delete {url}/{STAGING} "
-                       "and write again.")
-
-
-def _publish(fs: Any, url: str, root: str, staging: str, write_id: str,
-             overwrite: bool) -> None:
-    listing = fs.find(staging, withdirs=False, detail=True)
-    files = {posixpath.relpath(k, staging): int(v.get("size") or 0)
-             for k, v in listing.items()}
-    text = manifest_text(files, write_id)
-    fs.pipe_file(f"{staging}/{MANIFEST}", text.encode())  # staged output: complete
-    _claim(fs, url, root, write_id)
-    try:
-        _copy_in(fs, url, root, staging, files, text, overwrite)
-    finally:
-        with contextlib.suppress(Exception):
-            fs.rm_file(f"{root}/{CLAIM}")
-    with contextlib.suppress(Exception):
-        fs.rm(staging, recursive=True)
-        if not fs.ls(f"{root}/{STAGING}", refresh=True):
-            fs.rm(f"{root}/{STAGING}", recursive=True)
-
-
-def _copy_in(fs: Any, url: str, root: str, staging: str, files: dict[str, int], text: str,
-             overwrite: bool) -> None:
-    old: dict[str, int] = {}
-    fs.invalidate_cache(root)
-    if fs.exists(f"{root}/{MANIFEST}"):
-        if not overwrite:
-            raise DatasetError(f"Output {url!r} was published by another writer while this "
-                               "one was writing; this write was discarded and the other "
-                               "output kept whole. Write to another path, or pass "
-                               "overwrite=True.")
-        old = _parse_manifest(url, fs.cat_file(f"{root}/{MANIFEST}").decode()) or {}
-        fs.rm_file(f"{root}/{MANIFEST}")  # from here readers refuse the folder
-    for rel in files:
-        fs.copy(f"{staging}/{rel}", f"{root}/{rel}")
-    fs.pipe_file(f"{root}/{MANIFEST}", text.encode())  # published
-    stale = [f"{root}/{rel}" for rel in old if rel not in files]
-    if stale:
-        with contextlib.suppress(Exception):
-            fs.rm(stale)
 
 
 def upload_directory(local: str, url: str, storage_options: StorageOptions = None) -> None:
@@ -521,28 +423,6 @@ def copy_directory(source: str, target: str, source_options: StorageOptions = No
 
 
 @contextlib.contextmanager
-def published_folder(path: str | os.PathLike, storage_options: StorageOptions = None, *,
-                     overwrite: bool = False,
-                     protect: Mapping[str, Iterable[str]] | None = None) -> Iterator[str]:
-    """A local temporary folder whose files become the folder ``path`` (a local path or a
-    URL) with a ``_SUCCESS`` manifest, only if the block succeeds: for small outputs that
-    the client writes itself (a saved model)."""
-    path = os.fspath(path)
-    if not is_remote(path):
-        with atomic_directory(local_path(path), overwrite=overwrite, protect=protect) as tmp:
-            yield tmp
-            local_manifest(tmp)
-        return
-    import tempfile
-
-    with remote_atomic_directory(path, storage_options, overwrite=overwrite,
-                                 protect=protect) as staging, \
-            tempfile.TemporaryDirectory(prefix="irs-upload-") as local:
-        yield local
-        upload_directory(local, staging, storage_options)
-
-
-@contextlib.contextmanager
 def local_copy(path: str | os.PathLike, storage_options: StorageOptions = None
                ) -> Iterator[str]:
     """``path`` itself when local, else a temporary local copy of the complete output folder
@@ -558,28 +438,3 @@ def local_copy(path: str | os.PathLike, storage_options: StorageOptions = None
     with tempfile.TemporaryDirectory(prefix="irs-download-") as local:
         download_directory(path, local, storage_options, files)
         yield local
-
-
-def clean_staging(url: str, storage_options: StorageOptions = None,
-                  older_than: float = 24 * 3600) -> list[str]:
-    """Remove the staging folders (and a publishing claim) under the output ``url`` that
-    were started more than ``older_than`` seconds ago (UTC time in their write id): what
-    killed writers left. A store cannot tell whether a writer on another machine still
-    runs, so age is the test; return what was removed."""
-    fs = filesystem(url, storage_options)
-    root = f"{strip(url)}/{STAGING}"
-    fs.invalidate_cache(root)
-    now, removed = time.time(), []
-    for entry in guarded(fs.ls, url, root, detail=False) if fs.exists(root) else []:
-        name = posixpath.basename(entry.rstrip("/"))
-        try:
-            started = calendar.timegm(time.strptime(name.split("-", 1)[0], "%Y%m%d%H%M%S"))
-        except ValueError:  # the claim: as old as the newest staging folder allows
-            started = now - older_than - 1 if name == posixpath.basename(CLAIM) else now
-        if now - started > older_than:
-            guarded(fs.rm, url, entry, recursive=True)
-            removed.append(f"{protocol(url)}://{entry}")
-    with contextlib.suppress(Exception):
-        if not fs.ls(root, refresh=True):
-            fs.rm(root, recursive=True)
-    return removed

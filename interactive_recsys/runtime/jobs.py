@@ -31,8 +31,8 @@ from typing import Any
 
 import dask
 
-from .errors import IRSError
-from .ops.base import OPERATORS
+from ..errors import IRSError
+from ..ops.base import OPERATORS
 
 #: Seconds between checks for cancellation and progress while a phase runs.
 POLL_SECONDS = 0.1
