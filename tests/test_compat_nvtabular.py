@@ -62,7 +62,7 @@ def test_list_slice_has_nvtabulars_meaning(args, pylist):
     rows = [[1, 2, 3, 4], [5], [], [6, 7, 8]]
     df = pd.DataFrame({"h": pd.Series(rows, dtype=pd.ArrowDtype(pa.list_(pa.int64())))})
     out = irs.Workflow(["h"] >> nvt_ops.ListSlice(*args)).fit_transform(df)
-    assert [list(r) for r in out["h"]] == [r[pylist] for r in rows]
+    assert [v.tolist() for v in out["h"]] == [r[pylist] for r in rows]  # NumPy arrays
 
 
 def test_list_slice_k_differs_from_the_projects_own():

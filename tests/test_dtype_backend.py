@@ -42,7 +42,8 @@ def test_compute_and_to_ddf_give_numpy_dtypes(tmp_path):
         assert np.all((a - out["i"]).abs().values <= 1e-2)
     # the declared dtypes of the lazy frame are the NumPy ones
     assert str(ds.to_ddf().dtypes["i"]) == "int64"
-    assert ds.head(2)["i"].dtype == np.dtype("int64")
+    assert ds.head(2, dtype_backend="numpy_nullable")["i"].dtype == np.dtype("int64")
+    assert str(ds.head(2)["i"].dtype) == "int64[pyarrow]"  # to look at: the engine's
 
 
 def test_pyarrow_keeps_the_engine_columns():

@@ -227,7 +227,7 @@ def test_predicted_schema_matches_transformed_output(name: str, variant: int,
     wf = new_workflow(graph(name, variant), root)
     predicted = wf.compute_schema(dataset.schema)  # before fit
     wf.fit(dataset)
-    out = wf.transform(frame)
+    out = wf.transform(frame, dtype_backend="pyarrow")  # the engine's columns and dtypes
     actual = irs.get_backend("cpu").schema_of(out)
     assert predicted.names == actual.names == list(out.columns)
     assert predicted.dtypes == actual.dtypes

@@ -2,7 +2,7 @@
 
 Inside the engine, CPU frames hold Arrow-backed columns (``int64[pyarrow]``, lists as Arrow
 lists), which the kernels need. Where a frame reaches the user (``Dataset.to_ddf()``,
-``Dataset.compute()``, ``Dataset.head()``, ``Workflow.transform(pandas_frame)``), it is
+``Dataset.compute()``, ``Workflow.transform(pandas_frame)``; ``Dataset.head()`` when asked), it is
 converted once, by column, after the choice pandas' own readers offer (``dtype_backend=``):
 
 * ``"numpy_nullable"`` (the default): NumPy dtypes where the column has no nulls

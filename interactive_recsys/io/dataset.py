@@ -434,9 +434,10 @@ class Dataset:
         for i in range(ddf.npartitions):
             yield user_frame(ddf.get_partition(i).compute(), dtype_backend)
 
-    def head(self, n: int = 5, *, dtype_backend: str = "numpy_nullable") -> pd.DataFrame:
-        """The first ``n`` rows as a pandas DataFrame (``dtype_backend``: see
-        :meth:`to_ddf`)."""
+    def head(self, n: int = 5, *, dtype_backend: str = "pyarrow") -> pd.DataFrame:
+        """The first ``n`` rows as a pandas DataFrame, to look at: the engine's Arrow columns
+        by default (nulls shown as ``<NA>``, lists as lists), NumPy dtypes with
+        ``dtype_backend="numpy_nullable"`` (see :meth:`to_ddf`)."""
         check_dtype_backend(dtype_backend, "Dataset.head")
         frames, got = [], 0
         for part in self.to_iter():

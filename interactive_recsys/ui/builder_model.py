@@ -422,7 +422,7 @@ class BuilderModel(FieldEvents):
         with tempfile.TemporaryDirectory(prefix="irs-preview-") as tmp:
             wf = self.to_workflow(artifacts_dir=tmp)
             with dask.config.set(scheduler="sync"):
-                output = wf.fit_transform(sample)
+                output = wf.fit_transform(sample, dtype_backend="pyarrow")  # as the sample
         return PreviewResult(sample, output, wf, time.perf_counter() - started)
 
     def default_output(self) -> str | None:

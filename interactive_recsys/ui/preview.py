@@ -86,7 +86,7 @@ def read_sample(ds: Dataset, n_rows: int, columns: list[str]) -> pd.DataFrame:
                 break
         table = pa.Table.from_batches(batches).select(columns).cast(arrow_schema)
         return ds.backend.to_pandas(ds.backend.from_arrow(table))
-    return ds.head(n_rows, dtype_backend="pyarrow")[columns]  # as the parquet path above
+    return ds.head(n_rows)[columns]
 
 
 def _parquet_file(path: str) -> pq.ParquetFile | None:
