@@ -115,6 +115,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "nvtabular_ops" not in str(item.path):
             continue
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        gpu_only = any("cudf" in str(m.kwargs.get("reason", ""))
+                       for m in item.iter_markers("skipif"))
+        if params.get("cpu") is False or gpu_only:
+            item.add_marker(pytest.mark.gpu)  # cuDF cases: the project's GPU runs
         why = _excluded(item)
         if why is not None:
             item.add_marker(pytest.mark.skip(reason=f"excluded ({why[0]}): {why[1]}"))
