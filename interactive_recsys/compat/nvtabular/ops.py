@@ -21,6 +21,9 @@ per-column dicts (``freq_threshold``,       one core step per value, side by sid
 properties=)``                              / ``AddProperties``
 ``AddMetadata``, ``TagAs*``                 ``AddTags`` + ``AddProperties``
 ``LogOp``                                   computed in float32, as NVTabular
+``HashBucket(n)``, ``HashedCross(n)``       ids ``hash % n`` from 0 (the core's: from 2)
+``Groupby("col")``, ``DifferenceLag(keys)``  keys read from the input; unselected ``Groupby``
+                                            keys are not output
 ==========================================  =================================================
 
 Every other operator is this project's own (``ops.FillMissing`` ...). The wrappers return
