@@ -36,11 +36,13 @@ def test_entry_points_and_dataset_keywords(tmp_path):
     csv = nvt.Dataset(str(tmp_path / "a.csv"), engine="csv", sep="|", names=list(df.columns),
                       header=None, dtypes={"x": np.float32}, client=None)
     assert csv.schema["x"].dtype == "float32" and csv.num_rows == len(df)
-    with pytest.raises(TypeError, match="'rmm_pool_size'"):
-        nvt.Dataset(df, rmm_pool_size=1)
+    with pytest.raises(TypeError, match="'row_group_size'"):
+        nvt.Dataset(df, row_group_size=1)
     if not nvt.dispatch.HAS_GPU:
         with pytest.raises(ParameterError, match=r"cpu=False.*Pass cpu=True"):
             nvt.Dataset(df, cpu=False)
+        with pytest.raises(ParameterError, match=r"rmm_pool_size=.*start_cluster\(gpu=True"):
+            nvt.Dataset(df, rmm_pool_size=2**30)
 
 
 def test_to_parquet_keywords(tmp_path):

@@ -46,6 +46,9 @@ _READ_TUNING = frozenset({"row_groups_per_part", "calculate_divisions", "aggrega
                           "split_row_groups", "ignore_metadata_file", "dataset_kwargs",
                           "blocksize", "chunksize", "low_memory"})
 _CSV_OPTIONS = ("sep", "names", "header")
+#: RAPIDS memory options NVTabular code passes around (cuDF/RMM only).
+GPU_MEMORY = frozenset({"rmm_pool_size", "rmm_managed_memory", "rmm_async",
+                        "device_memory_limit", "device_memory_fraction"})
 
 
 class Shuffle(enum.Enum):
@@ -116,6 +119,13 @@ class Dataset(_dataset.Dataset):
                  dtypes: Mapping[str, Any] | None = None, client: Any = None,
                  cpu: bool | None = None, base_dataset: Any = None, schema: Any = None,
                  **kwargs: Any) -> None:
+        gpu_memory = sorted(set(kwargs) & GPU_MEMORY)
+        if gpu_memory:
+            fix = ("GPU memory is set on the cluster here: irs.start_cluster(gpu=True, "
+                   "rmm_pool_size=..., device_memory_limit=...)")
+            if not gpu_available():
+                raise gpu_only(f"{gpu_memory[0]}=", f"{fix}; on this machine, leave it out.")
+            raise TypeError(f"nvt.Dataset({gpu_memory[0]}=...) is not a Dataset option: {fix}.")
         unknown = sorted(set(kwargs) - _READ_TUNING - set(_CSV_OPTIONS))
         if unknown:
             raise TypeError(f"nvt.Dataset() got the keyword {unknown[0]!r}, which the port does "
