@@ -21,7 +21,7 @@ Examples
 >>> df = pd.DataFrame({"user": [1, 2, 1, 1], "item": [7, 8, 9, 5], "ts": [2, 1, 3, 1]})
 >>> op = Groupby(["user"], sort_cols=["ts"], aggs={"item": ["list", "count", "last"]})
 >>> out = irs.Workflow(["user", "item", "ts"] >> op).fit_transform(df)
->>> out["item_list"].tolist(), out["item_count"].tolist(), out["item_last"].tolist()
+>>> [v.tolist() for v in out["item_list"]], out["item_count"].tolist(), out["item_last"].tolist()
 ([[5, 7, 9], [8]], [3, 1], [9, 8])
 >>> list(out.columns)
 ['user', 'item_list', 'item_count', 'item_last']

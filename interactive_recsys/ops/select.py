@@ -9,7 +9,7 @@ columns of an operator's output, e.g. the list columns of a Groupby before a Lis
 >>> last = sessions >> SelectColumns(["item_list"]) >> ops.ListSlice(-1)
 >>> wf = irs.Workflow((sessions >> SelectColumns(["user"])) + last)
 >>> out = wf.fit_transform(pd.DataFrame({"user": [1, 1, 2], "item": [5, 6, 7]}))
->>> out["user"].tolist(), out["item_list"].tolist()
+>>> out["user"].tolist(), [v.tolist() for v in out["item_list"]]
 ([1, 2], [[6], [7]])
 
 ``node["a"]`` and ``node - ["a"]`` (as in NVTabular) are these operators after ``node``.
