@@ -121,8 +121,17 @@ def test_categorify_forms():
     assert out["c"].min() >= 3  # threshold 0: every value in the vocabulary
     assert out["item"].between(2, 4).all()  # hashing only: the 3 OOV buckets 2..4
     assert wf.output_schema["item"].properties["domain"] == {"min": 0, "max": 4, "name": "item"}
-    with pytest.raises(ParameterError, match="vocabs"):
-        ops.Categorify(vocabs={"c": ["a"]})
+    # a given vocabulary: ids 3.. in its order, 2 for other values, 1 for nulls; the
+    # selection's other columns are fitted as usual
+    given = pd.DataFrame({"c": ["d", "a", None, "z", "a"], "user": [1, 1, 2, 3, 1]})
+    vocab = nvt.Workflow(["c", "user"] >> ops.Categorify(vocabs={"c": pd.Series(["a", "d"])},
+                                                          dtype=np.int32))
+    got = vocab.fit_transform(given)
+    assert got["c"].tolist() == [4, 3, 1, 2, 3] and got["c"].dtype == "int32"
+    assert got["user"].tolist() == [3, 3, 4, 5, 3]
+    assert vocab.output_schema["c"].cardinality == 5
+    with pytest.raises(ParameterError, match="distinct"):
+        ops.Categorify(vocabs={"c": ["a", "a"]})
     with pytest.raises(ParameterError, match="single_table"):
         ops.Categorify(single_table=True)
 

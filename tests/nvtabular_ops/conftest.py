@@ -88,8 +88,6 @@ EXCLUDED: dict[str, tuple[str, str]] = {
                                  "works and is checked by the same test before"),
     "test_value_count_schema": (DEVIATION, "compares with Merlin's ColumnSchema(is_ragged=...)"
                                 ".with_name(...), Merlin methods the port does not copy"),
-    "test_categorify_lists[vocabs1-*]": (DEVIATION, "Categorify(vocabs=...) (a given "
-                                         "vocabulary) is refused by the port, naming it"),
     "test_categorify_single_table": (DEVIATION, "Categorify(single_table=True) (one id space "
                                      "for all columns) is refused by the port, naming it"),
 }

@@ -10,6 +10,7 @@ NVTabular 23.08                             here
 ``Categorify(max_size=N)``                  N table *rows*: 2 reserved + OOV rows + N - 3
                                             values (the core's ``max_size`` counts values);
                                             ``max_size = num_buckets + 2``: hashing only
+``Categorify(vocabs={col: values})``        looked up (:mod:`.vocabulary`), not fitted
 ``ListSlice(k)``, k > 0                     ``row[:k]`` (the core's one number is a start)
 ``TargetEncoding``                          ``kfold=3``; several targets: one step each;
                                             ``fold_seed=None``: a seed drawn once
@@ -61,6 +62,7 @@ from ...schema import Schema
 from ...selector import ColumnSelector
 from .tags import TagSet
 from .types import dtype_name_of
+from .vocabulary import vocabulary_steps
 
 #: NVTabular keyword arguments about memory, caching and files: no effect on results.
 TUNING = frozenset({"out_path", "on_host", "cat_cache", "tree_width", "split_every",
@@ -73,7 +75,7 @@ _HASH_ONLY = 2**62
 
 def _tuning(op: str, kwargs: dict[str, Any]) -> dict[str, Any]:
     """Drop NVTabular-only knobs that do not change results; refuse the ones that would."""
-    for name in ("start_index", "vocabs", "target_mean", "out_col", "single_table"):
+    for name in ("start_index", "target_mean", "out_col", "single_table"):
         if kwargs.get(name) not in (None, 0, False):
             raise ParameterError(f"NVTabular's {op}({name}=...) changes the output, which this "
                                  f"port does not reproduce; got {name}={kwargs[name]!r}. Remove "
@@ -82,7 +84,7 @@ def _tuning(op: str, kwargs: dict[str, Any]) -> dict[str, Any]:
         raise ParameterError(f"{op}(name_sep=...) other than '_' is not supported; got "
                              f"{kwargs['name_sep']!r}.")
     return {k: v for k, v in kwargs.items()
-            if k not in TUNING | {"start_index", "vocabs", "single_table"}}
+            if k not in TUNING | {"start_index", "single_table"}}
 
 
 class Steps(OperatorOperand):
@@ -134,6 +136,11 @@ def Categorify(freq_threshold: int | Mapping[str, int] = 0, max_size: Any = 0,
     ``nvtabular/ops/categorify.py``: "``[2 + num_buckets, max_size)``: Unique vocabulary");
     0 means no limit; ``max_size == num_buckets + 2`` hashes every value.
     ``freq_threshold={col: n}``: one step per column."""
+    vocabs = kwargs.pop("vocabs", None)
+    if vocabs is not None:  # given vocabularies: looked up, the other columns fitted
+        return Steps(vocabulary_steps(vocabs, None if dtype is None else dtype_name_of(dtype)),
+                     "Categorify(vocabs=...)", rest=[Categorify(
+                         freq_threshold, max_size, num_buckets, encode_type, dtype, **kwargs)])
     if isinstance(freq_threshold, Mapping):
         return _per_column("Categorify", freq_threshold, lambda n: Categorify(
             n, max_size, num_buckets, encode_type, dtype, **kwargs), 0)
