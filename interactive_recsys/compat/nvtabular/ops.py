@@ -90,7 +90,9 @@ def _tuning(op: str, kwargs: dict[str, Any]) -> dict[str, Any]:
 class Steps(OperatorOperand):
     """Several core steps standing for one NVTabular operator; ``node >> steps`` builds them
     (:meth:`expand_after`) side by side: each branch is ``(columns, chain)``, ``columns``
-    ``None`` for the whole input; ``rest`` is the chain of the columns no branch names."""
+    ``None`` for the whole input; ``rest`` is the chain of the selected columns no branch
+    names (after a selection of names; after another step only the named columns are
+    output)."""
 
     def __init__(self, branches: Sequence[tuple[list[str] | None, list[Any]]],
                  description: str, rest: list[Any] | None = None) -> None:
@@ -98,9 +100,9 @@ class Steps(OperatorOperand):
 
     def expand_after(self, node: Node) -> Node:
         named = [c for cols, _ in self.branches for c in cols or ()]
+        # after another step the columns are known only with the data: the dict names them
+        # all, as NVTabular requires ("all columns targeted must be included")
         parts = [(node if cols is None else node[cols], chain) for cols, chain in self.branches]
-        if self.rest:
-            parts.append((node - named, self.rest))
         if isinstance(node, SelectNode) and not node.selector.tags:  # plain names: select
             sel = node.selector                                       # them directly
             rest = [n for n in sel.names if n not in named]
