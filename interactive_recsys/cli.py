@@ -186,6 +186,37 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return written
 
 
+def update(args: argparse.Namespace) -> dict[str, Any]:
+    """``irs update``: a saved workflow extended with new data, saved as a new folder."""
+    options = storage_options(args)
+    inputs = [p for item in args.input if not is_remote(item)
+              for p in (glob.glob(item) if glob.has_magic(item) else [item])]
+    if not is_remote(args.output):
+        workflow = [] if is_remote(args.workflow) else [args.workflow]
+        check_destination(args.output, {"the input": inputs, "the workflow folder": workflow})
+        check_not_inside_input(args.output, [*inputs, *workflow])
+    _check_cluster_args(args)
+    wf = Workflow.load(args.workflow, storage_options=options)
+    with _client(args.scheduler, args.workers, args.memory_limit, args.local) as client:
+        ds = Dataset(args.input if len(args.input) > 1 else args.input[0],
+                     part_size=args.part_size, storage_options=options)
+        t0 = time.perf_counter()
+        new = wf.update(ds)
+        new.save(args.output, overwrite=args.overwrite, storage_options=options)
+        summary = {"workflow": args.output, "rows": new.fit_stats["update"]["rows"],
+                   "seconds": time.perf_counter() - t0,
+                   "tables": {key: info for steps in new.fit_stats["update"]["steps"].values()
+                              for key, info in steps.items()}}
+        print(f"Updated {args.workflow} with {summary['rows']:,} rows in "
+              f"{summary['seconds']:.2f} s on {_describe_client(client)} -> {args.output}")
+        for key, info in summary["tables"].items():
+            first, stop = info["new_rows"]
+            refused = f", {info['refused']:,} refused (max_size)" if info["refused"] else ""
+            print(f"  {key}: vocabulary version {info['version']}, {info['appended']:,} new "
+                  f"rows (ids {first}..{stop - 1}){refused}")
+    return summary
+
+
 def predict(args: argparse.Namespace) -> dict[str, Any]:
     options = storage_options(args)
     model = load(args.model, storage_options=options)
@@ -302,6 +333,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with HugeCTR output, add the per-slot offsets to the keys")
     _add_cluster_args(r)
     r.set_defaults(func=run)
+    u = sub.add_parser("update", help="extend a saved workflow with new data (stable ids)",
+                       description="Extend a workflow saved with Workflow.save with new data "
+                       "(e.g. the next day's logs): Categorify keeps every id and appends new "
+                       "values, the other statistics are merged exactly. The result is saved "
+                       "atomically as a NEW folder; the workflow folder is only read.")
+    u.add_argument("--workflow", required=True, help="directory written by Workflow.save")
+    u.add_argument("--input", required=True, nargs="+", help="the new data: files, directory "
+                   "or glob")
+    u.add_argument("--output", required=True, help="new workflow directory (not --workflow)")
+    u.add_argument("--overwrite", action="store_true")
+    _add_cluster_args(u)
+    u.set_defaults(func=update)
     pr = sub.add_parser("predict", help="top-K items per user with a saved model",
                         description="Top-K recommendations for every user of USERS (their "
                         "items there are the model's input and are not recommended again), "

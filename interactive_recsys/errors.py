@@ -38,3 +38,8 @@ class StorageError(IRSError, OSError):
 
     def __str__(self) -> str:
         return str(self.strerror)
+
+
+class NotMergeableError(IRSError, ValueError):
+    """``Workflow.update`` cannot extend a step's statistics with new data exactly; the
+    message names the step, its columns and the fix (a full refit)."""

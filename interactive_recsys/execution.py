@@ -13,7 +13,7 @@ builds the Dask graphs around it (on the client), and every computation goes thr
 >>> plan = compile_plan(node, ds.schema, {}, "cpu", None)
 >>> for phase, states, seconds in fit_phases(plan, ds, [[2]]):
 ...     print(phase, sorted(states), sorted(states["normalize-2"]))
-1 ['normalize-2'] ['means', 'stds']
+1 ['normalize-2'] ['means', 'moments', 'stds']
 >>> [round(v, 3) for v in transform(plan, ds).compute()["n"]]
 [-0.267, -1.069, 1.336]
 """

@@ -101,6 +101,53 @@ def table_specs(schema: Any, dims: Any = None) -> list[dict[str, Any]]:
     return out
 
 
+def new_rows(schema: Any) -> dict[str, tuple[int, int]]:
+    """``{table: (start, stop)}``: the rows each embedding table gained in the last
+    ``Workflow.update`` (``start == stop``: it did not grow), keyed like
+    :func:`embedding_configs`' tables. Append rows ``start .. stop - 1`` to a trained table,
+    keeping the others (:func:`grow_weights`). Empty before any update.
+
+    >>> from interactive_recsys.schema import ColumnSchema, Schema
+    >>> new_rows(Schema([ColumnSchema("C1", "int64", {"categorical"}, {
+    ...     "cardinality": 12, "vocabulary_version": 2, "new_rows": [10, 12]})]))
+    {'C1': (10, 12)}
+    """
+    out: dict[str, tuple[int, int]] = {}
+    for col in as_schema(schema).values():
+        if Tags.CATEGORICAL.value in col.tags and "new_rows" in col.properties:
+            domain = col.properties.get("domain")
+            first, stop = col.properties["new_rows"]
+            out[domain if isinstance(domain, str) and domain else col.name] = (int(first),
+                                                                               int(stop))
+    return out
+
+
+def grow_weights(weights: Any, num_embeddings: int, init: Any = None) -> Any:
+    """A ``torch`` tensor of ``num_embeddings`` rows: the rows of ``weights`` unchanged, then
+    new rows from ``init(rows, dim)`` (default: uniform in +-1/sqrt(rows), as
+    ``torchrec``'s tables start). Refuses to shrink: ids never move in an update.
+
+    >>> import torch
+    >>> grown = grow_weights(torch.ones(3, 2), 5, init=torch.zeros)
+    >>> grown.tolist()
+    [[1.0, 1.0], [1.0, 1.0], [1.0, 1.0], [0.0, 0.0], [0.0, 0.0]]
+    """
+    import torch
+
+    rows, dim = weights.shape
+    if num_embeddings < rows:
+        raise ParameterError(f"grow_weights: the table has {rows} rows, more than "
+                             f"num_embeddings={num_embeddings}; an update only appends rows. "
+                             "Pass the new cardinality (schema[col].cardinality).")
+    extra = num_embeddings - rows
+    if init is None:
+        bound = 1.0 / num_embeddings ** 0.5
+        fresh = torch.empty(extra, dim, dtype=weights.dtype).uniform_(-bound, bound)
+    else:
+        fresh = init(extra, dim).to(weights.dtype)
+    return torch.cat([weights.detach(), fresh.to(weights.device)])
+
+
 def embedding_configs(schema: Any, dims: Any = None, *, pooling: str = "SUM") -> list[Any]:
     """TorchRec ``EmbeddingBagConfig`` objects for the categorical columns of ``schema``.
 

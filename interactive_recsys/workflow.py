@@ -28,6 +28,7 @@ from .backend.user_frames import check_dtype_backend, user_frame
 from .errors import DatasetError, IRSError, NotFittedError, SchemaError, WorkflowFormatError
 from .execution import compile_plan, fit_phases, transform
 from .graph import ConcatNode, Node, OpNode, SelectNode
+from .incremental import updated
 from .io import commit, storage
 from .io.artifacts import TemporaryArtifacts, check_temporary_artifacts_reach_workers
 from .io.dataset import Dataset, as_dataset
@@ -211,6 +212,27 @@ class Workflow:
         self.fit_stats["seconds"] = time.perf_counter() - started
         self.fitted = True
         return self
+
+    def update(self, data: Any, *, background: bool = False) -> Workflow | Job:
+        """A NEW fitted workflow: this one extended with ``data`` (e.g. the next day's logs),
+        as a fit on all the data so far would be, except that Categorify keeps every id it
+        gave and appends new values after them (:mod:`.incremental`).
+
+        This workflow, and a folder it was loaded from, are never written; ``save`` the new
+        one. An operator whose statistics cannot be merged (FillMedian, ...) raises
+        :class:`~interactive_recsys.errors.NotMergeableError` naming it and the fix (a full
+        refit). ``background=True`` returns a :class:`~interactive_recsys.jobs.Job`.
+
+        >>> import pandas as pd, interactive_recsys as irs
+        >>> from interactive_recsys import ops
+        >>> wf = irs.Workflow(["c"] >> ops.Categorify()).fit(pd.DataFrame({"c": ["x", "y"]}))
+        >>> wf2 = wf.update(pd.DataFrame({"c": ["z", "y"]}))
+        >>> wf2.transform(pd.DataFrame({"c": ["x", "y", "z"]}))["c"].tolist()  # z appended
+        [3, 4, 5]
+        """
+        if background:
+            return submit(lambda: self.update(data), name="update")
+        return updated(self, data)
 
     def _checked_input(self, schema: Schema) -> Schema:
         """``schema``, refused when a column the workflow reads has a reserved name."""

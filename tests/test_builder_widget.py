@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import ipywidgets as w
 import numpy as np
@@ -302,8 +303,16 @@ def test_studio_tabs(frame):
     assert any(name.startswith("fit") for name in phases), phases
     assert "finished" in studio.dashboard.status.value
     assert "Build | Preview | Embeddings | Cluster" in repr(studio)
-    studio.close()  # stops the cluster it started
-    assert client.status == "closed"
+    dash = studio.dashboard
+    assert studio.stop_cluster()  # the notebook's end: the cluster it started stops
+    assert client.status == "closed" and not studio.stop_cluster()  # once
+    deadline = time.monotonic() + 10
+    while dash not in studio.cluster_tab.children[-1:] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert dash.closed and studio.cluster_tab.children[-1] is dash  # the last picture
+    assert studio.comm is not None and studio.embeddings.comm is not None  # widgets stay
+    studio.close()
+    assert studio.comm is None
 
 
 def test_studio_cluster_tab_and_run_on_the_client(client, frame):

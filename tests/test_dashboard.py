@@ -134,7 +134,11 @@ def test_close_freezes_the_last_picture_and_dispose_removes_it(client: object) -
     board.monitor.sample()  # nothing is drawn after the close
     assert len(board.sources["spill"].data["time"]) == points
     board.dispose()
-    assert board.plots.comm is None and board.comm is None
+    assert board.comm is None and board.plots.comm is not None  # a moment for the page
+    deadline = time.monotonic() + 10
+    while board.plots.comm is not None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert board.plots.comm is None
 
 
 def _bundle_points(board: Dashboard, name: str) -> int:
@@ -415,3 +419,38 @@ def test_components_draw_frames_readably() -> None:
     spill.update(Frame(time=3.0, workers=[("worker 0", worker)], tasks=[]))
     assert spill.root.y_range.end == pytest.approx(1.1 * 3 * 2**20)  # never shrinks
     assert spill.source.data["disk"] == [0, 3 * 2**20, 0]
+
+
+def test_host_memory_axis_is_the_bars_scale_and_places_the_limit() -> None:
+    """200 MiB used against a 12 GiB limit: the axis runs to the bars (not the limit) and
+    says the limit is off scale; once a bar reaches half the limit, the limit is on it."""
+    from interactive_recsys.ui.dashboard_figures import Frame, MemoryFigure
+
+    mib, gib = 2**20, 2**30
+
+    def frame(*used: int, limit: int | None = 12 * gib) -> Frame:
+        return Frame(time=1.0, tasks=[], workers=[
+            (f"worker {i}", {"managed": u // 2, "unmanaged": u - u // 2, "spilled": 0,
+                             "limit": limit, "cpu": 5.0}) for i, u in enumerate(used)])
+
+    memory = MemoryFigure()
+    memory.update(frame(150 * mib, 200 * mib))
+    end = memory.root.x_range.end
+    assert memory.root.x_range.start == 0
+    assert 1.15 * 200 * mib <= end <= 2 * 1.15 * 200 * mib  # the largest bar, with room
+    assert end < 12 * gib / 10
+    assert 200 * mib / end > 0.5  # the largest bar fills over half the plot
+    assert memory.root.xaxis[0].axis_label == "limit 12.00 GiB per worker: off this scale"
+    memory.update(frame(150 * mib, 210 * mib))
+    assert memory.root.x_range.end == end  # a little more memory: the same axis
+
+    memory.update(frame(7 * gib, 1 * gib))  # over half the limit: the limit is on the scale
+    assert 12 * gib <= memory.root.x_range.end <= 1.1 * 12 * gib
+    assert memory.root.xaxis[0].axis_label == "red: limit 12.00 GiB per worker"
+    memory.update(frame(14 * gib))  # past the limit: the bar and the limit both shown
+    assert memory.root.x_range.end >= 14 * gib
+    assert memory.source.data["limit"] == [12 * gib]
+
+    memory.update(frame(0, 0, limit=None))  # idle, no limit: a small axis, said so
+    assert memory.root.x_range.end == MemoryFigure.MIN_END
+    assert memory.root.xaxis[0].axis_label == "no memory limit"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 import interactive_recsys as irs
 from interactive_recsys.stats.embedding_report import EmbeddingReport
@@ -58,18 +59,29 @@ def test_gpu_memory_axis_includes_the_capacity_line() -> None:
 
 
 
-def test_saved_widget_state_follows_the_settings() -> None:
+def test_saved_widget_state_follows_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     """What a saved notebook keeps (each widget's state, as the kernel sends it) shows the
-    plan of the current settings: a new plan widget per change, the old one closed."""
+    plan of the current settings: a new plan widget per change, the old one closed once
+    the page had time to send its view's last changes (no "No such comm" warnings)."""
     import json
+    import time
 
     import ipywidgets as w
 
+    from interactive_recsys.ui import bokeh_widget
+
+    monkeypatch.setattr(bokeh_widget, "CLOSE_DELAY_S", 0.3)
     view = irs.ui.EmbeddingView(EmbeddingReport(_frame(3), num_gpus=2))
     first = view.plan_plot
     view.num_gpus.value = 5
+    second = view.plan_plot
     view.dtype.value = "fp16"
-    assert first.comm is None and first not in view.children  # closed, replaced
+    assert first not in view.children and second not in view.children  # replaced
+    assert first.comm is not None  # still open: the page's last messages find it
+    deadline = time.monotonic() + 10
+    while (first.comm, second.comm) != (None, None) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert first.comm is None and second.comm is None  # closed, a moment later
     assert view.plan_plot in view.children
     state = w.Widget.get_manager_state(widgets=[view.plan_plot])["state"]
     bundle = json.loads(state[view.plan_plot.model_id]["state"]["render_bundle"])

@@ -188,7 +188,7 @@ def test_local_cuda_cluster_accepts_every_keyword_of_start_cluster(cudf: Any) ->
     from dask_cuda import LocalCUDACluster
     from distributed import LocalCluster
 
-    tree = ast.parse((ROOT / "cluster.py").read_text())
+    tree = ast.parse((ROOT / "runtime" / "cluster.py").read_text())
     keywords = {k.arg for n in ast.walk(tree) if isinstance(n, ast.Call)
                 and getattr(n.func, "id", None) == "LocalCUDACluster" for k in n.keywords
                 if k.arg}
@@ -230,7 +230,7 @@ def test_device_host_file_keeps_its_limit_in_device_buffer_n(cudf: Any) -> None:
 def test_nvml_functions_exist() -> None:
     pynvml = pytest.importorskip("pynvml")
     names = set()
-    for path in (ROOT / "monitor.py", ROOT / "backend" / "__init__.py"):
+    for path in (ROOT / "runtime" / "monitor.py", ROOT / "backend" / "__init__.py"):
         tree = ast.parse(path.read_text())
         names |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
                   and getattr(n.value, "id", None) == "pynvml"}

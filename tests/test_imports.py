@@ -190,8 +190,8 @@ LAYERS = [
     {"plan"},
     {"dataset", "parquet_pieces", "csv_input", "writer", "exports", "workflow_format"},
     {"execution"},
-    {"workflow", "models", "predict", "eval", "loader", "stats", "torchrec", "datasets",
-     "compat"},
+    {"workflow", "incremental", "models", "predict", "eval", "loader", "stats", "torchrec",
+     "datasets", "compat"},
     {"ui", "codegen", "notebook_report", "sanitize", "cli"},
 ]
 

@@ -281,6 +281,12 @@ def write_metadata(directory: str, final_dir: str, files: list[str], schema: Sch
         "key_type": "int64", "cats": cats, "conts": r["conts"], "labels": r["labels"],
         "file_list": os.path.join(final_dir, FILE_LIST),
     }
+    grown = {c: schema[c].properties["new_rows"] for c in cats
+             if "new_rows" in schema[c].properties}
+    if grown:  # after Workflow.update: the keys each slot gained, so a trainer appends them
+        summary["vocabulary_version"] = {c: int(schema[c].properties["vocabulary_version"])
+                                         for c in grown}
+        summary["new_rows"] = {c: [int(a), int(b)] for c, (a, b) in grown.items()}
     if options.keysets:
         summary["keyset"] = os.path.join(final_dir, "_file_list" + KEYSET_SUFFIX)
         summary["file_keysets"] = [os.path.join(final_dir, KEYSET_DIR, f + KEYSET_SUFFIX)

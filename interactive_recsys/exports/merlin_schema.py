@@ -19,7 +19,9 @@ One ``feature`` per column:
 * ``annotation``: the tags, and one ``extra_metadata`` (a ``google.protobuf.Struct``, written
   in the expanded ``Any`` form protobuf itself prints) holding ``dtype_item_size`` (bits),
   ``is_list``, ``is_ragged`` and, for categoricals, ``embedding_sizes``
-  (``cardinality``, ``dimension``), the properties Merlin Models reads.
+  (``cardinality``, ``dimension``), the properties Merlin Models reads; after
+  ``Workflow.update``, ``vocabulary_version`` and ``new_rows`` (``start``, ``stop``: the ids
+  appended by the last update) too.
 
 The text is written without protobuf; it is byte for byte what protobuf's
 ``text_format.MessageToString`` prints for the same message (the tests check that, and that
@@ -103,6 +105,10 @@ def column_properties(col: ColumnSchema, value_count: tuple[int, int] | None) ->
     if Tags.CATEGORICAL.value in col.tags and col.cardinality is not None:
         props["embedding_sizes"] = {"cardinality": int(col.cardinality),
                                     "dimension": embedding_dim(int(col.cardinality))}
+    if "vocabulary_version" in col.properties:  # extended by Workflow.update
+        first, stop = col.properties["new_rows"]
+        props["vocabulary_version"] = int(col.properties["vocabulary_version"])
+        props["new_rows"] = {"start": int(first), "stop": int(stop)}
     return props
 
 

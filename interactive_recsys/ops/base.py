@@ -8,6 +8,9 @@ Every operator:
 * transforms one partition purely: ``transform(df, state, ctx) -> df``;
 * keeps fitted state apart: a :class:`StatOperator` returns its state from ``fit_*``
   methods and the workflow stores it; the operator object itself never changes.
+* says whether its fitted state can be extended with new data (``Workflow.update``): a
+  :class:`StatOperator` merges it with a state fitted on the new data only
+  (:meth:`StatOperator.merge_state`), or refuses with an error naming itself.
 
 Examples
 --------
@@ -24,13 +27,14 @@ The 'min_value' parameter of Clip must be a finite number or None. Got 'a' inste
 from __future__ import annotations
 
 import inspect
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..backend import Backend
-from ..errors import DatasetError, ParameterError, SchemaError
+from ..errors import DatasetError, NotMergeableError, ParameterError, SchemaError
 from ..operands import OperatorOperand, SelectionOperand
 from ..params import REQUIRED, Param, declared_params, param_error, validate_values
 from ..schema import ColumnSchema, Schema, is_numeric_dtype
@@ -98,6 +102,21 @@ class OpContext:
     extra: dict[str, Any] = field(default_factory=dict)
     #: fsspec options of ``artifacts_dir`` when it is a URL (``s3://...``)
     storage_options: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class StateFolders:
+    """Where the files of the two states that :meth:`StatOperator.merge_state` merges are:
+    the artifacts folders that their relative paths start from."""
+
+    old: str | None
+    new: str | None
+
+
+def merged_directory(ctx: OpContext) -> str:
+    """The folder a merged state writes its files into: under the step's own folder of the
+    updated workflow's artifacts (the new data's fit wrote next to it, and is removed)."""
+    return os.path.join(ctx.artifacts_dir or ".", ctx.node_id, "merged")
 
 
 class Operator(OperatorOperand):
@@ -285,6 +304,46 @@ class StatOperator(Operator, register=False):
         """Check a state read from a saved workflow against ``state_shape``; raise
         ``ValueError`` naming the entry that is malformed."""
         check_shape(state, self.state_shape)
+
+    # ---- incremental updates (``Workflow.update``) --------------------------------------
+    def delta_op(self) -> StatOperator:
+        """The operator fitted on the new data only, whose state :meth:`merge_state` merges
+        (default: this one; Categorify fits without its threshold and size cap, which apply
+        to the cumulative counts)."""
+        return self
+
+    def merge_state(self, old: dict[str, Any], new: dict[str, Any], ctx: OpContext,
+                    folders: StateFolders) -> dict[str, Any]:
+        """The state of a fit on the data of ``old`` and of ``new`` together, exactly.
+
+        ``new`` is ``delta_op()``'s state fitted on the new data only. Files of ``old`` are
+        under ``folders.old``, those of ``new`` under ``folders.new`` (relative paths, as in
+        the states); the merged state writes its own under ``merged_directory(ctx)``, in
+        ``ctx.artifacts_dir``, and never changes the others. The default refuses: an operator
+        whose state cannot be merged raises :class:`NotMergeableError` naming itself."""
+        raise self.not_mergeable(ctx, "its fitted state holds no partial statistics that "
+                                      "can be merged with new data")
+
+    def check_mergeable(self, state: dict[str, Any], ctx: OpContext) -> None:
+        """Refuse (:class:`NotMergeableError`) before any work when ``state`` cannot be merged
+        (default: when the operator does not override :meth:`merge_state`)."""
+        if type(self).merge_state is StatOperator.merge_state:
+            self.merge_state(state, state, ctx, StateFolders(None, None))
+
+    def update_changes_seen_rows(self, old: dict[str, Any], merged: dict[str, Any]) -> bool:
+        """Whether the merged state transforms rows already seen differently from ``old``
+        (a new mean does; Categorify's stable ids do not). A statistics step downstream of
+        one that does cannot be merged exactly: its old partial statistics were computed on
+        the old outputs. Default: True unless the states are equal."""
+        return old != merged
+
+    def not_mergeable(self, ctx: OpContext, why: str) -> NotMergeableError:
+        """The error of a step that cannot be updated: names it, its columns, why, the fix."""
+        columns = [c for g in ctx.groups for c in g]
+        return NotMergeableError(
+            f"{type(self).__name__} ({ctx.node_id or 'a step'}) on columns {columns} cannot be "
+            f"updated with new data: {why}. Refit the workflow on all the data instead "
+            "(wf.fit(all_days)), or replace the step by one that can be merged.")
 
     #: Entries of the state that map every input column to a value (e.g. Normalize's
     #: ``means``); see :meth:`state_keys`.

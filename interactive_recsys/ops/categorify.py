@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..backend import keyed_counts as kc
 from ..errors import ParameterError, SchemaError
@@ -39,6 +40,7 @@ from ..io.artifacts import key_directory, resolve
 from ..schema import ColumnSchema, Schema, Tags, element_dtype
 from ..tables import ranking
 from ..tables import vocabulary as vocab
+from ..tables import vocabulary_update as update
 from ..tables.layout import FIRST_FREE_INDEX, MAX_BUCKETS, NULL_INDEX
 from ..tables.reduce import (
     MAX_SPLITS,
@@ -48,10 +50,13 @@ from ..tables.reduce import (
     pick,
     tree,
 )
-from .base import OpContext, StatOperator, group_names
+from .base import OpContext, StateFolders, StatOperator, group_names, merged_directory
 from .hash_bucket import check_index_dtype, encode_column, require_hashable
 from .params import Param
 from .state_check import TABLE, check_shape
+
+#: Schema properties of a vocabulary extended by ``Workflow.update``.
+UPDATE_PROPERTIES = ("vocabulary_version", "new_rows")
 
 
 class Categorify(StatOperator):
@@ -143,10 +148,14 @@ class Categorify(StatOperator):
             base = input_schema[name] if name in input_schema else ColumnSchema(name, "string")
             props = dict(base.properties)
             props["domain"] = key
+            for name_ in ("cardinality", *UPDATE_PROPERTIES):
+                props.pop(name_, None)
             if state is not None:
-                props["cardinality"] = state["vocabs"][key]["cardinality"]
-            else:
-                props.pop("cardinality", None)
+                info = state["vocabs"][key]
+                props["cardinality"] = info["cardinality"]
+                if "version" in info:  # extended by Workflow.update
+                    props["vocabulary_version"] = info["version"]
+                    props["new_rows"] = list(info["new_rows"])
             dtype = f"list<{self.dtype}>" if base.is_list else self.dtype
             cols.append(base.with_(name=name, dtype=dtype, properties=props).with_tags(
                 add=[Tags.CATEGORICAL], remove=[Tags.CONTINUOUS]))
@@ -192,8 +201,8 @@ class Categorify(StatOperator):
         for number, key in enumerate(self.vocab_keys(ctx.groups)):
             key_dir = key_directory(directory, number)  # never the column name (it is data)
             per_key = [g.task("pick", pick, p.key, key) for p in partials]
-            reduced = [_reduce_split(g, per_key, s, self.freq_threshold)
-                       for s in range(splits)]
+            reduced = [_reduce_split(g, per_key, s, self.freq_threshold, key_dir,
+                                     ctx.storage_options) for s in range(splits)]
             ranks = _ranks(g, reduced)
             written = [g.task("write", vocab.write_split, reduced[s], ranks[s],
                               self.first_vocab_index, self.max_size, key_dir, s,
@@ -208,6 +217,61 @@ class Categorify(StatOperator):
 
     def state_keys(self, groups: Sequence[tuple[str, ...]]) -> dict[str, list[str]]:
         return {"vocabs": list(self.vocab_keys(list(groups)))}
+
+    # ---- incremental updates ----------------------------------------------------------------
+    def delta_op(self) -> Categorify:
+        """Fitted on the new data alone: every value counted (the threshold and the size cap
+        apply to the cumulative counts, in :meth:`merge_state`)."""
+        return Categorify(**{**self.get_params(), "freq_threshold": 0, "max_size": None})
+
+    def check_mergeable(self, state: dict[str, Any], ctx: OpContext) -> None:
+        if self.freq_threshold > 1 and not all(v.get("pending")
+                                               for v in state["vocabs"].values()):
+            raise self.not_mergeable(ctx, "it was fitted by a version that did not keep the "
+                                          "counts of the values below freq_threshold")
+
+    def merge_state(self, old: dict[str, Any], new: dict[str, Any], ctx: OpContext,
+                    folders: StateFolders) -> dict[str, Any]:
+        """Every vocabulary extended (:mod:`..tables.vocabulary_update`): old ids kept, new
+        values appended by their count in the new data, ties by value; cumulative counts,
+        threshold and size cap. Each vocabulary's ``version`` goes up by one, ``new_rows``
+        is the range of ids appended, ``refused`` what ``max_size`` left out."""
+        self.check_mergeable(old, ctx)
+        options, threshold = ctx.storage_options, self.freq_threshold
+        directory = merged_directory(ctx)
+        vocabs = {}
+        for number, key in enumerate(self.vocab_keys(ctx.groups)):
+            before, after = old["vocabs"][key], new["vocabs"][key]
+            old_dir = resolve(folders.old, before["path"], "vocabulary path")
+            new_dir = resolve(folders.new, after["path"], "vocabulary path")
+            extended = update.extend(
+                vocab.read_vocabulary(old_dir, before["splits"], options),
+                vocab.read_vocabulary(new_dir, after["splits"], options),
+                update.read_pending(old_dir, before["splits"], options) if threshold > 1
+                else None, first_vocab_index=self.first_vocab_index, threshold=threshold,
+                max_size=self.max_size)
+            key_dir = key_directory(directory, number)
+            written = update.write(extended, key_dir, before["splits"], self.first_vocab_index,
+                                   options, pending=threshold > 1)
+            nulls = before["null_count"] + after["null_count"]
+            rows = before["value_count"] + after["value_count"]
+            cardinality = self.first_vocab_index + written["size"]
+            check_index_dtype(self, cardinality)
+            vocabs[key] = {
+                "path": os.path.relpath(key_dir, ctx.artifacts_dir or "."),
+                "splits": before["splits"], "size": written["size"],
+                "cardinality": cardinality, "null_count": nulls, "value_count": rows,
+                "oov_count": rows - nulls - written["count"],
+                "version": before.get("version", 1) + 1,
+                "new_rows": [before["cardinality"], cardinality],
+                "appended": extended.appended, "refused": extended.refused,
+                "promoted": extended.promoted, **({"pending": True} if threshold > 1 else {})}
+        return {"vocabs": vocabs}
+
+    def update_changes_seen_rows(self, old: dict[str, Any], merged: dict[str, Any]) -> bool:
+        """Ids never move; only a value that crossed ``freq_threshold`` (out-of-vocabulary
+        before, an id now) changes the encoding of rows already seen."""
+        return any(info.get("promoted") for info in merged["vocabs"].values())
 
     # ---- transform ------------------------------------------------------------------------
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
@@ -276,15 +340,25 @@ def _sum_split(items: list[dict[str, Any]], split: int) -> pa.Table:
     return vocab.sum_counts([i["splits"][split] for i in items])
 
 
-def _reduce_split(g: Graph, per_key: list[str], split: int, threshold: int) -> str:
+def _reduce_split(g: Graph, per_key: list[str], split: int, threshold: int, directory: str,
+                  storage_options: Any) -> str:
     counts = tree(per_key, vocab.sum_counts, g.tasks("count"),
                   first=functools.partial(_sum_split, split=split))
-    return g.task("threshold", _apply_threshold, counts, threshold)
+    return g.task("threshold", _apply_threshold, counts, threshold, directory, split,
+                  storage_options)
 
 
-def _apply_threshold(counts: kc.Counts, threshold: int) -> kc.Counts:
-    """The values counted at least ``threshold`` times."""
-    return kc.at_least(counts, threshold)
+def _apply_threshold(counts: kc.Counts, threshold: int, directory: str | None = None,
+                     split: int = 0, storage_options: Any = None) -> kc.Counts:
+    """The values counted at least ``threshold`` times. The others (with a threshold) are
+    written as the split's pending counts (:mod:`..tables.vocabulary_update`), so that an
+    update applies the threshold to the cumulative counts."""
+    kept = kc.at_least(counts, threshold)
+    if threshold > 1 and directory is not None:
+        below = kc.decode(counts)
+        below = below.filter(pc.less(below["count"], threshold))
+        vocab.write_table_file(below, update.pending_path(directory, split), storage_options)
+    return kept
 
 
 def _ranks(g: Graph, reduced: list[str]) -> list[str]:
@@ -329,5 +403,7 @@ def _state(names: list[str], directory: str, op: Categorify,
     states = dict(zip(names, infos, strict=True))
     for info in states.values():
         check_index_dtype(op, info["cardinality"])
+        if op.freq_threshold > 1:
+            info["pending"] = True  # the values below the threshold, with their counts
         info["path"] = os.path.relpath(info["path"], os.path.dirname(directory))
     return {"vocabs": states}

@@ -4,7 +4,9 @@ Per column: ``dtype``, ``rows``, ``missing`` (null, or NaN) and ``missing_pct``,
 ``cardinality`` (distinct non-missing values, counted through their 64-bit value hash), and
 for numeric columns ``min``, ``max``, ``mean``, ``std`` (``ddof=1``) of the finite values.
 For list columns ``missing`` counts null lists and the other figures describe the elements.
-The report is the operator's fitted state: read it with :meth:`DataStats.report`.
+The report is the operator's fitted state: read it with :meth:`DataStats.report`. The state
+also keeps each column's moments and its distinct value hashes (a parquet file under the
+artifacts), so ``Workflow.update`` merges new data into the report exactly.
 
 Examples
 --------
@@ -21,13 +23,18 @@ Examples
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
+from ..io import storage
+from ..io.artifacts import resolve
 from ..schema import is_numeric_dtype
 from ..tables.moments import column_moments, merge_summaries
-from .base import OpContext, StatOperator
+from ..tables.vocabulary import write_table_file
+from .base import OpContext, StateFolders, StatOperator, merged_directory
 
 
 class DataStats(StatOperator):
@@ -64,8 +71,13 @@ class DataStats(StatOperator):
         return out
 
     def fit_finalize(self, partial: dict[str, Any], ctx: OpContext) -> dict[str, Any]:
-        columns = {}
-        for name, p in partial.items():
+        return self._state(partial, os.path.join(ctx.artifacts_dir or ".", ctx.node_id), ctx)
+
+    def _state(self, partial: dict[str, Any], directory: str,
+               ctx: OpContext) -> dict[str, Any]:
+        """The report, the moments, and the distinct hashes written under ``directory``."""
+        columns, moments, hashes = {}, {}, {}
+        for number, (name, p) in enumerate(partial.items()):
             rows = p["rows"]
             report = {"dtype": p["dtype"], "rows": rows, "missing": p["missing"],
                       "missing_pct": 100.0 * p["missing"] / rows if rows else 0.0,
@@ -77,7 +89,38 @@ class DataStats(StatOperator):
                               std=m["root"] / math.sqrt(m["count"] - 1)
                               if m["count"] > 1 else None)
             columns[name] = report
-        return {"columns": columns}
+            moments[name] = m
+            path = os.path.join(directory, f"hashes-{number:03d}.parquet")
+            write_table_file(pa.table({"hash": pa.array(p["hashes"], pa.uint64())}), path,
+                             ctx.storage_options)
+            hashes[name] = os.path.relpath(path, ctx.artifacts_dir or ".")
+        return {"columns": columns, "moments": moments, "hashes": hashes}
+
+    def check_mergeable(self, state: dict[str, Any], ctx: OpContext) -> None:
+        if "hashes" not in state or "moments" not in state:
+            raise self.not_mergeable(ctx, "it was fitted by a version that did not keep its "
+                                          "moments and value hashes")
+
+    def merge_state(self, old: dict[str, Any], new: dict[str, Any], ctx: OpContext,
+                    folders: StateFolders) -> dict[str, Any]:
+        """The report of both datasets: counts added, moments and distinct hashes merged."""
+        self.check_mergeable(old, ctx)
+        partial = {}
+        for name, report in new["columns"].items():
+            before = old["columns"][name]
+            parts = [_hashes(folders.old, old["hashes"][name], ctx),
+                     _hashes(folders.new, new["hashes"][name], ctx)]
+            moments = [m and {k: math.nan if v is None else v for k, v in m.items()}
+                       for m in (old["moments"][name], new["moments"][name])]
+            partial[name] = {"dtype": report["dtype"],
+                             "rows": before["rows"] + report["rows"],
+                             "missing": before["missing"] + report["missing"],
+                             "hashes": np.union1d(*parts),
+                             "moments": merge_summaries(moments) if moments[1] else None}
+        return self._state(partial, merged_directory(ctx), ctx)
+
+    def update_changes_seen_rows(self, old: dict[str, Any], merged: dict[str, Any]) -> bool:
+        return False  # the data passes unchanged
 
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
         return df
@@ -87,3 +130,8 @@ class DataStats(StatOperator):
         """``{step id: {column: figures}}`` of every fitted DataStats step of ``workflow``."""
         return {step.node_id: step.state["columns"]
                 for step in workflow.fitted_steps(DataStats)}
+
+
+def _hashes(root: str | None, relative: str, ctx: OpContext) -> np.ndarray:
+    path = resolve(root, relative, "value hashes path")
+    return storage.read_table(path, ctx.storage_options)["hash"].to_numpy()

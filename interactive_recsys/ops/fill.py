@@ -65,6 +65,11 @@ class FillMedian(StatOperator):
 
     The median is exact when partitions hold at most 2,001 values and otherwise comes
     from a merged quantile sketch (error well under 0.1 percentile).
+
+    ``Workflow.update`` refuses FillMedian: its state keeps the median only, and the median
+    of all the days cannot be computed from each day's median (it needs every value, or a
+    sketch whose error would grow with every update). Refit on all the days, or use
+    ``FillMissing`` with a constant, which needs no statistics.
     """
 
     summary = "Replace nulls and NaN by the column median"
@@ -85,6 +90,15 @@ class FillMedian(StatOperator):
 
     def fit_finalize(self, partial: Any, ctx: OpContext) -> dict[str, Any]:
         return {"medians": {name: weighted_median(*sk) for name, sk in partial.items()}}
+
+    def merge_state(self, old: dict[str, Any], new: dict[str, Any], ctx: OpContext,
+                    folders: Any) -> dict[str, Any]:
+        raise self.not_mergeable(ctx, "the median of all the data cannot be computed from "
+                                      "the medians of its parts (the state keeps only the "
+                                      "median, not the values)")
+
+    def check_mergeable(self, state: dict[str, Any], ctx: OpContext) -> None:
+        self.merge_state(state, state, ctx, None)
 
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
         b = ctx.backend

@@ -255,6 +255,15 @@ class JoinExternal(StatOperator, RowFilter):
         state = {"path": relative, "sha256": sha, "rows": table.num_rows}
         return delayed_task(ctx.node_id, "side-table", dict, state)
 
+    def merge_state(self, old: dict[str, Any], new: dict[str, Any], ctx: OpContext,
+                    folders: Any) -> dict[str, Any]:
+        """The side table does not depend on the data: the new fit's state (it wrote the
+        table into the updated workflow's artifacts)."""
+        return new
+
+    def update_changes_seen_rows(self, old: dict[str, Any], merged: dict[str, Any]) -> bool:
+        return old["sha256"] != merged["sha256"]
+
     # ---- transform ------------------------------------------------------------------------
     def _found(self, df: Any, state: dict[str, Any], ctx: OpContext) -> tuple[np.ndarray, Any]:
         b = ctx.backend

@@ -42,12 +42,13 @@ import pyarrow.compute as pc
 
 from ..backend import merge_moments
 from ..errors import ParameterError, SchemaError
+from ..io.artifacts import key_directory
 from ..params import param_error
 from ..schema import ColumnSchema, Schema, Tags, is_numeric_dtype
 from ..tables import keyed_statistics as ks
 from ..tables import vocabulary as vocab
 from ..tables.reduce import MAX_SPLITS, delayed_task, num_splits
-from .base import OpContext, StatOperator, group_names
+from .base import OpContext, StateFolders, StatOperator, group_names, merged_directory
 from .params import Param
 from .state_check import TABLE
 
@@ -189,7 +190,28 @@ class JoinGroupby(StatOperator):
                 cols[name] = pa.array(np.sqrt(var) if stat == "std" else var, mask=n < 2)
             else:
                 cols[name] = merged[f"{'lo' if stat == 'min' else 'hi'}{i}"]
+        for name in merged.column_names[1:]:  # the partial sums, for exact merges (update)
+            cols[ks.PARTIAL + name] = merged[name]
         return pa.table(cols)
+
+    def merge_state(self, old: dict[str, Any], new: dict[str, Any], ctx: OpContext,
+                    folders: StateFolders) -> dict[str, Any]:
+        """Per category: counts and sums added, spreads merged by Chan et al.'s formula,
+        min and max of both, exactly as the fit's tree merges partitions."""
+        merge = functools.partial(merge_moments, columns=len(self.cont_cols))
+        tables = {}
+        for number, key in enumerate(self.key_groups(ctx.groups)):
+            before = ks.read_splits(folders.old, old["tables"][key], ctx.storage_options)
+            if not any(n.startswith(ks.PARTIAL) for n in before.column_names):
+                raise self.not_mergeable(ctx, "it was fitted by a version that did not keep "
+                                              "its partial sums")
+            after = ks.read_splits(folders.new, new["tables"][key], ctx.storage_options)
+            tables[key] = ks.merge_tables(
+                ks.partial_columns(before), ks.partial_columns(after), merge, self.finish, key,
+                ctx.artifacts_dir or ".",
+                key_directory(merged_directory(ctx), number, "table"),
+                old["tables"][key]["splits"], ctx.storage_options)
+        return _state(tables)
 
     # ---- transform ------------------------------------------------------------------------
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:

@@ -114,5 +114,15 @@ class ValueCount(StatOperator):
         return {"value_count": {n: None if r is None else {"min": int(r[0]), "max": int(r[1])}
                                 for n, r in partial.items()}}
 
+    def merge_state(self, old: dict[str, Any], new: dict[str, Any], ctx: OpContext,
+                    folders: Any) -> dict[str, Any]:
+        """The shortest and longest lists of both datasets."""
+        ranges = [{n: None if r is None else (r["min"], r["max"])
+                   for n, r in s["value_count"].items()} for s in (old, new)]
+        return self.fit_finalize(self.fit_combine(ranges), ctx)
+
+    def update_changes_seen_rows(self, old: dict[str, Any], merged: dict[str, Any]) -> bool:
+        return False  # the data passes unchanged
+
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
         return df

@@ -3,6 +3,10 @@
 Statistics use the finite values only: nulls and NaN are skipped, and so are
 infinities (which stay infinite after scaling). The standard deviation is the
 population one (``ddof=0``, as scikit-learn's ``StandardScaler``).
+
+Both keep the merged moments of each column (count, mean, spread, min, max) in their state
+(``moments``), so ``Workflow.update`` merges new data into them exactly (Chan et al.'s
+parallel formula, :func:`~..tables.moments.merge_summaries`, as the fit's own tree does).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from typing import Any
 
 from ..schema import ColumnSchema, Tags
 from ..tables.moments import column_moments, merge_summaries
-from .base import OpContext, StatOperator, no_rows_error, require_numeric
+from .base import OpContext, StateFolders, StatOperator, no_rows_error, require_numeric
 
 
 class _Moments(StatOperator, register=False):
@@ -30,10 +34,35 @@ class _Moments(StatOperator, register=False):
     def fit_combine(self, partials: list[Any]) -> dict[str, dict[str, float]]:
         return {name: merge_summaries([p[name] for p in partials]) for name in partials[0]}
 
+    def finish(self, partial: dict[str, dict[str, float]], ctx: OpContext) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def fit_finalize(self, partial: Any, ctx: OpContext) -> dict[str, Any]:
+        self.check_rows(partial, ctx)
+        return {**self.finish(partial, ctx), "moments": partial}
+
+    def merge_state(self, old: dict[str, Any], new: dict[str, Any], ctx: OpContext,
+                    folders: StateFolders) -> dict[str, Any]:
+        """The state of a fit on both datasets: their moments merged exactly."""
+        self.check_mergeable(old, ctx)
+        merged = {n: merge_summaries([_restored(old["moments"][n]), _restored(m)])
+                  for n, m in new["moments"].items()}
+        return {**self.finish(merged, ctx), "moments": merged}
+
+    def check_mergeable(self, state: dict[str, Any], ctx: OpContext) -> None:
+        if "moments" not in state:
+            raise self.not_mergeable(ctx, "it was fitted by a version that did not keep its "
+                                          "moments")
+
     def check_rows(self, partial: dict[str, dict[str, float]], ctx: OpContext) -> None:
         """Refuse to fit on no rows at all (e.g. a Filter upstream dropped every row)."""
         if partial and all(m["count"] == 0 and m["missing"] == 0 for m in partial.values()):
             raise no_rows_error(self, ctx)
+
+
+def _restored(m: dict[str, Any]) -> dict[str, float]:
+    """Moments read back from JSON (where NaN, the min of no values, is null)."""
+    return {k: math.nan if v is None else v for k, v in m.items()}
 
 
 def _none_if_nan(x: float) -> float | None:
@@ -52,8 +81,7 @@ class Normalize(_Moments):
     state_shape = {"means": ("map", "number?"), "stds": ("map", "number>=0?")}
     per_column_state = ("means", "stds")
 
-    def fit_finalize(self, partial: Any, ctx: OpContext) -> dict[str, Any]:
-        self.check_rows(partial, ctx)
+    def finish(self, partial: Any, ctx: OpContext) -> dict[str, Any]:
         means, stds = {}, {}
         for name, m in partial.items():
             if m["count"] == 0:
@@ -83,8 +111,7 @@ class NormalizeMinMax(_Moments):
     state_shape = {"mins": ("map", "number?"), "maxs": ("map", "number?")}
     per_column_state = ("mins", "maxs")
 
-    def fit_finalize(self, partial: Any, ctx: OpContext) -> dict[str, Any]:
-        self.check_rows(partial, ctx)
+    def finish(self, partial: Any, ctx: OpContext) -> dict[str, Any]:
         return {"mins": {n: _none_if_nan(m["min"]) for n, m in partial.items()},
                 "maxs": {n: _none_if_nan(m["max"]) for n, m in partial.items()}}
 

@@ -52,11 +52,12 @@ import pyarrow.compute as pc
 
 from ..backend import merge_sums
 from ..errors import SchemaError
+from ..io.artifacts import key_directory
 from ..schema import ColumnSchema, Schema, Tags, is_numeric_dtype
 from ..tables import keyed_statistics as ks
 from ..tables import vocabulary as vocab
 from ..tables.reduce import MAX_SPLITS, delayed_task, delayed_tasks, num_splits, tree
-from .base import OpContext, StatOperator, group_names
+from .base import OpContext, StateFolders, StatOperator, group_names, merged_directory
 from .hashed_cross import row_hash
 from .params import Param
 from .state_check import TABLE
@@ -195,6 +196,22 @@ class TargetEncoding(StatOperator):
         np.add.at(s, (rows, folds), merged["s"].to_numpy())
         return pa.table({"value": values, **{f"n{f}": n[:, f] for f in range(self.kfold)},
                          **{f"s{f}": s[:, f] for f in range(self.kfold)}})
+
+    def merge_state(self, old: dict[str, Any], new: dict[str, Any], ctx: OpContext,
+                    folders: StateFolders) -> dict[str, Any]:
+        """Per category and fold: target counts and sums added; the folds' totals too."""
+        tables = {}
+        for number, key in enumerate(self.key_groups(ctx.groups)):
+            before, after = (ks.read_splits(root, state["tables"][key], ctx.storage_options)
+                             for root, state in ((folders.old, old), (folders.new, new)))
+            tables[key] = ks.merge_tables(
+                before, after, merge_sums, lambda table, key: table, key,
+                ctx.artifacts_dir or ".",
+                key_directory(merged_directory(ctx), number, "table"),
+                old["tables"][key]["splits"], ctx.storage_options)
+        folds = {name: [a + b for a, b in zip(old["folds"][name], new["folds"][name],
+                                               strict=True)] for name in ("count", "sum")}
+        return {"tables": tables, "folds": folds}
 
     def _state(self, tables: dict[str, Any], totals: pa.Table) -> dict[str, Any]:
         count = np.zeros(self.kfold, dtype=np.int64)

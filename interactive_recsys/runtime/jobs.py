@@ -85,11 +85,11 @@ class Phase:
             if key not in self.keys:
                 continue
             group = task_group(key)
-            if seconds is not None:
-                self._group_seconds[group] = self._group_seconds.get(group, 0.0) + seconds[i]
-            if key not in self._seen:
+            if key not in self._seen:  # a task read again (overlapping reads) counts once
                 self._seen.add(key)
                 self._group_done[group] = self._group_done.get(group, 0) + 1
+                if seconds is not None:
+                    self._group_seconds[group] = self._group_seconds.get(group, 0.0) + seconds[i]
         self.observed = len(self._seen)
 
     def operators(self) -> list[dict[str, Any]]:
@@ -300,12 +300,18 @@ def _wait(client: Any, futures: list, record: Phase, job: Job | None, tracked: b
             stream_from = _observe(client, record, stream_from)
 
 
+#: Seconds each read of the task stream goes back before the last stop it saw: a worker's
+#: report can reach the scheduler after a later-stopping task's (two workers, a busy machine),
+#: and a read from the last stop alone would miss it for good.
+STREAM_OVERLAP_S = 5.0
+
+
 def _observe(client: Any, record: Phase, since: float) -> float:
     """Count the phase's tasks finished since ``since`` (scheduler time); the new ``since``."""
     records = client.get_task_stream(start=since)
     record.observe([r["key"] for r in records], [_compute_seconds(r) for r in records])
     stops = [s["stop"] for r in records for s in r["startstops"]]
-    return max(stops, default=since)
+    return max(max(stops, default=since) - STREAM_OVERLAP_S, since)
 
 
 def _compute_seconds(record: dict[str, Any]) -> float:

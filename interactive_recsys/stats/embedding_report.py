@@ -153,7 +153,8 @@ class EmbeddingReport:
             "null_rate": t.null_rate, "oov_rate": t.oov_rate,
             "recommended_dim": self.recommended_dim(name), "dim": self.dim(name),
             "dim_overridden": name in self.dims, "index_dtype": t.index_dtype,
-            "notes": list(t.notes),
+            "notes": list(t.notes), "vocabulary_version": t.vocabulary_version,
+            "new_rows": list(t.new_rows) if t.new_rows is not None else None,
         }
         if t.frequency is not None:
             out["rank_frequency"] = t.frequency.rank_frequency(self.max_points)
@@ -180,6 +181,7 @@ class EmbeddingReport:
     def rows(self) -> list[dict[str, str]]:
         """One row of display strings per table (shared by the text, HTML and widget views)."""
         plan = self.plan()
+        updated = any(t.new_rows is not None for t in self.tables.values())
         out = []
         for name, t in self.tables.items():
             d = self.table_dict(name)
@@ -194,6 +196,9 @@ class EmbeddingReport:
                           f"{t.lengths.quantile(0.99)} / {t.lengths.max}, "
                           f"waste {t.lengths.padding_waste:.0%}") if t.lengths else "",
             })
+            if updated:  # after Workflow.update: the rows the last update appended
+                first, stop = t.new_rows or (t.cardinality, t.cardinality)
+                out[-1]["new rows (version)"] = f"+{stop - first:,} (v{t.vocabulary_version})"
         return out
 
     def header(self) -> str:

@@ -56,6 +56,10 @@ class TableStats:
     index_dtype: str = "int64"
     source: str = "vocabulary"
     notes: list[str] = field(default_factory=list)
+    #: the vocabulary's version (1: fitted; +1 per ``Workflow.update``) and the ids the last
+    #: update appended, ``(start, stop)`` (None before any update)
+    vocabulary_version: int = 1
+    new_rows: tuple[int, int] | None = None
 
     @property
     def is_list(self) -> bool:
@@ -103,7 +107,9 @@ def workflow_tables(workflow: Any) -> list[TableStats]:
                 lookups=int(info["value_count"]), null_count=int(info["null_count"]),
                 oov_count=int(info["oov_count"]),
                 frequency=CountHistogram.from_counts(np.concatenate(counts)),
-                index_dtype=op.dtype, source="vocabulary")))
+                index_dtype=op.dtype, source="vocabulary",
+                vocabulary_version=int(info.get("version", 1)),
+                new_rows=tuple(info["new_rows"]) if "new_rows" in info else None)))
     out: list[TableStats] = []
     for col in workflow.output_schema.values():
         if Tags.CATEGORICAL.value not in col.tags or col.cardinality is None:

@@ -37,6 +37,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..io import storage
 from ..io.artifacts import key_directory, resolve
 from . import vocabulary as vocab
 from .cache import TABLES
@@ -103,8 +104,8 @@ def write_split(merged: pa.Table, finish: Callable, key: str, directory: str,
     table = table.append_column("index", pa.array(np.arange(table.num_rows, dtype=np.int64)))
     vocab.write_table_file(table, vocab.split_path(directory, split), storage_options)
     sums = {n: float(pc.sum(table[n]).as_py() or 0) for n in table.column_names
-            if n not in ("value", "index") and (pa.types.is_integer(table[n].type)
-                                               or pa.types.is_floating(table[n].type))}
+            if n not in ("value", "index") and not n.startswith(PARTIAL)
+            and (pa.types.is_integer(table[n].type) or pa.types.is_floating(table[n].type))}
     return {"size": table.num_rows, "sums": sums}
 
 
@@ -117,6 +118,39 @@ def _table_state(written: list[dict], path: str, splits: int) -> dict[str, Any]:
             "size": sum(w["size"] for w in written), "sums": sums}
 
 
+# ---- incremental updates (``Workflow.update``) -----------------------------------------------
+#: Prefix of the partial-sum columns a statistics table keeps for exact merges (never looked up).
+PARTIAL = "__irs_partial_"
+
+
+def read_splits(root: str | None, info: dict[str, Any], storage_options: Any = None) -> pa.Table:
+    """Every split of a statistics table written by :func:`fit_tables`, without ``index``."""
+    directory = resolve(root, info["path"], "statistics table path")
+    tables = [canonical_keys(storage.read_table(vocab.split_path(directory, s), storage_options))
+              for s in range(info["splits"])]
+    return pa.concat_tables(tables, promote_options="permissive").drop_columns(["index"])
+
+
+def merge_tables(old: pa.Table, new: pa.Table, merge: Callable[[list[pa.Table]], pa.Table],
+                 finish: Callable[[pa.Table, str], pa.Table], key: str, root: str,
+                 directory: str, splits: int, storage_options: Any = None) -> dict[str, Any]:
+    """Merge two partial tables of one key with the fit's own ``merge``, finish and write the
+    result in ``splits`` splits under ``directory``; the state entry (``path`` relative to
+    the artifacts folder ``root``), as :func:`fit_tables` gives it."""
+    merged = canonical_keys(merge([canonical_keys(old), canonical_keys(new)]))
+    pieces = vocab.split_counts(merged, splits)
+    written = [write_split(p, finish, key, directory, s, storage_options)
+               for s, p in enumerate(pieces)]
+    return _table_state(written, os.path.relpath(directory, root), splits)
+
+
+def partial_columns(table: pa.Table) -> pa.Table:
+    """``value`` and the :data:`PARTIAL` columns of a stored table, without their prefix."""
+    names = [n for n in table.column_names if n.startswith(PARTIAL)]
+    return pa.table({"value": table["value"],
+                     **{n[len(PARTIAL):]: table[n] for n in names}})
+
+
 # ---- lookups -----------------------------------------------------------------------------------
 class _Loaded(NamedTuple):
     """One split ready for lookups: the keys' hash index and the statistics columns."""
@@ -126,8 +160,9 @@ class _Loaded(NamedTuple):
 
     @classmethod
     def load(cls, table: pa.Table) -> _Loaded:
-        return cls(vocab.VocabTable.load(table),
-                   table.drop_columns(["value", "index"]).combine_chunks())
+        kept = [n for n in table.column_names if n not in ("value", "index")
+                and not n.startswith(PARTIAL)]
+        return cls(vocab.VocabTable.load(table), table.select(kept).combine_chunks())
 
     @property
     def nbytes(self) -> int:

@@ -12,6 +12,12 @@ code that streams or patches, so nothing from the browser is lost; property chan
 Its ``close`` may also run twice (again from ``__del__``) or before the model was attached
 to its document.
 
+**A view replaced on the page is closed a few seconds later** (:meth:`BokehWidget.close_later`).
+BokehJS keeps the document of a view that was taken off the page (jupyter_bokeh's view has no
+``remove``), and that document still reports the layout it recomputes there (the figure's new
+sizes, about 8 changes per figure) on the widget's comm. Closed at once, the kernel answered
+each with a "No such comm" warning, which JupyterLab shows in its log and in cell outputs.
+
 >>> from bokeh.models import ColumnDataSource
 >>> from bokeh.plotting import figure
 >>> source = ColumnDataSource({"x": [1], "y": [2]})
@@ -30,10 +36,13 @@ to its document.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from jupyter_bokeh import BokehModel
 
+#: Seconds a Bokeh view taken off the page keeps its comm (:meth:`BokehWidget.close_later`).
+CLOSE_DELAY_S = 5.0
 #: Browser events that repeat a kernel-side ``stream`` / ``patch`` (never applied again).
 ECHOED_KINDS = frozenset({"ColumnsStreamed", "ColumnsPatched"})
 
@@ -63,6 +72,20 @@ class BokehWidget(BokehModel):
             super().close()
         except KeyError:  # was not (or no longer) receiving the document's changes
             pass
+
+    def close_later(self, delay: float | None = None) -> threading.Timer:
+        """Close in ``delay`` seconds (default :data:`CLOSE_DELAY_S`): for a view just taken
+        off the page, whose last layout changes are still on their way (see the module).
+
+        >>> from bokeh.plotting import figure
+        >>> widget = BokehWidget(figure())
+        >>> widget.close_later(0.01).join(); widget.comm is None
+        True
+        """
+        timer = threading.Timer(CLOSE_DELAY_S if delay is None else delay, self.close)
+        timer.daemon = True
+        timer.start()
+        return timer
 
 
 #: Browser side of :class:`RenderSignal`: tell the kernel each time a view is drawn.

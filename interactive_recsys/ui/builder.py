@@ -205,13 +205,17 @@ class PipelineBuilder(RunActions, w.VBox):
                    " edit its parameters below, applied as you type)</small>"),
             self.palette, area["palette"], self.form, step_buttons, area["steps"],
             w.HTML("<b>Steps</b>"), self.steps], layout=w.Layout(width="54%"))
+        # Run, its output path and its messages on top: in view above any graph's height
+        action_bar = w.VBox([run_row, area["run"], self.status])
+        action_bar.add_class("irs-builder-actionbar")
         self.children = [
             w.HTML(STYLE), w.HBox([self.path_text, open_button, area["dataset"]]), self.info,
+            action_bar,
             w.HBox([w.VBox([w.HTML("<b>Columns</b>"), columns_panel],
                            layout=w.Layout(width="45%")), editor],
                    layout=w.Layout(justify_content="space-between")),
-            self.dag, self.schema_html, run_row, area["run"], self.status, self.preview_view,
-            self.preview_html, file_row, self.code]
+            self.dag, self.schema_html, self.preview_view, self.preview_html, file_row,
+            self.code]
 
     # ---- messages -------------------------------------------------------------------------
     @property

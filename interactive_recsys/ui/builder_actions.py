@@ -32,7 +32,7 @@ class RunActions:
         self.preview_view.layout.display = None
         self._show_preview()
         self.say(f"Preview: fitted and transformed {len(result.input)} sample rows in "
-                 f"{result.seconds:.2f} s (below).", "success", "run")
+                 f"{result.seconds:.2f} s (below the graph).", "success", "run")
         for callback in list(self._preview_listeners):
             callback(result)
 

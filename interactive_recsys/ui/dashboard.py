@@ -25,7 +25,7 @@ disposes of the old one (no widget or thread left behind).
 >>> dash = irs.ui.Dashboard(client, interval_ms=200)
 >>> dash
 Dashboard(1 worker, no GPU, every 200 ms)
->>> dash.close(); dash.status.value.endswith("<i>closed</i>")
+>>> dash.close(); "<i>closed</i>" in dash.status.value
 True
 >>> dash.dispose(); client.cluster.close(); client.close()
 """
@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import html
 import os
+import re
 import threading
 import time
 import traceback
@@ -177,23 +178,34 @@ class Dashboard(widgets.VBox):
         self.layout_bokeh.document.remove_on_change(self.plots)
         self.signal = render_signal()
         self.signal.on_render(self._guard(self._on_render))
-        self.status = widgets.HTML(self._status_html())
+        # the header: one line at any width (the status shrinks, its end clipped with "…")
+        self.status = widgets.HTML(self._status_html(),
+                                   layout=widgets.Layout(flex="1 1 auto", min_width="0",
+                                                         overflow="hidden"))
+        self.status.add_class("irs-dashboard-status")
+        button = {"layout": widgets.Layout(width="auto", flex="0 0 auto")}
         self.pause_button = widgets.ToggleButton(value=False, description="Pause",
-                                                 icon="pause", tooltip="Pause/resume updates")
+                                                 icon="pause", tooltip="Pause/resume updates",
+                                                 **button)
         self.window_button = widgets.ToggleButton(
             value=False, description="whole run", icon="arrows-h",
-            tooltip="Time axes: the last 60 s (off) or the whole run (on)")
+            tooltip="Time axes: the last 60 s (off) or the whole run (on)", **button)
         self.close_button = widgets.Button(description="Close", icon="times",
-                                           tooltip="Stop sampling; keep the last picture")
+                                           tooltip="Stop sampling; keep the last picture",
+                                           **button)
         self.pause_button.observe(self._guard(self._on_pause), names="value")
         self.window_button.observe(self._guard(self._on_window), names="value")
         self.close_button.on_click(self._guard(lambda _: self.close()))
         link = _client_dashboard_link(self.monitor.client)
         self.dask_link = widgets.HTML(
-            f'<a href="{html.escape(link)}" target="_blank" class="irs-dask-dashboard">'
-            f"Dask dashboard ↗</a>" if link else "")
+            f'<a href="{html.escape(link)}" target="_blank" class="irs-dask-dashboard" '
+            f'title="Dask\'s own dashboard" style="white-space:nowrap">Dask ↗</a>' if link else "",
+            layout=widgets.Layout(flex="0 0 auto"))
         self.controls = widgets.HBox([self.status, self.pause_button, self.window_button,
-                                      self.close_button, self.dask_link, self.signal])
+                                      self.close_button, self.dask_link, self.signal],
+                                     layout=widgets.Layout(flex_flow="row nowrap",
+                                                           align_items="center", width="100%"))
+        self.controls.add_class("irs-dashboard-header")
         self.progress_view = ProgressView()
         self.log_area = widgets.Output(layout=widgets.Layout(max_height="120px", overflow="auto",
                                                         border="1px solid #ddd"))
@@ -457,8 +469,11 @@ class Dashboard(widgets.VBox):
                 return
             self._disposed = True
         self.monitor.remove_on_closed(self._on_client_closed)
-        for w in (self.plots, self.log_area, self.status, self.dask_link, self.controls,
-                  *self.children):
+        # the plots' view, taken off the page with the dashboard, still sends its layout
+        # changes for a moment: their comm closes a few seconds later (no "No such comm")
+        self.plots.close_later()
+        for w in (self.log_area, self.status, self.dask_link, self.controls,
+                  *(c for c in self.children if c is not self.plots)):
             w.close()
         self.progress_view.close()
         super().close()
@@ -498,8 +513,13 @@ class Dashboard(widgets.VBox):
         return "live" if self._live else "starting"
 
     def _status_html(self) -> str:
-        return (f"<b>Cluster</b> · {html.escape(self._summary())} · <i>{self._state()}</i>"
-                f"{self._job_state()}")
+        """The header's text on one line: the state first, the cluster's size last (what
+        a narrow view clips); the whole line is its tooltip."""
+        text = (f"<b>Cluster</b> · <i>{self._state()}</i>{self._job_state()} · "
+                f"{html.escape(self._summary())}")
+        plain = html.escape(html.unescape(re.sub(r"<[^>]+>", "", text)), quote=True)
+        return (f'<div title="{plain}" style="white-space:nowrap;overflow:hidden;'
+                f'text-overflow:ellipsis;line-height:28px">{text}</div>')
 
     def _job_state(self) -> str:
         """`` · finished (name, N s)`` once the latest job's phases have all ended (or

@@ -23,6 +23,7 @@ True
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +31,6 @@ from bokeh.models import (
     AdaptiveTicker,
     ColumnDataSource,
     CustomJSTickFormatter,
-    DataRange1d,
     FactorRange,
     HoverTool,
     Label,
@@ -116,25 +116,76 @@ class Frame:
         return [name for name, _ in self.workers]
 
 
+def nice_bytes(value: float) -> float:
+    """The smallest of 1, 1.5, 2, 3, 4 or 6 times a power of two that is >= ``value``: an
+    axis end that changes only now and then while the data moves.
+
+    >>> nice_bytes(300 * 2**20) / 2**20, nice_bytes(2**30) / 2**30, nice_bytes(5 * 2**30) / 2**30
+    (384.0, 1.0, 6.0)
+    """
+    power = 2.0 ** math.floor(math.log2(max(value, 1.0)))
+    return next(m * power for m in (1, 1.5, 2, 3, 4, 6, 8) if m * power >= value)
+
+
 class MemoryFigure:
-    """Host memory per worker: managed, unmanaged and spilled bytes, and the limit."""
+    """Host memory per worker: managed, unmanaged and spilled bytes, and the limit.
+
+    The axis is the bars' own scale (:meth:`scale`): to :data:`HEADROOM` times the largest
+    bar, rounded up by :func:`nice_bytes`, so that 200 MiB used shows as a bar and not as
+    a sliver against a 12 GiB limit. The limit (red marks) is on the scale once a bar
+    reaches :data:`LIMIT_SHOWN_AT` of it; before that the axis label says where it is.
+    """
+
+    #: The axis ends this much above the largest bar.
+    HEADROOM = 1.15
+    #: Share of the limit a bar must reach for the axis to run to the limit.
+    LIMIT_SHOWN_AT = 0.5
+    #: The shortest axis (nothing measured yet, or idle workers).
+    MIN_END = 64 * 2**20
 
     def __init__(self) -> None:
         self.source = ColumnDataSource(
             {"worker": [], "managed": [], "unmanaged": [], "spilled": [], "limit": [],
              "limit_text": [], "process_text": []}, name="irs-memory")
+        # a Range1d set here from the data, never computed in the browser (see time_range)
         self.root = _figure("Host memory per worker", y_range=FactorRange(),
-                            x_range=DataRange1d(start=0), name="irs-memory-figure")
+                            x_range=Range1d(0, self.MIN_END), name="irs-memory-figure")
         bars = self.root.hbar_stack(["managed", "unmanaged", "spilled"], y="worker",
                                     height=0.7, color=list(MEMORY_COLOURS), source=self.source)
         limit = self.root.scatter(x="limit", y="worker", marker="dash", angle=1.5708, size=30,
                                   line_color="red", line_width=2, source=self.source)
         self.root.xaxis.formatter = bytes_formatter()
         self.root.xaxis.ticker = bytes_ticker()
-        self.root.add_tools(HoverTool(renderers=[limit], tooltips=[
+        self.root.xaxis.axis_label_text_font_size = "8pt"
+        self.root.xaxis.axis_label_text_font_style = "normal"
+        self.root.add_tools(HoverTool(renderers=[*bars, limit], tooltips=[
             ("worker", "@worker"), ("memory", "@process_text"), ("limit", "@limit_text")]))
         _legend_outside(self.root, [("managed", [bars[0]]), ("unmanaged", [bars[1]]),
                                     ("spilled", [bars[2]]), ("limit", [limit])])
+
+    @classmethod
+    def scale(cls, totals: list[float], limits: list[float]) -> tuple[float, str]:
+        """The axis end and label for bars of ``totals`` bytes and workers' ``limits``
+        (NaN: none).
+
+        >>> end, label = MemoryFigure.scale([200 * 2**20], [12 * 2**30])
+        >>> end / 2**20, label
+        (256.0, 'limit 12.00 GiB per worker: off this scale')
+        >>> end, label = MemoryFigure.scale([7 * 2**30], [12 * 2**30])
+        >>> round(end / 2**30, 2), label
+        (12.6, 'red: limit 12.00 GiB per worker')
+        """
+        top = max(totals, default=0.0)
+        known = [v for v in limits if v == v and v > 0]
+        limit = max(known, default=0.0)
+        text = format_bytes(limit) if len(set(known)) <= 1 else \
+            f"{format_bytes(min(known))} to {format_bytes(limit)}"
+        if limit and top >= cls.LIMIT_SHOWN_AT * limit:
+            return 1.05 * max(top, limit), f"red: limit {text} per worker"
+        end = nice_bytes(max(cls.HEADROOM * top, cls.MIN_END))
+        if not limit:
+            return end, "no memory limit"
+        return end, f"limit {text} per worker: off this scale"
 
     def update(self, frame: Frame) -> None:
         ws = [w for _, w in frame.workers]
@@ -146,6 +197,12 @@ class MemoryFigure:
             "limit": [w["limit"] or float("nan") for w in ws],
             "limit_text": [format_bytes(w["limit"]) if w["limit"] else "none" for w in ws],
             "process_text": [format_bytes(w["managed"] + w["unmanaged"]) for w in ws]}
+        end, label = self.scale([w["managed"] + w["unmanaged"] + w["spilled"] for w in ws],
+                                [w["limit"] or float("nan") for w in ws])
+        if self.root.x_range.end != end:
+            self.root.x_range.end = end
+        if self.root.xaxis[0].axis_label != label:
+            self.root.xaxis.axis_label = label
 
 
 class GpuMemoryFigure:

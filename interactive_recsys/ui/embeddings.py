@@ -250,15 +250,20 @@ class EmbeddingView(widgets.VBox):
 
     def update(self) -> None:
         """Redraw everything that depends on dims and plan settings: the summary, and the
-        plan in a new widget that replaces the old one (closed)."""
+        plan in a new widget that replaces the old one (closed a few seconds later, once
+        the page sent what its view still had to say: no "No such comm" warnings)."""
         self.summary.value = self.report.to_html()
         old, self.plan_plot = self.plan_plot, self._plan_widget()
         self.children = tuple(self.plan_plot if child is old else child
                               for child in self.children)
-        old.close()
+        self._retired = [(w, t) for w, t in getattr(self, "_retired", []) if t.is_alive()]
+        self._retired.append((old, old.close_later()))
 
     def close(self) -> None:
         """Close the view and every widget it made."""
+        for widget, timer in getattr(self, "_retired", []):
+            timer.cancel()
+            widget.close()
         for name in ("plot", "plan_plot"):  # absent when __init__ failed half-way
             if getattr(self, name, None) is not None:
                 getattr(self, name).close()

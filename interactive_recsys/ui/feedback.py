@@ -91,4 +91,6 @@ STYLE = """<style>
 .irs-preview-scroll th, .irs-preview-scroll td { padding: 3px 10px; white-space: nowrap; }
 .irs-builder .widget-html, .irs-builder .widget-html-content { min-width: 0; }
 .irs-chip { border-radius: 12px !important; }
+.irs-builder-actionbar { background: #f5f7fa; border: 1px solid #dde3ea; border-radius: 4px;
+  padding: 2px 6px; margin: 2px 0 6px 0; }
 </style>"""

@@ -296,14 +296,23 @@ class Studio(w.VBox):
             self._safely(self.show_embeddings)
             self._safely(self.show_preview)
 
+    def stop_cluster(self) -> bool:
+        """Stop the local cluster that Run started for this Studio, quietly (no Dask
+        warnings in the cell); the widgets stay, the Cluster tab keeps the run's last
+        picture. Returns whether there was one (a cluster given or started elsewhere is
+        left alone). The end of a notebook that ran the Studio."""
+        client, self._own_client = self._own_client, None
+        if client is None:
+            return False
+        cluster.stop_cluster(client)
+        return True
+
     def close(self) -> None:
         self._stop_watching()
         for dashboard in (self.dashboard, self._frozen):
             if dashboard is not None:
                 dashboard.dispose()
-        if self._own_client is not None:  # the cluster Run started for this Studio
-            cluster.stop_cluster(self._own_client)
-            self._own_client = None
+        self.stop_cluster()  # the cluster Run started for this Studio
         super().close()
 
     def __repr__(self) -> str:

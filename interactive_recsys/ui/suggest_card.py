@@ -22,6 +22,18 @@ import ipywidgets as w
 from .vocab_budget import MAX_LOSS, MEMORY_BUDGET, VocabChoice
 
 GIB = 2**30
+#: Compact rows (the widget's 28 px line height would show 5 of Criteo's 26 columns): about
+#: 16 rows in view, a header that stays on top while the rest scroll.
+TABLE_STYLE = """<style>
+.irs-suggest-scroll { max-height: 330px; overflow-y: auto; }
+.irs-suggest-vocab { border-collapse: collapse; line-height: 18px; font-size: 12px; }
+.irs-suggest-vocab th, .irs-suggest-vocab td { padding: 0 8px 0 0; white-space: nowrap;
+  text-align: right; }
+.irs-suggest-vocab th:first-child, .irs-suggest-vocab td:first-child { text-align: left; }
+.irs-suggest-vocab thead th { position: sticky; top: 0; background: var(--jp-layout-color0,
+  white); border-bottom: 1px solid #ccc; }
+.irs-suggest-vocab tbody tr:nth-child(even) { background: rgba(0, 0, 0, 0.03); }
+</style>"""
 
 
 class SuggestCard(w.VBox):
@@ -75,7 +87,7 @@ class SuggestCard(w.VBox):
                    f"{self.memory_budget / GIB:g} GiB budget even at the largest thresholds"
                    "</b>")
         self.table.value = (
-            "<div style='max-height:190px;overflow-y:auto'><table class='irs-suggest-vocab'>"
+            f"{TABLE_STYLE}<div class='irs-suggest-scroll'><table class='irs-suggest-vocab'>"
             "<thead><tr><th>column</th><th>distinct</th><th>freq_threshold</th>"
             "<th>table (rows × dim)</th><th>lookups kept</th><th>MiB</th></tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table></div>"

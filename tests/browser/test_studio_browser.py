@@ -216,6 +216,20 @@ def wait_count(page, text: str) -> None:
         timeout=30_000)
 
 
+def assert_run_in_view(lab, data: str) -> None:
+    """Run and its output path (the data's ``-processed`` folder) are on screen as the page
+    stands, above the 40-node graph: no scrolling before the click."""
+    page = lab.page
+    assert page.locator(".irs-dag g.irs-dag-node").count() >= 40
+    output = page.locator(".irs-studio .irs-builder-output input")
+    shown = Path(lab.server.root_dir, output.input_value())  # relative to the kernel's cwd
+    assert shown.resolve() == Path(data + "-processed").resolve(), shown
+    for control in (page.locator(".irs-studio .irs-btn-run"), output):
+        assert_in_view(control)
+    run_top = page.locator(".irs-studio .irs-btn-run").bounding_box()["y"]
+    assert run_top < page.locator(".irs-studio .irs-builder-dag").bounding_box()["y"]
+
+
 def wait_run_finished(page, timeout: float = 240) -> None:
     status = page.locator(".irs-builder-status span")
     status.filter(has_text=re.compile("finished|error|cancelled")).first.wait_for(
@@ -319,7 +333,9 @@ def test_click_budget_with_suggest(lab):
     lab.screenshot("studio-7-suggested")
     page.locator(".irs-studio .irs-builder-steps").evaluate(
         "el => el.scrollIntoView({block: 'start'})")
-    lab.screenshot("studio-7b-suggested-steps-and-graph")
+    page.locator(".irs-studio .irs-builder-path").evaluate(
+        "el => el.scrollIntoView({block: 'start'})")  # back to the Studio's top
+    assert_run_in_view(lab, data)
     clicks.click(".irs-studio .irs-btn-run")
     wait_run_finished(page)
     assert clicks.clicks <= 4 and clicks.keys == 0
@@ -390,6 +406,7 @@ def test_click_budget_by_hand(lab):
     clicks.click(".irs-studio .irs-op-AddTags")  # the label: tags=["target"], no typing
     wait_message(page, "Added AddTags")
     lab.screenshot("studio-9-by-hand")
+    assert_run_in_view(lab, data)  # the page was never scrolled
     clicks.click(".irs-studio .irs-btn-run")
     wait_run_finished(page)
     assert clicks.clicks <= 12 and clicks.keys == 0, (clicks.clicks, clicks.keys)

@@ -12,6 +12,7 @@ import time
 from tests.browser.test_studio_browser import (
     VIEWPORT,
     Counted,
+    assert_in_view,
     open_criteo_studio,
 )
 
@@ -22,6 +23,18 @@ RANGE_JS = """
   for (const doc of docs) {
     const r = doc.get_model_by_name("irs-time-range");
     if (r != null) return {start: r.start, end: r.end};
+  }
+  return null;
+}
+"""
+
+#: The host-memory figure's x range end and axis label, as the browser holds them.
+MEMORY_AXIS_JS = """
+() => {
+  const docs = [...(window.Bokeh.documents || [])].reverse();
+  for (const doc of docs) {
+    const fig = doc.get_model_by_name("irs-memory-figure");
+    if (fig != null) return {end: fig.x_range.end, label: fig.below[0].axis_label};
   }
   return null;
 }
@@ -47,6 +60,13 @@ def test_suggest_budget_and_the_dashboard_through_the_whole_run(lab):
     assert min(kept) >= 99.0, kept
     assert "within 16 GiB" in card.inner_text()
     card.scroll_into_view_if_needed()
+    # compact rows: at least 15 of the 26 in view at once, with the two budget fields
+    box = card.locator(".irs-suggest-scroll").bounding_box()
+    shown = [b for b in (rows.nth(i).bounding_box() for i in range(26))
+             if b["y"] >= box["y"] - 0.5 and b["y"] + b["height"] <= box["y"] + box["height"] + 0.5]
+    assert len(shown) >= 15 and all(b["height"] >= 14 for b in shown), (box, shown)
+    for field in (".irs-suggest-loss", ".irs-suggest-memory", ".irs-suggest-scroll"):
+        assert_in_view(page.locator(f".irs-studio {field}"))
     lab.screenshot("studio-29-suggest-oov-budget")
 
     clicks.click(".irs-studio .irs-btn-run")  # no cluster: Run starts a local one
@@ -60,6 +80,13 @@ def test_suggest_budget_and_the_dashboard_through_the_whole_run(lab):
     assert clicks.clicks <= 4 and clicks.keys == 0
     header = dash.locator(".widget-html").first
     header.filter(has_text="finished").wait_for(timeout=30_000)
+    # the header is one line: status, Pause, whole run, Close side by side, 28 px buttons
+    line = dash.locator(".irs-dashboard-header").first.bounding_box()
+    assert line["height"] <= 40, line
+    boxes = [dash.locator(".irs-dashboard-header button").nth(i).bounding_box()
+             for i in range(3)]
+    assert all(abs(b["y"] - boxes[0]["y"]) < 2 for b in boxes), boxes
+    assert header.bounding_box()["width"] > 300  # the status text is not squeezed away
     progress = dash.locator(".irs-progress, .widget-vbox").filter(has_text="write").first
     progress.wait_for(timeout=30_000)
     text = dash.inner_text()
@@ -72,7 +99,13 @@ def test_suggest_budget_and_the_dashboard_through_the_whole_run(lab):
     time.sleep(2.0)  # the axis keeps following the clock after the last phase ended
     later = page.evaluate(RANGE_JS)
     assert later["end"] > shown["end"] + 1.0, (shown, later)
-    dash.scroll_into_view_if_needed()
+    dash.evaluate("el => el.scrollIntoView({block: 'start'})")
+    memory = lab.bokeh_source("irs-memory")  # the axis is the bars' scale, limit named
+    axis = page.evaluate(MEMORY_AXIS_JS)
+    used = max(m + u + s for m, u, s in zip(memory["managed"], memory["unmanaged"],
+                                            memory["spilled"], strict=True))
+    assert used / axis["end"] > 0.4 or axis["end"] >= min(memory["limit"]), (axis, used)
+    assert "limit" in axis["label"], axis
     lab.screenshot("studio-29-dashboard-finished")
 
     dash.locator("button").filter(has_text="whole run").click()
