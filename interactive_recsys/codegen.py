@@ -102,9 +102,13 @@ class _Writer:
                               "numbers, strings, lists or dicts of those.") from None
         return text
 
-    def operator(self, op: Operator) -> str:
-        args = ", ".join(f"{k}={self.value(k, v)}" for k, v in op.get_params().items()
-                         if v != op.params[k].default)
+    def operator(self, op: Operator, steps: dict[str, str] | None = None) -> str:
+        """The operator's constructor call; ``steps``: the code of the parameters given as
+        workflow steps."""
+        steps = steps or {}
+        args = ", ".join(f"{k}={steps[k] if k in steps else self.value(k, v)}"
+                         for k, v in op.get_params().items()
+                         if k in steps or v != op.params[k].default)
         return f"ops.{type(op).__name__}({args})"
 
     def selection(self, node: Node, as_selector: bool) -> str:
@@ -139,12 +143,18 @@ class _Writer:
             text = f"Node.select({self.selection(node, as_selector=True)})"
         elif isinstance(node, SelectNode):
             text = self.selection(node, as_selector=in_sum and first)
+        elif isinstance(node, OpNode) and len(node.parents) > 1 + len(node.depends):
+            # a loaded step reading several steps (parameters given as steps, resolved)
+            self.imports.append("from interactive_recsys.graph import Node")
+            parts = ", ".join(f"Node.as_node({self.expr(p)})" for p in node.parents)
+            text = f'Node("op", op={self.operator(node.op)}, parents=[{parts}])'
         elif isinstance(node, OpNode):
             parent = node.parents[0]
             inner = self.expr(parent)
             if isinstance(parent, ConcatNode) and id(parent) not in self.names:
                 inner = f"({inner})"
-            text = f"{inner} >> {self.operator(node.op)}"
+            steps = {name: self.expr(node.parents[i]) for name, i in node.depends.items()}
+            text = f"{inner} >> {self.operator(node.template, steps)}"
         else:
             text = self.concat(node)
         if shared:

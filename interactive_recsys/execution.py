@@ -109,7 +109,7 @@ def stage_ddf(plan: Plan, ds: Dataset, targets: list[int]) -> tuple[Any, int | N
     """The partitions that ``targets`` read, and the shuffling step they start at (None:
     the dataset's own partitions). Before each shuffling step of the way (an operator with
     ``shuffle_keys``, e.g. Groupby) the rows are hash-partitioned by its keys."""
-    ddf = ds.to_ddf(plan.input_columns(targets), plan.dictionary_columns(targets))
+    ddf = ds.arrow_ddf(plan.input_columns(targets), plan.dictionary_columns(targets))
     entry = None
     for target in plan.shuffles(targets):
         step = plan.steps[target]  # an OpStep: its input schema comes with the plan

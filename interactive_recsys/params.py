@@ -105,6 +105,9 @@ class Param:
     must : the constraint in words, when :meth:`describe`'s wording does not fit.
     check : a further test of a (non-None) value, e.g. ``lambda v: v > 0``.
     show_type : whether error messages name the type of the value given.
+    columns : whether the value names input columns (``kind`` ``str`` or ``strs``): an
+        operator then also takes a workflow step or a selection there (NVTabular's
+        ``JoinGroupby(cont_cols=node)``), whose output columns the workflow fills in.
     """
 
     default: Any = REQUIRED
@@ -117,6 +120,7 @@ class Param:
     must: str | None = None
     check: Callable[[Any], bool] | None = field(default=None, compare=False)
     show_type: bool = False
+    columns: bool = False
 
     @property
     def required(self) -> bool:

@@ -115,6 +115,7 @@ class Plan:
         for node, step in zip(nodes, self.steps, strict=True):
             step.schema = schemas[id(node)]
             if isinstance(step, OpStep):
+                step.op = node.op  # with the columns of parameters given as steps filled in
                 step.state = states.get(step.node_id)
                 step.groups = node.input_groups(self.input_schema, schemas)
                 step.input_schema = node.input_schema(self.input_schema, schemas)
@@ -301,4 +302,12 @@ class Plan:
             m = outputs[p][1]
             if m is not None:
                 mask = m if mask is None else b.logical_and(mask, m)
-        return b.hconcat([outputs[p][0] for p in parents]), mask
+        frames, seen = [], set()
+        for p in parents:  # a column two parents output is one column (checked by the schema)
+            frame = outputs[p][0]
+            names = [c for c in frame.columns if c not in seen]
+            if len(names) < len(frame.columns):
+                frame = b.select(frame, names)
+            seen.update(names)
+            frames.append(frame)
+        return b.hconcat(frames), mask

@@ -117,7 +117,7 @@ def user_partitions(ds: Dataset, columns: list[str], user_col: str) -> list[Any]
     partition that has it, the next ones hand over their rows of it. Anything else (unsorted
     data, in-memory frames, missing statistics, null users) is shuffled by user.
     """
-    ddf = ds.to_ddf(columns)
+    ddf = ds.arrow_ddf(columns)
     if ddf.npartitions == 1:
         return ddf.to_delayed()
     ranges = _user_ranges(ds, user_col)

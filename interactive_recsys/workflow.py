@@ -24,6 +24,7 @@ from typing import Any
 
 from ._version import __version__ as _library_version
 from .backend import convert
+from .backend.user_frames import check_dtype_backend, user_frame
 from .errors import (
     DatasetError,
     IRSError,
@@ -41,6 +42,7 @@ from .io.dataset import Dataset, as_dataset
 from .io.outputs import atomic_directory
 from .io.workflow_format import FORMAT_NAME, FORMAT_VERSION, json_safe, read_config
 from .ops.base import Operator
+from .ops.lambda_op import functions_by_name
 from .plan import Plan
 from .reuse import adopt, matches, state_digest, step_keys
 from .runtime.jobs import Job, compute, submit
@@ -354,12 +356,16 @@ class Workflow:
                 raise NotFittedError(f"This workflow is not fitted (statistics needed by "
                                      f"{needs or 'no operator'}); call wf.fit(dataset) first.")
 
-    def transform(self, data: Any, *, training: bool = False) -> Any:
+    def transform(self, data: Any, *, training: bool = False,
+                  dtype_backend: str = "numpy_nullable") -> Any:
         """Apply the fitted workflow: a lazy Dataset for a Dataset or path, and a DataFrame of
         the same library for a pandas or cuDF DataFrame.
 
         ``training=True`` marks ``data`` as the training data (``fit_transform`` sets it):
-        operators that must not leak targets (``TargetEncoding``) then encode out-of-fold."""
+        operators that must not leak targets (``TargetEncoding``) then encode out-of-fold.
+        ``dtype_backend`` (a pandas frame's result, as ``Dataset.compute``): NumPy dtypes
+        (nullable ones for integer/boolean columns with nulls), or ``"pyarrow"``."""
+        check_dtype_backend(dtype_backend, "Workflow.transform")
         if not self.fitted and not self._stat_nodes():
             self.fitted = True  # nothing to fit
         self._check_fitted()
@@ -368,8 +374,8 @@ class Workflow:
         ds = as_dataset(data)
         out = self._transform_dataset(ds, training)
         if in_memory:  # the same library back: pandas in -> pandas out, cuDF in -> cuDF out
-            frame = compute(out.to_ddf(), phase="transform")[0].reset_index(drop=True)
-            return convert(frame, like=data)
+            frame = compute(out.arrow_ddf(), phase="transform")[0].reset_index(drop=True)
+            return user_frame(convert(frame, like=data), dtype_backend)
         return out
 
     def _transform_dataset(self, ds: Dataset, training: bool = False) -> Dataset:
@@ -380,12 +386,14 @@ class Workflow:
         out.storage_options = ds.storage_options  # to_parquet's default for URLs
         return out
 
-    def fit_transform(self, data: Any, *, background: bool = False) -> Any:
+    def fit_transform(self, data: Any, *, background: bool = False,
+                      dtype_backend: str = "numpy_nullable") -> Any:
         """``fit(data)`` then ``transform(data, training=True)``; with ``background=True`` a
         :class:`~interactive_recsys.runtime.jobs.Job` whose result is the transformed data."""
         if background:
-            return submit(lambda: self.fit_transform(data), name="fit_transform")
-        return self.fit(data).transform(data, training=True)
+            return submit(lambda: self.fit_transform(data, dtype_backend=dtype_backend),
+                          name="fit_transform")
+        return self.fit(data).transform(data, training=True, dtype_backend=dtype_backend)
 
     # ---- persistence ----------------------------------------------------------------------
     def to_config(self) -> dict[str, Any]:
@@ -440,10 +448,13 @@ class Workflow:
 
     @classmethod
     def load(cls, path: str | os.PathLike,
-             functions: dict[str, Callable] | None = None, *,
+             functions: dict[str, Callable] | list[Callable] | None = None, *,
              storage_options: dict[str, Any] | None = None) -> Workflow:
         """Load a saved workflow. Never executes code from the files: Python functions of
-        ``LambdaOp`` are only taken from ``functions``.
+        ``LambdaOp`` are only taken from ``functions``, the functions themselves
+        (``functions=[double]``, matched by their ``module:qualname``) or a mapping of the
+        saved names to them (``{"__main__:<lambda>": f}``); a step whose function is not
+        given raises when it runs, naming the function and how to pass it.
 
         ``path`` may be an fsspec URL (opened with ``storage_options``): the artifacts are
         then read there by the workers, never copied to this machine. A folder whose
@@ -458,6 +469,7 @@ class Workflow:
         if storage.is_remote(path):  # a save interrupted after its commit: finish it first
             commit.roll_forward(path, storage_options)
         storage.published_files(path, storage_options, sizes=False)  # interrupted: refused
+        functions = functions_by_name(functions)  # before reading: a bad argument is named
         loaded = read_config(path, functions, storage_options)
         wf = cls(loaded.output, storage_options=storage_options)
         wf._states = loaded.states

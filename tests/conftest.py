@@ -90,8 +90,13 @@ def new_workflow(node: object, root: str | os.PathLike | None = None) -> irs.Wor
 
 
 def output_dtypes(frame: pd.DataFrame) -> dict[str, str]:
-    """The backend-neutral dtypes of a transformed frame, e.g. ``{'c': 'int64'}``."""
-    return irs.get_backend("cpu").schema_of(frame).dtypes
+    """The backend-neutral dtypes of a transformed frame, e.g. ``{'c': 'int64'}``: of its
+    Arrow columns, or, for a frame with NumPy dtypes (``dtype_backend="numpy_nullable"``),
+    as Arrow reads its values (list cells are NumPy arrays of the element dtype)."""
+    if all(isinstance(t, pd.ArrowDtype) for t in frame.dtypes):
+        return irs.get_backend("cpu").schema_of(frame).dtypes
+    table = pa.Table.from_pandas(frame.reset_index(drop=True), preserve_index=False)
+    return irs.Schema.from_arrow(table.schema).dtypes
 
 
 def assert_frames_equal(left: pd.DataFrame, right: pd.DataFrame) -> None:

@@ -124,7 +124,7 @@ def _processed(tmp_path, npartitions: int = 3):
                       artifacts_dir=str(tmp_path / "wf"))
     out = wf.fit_transform(raw)
     assert ds["num_rows"] == len(df) and out.npartitions == npartitions
-    return wf, out, out.compute()
+    return wf, out, out.compute(dtype_backend="pyarrow")  # list cells as lists
 
 
 def test_file_list_metadata_and_columns_as_hugectr_reads_them(tmp_path):

@@ -188,7 +188,7 @@ LAYERS = [
     {"graph"},
     {"jobs", "cluster", "monitor"},
     {"plan"},
-    {"dataset", "csv_input", "writer", "exports", "workflow_format"},
+    {"dataset", "parquet_pieces", "csv_input", "writer", "exports", "workflow_format"},
     {"execution", "reuse"},
     {"workflow", "incremental", "models", "predict", "eval", "loader", "stats", "torchrec",
      "datasets", "compat"},

@@ -52,6 +52,7 @@ CONSTRUCTOR_KWARGS: dict[str, dict[str, Any]] = {
     "Groupby": {"groupby_cols": ["C3"]},
     "ListSlice": {"start": 1},
     "SelectColumns": {"columns": ["F1"]},
+    "DropColumns": {"columns": ["F1"]},
 }
 
 #: More parameter sets per operator (optional): non-default values that must survive
@@ -226,7 +227,7 @@ def test_predicted_schema_matches_transformed_output(name: str, variant: int,
     wf = new_workflow(graph(name, variant), root)
     predicted = wf.compute_schema(dataset.schema)  # before fit
     wf.fit(dataset)
-    out = wf.transform(frame)
+    out = wf.transform(frame, dtype_backend="pyarrow")  # the engine's columns and dtypes
     actual = irs.get_backend("cpu").schema_of(out)
     assert predicted.names == actual.names == list(out.columns)
     assert predicted.dtypes == actual.dtypes

@@ -191,8 +191,10 @@ def test_graph_algebra_and_repr():
 
 
 def test_duplicate_output_columns_are_rejected():
+    # two different computations named 'x': the error names the column and both sources
     wf = irs.Workflow(["x"] + (["x"] >> ops.FillMissing(0)))
-    with pytest.raises(irs.SchemaError, match="'x' appears twice"):
+    with pytest.raises(irs.SchemaError, match=r"Column 'x' is output twice.*input column 'x' "
+                       r"and step \[.x.\] >> FillMissing\(\)"):
         wf.fit(frame())
 
 
@@ -225,7 +227,7 @@ def test_only_the_columns_a_phase_needs_are_read(tmp_path, monkeypatch):
         return original(path, columns, row_groups, schema, dictionary)
 
     dictionaries = []
-    monkeypatch.setattr("interactive_recsys.io.dataset.read_parquet_table", spy)
+    monkeypatch.setattr("interactive_recsys.io.parquet_pieces.read_parquet_table", spy)
     wf = irs.Workflow((["c"] >> ops.Categorify()) + ["label"])
     ds = irs.Dataset(str(tmp_path / "d.parquet"))
     wf.fit(ds)

@@ -17,7 +17,7 @@ Examples
 >>> users = wf.fit_transform(ratings)
 >>> len(users) == ratings["user_id"].nunique()
 True
->>> int(users["item_id_list"].list.len().max())
+>>> max(len(items) for items in users["item_id_list"])  # NumPy arrays per row
 5
 """
 

@@ -75,9 +75,9 @@ def ranking_metrics(predictions: Any, test: Any, ks: Sequence[int] = (1, 5, 10, 
         if missing:
             raise ParameterError(f"The {name} data has no column(s) {missing}; its columns are "
                                  f"{ds.schema.names}. Pass user_col=/item_col=/rank_col=.")
-    pred = pred_ds.to_ddf([user_col, item_col, rank_col])
+    pred = pred_ds.arrow_ddf([user_col, item_col, rank_col])
     pred = pred[pred[rank_col] <= max(ks)]
-    tst = test_ds.to_ddf([user_col, item_col])
+    tst = test_ds.arrow_ddf([user_col, item_col])
     pred = pred.map_partitions(_plain_frame, [user_col, item_col, rank_col])
     tst = tst.map_partitions(_plain_frame, [user_col, item_col]).assign(**{rank_col: 0})
     tst = tst.astype(pred.dtypes.to_dict())

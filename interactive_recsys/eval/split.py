@@ -71,7 +71,7 @@ def split(dataset: Any, user_col: str = "user_id", item_col: str = "item_id", *,
         if col is not None and col not in ds.schema.names:
             raise param_error(role, "split", f"names column {col!r}, which "
                               f"is not in the data; its columns are {ds.schema.names}.")
-    ddf = ds.to_ddf()
+    ddf = ds.arrow_ddf()
     if ddf.npartitions > 1:
         ddf = ddf.shuffle(on=user_col)
     meta = ds.backend.with_columns(ddf._meta, {_TEST: ds.backend.from_numpy(np.zeros(0, bool))})

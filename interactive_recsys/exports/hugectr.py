@@ -177,7 +177,7 @@ def prepare(ds: Any, options: HugeCTROptions) -> Any:
         cats = roles(schema)["cats"]
         offsets = dict(zip(cats, slot_offsets([schema[c].cardinality for c in cats]),
                            strict=True))
-    ddf = ds.to_ddf().map_partitions(_Convert(ds.backend.name, schema, offsets),
+    ddf = ds.arrow_ddf().map_partitions(_Convert(ds.backend.name, schema, offsets),
                                      meta=ds.backend.empty(schema))
     return type(ds).from_ddf(ddf, schema, ds.backend, ds.known_num_rows)
 

@@ -9,10 +9,10 @@
 from __future__ import annotations
 
 import glob
+import json
 import math
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import dask
@@ -30,9 +30,9 @@ from ..backend import (
     convert,
     dictionary_schema,
     get_backend,
-    read_parquet_table,
 )
 from ..backend.arrow import small_type
+from ..backend.user_frames import check_dtype_backend, user_frame
 from ..errors import DatasetError
 from ..exports import write_dataset
 from ..params import param_error
@@ -48,6 +48,7 @@ from .csv_input import (
     files_with_rows,
     pandas_csv_dtype,
 )
+from .parquet_pieces import ParquetPiece, _PieceReader, plan_pieces, sampled_bytes_per_row
 from .storage import StorageOptions, expand_url, filesystem_of, is_remote, published_files, strip
 
 PARQUET_EXTENSIONS = (".parquet", ".pq", ".parq")
@@ -176,90 +177,6 @@ def unify_schemas(file_schemas: Mapping[str, pa.Schema]) -> pa.Schema:
     return pa.schema(fields)
 
 
-@dataclass(frozen=True)
-class ParquetPiece:
-    """Row groups of one file read as one partition."""
-
-    path: str
-    row_groups: tuple[int, ...]
-    num_rows: int
-
-
-def sampled_bytes_per_row(path: str, md: pq.FileMetaData, fs: Any = None) -> float:
-    """In-memory bytes per row, measured on the file's first row group.
-
-    Parquet's own sizes undercount dictionary-encoded columns (a few bytes per row on
-    disk, tens in memory), so partitions are sized from a real decoded sample.
-    """
-    if md.num_row_groups == 0 or md.row_group(0).num_rows == 0:
-        return 0.0
-    table = pq.ParquetFile(path if fs is None else strip(path), filesystem=fs).read_row_group(0)
-    return table.nbytes / table.num_rows
-
-
-def plan_pieces(metadata: Mapping[str, pq.FileMetaData], part_size: int,
-                bytes_per_row: float = 0.0) -> list[ParquetPiece]:
-    """Group consecutive row groups of each file into pieces of about ``part_size`` bytes
-    in memory (the larger of parquet's uncompressed size and ``bytes_per_row`` x rows)."""
-    pieces = []
-    for path, md in metadata.items():
-        group: list[int] = []
-        size = rows = 0
-        for i in range(md.num_row_groups):
-            rg = md.row_group(i)
-            rg_size = max(rg.total_byte_size, rg.num_rows * bytes_per_row)
-            if group and size + rg_size > part_size:
-                pieces.append(ParquetPiece(path, tuple(group), rows))
-                group, size, rows = [], 0, 0
-            group.append(i)
-            size += rg_size
-            rows += rg.num_rows
-        if group or md.num_row_groups == 0:
-            pieces.append(ParquetPiece(path, tuple(group), rows))
-    return pieces
-
-
-class _PieceReader:
-    """Reads one piece with a backend (a picklable callable for ``dd.from_map``).
-
-    Its ``columns=`` keyword lets Dask push column selections down: selecting columns of
-    the Dask DataFrame reads only those columns from the files.
-    """
-
-    def __init__(self, backend_name: str, schema: pa.Schema,
-                 dictionary: Sequence[str] = (), fs: Any = None) -> None:
-        self.backend_name, self.schema, self.dictionary = backend_name, schema, tuple(dictionary)
-        self.fs = fs  # an fsspec filesystem for URLs (picklable, with its options); None: local
-
-    def __call__(self, piece: ParquetPiece, columns: Sequence[str] | None = None) -> Any:
-        backend = get_backend(self.backend_name)
-        try:
-            if self.fs is None:
-                return backend.from_arrow(read_parquet_table(
-                    piece.path, columns, piece.row_groups, self.schema, self.dictionary))
-            with self.fs.open(strip(piece.path), "rb") as f:
-                return backend.from_arrow(read_parquet_table(
-                    f, columns, piece.row_groups, self.schema, self.dictionary))
-        except (OSError, pa.ArrowException) as exc:
-            why = _changed_since_open(piece.path, self.schema) if self.fs is None else ""
-            raise DatasetError(f"Cannot read {piece.path!r} (row groups {piece.row_groups}): "
-                               f"{exc}{why}") from exc
-
-
-def _changed_since_open(path: str, schema: pa.Schema) -> str:
-    """Why a file no longer reads with the types it had when the Dataset was opened ('')."""
-    try:
-        now = pq.read_schema(path)
-    except (OSError, pa.ArrowException):
-        return ""
-    for field in schema:
-        if field.name in now.names and now.field(field.name).type != field.type:
-            return (f". Column {field.name!r} is {now.field(field.name).type} in the file now, "
-                    f"but was {field.type} when the Dataset was opened: the file changed "
-                    "since. Open the Dataset again (irs.Dataset(...)) to read its new types.")
-    return ""
-
-
 def _read_metadata(files: list[str], fs: Any = None
                    ) -> tuple[dict[str, pq.FileMetaData], dict[str, pa.Schema]]:
     metadata, schemas = {}, {}
@@ -349,7 +266,7 @@ class Dataset:
                                "interactive-recsys's internal columns (e.g. the shuffle key). "
                                "Rename it before reading, e.g. df.rename(columns={"
                                f"{reserved[0]!r}: 'my_{reserved[0].strip('_')}'}}).")
-        self._schema = Schema.from_arrow(arrow_schema)
+        self._schema = with_written_roles(Schema.from_arrow(arrow_schema), self.folders)
         if tags:
             self._schema = self._with_tags(self._schema, tags)
 
@@ -476,9 +393,28 @@ class Dataset:
         frame, a transform that keeps rows), else ``None``; never computes."""
         return self._num_rows
 
-    def to_ddf(self, columns: Sequence[str] | None = None,
-               dictionary: Sequence[str] = ()) -> dd.DataFrame:
-        """The lazy Dask DataFrame (pandas with Arrow columns on CPU, cuDF on GPU).
+    def to_ddf(self, columns: Sequence[str] | None = None, *,
+               dtype_backend: str = "numpy_nullable") -> dd.DataFrame:
+        """The lazy Dask DataFrame: pandas on CPU, cuDF on GPU (as it is).
+
+        ``dtype_backend`` (as pandas' readers): ``"numpy_nullable"`` gives NumPy dtypes, or
+        pandas' nullable ones in a partition where the column has nulls, and list columns
+        as NumPy arrays per row; ``"pyarrow"`` the Arrow-backed columns the engine uses
+        (see :mod:`~interactive_recsys.backend.user_frames`). The declared dtypes
+        (``ddf.dtypes``) are the NumPy ones.
+        """
+        check_dtype_backend(dtype_backend, "Dataset.to_ddf")
+        ddf = self.arrow_ddf(columns)
+        if dtype_backend == "pyarrow" or self.backend.name != "cpu":
+            return ddf
+        return ddf.map_partitions(user_frame, dtype_backend,
+                                  meta=user_frame(ddf._meta, dtype_backend),
+                                  enforce_metadata=False)
+
+    def arrow_ddf(self, columns: Sequence[str] | None = None,
+                  dictionary: Sequence[str] = ()) -> dd.DataFrame:
+        """The lazy Dask DataFrame the engine reads (pandas with Arrow columns on CPU, cuDF
+        on GPU).
 
         String columns named in ``dictionary`` come dictionary-encoded when the data is
         parquet and the backend can (:attr:`Backend.reads_dictionaries`); for operators
@@ -489,14 +425,20 @@ class Dataset:
             ddf = self._read_pieces(dictionary)
         return ddf if columns is None else ddf[list(columns)]
 
-    def to_iter(self, columns: Sequence[str] | None = None) -> Iterator[Any]:
-        """Partitions one by one, computed lazily (memory: one partition at a time)."""
-        ddf = self.to_ddf(columns)
+    def to_iter(self, columns: Sequence[str] | None = None, *,
+                dtype_backend: str = "pyarrow") -> Iterator[Any]:
+        """Partitions one by one, computed lazily (memory: one partition at a time); the
+        engine's frames unless ``dtype_backend="numpy_nullable"`` (see :meth:`to_ddf`)."""
+        check_dtype_backend(dtype_backend, "Dataset.to_iter")
+        ddf = self.arrow_ddf(columns)
         for i in range(ddf.npartitions):
-            yield ddf.get_partition(i).compute()
+            yield user_frame(ddf.get_partition(i).compute(), dtype_backend)
 
-    def head(self, n: int = 5) -> pd.DataFrame:
-        """The first ``n`` rows as a pandas DataFrame."""
+    def head(self, n: int = 5, *, dtype_backend: str = "pyarrow") -> pd.DataFrame:
+        """The first ``n`` rows as a pandas DataFrame, to look at: the engine's Arrow columns
+        by default (nulls shown as ``<NA>``, lists as lists), NumPy dtypes with
+        ``dtype_backend="numpy_nullable"`` (see :meth:`to_ddf`)."""
+        check_dtype_backend(dtype_backend, "Dataset.head")
         frames, got = [], 0
         for part in self.to_iter():
             frames.append(part.iloc[: n - got])
@@ -504,11 +446,14 @@ class Dataset:
             if got >= n:
                 break
         out = self.backend.concat(frames) if frames else self.backend.empty(self.schema)
-        return self.backend.to_pandas(out).reset_index(drop=True)
+        return user_frame(self.backend.to_pandas(out).reset_index(drop=True), dtype_backend)
 
-    def compute(self) -> Any:
-        """All rows in one frame of the backend (small data only)."""
-        return self._ddf.compute().reset_index(drop=True)
+    def compute(self, *, dtype_backend: str = "numpy_nullable") -> Any:
+        """All rows in one frame of the backend (small data only): pandas with NumPy dtypes
+        (nullable ones for columns with nulls) by default, or Arrow-backed with
+        ``dtype_backend="pyarrow"``; cuDF on GPU (see :meth:`to_ddf`)."""
+        check_dtype_backend(dtype_backend, "Dataset.compute")
+        return user_frame(self._ddf.compute().reset_index(drop=True), dtype_backend)
 
     def to_parquet(self, path: str | os.PathLike, *, shuffle: str | None = None,
                    out_files_per_proc: int | None = None, overwrite: bool = False,
@@ -586,7 +531,24 @@ def input_files(ds: Dataset) -> list[str]:
     with the folders named as input (for :func:`~interactive_recsys.io.outputs.
     check_not_inside_input`)."""
     own = {*ds.files, *getattr(ds, "sources", ()), *getattr(ds, "folders", ())}
-    return sorted(own) or source_files(ds.to_ddf())
+    return sorted(own) or source_files(ds.arrow_ddf())
+
+
+def with_written_roles(schema: Schema, folders: Sequence[str]) -> Schema:
+    """``schema`` with the tags and properties (cardinality...) that ``_schema.json`` of a
+    folder this library wrote gives its columns (read as one folder, dtypes unchanged),
+    as NVTabular reads its ``schema.pbtxt`` back."""
+    path = os.path.join(folders[0], "_schema.json") if len(folders) == 1 else ""
+    if not path or not os.path.isfile(path):
+        return schema
+    try:
+        with open(path) as f:
+            written = Schema.from_dict(json.load(f)["schema"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return schema  # not ours, or damaged: the data's own schema
+    return Schema(c.with_(tags=c.tags | w.tags, properties={**w.properties, **c.properties})
+                  if (w := written.get(c.name)) is not None and w.dtype == c.dtype else c
+                  for c in schema.values())
 
 
 def input_folders(source: Any) -> list[str]:

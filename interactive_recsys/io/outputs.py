@@ -265,11 +265,12 @@ def atomic_directory(path: str | os.PathLike, *, overwrite: bool = False,
     """Yield a temporary folder that becomes ``path`` only if the block succeeds.
 
     Without ``overwrite`` an existing ``path`` (also one created by another writer while
-    this one was writing) is an error; with it, the old content is replaced and removed.
+    this one was writing) is an error, except an empty folder (e.g. made by ``mkdir -p``),
+    which the output replaces; with ``overwrite``, the old content is replaced and removed.
     """
     path = os.path.abspath(os.fspath(path))
     check_destination(path, protect)
-    if os.path.lexists(path) and not overwrite:
+    if os.path.lexists(path) and not overwrite and not is_empty_folder(path):
         raise DatasetError(f"Output {path!r} already exists; pass overwrite=True (irs run "
                            "--overwrite) or choose another path.")
     parent = os.path.dirname(path)
@@ -324,8 +325,26 @@ def atomic_file(path: str | os.PathLike, *, mode: int | None = None) -> Iterator
         raise
 
 
+def is_empty_folder(path: str) -> bool:
+    """Whether ``path`` is a real folder (not a link) holding nothing."""
+    if os.path.islink(path) or not os.path.isdir(path):
+        return False
+    try:
+        with os.scandir(path) as entries:
+            return next(entries, None) is None
+    except OSError:
+        return False
+
+
 def _publish(tmp: str, path: str, overwrite: bool) -> None:
     old = None
+    emptied = False
+    if not overwrite and is_empty_folder(path):
+        try:  # rmdir fails if a file arrived meanwhile: then the folder is not ours to take
+            os.rmdir(path)
+            emptied = True
+        except OSError:
+            pass
     if overwrite and os.path.lexists(path):
         old = _temp_name(path, "old")
         with contextlib.suppress(FileNotFoundError):  # another writer may have moved it
@@ -342,6 +361,9 @@ def _publish(tmp: str, path: str, overwrite: bool) -> None:
         if old is not None:  # put the previous output back
             with contextlib.suppress(OSError):
                 os.rename(old, path)
+        if emptied:  # and the empty folder the user made
+            with contextlib.suppress(OSError):
+                os.mkdir(path)
         raise
     if old is not None:
         remove_path(old)

@@ -131,7 +131,7 @@ class DatasetSource:
     def __init__(self, dataset: Dataset) -> None:
         self.dataset = dataset
         self.schema = dataset.schema
-        self._ddf = dataset.to_ddf()
+        self._ddf = dataset.arrow_ddf()
         self._unit_rows: list[int] | None = None
 
     @property

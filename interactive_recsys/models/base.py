@@ -273,7 +273,7 @@ def read_interactions(train: Any, user_col: str, item_col: str, *, phase: str,
             raise ParameterError(f"Column {col!r} is not in the data; its columns are "
                                  f"{ds.schema.names}. Pass user_col=/item_col= naming the "
                                  "user and item id columns.")
-    (frame,) = compute(ds.to_ddf([user_col, item_col]), phase=phase)
+    (frame,) = compute(ds.arrow_ddf([user_col, item_col]), phase=phase)
     return Interactions.from_frame(ds.backend.to_pandas(frame), user_col, item_col, items)
 
 

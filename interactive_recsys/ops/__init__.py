@@ -25,12 +25,13 @@ from .reduce_dtype import ReduceDtypeSize
 from .rename import Rename
 from .rows import Dropna, Filter
 from .schema_ops import AddProperties, AddTags
-from .select import SelectColumns
+from .select import DropColumns, SelectColumns
 from .target_encoding import TargetEncoding
 
 __all__ = ["OPERATORS", "Bucketize", "Categorify", "Clip", "Dropna", "FillMedian", "FillMissing",
            "Filter", "HashBucket", "LambdaOp", "LogOp", "Normalize", "NormalizeMinMax",
            "OpContext", "Operator", "Param", "Rename", "RowFilter", "StatOperator"]
-__all__ += ["DifferenceLag", "Groupby", "ListSlice", "SelectColumns", "ValueCount"]  # sequences
+__all__ += ["DifferenceLag", "DropColumns", "Groupby", "ListSlice", "SelectColumns",
+            "ValueCount"]  # sequences and columns
 __all__ += ["AddProperties", "AddTags", "DataStats", "DropLowCardinality", "HashedCross",
             "JoinExternal", "JoinGroupby", "ReduceDtypeSize", "TargetEncoding"]  # features

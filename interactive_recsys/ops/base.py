@@ -35,13 +35,20 @@ from typing import Any, ClassVar
 
 from ..backend import Backend
 from ..errors import DatasetError, NotMergeableError, ParameterError, SchemaError
-from ..operands import OperatorOperand
-from ..params import REQUIRED, Param, declared_params, validate_values
+from ..operands import OperatorOperand, SelectionOperand
+from ..params import REQUIRED, Param, declared_params, param_error, validate_values
 from ..schema import ColumnSchema, Schema, is_numeric_dtype
 from .state_check import check_shape
 
 #: Every concrete operator class, by name (filled by ``Operator.__init_subclass__``).
 OPERATORS: dict[str, type[Operator]] = {}
+
+
+def is_graph_value(value: Any) -> bool:
+    """Whether ``value`` is a workflow step (a node built with ``>>``/``+``) or a
+    :class:`~interactive_recsys.selector.ColumnSelector`, not plain column names."""
+    node = OperatorOperand.node  # registered by interactive_recsys.graph
+    return isinstance(value, SelectionOperand) or (node is not None and isinstance(value, node))
 
 
 def _signature(params: dict[str, Param]) -> inspect.Signature:
@@ -143,9 +150,17 @@ class Operator(OperatorOperand):
             if name in kwargs:
                 raise ParameterError(f"{type(self).__name__} got two values for {name!r}.")
             kwargs[name] = value
-        values = validate_values(type(self).__name__, self.params, kwargs)
-        self._params = values
-        self.check_params()
+        # a workflow step or a selection given where column names go: kept until the
+        # workflow knows its output columns (see :meth:`with_dependency_columns`)
+        pending = {k: v for k, v in kwargs.items()
+                   if k in self.params and self.params[k].columns and is_graph_value(v)}
+        values = validate_values(type(self).__name__,
+                                 {k: p for k, p in self.params.items() if k not in pending},
+                                 {k: v for k, v in kwargs.items() if k not in pending})
+        self._params = {k: pending[k] if k in pending else values[k] for k in self.params}
+        self._pending = pending
+        if not pending:  # else checked once the names are known
+            self.check_params()
 
     def __getattr__(self, name: str) -> Any:
         params = self.__dict__.get("_params", {})
@@ -159,9 +174,48 @@ class Operator(OperatorOperand):
     def get_params(self) -> dict[str, Any]:
         return dict(self._params)
 
+    # ---- parameters given as workflow steps -----------------------------------------------
+    def dependency_nodes(self) -> dict[str, Any]:
+        """The column parameters given as a workflow step or a selection (NVTabular's
+        ``JoinGroupby(cont_cols=node)``), by parameter name; the workflow graph makes them
+        inputs of this step and fills in their output columns."""
+        return dict(self.__dict__.get("_pending", {}))
+
+    def with_dependency_columns(self, columns: dict[str, list[str]]) -> Operator:
+        """This operator with the parameters given as steps replaced by ``columns`` (the
+        steps' output columns), checked as if the names had been given."""
+        params = {k: v for k, v in self._params.items() if k not in self.dependency_nodes()}
+        for name, names in columns.items():
+            if self.params[name].kind == "str":
+                if len(names) != 1:
+                    raise param_error(name, type(self).__name__, "must name one column, but "
+                                      f"the step given for it outputs {list(names)}. Pick one, "
+                                      f"e.g. node[{(names or ['col'])[0]!r}].",
+                                      error=SchemaError)
+                params[name] = names[0]
+            else:
+                params[name] = list(names)
+        return type(self)(**params)
+
+    def named_columns(self, *params: str) -> list[str]:
+        """The column names given in ``params`` (a name or a list of names; parameters
+        given as workflow steps are not known here and left out)."""
+        out: list[str] = []
+        for name in params:
+            value = self._params[name]
+            if name in self.dependency_nodes() or value is None:
+                continue
+            out += [value] if isinstance(value, str) else list(value)
+        return out
+
     # ---- persistence ----------------------------------------------------------------------
     def to_config(self) -> dict[str, Any]:
         """JSON-able description: the class name and the non-default parameters."""
+        if self.dependency_nodes():
+            raise ParameterError(
+                f"{type(self).__name__} takes {sorted(self.dependency_nodes())} from workflow "
+                "steps whose columns are known only with the data; compute the workflow's "
+                "schema first (fit it, or Workflow.compute_schema(dataset)).")
         return {"op": type(self).__name__, "params": {
             k: v for k, v in self._params.items() if v != self.params[k].default}}
 
@@ -178,6 +232,10 @@ class Operator(OperatorOperand):
                           if (v is not REQUIRED and v != self.params[k].default)
                           or self.params[k].required)
         return f"{type(self).__name__}({shown})"
+
+    #: Whether the output columns are input columns unchanged (SelectColumns, DropColumns):
+    #: the same column reached twice through such steps is one column, not two.
+    keeps_columns: ClassVar[bool] = False
 
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self._params == other._params  # type: ignore[attr-defined]

@@ -277,6 +277,7 @@ class Categorify(StatOperator):
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
         b = ctx.backend
         out, drop = {}, []
+        outputs = self.output_names(list(ctx.groups))
         for key, group in self.vocab_keys(ctx.groups).items():
             info = state["vocabs"][key]
 
@@ -285,7 +286,8 @@ class Categorify(StatOperator):
 
             if len(group) > 1 and self.encode_type == "combo":
                 out[key] = b.from_indices(encode(self._values(df, group, ctx)))
-                drop += [n for n in group if n != key]
+                drop += [n for n in group if n not in outputs]  # a column also encoded
+                # on its own (``[["a", "b"], "a"]``) stays, as its own output
             else:
                 for name in group:
                     out[name] = encode_column(ctx, b.column(df, name), encode)

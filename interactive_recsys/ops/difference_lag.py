@@ -39,11 +39,12 @@ class DifferenceLag(Operator):
 
     summary = "Difference to the previous/next row of the same key (shuffles by key)"
     category = "sequences"
-    partition_cols = Param(kind="strs", doc="Key columns: rows are compared within a key.")
+    partition_cols = Param(kind="strs", columns=True,
+                         doc="Key columns: rows are compared within a key.")
     shift = Param(1, kind="int", doc="Rows back to compare with (negative: rows ahead).")
-    sort_cols = Param(None, kind="strs", nullable=True,
+    sort_cols = Param(None, kind="strs", nullable=True, columns=True,
                       doc="Order of rows within a key (e.g. a timestamp); None: dataset order.")
-    columns = Param(None, kind="strs", nullable=True,
+    columns = Param(None, kind="strs", nullable=True, columns=True,
                     doc="Columns to difference; None: every numeric input column but the keys.")
 
     def check_params(self) -> None:

@@ -21,7 +21,7 @@ Examples
 >>> df = pd.DataFrame({"user": [1, 2, 1, 1], "item": [7, 8, 9, 5], "ts": [2, 1, 3, 1]})
 >>> op = Groupby(["user"], sort_cols=["ts"], aggs={"item": ["list", "count", "last"]})
 >>> out = irs.Workflow(["user", "item", "ts"] >> op).fit_transform(df)
->>> out["item_list"].tolist(), out["item_count"].tolist(), out["item_last"].tolist()
+>>> [v.tolist() for v in out["item_list"]], out["item_count"].tolist(), out["item_last"].tolist()
 ([[5, 7, 9], [8]], [3, 1], [9, 8])
 >>> list(out.columns)
 ['user', 'item_list', 'item_count', 'item_last']
@@ -48,8 +48,9 @@ class Groupby(Operator):
 
     summary = "Aggregate rows per key into lists and statistics (shuffles by key)"
     category = "sequences"
-    groupby_cols = Param(kind="strs", doc="Key columns: one output row per distinct key.")
-    sort_cols = Param(None, kind="strs", nullable=True,
+    groupby_cols = Param(kind="strs", columns=True,
+                         doc="Key columns: one output row per distinct key.")
+    sort_cols = Param(None, kind="strs", nullable=True, columns=True,
                       doc="Order of rows within a key (e.g. a timestamp); None: dataset order.")
     aggs = Param("list", kind="any", doc="An aggregation, a list of them (for every non-key "
                  "column) or {column: [aggregations]}; among " + ", ".join(AGGREGATIONS) + ".")

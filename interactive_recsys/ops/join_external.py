@@ -21,7 +21,7 @@ Examples
 >>> wf.fit_transform(pd.DataFrame({"item": [2, 3, 1]}))
    item genre
 0     2  jazz
-1     3  <NA>
+1     3   NaN
 2     1  rock
 """
 

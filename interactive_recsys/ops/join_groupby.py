@@ -61,8 +61,9 @@ class JoinGroupby(StatOperator):
     summary = "Per-category count/sum/mean/std/var/min/max of continuous columns"
     state_shape = {"tables": ("map", TABLE)}
     category = "statistics"
-    cont_cols = Param((), kind="strs", doc="Continuous columns to summarise per category "
-                                          "(select them too).")
+    cont_cols = Param((), kind="strs", columns=True,
+                      doc="Continuous columns to summarise per category (select them too, "
+                          "or give a step: cont_cols=node).")
     stats = Param(STATS, kind="strs", doc="Statistics: count, sum, mean, std, var, min, max.")
     split_out = Param(None, kind="int", low=1, high=MAX_SPLITS, nullable=True,
                       doc="Hash splits of the statistics build (None: about 8M rows each).")
@@ -85,7 +86,7 @@ class JoinGroupby(StatOperator):
     def dependencies(self) -> list[str]:
         """Columns read from the workflow input when not selected (NVTabular's form
         ``["C6"] >> JoinGroupby(cont_cols=["I5"])``)."""
-        return list(self.cont_cols)
+        return self.named_columns("cont_cols")
 
     def state_keys(self, groups: Sequence[tuple[str, ...]]) -> dict[str, list[str]]:
         return {"tables": list(self.key_groups([tuple(g) for g in groups]))}

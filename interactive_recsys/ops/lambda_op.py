@@ -28,9 +28,21 @@ class FunctionRef:
         self.name = name
 
     def __call__(self, *args: Any) -> Any:
-        raise NotFittedError(f"This workflow was loaded from disk and uses the Python function "
-                             f"{self.name!r}, which is never imported on load. Pass it with "
-                             f"Workflow.load(path, functions={{{self.name!r}: your_function}}).")
+        module, _, qualname = self.name.partition(":")
+        if "<" in qualname or module in ("__main__", "?", ""):
+            what = "a lambda" if "<lambda>" in qualname else (
+                "a function defined inside another" if "<locals>" in qualname
+                else "a function of a notebook or script")
+            how = (f"It is {what}, which no other process can find by name: pass it back "
+                   f"with Workflow.load(path, functions=[f]) (or functions={{{self.name!r}: "
+                   "f}), or use an expression, which is saved as text and needs nothing "
+                   "(e.g. ops.LambdaOp('x * 2')).")
+        else:
+            how = (f"Import it and pass it back: from {module} import "
+                   f"{qualname.split('.')[0]}, then Workflow.load(path, functions=[{qualname}]).")
+        raise NotFittedError(f"This workflow was loaded from disk and its LambdaOp uses the "
+                             f"Python function {self.name!r}; loading never imports or runs "
+                             f"code named in a saved workflow. {how}")
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, FunctionRef) and other.name == self.name
@@ -43,9 +55,34 @@ class FunctionRef:
 
 
 def function_name(f: Callable) -> str:
+    """The name a function is saved by: ``module:qualname``."""
     if isinstance(f, FunctionRef):
         return f.name
     return f"{getattr(f, '__module__', '?')}:{getattr(f, '__qualname__', repr(f))}"
+
+
+def functions_by_name(functions: Any) -> dict[str, Callable]:
+    """``Workflow.load``'s ``functions``: a mapping of saved names to functions, or the
+    functions themselves (each found under its :func:`function_name`).
+
+    >>> import math
+    >>> functions_by_name([math.sqrt])
+    {'math:sqrt': <built-in function sqrt>}
+    """
+    if functions is None:
+        return {}
+    if isinstance(functions, dict):
+        return dict(functions)
+    if callable(functions):
+        functions = [functions]
+    out = {}
+    for f in functions:
+        if not callable(f):
+            raise param_error("functions", "Workflow.load", "must be a mapping of saved "
+                              "names to functions or a list of functions. Got "
+                              f"{f!r} in the list instead.")
+        out[function_name(f)] = f
+    return out
 
 
 class LambdaOp(Operator):
@@ -87,7 +124,7 @@ class LambdaOp(Operator):
             if "function" not in f:
                 raise ParameterError(f"LambdaOp's saved 'f' is malformed: {f!r}.")
             name = f["function"]
-            params = {**params, "f": (functions or {}).get(name, FunctionRef(name))}
+            params = {**params, "f": functions_by_name(functions).get(name, FunctionRef(name))}
         return params
 
     def output_dtype(self, input_dtype: str) -> str:

@@ -8,7 +8,7 @@ Examples
 --------
 >>> import pandas as pd, pyarrow as pa, interactive_recsys as irs
 >>> df = pd.DataFrame({"h": pd.Series([[1, 2, 3], [4]], dtype=pd.ArrowDtype(pa.list_(pa.int64())))})
->>> irs.Workflow(["h"] >> ListSlice(-2, pad=True)).fit_transform(df)["h"].tolist()
+>>> [v.tolist() for v in irs.Workflow(["h"] >> ListSlice(-2, pad=True)).fit_transform(df)["h"]]
 [[2, 3], [4, 0]]
 >>> wf = irs.Workflow(["h"] >> ValueCount()).fit(df)
 >>> wf.output_schema["h"].properties["value_count"]

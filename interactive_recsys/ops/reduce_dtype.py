@@ -26,6 +26,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..schema import ColumnSchema, element_dtype, is_float_dtype, is_integer_dtype
 from .base import OpContext, StatOperator
@@ -36,9 +38,10 @@ FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def smallest_dtype(dtype: str, low: float | None, high: float | None) -> str:
-    """The smallest dtype of ``dtype``'s family (int, uint, float) holding ``[low, high]``."""
+    """The smallest dtype of ``dtype``'s family (int, uint, float) holding ``[low, high]``
+    (integers compared exactly: Python ``int`` bounds for integer columns)."""
     if low is None or high is None:  # no finite value: anything holds it
-        low = high = 0.0
+        low = high = 0
     if is_float_dtype(dtype):
         return "float32" if max(abs(low), abs(high)) <= FLOAT32_MAX else dtype
     family = UNSIGNED if dtype.startswith("uint") else SIGNED
@@ -47,6 +50,17 @@ def smallest_dtype(dtype: str, low: float | None, high: float | None) -> str:
         if info.min <= low and high <= info.max:
             return candidate
     return dtype
+
+
+def integer_range(values: pa.ChunkedArray) -> tuple[int | None, int | None]:
+    """The exact (Python ``int``) minimum and maximum of integer values; ``None`` when
+    there is none.
+
+    >>> integer_range(pa.chunked_array([[2**63 - 1, None, -(2**63)]]))
+    (-9223372036854775808, 9223372036854775807)
+    """
+    found = pc.min_max(values)
+    return found["min"].as_py(), found["max"].as_py()
 
 
 class ReduceDtypeSize(StatOperator):
@@ -75,10 +89,13 @@ class ReduceDtypeSize(StatOperator):
             if not self._reducible(dtype):
                 continue
             values = b.list_values(col) if dtype.startswith("list<") else col
-            with np.errstate(over="ignore", invalid="ignore"):  # only min and max are used
-                m = b.moments(values)
-            out[name] = {"dtype": element_dtype(dtype), "min": m["min"] if m["count"] else None,
-                         "max": m["max"] if m["count"] else None}
+            if is_integer_dtype(dtype):  # exact integers (floats would round past 2**53)
+                low, high = integer_range(b.to_arrow_array(values))
+            else:
+                with np.errstate(over="ignore", invalid="ignore"):  # only min and max are used
+                    m = b.moments(values)
+                low, high = (m["min"], m["max"]) if m["count"] else (None, None)
+            out[name] = {"dtype": element_dtype(dtype), "min": low, "max": high}
         return out
 
     def fit_combine(self, partials: list[dict[str, Any]]) -> dict[str, Any]:

@@ -78,13 +78,14 @@ class TargetEncoding(StatOperator):
     state_shape = {"tables": ("map", TABLE),
                    "folds": {"count": ("list", "number?"), "sum": ("list", "number?")}}
     category = "categorical"
-    target = Param(kind="str", doc="The numeric target column (select it too).")
+    target = Param(kind="str", columns=True,
+                   doc="The numeric target column (select it too).")
     kfold = Param(5, kind="int", low=1, high=1000,
                   doc="Folds of the out-of-fold encoding of the training data (1: no folds, "
                       "the training rows see their own targets, as NVTabular's kfold=1).")
     p_smooth = Param(20, kind="number", low=0, doc="Weight of the global mean (smoothing).")
     fold_seed = Param(42, kind="int", low=0, high=2**63 - 1, doc="Seed of the fold hash.")
-    fold_cols = Param(None, kind="strs", nullable=True,
+    fold_cols = Param(None, kind="strs", nullable=True, columns=True,
                       doc="Columns hashed into a row's fold (None: every column read).")
     out_dtype = Param("float32", choices=("float32", "float64"), doc="Output dtype.")
     split_out = Param(None, kind="int", low=1, high=MAX_SPLITS, nullable=True,
@@ -94,7 +95,7 @@ class TargetEncoding(StatOperator):
     def dependencies(self) -> list[str]:
         """Columns read from the workflow input when not selected (NVTabular's form
         ``["C1"] >> TargetEncoding("label")``)."""
-        return [self.target, *(self.fold_cols or ())]
+        return self.named_columns("target", "fold_cols")
 
     def state_keys(self, groups: Sequence[tuple[str, ...]]) -> dict[str, list[str]]:
         return {"tables": list(self.key_groups([tuple(g) for g in groups]))}

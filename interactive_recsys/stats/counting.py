@@ -94,7 +94,7 @@ def column_counts(ds: Dataset, columns: Sequence[str], splits: int | None = None
     columns = list(columns)
     splits = (splits or default_splits(ds)) if values else 0
     token = uuid.uuid4().hex[:8]
-    parts = ds.to_ddf(columns).to_delayed()
+    parts = ds.arrow_ddf(columns).to_delayed()
     partials = [dask.delayed(count_partition, pure=False)(
         part, columns, splits, ds.backend.name,
         dask_key_name=f"{PREFIX}-count-{i}-{token}") for i, part in enumerate(parts)]

@@ -425,7 +425,7 @@ class BuilderModel(FieldEvents):
         wf = self.to_workflow()  # a temporary artifacts folder, removed with the workflow
         with dask.config.set(scheduler="sync"):
             wf.fit(sample, reuse=self.reuse_preview)  # the same sample: unchanged steps reused
-            output = wf.transform(sample, training=True)
+            output = wf.transform(sample, training=True, dtype_backend="pyarrow")  # as the sample
         self.reuse_preview = wf
         return PreviewResult(sample, output, wf, time.perf_counter() - started)
 

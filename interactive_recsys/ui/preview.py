@@ -185,7 +185,7 @@ class PreviewModel:
                 fitted.fit(data, reuse=self._copy)  # before the last copy's folder goes
                 self._cleanup()
                 self._tmp, self._copy, on_sample = tmp, fitted, True
-            output = ds.backend.to_pandas(fitted.transform(data).compute())
+            output = ds.backend.to_pandas(fitted.transform(data).compute(dtype_backend="pyarrow"))
         self.input = sample
         self.output, self.fitted, self.fitted_on_sample = output, fitted, on_sample
         schema = fitted.output_schema
