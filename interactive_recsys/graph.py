@@ -24,9 +24,22 @@ import pyarrow as pa  # noqa: F401  (used by the doctest)
 from .errors import ParameterError, SchemaError
 from .operands import GraphOperand
 from .ops.base import Operator
+from .ops.lambda_op import LambdaOp
 from .ops.select import DropColumns, SelectColumns
 from .schema import Schema
 from .selector import ColumnSelector, flatten
+
+
+class StepList:
+    """The operator steps of a graph, one line each (what ``node.graph`` shows)."""
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+
+    def __repr__(self) -> str:
+        steps = [n for n in self.node.walk() if isinstance(n, OpNode)]
+        return "\n".join(f"{i}: {n.label()}" for i, n in enumerate(steps, 1)) or repr(self.node)
+
 
 #: Fitted states, keyed by step id (see :meth:`Node.node_ids`).
 States = dict[str, dict[str, Any]]
@@ -73,12 +86,18 @@ class Node:
             return SelectNode(selector=obj)
         if isinstance(obj, str | list | tuple):
             return SelectNode(selector=ColumnSelector(obj))
+        if hasattr(obj, "tolist") and getattr(obj, "ndim", 0) == 1:  # df.columns, an array
+            return SelectNode(selector=ColumnSelector(obj.tolist()))
         raise SchemaError(f"Cannot use {obj!r} in a workflow graph; use column names, lists of "
                           "names, ColumnSelector(...) or the result of `>>`.")
 
-    def __rshift__(self, op: Any) -> OpNode:
+    def __rshift__(self, op: Any) -> Node:
+        if callable(getattr(op, "expand_after", None)):  # a step made of several nodes
+            return op.expand_after(self)  # (compat.nvtabular's per-column parameters)
         if isinstance(op, type) and issubclass(op, Operator):
             op = op()
+        elif callable(op) and not isinstance(op, Operator | type):
+            op = LambdaOp(op)  # `node >> function`, as in NVTabular
         if not isinstance(op, Operator):
             raise SchemaError(f"`>>` must be followed by an operator (e.g. ops.Normalize()); got "
                               f"{op!r}.")
@@ -146,6 +165,11 @@ class Node:
         :meth:`walk` order, e.g. ``"categorify-1"``), keyed by ``id(node)``. Fitted states
         are keyed by these ids."""
         return {id(n): f"{n.name}-{i}" for i, n in enumerate(self.walk())}
+
+    @property
+    def graph(self) -> StepList:
+        """The steps ending here, for display (NVTabular's ``node.graph``)."""
+        return StepList(self)
 
     @property
     def name(self) -> str:

@@ -40,7 +40,10 @@ class Tags(enum.StrEnum):
 
 
 def normalize_tags(tags: Iterable[str | Tags]) -> frozenset[str]:
-    """Tags as a frozenset of plain strings (``Tags`` members become their value)."""
+    """Tags as a frozenset of plain strings (``Tags`` members become their value); one
+    string is one tag."""
+    if isinstance(tags, str):
+        tags = [tags]
     return frozenset(t.value if isinstance(t, Tags) else str(t) for t in tags)
 
 

@@ -80,8 +80,12 @@ def test_target_encoding_kfold_1_uses_every_row(tmp_path):
     want = ((stats["sum"] + mean * 5) / (stats["count"] + 5)).reindex(df["c"]).to_numpy()
     np.testing.assert_allclose(out["TE_c_y"], want, rtol=1e-6)
     assert nvt_ops.TargetEncoding("y").kfold == 3  # NVTabular's default
-    with pytest.raises(ParameterError, match="several targets"):
-        nvt_ops.TargetEncoding(["y", "z"])
+    # several targets: one encoding each, equal to one TargetEncoding per target
+    two = df.assign(z=df["y"] * 3)
+    both = irs.Workflow(["c"] >> nvt_ops.TargetEncoding(["y", "z"], kfold=1, p_smooth=5),
+                        artifacts_dir=str(tmp_path / "wf2")).fit_transform(two)
+    np.testing.assert_allclose(both["TE_c_y"], want, rtol=1e-6)
+    np.testing.assert_allclose(both["TE_c_z"], want * 3, rtol=1e-6)
 
 
 def test_join_groupby_defaults_to_count(tmp_path):

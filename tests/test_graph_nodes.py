@@ -177,3 +177,16 @@ def test_a_fit_compiles_the_plan_once_and_gives_it_the_states_phase_by_phase(mon
     pd.testing.assert_frame_equal(wf.transform(df), expected)
     shipped = pickle.loads(pickle.dumps(compiled[0]))  # to the workers: steps, no graph
     assert shipped.graph is None and shipped.input_schema is None
+
+
+def test_nvtabular_graph_forms_function_index_graph_and_one_tag():
+    """``node >> function`` is a LambdaOp, ``df.columns`` a selection, ``node.graph`` lists
+    the steps, and one tag string is one tag (NVTabular's forms)."""
+    df = pd.DataFrame({"a": [1, 2], "b": [3, 4]})
+    node = df.columns >> ops.Clip(min_value=2) >> (lambda col: col * 10)
+    assert isinstance(node.op, ops.LambdaOp) and node.parents[0].op == ops.Clip(min_value=2)
+    assert irs.Workflow(node).fit_transform(df).to_dict("list") == {"a": [20, 20], "b": [30, 40]}
+    lines = repr(node.graph).splitlines()
+    assert lines[0] == "1: ['a', 'b'] >> Clip(min_value=2)" and "LambdaOp" in lines[1]
+    col = irs.ColumnSchema("a", "int64").with_tags(add="custom_tag")
+    assert col.tags == {"custom_tag"}

@@ -115,7 +115,8 @@ class CpuBackend(Backend):
         """A native column from a Series of this backend (any dtype)."""
         if isinstance(series.dtype, pd.ArrowDtype):
             return pa.chunked_array(series.array.__arrow_array__())
-        return pa.chunked_array([pa.array(series, from_pandas=True)])
+        arr = pa.array(series, from_pandas=True)  # pandas' Arrow strings give chunks
+        return arr if isinstance(arr, pa.ChunkedArray) else pa.chunked_array([arr])
 
     def to_arrow_array(self, col: Any) -> pa.ChunkedArray:
         return ax.chunked(col)

@@ -1,7 +1,9 @@
-"""Porting helpers: other projects' meanings on top of this project's operators.
+"""Porting helpers: other projects' APIs and meanings on top of this project.
 
-* :mod:`.nvtabular`: NVTabular 23.08's ``Categorify(max_size)``, ``ListSlice(k)``,
-  ``TargetEncoding(kfold=1)`` and ``JoinGroupby`` defaults.
+* :mod:`.nvtabular`: NVTabular 23.08's API (``import interactive_recsys.compat.nvtabular as
+  nvt``): ``Dataset``, ``Workflow``, ``ops``, ``io``, ``dispatch``, ``tags``, with its
+  keywords and meanings (``Categorify(max_size)``, ``ListSlice(k)``,
+  ``TargetEncoding(kfold)``, ``JoinGroupby`` defaults) mapped onto the core.
 """
 
 from . import nvtabular

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import glob
+import json
 import math
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -265,7 +266,7 @@ class Dataset:
                                "interactive-recsys's internal columns (e.g. the shuffle key). "
                                "Rename it before reading, e.g. df.rename(columns={"
                                f"{reserved[0]!r}: 'my_{reserved[0].strip('_')}'}}).")
-        self._schema = Schema.from_arrow(arrow_schema)
+        self._schema = with_written_roles(Schema.from_arrow(arrow_schema), self.folders)
         if tags:
             self._schema = self._with_tags(self._schema, tags)
 
@@ -531,6 +532,23 @@ def input_files(ds: Dataset) -> list[str]:
     check_not_inside_input`)."""
     own = {*ds.files, *getattr(ds, "sources", ()), *getattr(ds, "folders", ())}
     return sorted(own) or source_files(ds.arrow_ddf())
+
+
+def with_written_roles(schema: Schema, folders: Sequence[str]) -> Schema:
+    """``schema`` with the tags and properties (cardinality...) that ``_schema.json`` of a
+    folder this library wrote gives its columns (read as one folder, dtypes unchanged),
+    as NVTabular reads its ``schema.pbtxt`` back."""
+    path = os.path.join(folders[0], "_schema.json") if len(folders) == 1 else ""
+    if not path or not os.path.isfile(path):
+        return schema
+    try:
+        with open(path) as f:
+            written = Schema.from_dict(json.load(f)["schema"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return schema  # not ours, or damaged: the data's own schema
+    return Schema(c.with_(tags=c.tags | w.tags, properties={**w.properties, **c.properties})
+                  if (w := written.get(c.name)) is not None and w.dtype == c.dtype else c
+                  for c in schema.values())
 
 
 def input_folders(source: Any) -> list[str]:

@@ -1,0 +1,61 @@
+"""NVTabular 23.08's API on this project: ``import interactive_recsys.compat.nvtabular as nvt``.
+
+NVTabular code runs with only its imports changed (``import nvtabular as nvt`` and the
+``merlin.*`` helpers it uses):
+
+================================================  ==========================================
+NVTabular / Merlin                                here
+================================================  ==========================================
+``import nvtabular as nvt``                       ``import interactive_recsys.compat.nvtabular
+                                                  as nvt``
+``from nvtabular import ops``                     ``from interactive_recsys.compat.nvtabular
+                                                  import ops``
+``merlin.io`` / ``nvt.io``                        ``nvt.io`` (``Dataset``, ``Shuffle``)
+``merlin.schema`` (``Tags``, ``TagSet``,          ``nvt.tags``, ``nvt.Schema``,
+``Schema``, ``ColumnSchema``)                     ``nvt.ColumnSchema``
+``merlin.core.dispatch`` (``make_df``,            ``nvt.dispatch``
+``get_lib``)
+``nvtabular.utils`` / ``merlin.core.compat``      ``nvt.utils``
+(``device_mem_size``)
+================================================  ==========================================
+
+Everything maps onto the core (:mod:`interactive_recsys`): ``nvt.Dataset`` and
+``nvt.Workflow`` are its classes with NVTabular's keywords (:mod:`.dataset`,
+:mod:`.workflow`); ``nvt.ops`` holds NVTabular's operator signatures (:mod:`.ops`). The
+differences are listed in the README's "From NVTabular".
+
+>>> import pandas as pd
+>>> import interactive_recsys.compat.nvtabular as nvt
+>>> wf = nvt.Workflow(["a"] >> nvt.ops.Categorify(freq_threshold=2))
+>>> ds = nvt.Dataset(pd.DataFrame({"a": list("xxy")}), cpu=True)
+>>> wf.fit_transform(ds).compute()["a"].tolist()
+[3, 3, 2]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...selector import ColumnSelector
+from . import dispatch, io, ops, tags, utils
+from .dataset import Dataset
+from .schema import ColumnSchema, Schema
+from .tags import Tags, TagSet
+from .workflow import Workflow
+
+#: NVTabular's pre-0.6 name of a column selection (``ColumnGroup(["a"]) >> op``).
+ColumnGroup = ColumnSelector
+
+
+def __getattr__(name: str) -> Any:
+    """``nvt.Categorify`` and the other operators, as ``nvt.ops.*`` (the module's old form
+    ``from interactive_recsys.compat import nvtabular as ops`` keeps working)."""
+    try:
+        return getattr(ops, name)
+    except AttributeError:
+        raise AttributeError(f"{__name__} has no operator {name!r} (nor other attribute so "
+                             "named)") from None
+
+
+__all__ = ["ColumnGroup", "ColumnSchema", "ColumnSelector", "Dataset", "Schema", "TagSet",
+           "Tags", "Workflow", "dispatch", "io", "ops", "tags", "utils"]

@@ -1,0 +1,570 @@
+"""NVTabular 23.08's operator signatures and meanings on top of this project's operators.
+
+``from interactive_recsys.compat.nvtabular import ops`` (or the package itself, as
+``nvt.ops``) and NVTabular code keeps its results where the two projects mean different
+things by the same words, and its keyword forms are mapped onto the core's:
+
+==========================================  =================================================
+NVTabular 23.08                             here
+==========================================  =================================================
+``Categorify(max_size=N)``                  N table *rows*: 2 reserved + OOV rows + N - 3
+                                            values (the core's ``max_size`` counts values);
+                                            ``max_size = num_buckets + 2``: hashing only
+``Categorify(vocabs={col: values})``        looked up (:mod:`.vocabulary`), not fitted
+``ListSlice(k)``, k > 0                     ``row[:k]`` (the core's one number is a start)
+``TargetEncoding``                          ``kfold=3``; several targets: one step each;
+                                            ``fold_seed=None``: a seed drawn once
+``JoinGroupby()``                           ``stats=("count",)``
+per-column dicts (``freq_threshold``,       one core step per value, side by side
+``Bucketize``, ``DifferenceLag(shift=[..])``
+``Rename(f=, name=)``, ``Filter(f=)``       functions of names / of the frame
+``LambdaOp(f, dependency=, tags=,           ``f(col)`` or ``f(col, df)``; then ``AddTags``
+properties=)``                              / ``AddProperties``
+``AddMetadata``, ``TagAs*``                 ``AddTags`` + ``AddProperties``
+``LogOp``                                   computed in float32, as NVTabular
+``HashBucket(n)``, ``HashedCross(n)``       ids ``hash % n`` from 0 (the core's: from 2)
+``Groupby("col")``, ``DifferenceLag(keys)``  keys read from the input; unselected ``Groupby``
+                                            keys are not output
+==========================================  =================================================
+
+Every other operator is this project's own (``ops.FillMissing`` ...). The wrappers return
+ordinary operators (saved workflows load without this module) and accept, without effect or
+warning, NVTabular's tuning knobs that do not change results (``out_path``, ``on_host``,
+``cat_cache``, ``tree_width``, ...). What this module does *not* copy are NVTabular's defects
+(README, "From NVTabular"): statistics here skip nulls, a null key is null, hashes depend on
+values only.
+
+Examples
+--------
+>>> Categorify(max_size=10)        # 10 rows: pad, null, OOV + 7 values
+Categorify(max_size=7)
+>>> ListSlice(3)
+ListSlice(start=0, end=3)
+"""
+
+from __future__ import annotations
+
+import inspect
+import random
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from ... import ops as _ops
+from ...embedding import embedding_sizes
+from ...errors import ParameterError, SchemaError
+from ...graph import Node, SelectNode
+from ...operands import OperatorOperand
+from ...schema import Schema
+from ...selector import ColumnSelector
+from .tags import TagSet
+from .types import dtype_name_of
+from .vocabulary import vocabulary_steps
+
+#: NVTabular keyword arguments about memory, caching and files: no effect on results.
+TUNING = frozenset({"out_path", "on_host", "cat_cache", "tree_width", "split_every",
+                    "cardinality_memory_limit", "search_sorted", "name_sep", "drop_folds"})
+#: Rows before the vocabulary in NVTabular 23.08's (and this project's) Categorify tables.
+RESERVED_ROWS = 2
+#: A frequency threshold no value reaches: every value goes to the hash buckets.
+_HASH_ONLY = 2**62
+
+
+def _tuning(op: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Drop NVTabular-only knobs that do not change results; refuse the ones that would."""
+    for name in ("start_index", "target_mean", "out_col", "single_table"):
+        if kwargs.get(name) not in (None, 0, False):
+            raise ParameterError(f"NVTabular's {op}({name}=...) changes the output, which this "
+                                 f"port does not reproduce; got {name}={kwargs[name]!r}. Remove "
+                                 "it (and adapt the model) or apply the equivalent step after.")
+    if kwargs.get("name_sep", "_") != "_":
+        raise ParameterError(f"{op}(name_sep=...) other than '_' is not supported; got "
+                             f"{kwargs['name_sep']!r}.")
+    return {k: v for k, v in kwargs.items()
+            if k not in TUNING | {"start_index", "single_table"}}
+
+
+class Steps(OperatorOperand):
+    """Several core steps standing for one NVTabular operator; ``node >> steps`` builds them
+    (:meth:`expand_after`) side by side: each branch is ``(columns, chain)``, ``columns``
+    ``None`` for the whole input; ``rest`` is the chain of the selected columns no branch
+    names (after a selection of names; after another step only the named columns are
+    output)."""
+
+    def __init__(self, branches: Sequence[tuple[list[str] | None, list[Any]]],
+                 description: str, rest: list[Any] | None = None) -> None:
+        self.branches, self.rest, self.description = list(branches), rest, description
+
+    def expand_after(self, node: Node) -> Node:
+        named = [c for cols, _ in self.branches for c in cols or ()]
+        # after another step the columns are known only with the data: the dict names them
+        # all, as NVTabular requires ("all columns targeted must be included")
+        parts = [(node if cols is None else node[cols], chain) for cols, chain in self.branches]
+        if isinstance(node, SelectNode) and not node.selector.tags:  # plain names: select
+            sel = node.selector                                       # them directly
+            rest = [n for n in sel.names if n not in named]
+            parts = [(node if cols is None else Node.as_node(cols), chain)
+                     for cols, chain in self.branches]
+            if self.rest and rest:
+                parts.append((Node.as_node(rest), self.rest))
+        out = None
+        for part, chain in parts:
+            for op in chain:
+                part = part >> op
+            out = part if out is None else out + part
+        assert out is not None
+        return out
+
+    def __repr__(self) -> str:
+        return self.description
+
+
+def _per_column(name: str, value: Any, make: Callable[[Any], Any], default: Any) -> Any:
+    """One operator, or :class:`Steps` with one per column for a ``{column: value}``."""
+    if not isinstance(value, Mapping):
+        return make(value)
+    return Steps([([c], [make(v)]) for c, v in value.items()], f"{name}({value!r})",
+                 rest=None if default is None else [make(default)])
+
+
+def Categorify(freq_threshold: int | Mapping[str, int] = 0, max_size: Any = 0,
+               num_buckets: Any = None, encode_type: str = "joint", dtype: Any = None,
+               **kwargs: Any) -> Any:
+    """NVTabular's ``Categorify``: ``max_size`` counts table rows (2 reserved rows, the
+    out-of-vocabulary rows, then ``max_size - 2 - buckets`` values; NVTabular 23.08's
+    ``nvtabular/ops/categorify.py``: "``[2 + num_buckets, max_size)``: Unique vocabulary");
+    0 means no limit; ``max_size == num_buckets + 2`` hashes every value.
+    ``freq_threshold={col: n}``: one step per column."""
+    vocabs = kwargs.pop("vocabs", None)
+    if vocabs is not None:  # given vocabularies: looked up, the other columns fitted
+        return Steps(vocabulary_steps(vocabs, None if dtype is None else dtype_name_of(dtype)),
+                     "Categorify(vocabs=...)", rest=[Categorify(
+                         freq_threshold, max_size, num_buckets, encode_type, dtype, **kwargs)])
+    if isinstance(freq_threshold, Mapping):
+        return _per_column("Categorify", freq_threshold, lambda n: Categorify(
+            n, max_size, num_buckets, encode_type, dtype, **kwargs), 0)
+    if isinstance(max_size, Mapping):
+        return _per_column("Categorify", max_size, lambda n: Categorify(
+            freq_threshold, n, num_buckets, encode_type, dtype, **kwargs), 0)
+    if isinstance(num_buckets, Mapping):
+        return _per_column("Categorify", num_buckets, lambda n: Categorify(
+            freq_threshold, max_size, n, encode_type, dtype, **kwargs), None)
+    rest = _tuning("Categorify", kwargs)
+    values = None
+    if max_size:
+        buckets = num_buckets or 1
+        values = int(max_size) - RESERVED_ROWS - buckets
+        if values == 0 and num_buckets:
+            freq_threshold = _HASH_ONLY
+            values = None
+        elif values < 1:
+            raise ParameterError(f"NVTabular's Categorify(max_size={max_size}) counts table rows, "
+                                 f"of which {RESERVED_ROWS + buckets} are reserved (padding, null, "
+                                 f"{buckets} out-of-vocabulary); max_size must be at least "
+                                 f"{RESERVED_ROWS + buckets + 1}, or {RESERVED_ROWS + buckets} "
+                                 "with num_buckets (hashing only).")
+    params: dict[str, Any] = {"freq_threshold": freq_threshold, "max_size": values,
+                              "num_buckets": num_buckets, "encode_type": encode_type}
+    if dtype is not None:
+        params["dtype"] = dtype_name_of(dtype)
+    return _ops.Categorify(**params, **rest)
+
+
+def ListSlice(start: int, end: int | None = None, pad: bool = False,
+              pad_value: Any = 0) -> _ops.ListSlice:
+    """NVTabular's ``ListSlice``: one positive number ``k`` keeps the first ``k`` items
+    (``row[:k]``); otherwise ``row[start:end]``."""
+    if end is None and start > 0:
+        start, end = 0, start
+    return _ops.ListSlice(start, end, pad=pad, pad_value=pad_value)
+
+
+def TargetEncoding(target: Any, kfold: int | None = None, fold_seed: int | None = 42,
+                   p_smooth: int | float = 20, out_dtype: Any = None, split_out: int | None = None,
+                   **kwargs: Any) -> Any:
+    """NVTabular's ``TargetEncoding``: ``kfold`` defaults to 3 and ``kfold=1`` means no folds
+    (the training rows are encoded with their own targets); several targets give one step
+    each (``TE_<key>_<target>``); ``fold_seed=None`` draws a seed once (NVTabular draws
+    unseeded folds). The target (like ``cont_cols``) is read from the workflow input
+    without being selected."""
+    targets = [target] if isinstance(target, str | Node) else list(target)
+    if fold_seed is None:
+        fold_seed = random.SystemRandom().randrange(2**31)
+    rest = _tuning("TargetEncoding", kwargs)
+    params: dict[str, Any] = {"kfold": 3 if kfold is None else kfold, "fold_seed": fold_seed,
+                              "p_smooth": p_smooth, "split_out": split_out}
+    if out_dtype is not None:
+        params["out_dtype"] = dtype_name_of(out_dtype)
+    made = [_ops.TargetEncoding(t, **params, **rest) for t in targets]
+    if len(made) == 1:
+        return made[0]
+    return Steps([(None, [op]) for op in made], f"TargetEncoding({targets!r})")
+
+
+def JoinGroupby(cont_cols: Any = None, stats: Sequence[str] = ("count",),
+                split_out: int | None = None, **kwargs: Any) -> _ops.JoinGroupby:
+    """NVTabular's ``JoinGroupby``: ``stats`` defaults to ``("count",)``; ``cont_cols`` come
+    from the workflow input when not selected."""
+    rest = _tuning("JoinGroupby", kwargs)
+    if isinstance(cont_cols, str):
+        cont_cols = [cont_cols]
+    return _ops.JoinGroupby(cont_cols=cont_cols if isinstance(cont_cols, Node)
+                            else list(cont_cols or ()), stats=list(stats), split_out=split_out,
+                            **rest)
+
+
+def _from_zero(op: Any, buckets: int) -> Steps:
+    """``op`` (ids ``2 + hash % n``) then ids from 0, as NVTabular's (``hash % n``)."""
+    return Steps([(None, [op, _ops.LambdaOp(hash_ids, dtype=op.dtype),
+                          _ops.AddProperties({"cardinality": buckets})])], repr(op))
+
+
+def HashBucket(num_buckets: int | Mapping[str, int]) -> Any:
+    """NVTabular's ``HashBucket``: ids ``hash % num_buckets`` in ``[0, num_buckets)`` (the
+    core reserves 0 and 1: ``2 + hash % n``); a number of buckets or ``{column: buckets}``.
+    A null stays null (NVTabular hashes it too)."""
+    return _per_column("HashBucket", num_buckets,
+                       lambda n: _from_zero(_ops.HashBucket(n), n), None)
+
+
+def HashedCross(num_buckets: int, **kwargs: Any) -> Steps:
+    """NVTabular's ``HashedCross``: ids ``hash % num_buckets`` in ``[0, num_buckets)``."""
+    return _from_zero(_ops.HashedCross(num_buckets, **kwargs), num_buckets)
+
+
+def _from_input(columns: Any) -> Any:
+    """Key columns read from the workflow input when not selected (NVTabular's
+    dependencies): a selection of the names (a step stays a step)."""
+    if isinstance(columns, Node | ColumnSelector):
+        return columns
+    return ColumnSelector([columns] if isinstance(columns, str) else list(columns))
+
+
+def Bucketize(boundaries: Any) -> Any:
+    """NVTabular's ``Bucketize``: a list of boundaries, or ``{column: boundaries}``."""
+    return _per_column("Bucketize", boundaries, _ops.Bucketize, None)
+
+
+def DifferenceLag(partition_cols: Any, shift: int | Sequence[int] = 1, **kwargs: Any) -> Any:
+    """NVTabular's ``DifferenceLag``: several shifts give one step each
+    (``<col>_difference_lag_<shift>``)."""
+    keys = _from_input(partition_cols)
+    if isinstance(shift, int):
+        return _ops.DifferenceLag(keys, shift, **kwargs)
+    names = [partition_cols] if isinstance(partition_cols, str) else partition_cols
+    return _Shifts([_ops.DifferenceLag(keys, s, **kwargs) for s in shift],
+                   list(names) if isinstance(names, list | tuple) else [])
+
+
+class _Shifts(OperatorOperand):
+    """``DifferenceLag(shift=[1, -1])``: one step per shift, chained (each passes the
+    others' columns through)."""
+
+    def __init__(self, ops: list[_ops.DifferenceLag], keys: list[str]) -> None:
+        self.ops, self.keys = ops, keys
+
+    def expand_after(self, node: Node) -> Node:
+        if not isinstance(node, SelectNode) or node.selector.tags or node.selector.groups:
+            raise SchemaError(f"{self!r} after a step: select the columns by name, e.g. "
+                              "['ts'] >> DifferenceLag(...), or use one DifferenceLag per "
+                              "shift with Rename.")
+        out = node >> self.ops[0]
+        for op in self.ops[1:]:  # chained: each step regroups rows, side by side they
+            cols = op.columns or [n for n in node.selector.names if n not in self.keys]
+            params = {**op.get_params(), "partition_cols": self.keys, "columns": cols}
+            out = out >> _ops.DifferenceLag(**params)  # would not line up
+        return out
+
+    def __repr__(self) -> str:
+        return f"DifferenceLag(shift={[op.shift for op in self.ops]!r})"
+
+
+def Groupby(groupby_cols: Any = None, sort_cols: Any = None, aggs: Any = "list",
+            name_sep: str = "_", ascending: bool = True) -> _ops.Groupby:
+    """NVTabular's ``Groupby``: one key column may be a plain string."""
+    if not ascending:
+        raise ParameterError("Groupby(ascending=False) is not supported; sort by a negated "
+                             "column (ops.LambdaOp('-x')) or reverse the lists after.")
+    op = _ops.Groupby(_from_input(groupby_cols or ()),
+                      sort_cols=None if sort_cols is None else _from_input(sort_cols),
+                      aggs=aggs, name_sep=name_sep)
+    keys = [groupby_cols] if isinstance(groupby_cols, str) else groupby_cols
+    if not isinstance(keys, list | tuple):
+        return op
+    return _KeysNotSelected(op, list(keys))
+
+
+class _KeysNotSelected(OperatorOperand):
+    """``Groupby`` keys read from the input without being selected are not output, as in
+    NVTabular (``["product_id"] >> Groupby(groupby_cols=["day"])``: ``product_id_count``)."""
+
+    def __init__(self, op: _ops.Groupby, keys: list[str]) -> None:
+        self.op, self.keys = op, keys
+
+    def expand_after(self, node: Node) -> Node:
+        out = node >> self.op
+        if isinstance(node, SelectNode):
+            sel = node.selector
+            chosen = set(sel.names) | {n for g in sel.groups for n in g}
+            extra = [k for k in self.keys if k not in chosen]
+            if extra and not sel.tags:
+                out = out - extra
+        return out
+
+    def __repr__(self) -> str:
+        return repr(self.op)
+
+
+class _RenameBy(_ops.Rename, register=False):
+    """``Rename(f=function)``: new names from a function (not saved: a function)."""
+
+    def __init__(self, f: Callable[[str], str]) -> None:
+        super().__init__(postfix="")
+        self.f = f
+
+    def check_params(self) -> None:
+        """A function replaces the mapping."""
+
+    def new_name(self, name: str) -> str:
+        return self.f(name)
+
+    def __repr__(self) -> str:
+        return f"Rename(f={self.f!r})"
+
+
+def Rename(f: Callable[[str], str] | None = None, postfix: str | None = None,
+           name: str | None = None) -> _ops.Rename:
+    """NVTabular's ``Rename(f=, postfix=, name=)``: a function of the name, a postfix, or
+    one new ``name`` for a single column."""
+    if sum(x is not None for x in (f, postfix, name)) != 1:
+        raise ParameterError("Rename takes exactly one of f=, postfix= or name=.")
+    if postfix is not None:
+        return _ops.Rename(postfix=postfix)
+    if name is not None:
+        return _RenameOne(name)
+    assert f is not None
+    return _RenameBy(f)
+
+
+class _RenameOne(_RenameBy, register=False):
+    """``Rename(name=...)``: the one selected column gets this name."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(lambda _: name)
+        self.new = name
+
+    def output_schema(self, input_schema: Schema, groups: Sequence[tuple[str, ...]],
+                      state: dict[str, Any] | None = None) -> Schema:
+        if len(input_schema) != 1:
+            raise SchemaError(f"Rename(name={self.new!r}) renames one column; it got "
+                              f"{input_schema.names}. Use Rename(f=...) or Rename(postfix=...).")
+        return super().output_schema(input_schema, groups, state)
+
+    def __repr__(self) -> str:
+        return f"Rename(name={self.new!r})"
+
+
+class _FilterBy(_ops.RowFilter, register=False):
+    """``Filter(f=function)``: ``f(frame)`` gives the rows kept (a boolean column)."""
+
+    def __init__(self, f: Callable[[Any], Any]) -> None:
+        super().__init__()
+        self.f = f
+
+    def row_mask(self, df: Any, state: dict[str, Any] | None, ctx: _ops.OpContext) -> Any:
+        b = ctx.backend
+        frame = b.to_pandas(df) if b.name == "cpu" else df
+        mask = self.f(frame)
+        if hasattr(mask, "columns"):  # the kept rows themselves, as NVTabular allows
+            mask = frame.index.isin(mask.index)
+        if not hasattr(mask, "__len__") or isinstance(mask, str) or len(mask) != len(frame):
+            raise SchemaError(f"Filter(f={self.f!r}) must return a boolean column or the kept "
+                              f"rows (e.g. df['x'] > 0 or df[df['x'] > 0]); got {mask!r:.80}.")
+        return b.from_series(pd.Series(np.asarray(mask, dtype=bool)) if b.name == "cpu"
+                             else mask)
+
+    def __repr__(self) -> str:
+        return f"Filter(f={self.f!r})"
+
+
+def Filter(f: Any) -> _ops.RowFilter:
+    """NVTabular's ``Filter(f)``: ``f(frame) -> boolean column``; an expression string is the
+    core's saved form (``Filter("x > 0")``)."""
+    return _ops.Filter(f) if isinstance(f, str) else _FilterBy(f)
+
+
+class _FrameLambda(_ops.LambdaOp, register=False):
+    """``LambdaOp(f)`` with ``f(col, df)``: ``df`` holds the selected columns and the
+    ``dependency`` columns, which are read, not output."""
+
+    def __init__(self, f: Callable[..., Any], dependency: Sequence[str], **kwargs: Any) -> None:
+        super().__init__(f, **kwargs)
+        self.needs = list(dependency)
+
+    def dependencies(self) -> list[str]:
+        return self.needs
+
+    def _outputs(self, names: Sequence[str]) -> list[str]:
+        return [n for n in names if n not in self.needs] or list(names)
+
+    def output_schema(self, input_schema: Schema, groups: Sequence[tuple[str, ...]],
+                      state: dict[str, Any] | None = None) -> Schema:
+        return Schema(input_schema[n].with_(dtype=self.dtype or input_schema[n].dtype)
+                      .with_tags(add=self.add_tags) for n in self._outputs(input_schema.names))
+
+    def transform(self, df: Any, state: dict[str, Any] | None, ctx: _ops.OpContext) -> Any:
+        b = ctx.backend
+        frame = b.to_pandas(df) if b.name == "cpu" else df
+        out = {}
+        for n in self._outputs(list(df.columns)):
+            result = self.f(frame[n], frame)
+            if b.name == "cpu" and not isinstance(result, pd.Series):
+                result = pd.Series(result, index=frame.index)
+            col = b.from_series(result)
+            out[n] = b.cast(col, self.dtype) if self.dtype and b.dtype(col) != self.dtype else col
+        return b.select(b.with_columns(df, out), list(out))
+
+
+def LambdaOp(f: Any, dependency: Any = None, label: str | None = None, dtype: Any = None,
+             tags: Any = None, properties: Mapping[str, Any] | None = None) -> Any:
+    """NVTabular's ``LambdaOp``: ``f(col)``, or ``f(col, df)`` with ``df`` holding the
+    ``dependency`` columns; ``tags`` and ``properties`` are set on the outputs; ``label`` only
+    named the step there (no effect)."""
+    params: dict[str, Any] = {"dtype": None if dtype is None else dtype_name_of(dtype),
+                              "add_tags": sorted(TagSet(tags or ()))}
+    two = callable(f) and len(inspect.signature(f).parameters) >= 2
+    if dependency is not None or two:
+        if not two:
+            raise ParameterError("LambdaOp(dependency=...) needs f(col, df).")
+        deps = [dependency] if isinstance(dependency, str) else list(dependency or ())
+        if any(not isinstance(d, str) for d in deps):
+            raise ParameterError("LambdaOp(dependency=...) takes column names.")
+        op: Any = _FrameLambda(f, deps, **params)
+    else:
+        op = _ops.LambdaOp(f, **params)
+    if not properties:
+        return op
+    return Steps([(None, [op, _ops.AddProperties(dict(properties))])], f"LambdaOp({f!r})")
+
+
+def AddTags(tags: Any = None) -> _ops.AddTags:
+    """Merlin's tags (``Tags.USER_ID`` is ``user`` + ``id``) on every selected column."""
+    return _ops.AddTags(sorted(TagSet(tags or ())))
+
+
+def AddProperties(properties: Mapping[str, Any] | None = None) -> _ops.AddProperties:
+    return _ops.AddProperties(dict(properties or {}))
+
+
+def AddMetadata(tags: Any = None, properties: Mapping[str, Any] | None = None) -> Any:
+    """NVTabular's ``AddMetadata(tags=, properties=)``: ``AddTags`` then ``AddProperties``."""
+    chain: list[Any] = []
+    if tags:
+        chain.append(AddTags(tags))
+    if properties:
+        chain.append(AddProperties(properties))
+    if not chain:
+        raise ParameterError("AddMetadata needs tags= or properties=.")
+    return chain[0] if len(chain) == 1 else Steps([(None, chain)], "AddMetadata(...)")
+
+
+def TagAsUserID() -> _ops.AddTags:
+    return AddTags(["user_id"])
+
+
+def TagAsItemID() -> _ops.AddTags:
+    return AddTags(["item_id"])
+
+
+def TagAsUserFeatures() -> _ops.AddTags:
+    return AddTags(["user"])
+
+
+def TagAsItemFeatures() -> _ops.AddTags:
+    return AddTags(["item"])
+
+
+def _elementwise(col: Any, fn: Callable[[np.ndarray], np.ndarray]) -> Any:
+    """``fn`` on the values of a pandas column, list columns element by element (nulls
+    as NaN go in, Arrow nulls stay null)."""
+    arr = pa.chunked_array(pa.array(col, from_pandas=True))
+    if pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type):
+        chunks = [type(c).from_arrays(c.offsets, pa.array(fn(c.flatten().to_numpy(
+            zero_copy_only=False)), from_pandas=True), mask=c.is_null()) for c in arr.chunks]
+        return pd.Series(pd.arrays.ArrowExtensionArray(pa.chunked_array(chunks)),
+                         index=col.index)
+    return pd.Series(fn(col.to_numpy(dtype=np.float64 if arr.null_count else None,
+                                      na_value=np.nan)), index=col.index)
+
+
+def log_float32(col: Any) -> Any:
+    """``log(float32(x) + 1)`` in float32, as NVTabular's ``LogOp`` (nulls give NaN); a list
+    column element by element."""
+    if isinstance(col, pd.Series):
+        return _elementwise(col, lambda v: np.log(v.astype(np.float32) + np.float32(1)))
+    return np.log(col.astype("float32") + 1)  # cuDF: the same ufunc on the device
+
+
+def hash_ids(col: Any) -> Any:
+    """The core's hash ids ``2 + hash % n`` as NVTabular's ``hash % n`` (nulls stay null)."""
+    if isinstance(col, pd.Series):
+        return _elementwise(col, lambda v: v - 2)
+    return col - 2  # cuDF
+
+
+def LogOp() -> _ops.LambdaOp:
+    """NVTabular's ``LogOp``: computed in float32 (the core's ``LogOp`` computes in float64
+    and rounds once, up to 1.6e-5 closer to the exact value)."""
+    return _ops.LambdaOp(log_float32, add_tags=["continuous"])
+
+
+def get_embedding_sizes(source: Any, output_dtypes: Any = None) -> Any:
+    """NVTabular's ``get_embedding_sizes``: ``{column: (cardinality, dim)}``, or the pair
+    ``(single_hot, multi_hot)`` when list columns are categorical outputs."""
+    schema = source if isinstance(source, Schema) else source.output_schema
+    sizes = embedding_sizes(schema)
+    multi = {n: s for n, s in sizes.items() if schema[n].is_list}
+    if not multi:
+        return sizes
+    return {n: s for n, s in sizes.items() if n not in multi}, multi
+
+
+def __getattr__(name: str) -> Any:
+    """Every other operator: this project's own."""
+    if name == "ColumnSimilarity":  # scipy is imported only by who asks for it
+        from .column_similarity import ColumnSimilarity  # lazy: scipy, on first use
+
+        return ColumnSimilarity
+    try:
+        return getattr(_ops, name)
+    except AttributeError:
+        raise AttributeError(f"{__name__} has no operator {name!r}") from None
+
+
+__all__ = [
+    "AddMetadata",
+    "AddProperties",
+    "AddTags",
+    "Bucketize",
+    "Categorify",
+    "DifferenceLag",
+    "Filter",
+    "Groupby",
+    "HashBucket",
+    "HashedCross",
+    "JoinGroupby",
+    "LambdaOp",
+    "ListSlice",
+    "LogOp",
+    "Rename",
+    "Steps",
+    "TagAsItemFeatures",
+    "TagAsItemID",
+    "TagAsUserFeatures",
+    "TagAsUserID",
+    "TargetEncoding",
+    "get_embedding_sizes",
+]

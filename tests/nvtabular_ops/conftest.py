@@ -1,0 +1,189 @@
+"""Fixtures of NVTabular's operator tests (its ``tests/conftest.py``), on pandas data.
+
+The ported modules beside this file are NVTabular's ``tests/unit/ops`` with only their
+imports changed (``port.py``). They ask for ``datasets``, ``paths``, ``df``, ``dataset``
+(parametrized by ``engine``, ``cpu`` and ``gpu_memory_frac``) as in NVTabular: a
+timeseries of 4,320 rows (2000-01-01 to 2000-01-04, one a minute) with the columns
+``timestamp``, ``name-cat``, ``name-string``, ``id``, ``label``, ``x``, ``y``, ``z``,
+written as two parquet files, two csv files and two csv files without a header.
+
+:data:`EXCLUDED` lists the tests (or parametrizations) that are skipped, each with its
+reason; the README's "From NVTabular" counts them.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import random
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from interactive_recsys.compat import nvtabular
+from tests.nvtabular_ops.helpers import allcols_csv, mycols_csv, mycols_pq, mynames
+
+CUDF_ONLY = "cuDF only"
+INTERNALS = "NVTabular internals"
+DEVIATION = "documented deviation"
+
+_STATS_FILES = ("reads the statistics files Categorify writes (dispatch.read_dispatch, "
+                "categories/unique.<col>.parquet, meta.<col>.parquet): their paths and layout")
+_OP_STATE = ("reads fitted statistics stored on the operator (op.means, op.medians, op.mins, "
+             "op.stats); here fitted state lives apart: workflow.fitted_steps()")
+_NODE_SCHEMA = ("reads workflow.output_node.output_schema (a schema stored on the graph node "
+                "at fit); here workflow.output_schema (a node's output_schema(input_schema) "
+                "is a method)")
+_OP_TRANSFORM = ("calls an operator's per-partition method op.transform(selector, df) "
+                 "directly; here operators run inside a Workflow (workflow.transform(df)) and "
+                 "their per-partition method is transform(df, state, ctx)")
+
+#: ``test name``, ``test name[parametrization id]`` or a pattern with ``*`` -> (kind, reason).
+EXCLUDED: dict[str, tuple[str, str]] = {
+    "test_schema_out": (INTERNALS, "calls op.compute_output_schema, op._compute_dtype, "
+                        "op._compute_tags and op._compute_properties (Merlin's operator base "
+                        "class)"),
+    "test_categorify_size": (INTERNALS, _STATS_FILES),
+    "test_na_value_count": (INTERNALS, _STATS_FILES),
+    "test_categorify_freq_limit": (INTERNALS, _STATS_FILES),
+    "test_categorify_no_nulls": (INTERNALS, _STATS_FILES),
+    "test_categorify_max_size_null_iloc_check": (INTERNALS, _STATS_FILES),
+    "test_categorify_split_out": (INTERNALS, _STATS_FILES),
+    "test_categorify_inference": (INTERNALS, "Triton inference operators "
+                                  "(op.inference_initialize), not part of the port"),
+    "test_fill_median": (INTERNALS, _OP_STATE),
+    "test_normalize": (INTERNALS, _OP_STATE),
+    "test_normalize_minmax": (INTERNALS, _OP_STATE),
+    "test_normalize_upcastfloat64": (INTERNALS, _OP_STATE),
+    "test_valuecount": (INTERNALS, _OP_STATE),
+    "test_target_encode": (INTERNALS, _OP_STATE),
+    "test_groupby_selector_cols": (INTERNALS, _NODE_SCHEMA),
+    "test_lambdaop_schema_computation": (INTERNALS, _NODE_SCHEMA),
+    "test_lambdaop_dtype_propagation": (INTERNALS, _NODE_SCHEMA),
+    "test_lambdaop_dtype_multi_op_propagation": (INTERNALS, _NODE_SCHEMA),
+    "test_categorify_schema_properties": (INTERNALS, _NODE_SCHEMA),
+    "test_categorify_schema_properties_blank": (INTERNALS, _NODE_SCHEMA),
+    "test_categorify_schema_properties_props": (INTERNALS, _NODE_SCHEMA),
+    "test_categorify_schema_properties_tag": (INTERNALS, _NODE_SCHEMA),
+    "test_ops_list_vc": (INTERNALS, _NODE_SCHEMA),
+    "test_list_slice": (INTERNALS, _OP_TRANSFORM),
+    "test_list_slice_pad": (INTERNALS, _OP_TRANSFORM),
+    "test_rename": (INTERNALS, _OP_TRANSFORM),
+    "test_groupby_op": (DEVIATION, "Groupby(ascending=False) is refused, naming the fix (sort "
+                        "by a negated column); and it edits dataset.schema in place, which "
+                        "here is a copy"),
+    "test_groupby_casting_in_aggregations": (DEVIATION, "Groupby aggregations median and "
+                                             "nunique are not supported (list, count, first, "
+                                             "last, sum, mean, min, max, std, var are)"),
+    "test_groupby_list_first_last": (DEVIATION, "dd.from_pandas turns the list column into "
+                                     "text (Dask's dataframe.convert-string default since "
+                                     "2024) before the Dataset sees it; nvt.Dataset(df, "
+                                     "npartitions=3) keeps the lists"),
+    "test_normalize_lists": (DEVIATION, "Normalize of list columns is refused (numeric columns "
+                             "only), naming the column"),
+    "test_joingroupby_dependency": (DEVIATION, "NormalizeMinMax outputs float32 here (float64 "
+                                    "there), so the exact sums differ in the 8th digit"),
+    "test_categorify_max_size": (INTERNALS, "get_embedding_sizes(node) reads the schema stored "
+                                 "on the graph node at fit; get_embedding_sizes(workflow) "
+                                 "works and is checked by the same test before"),
+    "test_value_count_schema": (DEVIATION, "compares with Merlin's ColumnSchema(is_ragged=...)"
+                                ".with_name(...), Merlin methods the port does not copy"),
+    "test_categorify_single_table": (DEVIATION, "Categorify(single_table=True) (one id space "
+                                     "for all columns) is refused by the port, naming it"),
+}
+
+
+def _excluded(item: pytest.Item) -> tuple[str, str] | None:
+    name = item.name
+    for key, why in EXCLUDED.items():
+        if "*" in key and fnmatch.fnmatchcase(name, key.replace("[", "[[]")):
+            return why
+    if name in EXCLUDED:
+        return EXCLUDED[name]
+    base = name.split("[")[0]
+    if base in EXCLUDED:
+        return EXCLUDED[base]
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if params.get("cpu") is False and not nvtabular.dispatch.HAS_GPU:
+        return CUDF_ONLY, "cpu=False runs on cuDF; no GPU here"
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if "nvtabular_ops" not in str(item.path):
+            continue
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        gpu_only = any("cudf" in str(m.kwargs.get("reason", ""))
+                       for m in item.iter_markers("skipif"))
+        if params.get("cpu") is False or gpu_only:
+            item.add_marker(pytest.mark.gpu)  # cuDF cases: the project's GPU runs
+        why = _excluded(item)
+        if why is not None:
+            item.add_marker(pytest.mark.skip(reason=f"excluded ({why[0]}): {why[1]}"))
+
+
+@pytest.fixture(scope="session")
+def datasets(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    rng = np.random.default_rng(0)
+    random.seed(0)
+    times = pd.date_range("2000-01-01", "2000-01-04", freq="60s", inclusive="left")
+    n = len(times)
+    df = pd.DataFrame({
+        "timestamp": times,
+        "name-cat": rng.choice(mynames, n),
+        "name-string": rng.choice(mynames, n).astype("O"),
+        "id": rng.poisson(1000, n).astype("int64"),
+        "label": rng.poisson(1000, n).astype("int64"),
+        "x": rng.uniform(-1, 1, n),
+        "y": rng.uniform(-1, 1, n),
+        "z": rng.uniform(-1, 1, n),
+    })
+    # as NVTabular's fixture: two nulls in the first column (its loop stops at name-cat)
+    for _ in range(2):
+        at = random.randint(1, n - 2)
+        df.loc[at + (at == n // 2), "timestamp"] = None
+    dirs = {k: tmp_path_factory.mktemp(k) for k in ("parquet", "csv", "csv-no-header", "cats")}
+    half = n // 2
+    df.iloc[:half].to_parquet(dirs["parquet"] / "dataset-0.parquet", row_group_size=1000)
+    df.iloc[half:].to_parquet(dirs["parquet"] / "dataset-1.parquet", row_group_size=1000)
+    csv = df[allcols_csv]
+    csv.iloc[:half].to_csv(dirs["csv"] / "dataset-0.csv", index=False)
+    csv.iloc[half:].to_csv(dirs["csv"] / "dataset-1.csv", index=False)
+    csv.iloc[:half].to_csv(dirs["csv-no-header"] / "dataset-0.csv", header=False, index=False)
+    csv.iloc[half:].to_csv(dirs["csv-no-header"] / "dataset-1.csv", header=False, index=False)
+    return dirs
+
+
+@pytest.fixture
+def paths(engine: str, datasets: dict) -> list[str]:
+    return sorted(str(p) for p in datasets[engine].glob("*." + engine.split("-")[0]))
+
+
+@pytest.fixture
+def df(engine: str, paths: list[str]) -> pd.DataFrame:
+    if engine == "parquet":
+        parts = [pd.read_parquet(p)[mycols_pq] for p in paths]
+    elif engine == "csv-no-header":
+        parts = [pd.read_csv(p, header=None, names=allcols_csv)[mycols_csv] for p in paths]
+    elif engine == "csv":
+        parts = [pd.read_csv(p, header=0)[mycols_csv] for p in paths]
+    else:
+        raise ValueError("unknown engine:" + engine)
+    gdf = pd.concat(parts, axis=0)
+    gdf["id"] = gdf["id"].astype("int64")
+    return gdf
+
+
+@pytest.fixture
+def dataset(request: pytest.FixtureRequest, paths: list[str], engine: str) -> object:
+    try:
+        gpu_memory_frac = request.getfixturevalue("gpu_memory_frac")
+    except pytest.FixtureLookupError:
+        gpu_memory_frac = 0.01
+    try:
+        cpu = request.getfixturevalue("cpu")
+    except pytest.FixtureLookupError:
+        cpu = None
+    kwargs = {"names": allcols_csv} if engine == "csv-no-header" else {}
+    return nvtabular.Dataset(paths, part_mem_fraction=gpu_memory_frac, cpu=cpu, **kwargs)
