@@ -87,11 +87,11 @@ def updated(wf: Workflow, data: Any) -> Workflow:
     for k, nodes in enumerate(wf.phases()):
         _refuse_after_changed(wf, nodes, changed)
         targets = [wf.nodes.index(n) for n in nodes]
+        plan.set_states(merged)  # first: it gives every step its node's operator back
         for t in targets:
             step = plan.steps[t]
             assert isinstance(step, OpStep) and step.op is not None
             step.op = step.op.delta_op()
-        plan.set_states(merged)
         phase_started = time.perf_counter()
         for _, delta, _seconds in fit_phases(plan, ds, [targets]):
             for t, node in zip(targets, nodes, strict=True):

@@ -115,7 +115,9 @@ class Plan:
         for node, step in zip(nodes, self.steps, strict=True):
             step.schema = schemas[id(node)]
             if isinstance(step, OpStep):
-                step.op = node.op  # with the columns of parameters given as steps filled in
+                if step.op is None or step.op.dependency_nodes():  # parameters given as
+                    step.op = node.op  # steps: now with their columns (a step's op set
+                    # since, e.g. an update's delta operator, stays)
                 step.state = states.get(step.node_id)
                 step.groups = node.input_groups(self.input_schema, schemas)
                 step.input_schema = node.input_schema(self.input_schema, schemas)
