@@ -29,7 +29,6 @@ from .errors import (
     DatasetError,
     IRSError,
     NotFittedError,
-    ParameterError,
     SchemaError,
     WorkflowFormatError,
 )
@@ -43,6 +42,7 @@ from .io.outputs import atomic_directory
 from .io.workflow_format import FORMAT_NAME, FORMAT_VERSION, json_safe, read_config
 from .ops.base import Operator
 from .ops.lambda_op import functions_by_name
+from .params import param_error
 from .plan import Plan
 from .reuse import adopt, matches, state_digest, step_keys
 from .runtime.jobs import Job, compute, submit
@@ -275,13 +275,11 @@ class Workflow:
         if isinstance(reuse, str | os.PathLike):
             reuse = Workflow.load(reuse, storage_options=self.storage_options or None)
         if not isinstance(reuse, Workflow):
-            raise ParameterError(f"The 'reuse' parameter of Workflow.fit must be a fitted "
-                                 f"Workflow, the folder of a saved one or None. Got "
-                                 f"{type(reuse).__name__} instead.")
+            raise param_error("reuse", "Workflow.fit", "must be a fitted Workflow, the folder "
+                              f"of a saved one or None. Got {type(reuse).__name__} instead.")
         if not reuse.fitted:
-            raise ParameterError("The 'reuse' parameter of Workflow.fit must be a fitted "
-                                 "Workflow, but this one is not fitted: fit it first, or pass "
-                                 "reuse=None.")
+            raise param_error("reuse", "Workflow.fit", "must be a fitted Workflow, but this "
+                              "one is not fitted: fit it first, or pass reuse=None.")
         keys = {}
         for i, key in reuse._keys.items():  # only the states unchanged since their fit
             digest = state_digest(reuse._states[i]) if i in reuse._states else None
