@@ -178,11 +178,16 @@ class Studio(w.VBox):
     def _show_cluster(self) -> None:
         client = self.live_client()
         old = self.dashboard
-        if old is not None and (old.closed or old.monitor.client is not client):
-            self.dashboard, self._frozen = None, old  # its last picture, until replaced
+        stale = old is not None and (old.closed or old.monitor.client is not client)
+        if stale:
+            self._frozen = old  # its last picture, until replaced
         if client is None:
             self._show_no_cluster(self._frozen)
+            if stale:  # after the tab shows it: the tab and `dashboard` change together
+                self.dashboard = None
             return
+        if stale:
+            self.dashboard = None
         self._stop_watching()
         if self.builder.client is None:  # Run goes where the Cluster tab looks
             self.builder.client = client
