@@ -307,7 +307,8 @@ def test_studio_tabs(frame):
     assert studio.stop_cluster()  # the notebook's end: the cluster it started stops
     assert client.status == "closed" and not studio.stop_cluster()  # once
     deadline = time.monotonic() + 10
-    while dash not in studio.cluster_tab.children[-1:] and time.monotonic() < deadline:
+    while not (dash.closed and dash in studio.cluster_tab.children[-1:]) and \
+            time.monotonic() < deadline:  # the dashboard sees its client closed by polling
         time.sleep(0.1)
     assert dash.closed and studio.cluster_tab.children[-1] is dash  # the last picture
     assert studio.comm is not None and studio.embeddings.comm is not None  # widgets stay

@@ -37,7 +37,14 @@ from typing import Any
 
 from ..errors import ParameterError
 from ..params import param_error
-from .jobs import BOARD, _compute_seconds, _norm, active_client, task_group
+from .jobs import (
+    BOARD,
+    STREAM_OVERLAP_S,
+    _compute_seconds,
+    _norm,
+    active_client,
+    task_group,
+)
 
 #: The host-memory fields of each worker sample (bytes), as the scheduler computes them.
 MEMORY_FIELDS = ("process", "managed", "unmanaged", "unmanaged_old", "unmanaged_recent",
@@ -309,7 +316,9 @@ class Monitor:
             phase.observe([r["key"] for r in fresh], [_compute_seconds(r) for r in fresh])
         while len(self._seen_order) > 2 * (self.tasks.maxlen or 10000):
             self._seen.discard(self._seen_order.popleft())
-        self._stream_from = latest
+        # read again from a little before the last stop: a late report is not missed (the
+        # records already seen are skipped above)
+        self._stream_from = max(latest - STREAM_OVERLAP_S, self._stream_from)
         return out
 
     # ---- thread ---------------------------------------------------------------------------
