@@ -146,6 +146,19 @@ def own_cpu_s() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+def tree_cpu_s() -> float:
+    """CPU seconds of this process and its live descendants (e.g. Dask workers), all threads."""
+    me = psutil.Process()
+    total = 0.0
+    for p in [me, *me.children(recursive=True)]:
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system
+        except psutil.Error:
+            pass
+    return total
+
+
 def wait_quiet(max_wait: float, threshold: float = 0.15) -> float:
     """Wait (at most ``max_wait`` s) until other processes use under ``threshold`` of the
     machine over one second; return the time waited."""

@@ -25,6 +25,8 @@ from typing import Any
 
 import psutil
 
+from .harness import busy_cpu_s, tree_cpu_s
+
 HELP = "overhead of the live Monitor + Dashboard on a workflow run (with vs without)"
 WORK = Path(__file__).resolve().parent / "work" / "monitor-overhead"
 DATA = Path(__file__).resolve().parent / "data"
@@ -49,24 +51,6 @@ def _workflow(artifacts: Path) -> Any:
     return irs.Workflow(cats + conts + ["label"], artifacts_dir=str(artifacts))
 
 
-def _busy_cpu_s() -> float:
-    t = psutil.cpu_times()
-    return t.user + t.nice + t.system + getattr(t, "irq", 0.0) + getattr(t, "softirq", 0.0)
-
-
-def _tree_cpu_s() -> float:
-    """CPU seconds of this process and its children (the Dask workers)."""
-    me = psutil.Process()
-    total = 0.0
-    for p in [me, *me.children(recursive=True)]:
-        try:
-            t = p.cpu_times()
-            total += t.user + t.system
-        except psutil.Error:
-            pass
-    return total
-
-
 def _one_run(client: Any, data: Path, with_dashboard: bool, interval_ms: int,
              index: int) -> dict[str, Any]:
     import interactive_recsys as irs
@@ -76,15 +60,15 @@ def _one_run(client: Any, data: Path, with_dashboard: bool, interval_ms: int,
     dash = None
     if with_dashboard:
         dash = irs.ui.Dashboard(client, interval_ms=interval_ms)
-    busy, own = _busy_cpu_s(), _tree_cpu_s()
+    busy, own = busy_cpu_s(), tree_cpu_s()
     started = time.perf_counter()
     ds = irs.Dataset(str(data))
     wf = _workflow(WORK / f"artifacts-{index}").fit(ds)
     summary = wf.transform(ds).to_parquet(out)
     wall = time.perf_counter() - started
-    other = (_busy_cpu_s() - busy) - (_tree_cpu_s() - own)
+    other = (busy_cpu_s() - busy) - (tree_cpu_s() - own)
     run: dict[str, Any] = {"dashboard": with_dashboard, "wall_s": wall,
-                           "cpu_s": _tree_cpu_s() - own,
+                           "cpu_s": tree_cpu_s() - own,
                            "rows": summary["num_rows"],
                            "other_cpu_pct": max(0.0, 100 * other / wall / (psutil.cpu_count()
                                                                            or 1))}

@@ -36,6 +36,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .harness import busy_cpu_s, tree_cpu_s
+
 HELP = "refit after editing one continuous step: reuse of the unchanged steps (Criteo, 40 columns)"
 ROOT = Path(__file__).resolve().parent.parent
 WORK, RESULTS = ROOT / "benchmarks" / "work" / "refit", ROOT / "benchmarks" / "results"
@@ -65,34 +67,12 @@ def workflow(normalize: str = "Normalize", clip_min: int = 0, artifacts: str | N
                         artifacts_dir=artifacts)
 
 
-def _cpu_s() -> float:
-    """CPU seconds of this process and its live children (all threads)."""
-    import psutil
-
-    me = psutil.Process()
-    total = 0.0
-    for p in [me, *me.children(recursive=True)]:
-        try:
-            t = p.cpu_times()
-            total += t.user + t.system
-        except psutil.Error:
-            pass
-    return total
-
-
-def _machine_busy_s() -> float:
-    import psutil
-
-    t = psutil.cpu_times()
-    return t.user + t.nice + t.system + getattr(t, "irq", 0.0) + getattr(t, "softirq", 0.0)
-
-
 def timed(name: str, work: Any) -> tuple[Any, dict[str, Any]]:
     """``work()`` with its wall and CPU seconds, and the CPU share other processes used."""
-    busy, cpu, started = _machine_busy_s(), _cpu_s(), time.perf_counter()
+    busy, cpu, started = busy_cpu_s(), tree_cpu_s(), time.perf_counter()
     result = work()
-    wall, own = time.perf_counter() - started, _cpu_s() - cpu
-    others = max(0.0, (_machine_busy_s() - busy - own) / ((os.cpu_count() or 1) * wall))
+    wall, own = time.perf_counter() - started, tree_cpu_s() - cpu
+    others = max(0.0, (busy_cpu_s() - busy - own) / ((os.cpu_count() or 1) * wall))
     print(f"{name:>28}: {wall:8.2f} s wall, {own:8.2f} s CPU, others "
           f"{100 * others:3.0f}% of the machine", flush=True)
     return result, {"step": name, "wall_s": wall, "cpu_s": own, "others_cpu_pct": 100 * others}
