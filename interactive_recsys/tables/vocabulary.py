@@ -134,7 +134,7 @@ def write_split(counts: kc.Counts, rank: np.ndarray, first_index: int, max_size:
     table = counts.filter(pa.array(keep)).append_column(
         "index", pa.array(rank[keep] + first_index, type=pa.int64()))
     hashes = hash_array(table["value"])
-    order = np.argsort(hashes, kind="stable")  # in hash order: a lookup table as it is read
+    order = np.argsort(hashes)  # in hash order: a lookup table as it is read
     table, hashes = table.take(pa.array(order)), hashes[order]
     path = split_path(directory, split)
     write_table_file(table, path, storage_options, use_dictionary=["count"])  # distinct values
@@ -167,7 +167,7 @@ class VocabTable:
         self._kind = values.type
         self._width = _common_width(values)
         hashes = hash_array(values) if hashes is None else hashes
-        order = None if _is_sorted(hashes) else np.argsort(hashes, kind="stable")
+        order = None if _is_sorted(hashes) else np.argsort(hashes)
         keys = hashes if order is None else hashes[order]
         unique = len(keys) < 2 or bool((keys[1:] != keys[:-1]).all())
         #: the sorted hashes (None: two values share a hash, lookups match values exactly)

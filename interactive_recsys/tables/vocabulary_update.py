@@ -133,7 +133,7 @@ def write(extended: Extended, directory: str, splits: int, first_vocab_index: in
     if table.num_rows and int(pc.min(table["index"]).as_py()) < first_vocab_index:
         raise ValueError("a vocabulary index below the reserved rows")  # never: a bug
     for s, piece in enumerate(split_counts(table, splits)):
-        piece = piece.take(pa.array(np.argsort(hash_array(piece["value"]), kind="stable")))
+        piece = piece.take(pa.array(np.argsort(hash_array(piece["value"]))))
         write_table_file(piece, split_path(directory, s), storage_options,
                          use_dictionary=["count"])
     if pending:
