@@ -22,13 +22,16 @@ per-column dicts (``freq_threshold``,       one core step per value, side by sid
 properties=)``                              / ``AddProperties``
 ``AddMetadata``, ``TagAs*``                 ``AddTags`` + ``AddProperties``
 ``LogOp``                                   computed in float32, as NVTabular
+``Normalize``                               the sample std (``ddof=1``), as NVTabular
 ``HashBucket(n)``, ``HashedCross(n)``       ids ``hash % n`` from 0 (the core's: from 2)
 ``Groupby("col")``, ``DifferenceLag(keys)``  keys read from the input; unselected ``Groupby``
                                             keys are not output
 ==========================================  =================================================
 
-Every other operator is this project's own (``ops.FillMissing`` ...). The wrappers return
-ordinary operators (saved workflows load without this module) and accept, without effect or
+Every other operator is this project's own (``ops.FillMissing`` ...). Every operator here
+also has NVTabular's operator methods (``compute_output_schema``, ``transform(selector,
+df)``, fitted statistics such as ``op.means``: :mod:`.operator`). The wrappers return
+the core's operators (saved workflows load without this module) and accept, without effect or
 warning, NVTabular's tuning knobs that do not change results (``out_path``, ``on_host``,
 ``cat_cache``, ``tree_width``, ...). What this module does *not* copy are NVTabular's defects
 (README, "From NVTabular"): statistics here skip nulls, a null key is null, hashes depend on
@@ -53,13 +56,14 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ... import ops as _ops
 from ...embedding import embedding_sizes
 from ...errors import ParameterError, SchemaError
 from ...graph import Node, SelectNode
 from ...operands import OperatorOperand
 from ...schema import Schema
 from ...selector import ColumnSelector
+from .operator import OperatorAPI
+from .operator import core_ops as _ops
 from .tags import TagSet
 from .types import dtype_name_of
 from .vocabulary import vocabulary_steps
@@ -87,7 +91,7 @@ def _tuning(op: str, kwargs: dict[str, Any]) -> dict[str, Any]:
             if k not in TUNING | {"start_index", "single_table"}}
 
 
-class Steps(OperatorOperand):
+class Steps(OperatorAPI, OperatorOperand):
     """Several core steps standing for one NVTabular operator; ``node >> steps`` builds them
     (:meth:`expand_after`) side by side: each branch is ``(columns, chain)``, ``columns``
     ``None`` for the whole input; ``rest`` is the chain of the selected columns no branch
@@ -259,7 +263,7 @@ def DifferenceLag(partition_cols: Any, shift: int | Sequence[int] = 1, **kwargs:
                    list(names) if isinstance(names, list | tuple) else [])
 
 
-class _Shifts(OperatorOperand):
+class _Shifts(OperatorAPI, OperatorOperand):
     """``DifferenceLag(shift=[1, -1])``: one step per shift, chained (each passes the
     others' columns through)."""
 
@@ -297,7 +301,7 @@ def Groupby(groupby_cols: Any = None, sort_cols: Any = None, aggs: Any = "list",
     return _KeysNotSelected(op, list(keys))
 
 
-class _KeysNotSelected(OperatorOperand):
+class _KeysNotSelected(OperatorAPI, OperatorOperand):
     """``Groupby`` keys read from the input without being selected are not output, as in
     NVTabular (``["product_id"] >> Groupby(groupby_cols=["day"])``: ``product_id_count``)."""
 
@@ -521,6 +525,12 @@ def LogOp() -> _ops.LambdaOp:
     return _ops.LambdaOp(log_float32, add_tags=["continuous"])
 
 
+def Normalize(**kwargs: Any) -> _ops.Normalize:
+    """NVTabular's ``Normalize``: divides by the sample std (``ddof=1``, Dask's ``std()``);
+    the core's default is the population one."""
+    return _ops.Normalize(**{"ddof": 1, **kwargs})
+
+
 def get_embedding_sizes(source: Any, output_dtypes: Any = None) -> Any:
     """NVTabular's ``get_embedding_sizes``: ``{column: (cardinality, dim)}``, or the pair
     ``(single_hot, multi_hot)`` when list columns are categorical outputs."""
@@ -559,6 +569,7 @@ __all__ = [
     "LambdaOp",
     "ListSlice",
     "LogOp",
+    "Normalize",
     "Rename",
     "Steps",
     "TagAsItemFeatures",
