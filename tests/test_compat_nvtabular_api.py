@@ -199,3 +199,46 @@ def test_lambda_on_pandas_strings_keeps_their_type():
     out = wf.fit_transform(df)
     assert wf.output_schema["n"].cardinality == 3 + 2  # pad, null, OOV + "A", "B"
     assert out["n"].tolist() == [3, 4, 3]
+
+
+def test_operator_api_maps_onto_the_core(tmp_path):
+    """op.compute_output_schema, fitted statistics, op.transform and node.output_schema:
+    each against pandas or the workflow's own result."""
+    import interactive_recsys as irs
+
+    df = _frame(60, seed=3)
+    df.loc[[2, 7], "x"] = np.nan
+    df["h"] = [list(range(n % 4 + 1)) for n in range(len(df))]
+    norm, median, counts = ops.Normalize(), ops.FillMedian(), ops.ValueCount()
+    with pytest.raises(AttributeError, match="fit a Workflow"):
+        norm.means  # noqa: B018
+    cats = ["c"] >> ops.Categorify()
+    wf = nvt.Workflow((["x"] >> median >> norm) + cats + (["h"] >> counts))
+    ds = nvt.Dataset(df)
+    out = wf.fit_transform(ds).compute()
+    filled = df["x"].fillna(df["x"].median())
+    assert median.medians["x"] == pytest.approx(df["x"].median())
+    assert norm.means["x"] == pytest.approx(filled.mean())
+    assert norm.stds["x"] == pytest.approx(filled.std())  # sample std, as NVTabular
+    assert counts.stats == {"h": {"value_count": {"min": 1, "max": 4}}}
+    np.testing.assert_allclose(out["x"], ((filled - filled.mean()) / filled.std()), rtol=1e-5)
+    # op.transform(selector, frame) is the step's transform, with its fitted statistics
+    again = norm.transform(nvt.ColumnSelector(["x"]), pd.DataFrame({"x": filled}))
+    np.testing.assert_allclose(again["x"], out["x"], rtol=1e-6)
+    arrays = norm.transform(nvt.ColumnSelector(["x"]), {"x": filled.to_numpy()})
+    np.testing.assert_allclose(arrays["x"], out["x"], rtol=1e-6)
+    # the schemas: the node's after fit (still callable as the core's method), the op's
+    assert wf.output_node.output_schema == wf.output_schema
+    assert wf.output_node.output_schema(wf.input_schema) == irs.Workflow(
+        wf.output_node).compute_schema(wf.input_schema)
+    assert cats.output_schema["c"].properties["domain"] == {
+        "min": 0, "max": out["c"].max(), "name": "c"}
+    one = ops.LogOp().compute_output_schema(ds.schema, nvt.ColumnSelector(["user"]))
+    assert one.column_names == ["user"] and one["user"].dtype == "float32"
+    # the statistics are a copy; the saved workflow names the core's operators
+    norm.means["x"] = 99.0
+    assert norm.means["x"] == pytest.approx(filled.mean())
+    wf.save(tmp_path / "wf")
+    loaded = irs.Workflow.load(tmp_path / "wf")
+    assert [type(n.op).__module__.split(".")[1] for n in loaded.nodes if n.op] == ["ops"] * 4
+    pd.testing.assert_frame_equal(loaded.transform(df), wf.transform(df))

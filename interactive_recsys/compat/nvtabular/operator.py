@@ -122,6 +122,15 @@ class FittedOperatorAPI(OperatorAPI):
         data = kwargs.get("transformable", kwargs.get("df", args[-1] if len(args) == 2 else None))
         return transform_frame(self, selector, data)
 
+    def __eq__(self, other: object) -> bool:
+        """Equal to the core's operator of the same class and parameters."""
+        if not isinstance(other, _core.Operator):
+            return NotImplemented
+        return core_class(type(self)) is core_class(type(other)) \
+            and self.get_params() == other.get_params()
+
+    __hash__ = object.__hash__
+
     def __getattr__(self, name: str) -> Any:
         try:
             return super().__getattr__(name)  # type: ignore[misc]
@@ -199,11 +208,23 @@ def nvt_class(cls: type) -> type:
     """The core operator class ``cls`` with NVTabular's methods (same name and parameters,
     not registered: saved workflows name the core's class)."""
     if cls not in _CLASSES:
+        # found again by name (``core_ops.<name>``): pickled by reference, never rebuilt
+        # (a rebuilt class would register itself in place of the core's)
         _CLASSES[cls] = types.new_class(cls.__name__, (FittedOperatorAPI, cls),
                                         {"register": False},
-                                        lambda ns: ns.update(__doc__=cls.__doc__,
-                                                             __module__=__name__))
+                                        lambda ns: ns.update(
+                                            __doc__=cls.__doc__, __module__=__name__,
+                                            __qualname__=f"core_ops.{cls.__name__}"))
+        _CORE[_CLASSES[cls]] = cls
     return _CLASSES[cls]
+
+
+def core_class(cls: type) -> type:
+    """The core's class of an :func:`nvt_class` (any other class as it is)."""
+    return _CORE.get(cls, cls)
+
+
+_CORE: dict[type, type] = {}
 
 
 class _CoreOps(types.ModuleType):
@@ -222,4 +243,4 @@ core_ops = _CoreOps("interactive_recsys.compat.nvtabular.core_ops")
 
 
 __all__ = ["ALIASES", "FittedOperatorAPI", "NodeSchema", "OperatorAPI", "bind_fitted",
-           "core_ops", "nvt_class", "transform_frame"]
+           "core_class", "core_ops", "nvt_class", "transform_frame"]

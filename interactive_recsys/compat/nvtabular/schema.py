@@ -2,6 +2,8 @@
 
 >>> Schema([ColumnSchema("a", dtype="int64", is_list=True)]).column_names
 ['a']
+>>> Schema(["a", "b"])["b"].dtype
+'float64'
 """
 
 from __future__ import annotations
@@ -16,7 +18,12 @@ from .types import dtype_name_of
 
 
 class Schema(_schema.Schema):
-    """A schema with Merlin's names: ``column_names``, ``column_schemas``, ``without``."""
+    """A schema with Merlin's names: ``column_names``, ``column_schemas``, ``without``; as
+    Merlin's, it may be built from column names (``Schema(["a", "b"])``: columns of unknown
+    dtype, taken as float64 here)."""
+
+    def __init__(self, columns: Iterable[_schema.ColumnSchema | str] = ()) -> None:
+        super().__init__(ColumnSchema(c) if isinstance(c, str) else c for c in columns)
 
     @classmethod
     def of(cls, schema: _schema.Schema) -> Schema:
