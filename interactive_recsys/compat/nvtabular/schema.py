@@ -13,6 +13,7 @@ from typing import Any
 
 from ... import schema as _schema
 from ...embedding import embedding_dim
+from ...errors import ParameterError
 from .tags import TagSet
 from .types import dtype_name_of
 
@@ -55,6 +56,7 @@ class Schema(_schema.Schema):
 
 
 def _merlin_properties(col: _schema.ColumnSchema) -> _schema.ColumnSchema:
+    col = ColumnSchema.of(col)
     props, card = dict(col.properties), col.cardinality
     if card is None or isinstance(props.get("domain"), dict):
         return col
@@ -63,22 +65,57 @@ def _merlin_properties(col: _schema.ColumnSchema) -> _schema.ColumnSchema:
     return col.with_(properties=props)
 
 
-def ColumnSchema(name: str, tags: Iterable[Any] | None = None,
-                 properties: Mapping[str, Any] | None = None, dtype: Any = None,
-                 is_list: bool = False, is_ragged: bool | None = None) -> _schema.ColumnSchema:
-    """Merlin's ``ColumnSchema(name, tags, properties, dtype, is_list, is_ragged)`` as this
-    project's column: ``is_list=True`` makes the dtype ``list<dtype>``; ``is_ragged`` has no
-    implies ``is_list`` (lists here are ragged unless padded by ``ListSlice(pad=True)``); a
-    list column carries the ``list`` tag, as every list column here.
+def _dtype_name(dtype: Any) -> str:
+    """A NumPy/Python dtype's name here, or one of this project's names (``timestamp[us]``)."""
+    try:
+        return dtype_name_of(dtype)
+    except ParameterError:
+        if not isinstance(dtype, str):
+            raise
+        _schema.arrow_type(dtype)  # a name of this project's, or the SchemaError naming it
+        return dtype
 
-    >>> ColumnSchema("a", dtype="int64", is_list=True).dtype
-    'list<int64>'
+
+class ColumnSchema(_schema.ColumnSchema):
+    """Merlin's ``ColumnSchema(name, tags, properties, dtype, is_list, is_ragged)`` as this
+    project's column (equal to the core's column of the same fields): ``is_list=True`` makes
+    the dtype ``list<dtype>``; ``is_ragged`` implies ``is_list`` (lists here are ragged unless
+    padded by ``ListSlice(pad=True)``); a list column carries the ``list`` tag, as every list
+    column here. Merlin's ``with_name`` and ``is_ragged`` are there too.
+
+    >>> col = ColumnSchema("a", dtype="int64", is_list=True)
+    >>> col.dtype, col.with_name("b").name
+    ('list<int64>', 'b')
     """
-    name_ = "float64" if dtype is None else dtype_name_of(dtype)
-    if (is_list or is_ragged) and not name_.startswith("list<"):
-        name_ = f"list<{name_}>"
-    return _schema.ColumnSchema(name, name_, TagSet(tags or ()) | _schema.default_tags(name_),
-                                dict(properties or {}))
+
+    def __init__(self, name: str, tags: Iterable[Any] | None = None,
+                 properties: Mapping[str, Any] | None = None, dtype: Any = None,
+                 is_list: bool = False, is_ragged: bool | None = None) -> None:
+        name_ = "float64" if dtype is None else _dtype_name(dtype)
+        if (is_list or is_ragged) and not name_.startswith("list<"):
+            name_ = f"list<{name_}>"
+        super().__init__(name, name_, TagSet(tags or ()) | _schema.default_tags(name_),
+                         dict(properties or {}))
+
+    @classmethod
+    def of(cls, col: _schema.ColumnSchema) -> ColumnSchema:
+        return col if isinstance(col, cls) else cls(col.name, col.tags, col.properties,
+                                                    col.dtype)
+
+    @property
+    def is_ragged(self) -> bool:
+        return self.is_list
+
+    def with_name(self, name: str) -> ColumnSchema:
+        return self.with_(name=name)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _schema.ColumnSchema):
+            return NotImplemented
+        return (self.name, self.dtype, self.tags, self.properties) == (
+            other.name, other.dtype, other.tags, other.properties)
+
+    __hash__ = _schema.ColumnSchema.__hash__
 
 
 __all__ = ["ColumnSchema", "Schema"]
