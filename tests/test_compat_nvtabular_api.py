@@ -242,3 +242,15 @@ def test_operator_api_maps_onto_the_core(tmp_path):
     loaded = irs.Workflow.load(tmp_path / "wf")
     assert [type(n.op).__module__.split(".")[1] for n in loaded.nodes if n.op] == ["ops"] * 4
     pd.testing.assert_frame_equal(loaded.transform(df), wf.transform(df))
+
+
+def test_dataset_schema_is_edited_in_place_as_merlins():
+    ds = nvt.Dataset(_frame())
+    col = ds.schema.column_schemas["x"]
+    ds.schema.column_schemas["x"] = col.with_tags(add=["custom"])
+    assert ds.schema["x"].tags == {"custom"} and ds.schema.column_names == list(_frame())
+    wf = nvt.Workflow(["x", "user"] >> ops.LogOp())
+    wf.fit(ds)
+    assert "custom" in wf.output_schema["x"].tags and "custom" not in wf.output_schema["user"].tags
+    with pytest.raises(SchemaError, match="with_name"):
+        ds.schema.column_schemas["y"] = col

@@ -8,12 +8,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 from ... import schema as _schema
 from ...embedding import embedding_dim
-from ...errors import ParameterError
+from ...errors import ParameterError, SchemaError
 from .tags import TagSet
 from .types import dtype_name_of
 
@@ -39,8 +39,10 @@ class Schema(_schema.Schema):
         return self.names
 
     @property
-    def column_schemas(self) -> dict[str, _schema.ColumnSchema]:
-        return dict(self.items())
+    def column_schemas(self) -> MutableMapping[str, _schema.ColumnSchema]:
+        """The columns by name, a live view as Merlin's: ``column_schemas[c] = col``
+        replaces (or adds) a column of this schema."""
+        return _ColumnSchemas(self)
 
     def without(self, names: str | Iterable[str]) -> Schema:
         drop = {names} if isinstance(names, str) else set(names)
@@ -63,6 +65,34 @@ def _merlin_properties(col: _schema.ColumnSchema) -> _schema.ColumnSchema:
     props["domain"] = {"min": 0, "max": card - 1, "name": props.get("domain", col.name)}
     props.setdefault("embedding_sizes", {"cardinality": card, "dimension": embedding_dim(card)})
     return col.with_(properties=props)
+
+
+class _ColumnSchemas(MutableMapping):
+    """A schema's columns as a mapping that edits it (Merlin's ``Schema.column_schemas``)."""
+
+    def __init__(self, schema: Schema) -> None:
+        self._cols = schema._cols
+
+    def __getitem__(self, name: str) -> _schema.ColumnSchema:
+        return self._cols[name]
+
+    def __setitem__(self, name: str, col: _schema.ColumnSchema) -> None:
+        if col.name != name:
+            raise SchemaError(f"column_schemas[{name!r}] = a column named {col.name!r}: the "
+                              f"names must match (col.with_name({name!r})).")
+        self._cols[name] = col
+
+    def __delitem__(self, name: str) -> None:
+        del self._cols[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._cols)
+
+    def __len__(self) -> int:
+        return len(self._cols)
+
+    def __repr__(self) -> str:
+        return repr(dict(self._cols))
 
 
 def _dtype_name(dtype: Any) -> str:
