@@ -254,3 +254,25 @@ def test_dataset_schema_is_edited_in_place_as_merlins():
     assert "custom" in wf.output_schema["x"].tags and "custom" not in wf.output_schema["user"].tags
     with pytest.raises(SchemaError, match="with_name"):
         ds.schema.column_schemas["y"] = col
+
+
+def test_categorify_out_path_writes_nvtabulars_category_files(tmp_path):
+    df = _frame(80, seed=5)
+    df["c"] = pd.Series(["a"] * 30 + ["b"] * 20 + ["c"] * 5 + ["d"] * 22 + [None] * 3
+                        ).sample(frac=1, random_state=0).to_numpy()
+    wf = nvt.Workflow(["c", "item"] >> ops.Categorify(freq_threshold=9, out_path=tmp_path))
+    out = wf.fit_transform(nvt.Dataset(df)).compute()
+    counts = df["c"].value_counts()
+    kept = counts[counts >= 9]
+    assert len(kept) == 3  # "c" (5 rows) goes out of the vocabulary
+    unique = pd.read_parquet(tmp_path / "categories" / "unique.c.parquet")
+    assert dict(zip(unique["c"], unique["c_size"], strict=True)) == kept.to_dict()
+    # each value's id is its index in the file, as NVTabular's
+    for cid, value in zip(unique.index, unique["c"], strict=True):
+        assert set(out.loc[df["c"] == value, "c"]) == {cid}
+    meta = pd.read_parquet(tmp_path / "categories" / "meta.c.parquet")
+    assert meta["kind"].tolist() == ["pad", "null", "oov", "unique"]
+    assert meta["num_observed"].tolist() == [0, 3, counts[counts < 9].sum(), kept.sum()]
+    assert meta["num_indices"].tolist() == [1, 1, 1, len(kept)]
+    assert (tmp_path / "categories" / "unique.item.parquet").exists()
+    assert not list(tmp_path.glob("categories/.*"))  # no temporary left

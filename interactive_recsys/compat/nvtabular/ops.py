@@ -11,6 +11,7 @@ NVTabular 23.08                             here
                                             values (the core's ``max_size`` counts values);
                                             ``max_size = num_buckets + 2``: hashing only
 ``Categorify(vocabs={col: values})``        looked up (:mod:`.vocabulary`), not fitted
+``Categorify(out_path=...)``                NVTabular's category files (:mod:`.categories`)
 ``ListSlice(k)``, k > 0                     ``row[:k]`` (the core's one number is a start)
 ``TargetEncoding``                          ``kfold=3``; several targets: one step each;
                                             ``fold_seed=None``: a seed drawn once
@@ -31,11 +32,11 @@ properties=)``                              / ``AddProperties``
 Every other operator is this project's own (``ops.FillMissing`` ...). Every operator here
 also has NVTabular's operator methods (``compute_output_schema``, ``transform(selector,
 df)``, fitted statistics such as ``op.means``: :mod:`.operator`). The wrappers return
-the core's operators (saved workflows load without this module) and accept, without effect or
-warning, NVTabular's tuning knobs that do not change results (``out_path``, ``on_host``,
-``cat_cache``, ``tree_width``, ...). What this module does *not* copy are NVTabular's defects
-(README, "From NVTabular"): statistics here skip nulls, a null key is null, hashes depend on
-values only.
+the core's operators (saved workflows load without this module) and accept, without effect,
+NVTabular's tuning knobs that do not change results (``on_host``, ``cat_cache``,
+``tree_width`` (which warns it is deprecated, as there) ...). What this module does *not*
+copy are NVTabular's defects (README, "From NVTabular"): statistics here skip nulls, a null
+key is null, hashes depend on values only.
 
 Examples
 --------
@@ -49,6 +50,7 @@ from __future__ import annotations
 
 import inspect
 import random
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -62,6 +64,7 @@ from ...graph import Node, SelectNode
 from ...operands import OperatorOperand
 from ...schema import Schema
 from ...selector import ColumnSelector
+from .categories import OUT_PATH
 from .operator import OperatorAPI
 from .operator import core_ops as _ops
 from .tags import TagSet
@@ -156,6 +159,10 @@ def Categorify(freq_threshold: int | Mapping[str, int] = 0, max_size: Any = 0,
     if isinstance(num_buckets, Mapping):
         return _per_column("Categorify", num_buckets, lambda n: Categorify(
             freq_threshold, max_size, n, encode_type, dtype, **kwargs), None)
+    if kwargs.get("tree_width") is not None:  # as NVTabular 23.08 warns
+        warnings.warn("Categorify(tree_width=...) is deprecated and ignored.", FutureWarning,
+                      stacklevel=2)
+    out_path = kwargs.get("out_path")
     rest = _tuning("Categorify", kwargs)
     values = None
     if max_size:
@@ -174,7 +181,10 @@ def Categorify(freq_threshold: int | Mapping[str, int] = 0, max_size: Any = 0,
                               "num_buckets": num_buckets, "encode_type": encode_type}
     if dtype is not None:
         params["dtype"] = dtype_name_of(dtype)
-    return _ops.Categorify(**params, **rest)
+    op = _ops.Categorify(**params, **rest)
+    if out_path is not None:  # NVTabular's category files are written there (.categories)
+        op.__dict__[OUT_PATH] = out_path
+    return op
 
 
 def ListSlice(start: int, end: int | None = None, pad: bool = False,

@@ -17,6 +17,7 @@ from ... import workflow as _workflow
 from ...graph import ConcatNode, Node
 from ...io.dataset import Dataset as _CoreDataset
 from ...io.dataset import as_dataset
+from .categories import write_categories
 from .dataset import Dataset
 from .operator import bind_fitted
 from .schema import ColumnSchema, Schema
@@ -45,11 +46,13 @@ class Workflow(_workflow.Workflow):
 
     def fit(self, dataset: Any, **kwargs: Any) -> Any:
         """Fit; then, as in NVTabular, every operator holds its fitted statistics
-        (``op.means`` ...) and every step its ``node.output_schema`` (:func:`bind_fitted`)."""
+        (``op.means`` ...), every step its ``node.output_schema`` (:func:`bind_fitted`) and a
+        ``Categorify(out_path=...)`` writes its category files (:mod:`.categories`)."""
         self._first_name_wins(dataset)
         out = super().fit(dataset, **kwargs)
         if out is self:  # not a background job
             bind_fitted(self)
+            write_categories(self)
         return out
 
     def fit_schema(self, input_schema: Any) -> Workflow:
