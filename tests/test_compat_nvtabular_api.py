@@ -276,3 +276,31 @@ def test_categorify_out_path_writes_nvtabulars_category_files(tmp_path):
     assert meta["num_indices"].tolist() == [1, 1, 1, len(kept)]
     assert (tmp_path / "categories" / "unique.item.parquet").exists()
     assert not list(tmp_path.glob("categories/.*"))  # no temporary left
+
+
+def test_groupby_descending_lists_keep_first_and_last_as_nvtabular(tmp_path):
+    import pyarrow as pa
+
+    import interactive_recsys as irs
+    from interactive_recsys.compat.nvtabular.groupby import reverse_lists
+
+    df = _frame(50, seed=7).sample(frac=1, random_state=1)
+    node = ["user", "ts", "x"] >> ops.Groupby("user", sort_cols=["ts"], ascending=False,
+                                              aggs={"x": ["list", "first", "last"]})
+    wf = nvt.Workflow(node)
+    out = wf.fit_transform(nvt.Dataset(df)).compute().set_index("user").sort_index()
+    by_ts = df.sort_values("ts").groupby("user")["x"]
+    for user, xs in by_ts:
+        assert out.loc[user, "x_list"].tolist() == xs.tolist()[::-1]  # descending ts
+    # first/last keep the ascending meaning (NVTabular's _first_or_last)
+    np.testing.assert_array_equal(out["x_first"], by_ts.first().sort_index())
+    np.testing.assert_array_equal(out["x_last"], by_ts.last().sort_index())
+    wf.save(tmp_path / "wf")
+    loaded = irs.Workflow.load(tmp_path / "wf", functions=[reverse_lists])
+    pd.testing.assert_frame_equal(loaded.transform(df).set_index("user").sort_index(), out)
+    # null lists stay null, on a sliced Arrow column too
+    lists = pd.Series(pd.arrays.ArrowExtensionArray(
+        pa.array([[9], [1, 2, 3], None, [], [4, 5]]).slice(1)))
+    assert pa.array(reverse_lists(lists)).to_pylist() == [[3, 2, 1], None, [], [5, 4]]
+    plain = df["x"]
+    assert reverse_lists(plain) is plain

@@ -68,9 +68,6 @@ EXCLUDED: dict[str, tuple[str, str]] = {
     "test_categorify_inference": (DEVIATION, "Triton inference operators "
                                   "(op.inference_initialize, merlin.systems) are not ported"),
     # -- behaviour that differs, each in the README's porting table
-    # (ids keys-ascending-cpu)
-    "test_groupby_op[*-False-*]": (DEVIATION, "Groupby(ascending=False) is refused, naming the "
-                                   "fix (sort by a negated column)"),
     "test_groupby_casting_in_aggregations": (DEVIATION, "Groupby aggregations median and "
                                              "nunique are not supported (list, count, first, "
                                              "last, sum, mean, min, max, std, var are)"),

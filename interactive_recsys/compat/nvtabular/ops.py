@@ -27,6 +27,8 @@ properties=)``                              / ``AddProperties``
 ``HashBucket(n)``, ``HashedCross(n)``       ids ``hash % n`` from 0 (the core's: from 2)
 ``Groupby("col")``, ``DifferenceLag(keys)``  keys read from the input; unselected ``Groupby``
                                             keys are not output
+``Groupby(ascending=False)``                lists reversed, ``first``/``last`` as NVTabular
+                                            (:mod:`.groupby`)
 ==========================================  =================================================
 
 Every other operator is this project's own (``ops.FillMissing`` ...). Every operator here
@@ -63,8 +65,8 @@ from ...errors import ParameterError, SchemaError
 from ...graph import Node, SelectNode
 from ...operands import OperatorOperand
 from ...schema import Schema
-from ...selector import ColumnSelector
 from .categories import OUT_PATH
+from .groupby import Groupby, from_input
 from .operator import OperatorAPI
 from .operator import core_ops as _ops
 from .tags import TagSet
@@ -249,14 +251,6 @@ def HashedCross(num_buckets: int, **kwargs: Any) -> Steps:
     return _from_zero(_ops.HashedCross(num_buckets, **kwargs), num_buckets)
 
 
-def _from_input(columns: Any) -> Any:
-    """Key columns read from the workflow input when not selected (NVTabular's
-    dependencies): a selection of the names (a step stays a step)."""
-    if isinstance(columns, Node | ColumnSelector):
-        return columns
-    return ColumnSelector([columns] if isinstance(columns, str) else list(columns))
-
-
 def Bucketize(boundaries: Any) -> Any:
     """NVTabular's ``Bucketize``: a list of boundaries, or ``{column: boundaries}``."""
     return _per_column("Bucketize", boundaries, _ops.Bucketize, None)
@@ -265,7 +259,7 @@ def Bucketize(boundaries: Any) -> Any:
 def DifferenceLag(partition_cols: Any, shift: int | Sequence[int] = 1, **kwargs: Any) -> Any:
     """NVTabular's ``DifferenceLag``: several shifts give one step each
     (``<col>_difference_lag_<shift>``)."""
-    keys = _from_input(partition_cols)
+    keys = from_input(partition_cols)
     if isinstance(shift, int):
         return _ops.DifferenceLag(keys, shift, **kwargs)
     names = [partition_cols] if isinstance(partition_cols, str) else partition_cols
@@ -294,42 +288,6 @@ class _Shifts(OperatorAPI, OperatorOperand):
 
     def __repr__(self) -> str:
         return f"DifferenceLag(shift={[op.shift for op in self.ops]!r})"
-
-
-def Groupby(groupby_cols: Any = None, sort_cols: Any = None, aggs: Any = "list",
-            name_sep: str = "_", ascending: bool = True) -> _ops.Groupby:
-    """NVTabular's ``Groupby``: one key column may be a plain string."""
-    if not ascending:
-        raise ParameterError("Groupby(ascending=False) is not supported; sort by a negated "
-                             "column (ops.LambdaOp('-x')) or reverse the lists after.")
-    op = _ops.Groupby(_from_input(groupby_cols or ()),
-                      sort_cols=None if sort_cols is None else _from_input(sort_cols),
-                      aggs=aggs, name_sep=name_sep)
-    keys = [groupby_cols] if isinstance(groupby_cols, str) else groupby_cols
-    if not isinstance(keys, list | tuple):
-        return op
-    return _KeysNotSelected(op, list(keys))
-
-
-class _KeysNotSelected(OperatorAPI, OperatorOperand):
-    """``Groupby`` keys read from the input without being selected are not output, as in
-    NVTabular (``["product_id"] >> Groupby(groupby_cols=["day"])``: ``product_id_count``)."""
-
-    def __init__(self, op: _ops.Groupby, keys: list[str]) -> None:
-        self.op, self.keys = op, keys
-
-    def expand_after(self, node: Node) -> Node:
-        out = node >> self.op
-        if isinstance(node, SelectNode):
-            sel = node.selector
-            chosen = set(sel.names) | {n for g in sel.groups for n in g}
-            extra = [k for k in self.keys if k not in chosen]
-            if extra and not sel.tags:
-                out = out - extra
-        return out
-
-    def __repr__(self) -> str:
-        return repr(self.op)
 
 
 class _RenameBy(_ops.Rename, register=False):
