@@ -227,6 +227,11 @@ def test_operator_api_maps_onto_the_core(tmp_path):
     np.testing.assert_allclose(again["x"], out["x"], rtol=1e-6)
     arrays = norm.transform(nvt.ColumnSelector(["x"]), {"x": filled.to_numpy()})
     np.testing.assert_allclose(arrays["x"], out["x"], rtol=1e-6)
+    frame = pd.DataFrame({"k": [1, 1, 2, 1], "t": [1, 5, 2, 9]})  # keys read, as in a step
+    lag = ops.DifferenceLag("k").transform(nvt.ColumnSelector(["t"]), frame)
+    assert lag.sort_values(["k", "t"])["t_difference_lag_1"].tolist()[:3] == [pd.NA, 4, 4]
+    with pytest.raises(irs.NotFittedError, match="fit a Workflow"):
+        ops.FillMedian().transform(nvt.ColumnSelector(["t"]), frame)
     # the schemas: the node's after fit (still callable as the core's method), the op's
     assert wf.output_node.output_schema == wf.output_schema
     assert wf.output_node.output_schema(wf.input_schema) == irs.Workflow(

@@ -158,15 +158,22 @@ def transform_frame(op: Any, selector: Any, data: Any) -> Any:
     backend = backend_of(frame)
     native = convert(frame, backend=backend)
     sel = selector if isinstance(selector, ColumnSelector) else ColumnSelector(list(selector))
-    groups = sel.resolve(backend.schema_of(native))
+    schema = backend.schema_of(native)
+    groups = sel.resolve(schema)
     names = list(dict.fromkeys(n for g in groups for n in g))
     state = op.__dict__.get("_nvt_state")
+    steps = op.dependency_nodes()  # columns given as selections or steps: read from df
+    if steps:
+        op = op.with_dependency_columns({k: Node.as_node(v).output_schema(schema).names
+                                         for k, v in steps.items()})
+    reads = op.named_columns(*(k for k, spec in op.params.items() if spec.columns))
+    names += [n for n in dict.fromkeys(reads) if n in schema and n not in names]
     if op.is_stat and state is None:
         raise NotFittedError(f"{op!r}.transform needs its fitted statistics: fit a Workflow "
                              "holding this operator first (nvt.Workflow(...).fit(dataset)).")
     ctx = _core.OpContext(backend=backend, groups=[tuple(g) for g in groups])
     out = op.transform(backend.select(native, names), state, ctx)
-    if op.changes_rows:
+    if isinstance(op, _core.RowFilter):
         out = backend.filter_rows(out, op.row_mask(backend.select(native, names), state, ctx))
     out = user_frame(convert(out, like=frame), "numpy_nullable")
     if as_dict:
