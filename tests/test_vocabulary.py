@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from interactive_recsys.backend import keyed_counts as kc
-from interactive_recsys.tables import ranking
+from interactive_recsys.tables import cache, ranking
 from interactive_recsys.tables import vocabulary as vocab
 
 
@@ -112,12 +112,17 @@ def test_write_split_keeps_the_top_max_size(tmp_path, splits):
     assert back.to_pydict() == {"value": ["a", "b"], "count": [5, 3], "index": [3, 4]}
 
 
-def test_table_cache_stays_within_its_byte_budget(tmp_path, monkeypatch):
+def _three_splits(tmp_path):
     for split in range(3):
         t = table([f"s{split}-{i}" for i in range(1000)], list(range(1000, 0, -1)))
         vocab.write_split(t, ranking.local_rank(t), 3, None, str(tmp_path), split)
-    one = vocab.load_split(str(tmp_path), 0).nbytes
+    return vocab.load_split(str(tmp_path), 0).nbytes
+
+
+def test_table_cache_stays_within_its_byte_budget(tmp_path, monkeypatch):
+    one = _three_splits(tmp_path)
     monkeypatch.setenv("IRS_VOCAB_CACHE_BYTES", str(int(one * 2.5)))
+    monkeypatch.setattr(cache, "STALE_S", -1.0)  # every table unused: least recently used out
     vocab.TABLES.clear()
     first = vocab.load_split(str(tmp_path), 0)
     vocab.load_split(str(tmp_path), 1)
@@ -130,6 +135,30 @@ def test_table_cache_stays_within_its_byte_budget(tmp_path, monkeypatch):
     assert len(vocab.TABLES._tables) == 1
     pos = again.positions(pa.array(["s1-0", "nope"]), vocab.hash_array(pa.array(["s1-0", "nope"])))
     assert pos[1] == -1 and again.index[pos[0]] == 3  # the most frequent value: the first id
+    vocab.TABLES.clear()
+
+
+@pytest.mark.parametrize("stale_s, loads", [(-1.0, 12), (60.0, 7)])
+def test_table_cache_re_reads_only_the_overflow_of_a_cycle_in_use(tmp_path, monkeypatch,
+                                                                    stale_s, loads):
+    """A transform visits the same tables in turn on every partition: with room for two of
+    three, least-recently-used eviction misses every time (12 reads in 4 rounds); evicting
+    the latest used instead re-reads only the overflow. By hand, cache after each round:
+    0 1 2 -> {0, 2} (3 reads); 0 hit, 1 read evicts 0, 2 hit -> {1, 2} (1); 0 read evicts
+    2, 1 hit, 2 read evicts 1 -> {0, 2} (2); as round 2 (1): 7 reads."""
+    one = _three_splits(tmp_path)
+    monkeypatch.setenv("IRS_VOCAB_CACHE_BYTES", str(int(one * 2.5)))
+    monkeypatch.setattr(cache, "STALE_S", stale_s)
+    reads = []
+    real = cache.storage.read_table
+    monkeypatch.setattr(cache.storage, "read_table", lambda *a: reads.append(a) or real(*a))
+    vocab.TABLES.clear()
+    for _ in range(4):
+        for split in range(3):
+            t = vocab.load_split(str(tmp_path), split)
+            assert t.index[t.positions(pa.array([f"s{split}-0"]),
+                                       vocab.hash_array(pa.array([f"s{split}-0"])))[0]] == 3
+    assert len(reads) == loads and vocab.TABLES._bytes <= one * 2.5
     vocab.TABLES.clear()
 
 
