@@ -151,15 +151,15 @@ def log1p_values(arr: pa.Array | pa.ChunkedArray) -> Any:
     """``log(1 + x)`` computed in float64, stored as float32 (values below -1 give NaN);
     nulls stay null.
 
-    Integers spanning fewer values than a quarter of their rows (counters: most of them)
-    look their result up in a table of ``log1p`` over that span: the same numbers, without
-    a logarithm per row.
+    Integers spanning at most 65,536 values and fewer than an eighth of their rows
+    (counters: most of them) look their result up in a table of ``log1p`` over that span
+    (in cache): the same numbers, without a logarithm per row.
     """
     def log1p(v: np.ndarray, out: np.ndarray) -> None:
         with np.errstate(invalid="ignore", divide="ignore"):
             if v.dtype.kind in "iu" and len(v) >= 64:
                 lo, hi = int(v.min()), int(v.max())
-                if hi - lo < len(v) // 4:
+                if hi - lo < min(len(v) // 8, 1 << 16):
                     wide = np.uint64 if v.dtype == np.uint64 else np.int64
                     span = np.arange(hi - lo + 1, dtype=wide) + wide(lo)  # the same integers
                     table = np.log1p(span, dtype=np.float64).astype(np.float32)
