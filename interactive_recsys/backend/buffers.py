@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 #: Values per block of a blocked kernel (float64: 512 KB, within a core's L2 cache).
 BLOCK = 1 << 16
@@ -157,9 +158,10 @@ def log1p_values(arr: pa.Array | pa.ChunkedArray) -> Any:
     """
     def log1p(v: np.ndarray, out: np.ndarray) -> None:
         with np.errstate(invalid="ignore", divide="ignore"):
-            if v.dtype.kind in "iu" and len(v) >= 64:
-                lo, hi = int(v.min()), int(v.max())
-                if hi - lo < min(len(v) // 8, 1 << 16):
+            limit = min(len(v) // 8, 1 << 16)
+            if v.dtype.kind in "iu" and limit and int(np.ptp(v[:BLOCK])) < limit:
+                lo, hi = (int(m.as_py()) for m in pc.min_max(pa.array(v)).values())
+                if hi - lo < limit:
                     wide = np.uint64 if v.dtype == np.uint64 else np.int64
                     span = np.arange(hi - lo + 1, dtype=wide) + wide(lo)  # the same integers
                     table = np.log1p(span, dtype=np.float64).astype(np.float32)
