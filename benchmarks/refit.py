@@ -1,7 +1,7 @@
 """Refit after an edit: the 40-column Criteo workflow fitted once, one continuous step edited,
 then fitted again with ``reuse=`` the first fit (what the Studio's Run does after an edit).
 
-``python -m benchmarks refit [--rows 8000000] [--data DIR] [--quick] [--suffix TEXT]``
+``python -m benchmarks refit [--rows 8000000] [--data DIR] [--quick] [--suffix=-TEXT]``
 
 One fresh process (Dask's threaded scheduler, as ``irs-local`` in ``python -m benchmarks
 criteo``) opens the kaggle-profile data and times, each with its wall time and the CPU time
@@ -57,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="runs of each refit (median reported; default 3)")
     parser.add_argument("--quick", action="store_true", help="smoke run: 200k rows")
     parser.add_argument("--suffix", default="", help="appended to the results' file names "
-                        "(e.g. -continuous-ops: keeps an earlier run of the same day)")
+                        "(e.g. --suffix=-continuous-ops: keeps an earlier run of the same day)")
 
 
 def workflow(normalize: str = "Normalize", clip_min: int = 0, artifacts: str | None = None,
@@ -174,9 +174,11 @@ def child(args_json: str) -> None:
     same = {s.node_id: s.state for s in fresh.fitted_steps()} == {
         s.node_id: s.state for s in studio.fitted_steps()}
     per_partition = partition_ms(ds.files[0])
+    import pyarrow.parquet as pq
     print(json.dumps({"rows": ds.num_rows, "npartitions": ds.npartitions, "files": len(ds.files),
                       "steps": rows, "states_equal_fresh_fit": same,
-                      "partition_ms": per_partition}))
+                      "partition_ms": per_partition,
+                      "partition_rows": pq.read_metadata(ds.files[0]).num_rows}))
 
 
 def run(args: argparse.Namespace) -> None:
@@ -241,7 +243,7 @@ def write_results(results: dict[str, Any], label: str, suffix: str = "") -> None
               f"{'met' if results['meets_target'] else 'NOT met'}. The fresh fit's states "
               f"{'equal' if results['states_equal_fresh_fit'] else 'DIFFER from'} the "
               "Studio refit's.", "",
-              *_partition_lines(results.get("partition_ms")),
+              *_partition_lines(results.get("partition_ms"), results.get("partition_rows")),
               f"Load average before {results['load_avg_before']}, after "
               f"{results['load_avg_after']}. Machine: {results['machine']}. Code: "
               f"{results['git']}.", ""]
@@ -249,11 +251,12 @@ def write_results(results: dict[str, Any], label: str, suffix: str = "") -> None
     print(f"wrote {stem}.json and .md")
 
 
-def _partition_lines(ms: dict[str, float] | None) -> list[str]:
+def _partition_lines(ms: dict[str, float] | None, rows: int | None) -> list[str]:
     if not ms:
         return []
-    return ["The continuous branch on one 500k-row partition (the first file), CPU ms, the "
-            "least of 15 runs: " + ", ".join(f"{k} {v:.1f}" for k, v in ms.items()) + ".", ""]
+    return [f"The continuous branch on one partition (the first file, {rows:,} rows), CPU ms, "
+            "the least of 15 runs: " + ", ".join(f"{k} {v:.1f}" for k, v in ms.items()) + ".",
+            ""]
 
 
 if __name__ == "__main__":
