@@ -102,9 +102,10 @@ def test_log1p_equals_float64_log1p_stored_as_float32(t: pa.DataType, span: int,
 
 
 def expected_moments(arr: pa.ChunkedArray) -> dict[str, float]:
-    """The moments of the finite values, from the filtered float64 array (plain NumPy)."""
-    x = arr.to_numpy(zero_copy_only=False)
-    x = x[~arr.is_null().to_numpy(zero_copy_only=False)].astype(np.float64)
+    """The moments of the finite values, from the filtered float64 array (Arrow's cast, as
+    the kernel before; plain NumPy)."""
+    x = pc.cast(arr, pa.float64(), safe=False).to_numpy(zero_copy_only=False)
+    x = x[~arr.is_null().to_numpy(zero_copy_only=False)]
     x = x[np.isfinite(x)]
     if not len(x):
         return {"count": 0.0, "missing": float(len(arr))}
@@ -122,6 +123,14 @@ def test_dense_moments_equal_those_of_the_filtered_values_bit_for_bit(t: pa.Data
     assert moments(dense) == got
     two = pa.chunked_array([column(t, n, seed=1, nulls=0.0, nan=0.0), column(t, 7, 2, 0, 0)])
     assert buffers.dense_moments(two) == expected_moments(two)
+
+
+def test_dense_moments_of_integers_past_2_to_53_convert_as_arrow_does():
+    rng = np.random.default_rng(5)
+    big = rng.integers(2**60, 2**62, 50_001) | 1  # odd: not representable, rounded
+    for arr in (pa.array(big), pa.array(big.astype(np.uint64)), pa.array(-big)):
+        dense = pa.chunked_array([arr])
+        assert buffers.dense_moments(dense) == expected_moments(dense)
 
 
 def test_moments_of_columns_with_nulls_nan_or_infinities_filter_them():
