@@ -1,13 +1,13 @@
 """NumPy kernels on the value buffers of Arrow arrays: fill, clip, ``log1p`` and moments of
-plain numeric columns (integers, float32, float64) in one pass each, written straight into
-buffers of Arrow's memory pool.
+plain numeric columns (integers, float32, float64) in a pass or two, their outputs written
+straight into buffers of Arrow's memory pool.
 
 Why not ``pyarrow.compute`` or plain NumPy:
 
 * Arrow's ``fill_null`` selects value by value (about 6 ns a value); here the validity
   bitmap is unpacked (one bit a value) and the fill is arithmetic (about 1 ns a value).
-* A fresh NumPy array of a 500k-row partition is 4 MB that the kernel page-faults in again
-  for every column (about 2 ms of a partition's 0.3 ms of arithmetic, on a VM). Outputs here
+* A fresh NumPy array for a column of a 500k-row partition is 4 MB that is page-faulted in
+  anew for every column (about 2 ms on a VM, against 0.3 ms of arithmetic). Outputs here
   come from Arrow's pool (jemalloc, see :func:`.arrow.prefer_jemalloc`), which keeps freed
   pages for the next column and partition, and they become Arrow arrays without a copy.
 * Temporaries (``log1p``'s float64 values, the moments' deviations) are computed in blocks
