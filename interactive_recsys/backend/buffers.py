@@ -160,7 +160,7 @@ def log1p_values(arr: pa.Array | pa.ChunkedArray) -> Any:
         with np.errstate(invalid="ignore", divide="ignore"):
             limit = min(len(v) // 8, 1 << 16)
             if v.dtype.kind in "iu" and limit and int(np.ptp(v[:BLOCK])) < limit:
-                lo, hi = (int(m.as_py()) for m in pc.min_max(pa.array(v)).values())
+                lo, hi = (int(m.as_py()) for m in pc.min_max(pa.array(v)).values())  # all slots
                 if hi - lo < limit:
                     wide = np.uint64 if v.dtype == np.uint64 else np.int64
                     span = np.arange(hi - lo + 1, dtype=wide) + wide(lo)  # the same integers
@@ -177,9 +177,10 @@ def log1p_values(arr: pa.Array | pa.ChunkedArray) -> Any:
 
 
 def _take(table: np.ndarray, v: np.ndarray, lo: int, out: np.ndarray) -> None:
-    """``out = table[v - lo]``, block by block (``lo <= v``, ``v - lo < len(table)``)."""
+    """``out = table[v - lo]``, block by block (``lo <= v``, ``v - lo < len(table)``: the
+    span covers every slot, those under nulls too); ``wrap``: NumPy's fastest mode."""
     if lo == 0 and v.dtype == np.intp:
-        np.take(table, v, out=out, mode="clip")
+        np.take(table, v, out=out, mode="wrap")
         return
     index = np.empty(min(BLOCK, len(v)), np.intp)
     for start in range(0, len(v), BLOCK):
@@ -188,7 +189,7 @@ def _take(table: np.ndarray, v: np.ndarray, lo: int, out: np.ndarray) -> None:
             np.subtract(part, np.uint64(lo), out=at.view(np.uint64))
         else:
             np.subtract(part, lo, out=at, dtype=np.intp)
-        np.take(table, at, out=out[start:start + len(part)], mode="clip")
+        np.take(table, at, out=out[start:start + len(part)], mode="wrap")
 
 
 def pairwise_sum(leaf: Any, start: int, stop: int) -> float:
