@@ -98,6 +98,8 @@ def test_join_groupby_defaults_to_count(tmp_path):
 
 
 def test_other_operators_are_the_projects_own():
-    assert nvt_ops.FillMissing is ops.FillMissing
+    op = nvt_ops.FillMissing(1)
+    assert isinstance(op, ops.FillMissing) and op == ops.FillMissing(1)
+    assert op.to_config() == {"op": "FillMissing", "params": {"fill_val": 1}}  # loads as ours
     with pytest.raises(AttributeError, match="no operator 'Nope'"):
         nvt_ops.Nope  # noqa: B018

@@ -199,3 +199,113 @@ def test_lambda_on_pandas_strings_keeps_their_type():
     out = wf.fit_transform(df)
     assert wf.output_schema["n"].cardinality == 3 + 2  # pad, null, OOV + "A", "B"
     assert out["n"].tolist() == [3, 4, 3]
+
+
+def test_operator_api_maps_onto_the_core(tmp_path):
+    """op.compute_output_schema, fitted statistics, op.transform and node.output_schema:
+    each against pandas or the workflow's own result."""
+    import interactive_recsys as irs
+
+    df = _frame(60, seed=3)
+    df.loc[[2, 7], "x"] = np.nan
+    df["h"] = [list(range(n % 4 + 1)) for n in range(len(df))]
+    norm, median, counts = ops.Normalize(), ops.FillMedian(), ops.ValueCount()
+    with pytest.raises(AttributeError, match="fit a Workflow"):
+        norm.means  # noqa: B018
+    cats = ["c"] >> ops.Categorify()
+    wf = nvt.Workflow((["x"] >> median >> norm) + cats + (["h"] >> counts))
+    ds = nvt.Dataset(df)
+    out = wf.fit_transform(ds).compute()
+    filled = df["x"].fillna(df["x"].median())
+    assert median.medians["x"] == pytest.approx(df["x"].median())
+    assert norm.means["x"] == pytest.approx(filled.mean())
+    assert norm.stds["x"] == pytest.approx(filled.std())  # sample std, as NVTabular
+    assert counts.stats == {"h": {"value_count": {"min": 1, "max": 4}}}
+    np.testing.assert_allclose(out["x"], ((filled - filled.mean()) / filled.std()), rtol=1e-5)
+    # op.transform(selector, frame) is the step's transform, with its fitted statistics
+    again = norm.transform(nvt.ColumnSelector(["x"]), pd.DataFrame({"x": filled}))
+    np.testing.assert_allclose(again["x"], out["x"], rtol=1e-6)
+    arrays = norm.transform(nvt.ColumnSelector(["x"]), {"x": filled.to_numpy()})
+    np.testing.assert_allclose(arrays["x"], out["x"], rtol=1e-6)
+    frame = pd.DataFrame({"k": [1, 1, 2, 1], "t": [1, 5, 2, 9]})  # keys read, as in a step
+    lag = ops.DifferenceLag("k").transform(nvt.ColumnSelector(["t"]), frame)
+    assert lag.sort_values(["k", "t"])["t_difference_lag_1"].tolist()[:3] == [pd.NA, 4, 4]
+    with pytest.raises(irs.NotFittedError, match="fit a Workflow"):
+        ops.FillMedian().transform(nvt.ColumnSelector(["t"]), frame)
+    # the schemas: the node's after fit (still callable as the core's method), the op's
+    assert wf.output_node.output_schema == wf.output_schema
+    assert wf.output_node.output_schema(wf.input_schema) == irs.Workflow(
+        wf.output_node).compute_schema(wf.input_schema)
+    assert cats.output_schema["c"].properties["domain"] == {
+        "min": 0, "max": out["c"].max(), "name": "c"}
+    one = ops.LogOp().compute_output_schema(ds.schema, nvt.ColumnSelector(["user"]))
+    assert one.column_names == ["user"] and one["user"].dtype == "float32"
+    # the statistics are a copy; the saved workflow names the core's operators
+    norm.means["x"] = 99.0
+    assert norm.means["x"] == pytest.approx(filled.mean())
+    wf.save(tmp_path / "wf")
+    loaded = irs.Workflow.load(tmp_path / "wf")
+    assert [type(n.op).__module__.split(".")[1] for n in loaded.nodes if n.op] == ["ops"] * 4
+    pd.testing.assert_frame_equal(loaded.transform(df), wf.transform(df))
+
+
+def test_dataset_schema_is_edited_in_place_as_merlins():
+    ds = nvt.Dataset(_frame())
+    col = ds.schema.column_schemas["x"]
+    ds.schema.column_schemas["x"] = col.with_tags(add=["custom"])
+    assert ds.schema["x"].tags == {"custom"} and ds.schema.column_names == list(_frame())
+    wf = nvt.Workflow(["x", "user"] >> ops.LogOp())
+    wf.fit(ds)
+    assert "custom" in wf.output_schema["x"].tags and "custom" not in wf.output_schema["user"].tags
+    with pytest.raises(SchemaError, match="with_name"):
+        ds.schema.column_schemas["y"] = col
+
+
+def test_categorify_out_path_writes_nvtabulars_category_files(tmp_path):
+    df = _frame(80, seed=5)
+    df["c"] = pd.Series(["a"] * 30 + ["b"] * 20 + ["c"] * 5 + ["d"] * 22 + [None] * 3
+                        ).sample(frac=1, random_state=0).to_numpy()
+    wf = nvt.Workflow(["c", "item"] >> ops.Categorify(freq_threshold=9, out_path=tmp_path))
+    out = wf.fit_transform(nvt.Dataset(df)).compute()
+    counts = df["c"].value_counts()
+    kept = counts[counts >= 9]
+    assert len(kept) == 3  # "c" (5 rows) goes out of the vocabulary
+    unique = pd.read_parquet(tmp_path / "categories" / "unique.c.parquet")
+    assert dict(zip(unique["c"], unique["c_size"], strict=True)) == kept.to_dict()
+    # each value's id is its index in the file, as NVTabular's
+    for cid, value in zip(unique.index, unique["c"], strict=True):
+        assert set(out.loc[df["c"] == value, "c"]) == {cid}
+    meta = pd.read_parquet(tmp_path / "categories" / "meta.c.parquet")
+    assert meta["kind"].tolist() == ["pad", "null", "oov", "unique"]
+    assert meta["num_observed"].tolist() == [0, 3, counts[counts < 9].sum(), kept.sum()]
+    assert meta["num_indices"].tolist() == [1, 1, 1, len(kept)]
+    assert (tmp_path / "categories" / "unique.item.parquet").exists()
+    assert not list(tmp_path.glob("categories/.*"))  # no temporary left
+
+
+def test_groupby_descending_lists_keep_first_and_last_as_nvtabular(tmp_path):
+    import pyarrow as pa
+
+    import interactive_recsys as irs
+    from interactive_recsys.compat.nvtabular.groupby import reverse_lists
+
+    df = _frame(50, seed=7).sample(frac=1, random_state=1)
+    node = ["user", "ts", "x"] >> ops.Groupby("user", sort_cols=["ts"], ascending=False,
+                                              aggs={"x": ["list", "first", "last"]})
+    wf = nvt.Workflow(node)
+    out = wf.fit_transform(nvt.Dataset(df)).compute().set_index("user").sort_index()
+    by_ts = df.sort_values("ts").groupby("user")["x"]
+    for user, xs in by_ts:
+        assert out.loc[user, "x_list"].tolist() == xs.tolist()[::-1]  # descending ts
+    # first/last keep the ascending meaning (NVTabular's _first_or_last)
+    np.testing.assert_array_equal(out["x_first"], by_ts.first().sort_index())
+    np.testing.assert_array_equal(out["x_last"], by_ts.last().sort_index())
+    wf.save(tmp_path / "wf")
+    loaded = irs.Workflow.load(tmp_path / "wf", functions=[reverse_lists])
+    pd.testing.assert_frame_equal(loaded.transform(df).set_index("user").sort_index(), out)
+    # null lists stay null, on a sliced Arrow column too
+    lists = pd.Series(pd.arrays.ArrowExtensionArray(
+        pa.array([[9], [1, 2, 3], None, [], [4, 5]]).slice(1)))
+    assert pa.array(reverse_lists(lists)).to_pylist() == [[3, 2, 1], None, [], [5, 4]]
+    plain = df["x"]
+    assert reverse_lists(plain) is plain

@@ -355,6 +355,16 @@ def test_normalize_matches_standard_scaler(df: pd.DataFrame, root: str, column: 
     np.testing.assert_allclose(floats(out, column), expected, rtol=1e-5, atol=1e-6)
 
 
+def test_normalize_ddof_1_divides_by_the_sample_std_as_pandas(df: pd.DataFrame,
+                                                              root: str) -> None:
+    wf, out = run(["F1"] >> ops.Normalize(ddof=1), df, root)
+    x = pd.Series(floats(df, "F1"))
+    np.testing.assert_allclose(floats(out, "F1"), ((x - x.mean()) / x.std()).to_numpy(),
+                               rtol=1e-5, atol=1e-6)
+    (step,) = wf.fitted_steps()
+    assert step.state["stds"]["F1"] == pytest.approx(x.std(), rel=1e-12)
+
+
 def test_normalize_stats_skip_non_finite_and_inf_stays_inf(root: str) -> None:
     x = np.array([1.0, 2.0, np.inf, 4.0, -np.inf, np.nan, 7.0])
     data = pd.DataFrame({"x": x})

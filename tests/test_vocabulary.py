@@ -4,9 +4,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from interactive_recsys.backend import keyed_counts as kc
-from interactive_recsys.tables import ranking
+from interactive_recsys.tables import cache, ranking
 from interactive_recsys.tables import vocabulary as vocab
 
 
@@ -110,12 +112,17 @@ def test_write_split_keeps_the_top_max_size(tmp_path, splits):
     assert back.to_pydict() == {"value": ["a", "b"], "count": [5, 3], "index": [3, 4]}
 
 
-def test_table_cache_stays_within_its_byte_budget(tmp_path, monkeypatch):
+def _three_splits(tmp_path):
     for split in range(3):
         t = table([f"s{split}-{i}" for i in range(1000)], list(range(1000, 0, -1)))
         vocab.write_split(t, ranking.local_rank(t), 3, None, str(tmp_path), split)
-    one = vocab.load_split(str(tmp_path), 0).nbytes
+    return vocab.load_split(str(tmp_path), 0).nbytes
+
+
+def test_table_cache_stays_within_its_byte_budget(tmp_path, monkeypatch):
+    one = _three_splits(tmp_path)
     monkeypatch.setenv("IRS_VOCAB_CACHE_BYTES", str(int(one * 2.5)))
+    monkeypatch.setattr(cache, "STALE_S", -1.0)  # every table unused: least recently used out
     vocab.TABLES.clear()
     first = vocab.load_split(str(tmp_path), 0)
     vocab.load_split(str(tmp_path), 1)
@@ -126,8 +133,32 @@ def test_table_cache_stays_within_its_byte_budget(tmp_path, monkeypatch):
     monkeypatch.setenv("IRS_VOCAB_CACHE_BYTES", "1")  # a tiny budget still keeps one table
     again = vocab.load_split(str(tmp_path), 1)
     assert len(vocab.TABLES._tables) == 1
-    assert again.positions(pa.array(["s1-0", "nope"]),
-                           vocab.hash_array(pa.array(["s1-0", "nope"]))).tolist() == [0, -1]
+    pos = again.positions(pa.array(["s1-0", "nope"]), vocab.hash_array(pa.array(["s1-0", "nope"])))
+    assert pos[1] == -1 and again.index[pos[0]] == 3  # the most frequent value: the first id
+    vocab.TABLES.clear()
+
+
+@pytest.mark.parametrize("stale_s, loads", [(-1.0, 12), (60.0, 7)])
+def test_table_cache_re_reads_only_the_overflow_of_a_cycle_in_use(tmp_path, monkeypatch,
+                                                                    stale_s, loads):
+    """A transform visits the same tables in turn on every partition: with room for two of
+    three, least-recently-used eviction misses every time (12 reads in 4 rounds); evicting
+    the latest used instead re-reads only the overflow. By hand, cache after each round:
+    0 1 2 -> {0, 2} (3 reads); 0 hit, 1 read evicts 0, 2 hit -> {1, 2} (1); 0 read evicts
+    2, 1 hit, 2 read evicts 1 -> {0, 2} (2); as round 2 (1): 7 reads."""
+    one = _three_splits(tmp_path)
+    monkeypatch.setenv("IRS_VOCAB_CACHE_BYTES", str(int(one * 2.5)))
+    monkeypatch.setattr(cache, "STALE_S", stale_s)
+    reads = []
+    real = cache.storage.read_table
+    monkeypatch.setattr(cache.storage, "read_table", lambda *a: reads.append(a) or real(*a))
+    vocab.TABLES.clear()
+    for _ in range(4):
+        for split in range(3):
+            t = vocab.load_split(str(tmp_path), split)
+            assert t.index[t.positions(pa.array([f"s{split}-0"]),
+                                       vocab.hash_array(pa.array([f"s{split}-0"])))[0]] == 3
+    assert len(reads) == loads and vocab.TABLES._bytes <= one * 2.5
     vocab.TABLES.clear()
 
 
@@ -159,3 +190,30 @@ def test_split_count_follows_rows_or_partitions():
     assert op.splits(ctx(num_rows=20_000_000)) == 3  # about 8M rows per split
     assert op.splits(ctx(num_rows=None, npartitions=64)) == 4  # 64 x ~500k rows = 32M
     assert Categorify(split_out=5).splits(ctx(num_rows=10)) == 5
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.text(max_size=12), st.sampled_from(["68fd1e64", "05db9164"])),
+                unique=True, max_size=40),
+       st.lists(st.one_of(st.none(), st.text(max_size=12), st.sampled_from(["68fd1e64"])),
+                max_size=40),
+       st.randoms())
+def test_lookup_equals_a_dict_lookup_in_any_row_order(values, queries, rnd):
+    rnd.shuffle(values)  # any file order: hash order or not
+    t = vocab.VocabTable(pa.array(values, pa.string()), np.arange(len(values)) + 3)
+    q = pa.array(queries, pa.string())
+    pos = t.positions(q, vocab.hash_array(q))
+    row = {v: i for i, v in enumerate(values)}
+    assert pos.tolist() == [row.get(v, -1) if v is not None else -1 for v in queries]
+
+
+def test_fixed_width_ids_keep_no_values_and_twelve_bytes_a_value():
+    ids = [f"{i:08x}" for i in range(0, 50_000 * 7919, 7919)]
+    t = vocab.VocabTable(pa.array(ids), np.arange(len(ids), dtype=np.int64) + 3)
+    assert t.values is None and t.nbytes <= 16 * len(ids)  # hashes, ids (+ rows if unsorted)
+    q = pa.array([ids[5], ids[5][:7], ids[5] + "0", None, "zzzzzzzz"])
+    assert t.positions(q, vocab.hash_array(q)).tolist() == [5, -1, -1, -1, -1]
+    ints = vocab.VocabTable(pa.array([7, 5, 9]), np.array([3, 4, 5]))
+    assert ints.values is None
+    assert ints.positions(pa.array([9, 1, 7]), vocab.hash_array(pa.array([9, 1, 7]))).tolist() \
+        == [2, -1, 0]

@@ -212,27 +212,29 @@ class CpuBackend(Backend):
                 return keyed
         return kc.encode(ax.value_counts(arr))
 
-    def dictionary_codes(self, col: Any) -> tuple[np.ndarray, pa.Array] | None:
-        """A dictionary-encoded column as ``(codes, dictionary)``: int32 codes into one
-        dictionary of distinct values, -1 where the row is null; None for a plain column.
+    def dictionary_codes(self, col: Any) -> list[tuple[np.ndarray, pa.Array]] | None:
+        """A dictionary-encoded column as ``(codes, dictionary)`` per chunk (each parquet
+        row group has its own dictionary): int32 codes into the chunk's dictionary of
+        distinct values, -1 where the row is null; None for a plain column. The chunks'
+        dictionaries are not unified: on wide columns they hardly overlap, and unifying
+        them costs more than looking up the few values they share twice.
 
         >>> b = CpuBackend()
-        >>> codes, values = b.dictionary_codes(pa.array(["b", None, "b"]).dictionary_encode())
-        >>> codes.tolist(), values.to_pylist()
-        ([0, -1, 0], ['b'])
+        >>> [(codes.tolist(), values.to_pylist()) for codes, values in
+        ...  b.dictionary_codes(pa.array(["b", None, "b"]).dictionary_encode())]
+        [([0, -1, 0], ['b'])]
         """
         arr = self.to_arrow_array(col)
         if not pa.types.is_dictionary(arr.type):
             return None
-        arr = arr.unify_dictionaries()
-        if arr.num_chunks == 0:
-            return np.zeros(0, np.int32), pa.array([], arr.type.value_type)
-        dictionary = arr.chunk(0).dictionary
-        codes = np.concatenate([ax.dictionary_indices(c) for c in arr.chunks])
-        if dictionary.null_count:  # a null dictionary entry is a null row
-            nulls = np.flatnonzero(dictionary.is_null().to_numpy(zero_copy_only=False))
-            codes[np.isin(codes, nulls)] = -1
-        return codes, dictionary
+        coded = []
+        for chunk in arr.chunks:
+            codes, dictionary = ax.dictionary_indices(chunk), chunk.dictionary
+            if dictionary.null_count:  # a null dictionary entry is a null row
+                nulls = np.flatnonzero(dictionary.is_null().to_numpy(zero_copy_only=False))
+                codes = np.where(np.isin(codes, nulls), np.int32(-1), codes)
+            coded.append((codes, dictionary))
+        return coded
 
     def take(self, col: Any, positions: np.ndarray) -> Any:
         return col.take(pa.array(positions))

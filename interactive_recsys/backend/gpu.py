@@ -190,12 +190,9 @@ class GpuBackend(Backend):
         return self.cudf.Series(indices)
 
     def lookup(self, col: Any, table: Any, hashes: np.ndarray) -> np.ndarray:
-        cudf = self.cudf
-        left = cudf.DataFrame({"v": col.reset_index(drop=True), "row": np.arange(len(col))})
-        right = cudf.DataFrame({"v": self.from_arrow_array(table.values),
-                                "pos": np.arange(len(table.values))})
-        joined = left.merge(right, on="v", how="left").sort_values("row")
-        return joined["pos"].fillna(-1).astype("int64").to_numpy()
+        # the table's sorted hashes are host arrays; the values cross over only where a
+        # match must be checked against them (VocabTable.positions)
+        return table.positions(col.to_arrow(), hashes)
 
     def value_counts(self, col: Any) -> pa.Table:
         col = self._nan_to_null(col)

@@ -229,8 +229,9 @@ class Backend(abc.ABC):
         sort like the values) where the values have keys, else as that table."""
 
     @abc.abstractmethod
-    def dictionary_codes(self, col: Any) -> tuple[np.ndarray, pa.Array] | None:
-        """``(codes, dictionary)`` of a dictionary-encoded column, None for a plain one."""
+    def dictionary_codes(self, col: Any) -> list[tuple[np.ndarray, pa.Array]] | None:
+        """``(codes, dictionary)`` of each chunk (row group) of a dictionary-encoded column,
+        in row order; None for a plain column."""
 
     @abc.abstractmethod
     def take(self, col: Any, positions: np.ndarray) -> Any:

@@ -451,9 +451,11 @@ class Dataset:
     def compute(self, *, dtype_backend: str = "numpy_nullable") -> Any:
         """All rows in one frame of the backend (small data only): pandas with NumPy dtypes
         (nullable ones for columns with nulls) by default, or Arrow-backed with
-        ``dtype_backend="pyarrow"``; cuDF on GPU (see :meth:`to_ddf`)."""
+        ``dtype_backend="pyarrow"``; cuDF on GPU (see :meth:`to_ddf`). A named phase of
+        the job layer (dashboard, cancellation)."""
         check_dtype_backend(dtype_backend, "Dataset.compute")
-        return user_frame(self._ddf.compute().reset_index(drop=True), dtype_backend)
+        frame, = compute(self._ddf, phase="compute")
+        return user_frame(frame.reset_index(drop=True), dtype_backend)
 
     def to_parquet(self, path: str | os.PathLike, *, shuffle: str | None = None,
                    out_files_per_proc: int | None = None, overwrite: bool = False,

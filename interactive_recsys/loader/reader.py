@@ -41,6 +41,7 @@ import pyarrow.parquet as pq
 from ..errors import DatasetError
 from ..io import commit, storage
 from ..io.dataset import Dataset, expand_paths
+from ..runtime import jobs
 from ..schema import Schema
 
 SCHEMA_FILE = "_schema.json"
@@ -142,7 +143,8 @@ class DatasetSource:
     def count_rows(self) -> list[int]:
         """Count the rows of every partition (computes the dataset once)."""
         if self._unit_rows is None:
-            self._unit_rows = [int(n) for n in self._ddf.map_partitions(len).compute()]
+            counts, = jobs.compute(self._ddf.map_partitions(len), phase="loader: rows per part")
+            self._unit_rows = [int(n) for n in counts]
         return self._unit_rows
 
     @property

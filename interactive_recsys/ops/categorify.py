@@ -299,10 +299,12 @@ class Categorify(StatOperator):
     def _encode(self, values: Any, info: dict[str, Any], ctx: OpContext) -> np.ndarray:
         b = ctx.backend
         coded = b.dictionary_codes(values)
-        if coded is not None:  # look up each distinct value once; code -1 (null) -> the last
-            codes, dictionary = coded
-            ids = self._encode(dictionary, info, ctx)
-            return np.append(ids, ids.dtype.type(NULL_INDEX))[codes]
+        if coded is not None:  # each row group's distinct values looked up once; code -1
+            parts = [np.zeros(0, self.dtype)]  # (null) takes the appended last id
+            for codes, dictionary in coded:
+                ids = self._encode(dictionary, info, ctx)
+                parts.append(np.append(ids, ids.dtype.type(NULL_INDEX))[codes])
+            return np.concatenate(parts)
         splits = info["splits"]
         hashes = b.hash64(values)
         if self.num_buckets:

@@ -2,7 +2,8 @@
 
 Statistics use the finite values only: nulls and NaN are skipped, and so are
 infinities (which stay infinite after scaling). The standard deviation is the
-population one (``ddof=0``, as scikit-learn's ``StandardScaler``).
+population one by default (``ddof=0``, as scikit-learn's ``StandardScaler``); ``ddof=1``
+gives the sample one (pandas' ``std()``, NVTabular's ``Normalize``).
 
 Both keep the merged moments of each column (count, mean, spread, min, max) in their state
 (``moments``), so ``Workflow.update`` merges new data into them exactly (Chan et al.'s
@@ -17,6 +18,7 @@ from typing import Any
 from ..schema import ColumnSchema, Tags
 from ..tables.moments import column_moments, merge_summaries
 from .base import OpContext, StateFolders, StatOperator, no_rows_error, require_numeric
+from .params import Param
 
 
 class _Moments(StatOperator, register=False):
@@ -80,6 +82,8 @@ class Normalize(_Moments):
     summary = "Standardise to mean 0, std 1 (float32)"
     state_shape = {"means": ("map", "number?"), "stds": ("map", "number>=0?")}
     per_column_state = ("means", "stds")
+    ddof = Param(0, kind="int", low=0, high=1,
+                 doc="Delta degrees of freedom of the std: 0 population, 1 sample (as pandas).")
 
     def finish(self, partial: Any, ctx: OpContext) -> dict[str, Any]:
         means, stds = {}, {}
@@ -87,7 +91,7 @@ class Normalize(_Moments):
             if m["count"] == 0:
                 means[name], stds[name] = None, None
                 continue
-            std = m["root"] / math.sqrt(m["count"])
+            std = m["root"] / math.sqrt(max(m["count"] - self.ddof, 1))
             # rounding leaves a constant column a std of ~1e-16 x its mean: that is zero, and
             # so is a spread in the subnormal range (below 1e-300), which no partitioning of
             # the sums can reproduce exactly

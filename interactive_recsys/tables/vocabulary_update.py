@@ -37,6 +37,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..hashing import hash_array
 from ..io import storage
 from .vocabulary import split_counts, split_path, write_table_file
 
@@ -132,7 +133,7 @@ def write(extended: Extended, directory: str, splits: int, first_vocab_index: in
     if table.num_rows and int(pc.min(table["index"]).as_py()) < first_vocab_index:
         raise ValueError("a vocabulary index below the reserved rows")  # never: a bug
     for s, piece in enumerate(split_counts(table, splits)):
-        piece = piece.take(pc.sort_indices(piece, sort_keys=[("index", "ascending")]))
+        piece = piece.take(pa.array(np.argsort(hash_array(piece["value"]))))
         write_table_file(piece, split_path(directory, s), storage_options,
                          use_dictionary=["count"])
     if pending:

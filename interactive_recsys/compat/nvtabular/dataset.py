@@ -156,8 +156,12 @@ class Dataset(_dataset.Dataset):
 
     @property
     def schema(self) -> Any:
-        """The schema with Merlin's names (``column_names``, ``column_schemas``)."""
-        return Schema.of(self._schema)
+        """The schema with Merlin's names (``column_names``, ``column_schemas``); as in
+        Merlin, one object, edited in place by ``ds.schema.column_schemas[c] = col`` (e.g.
+        to tag a column before a workflow reads it)."""
+        if not isinstance(self._schema, Schema):
+            self._schema = Schema.of(self._schema)
+        return self._schema
 
     @property
     def cpu(self) -> bool:

@@ -11,6 +11,7 @@ NVTabular 23.08                             here
                                             values (the core's ``max_size`` counts values);
                                             ``max_size = num_buckets + 2``: hashing only
 ``Categorify(vocabs={col: values})``        looked up (:mod:`.vocabulary`), not fitted
+``Categorify(out_path=...)``                NVTabular's category files (:mod:`.categories`)
 ``ListSlice(k)``, k > 0                     ``row[:k]`` (the core's one number is a start)
 ``TargetEncoding``                          ``kfold=3``; several targets: one step each;
                                             ``fold_seed=None``: a seed drawn once
@@ -22,17 +23,22 @@ per-column dicts (``freq_threshold``,       one core step per value, side by sid
 properties=)``                              / ``AddProperties``
 ``AddMetadata``, ``TagAs*``                 ``AddTags`` + ``AddProperties``
 ``LogOp``                                   computed in float32, as NVTabular
+``Normalize``                               the sample std (``ddof=1``), as NVTabular
 ``HashBucket(n)``, ``HashedCross(n)``       ids ``hash % n`` from 0 (the core's: from 2)
 ``Groupby("col")``, ``DifferenceLag(keys)``  keys read from the input; unselected ``Groupby``
                                             keys are not output
+``Groupby(ascending=False)``                lists reversed, ``first``/``last`` as NVTabular
+                                            (:mod:`.groupby`)
 ==========================================  =================================================
 
-Every other operator is this project's own (``ops.FillMissing`` ...). The wrappers return
-ordinary operators (saved workflows load without this module) and accept, without effect or
-warning, NVTabular's tuning knobs that do not change results (``out_path``, ``on_host``,
-``cat_cache``, ``tree_width``, ...). What this module does *not* copy are NVTabular's defects
-(README, "From NVTabular"): statistics here skip nulls, a null key is null, hashes depend on
-values only.
+Every other operator is this project's own (``ops.FillMissing`` ...). Every operator here
+also has NVTabular's operator methods (``compute_output_schema``, ``transform(selector,
+df)``, fitted statistics such as ``op.means``: :mod:`.operator`). The wrappers return
+the core's operators (saved workflows load without this module) and accept, without effect,
+NVTabular's tuning knobs that do not change results (``on_host``, ``cat_cache``,
+``tree_width`` (which warns it is deprecated, as there) ...). What this module does *not*
+copy are NVTabular's defects (README, "From NVTabular"): statistics here skip nulls, a null
+key is null, hashes depend on values only.
 
 Examples
 --------
@@ -46,6 +52,7 @@ from __future__ import annotations
 
 import inspect
 import random
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -53,13 +60,15 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ... import ops as _ops
 from ...embedding import embedding_sizes
 from ...errors import ParameterError, SchemaError
 from ...graph import Node, SelectNode
 from ...operands import OperatorOperand
 from ...schema import Schema
-from ...selector import ColumnSelector
+from .categories import OUT_PATH
+from .groupby import Groupby, from_input
+from .operator import OperatorAPI
+from .operator import core_ops as _ops
 from .tags import TagSet
 from .types import dtype_name_of
 from .vocabulary import vocabulary_steps
@@ -87,7 +96,7 @@ def _tuning(op: str, kwargs: dict[str, Any]) -> dict[str, Any]:
             if k not in TUNING | {"start_index", "single_table"}}
 
 
-class Steps(OperatorOperand):
+class Steps(OperatorAPI, OperatorOperand):
     """Several core steps standing for one NVTabular operator; ``node >> steps`` builds them
     (:meth:`expand_after`) side by side: each branch is ``(columns, chain)``, ``columns``
     ``None`` for the whole input; ``rest`` is the chain of the selected columns no branch
@@ -152,6 +161,10 @@ def Categorify(freq_threshold: int | Mapping[str, int] = 0, max_size: Any = 0,
     if isinstance(num_buckets, Mapping):
         return _per_column("Categorify", num_buckets, lambda n: Categorify(
             freq_threshold, max_size, n, encode_type, dtype, **kwargs), None)
+    if kwargs.get("tree_width") is not None:  # as NVTabular 23.08 warns
+        warnings.warn("Categorify(tree_width=...) is deprecated and ignored.", FutureWarning,
+                      stacklevel=2)
+    out_path = kwargs.get("out_path")
     rest = _tuning("Categorify", kwargs)
     values = None
     if max_size:
@@ -170,7 +183,10 @@ def Categorify(freq_threshold: int | Mapping[str, int] = 0, max_size: Any = 0,
                               "num_buckets": num_buckets, "encode_type": encode_type}
     if dtype is not None:
         params["dtype"] = dtype_name_of(dtype)
-    return _ops.Categorify(**params, **rest)
+    op = _ops.Categorify(**params, **rest)
+    if out_path is not None:  # NVTabular's category files are written there (.categories)
+        op.__dict__[OUT_PATH] = out_path
+    return op
 
 
 def ListSlice(start: int, end: int | None = None, pad: bool = False,
@@ -235,14 +251,6 @@ def HashedCross(num_buckets: int, **kwargs: Any) -> Steps:
     return _from_zero(_ops.HashedCross(num_buckets, **kwargs), num_buckets)
 
 
-def _from_input(columns: Any) -> Any:
-    """Key columns read from the workflow input when not selected (NVTabular's
-    dependencies): a selection of the names (a step stays a step)."""
-    if isinstance(columns, Node | ColumnSelector):
-        return columns
-    return ColumnSelector([columns] if isinstance(columns, str) else list(columns))
-
-
 def Bucketize(boundaries: Any) -> Any:
     """NVTabular's ``Bucketize``: a list of boundaries, or ``{column: boundaries}``."""
     return _per_column("Bucketize", boundaries, _ops.Bucketize, None)
@@ -251,7 +259,7 @@ def Bucketize(boundaries: Any) -> Any:
 def DifferenceLag(partition_cols: Any, shift: int | Sequence[int] = 1, **kwargs: Any) -> Any:
     """NVTabular's ``DifferenceLag``: several shifts give one step each
     (``<col>_difference_lag_<shift>``)."""
-    keys = _from_input(partition_cols)
+    keys = from_input(partition_cols)
     if isinstance(shift, int):
         return _ops.DifferenceLag(keys, shift, **kwargs)
     names = [partition_cols] if isinstance(partition_cols, str) else partition_cols
@@ -259,7 +267,7 @@ def DifferenceLag(partition_cols: Any, shift: int | Sequence[int] = 1, **kwargs:
                    list(names) if isinstance(names, list | tuple) else [])
 
 
-class _Shifts(OperatorOperand):
+class _Shifts(OperatorAPI, OperatorOperand):
     """``DifferenceLag(shift=[1, -1])``: one step per shift, chained (each passes the
     others' columns through)."""
 
@@ -280,42 +288,6 @@ class _Shifts(OperatorOperand):
 
     def __repr__(self) -> str:
         return f"DifferenceLag(shift={[op.shift for op in self.ops]!r})"
-
-
-def Groupby(groupby_cols: Any = None, sort_cols: Any = None, aggs: Any = "list",
-            name_sep: str = "_", ascending: bool = True) -> _ops.Groupby:
-    """NVTabular's ``Groupby``: one key column may be a plain string."""
-    if not ascending:
-        raise ParameterError("Groupby(ascending=False) is not supported; sort by a negated "
-                             "column (ops.LambdaOp('-x')) or reverse the lists after.")
-    op = _ops.Groupby(_from_input(groupby_cols or ()),
-                      sort_cols=None if sort_cols is None else _from_input(sort_cols),
-                      aggs=aggs, name_sep=name_sep)
-    keys = [groupby_cols] if isinstance(groupby_cols, str) else groupby_cols
-    if not isinstance(keys, list | tuple):
-        return op
-    return _KeysNotSelected(op, list(keys))
-
-
-class _KeysNotSelected(OperatorOperand):
-    """``Groupby`` keys read from the input without being selected are not output, as in
-    NVTabular (``["product_id"] >> Groupby(groupby_cols=["day"])``: ``product_id_count``)."""
-
-    def __init__(self, op: _ops.Groupby, keys: list[str]) -> None:
-        self.op, self.keys = op, keys
-
-    def expand_after(self, node: Node) -> Node:
-        out = node >> self.op
-        if isinstance(node, SelectNode):
-            sel = node.selector
-            chosen = set(sel.names) | {n for g in sel.groups for n in g}
-            extra = [k for k in self.keys if k not in chosen]
-            if extra and not sel.tags:
-                out = out - extra
-        return out
-
-    def __repr__(self) -> str:
-        return repr(self.op)
 
 
 class _RenameBy(_ops.Rename, register=False):
@@ -521,6 +493,12 @@ def LogOp() -> _ops.LambdaOp:
     return _ops.LambdaOp(log_float32, add_tags=["continuous"])
 
 
+def Normalize(**kwargs: Any) -> _ops.Normalize:
+    """NVTabular's ``Normalize``: divides by the sample std (``ddof=1``, Dask's ``std()``);
+    the core's default is the population one."""
+    return _ops.Normalize(**{"ddof": 1, **kwargs})
+
+
 def get_embedding_sizes(source: Any, output_dtypes: Any = None) -> Any:
     """NVTabular's ``get_embedding_sizes``: ``{column: (cardinality, dim)}``, or the pair
     ``(single_hot, multi_hot)`` when list columns are categorical outputs."""
@@ -559,6 +537,7 @@ __all__ = [
     "LambdaOp",
     "ListSlice",
     "LogOp",
+    "Normalize",
     "Rename",
     "Steps",
     "TagAsItemFeatures",

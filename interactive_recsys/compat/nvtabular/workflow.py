@@ -12,11 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ... import schema as _schema
 from ... import workflow as _workflow
 from ...graph import ConcatNode, Node
 from ...io.dataset import Dataset as _CoreDataset
 from ...io.dataset import as_dataset
+from .categories import write_categories
 from .dataset import Dataset
+from .operator import bind_fitted
 from .schema import ColumnSchema, Schema
 
 
@@ -42,8 +45,31 @@ class Workflow(_workflow.Workflow):
         return self.output_schema.dtypes
 
     def fit(self, dataset: Any, **kwargs: Any) -> Any:
+        """Fit; then, as in NVTabular, every operator holds its fitted statistics
+        (``op.means`` ...), every step its ``node.output_schema`` (:func:`bind_fitted`) and a
+        ``Categorify(out_path=...)`` writes its category files (:mod:`.categories`)."""
         self._first_name_wins(dataset)
-        return super().fit(dataset, **kwargs)
+        out = super().fit(dataset, **kwargs)
+        if out is self:  # not a background job
+            bind_fitted(self)
+            write_categories(self)
+        return out
+
+    def fit_schema(self, input_schema: Any) -> Workflow:
+        """NVTabular's ``fit_schema``: the schemas of every step for data of
+        ``input_schema`` (a Schema, or column names), without data or statistics."""
+        if not isinstance(input_schema, _schema.Schema):
+            input_schema = Schema([ColumnSchema(n) if isinstance(n, str) else n
+                                   for n in input_schema])
+        self.input_schema = self._checked_input(input_schema)
+        bind_fitted(self)
+        return self
+
+    @classmethod
+    def load(cls, path: Any, *args: Any, **kwargs: Any) -> Any:
+        wf = super().load(path, *args, **kwargs)
+        bind_fitted(wf)
+        return wf
 
     def _first_name_wins(self, data: Any) -> None:
         """Where two parts of the output (``a + b + ...``) compute columns of one name, the

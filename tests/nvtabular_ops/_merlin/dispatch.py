@@ -34,5 +34,21 @@ def pull_apart_list(s: Any) -> tuple[Any, Any]:
     return pd.Series(flatten_list_column_values(s)).reset_index(drop=True), offsets
 
 
+def read_dispatch(df: Any = None, cpu: Any = None, collection: bool = False,
+                  fmt: str = "parquet") -> Any:
+    """Merlin's reader for ``fmt`` files: pandas' (Dask's with ``collection=True``); cuDF's
+    where a GPU is there and ``cpu`` is not set."""
+    if HAS_GPU and not cpu and not isinstance(df, pd.DataFrame):
+        import cudf
+        import dask_cudf
+
+        lib = dask_cudf if collection else cudf
+    elif collection:
+        import dask.dataframe as lib
+    else:
+        lib = pd
+    return getattr(lib, f"read_{fmt}")
+
+
 __all__ = ["HAS_GPU", "array", "concat", "flatten_list_column", "flatten_list_column_values",
-           "get_lib", "make_df", "pull_apart_list"]
+           "get_lib", "make_df", "pull_apart_list", "read_dispatch"]
