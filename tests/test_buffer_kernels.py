@@ -148,3 +148,13 @@ def test_pairwise_sum_is_numpys_sum():
     x = np.random.default_rng(0).standard_normal(5 * buffers.BLOCK + 12345) * 1e6
     for n in (1, 8, 129, buffers.BLOCK, buffers.BLOCK + 1, len(x)):
         assert buffers.pairwise_sum(lambda i, j: x[i:j].sum(), 0, n) == x[:n].sum()
+
+
+@pytest.mark.parametrize("t", TYPES)
+@pytest.mark.parametrize("out", [pa.float32(), pa.float64()])
+def test_affine_equals_arrow_in_float64_cast_to_the_output(t: pa.DataType, out: pa.DataType):
+    arr = column(t, 2 * buffers.BLOCK + 99, seed=6, offset=3, span=10**6)
+    for shift, scale in ((1.25, 0.75), (-3e5, 1e-40), (0.0, 1.0)):
+        x = pc.cast(arr, pa.float64(), safe=False)
+        expected = pc.cast(pc.divide(pc.subtract(x, shift), scale), out)
+        same(buffers.affine_values(arr, shift, scale, out), expected)

@@ -176,6 +176,23 @@ def log1p_values(arr: pa.Array | pa.ChunkedArray) -> Any:
     return map_values(arr, log1p, pa.float32())
 
 
+def affine_values(arr: pa.Array | pa.ChunkedArray, shift: float, scale: float,
+                  out_type: pa.DataType) -> Any:
+    """``(x - shift) / scale`` computed in float64 (integers past 2**53: the nearest float),
+    stored as ``out_type`` (float32 or float64; beyond float32's range: infinite); nulls stay
+    null."""
+    def affine(v: np.ndarray, out: np.ndarray) -> None:
+        tmp = np.empty(min(BLOCK, len(v)), np.float64)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            for start in range(0, len(v), BLOCK):
+                part = v[start:start + BLOCK]
+                block = tmp[:len(part)]
+                np.subtract(part, np.float64(shift), out=block, dtype=np.float64)
+                np.divide(block, np.float64(scale), out=block)
+                out[start:start + len(part)] = block
+    return map_values(arr, affine, out_type)
+
+
 def _take(table: np.ndarray, v: np.ndarray, lo: int, out: np.ndarray) -> None:
     """``out = table[v - lo]``, block by block (``lo <= v``, ``v - lo < len(table)``: the
     span covers every slot, those under nulls too); ``wrap``: NumPy's fastest mode."""

@@ -179,6 +179,10 @@ class CpuBackend(Backend):
 
     def affine(self, col: Any, shift: float, scale: float, dtype: str = "float32") -> Any:
         """``(x - shift) / scale`` computed in float64, returned as ``dtype``."""
+        target = arrow_type(dtype)
+        if buffers.numeric(col.type) and (pa.types.is_float32(target)
+                                          or pa.types.is_float64(target)):
+            return buffers.affine_values(col, shift, scale, target)  # NumPy, in blocks
         x = pc.cast(col, pa.float64(), safe=False)  # ints past 2**53: nearest float
         return pc.cast(pc.divide(pc.subtract(x, shift), scale), arrow_type(dtype))
 
