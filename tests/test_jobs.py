@@ -149,3 +149,16 @@ def test_export_and_counting_phases_run_as_phases_of_the_job(client: object,
     counts = column_counts(irs.Dataset(str(tmp_path / "out")), ["C1"])
     assert [p.name for p in BOARD.phases()[before:]] == ["count values"]
     assert counts["C1"]["nulls"] == 0 and counts["C1"]["lookups"] == 200
+
+
+def test_dataset_compute_of_a_shuffle_is_a_complete_phase_of_the_job(client: object) -> None:
+    """``Dataset.compute`` goes through ``jobs.compute``; a shuffled frame's abstract Shuffle
+    is lowered before its tasks are counted (it has none of its own until then)."""
+    frame = pd.DataFrame({"k": [3, 1, 2, 1, 3] * 40, "v": range(200)})
+    shuffled = dd.from_pandas(frame, npartitions=4).shuffle(on="k")
+    ds = irs.Dataset(shuffled)
+    job = irs.jobs.submit(ds.compute, name="shuffled")
+    out = job.result(timeout=60)
+    pd.testing.assert_frame_equal(out.sort_values("v").reset_index(drop=True), frame)
+    [phase] = job.phases
+    assert phase.name == "compute" and phase.total > 0 and phase.done == phase.total

@@ -255,7 +255,10 @@ def compute(*collections: Any, phase: str) -> tuple[Any, ...]:
     if tracked:
         from dask.base import collections_to_expr
 
-        graph = collections_to_expr(list(collections), optimize_graph=True).__dask_graph__()
+        # lowered as client.compute lowers it (a DataFrame's abstract expressions, such as a
+        # Shuffle, have no tasks of their own until then)
+        graph = collections_to_expr(list(collections), optimize_graph=True).optimize() \
+            .__dask_graph__()
         keys = frozenset(_norm(k) for k in graph)
     record = BOARD.begin(Phase(phase, len(keys), job=job.name if job else ""))
     record.keys = keys
