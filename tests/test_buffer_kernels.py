@@ -70,10 +70,12 @@ def test_fill_of_chunks_and_of_a_column_without_nulls():
 
 
 @pytest.mark.parametrize("t", TYPES)
-@pytest.mark.parametrize("bounds", [(0, None), (None, 50), (3, 40)])
+@pytest.mark.parametrize("bounds", [(0, None), (None, 50), (3, 40), (-5, 120), (None, 120)])
 def test_clip_equals_numpy_clip_and_keeps_nulls(t: pa.DataType, bounds: tuple):
     arr = column(t, buffers.BLOCK + 77, seed=4, offset=5)
     dtype = np.dtype(t.to_pandas_dtype())
+    if dtype.kind == "u" and bounds[0] is not None and bounds[0] < 0:
+        pytest.skip("a bound the type cannot hold (the backend clamps it before)")
     raw = arr.to_numpy(zero_copy_only=False)  # NaN where null
     keep = ~arr.is_null().to_numpy(zero_copy_only=False)
     low, high = bounds

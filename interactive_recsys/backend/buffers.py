@@ -98,7 +98,8 @@ def map_values(col: pa.Array | pa.ChunkedArray, fn: Any, out_type: pa.DataType) 
 
 def fill_values(arr: pa.Array | pa.ChunkedArray, value: Any) -> Any:
     """Nulls (and NaN in a float column) replaced by ``value``, already of the column's type
-    (as ``pyarrow.compute.fill_null`` after NaN turned null).
+    (as ``pyarrow.compute.fill_null`` after NaN turned null); an array with nothing to fill
+    comes back as it is.
 
     Arithmetic rather than a select: on the integers of the same width (a float's bits),
     ``fill + (x - fill) * valid`` is ``x`` where valid and ``fill`` elsewhere (wrapping
@@ -108,13 +109,12 @@ def fill_values(arr: pa.Array | pa.ChunkedArray, value: Any) -> Any:
     if isinstance(arr, pa.ChunkedArray):
         return pa.chunked_array([fill_values(c, value) for c in arr.chunks], arr.type)
     x = values(arr)
+    floats = x.dtype.kind == "f"
+    if not arr.null_count and not (floats and np.isnan(x).any()):
+        return arr  # nothing to fill: the (immutable) array itself
     out, buf = allocate(len(arr), x.dtype)
     bits = np.dtype(f"i{x.dtype.itemsize}")
     fill = np.asarray(value, x.dtype).view(bits)
-    floats = x.dtype.kind == "f"
-    if not arr.null_count and not (floats and np.isnan(x).any()):
-        np.copyto(out, x)
-        return _array(arr.type, len(arr), buf)
     with np.errstate(over="ignore"):
         for start in range(0, len(x), BLOCK):
             stop = min(start + BLOCK, len(x))
@@ -134,9 +134,16 @@ def fill_values(arr: pa.Array | pa.ChunkedArray, value: Any) -> Any:
 
 def clip_values(arr: pa.Array | pa.ChunkedArray, lower: Any, upper: Any) -> Any:
     """Values clipped to ``[lower, upper]`` (each None or representable in the column's type);
-    nulls stay null. NumPy's SIMD loops: several times Arrow's element-wise min and max."""
+    nulls stay null. NumPy's SIMD loops: several times Arrow's element-wise min and max; an
+    integer array already within the bounds comes back as it is."""
+    if isinstance(arr, pa.ChunkedArray):
+        return pa.chunked_array([clip_values(c, lower, upper) for c in arr.chunks], arr.type)
     dtype = np.dtype(arr.type.to_pandas_dtype())
     low, high = (None if b is None else np.asarray(b, dtype) for b in (lower, upper))
+    if dtype.kind in "iu" and arr.null_count < len(arr):  # (floats: NaN would need a pass)
+        lo, hi = (m.as_py() for m in pc.min_max(arr).values())  # of the valid values: one
+        if (low is None or lo >= low) and (high is None or hi <= high):  # read, no write
+            return arr  # nothing to clip: the (immutable) array itself
 
     def clip(v: np.ndarray, out: np.ndarray) -> None:
         if high is None:
