@@ -162,3 +162,38 @@ def test_dataset_compute_of_a_shuffle_is_a_complete_phase_of_the_job(client: obj
     pd.testing.assert_frame_equal(out.sort_values("v").reset_index(drop=True), frame)
     [phase] = job.phases
     assert phase.name == "compute" and phase.total > 0 and phase.done == phase.total
+
+
+def test_a_long_phase_does_not_pile_up_tasks_on_the_clients_loop(client: object) -> None:
+    """Waiting polls the futures: a wait with a timeout left one asyncio task per unfinished
+    future on the client's loop at every poll (10 a second), so the process hosting the
+    scheduler grew with phase length x futures (10 GB in a 100M-row write)."""
+    import asyncio
+    import threading
+
+    from interactive_recsys.runtime import jobs
+
+    loop = client.loop.asyncio_loop  # type: ignore[attr-defined]
+
+    async def count() -> int:
+        return len(asyncio.all_tasks())
+
+    def tasks_now() -> int:
+        return asyncio.run_coroutine_threadsafe(count(), loop).result(timeout=10)
+
+    before, seen, done = tasks_now(), [], threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.2):
+            seen.append(tasks_now())
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        parts = [dask.delayed(time.sleep, pure=False)(0.15) for _ in range(24)]
+        jobs.submit(lambda: jobs.compute(*parts, phase="sleep"), name="long").result(60)
+    finally:
+        done.set()
+        sampler.join()
+    assert len(seen) >= 5  # the phase lasted a while: about 1.8 s on 2 workers
+    assert max(seen) - before < 24  # at most about one task per future, not one per poll

@@ -287,14 +287,17 @@ def compute(*collections: Any, phase: str) -> tuple[Any, ...]:
 
 def _wait(client: Any, futures: list, record: Phase, job: Job | None, tracked: bool,
           stream_from: float) -> float:
-    from distributed import wait
-
+    """Until every future is done: check for cancellation and count progress every
+    :data:`POLL_SECONDS`. Polls ``Future.done`` rather than ``distributed.wait(timeout=)``:
+    each wait that times out leaves one pending asyncio task per unfinished future on the
+    client's loop until that future ends (10 waits a second on 400 write tasks grew the
+    process hosting the scheduler by 4 MB a second, 10 GB in a 100M-row write)."""
+    pending = list(futures)
     while True:
-        try:
-            wait(futures, timeout=POLL_SECONDS)
+        pending = [f for f in pending if not f.done()]
+        if not pending:
             return stream_from
-        except TimeoutError:
-            pass
+        time.sleep(POLL_SECONDS)
         if job is not None:
             job._check_cancelled(client)
         elif client.status != "running":
