@@ -1,7 +1,7 @@
 """Refit after an edit: the 40-column Criteo workflow fitted once, one continuous step edited,
 then fitted again with ``reuse=`` the first fit (what the Studio's Run does after an edit).
 
-``python -m benchmarks refit [--rows 8000000] [--data DIR] [--quick]``
+``python -m benchmarks refit [--rows 8000000] [--data DIR] [--quick] [--suffix=-TEXT]``
 
 One fresh process (Dask's threaded scheduler, as ``irs-local`` in ``python -m benchmarks
 criteo``) opens the kaggle-profile data and times, each with its wall time and the CPU time
@@ -16,11 +16,14 @@ of the process and its children:
 5. a fit of the edited workflow from scratch, whose states must equal the refit's;
 6. a fit of the edited branch alone (``I1..I13`` only): what any refit must at least do.
 
-Steps 2-4 run ``--repeats`` times each (the median is reported, every run is kept).
+Steps 2-4 run ``--repeats`` times each (the median is reported, every run is kept). Then, on
+the first file (one partition), the CPU milliseconds of each part of the continuous branch
+(:func:`partition_ms`: read, FillMissing, Clip, LogOp, the moments; the least of 15 runs),
+steadier than whole fits on a shared machine.
 
 The machine is shared: CPU seconds are reported beside wall seconds, with the share of the
 machine's CPU that other processes used during each step. Results go to
-``benchmarks/results/refit-<profile>-<date>-vm.{json,md}``.
+``benchmarks/results/refit-<profile>-<date>-vm<suffix>.{json,md}``.
 """
 
 from __future__ import annotations
@@ -53,6 +56,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeats", type=int, default=3,
                         help="runs of each refit (median reported; default 3)")
     parser.add_argument("--quick", action="store_true", help="smoke run: 200k rows")
+    parser.add_argument("--suffix", default="", help="appended to the results' file names "
+                        "(e.g. --suffix=-continuous-ops: keeps an earlier run of the same day)")
 
 
 def workflow(normalize: str = "Normalize", clip_min: int = 0, artifacts: str | None = None,
@@ -80,6 +85,49 @@ def timed(name: str, work: Any) -> tuple[Any, dict[str, Any]]:
 
 def _steps(wf: Any) -> dict[str, bool]:
     return {s.node_id: s.reused for s in wf.fitted_steps()}
+
+
+def partition_ms(path: str, repeats: int = 15) -> dict[str, float]:
+    """CPU milliseconds (the least of ``repeats`` runs) of each part of the continuous branch
+    on one file read as one partition: the read of ``I1..I13``, FillMissing(0),
+    Clip(min_value=0), LogOp, Normalize's moments (each on the previous one's output), and the
+    five in a row."""
+    import pyarrow.parquet as pq
+
+    from interactive_recsys import ops
+    from interactive_recsys.backend import get_backend
+    from interactive_recsys.io.parquet_pieces import ParquetPiece, _PieceReader
+    from interactive_recsys.ops.base import OpContext
+
+    cols = [f"I{i}" for i in range(1, 14)]
+    md = pq.read_metadata(path)
+    piece = ParquetPiece(path, tuple(range(md.num_row_groups)), md.num_rows)
+    reader, b = _PieceReader("cpu", pq.read_schema(path)), get_backend("cpu")
+    ctx = OpContext(b, [tuple(cols)], "partition")
+    chain = [ops.FillMissing(0), ops.Clip(min_value=0), ops.LogOp()]
+    moments = ops.Normalize()
+
+    def least(work: Any) -> tuple[float, Any]:
+        times = []
+        for _ in range(repeats):
+            started = time.process_time()
+            out = work()
+            times.append(1000 * (time.process_time() - started))
+        return min(times), out
+
+    def whole() -> Any:
+        df = reader(piece, cols)
+        for op in chain:
+            df = op.transform(df, None, ctx)
+        return moments.fit_partition(df, ctx)
+
+    result = {}
+    result["read"], df = least(lambda: reader(piece, cols))
+    for op in chain:
+        result[type(op).__name__], df = least(lambda op=op, df=df: op.transform(df, None, ctx))
+    result["moments"], _ = least(lambda: moments.fit_partition(df, ctx))
+    result["all five in a row"], _ = least(whole)
+    return result
 
 
 def child(args_json: str) -> None:
@@ -125,8 +173,12 @@ def child(args_json: str) -> None:
                                                        categorical=False).fit(ds))
     same = {s.node_id: s.state for s in fresh.fitted_steps()} == {
         s.node_id: s.state for s in studio.fitted_steps()}
+    per_partition = partition_ms(ds.files[0])
+    import pyarrow.parquet as pq
     print(json.dumps({"rows": ds.num_rows, "npartitions": ds.npartitions, "files": len(ds.files),
-                      "steps": rows, "states_equal_fresh_fit": same}))
+                      "steps": rows, "states_equal_fresh_fit": same,
+                      "partition_ms": per_partition,
+                      "partition_rows": pq.read_metadata(ds.files[0]).num_rows}))
 
 
 def run(args: argparse.Namespace) -> None:
@@ -159,13 +211,14 @@ def run(args: argparse.Namespace) -> None:
                "meets_target": max(ratio["wall"], studio_ratio["wall"]) <= TARGET,
                "load_avg_before": load_before, "load_avg_after": os.getloadavg(),
                "machine": report.machine_info(), "git": report.git_state()}
-    write_results(results, "refit" + ("-quick" if args.quick else f"-{args.profile}"))
+    write_results(results, "refit" + ("-quick" if args.quick else f"-{args.profile}"),
+                  args.suffix)
 
 
-def write_results(results: dict[str, Any], label: str) -> None:
-    stem = RESULTS / f"{label}-{results['date']}-vm"
+def write_results(results: dict[str, Any], label: str, suffix: str = "") -> None:
+    stem = RESULTS / f"{label}-{results['date']}-vm{suffix}"
     RESULTS.mkdir(parents=True, exist_ok=True)
-    stem.with_suffix(".json").write_text(json.dumps(results, indent=2, default=str))
+    Path(f"{stem}.json").write_text(json.dumps(results, indent=2, default=str))
     lines = [f"# Refit after editing one continuous step, {results['date']}, vm", "",
              f"{results['rows']:,} rows ({results['profile']} profile, {results['files']} "
              f"files, {results['npartitions']} partitions), the 40-column Criteo workflow, Dask's "
@@ -190,11 +243,20 @@ def write_results(results: dict[str, Any], label: str) -> None:
               f"{'met' if results['meets_target'] else 'NOT met'}. The fresh fit's states "
               f"{'equal' if results['states_equal_fresh_fit'] else 'DIFFER from'} the "
               "Studio refit's.", "",
+              *_partition_lines(results.get("partition_ms"), results.get("partition_rows")),
               f"Load average before {results['load_avg_before']}, after "
               f"{results['load_avg_after']}. Machine: {results['machine']}. Code: "
               f"{results['git']}.", ""]
-    stem.with_suffix(".md").write_text("\n".join(lines))
+    Path(f"{stem}.md").write_text("\n".join(lines))
     print(f"wrote {stem}.json and .md")
+
+
+def _partition_lines(ms: dict[str, float] | None, rows: int | None) -> list[str]:
+    if not ms:
+        return []
+    return [f"The continuous branch on one partition (the first file, {rows:,} rows), CPU ms, "
+            "the least of 15 runs: " + ", ".join(f"{k} {v:.1f}" for k, v in ms.items()) + ".",
+            ""]
 
 
 if __name__ == "__main__":

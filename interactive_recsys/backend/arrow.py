@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 
 from ..errors import SchemaError
 from ..schema import arrow_type, dtype_name
-from . import keyed_counts
+from . import buffers, keyed_counts
 
 #: Arrow hash aggregation (function, options) of each Groupby aggregation name.
 ARROW_AGGREGATIONS: dict[str, tuple[str, Any]] = {
@@ -104,30 +104,12 @@ def cast(arr: pa.ChunkedArray, dtype: str) -> pa.ChunkedArray:
                           f"{exc}") from exc
 
 
-def has_numpy_values(t: pa.DataType) -> bool:
-    """Whether an Arrow array of type ``t`` stores its values as one plain NumPy-typed buffer."""
-    return (pa.types.is_integer(t) or pa.types.is_float32(t) or pa.types.is_float64(t))
-
-
 def representable(bound: float | None, t: pa.DataType) -> bool:
     """Whether ``bound`` converts to type ``t`` exactly (None always does)."""
     if bound is None or not pa.types.is_integer(t):
         return True
     info = np.iinfo(t.to_pandas_dtype())
     return info.min <= bound <= info.max
-
-
-def map_values(col: pa.Array | pa.ChunkedArray, fn: Any, out_type: pa.DataType) -> Any:
-    """``fn`` (elementwise, NumPy) applied to the value buffer of ``col``, keeping its validity
-    bitmap as is: slots under nulls are computed too (any value) and stay null."""
-    if isinstance(col, pa.ChunkedArray):
-        return pa.chunked_array([map_values(c, fn, out_type) for c in col.chunks], out_type)
-    dtype = np.dtype(col.type.to_pandas_dtype())
-    values = np.frombuffer(col.buffers()[1], dtype=dtype, count=col.offset + len(col))
-    out = np.ascontiguousarray(fn(values), dtype=np.dtype(out_type.to_pandas_dtype()))
-    validity = col.buffers()[0] if col.null_count else None
-    return pa.Array.from_buffers(out_type, len(col), [validity, pa.py_buffer(out)],
-                                 null_count=col.null_count, offset=col.offset)
 
 
 # ---- missing values (NaN is missing) --------------------------------------------------------
@@ -275,11 +257,15 @@ def finite_values(arr: pa.ChunkedArray) -> np.ndarray:
 
 def moments(arr: pa.ChunkedArray) -> dict[str, float]:
     """count / mean / m2 (sum of squared deviations from the mean) / min / max of the
-    finite values, and the count of the others (merged with Chan's formula).
+    finite values, and the count of the others (merged with Chan's formula). A numeric
+    column of finite values only takes :func:`.buffers.dense_moments` (same result, no copy).
 
     >>> moments(pa.chunked_array([[1.0, 3.0, None, float("nan")]]))["m2"]
     2.0
     """
+    dense = buffers.dense_moments(arr)
+    if dense is not None:
+        return dense
     finite = finite_values(arr)
     n = len(finite)
     shift = finite[0] if n else 0.0  # shifted mean: exact for constant columns
