@@ -197,3 +197,25 @@ def test_a_long_phase_does_not_pile_up_tasks_on_the_clients_loop(client: object)
         sampler.join()
     assert len(seen) >= 5  # the phase lasted a while: about 1.8 s on 2 workers
     assert max(seen) - before < 24  # at most about one task per future, not one per poll
+
+
+def test_a_job_without_a_cluster_uses_as_many_threads_as_the_main_thread() -> None:
+    """Off the main thread Dask's threaded scheduler would start ThreadPoolExecutor's
+    default pool (CPU count + 4 threads): a background job asks for ``num_workers``."""
+    import threading
+
+    from interactive_recsys.runtime import jobs
+
+    def thread_name() -> str:
+        time.sleep(0.03)
+        return threading.current_thread().name
+
+    from dask.system import CPU_COUNT
+
+    parts = [dask.delayed(thread_name, pure=False)() for _ in range(8 * (CPU_COUNT + 4))]
+    with dask.config.set(scheduler="threads"):
+        names = jobs.submit(lambda: jobs.compute(*parts, phase="threads"), name="t").result(60)
+        assert len(set(names)) <= CPU_COUNT
+        with dask.config.set(scheduler="synchronous"):  # other schedulers: as they are
+            assert len(set(jobs.submit(lambda: jobs.compute(*parts, phase="sync"),
+                                       name="s").result(60))) == 1

@@ -248,7 +248,7 @@ def compute(*collections: Any, phase: str) -> tuple[Any, ...]:
     """``dask.compute(*collections)`` as a named, cancellable, progress-reporting phase."""
     client = active_client()
     if client is None:
-        return dask.compute(*collections)
+        return dask.compute(*collections, **_local_pool(collections))
     job = current_job()
     tracked = job is not None or BOARD.watchers > 0
     keys: frozenset = frozenset()
@@ -283,6 +283,22 @@ def compute(*collections: Any, phase: str) -> tuple[Any, ...]:
         raise
     BOARD.end(record, "finished")
     return tuple(results)
+
+
+def _local_pool(collections: tuple[Any, ...]) -> dict[str, int]:
+    """Off the main thread (a background job, the Studio), Dask's threaded scheduler starts
+    a pool of ``ThreadPoolExecutor``'s default size (CPU count + 4, 6 threads on 2 CPUs)
+    where the main thread gets one of ``num_workers`` (the CPU count): ask for that size."""
+    import threading
+
+    import dask.threaded
+    from dask.base import get_scheduler
+    from dask.system import CPU_COUNT
+
+    if threading.current_thread() is threading.main_thread() or \
+            get_scheduler(collections=list(collections)) is not dask.threaded.get:
+        return {}
+    return {"num_workers": dask.config.get("num_workers", None) or CPU_COUNT}
 
 
 def _wait(client: Any, futures: list, record: Phase, job: Job | None, tracked: bool,
