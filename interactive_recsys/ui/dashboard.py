@@ -154,6 +154,10 @@ class Dashboard(widgets.VBox):
         (a job that started before the dashboard was made: all of it, one clock).
     """
 
+    #: True until ``__init__`` got far enough for :meth:`close` (the widget's ``__del__``
+    #: calls it even when ``__init__`` raised, e.g. with no Dask client to watch).
+    _closed = True
+
     def __init__(self, source: Any = None, *, interval_ms: int = 500,
                  since: float | None = None) -> None:
         if isinstance(source, Monitor):
