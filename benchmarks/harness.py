@@ -92,8 +92,11 @@ def prepare_data(rows: int, rows_per_file: int, profile: str = "default",
     name += "" if layout == "generator" else f"-{layout}"
     started = time.perf_counter()
     done = DATA / name / "_layout_done"
-    path = synthetic_criteo(rows=rows, seed=0, path=DATA / name, rows_per_file=rows_per_file,
-                            profile=profile)
+    if layout == "pyarrow" and done.exists():  # re-laid out: the generator's record of
+        path = DATA / name                      # its file sizes no longer matches them
+    else:
+        path = synthetic_criteo(rows=rows, seed=0, path=DATA / name,
+                                rows_per_file=rows_per_file, profile=profile)
     if layout == "pyarrow" and not done.exists():
         for f in parquet_files(str(path)):
             pq.write_table(pq.read_table(f), f"{f}.tmp")
