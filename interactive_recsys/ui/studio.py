@@ -191,18 +191,20 @@ class Studio(w.VBox):
         self._stop_watching()
         if self.builder.client is None:  # Run goes where the Cluster tab looks
             self.builder.client = client
-        if self.dashboard is None:
+        dashboard = self.dashboard
+        if dashboard is None:
             from .dashboard import Dashboard  # lazy: bokeh, when the tab opens
 
             job = getattr(self.builder.model, "last_job", None)
             running = job is not None and job.started and self.builder.model.running
             # opened while a run goes on: show it from its start (phases, tasks, one clock)
-            self.dashboard = Dashboard(client, since=job.started if running else None)
-            self.dashboard.on_closed(self._on_dashboard_closed)
-        self.cluster_tab.children = [self.dashboard]
+            dashboard = Dashboard(client, since=job.started if running else None)
+            dashboard.on_closed(self._on_dashboard_closed)
+        self.cluster_tab.children = [dashboard]
         if self._frozen is not None:
             self._frozen.dispose()
             self._frozen = None
+        self.dashboard = dashboard  # last: whoever sees it sees the tab and the old one gone
 
     def _show_no_cluster(self, frozen: Any = None) -> None:
         start = w.Button(description="Start a local cluster", button_style="primary",
