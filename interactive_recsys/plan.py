@@ -141,9 +141,18 @@ class Plan:
 
         With ``entry`` (a shuffling step), ``df`` is a partition of that step's shuffled input
         (see :meth:`shuffle_input`): the step and what follows it run, nothing before it.
+
+        Consecutive per-value steps (``Operator.elementwise``: FillMissing -> Clip -> LogOp
+        -> Normalize) whose outputs nothing else reads run as one chain per column
+        (:class:`_Chain`, ``Backend.elementwise``): on CPU block by block, in cache.
         """
         b = self.backend
         needed = self._ancestors(targets, entry)
+        readers: dict[int, list[Step]] = {}
+        for step in self.steps:
+            if step.index in needed and step.index != entry:
+                for p in step.parents:
+                    readers.setdefault(p, []).append(step)
         results: dict[int, tuple[Any, Any]] = {}
         for step in self.steps:
             if step.index not in needed:
@@ -151,6 +160,15 @@ class Plan:
             if isinstance(step, SelectStep):
                 results[step.index] = (b.select(df, step.columns), None)
                 continue
+            if step.index != entry:
+                chained = self._chained(step, results)
+                if chained is not None:
+                    later = readers.get(step.index, [])
+                    pending = step.index not in targets and len(later) == 1 and \
+                        self._chain_steps(later[0], chained.columns) is not None
+                    results[step.index] = (chained if pending else chained.run(b),
+                                           results[step.parents[0]][1])
+                    continue
             if step.index == entry:  # restore dataset order, which the shuffle may mix up
                 ordered = b.sort_rows(df, ORDER_COLUMN)
                 frame = b.select(ordered, [c for c in df.columns if c != ORDER_COLUMN])
@@ -167,6 +185,34 @@ class Plan:
                 frame = step.op.transform(frame, step.state, ctx)
             results[step.index] = (frame, mask)
         return {t: results[t] for t in targets}
+
+    def _chained(self, step: Step, results: dict[int, tuple[Any, Any]]) -> _Chain | None:
+        """``step`` appended to the chain of per-value steps its one parent ends (or starts
+        one on the parent's output); None when ``step`` is no such step."""
+        if len(step.parents) != 1:
+            return None
+        parent = results[step.parents[0]][0]
+        columns = parent.columns
+        steps = self._chain_steps(step, columns)
+        if steps is None:
+            return None
+        chain = parent if isinstance(parent, _Chain) else _Chain(parent, {n: [] for n in columns})
+        return chain.then(steps)
+
+    @staticmethod
+    def _chain_steps(step: Step, columns: Any) -> dict[str, tuple] | None:
+        """The per-value step of ``step`` on each of ``columns`` (None: it has none)."""
+        if not isinstance(step, OpStep) or len(step.parents) != 1 \
+                or isinstance(step.op, RowFilter) or step.op.shuffle_keys() is not None \
+                or (step.op.is_stat and step.state is None):
+            return None
+        steps = {}
+        for n in columns:
+            one = step.op.elementwise(step.state, n)
+            if one is None:
+                return None
+            steps[n] = one
+        return steps
 
     def input_columns(self, targets: list[int]) -> list[str]:
         """Input columns that the ``targets`` steps read (so only those are loaded)."""
@@ -307,9 +353,32 @@ class Plan:
         frames, seen = [], set()
         for p in parents:  # a column two parents output is one column (checked by the schema)
             frame = outputs[p][0]
+            if isinstance(frame, _Chain):
+                frame = frame.run(b)
             names = [c for c in frame.columns if c not in seen]
             if len(names) < len(frame.columns):
                 frame = b.select(frame, names)
             seen.update(names)
             frames.append(frame)
         return b.hconcat(frames), mask
+
+
+@dataclass
+class _Chain:
+    """Per-value steps pending on the columns of ``frame``: each column's steps run as one
+    ``Backend.elementwise`` call when something reads the result (:meth:`run`)."""
+
+    frame: Any
+    steps: dict[str, list[tuple]]
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.steps)
+
+    def then(self, steps: dict[str, tuple]) -> _Chain:
+        return _Chain(self.frame, {n: [*s, steps[n]] for n, s in self.steps.items()})
+
+    def run(self, b: Backend) -> Any:
+        return b.with_columns(self.frame, {n: b.elementwise(b.column(self.frame, n), s)
+                                           for n, s in self.steps.items()})
+

@@ -20,6 +20,7 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys import ops
+from interactive_recsys.ops.base import OpContext
 from interactive_recsys.ops.params import Param
 from tests.conftest import (
     assert_frames_equal,
@@ -28,6 +29,7 @@ from tests.conftest import (
     output_dtypes,
     partitioned,
 )
+from tests.test_buffer_kernels import same
 
 OPERATOR_NAMES = sorted(ops.OPERATORS)
 
@@ -274,6 +276,33 @@ def test_single_partition_equals_multi_partition_result(name: str, variant: int,
     # fitting on one partition gives the same statistics as fitting on many
     single = new_workflow(graph(name, variant), root).fit(partitioned(frame, 1))
     assert_frames_equal(single.transform(frame), whole)
+
+
+PER_VALUE_CASES = [c for c in CASES if ops.OPERATORS[c.values[0]].elementwise
+                   is not ops.Operator.elementwise]
+
+
+@pytest.mark.parametrize(("name", "variant"), PER_VALUE_CASES)
+def test_a_per_value_step_gives_what_transform_gives(name: str, variant: int,
+                                                     frame: pd.DataFrame, fitted: dict) -> None:
+    """An operator with an ``elementwise`` step runs as that step inside a chain of the plan
+    (``backend/fused.py``): the step on each column must be its ``transform``, bit for bit."""
+    wf = fitted[name, variant]
+    op = operator_objects(wf)[0]
+    state = next((s.state for s in wf.fitted_steps()), None) if op.is_stat else None
+    columns = [c for c in INPUT_COLUMNS.get(name, DEFAULT_COLUMNS) if isinstance(c, str)]
+    if (op.is_stat and state is None) or op.elementwise(state, columns[0]) is None:
+        pytest.skip(f"{name} is no per-value step")
+    b = irs.get_backend("cpu")
+    native = b.from_pandas(frame[columns])
+    ctx = OpContext(b, [tuple(columns)], "contract", wf.artifacts_dir)
+    by_transform = op.transform(native, state, ctx)
+    for c in columns:
+        by_step = b.elementwise(b.column(native, c), [op.elementwise(state, c)])
+        same(b.column(by_transform, c), by_step)  # NaN equal to NaN, bits compared
+        chain = [op.elementwise(state, c)] * 2  # twice in a row: the block-by-block kernels
+        twice = op.transform(by_transform, state, ctx)
+        same(b.column(twice, c), b.elementwise(b.column(native, c), chain))
 
 
 # ---- fitting ---------------------------------------------------------------------------------

@@ -161,26 +161,46 @@ def log1p_values(arr: pa.Array | pa.ChunkedArray) -> Any:
 
     Integers spanning at most 65,536 values and fewer than an eighth of their rows
     (counters: most of them) look their result up in a table of ``log1p`` over that span
-    (in cache): the same numbers, without a logarithm per row.
+    (in cache): the same numbers, without a logarithm per row. The span is that of the
+    whole column, every chunk (row group) of it, so one table serves them all.
     """
+    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    table, lo = _log1p_table([values(c) for c in chunks])
+
     def log1p(v: np.ndarray, out: np.ndarray) -> None:
+        if table is not None:
+            _take(table, v, lo, out)
+            return
+        tmp = np.empty(min(BLOCK, len(v)), np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
-            limit = min(len(v) // 8, 1 << 16)
-            if v.dtype.kind in "iu" and limit and int(np.ptp(v[:BLOCK])) < limit:
-                lo, hi = (int(m.as_py()) for m in pc.min_max(pa.array(v)).values())  # all slots
-                if hi - lo < limit:
-                    wide = np.uint64 if v.dtype == np.uint64 else np.int64
-                    span = np.arange(hi - lo + 1, dtype=wide) + wide(lo)  # the same integers
-                    table = np.log1p(span, dtype=np.float64).astype(np.float32)
-                    _take(table, v, lo, out)
-                    return
-            tmp = np.empty(min(BLOCK, len(v)), np.float64)
             for start in range(0, len(v), BLOCK):
                 part = v[start:start + BLOCK]
                 block = tmp[:len(part)]
                 np.log1p(part, out=block, dtype=np.float64)
                 out[start:start + len(part)] = block
     return map_values(arr, log1p, pa.float32())
+
+
+def _log1p_table(parts: list[np.ndarray]) -> tuple[np.ndarray | None, int]:
+    """The float32 ``log1p`` of every integer from the least to the largest value of
+    ``parts`` (all slots, those under nulls too) and that least value, when the span is
+    below an eighth of the rows and 65,536; else ``(None, 0)``."""
+    n = sum(len(v) for v in parts)
+    limit = min(n // 8, 1 << 16)
+    if not parts or parts[0].dtype.kind not in "iu" or not limit:
+        return None, 0
+    first = next((v for v in parts if len(v)), None)
+    if first is None or int(np.ptp(first[:BLOCK])) >= limit:  # a quick no
+        return None, 0
+    lows, highs = zip(*((int(m.as_py()) for m in pc.min_max(pa.array(v)).values())
+                        for v in parts if len(v)), strict=True)
+    lo, hi = min(lows), max(highs)
+    if hi - lo >= limit:
+        return None, 0
+    wide = np.uint64 if first.dtype == np.uint64 else np.int64
+    span = np.arange(hi - lo + 1, dtype=wide) + wide(lo)  # the same integers
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.log1p(span, dtype=np.float64).astype(np.float32), lo
 
 
 def affine_values(arr: pa.Array | pa.ChunkedArray, shift: float, scale: float,

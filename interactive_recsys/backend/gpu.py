@@ -182,6 +182,7 @@ class GpuBackend(Backend):
     def digitize(self, col: Any, boundaries: Sequence[float]) -> Any:
         return self.from_arrow_array(ax.digitize(self.to_arrow_array(col), boundaries))
 
+    elementwise = shared.elementwise
     moments = shared.moments
     finite_values = shared.finite_values
     hash64 = shared.hash64

@@ -195,6 +195,14 @@ class Backend(abc.ABC):
         """``(x - shift) / scale`` computed in float64, returned as ``dtype``."""
 
     @abc.abstractmethod
+    def elementwise(self, col: Any, steps: Sequence[tuple]) -> Any:
+        """Per-value ``steps`` one after the other, each a tuple: ``("fill", value)``
+        (:meth:`fill_missing`), ``("clip", lower, upper)`` (:meth:`clip`), ``("log1p",)``
+        (:meth:`log1p`), ``("affine", shift, scale, dtype)`` (:meth:`affine`). The same
+        result as those kernels in a row; the CPU runs a chain of them block by block
+        (:mod:`.fused`)."""
+
+    @abc.abstractmethod
     def digitize(self, col: Any, boundaries: Sequence[float]) -> Any:
         """int64 bucket id = number of boundaries ``<= x``; missing (null, NaN) gives null."""
 

@@ -67,6 +67,23 @@ def rename(self: Any, df: Any, mapping: Mapping[str, str]) -> Any:
 
 
 # ---- columns --------------------------------------------------------------------------------
+def elementwise(self: Any, col: Any, steps: Sequence[tuple]) -> Any:
+    """The steps of :meth:`.interface.Backend.elementwise` one after the other, each with
+    the backend's own kernel."""
+    for kind, *args in steps:
+        col = step_kernel(self, kind)(col, *args)
+    return col
+
+
+def step_kernel(self: Any, kind: str) -> Any:
+    """The backend's kernel of one ``Backend.elementwise`` step."""
+    kernels = {"fill": self.fill_missing, "clip": self.clip, "log1p": self.log1p,
+               "affine": self.affine}
+    if kind not in kernels:
+        raise ValueError(f"Unknown elementwise step {kind!r}; expected one of {sorted(kernels)}.")
+    return kernels[kind]
+
+
 def to_pandas_list(self: Any, col: Any) -> list:
     return self.to_arrow_array(col).to_pylist()
 

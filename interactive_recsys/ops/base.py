@@ -255,6 +255,13 @@ class Operator(OperatorOperand):
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
         raise NotImplementedError
 
+    def elementwise(self, state: dict[str, Any] | None, column: str) -> tuple | None:
+        """This operator on ``column`` as one per-value step of ``Backend.elementwise``
+        (``("clip", 0, None)``...), or None (the default) when it is not one. The plan runs
+        consecutive steps of a branch as one chain (block by block on CPU, see
+        ``backend/fused.py``); ``transform`` gives the same result as the step."""
+        return None
+
     @property
     def is_stat(self) -> bool:
         return False
@@ -426,3 +433,12 @@ def group_names(op: Operator, groups: Sequence[Sequence[str]], name: Any = "_".j
             made[out] = group
         keys[key] = group
     return keys
+
+
+def transform_elementwise(op: Operator, df: Any, state: dict[str, Any] | None,
+                          ctx: OpContext) -> Any:
+    """``transform`` of an operator that is one ``elementwise`` step on every column."""
+    b = ctx.backend
+    return b.with_columns(df, {n: b.elementwise(b.column(df, n), [op.elementwise(state, n)])
+                               for n in df.columns})
+

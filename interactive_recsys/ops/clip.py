@@ -6,7 +6,7 @@ from typing import Any
 
 from ..errors import ParameterError
 from ..schema import ColumnSchema
-from .base import OpContext, Operator, require_numeric
+from .base import OpContext, Operator, require_numeric, transform_elementwise
 from .params import Param
 
 
@@ -34,7 +34,8 @@ class Clip(Operator):
         require_numeric(self, col)
         return col
 
+    def elementwise(self, state: dict[str, Any] | None, column: str) -> tuple:
+        return ("clip", self.min_value, self.max_value)
+
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
-        b = ctx.backend
-        return b.with_columns(df, {n: b.clip(b.column(df, n), self.min_value, self.max_value)
-                                   for n in df.columns})
+        return transform_elementwise(self, df, state, ctx)

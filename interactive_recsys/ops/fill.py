@@ -54,6 +54,9 @@ class FillMissing(Operator):
                       state: dict[str, Any] | None = None) -> Schema:
         return _fill_schema(self, input_schema)
 
+    def elementwise(self, state: dict[str, Any] | None, column: str) -> tuple | None:
+        return None if self.add_binary_cols else ("fill", self.fill_val)
+
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
         return _fill(self, df, dict.fromkeys(df.columns, self.fill_val), ctx)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..schema import ColumnSchema, Tags
-from .base import OpContext, Operator, require_numeric
+from .base import OpContext, Operator, require_numeric, transform_elementwise
 
 
 class LogOp(Operator):
@@ -24,6 +24,8 @@ class LogOp(Operator):
         return col.with_(dtype="float32").with_tags(add=[Tags.CONTINUOUS],
                                                      remove=[Tags.CATEGORICAL])
 
+    def elementwise(self, state: dict[str, Any] | None, column: str) -> tuple:
+        return ("log1p",)
+
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
-        b = ctx.backend
-        return b.with_columns(df, {n: b.log1p(b.column(df, n)) for n in df.columns})
+        return transform_elementwise(self, df, state, ctx)

@@ -17,7 +17,14 @@ from typing import Any
 
 from ..schema import ColumnSchema, Tags
 from ..tables.moments import column_moments, merge_summaries
-from .base import OpContext, StateFolders, StatOperator, no_rows_error, require_numeric
+from .base import (
+    OpContext,
+    StateFolders,
+    StatOperator,
+    no_rows_error,
+    require_numeric,
+    transform_elementwise,
+)
 from .params import Param
 
 
@@ -99,13 +106,12 @@ class Normalize(_Moments):
             means[name], stds[name] = m["mean"], std if std > floor else 0.0
         return {"means": means, "stds": stds}
 
+    def elementwise(self, state: dict[str, Any] | None, column: str) -> tuple:
+        mean, std = state["means"][column] or 0.0, state["stds"][column] or 0.0
+        return ("affine", mean, std if std > 0 else 1.0, "float32")
+
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
-        b = ctx.backend
-        out = {}
-        for n in df.columns:
-            mean, std = state["means"][n] or 0.0, state["stds"][n] or 0.0
-            out[n] = b.affine(b.column(df, n), mean, std if std > 0 else 1.0)
-        return b.with_columns(df, out)
+        return transform_elementwise(self, df, state, ctx)
 
 
 class NormalizeMinMax(_Moments):
@@ -119,12 +125,11 @@ class NormalizeMinMax(_Moments):
         return {"mins": {n: _none_if_nan(m["min"]) for n, m in partial.items()},
                 "maxs": {n: _none_if_nan(m["max"]) for n, m in partial.items()}}
 
+    def elementwise(self, state: dict[str, Any] | None, column: str) -> tuple:
+        lo, hi = state["mins"][column], state["maxs"][column]
+        lo = 0.0 if lo is None else lo
+        span = (hi - lo) if hi is not None and hi > lo else 1.0
+        return ("affine", lo, span, "float32")
+
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
-        b = ctx.backend
-        out = {}
-        for n in df.columns:
-            lo, hi = state["mins"][n], state["maxs"][n]
-            lo = 0.0 if lo is None else lo
-            span = (hi - lo) if hi is not None and hi > lo else 1.0
-            out[n] = b.affine(b.column(df, n), lo, span)
-        return b.with_columns(df, out)
+        return transform_elementwise(self, df, state, ctx)
