@@ -18,8 +18,10 @@ of the process and its children:
 
 Steps 2-4 run ``--repeats`` times each (the median is reported, every run is kept). Then, on
 the first file (one partition), the CPU milliseconds of each part of the continuous branch
-(:func:`partition_ms`: read, FillMissing, Clip, LogOp, the moments; the least of 15 runs),
-steadier than whole fits on a shared machine.
+(:func:`partition_ms`: read, FillMissing, Clip, LogOp, the moments, and the three operators as
+the plan runs them, one chain; the least of 15 runs), steadier than whole fits on a shared
+machine; and the branch's fit on every file in one thread, two threads and two processes
+(:func:`parallel_s`): what the second CPU gives it.
 
 The machine is shared: CPU seconds are reported beside wall seconds, with the share of the
 machine's CPU that other processes used during each step. Results go to
@@ -123,11 +125,53 @@ def partition_ms(path: str, repeats: int = 15) -> dict[str, float]:
 
     result = {}
     result["read"], df = least(lambda: reader(piece, cols))
+    read = df
     for op in chain:
         result[type(op).__name__], df = least(lambda op=op, df=df: op.transform(df, None, ctx))
     result["moments"], _ = least(lambda: moments.fit_partition(df, ctx))
     result["all five in a row"], _ = least(whole)
+    steps = [op.elementwise(None, cols[0]) for op in chain]
+    result["FillMissing -> Clip -> LogOp as one chain"], _ = least(
+        lambda: b.with_columns(read, {c: b.elementwise(b.column(read, c), steps) for c in cols}))
     return result
+
+
+def _branch(path: str) -> None:
+    """The continuous branch's fit on one file: read I1..I13, the chain, Normalize's moments."""
+    import pyarrow.parquet as pq
+
+    from interactive_recsys import ops
+    from interactive_recsys.backend import get_backend
+    from interactive_recsys.ops.base import OpContext
+
+    cols = [f"I{i}" for i in range(1, 14)]
+    b = get_backend("cpu")
+    df = b.from_arrow(pq.read_table(path, columns=cols))
+    steps = [("fill", 0), ("clip", 0, None), ("log1p",)]
+    df = b.with_columns(df, {c: b.elementwise(b.column(df, c), steps) for c in cols})
+    ops.Normalize().fit_partition(df, OpContext(b, [tuple(cols)], "branch"))
+
+
+def parallel_s(paths: list[str], repeats: int = 3) -> dict[str, float]:
+    """Wall seconds (the least of ``repeats``) of the continuous branch's fit on every file:
+    in one thread, in two threads (as Dask's threaded scheduler runs it) and in two forked
+    processes (as two Dask workers would): how much the second CPU gives each."""
+    import multiprocessing
+    from concurrent.futures import ThreadPoolExecutor
+
+    def least(work: Any) -> float:
+        times = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            work()
+            times.append(time.perf_counter() - started)
+        return min(times)
+
+    with ThreadPoolExecutor(2) as threads, multiprocessing.get_context("fork").Pool(2) as procs:
+        procs.map(_branch, paths[:2])  # warm: imports in the children
+        return {"1 thread": least(lambda: [_branch(p) for p in paths]),
+                "2 threads": least(lambda: list(threads.map(_branch, paths))),
+                "2 processes": least(lambda: procs.map(_branch, paths, chunksize=1))}
 
 
 def child(args_json: str) -> None:
@@ -174,10 +218,11 @@ def child(args_json: str) -> None:
     same = {s.node_id: s.state for s in fresh.fitted_steps()} == {
         s.node_id: s.state for s in studio.fitted_steps()}
     per_partition = partition_ms(ds.files[0])
+    parallel = parallel_s(ds.files)
     import pyarrow.parquet as pq
     print(json.dumps({"rows": ds.num_rows, "npartitions": ds.npartitions, "files": len(ds.files),
                       "steps": rows, "states_equal_fresh_fit": same,
-                      "partition_ms": per_partition,
+                      "partition_ms": per_partition, "branch_parallel_s": parallel,
                       "partition_rows": pq.read_metadata(ds.files[0]).num_rows}))
 
 
@@ -244,6 +289,7 @@ def write_results(results: dict[str, Any], label: str, suffix: str = "") -> None
               f"{'equal' if results['states_equal_fresh_fit'] else 'DIFFER from'} the "
               "Studio refit's.", "",
               *_partition_lines(results.get("partition_ms"), results.get("partition_rows")),
+              *_parallel_lines(results.get("branch_parallel_s"), results["files"]),
               f"Load average before {results['load_avg_before']}, after "
               f"{results['load_avg_after']}. Machine: {results['machine']}. Code: "
               f"{results['git']}.", ""]
@@ -257,6 +303,15 @@ def _partition_lines(ms: dict[str, float] | None, rows: int | None) -> list[str]
     return [f"The continuous branch on one partition (the first file, {rows:,} rows), CPU ms, "
             "the least of 15 runs: " + ", ".join(f"{k} {v:.1f}" for k, v in ms.items()) + ".",
             ""]
+
+
+def _parallel_lines(seconds: dict[str, float] | None, files: int) -> list[str]:
+    if not seconds:
+        return []
+    one = seconds["1 thread"]
+    return [f"The continuous branch's fit (read, chain, moments) on all {files} files, wall s, "
+            "the least of 3: " + ", ".join(f"{k} {v:.2f} ({one / v:.2f}x)"
+                                          for k, v in seconds.items()) + ".", ""]
 
 
 if __name__ == "__main__":

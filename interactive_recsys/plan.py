@@ -144,7 +144,7 @@ class Plan:
 
         Consecutive per-value steps (``Operator.elementwise``: FillMissing -> Clip -> LogOp
         -> Normalize) whose outputs nothing else reads run as one chain per column
-        (:class:`_Chain`, ``Backend.elementwise``): on CPU block by block, in cache.
+        (:class:`_Chain`, ``Backend.elementwise``), with no frame built between them.
         """
         b = self.backend
         needed = self._ancestors(targets, entry)

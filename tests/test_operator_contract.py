@@ -286,7 +286,7 @@ PER_VALUE_CASES = [c for c in CASES if ops.OPERATORS[c.values[0]].elementwise
 def test_a_per_value_step_gives_what_transform_gives(name: str, variant: int,
                                                      frame: pd.DataFrame, fitted: dict) -> None:
     """An operator with an ``elementwise`` step runs as that step inside a chain of the plan
-    (``backend/fused.py``): the step on each column must be its ``transform``, bit for bit."""
+    (``Plan.evaluate``): the step on each column must be its ``transform``, bit for bit."""
     wf = fitted[name, variant]
     op = operator_objects(wf)[0]
     state = next((s.state for s in wf.fitted_steps()), None) if op.is_stat else None
@@ -300,7 +300,7 @@ def test_a_per_value_step_gives_what_transform_gives(name: str, variant: int,
     for c in columns:
         by_step = b.elementwise(b.column(native, c), [op.elementwise(state, c)])
         same(b.column(by_transform, c), by_step)  # NaN equal to NaN, bits compared
-        chain = [op.elementwise(state, c)] * 2  # twice in a row: the block-by-block kernels
+        chain = [op.elementwise(state, c)] * 2  # twice in a row, as a chain runs it
         twice = op.transform(by_transform, state, ctx)
         same(b.column(twice, c), b.elementwise(b.column(native, c), chain))
 

@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 from ..errors import SchemaError
 from ..schema import Schema, arrow_type, dtype_name
 from . import arrow as ax
-from . import buffers, fused, shared
+from . import buffers, shared
 from . import keyed_counts as kc
 from .arrow import ARROW_AGGREGATIONS
 from .interface import Backend
@@ -186,15 +186,7 @@ class CpuBackend(Backend):
         x = pc.cast(col, pa.float64(), safe=False)  # ints past 2**53: nearest float
         return pc.cast(pc.divide(pc.subtract(x, shift), scale), arrow_type(dtype))
 
-    def elementwise(self, col: Any, steps: Sequence[tuple]) -> Any:
-        """The steps one after the other; two or more on a numeric column run block by
-        block (:func:`.fused.run_chain`), with the one-step kernels' results."""
-        steps = list(steps)
-        if len(steps) > 1:
-            checked = _fusable_steps(col.type, steps)
-            if checked is not None:
-                return fused.run_chain(col, checked)
-        return shared.elementwise(self, col, steps)
+    elementwise = shared.elementwise
 
     def digitize(self, col: Any, boundaries: Sequence[float]) -> Any:
         return ax.digitize(self.to_arrow_array(col), boundaries)
@@ -372,34 +364,4 @@ class CpuBackend(Backend):
 def cpu_backend() -> CpuBackend:
     """The one CPU backend instance."""
     return CpuBackend()
-
-
-def _fusable_steps(t: pa.DataType, steps: list[tuple]) -> list[tuple] | None:
-    """``steps`` with their values checked and converted for the column types they meet, as
-    the one-step kernels convert them (:meth:`CpuBackend.fill_missing`, :meth:`~CpuBackend.clip`,
-    :meth:`~CpuBackend.affine`); None when a step would not take its NumPy kernel there."""
-    out = []
-    for kind, *args in steps:
-        if not buffers.numeric(t):
-            return None
-        if kind == "fill":
-            ax.check_fill_value(dtype_name(t), args[0])
-            out.append(("fill", pa.scalar(args[0]).cast(t).as_py()))
-        elif kind == "clip":
-            lower, upper = ax.integer_bounds(t, *args)
-            if not all(ax.representable(b, t) for b in (lower, upper)):
-                return None
-            out.append(("clip", lower, upper))
-        elif kind == "log1p":
-            out.append(("log1p",))
-            t = pa.float32()
-        elif kind == "affine":
-            shift, scale, dtype = args
-            t = arrow_type(dtype)
-            if not (pa.types.is_float32(t) or pa.types.is_float64(t)):
-                return None
-            out.append(("affine", shift, scale, t))
-        else:
-            return None
-    return out
 

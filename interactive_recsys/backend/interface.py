@@ -198,9 +198,9 @@ class Backend(abc.ABC):
     def elementwise(self, col: Any, steps: Sequence[tuple]) -> Any:
         """Per-value ``steps`` one after the other, each a tuple: ``("fill", value)``
         (:meth:`fill_missing`), ``("clip", lower, upper)`` (:meth:`clip`), ``("log1p",)``
-        (:meth:`log1p`), ``("affine", shift, scale, dtype)`` (:meth:`affine`). The same
-        result as those kernels in a row; the CPU runs a chain of them block by block
-        (:mod:`.fused`)."""
+        (:meth:`log1p`), ``("affine", shift, scale, dtype)`` (:meth:`affine`): the plan runs a
+        branch's consecutive per-value operators on each column this way, with no frame
+        built between them (``Operator.elementwise``)."""
 
     @abc.abstractmethod
     def digitize(self, col: Any, boundaries: Sequence[float]) -> Any:

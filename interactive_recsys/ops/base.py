@@ -258,8 +258,8 @@ class Operator(OperatorOperand):
     def elementwise(self, state: dict[str, Any] | None, column: str) -> tuple | None:
         """This operator on ``column`` as one per-value step of ``Backend.elementwise``
         (``("clip", 0, None)``...), or None (the default) when it is not one. The plan runs
-        consecutive steps of a branch as one chain (block by block on CPU, see
-        ``backend/fused.py``); ``transform`` gives the same result as the step."""
+        consecutive steps of a branch as one chain per column, with no frame built between
+        them (``Backend.elementwise``); ``transform`` gives the same result as the step."""
         return None
 
     @property
