@@ -119,3 +119,16 @@ def test_parts_of_different_kinds_are_not_keyed() -> None:
              table([], pa.string())]
     assert kc.encode_parts(parts) is None
     assert kc.encode_parts([parts[0], parts[2]]).kind == "fixed8"
+
+
+@settings(max_examples=200, deadline=None)
+@given(labels=st.lists(st.integers(0, 70_000), max_size=200), extra=st.integers(0, 3))
+def test_group_rows_is_a_stable_sort_by_label(labels, extra) -> None:
+    """Against NumPy's stable argsort of the 64-bit labels and a search for the edges (labels
+    past 65,535 take the 64-bit path)."""
+    labels = np.array(labels, dtype=np.uint64)
+    groups = int(labels.max()) + 1 + extra if len(labels) else extra + 1
+    order, edges = kc.group_rows(labels, groups)
+    expected = np.argsort(labels, kind="stable")
+    assert order.tolist() == expected.tolist()
+    assert edges.tolist() == np.searchsorted(labels[expected], np.arange(groups + 1)).tolist()

@@ -252,12 +252,29 @@ def value_hashes(counts: Counts) -> np.ndarray:
         return fmix64((words & np.uint64(0x00FFFFFFFFFFFFFF)) ^ (lengths * LEN_SEED))
 
 
+def group_rows(labels: np.ndarray, groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows grouped by label (``0 <= label < groups``), each group in row order, and
+    where each group starts and ends in that order (``groups + 1`` edges).
+
+    A stable argsort of the labels as 16-bit integers where they fit (NumPy's radix sort:
+    linear, 4-6x its merge sort of 64-bit labels on a million rows).
+
+    >>> order, edges = group_rows(np.array([2, 0, 2, 1]), 3)
+    >>> order.tolist(), edges.tolist()
+    ([1, 3, 0, 2], [0, 1, 2, 4])
+    """
+    labels = np.asarray(labels)
+    small = labels.astype(np.uint16) if groups <= 1 << 16 else labels
+    order = np.argsort(small, kind="stable")
+    edges = np.zeros(groups + 1, np.int64)
+    np.cumsum(np.bincount(small, minlength=groups), out=edges[1:])
+    return order, edges
+
+
 def split(counts: Counts, splits: int, value_hashes: np.ndarray) -> list[Counts]:
     """``counts`` split into ``splits`` parts by ``value_hashes % splits`` (each part keeps
     its own order and buffers)."""
-    part = value_hashes % np.uint64(splits)
-    order = np.argsort(part, kind="stable")
-    bounds = np.searchsorted(part[order], np.arange(splits + 1))
+    order, bounds = group_rows(value_hashes % np.uint64(splits), splits)
     pieces = [order[bounds[s]:bounds[s + 1]] for s in range(splits)]
     if isinstance(counts, pa.Table):
         return [counts.take(pa.array(rows)) for rows in pieces]

@@ -112,8 +112,7 @@ def cut(counts: kc.Counts, plan: dict[str, Any]) -> list[dict[str, Any]]:
     ranges = plan["ranges"]
     which = np.searchsorted(plan["bounds"], sortable, side="right") if counts.num_rows else \
         np.zeros(0, np.int64)
-    order = np.argsort(which, kind="stable")
-    edges = np.searchsorted(which[order], np.arange(ranges + 1))
+    order, edges = kc.group_rows(which, ranges)
     number = _counts(counts)
     out = []
     for r in range(ranges):
@@ -172,8 +171,7 @@ def finish_range(ordered: dict[str, Any], base: np.ndarray, splits: int) -> list
     sizes = np.diff(np.append(ordered["starts"], n))
     within = np.arange(n) - np.repeat(ordered["starts"], sizes)
     rank = np.repeat(base, sizes) + within
-    order = np.argsort(ordered["origin"], kind="stable")
-    edges = np.searchsorted(ordered["origin"][order], np.arange(splits + 1))
+    order, edges = kc.group_rows(ordered["origin"], splits)
     return [{"pos": ordered["pos"][order[edges[s]:edges[s + 1]]],
              "rank": rank[order[edges[s]:edges[s + 1]]]} for s in range(splits)]
 
