@@ -381,4 +381,3 @@ class _Chain:
     def run(self, b: Backend) -> Any:
         return b.with_columns(self.frame, {n: b.elementwise(b.column(self.frame, n), s)
                                            for n, s in self.steps.items()})
-

@@ -364,4 +364,3 @@ class CpuBackend(Backend):
 def cpu_backend() -> CpuBackend:
     """The one CPU backend instance."""
     return CpuBackend()
-

@@ -441,4 +441,3 @@ def transform_elementwise(op: Operator, df: Any, state: dict[str, Any] | None,
     b = ctx.backend
     return b.with_columns(df, {n: b.elementwise(b.column(df, n), [op.elementwise(state, n)])
                                for n in df.columns})
-
