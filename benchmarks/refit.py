@@ -1,11 +1,13 @@
 """Refit after an edit: the 40-column Criteo workflow fitted once, one continuous step edited,
 then fitted again with ``reuse=`` the first fit (what the Studio's Run does after an edit).
 
-``python -m benchmarks refit [--rows 8000000] [--data DIR] [--quick] [--suffix=-TEXT]``
+``python -m benchmarks refit [--rows 8000000] [--data DIR] [--quick] [--cluster]
+[--suffix=-TEXT]``
 
 One fresh process (Dask's threaded scheduler, as ``irs-local`` in ``python -m benchmarks
-criteo``) opens the kaggle-profile data and times, each with its wall time and the CPU time
-of the process and its children:
+criteo``; with ``--cluster`` a 2-worker ``irs.cluster.start_cluster``, what the Studio's
+Cluster tab starts) opens the kaggle-profile data and times, each with its wall time and the
+CPU time of the process and its children:
 
 1. the first fit of the standard workflow (``C1..C26`` Categorify; ``I1..I13`` FillMissing ->
    Clip(0) -> LogOp -> Normalize);
@@ -31,6 +33,7 @@ machine's CPU that other processes used during each step. Results go to
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -58,6 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeats", type=int, default=3,
                         help="runs of each refit (median reported; default 3)")
     parser.add_argument("--quick", action="store_true", help="smoke run: 200k rows")
+    parser.add_argument("--cluster", action="store_true",
+                        help="run every fit on irs.cluster.start_cluster(n_workers=2) (what the "
+                        "Studio's Cluster tab starts) instead of Dask's threaded scheduler")
     parser.add_argument("--suffix", default="", help="appended to the results' file names "
                         "(e.g. --suffix=-continuous-ops: keeps an earlier run of the same day)")
 
@@ -177,7 +183,6 @@ def parallel_s(paths: list[str], repeats: int = 3) -> dict[str, float]:
 def child(args_json: str) -> None:
     """The timed steps, in one process (the module docstring)."""
     import interactive_recsys as irs
-    from interactive_recsys.ui.builder_model import BuilderModel
 
     args = json.loads(args_json)
     work = Path(args["work"])
@@ -196,8 +201,27 @@ def child(args_json: str) -> None:
                      "phases": len(wf.fit_stats["phases"]), "steps": _steps(wf)})
         return wf
 
+    with (irs.cluster.start_cluster(n_workers=2, dashboard=False,
+                                    local_directory=str(work / "dask-scratch"))
+          if args["cluster"] else contextlib.nullcontext()) as client, \
+            (client.cluster if client is not None else contextlib.nullcontext()):
+        fresh, studio = _timed_steps(ds, work, args["repeats"], record)
+    same = {s.node_id: s.state for s in fresh.fitted_steps()} == {
+        s.node_id: s.state for s in studio.fitted_steps()}
+    per_partition = partition_ms(ds.files[0])
+    parallel = parallel_s(ds.files)
+    import pyarrow.parquet as pq
+    print(json.dumps({"rows": ds.num_rows, "npartitions": ds.npartitions, "files": len(ds.files),
+                      "steps": rows, "states_equal_fresh_fit": same,
+                      "partition_ms": per_partition, "branch_parallel_s": parallel,
+                      "partition_rows": pq.read_metadata(ds.files[0]).num_rows}))
+
+
+def _timed_steps(ds: Any, work: Path, repeats: int, record: Any) -> tuple[Any, Any]:
+    """Steps 1-6 of the module docstring; the fresh fit's and the Studio refit's workflows."""
+    from interactive_recsys.ui.builder_model import BuilderModel
+
     first = record("first fit", lambda: workflow(artifacts=str(work / "first")).fit(ds))
-    repeats = args["repeats"]
     record("refit, NormalizeMinMax",
            lambda: workflow("NormalizeMinMax").fit(ds, reuse=first), repeats)
     record("refit, Clip(min_value=1)", lambda: workflow(clip_min=1).fit(ds, reuse=first),
@@ -215,15 +239,7 @@ def child(args_json: str) -> None:
     fresh = record("fresh fit, NormalizeMinMax", lambda: workflow("NormalizeMinMax").fit(ds))
     record("the edited branch alone", lambda: workflow("NormalizeMinMax",
                                                        categorical=False).fit(ds))
-    same = {s.node_id: s.state for s in fresh.fitted_steps()} == {
-        s.node_id: s.state for s in studio.fitted_steps()}
-    per_partition = partition_ms(ds.files[0])
-    parallel = parallel_s(ds.files)
-    import pyarrow.parquet as pq
-    print(json.dumps({"rows": ds.num_rows, "npartitions": ds.npartitions, "files": len(ds.files),
-                      "steps": rows, "states_equal_fresh_fit": same,
-                      "partition_ms": per_partition, "branch_parallel_s": parallel,
-                      "partition_rows": pq.read_metadata(ds.files[0]).num_rows}))
+    return fresh, studio
 
 
 def run(args: argparse.Namespace) -> None:
@@ -237,7 +253,8 @@ def run(args: argparse.Namespace) -> None:
     shutil.rmtree(WORK, ignore_errors=True)
     WORK.mkdir(parents=True)
     load_before = os.getloadavg()
-    payload = json.dumps({"src": str(src), "work": str(WORK), "repeats": args.repeats})
+    payload = json.dumps({"src": str(src), "work": str(WORK), "repeats": args.repeats,
+                          "cluster": args.cluster})
     proc = subprocess.run([sys.executable, "-m", "benchmarks.refit", payload], cwd=ROOT,
                           capture_output=True, text=True)
     sys.stdout.write(proc.stdout)
@@ -251,13 +268,15 @@ def run(args: argparse.Namespace) -> None:
                     "cpu": studio["cpu_s"] / first["cpu_s"]}
     results = {"benchmark": "refit", "date": datetime.date.today().isoformat(),
                "data": str(src), "profile": args.profile, "repeats": args.repeats, **result,
+               "mode": ("2-worker cluster (irs.cluster.start_cluster)" if args.cluster
+                        else "Dask's threaded scheduler in one process"),
                "ratio": ratio,
                "studio_ratio": studio_ratio, "target": TARGET,
                "meets_target": max(ratio["wall"], studio_ratio["wall"]) <= TARGET,
                "load_avg_before": load_before, "load_avg_after": os.getloadavg(),
                "machine": report.machine_info(), "git": report.git_state()}
-    write_results(results, "refit" + ("-quick" if args.quick else f"-{args.profile}"),
-                  args.suffix)
+    write_results(results, "refit" + ("-cluster" if args.cluster else "")
+                  + ("-quick" if args.quick else f"-{args.profile}"), args.suffix)
 
 
 def write_results(results: dict[str, Any], label: str, suffix: str = "") -> None:
@@ -266,9 +285,10 @@ def write_results(results: dict[str, Any], label: str, suffix: str = "") -> None
     Path(f"{stem}.json").write_text(json.dumps(results, indent=2, default=str))
     lines = [f"# Refit after editing one continuous step, {results['date']}, vm", "",
              f"{results['rows']:,} rows ({results['profile']} profile, {results['files']} "
-             f"files, {results['npartitions']} partitions), the 40-column Criteo workflow, Dask's "
-             "threaded scheduler in one process. Each step: wall seconds, CPU seconds of the "
-             "process (all threads), and the share of the machine's CPU that other processes "
+             f"files, {results['npartitions']} partitions), the 40-column Criteo workflow, "
+             f"{results.get('mode', 'Dask threaded scheduler in one process')}. Each step: wall "
+             "seconds, CPU seconds of the process and its children (all threads; the workers on "
+             "a cluster), and the share of the machine's CPU that other processes "
              "used meanwhile (the machine is shared: compare CPU seconds when that is high); "
              f"refits: median of {results['repeats']} runs (all in the JSON).",
              "", "| step | wall s | CPU s | others' CPU % | phases | reused steps |",
