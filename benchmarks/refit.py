@@ -95,6 +95,14 @@ def _steps(wf: Any) -> dict[str, bool]:
     return {s.node_id: s.reused for s in wf.fitted_steps()}
 
 
+def branch_ops() -> list[Any]:
+    """The continuous branch's per-value operators before Normalize, as :func:`workflow`
+    builds them (Clip at its default minimum, 0)."""
+    from interactive_recsys import ops
+
+    return [ops.FillMissing(0), ops.Clip(min_value=0), ops.LogOp()]
+
+
 def partition_ms(path: str, repeats: int = 15) -> dict[str, float]:
     """CPU milliseconds (the least of ``repeats`` runs) of each part of the continuous branch
     on one file read as one partition: the read of ``I1..I13``, FillMissing(0),
@@ -112,7 +120,7 @@ def partition_ms(path: str, repeats: int = 15) -> dict[str, float]:
     piece = ParquetPiece(path, tuple(range(md.num_row_groups)), md.num_rows)
     reader, b = _PieceReader("cpu", pq.read_schema(path)), get_backend("cpu")
     ctx = OpContext(b, [tuple(cols)], "partition")
-    chain = [ops.FillMissing(0), ops.Clip(min_value=0), ops.LogOp()]
+    chain = branch_ops()
     moments = ops.Normalize()
 
     def least(work: Any) -> tuple[float, Any]:
@@ -153,7 +161,7 @@ def _branch(path: str) -> None:
     cols = [f"I{i}" for i in range(1, 14)]
     b = get_backend("cpu")
     df = b.from_arrow(pq.read_table(path, columns=cols))
-    steps = [("fill", 0), ("clip", 0, None), ("log1p",)]
+    steps = [op.elementwise(None, cols[0]) for op in branch_ops()]
     df = b.with_columns(df, {c: b.elementwise(b.column(df, c), steps) for c in cols})
     ops.Normalize().fit_partition(df, OpContext(b, [tuple(cols)], "branch"))
 
