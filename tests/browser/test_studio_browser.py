@@ -317,7 +317,8 @@ def test_forty_columns_are_readable_and_clickable(lab):
     page.locator(".irs-studio .irs-btn-select-shown").click()
     wait_count(page, "8 of 40 selected")
     msg = page.locator(".irs-studio .irs-feedback-columns .irs-msg")
-    assert "ticked the 8 shown columns matching 'C2'" in msg.inner_text()
+    # the message syncs after the count (its own trait): wait for it, do not read it at once
+    msg.filter(has_text="ticked the 8 shown columns matching 'C2'").wait_for(timeout=30_000)
     assert_in_view(msg, near=page.locator(".irs-studio .irs-btn-select-shown"), within=120)
     page.locator(".irs-studio .irs-builder-name-filter input").fill("")
     page.locator(".irs-studio .irs-builder-columns").scroll_into_view_if_needed()
