@@ -217,3 +217,70 @@ def test_fixed_width_ids_keep_no_values_and_twelve_bytes_a_value():
     assert ints.values is None
     assert ints.positions(pa.array([9, 1, 7]), vocab.hash_array(pa.array([9, 1, 7]))).tolist() \
         == [2, -1, 0]
+
+
+def _fit_graph_tasks(partitions: int, split_out: int, keys: int = 2) -> dict[str, int]:
+    """Tasks of Categorify's fit graph over ``partitions`` partials, by kind (the middle
+    part of their keys: ``count``, ``pick``, ...)."""
+    from dask import delayed
+
+    from interactive_recsys.backend import get_backend
+    from interactive_recsys.ops import Categorify
+    from interactive_recsys.ops.base import OpContext
+
+    ctx = OpContext(get_backend("cpu"), [(f"c{k}",) for k in range(keys)], "categorify-1",
+                    "/nonexistent", {"num_rows": 5, "npartitions": partitions})
+    partials = [delayed(dict, pure=False)(dask_key_name=f"partial-{i}")
+                for i in range(partitions)]
+    graph = Categorify(split_out=split_out).fit_graph(partials, ctx).__dask_graph__()
+    kinds: dict[str, int] = {}
+    for key in graph:
+        if str(key).startswith("categorify-1-"):
+            kind = str(key).split("-")[2]
+            kinds[kind] = kinds.get(kind, 0) + 1
+    return kinds
+
+
+def test_first_level_of_the_count_trees_serves_every_key_and_split():
+    """64 partials, 2 keys, 4 splits. The first level sums 8 partials at a time, every key
+    and split at once: 8 tasks. Each key's pick of those (8 each, 16), then one task per
+    key and split sums the 8 (8 tasks). A first level per key and split would make
+    2 x 4 x 8 first-level tasks, and 2 x 64 picks, growing with splits x partitions."""
+    tasks = _fit_graph_tasks(64, 4)
+    assert tasks["count"] == 8 + 2 * 4
+    assert tasks["pick"] >= 2 * 8  # (the ranking picks come on top)
+    assert tasks["pick"] < 2 * 64
+    # twice the partitions and twice the splits: the count tasks at most about triple
+    assert _fit_graph_tasks(128, 8)["count"] == 16 + 2 * 8 * (2 + 1)
+
+
+def test_vocabulary_of_many_partitions_and_splits_equals_counts_by_hand():
+    """More partitions than a tree node takes (21, not a multiple of 8), three hash splits:
+    the ids equal the ones computed by hand (descending count, ties by ascending value)."""
+    import dask.dataframe as dd
+    import pandas as pd
+
+    import interactive_recsys as irs
+    from interactive_recsys import ops
+
+    rng = np.random.default_rng(11)
+    pool = [f"{v:08x}" for v in rng.integers(0, 2**32, 700)]
+    a = rng.choice(pool, 4200, p=np.linspace(1, 3, len(pool)) / np.linspace(1, 3, 700).sum())
+    b = rng.integers(0, 90, 4200)
+    values = [None if i % 17 == 0 else str(v) for i, v in enumerate(a)]
+    df = pd.DataFrame({"a": values, "b": b})
+    ds = irs.Dataset(dd.from_pandas(df, npartitions=21, sort=False), backend="cpu")
+    assert ds.npartitions == 21
+    out = irs.Workflow(["a", "b"] >> ops.Categorify(split_out=3)).fit_transform(ds).compute()
+
+    def by_hand(column):
+        counts = {}
+        for v in column:
+            if v is not None:
+                counts[v] = counts.get(v, 0) + 1
+        order = sorted(counts, key=lambda v: (-counts[v], v))
+        index = {v: 3 + i for i, v in enumerate(order)}
+        return [1 if v is None else index[v] for v in column]
+
+    assert out["a"].tolist() == by_hand(values)
+    assert out["b"].tolist() == by_hand(b.tolist())
