@@ -84,6 +84,18 @@ def test_one_partition_equals_many_on_the_cluster(tmp_path, client):
                    expected_stats(df, ["shop"], "shop"))
 
 
+def test_more_partitions_than_a_tree_node_takes_with_splits_match_pandas(tmp_path):
+    """21 partitions (above FAN_IN, not a multiple of it) and 3 splits: the first tree level
+    merges whole partials (every key and split), the rest per split; pandas agrees."""
+    df = jg_frame(rows=3000, seed=9)
+    node = ["cat", "shop", "price", "qty"] >> ops.JoinGroupby(["price", "qty"], split_out=3)
+    out = new_workflow(node, tmp_path).fit_transform(partitioned(df, 21)).compute()
+    for key in ("cat", "shop"):
+        has_key = df[key].notna().to_numpy()
+        got = out[[c for c in out.columns if c.startswith(f"{key}_")]]
+        assert_matches(got[has_key], expected_stats(df, [key], key)[has_key])
+
+
 def test_large_offsets_keep_the_variance_exact(tmp_path):
     """Chan's merge of partial moments: no cancellation for values far from zero."""
     rng = np.random.default_rng(0)

@@ -257,11 +257,11 @@ def test_first_level_of_the_count_trees_serves_every_key_and_split():
 def test_vocabulary_of_many_partitions_and_splits_equals_counts_by_hand():
     """More partitions than a tree node takes (21, not a multiple of 8), three hash splits:
     the ids equal the ones computed by hand (descending count, ties by ascending value)."""
-    import dask.dataframe as dd
     import pandas as pd
 
     import interactive_recsys as irs
     from interactive_recsys import ops
+    from tests.conftest import partitioned
 
     rng = np.random.default_rng(11)
     pool = [f"{v:08x}" for v in rng.integers(0, 2**32, 700)]
@@ -269,9 +269,8 @@ def test_vocabulary_of_many_partitions_and_splits_equals_counts_by_hand():
     b = rng.integers(0, 90, 4200)
     values = [None if i % 17 == 0 else str(v) for i, v in enumerate(a)]
     df = pd.DataFrame({"a": values, "b": b})
-    ds = irs.Dataset(dd.from_pandas(df, npartitions=21, sort=False), backend="cpu")
-    assert ds.npartitions == 21
-    out = irs.Workflow(["a", "b"] >> ops.Categorify(split_out=3)).fit_transform(ds).compute()
+    out = irs.Workflow(["a", "b"] >> ops.Categorify(split_out=3)).fit_transform(
+        partitioned(df, 21)).compute()
 
     def by_hand(column):
         counts = {}

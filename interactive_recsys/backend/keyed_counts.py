@@ -256,15 +256,16 @@ def group_rows(labels: np.ndarray, groups: int) -> tuple[np.ndarray, np.ndarray]
     """The rows grouped by label (``0 <= label < groups``), each group in row order, and
     where each group starts and ends in that order (``groups + 1`` edges).
 
-    A stable argsort of the labels as 16-bit integers where they fit (NumPy's radix sort:
-    linear, 4-6x its merge sort of 64-bit labels on a million rows).
+    A stable argsort of the labels as 8- or 16-bit integers where they fit (NumPy's radix
+    sort: linear, one pass a byte; 4-6x its merge sort of 64-bit labels on a million rows).
 
     >>> order, edges = group_rows(np.array([2, 0, 2, 1]), 3)
     >>> order.tolist(), edges.tolist()
     ([1, 3, 0, 2], [0, 1, 2, 4])
     """
     labels = np.asarray(labels)
-    small = labels.astype(np.uint16) if groups <= 1 << 16 else labels
+    small = (labels.astype(np.uint8) if groups <= 1 << 8
+             else labels.astype(np.uint16) if groups <= 1 << 16 else labels)
     order = np.argsort(small, kind="stable")
     edges = np.zeros(groups + 1, np.int64)
     np.cumsum(np.bincount(small, minlength=groups), out=edges[1:])

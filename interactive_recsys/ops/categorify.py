@@ -43,9 +43,9 @@ from ..tables import vocabulary as vocab
 from ..tables import vocabulary_update as update
 from ..tables.layout import FIRST_FREE_INDEX, MAX_BUCKETS, NULL_INDEX
 from ..tables.reduce import (
-    FAN_IN,
     MAX_SPLITS,
     Graph,
+    first_level,
     listed,
     num_splits,
     pick,
@@ -199,7 +199,7 @@ class Categorify(StatOperator):
         directory = os.path.join(ctx.artifacts_dir or ".", ctx.node_id)
         g = Graph(ctx.node_id)
         states = {}
-        firsts = _first_level(g, [p.key for p in partials])
+        firsts = first_level([p.key for p in partials], _sum_partials, g.tasks("count"))
         for number, key in enumerate(self.vocab_keys(ctx.groups)):
             key_dir = key_directory(directory, number)  # never the column name (it is data)
             per_key = [g.task("pick", pick, f, key) for f in firsts]
@@ -320,9 +320,7 @@ class Categorify(StatOperator):
             found = pos >= 0
             result[found] = table.index[pos[found]]
         else:
-            which = hashes % np.uint64(splits)
-            for s in range(splits):
-                rows = np.flatnonzero(which == s)
+            for s, rows in enumerate(vocab.split_rows(hashes, splits)):
                 if not len(rows):
                     continue
                 table = vocab.load_split(directory, s, ctx.storage_options)
@@ -340,22 +338,6 @@ class Categorify(StatOperator):
 
 
 # ---- graph helpers (plain functions so Dask tasks are named and picklable) -------------------
-def _first_level(g: Graph, partials: list[str]) -> list[str]:
-    """The tree's first level over whole partials: one task sums ``FAN_IN`` partitions'
-    partials, every key and every split at once (same shape as a partial).
-
-    Per key and split, the trees then start from these, ``FAN_IN`` times fewer items. Task
-    counts so stay linear in the data: a first level per key and split made
-    ``keys x splits x partitions / FAN_IN`` tasks, and since the splits and the
-    partitions both grow with the rows, their product grew with the square of the rows
-    (100M Kaggle-profile rows: 13 splits, 400 partitions, 17k first-level tasks). A task
-    still holds at most ``FAN_IN`` partitions' counts."""
-    if len(partials) <= 1:
-        return partials
-    return [g.task("count", listed(_sum_partials), *partials[i:i + FAN_IN])
-            for i in range(0, len(partials), FAN_IN)]
-
-
 def _sum_partials(items: list[dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
     """Partials of several partitions as one: per key, each split's counts summed, and the
     null and row counts."""

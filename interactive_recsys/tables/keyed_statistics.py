@@ -6,9 +6,10 @@ any cardinality. The build is the hash-partitioned tree reduction of :mod:`.voca
 1. each data partition aggregates its rows per key (``Backend.keyed_aggregate``) and splits
    the partial table into ``S`` tables by the value-defined hash of the key
    (:func:`~.vocabulary.split_counts`; ``S`` from :func:`~.reduce.num_splits`);
-2. the ``P`` pieces of each split are merged in a tree (:func:`~.reduce.tree`) by the
-   operator's merge function (``merge_sums``, ``merge_moments`` of :mod:`..backend.arrow`);
-   a key lives in exactly one split, so the merges are exact;
+2. the partials are merged ``FAN_IN`` partitions at a time, every key and split at once
+   (:func:`~.reduce.first_level`), then each split's pieces in a tree (:func:`~.reduce.tree`),
+   by the operator's merge function (``merge_sums``, ``merge_moments`` of
+   :mod:`..backend.arrow`); a key lives in exactly one split, so the merges are exact;
 3. each split is finished (statistics from the merged partial sums) and written as its own
    parquet file ``value, index, <statistics>`` under the workflow's artifacts.
 
@@ -41,7 +42,7 @@ from ..io import storage
 from ..io.artifacts import key_directory, resolve
 from . import vocabulary as vocab
 from .cache import TABLES
-from .reduce import delayed_task, delayed_tasks, pick, tree
+from .reduce import delayed_task, delayed_tasks, first_level, pick, tree
 
 if TYPE_CHECKING:  # the operators' context (ops imports this module)
     from ..ops.base import OpContext
@@ -72,6 +73,13 @@ def _merge_split(items: list[list[pa.Table]], split: int, merge: Callable) -> pa
     return merge([item[split] for item in items])
 
 
+def _merge_partials(items: list[dict[str, list[pa.Table]]], merge: Callable
+                    ) -> dict[str, list[pa.Table]]:
+    """Partials of several partitions as one: per key, each split's tables merged."""
+    return {key: [merge([item[key][s] for item in items]) for s in range(len(tables))]
+            for key, tables in items[0].items()}
+
+
 def fit_tables(partials: list[Any], ctx: OpContext, keys: Sequence[str], splits: int,
                merge: Callable[[list[pa.Table]], pa.Table],
                finish: Callable[[pa.Table, str], pa.Table]) -> dict[str, Any]:
@@ -83,9 +91,11 @@ def fit_tables(partials: list[Any], ctx: OpContext, keys: Sequence[str], splits:
     prefix = ctx.node_id
     directory = os.path.join(ctx.artifacts_dir or ".", ctx.node_id)
     tables = {}
+    firsts = first_level(partials, functools.partial(_merge_partials, merge=merge),
+                         delayed_tasks(prefix, "merge"))
     for number, key in enumerate(keys):
         key_dir = key_directory(directory, number, "table")  # never the column name
-        per_key = [delayed_task(prefix, "pick", pick, p, key) for p in partials]
+        per_key = [delayed_task(prefix, "pick", pick, p, key) for p in firsts]
         written = []
         for s in range(splits):
             merged = tree(per_key, merge, delayed_tasks(prefix, "merge"),
@@ -175,10 +185,8 @@ def lookup(values: Any, info: dict[str, Any], ctx: OpContext) -> pa.Table:
     directory = resolve(ctx.artifacts_dir, info["path"], "statistics table path")
     hashes = b.hash64(values)
     splits = info["splits"]
-    which = hashes % np.uint64(splits) if splits > 1 else np.zeros(len(hashes), dtype=np.uint64)
     pieces, rows_of = [], []
-    for s in range(splits):
-        rows = np.flatnonzero(which == s) if splits > 1 else np.arange(len(hashes))
+    for s, rows in enumerate(vocab.split_rows(hashes, splits)):
         if not len(rows) and s:
             continue
         positions, table = TABLES.get(vocab.split_path(directory, s), _Loaded.load,
