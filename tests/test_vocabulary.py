@@ -262,6 +262,7 @@ def test_vocabulary_of_many_partitions_and_splits_equals_counts_by_hand():
     import interactive_recsys as irs
     from interactive_recsys import ops
     from tests.conftest import partitioned
+    from tests.test_bad_inputs import expected_ids
 
     rng = np.random.default_rng(11)
     pool = [f"{v:08x}" for v in rng.integers(0, 2**32, 700)]
@@ -272,14 +273,5 @@ def test_vocabulary_of_many_partitions_and_splits_equals_counts_by_hand():
     out = irs.Workflow(["a", "b"] >> ops.Categorify(split_out=3)).fit_transform(
         partitioned(df, 21)).compute()
 
-    def by_hand(column):
-        counts = {}
-        for v in column:
-            if v is not None:
-                counts[v] = counts.get(v, 0) + 1
-        order = sorted(counts, key=lambda v: (-counts[v], v))
-        index = {v: 3 + i for i, v in enumerate(order)}
-        return [1 if v is None else index[v] for v in column]
-
-    assert out["a"].tolist() == by_hand(values)
-    assert out["b"].tolist() == by_hand(b.tolist())
+    assert out["a"].tolist() == expected_ids(values)
+    assert out["b"].tolist() == expected_ids(b.tolist())
