@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 import pytest
 
 from interactive_recsys.backend import buffers
-from interactive_recsys.backend.arrow import moments
+from interactive_recsys.backend.arrow import extremes, moments
 
 SIZES = [0, 1, 9, buffers.BLOCK + 13, 2 * buffers.BLOCK + 8 * 1001 + 3]
 TYPES = [pa.int8(), pa.uint16(), pa.int32(), pa.int64(), pa.uint64(), pa.float32(),
@@ -127,6 +127,16 @@ def test_dense_moments_equal_those_of_the_filtered_values_bit_for_bit(t: pa.Data
     assert buffers.dense_moments(two) == expected_moments(two)
 
 
+@pytest.mark.parametrize("t", TYPES)
+def test_dense_moments_of_chunks_that_blocks_straddle_equal_the_filtered_values(t: pa.DataType):
+    """Blocks of the sums that start in one chunk and end in a later one (or span a chunk
+    whole) are gathered across chunks: still the same sums, bit for bit."""
+    sizes = [buffers.BLOCK + 5, 3, 2 * buffers.BLOCK - 11, 0, 1000, buffers.BLOCK]
+    chunks = pa.chunked_array([column(t, k, seed=k, nulls=0.0, nan=0.0, span=10**6)
+                               for k in sizes], t)
+    assert buffers.dense_moments(chunks) == expected_moments(chunks)
+
+
 def test_dense_moments_of_integers_past_2_to_53_convert_as_arrow_does():
     rng = np.random.default_rng(5)
     big = rng.integers(2**60, 2**62, 50_001) | 1  # odd: not representable, rounded
@@ -144,6 +154,29 @@ def test_moments_of_columns_with_nulls_nan_or_infinities_filter_them():
         got, want = moments(arr), expected_moments(arr)
         assert {k: got[k] for k in want} == want
     assert moments(with_inf)["missing"] == 1.0
+
+
+@pytest.mark.parametrize("t", TYPES)
+@pytest.mark.parametrize("nulls, nan", [(0.0, 0.0), (0.3, 0.1), (1.0, 0.0)])
+def test_extremes_are_the_fields_of_the_moments(t: pa.DataType, nulls: float, nan: float):
+    """count, min, max and missing of the finite values: those of the filtered float64
+    array, with nulls, NaN, several chunks and a slice."""
+    arr = pa.chunked_array([column(t, 3000, seed=4, nulls=nulls, nan=nan, offset=3),
+                            column(t, 700, seed=5, nulls=nulls, nan=nan)], t)
+    want = expected_moments(arr)
+    got = extremes(arr)
+    assert set(got) == {"count", "min", "max", "missing"}
+    assert {k: got[k] for k in want if k in got} == {k: want[k] for k in want if k in got}
+    if not want["count"]:
+        assert np.isnan(got["min"]) and np.isnan(got["max"])
+
+
+@pytest.mark.parametrize("values", [[1.0, np.inf, -3.0], [np.nan, 2.0], [2.0, np.nan],
+                                    [2**62 + 1, -(2**61) - 1]])
+def test_extremes_skip_infinities_and_nan_and_round_big_integers_as_the_moments(values: list):
+    arr = pa.chunked_array([pa.array(values[:1]), pa.array(values[1:])])
+    got, want = extremes(arr), moments(arr)
+    assert got == {k: want[k] for k in got}
 
 
 def test_pairwise_sum_is_numpys_sum():

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from pathlib import Path
 from typing import Any
 
 import dask.dataframe as dd
@@ -344,3 +345,31 @@ def test_operators_without_a_merge_refuse_by_name(op: Any) -> None:
     with pytest.raises(NotMergeableError, match=rf"{type(op).__name__} \(.*\) on columns "
                                                 r"\['x', 'y'\] cannot be updated.*Refit"):
         wf.update(df)
+
+
+def test_normalize_minmax_keeps_its_extremes_and_merges_a_state_saved_with_full_moments(
+        tmp_path: Path) -> None:
+    """NormalizeMinMax keeps count, min, max and missing (one pass, no mean or spread); a
+    workflow saved when it also kept the mean and spread still updates as a fit on both
+    days."""
+    day1 = pd.DataFrame({"x": [1.0, 5.0, None]})
+    day2 = pd.DataFrame({"x": [-2.0, 3.0, 7.5]})
+    wf = irs.Workflow(["x"] >> ops.NormalizeMinMax()).fit(day1)
+    (step,) = wf.fitted_steps()
+    assert step.state["moments"] == {"x": {"count": 2.0, "min": 1.0, "max": 5.0,
+                                           "missing": 1.0}}
+    wf.save(tmp_path / "wf")
+    saved = tmp_path / "wf" / "workflow.json"
+    text = saved.read_text()
+    older = text.replace('"missing": 1.0', '"missing": 1.0, "mean": 3.0, "root": 2.8284271247461903')
+    assert older != text
+    saved.write_text(older)
+    updated = irs.Workflow.load(tmp_path / "wf").update(day2)
+    (merged,) = updated.fitted_steps()
+    assert merged.state["mins"] == {"x": -2.0} and merged.state["maxs"] == {"x": 7.5}
+    assert merged.state["moments"]["x"] == {"count": 5.0, "missing": 1.0, "min": -2.0,
+                                            "max": 7.5}
+    union = pd.concat([day1, day2], ignore_index=True)
+    expected = (union["x"] - -2.0) / 9.5
+    np.testing.assert_allclose(updated.transform(union)["x"].astype("float64"),
+                               expected.astype("float32").astype("float64"))

@@ -23,6 +23,7 @@ values, only written elsewhere): the tests compare them.
 
 from __future__ import annotations
 
+import bisect
 from typing import Any
 
 import numpy as np
@@ -257,33 +258,49 @@ def pairwise_sum(leaf: Any, start: int, stop: int) -> float:
 def dense_moments(arr: pa.ChunkedArray) -> dict[str, float] | None:
     """:func:`.arrow.moments` of a numeric column without nulls, NaN or infinities (None for
     any other column): the same operations on the same float64 values, bit for bit, but
-    without the filtered copy and block by block (:func:`pairwise_sum`)."""
+    without the filtered copy and block by block (:func:`pairwise_sum`). The min and max are
+    taken on the chunks as they are; each block of the sums is converted to float64 (ints past
+    2**53: the nearest float, as Arrow's cast) as it is read from its chunk (or gathered from
+    the chunks it spans), in cache."""
     if arr.null_count or not numeric(arr.type) or len(arr) == 0:
         return None
-    if arr.num_chunks == 1:
-        x = values(arr.chunk(0))  # converted to float64 as it is read (ints past 2**53: the
-    else:                         # nearest float, as Arrow's cast)
-        x, _ = allocate(len(arr), np.float64)
-        start = 0
-        for chunk in arr.chunks:
-            x[start:start + len(chunk)] = values(chunk)
-            start += len(chunk)
-    lo, hi = float(x.min()), float(x.max())  # the conversion keeps the order
+    parts = [values(c) for c in arr.chunks if len(c)]
+    # the conversion to float64 keeps the order: the extremes of the converted values
+    lo, hi = float(np.min([p.min() for p in parts])), float(np.max([p.max() for p in parts]))
     if not (np.isfinite(lo) and np.isfinite(hi)):  # NaN or an infinity: filtered instead
         return None
-    tmp = np.empty(min(BLOCK, len(x)), np.float64)
+    tmp = np.empty(min(BLOCK, len(arr)), np.float64)
+    block_of = _block_reader(parts, tmp)
 
     def deviations(center: np.float64, square: bool) -> Any:
         def leaf(i: int, j: int) -> float:
             block = tmp[:j - i]
-            np.subtract(x[i:j], center, out=block, dtype=np.float64)
+            np.subtract(block_of(i, j), center, out=block, dtype=np.float64)
             if square:
                 np.square(block, out=block)
             return block.sum()
         return leaf
 
-    shift = np.float64(x[0])  # shifted mean: exact for constant columns
-    mean = float(shift + pairwise_sum(deviations(shift, False), 0, len(x)) / len(x))
-    m2 = float(pairwise_sum(deviations(np.float64(mean), True), 0, len(x)))
-    return {"count": float(len(x)), "mean": mean, "m2": m2, "min": lo, "max": hi,
+    shift = np.float64(parts[0][0])  # shifted mean: exact for constant columns
+    mean = float(shift + pairwise_sum(deviations(shift, False), 0, len(arr)) / len(arr))
+    m2 = float(pairwise_sum(deviations(np.float64(mean), True), 0, len(arr)))
+    return {"count": float(len(arr)), "mean": mean, "m2": m2, "min": lo, "max": hi,
             "missing": 0.0}
+
+
+def _block_reader(parts: list[np.ndarray], tmp: np.ndarray) -> Any:
+    """``read(i, j)``: rows ``i:j`` of the concatenated ``parts``: a view of the part that
+    holds them all, else converted to float64 into ``tmp[:j - i]`` from the parts they span."""
+    starts = np.cumsum([0] + [len(p) for p in parts]).tolist()
+
+    def read(i: int, j: int) -> np.ndarray:
+        k = bisect.bisect_right(starts, i) - 1
+        if j <= starts[k + 1]:
+            return parts[k][i - starts[k]:j - starts[k]]
+        at = i
+        while at < j:
+            stop = min(j, starts[k + 1])
+            tmp[at - i:stop - i] = parts[k][at - starts[k]:stop - starts[k]]
+            at, k = stop, k + 1
+        return tmp[:j - i]
+    return read

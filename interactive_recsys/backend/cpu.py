@@ -192,6 +192,7 @@ class CpuBackend(Backend):
         return ax.digitize(self.to_arrow_array(col), boundaries)
 
     moments = shared.moments
+    extremes = shared.extremes
     finite_values = shared.finite_values
     hash64 = shared.hash64
 

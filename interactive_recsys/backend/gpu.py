@@ -184,6 +184,7 @@ class GpuBackend(Backend):
 
     elementwise = shared.elementwise
     moments = shared.moments
+    extremes = shared.extremes
     finite_values = shared.finite_values
     hash64 = shared.hash64
 

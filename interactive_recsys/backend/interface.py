@@ -211,6 +211,11 @@ class Backend(abc.ABC):
         """count / mean / m2 / min / max of the finite values and the count of the others."""
 
     @abc.abstractmethod
+    def extremes(self, col: Any) -> dict[str, float]:
+        """count / min / max of the finite values and the count of the others (the fields of
+        :meth:`moments` without the mean and spread)."""
+
+    @abc.abstractmethod
     def finite_values(self, col: Any) -> np.ndarray:
         """The finite values as float64."""
 

@@ -96,6 +96,10 @@ def moments(self: Any, col: Any) -> dict[str, float]:
     return ax.moments(self.to_arrow_array(col))
 
 
+def extremes(self: Any, col: Any) -> dict[str, float]:
+    return ax.extremes(self.to_arrow_array(col))
+
+
 def finite_values(self: Any, col: Any) -> np.ndarray:
     return ax.finite_values(self.to_arrow_array(col))
 

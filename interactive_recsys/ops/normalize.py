@@ -5,9 +5,11 @@ infinities (which stay infinite after scaling). The standard deviation is the
 population one by default (``ddof=0``, as scikit-learn's ``StandardScaler``); ``ddof=1``
 gives the sample one (pandas' ``std()``, NVTabular's ``Normalize``).
 
-Both keep the merged moments of each column (count, mean, spread, min, max) in their state
-(``moments``), so ``Workflow.update`` merges new data into them exactly (Chan et al.'s
-parallel formula, :func:`~..tables.moments.merge_summaries`, as the fit's own tree does).
+Both keep their merged statistics of each column in their state (``moments``), so
+``Workflow.update`` merges new data into them exactly: Normalize the count, mean, spread, min
+and max (Chan et al.'s parallel formula, :func:`~..tables.moments.merge_summaries`, as the
+fit's own tree does); NormalizeMinMax the count, min and max only, one pass over the data
+(:func:`~..tables.moments.merge_extremes`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import math
 from typing import Any
 
 from ..schema import ColumnSchema, Tags
-from ..tables.moments import column_moments, merge_summaries
+from ..tables.moments import column_extremes, column_moments, merge_extremes, merge_summaries
 from .base import (
     OpContext,
     StateFolders,
@@ -29,7 +31,11 @@ from .params import Param
 
 
 class _Moments(StatOperator, register=False):
-    """Shared fit of Normalize and NormalizeMinMax: count, sum, sum of squares, min, max."""
+    """Shared fit of Normalize and NormalizeMinMax: per column, a summary of each partition
+    (``summarize``: count, mean, spread, min, max) merged by ``merge``."""
+
+    summarize = staticmethod(column_moments)
+    merge = staticmethod(merge_summaries)
 
     def column_schema(self, col: ColumnSchema, state: dict[str, Any] | None) -> ColumnSchema:
         require_numeric(self, col)
@@ -38,10 +44,10 @@ class _Moments(StatOperator, register=False):
 
     def fit_partition(self, df: Any, ctx: OpContext) -> dict[str, dict[str, float]]:
         b = ctx.backend
-        return {n: column_moments(b, b.column(df, n)) for n in df.columns}
+        return {n: self.summarize(b, b.column(df, n)) for n in df.columns}
 
     def fit_combine(self, partials: list[Any]) -> dict[str, dict[str, float]]:
-        return {name: merge_summaries([p[name] for p in partials]) for name in partials[0]}
+        return {name: self.merge([p[name] for p in partials]) for name in partials[0]}
 
     def finish(self, partial: dict[str, dict[str, float]], ctx: OpContext) -> dict[str, Any]:
         raise NotImplementedError
@@ -54,7 +60,7 @@ class _Moments(StatOperator, register=False):
                     folders: StateFolders) -> dict[str, Any]:
         """The state of a fit on both datasets: their moments merged exactly."""
         self.check_mergeable(old, ctx)
-        merged = {n: merge_summaries([_restored(old["moments"][n]), _restored(m)])
+        merged = {n: self.merge([_restored(old["moments"][n]), _restored(m)])
                   for n, m in new["moments"].items()}
         return {**self.finish(merged, ctx), "moments": merged}
 
@@ -120,6 +126,8 @@ class NormalizeMinMax(_Moments):
     summary = "Scale to [0, 1] with the min and max (float32)"
     state_shape = {"mins": ("map", "number?"), "maxs": ("map", "number?")}
     per_column_state = ("mins", "maxs")
+    summarize = staticmethod(column_extremes)  # one pass: no mean or spread
+    merge = staticmethod(merge_extremes)
 
     def finish(self, partial: Any, ctx: OpContext) -> dict[str, Any]:
         return {"mins": {n: _none_if_nan(m["min"]) for n, m in partial.items()},

@@ -1,5 +1,6 @@
 """Moments of one numeric column, computed per partition and merged exactly: the statistics
-behind ``Normalize``, ``NormalizeMinMax`` and ``DataStats``.
+behind ``Normalize`` and ``DataStats``; and the extremes alone (count, min, max), behind
+``NormalizeMinMax``.
 
 >>> import pandas as pd
 >>> from interactive_recsys.backend import get_backend
@@ -42,13 +43,31 @@ def column_moments(b: Any, col: Any) -> dict[str, float]:
     return m
 
 
+def column_extremes(b: Any, col: Any) -> dict[str, float]:
+    """count / min / max of the finite values and the count of the others (what min-max
+    scaling needs: one pass, no mean or spread)."""
+    return dict(b.extremes(col))
+
+
+def merge_extremes(parts: list[dict[str, float]]) -> dict[str, float]:
+    """Merge count/min/max/missing summaries (other fields are ignored).
+
+    >>> merge_extremes([{"count": 2.0, "min": 1.0, "max": 5.0, "missing": 0.0},
+    ...                 {"count": 0.0, "min": math.nan, "max": math.nan, "missing": 3.0}])
+    {'count': 2.0, 'missing': 3.0, 'min': 1.0, 'max': 5.0}
+    """
+    return {"count": sum(p["count"] for p in parts),
+            "missing": sum(p["missing"] for p in parts),
+            "min": min((p["min"] for p in parts if p["count"]), default=math.nan),
+            "max": max((p["max"] for p in parts if p["count"]), default=math.nan)}
+
+
 def merge_summaries(parts: list[dict[str, float]]) -> dict[str, float]:
     """Merge count/mean/root summaries (Chan et al.'s parallel variance, with the spread as a
     square root merged by ``hypot`` so that huge values never overflow)."""
-    out = {"count": 0.0, "mean": 0.0, "root": 0.0,
-           "missing": sum(p["missing"] for p in parts),
-           "min": min((p["min"] for p in parts if p["count"]), default=math.nan),
-           "max": max((p["max"] for p in parts if p["count"]), default=math.nan)}
+    ext = merge_extremes(parts)
+    out = {"count": 0.0, "mean": 0.0, "root": 0.0, "missing": ext["missing"],
+           "min": ext["min"], "max": ext["max"]}
     for p in parts:
         if not p["count"]:
             continue
