@@ -242,16 +242,27 @@ def _fit_graph_tasks(partitions: int, split_out: int, keys: int = 2) -> dict[str
 
 
 def test_first_level_of_the_count_trees_serves_every_key_and_split():
-    """64 partials, 2 keys, 4 splits. The first level sums 8 partials at a time, every key
-    and split at once: 8 tasks. Each key's pick of those (8 each, 16), then one task per
-    key and split sums the 8 (8 tasks). A first level per key and split would make
-    2 x 4 x 8 first-level tasks, and 2 x 64 picks, growing with splits x partitions."""
-    tasks = _fit_graph_tasks(64, 4)
-    assert tasks["count"] == 8 + 2 * 4
-    assert tasks["pick"] >= 2 * 8  # (the ranking picks come on top)
-    assert tasks["pick"] < 2 * 64
-    # twice the partitions and twice the splits: the count tasks at most about triple
-    assert _fit_graph_tasks(128, 8)["count"] == 16 + 2 * 8 * (2 + 1)
+    """512 partials, 2 keys, 4 splits. The first level sums 8 partials at a time, every key
+    and split at once: 64 tasks (at least MIN_FIRST_TASKS = 32 already, so the keys stay
+    together). Each key's pick of those (64 each), then per key and split a tree over the
+    64 picks: 8 + 1 tasks (72 for 2 x 4). A first level per key and split would make
+    2 x 4 x 64 first-level tasks, growing with splits x partitions."""
+    tasks = _fit_graph_tasks(512, 4)
+    assert tasks["count"] == 64 + 2 * 4 * (8 + 1)
+    assert tasks["pick"] >= 2 * 64  # (the ranking picks come on top)
+    assert tasks["pick"] < 2 * 512
+    # twice the partitions and twice the splits: the count tasks about triple
+    assert _fit_graph_tasks(1024, 8)["count"] == 128 + 2 * 8 * (16 + 2 + 1)
+
+
+def test_few_partitions_sum_each_chunk_of_keys_apart():
+    """8 partials and 26 keys (Criteo's columns in 8 files of 1M rows): one task summing
+    every key of the 8 would leave the other workers idle, so the first level sums one key
+    each: 26 tasks (32 wanted, at most one a key). 64 partials, 26 keys: 8 groups of 8, the
+    keys cut into 32 // 8 = 4 chunks: 32 tasks."""
+    assert _fit_graph_tasks(8, 1, keys=26)["count"] == 26 + 26 * 1
+    assert _fit_graph_tasks(64, 1, keys=26)["count"] == 8 * 4 + 26 * 1
+    assert _fit_graph_tasks(1, 1, keys=26)["count"] == 26  # one partial: no first level
 
 
 def test_vocabulary_of_many_partitions_and_splits_equals_counts_by_hand():

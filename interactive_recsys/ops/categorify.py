@@ -45,7 +45,7 @@ from ..tables.layout import FIRST_FREE_INDEX, MAX_BUCKETS, NULL_INDEX
 from ..tables.reduce import (
     MAX_SPLITS,
     Graph,
-    first_level,
+    first_level_by_keys,
     listed,
     num_splits,
     pick,
@@ -199,10 +199,12 @@ class Categorify(StatOperator):
         directory = os.path.join(ctx.artifacts_dir or ".", ctx.node_id)
         g = Graph(ctx.node_id)
         states = {}
-        firsts = first_level([p.key for p in partials], _sum_partials, g.tasks("count"))
-        for number, key in enumerate(self.vocab_keys(ctx.groups)):
+        keys = list(self.vocab_keys(ctx.groups))
+        firsts = first_level_by_keys([p.key for p in partials], keys, _sum_partials,
+                                     g.tasks("count"))
+        for number, key in enumerate(keys):
             key_dir = key_directory(directory, number)  # never the column name (it is data)
-            per_key = [g.task("pick", pick, f, key) for f in firsts]
+            per_key = [g.task("pick", pick, f, key) for f in firsts[key]]
             reduced = [_reduce_split(g, per_key, s, self.freq_threshold, key_dir,
                                      ctx.storage_options) for s in range(splits)]
             ranks = _ranks(g, reduced)
@@ -338,14 +340,15 @@ class Categorify(StatOperator):
 
 
 # ---- graph helpers (plain functions so Dask tasks are named and picklable) -------------------
-def _sum_partials(items: list[dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
-    """Partials of several partitions as one: per key, each split's counts summed, and the
-    null and row counts."""
+def _sum_partials(items: list[dict[str, dict[str, Any]]], keys: Sequence[str]
+                  ) -> dict[str, dict[str, Any]]:
+    """Partials of several partitions as one, for ``keys``: per key, each split's counts
+    summed, and the null and row counts."""
     return {key: {"splits": [vocab.sum_counts([i[key]["splits"][s] for i in items])
-                             for s in range(len(first["splits"]))],
+                             for s in range(len(items[0][key]["splits"]))],
                   "nulls": sum(i[key]["nulls"] for i in items),
                   "rows": sum(i[key]["rows"] for i in items)}
-            for key, first in items[0].items()}
+            for key in keys}
 
 
 def _sum_split(items: list[dict[str, Any]], split: int) -> pa.Table:

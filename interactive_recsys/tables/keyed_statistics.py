@@ -42,7 +42,7 @@ from ..io import storage
 from ..io.artifacts import key_directory, resolve
 from . import vocabulary as vocab
 from .cache import TABLES
-from .reduce import delayed_task, delayed_tasks, first_level, pick, tree
+from .reduce import delayed_task, delayed_tasks, first_level_by_keys, pick, tree
 
 if TYPE_CHECKING:  # the operators' context (ops imports this module)
     from ..ops.base import OpContext
@@ -73,11 +73,12 @@ def _merge_split(items: list[list[pa.Table]], split: int, merge: Callable) -> pa
     return merge([item[split] for item in items])
 
 
-def _merge_partials(items: list[dict[str, list[pa.Table]]], merge: Callable
-                    ) -> dict[str, list[pa.Table]]:
-    """Partials of several partitions as one: per key, each split's tables merged."""
-    return {key: [merge([item[key][s] for item in items]) for s in range(len(tables))]
-            for key, tables in items[0].items()}
+def _merge_partials(items: list[dict[str, list[pa.Table]]], merge: Callable,
+                    keys: Sequence[str]) -> dict[str, list[pa.Table]]:
+    """Partials of several partitions as one, for ``keys``: per key, each split's tables
+    merged."""
+    return {key: [merge([item[key][s] for item in items]) for s in range(len(items[0][key]))]
+            for key in keys}
 
 
 def fit_tables(partials: list[Any], ctx: OpContext, keys: Sequence[str], splits: int,
@@ -91,11 +92,12 @@ def fit_tables(partials: list[Any], ctx: OpContext, keys: Sequence[str], splits:
     prefix = ctx.node_id
     directory = os.path.join(ctx.artifacts_dir or ".", ctx.node_id)
     tables = {}
-    firsts = first_level(partials, functools.partial(_merge_partials, merge=merge),
-                         delayed_tasks(prefix, "merge"))
+    firsts = first_level_by_keys(partials, list(keys),
+                                 functools.partial(_merge_partials, merge=merge),
+                                 delayed_tasks(prefix, "merge"))
     for number, key in enumerate(keys):
         key_dir = key_directory(directory, number, "table")  # never the column name
-        per_key = [delayed_task(prefix, "pick", pick, p, key) for p in firsts]
+        per_key = [delayed_task(prefix, "pick", pick, p, key) for p in firsts[key]]
         written = []
         for s in range(splits):
             merged = tree(per_key, merge, delayed_tasks(prefix, "merge"),

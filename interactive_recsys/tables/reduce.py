@@ -42,6 +42,9 @@ ROWS_PER_PARTITION_GUESS = ROWS_PER_SPLIT // 16
 AUTO_MAX_SPLITS = 64
 #: Most hash splits of a vocabulary or statistics table (``split_out``).
 MAX_SPLITS = 1024
+#: First-level tasks wanted at least, so that few large partitions still spread over the
+#: workers (see :func:`first_level_by_keys`).
+MIN_FIRST_TASKS = 32
 
 #: ``task(func, chunk, depth, index)``: a node computing ``func(chunk)`` (``chunk`` a list
 #: of nodes of the level below; ``depth`` 0 is the first level, ``index`` the chunk's number).
@@ -106,6 +109,38 @@ def first_level(items: list[Any], combine: Callable[[list[Any]], Any], task: Tas
         return list(items)
     return [task(combine, items[i:i + fan_in], 0, i // fan_in)
             for i in range(0, len(items), fan_in)]
+
+
+def first_level_by_keys(items: list[Any], keys: list[Any],
+                        combine: Callable[..., Any], task: Task,
+                        fan_in: int = FAN_IN) -> dict[Any, list[Any]]:
+    """:func:`first_level` of partials holding several keys, for each chunk of the keys:
+    ``{key: the first-level nodes that hold it}``; ``combine(items, keys=chunk)`` combines
+    the chunk's keys of ``items``.
+
+    With many partitions the keys stay together (one chunk: every key and split of
+    ``fan_in`` partitions in one task). With few, one task per ``fan_in`` partitions would
+    leave the workers idle: 8 partitions of 1M rows made one task summing all 26
+    vocabularies while the other worker waited. The keys are then cut into chunks, for
+    about :data:`MIN_FIRST_TASKS` tasks in all (at most one chunk a key), so the level
+    stays linear in the partitions.
+
+    >>> nodes = first_level_by_keys([{"a": 1, "b": 2}, {"a": 3, "b": 4}], ["a", "b"],
+    ...     lambda items, keys: {k: sum(i[k] for i in items) for k in keys},
+    ...     lambda func, chunk, depth, index: func(chunk))
+    >>> nodes
+    {'a': [{'a': 4}], 'b': [{'b': 6}]}
+    """
+    if not keys:
+        return {}
+    groups = math.ceil(len(items) / fan_in)
+    chunks = 1 if len(items) <= 1 else max(1, min(len(keys), MIN_FIRST_TASKS // groups))
+    nodes: dict[Any, list[Any]] = {}
+    for c in range(chunks):
+        chunk = keys[c * len(keys) // chunks:(c + 1) * len(keys) // chunks]
+        level = first_level(items, functools.partial(combine, keys=tuple(chunk)), task, fan_in)
+        nodes.update(dict.fromkeys(chunk, level))
+    return nodes
 
 
 def delayed_task(prefix: str, what: str, func: Callable, *args: Any) -> Delayed:
