@@ -13,7 +13,8 @@
 The result JSON holds ``seconds`` (first read to last write, cluster start-up excluded),
 ``fit_s``, ``npartitions``, the vocabulary folder of each Categorify column (relative to the
 artifacts folder), the workers' memory limits, the peak RSS of this process
-(client and scheduler) and of each worker, and where the package was imported.
+(client and scheduler) and of each worker (at the end, and after the fit:
+``fit_worker_peak_mb``), and where the package was imported.
 """
 
 from __future__ import annotations
@@ -82,6 +83,8 @@ def run(spec: dict) -> dict:
             ds = irs.Dataset(spec["src"], backend="cpu", part_size=spec.get("part_size"))
             wf.fit(ds)
             fit_s = time.perf_counter() - started
+            if client is not None:  # the peaks so far: the fit's (ru_maxrss only grows)
+                info["fit_worker_peak_mb"] = sorted(client.run(peak_rss_mb).values())
             summary = wf.transform(ds).to_parquet(out)
             seconds = time.perf_counter() - started
         info.update(vocabularies=vocabulary_paths(wf), package=package_dirs(),

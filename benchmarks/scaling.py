@@ -440,15 +440,17 @@ def _process_peaks(runs: list[dict]) -> str:
         return "-"
     restarts = [r["extra"]["workers_restarted"] for r in runs
                 if "workers_restarted" in r["extra"]]
-    restarted = f" ({max(restarts)} restarted)" if restarts else ""
-    return f"{max(client):,.0f} / {max(workers):,.0f}{restarted}"
+    fit = [max(r["extra"].get("fit_worker_peak_mb") or [0]) for r in runs]
+    notes = ([f"fit {max(fit):,.0f}"] if max(fit) else []) + \
+        ([f"{max(restarts)} restarted"] if restarts else [])
+    return f"{max(client):,.0f} / {max(workers):,.0f}" + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def summary(results: dict) -> str:
     lines = ["| scenario | data | columns encoded | rows | decoded GB | workers x limit | "
              "partitions | runs | wall s, whole process (median) | work s | fit s | "
-             "CPU s (median) | rows/s | peak RSS MB | client / worker peak MB | "
-             "load avg (1 min) at start | check |",
+             "CPU s (median) | rows/s | peak RSS MB | "
+             "client / worker peak MB (worker's in the fit) | load avg (1 min) at start | check |",
              "|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|"]
     for c in results["configs"]:
         runs = c["runs"]

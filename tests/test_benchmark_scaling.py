@@ -114,6 +114,19 @@ def test_the_summary_says_which_data_each_number_comes_from():
     json.dumps(configs)  # the configuration is what results.json stores
 
 
+def test_the_summary_shows_the_workers_peak_in_the_fit_beside_the_whole_job():
+    run = {"seconds": 10.0, "process_s": 12.5, "cpu_s": 18.0, "peak_rss_mb": 3900.0,
+           "extra": {"npartitions": 4, "fit_s": 6.0, "loadavg_start": [1.0, 1.0, 1.0],
+                     "client_peak_mb": 879.0, "worker_peak_mb": [1792.0, 1857.4],
+                     "fit_worker_peak_mb": [1100.2, 1210.0], "workers_restarted": 0}}
+    configs = [{"scenario": "out-of-core", "rows": 1000, "kind": "criteo", "n_workers": 2,
+                "data": "synthetic", "decoded_gb": 0.1, "memory_limit": "3GB",
+                "runs": [run], "problems": []}]
+    header, _, row = scaling.summary({"configs": configs}).splitlines()[:3]
+    assert header.count("|") == row.count("|")
+    assert "| 879 / 1,857 (fit 1,210; 0 restarted) |" in row
+
+
 def _curve_config(mode: str, rows: int, distinct: int) -> dict:
     """A measured size whose phases follow a known cost model exactly."""
     fit = 2e-6 * rows + 4e-6 * distinct + 1.0
