@@ -78,10 +78,14 @@ def _byte_weights(n: int) -> np.ndarray:
 
 
 def _string_hash(arr: pa.Array) -> np.ndarray:
-    binary = pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type)
-    arr = arr.cast(pa.large_binary() if binary else pa.large_string())
+    if pa.types.is_string_view(arr.type):
+        arr = arr.cast(pa.large_string())
+    wide = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
     n = len(arr)
-    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64)[arr.offset: arr.offset + n + 1]
+    if not n:
+        return np.zeros(0, dtype=np.uint64)
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64 if wide else np.int32)[
+        arr.offset: arr.offset + n + 1].astype(np.int64)
     data_buf = arr.buffers()[2]
     data = (np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None
             else np.zeros(0, dtype=np.uint8))

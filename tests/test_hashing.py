@@ -51,7 +51,11 @@ def test_hash_is_independent_of_width_offsets_and_chunking():
     assert hash_array(strings.slice(1, 3)).tolist() == hash_array(strings).tolist()[1:4]
     assert hash_array(pa.chunked_array([strings[:2], strings[2:]])).tolist() == \
         hash_array(strings).tolist()
-    assert hash_array(strings.cast(pa.large_string())).tolist() == hash_array(strings).tolist()
+    for kind in (pa.large_string(), pa.binary(), pa.large_binary(), pa.string_view()):
+        assert hash_array(strings.cast(kind)).tolist() == hash_array(strings).tolist(), kind
+        assert hash_array(strings.cast(kind).slice(1, 3)).tolist() == \
+            hash_array(strings).tolist()[1:4], kind
+    assert hash_array(strings[:0]).tolist() == []
     assert hash_array(pa.array([0.0, -0.0, 1.5])).tolist()[:2] == [reference(0.0)] * 2
 
 

@@ -208,12 +208,20 @@ def merge_moments(tables: list[pa.Table], columns: int) -> pa.Table:
 
 def dictionary_indices(chunk: pa.DictionaryArray) -> np.ndarray:
     """The int32 indices of a dictionary array, -1 where null."""
-    return pc.fill_null(chunk.indices.cast(pa.int32()), -1).to_numpy()
+    indices = chunk.indices
+    if not indices.null_count and indices.type == pa.int32():
+        return indices.to_numpy()  # a view of the buffer: no copy
+    return pc.fill_null(indices.cast(pa.int32()), -1).to_numpy()
 
 
 def dictionary_counts(chunk: pa.DictionaryArray) -> pa.Table:
     """``value``/``count`` of one dictionary array's values (those that occur)."""
-    counts = np.bincount(dictionary_indices(chunk) + 1, minlength=len(chunk.dictionary) + 1)[1:]
+    indices = chunk.indices
+    if indices.null_count:
+        counts = np.bincount(dictionary_indices(chunk) + 1,
+                             minlength=len(chunk.dictionary) + 1)[1:]
+    else:
+        counts = np.bincount(indices.to_numpy(), minlength=len(chunk.dictionary))
     seen = np.flatnonzero(counts)
     return pa.table({"value": chunk.dictionary.take(pa.array(seen)), "count": counts[seen]})
 

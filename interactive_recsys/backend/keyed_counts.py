@@ -203,10 +203,18 @@ def _values(counts: KeyedCounts) -> pa.Array:
         pa.types.is_large_binary(counts.type) else binary.view(pa.large_string()).cast(counts.type)
 
 
-def decode(counts: Counts) -> pa.Table:
-    """The ``value``/``count`` table of :class:`KeyedCounts` (sorted by value); tables pass."""
+def decode(counts: Counts, rows: np.ndarray | None = None) -> pa.Table:
+    """The ``value``/``count`` table of :class:`KeyedCounts` (sorted by value), or of its
+    ``rows`` in that order (taken from the keys, before any string is made); tables pass.
+
+    >>> c = encode(pa.table({"value": ["b", "a", "c"], "count": [1, 2, 3]}))
+    >>> decode(c, np.array([2, 0]))["value"].to_pylist()
+    ['c', 'a']
+    """
     if isinstance(counts, pa.Table):
-        return counts
+        return counts if rows is None else counts.take(pa.array(rows))
+    if rows is not None:
+        counts = KeyedCounts(counts.keys[rows], counts.counts[rows], counts.kind, counts.type)
     return pa.table({"value": _values(counts), "count": pa.array(counts.counts, pa.int64())})
 
 

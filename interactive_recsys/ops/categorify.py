@@ -284,9 +284,11 @@ class Categorify(StatOperator):
         outputs = self.output_names(list(ctx.groups))
         for key, group in self.vocab_keys(ctx.groups).items():
             info = state["vocabs"][key]
+            directory = resolve(ctx.artifacts_dir, info["path"], "vocabulary path")
 
-            def encode(values: Any, info: dict = info) -> np.ndarray:
-                return self._encode(values, info, ctx)
+            def encode(values: Any, info: dict = info, directory: str = directory
+                       ) -> np.ndarray:
+                return self._encode(values, info, directory, ctx)
 
             if len(group) > 1 and self.encode_type == "combo":
                 out[key] = b.from_indices(encode(self._values(df, group, ctx)))
@@ -300,43 +302,51 @@ class Categorify(StatOperator):
             result = b.select(result, [n for n in result.columns if n not in drop])
         return result
 
-    def _encode(self, values: Any, info: dict[str, Any], ctx: OpContext) -> np.ndarray:
+    def _encode(self, values: Any, info: dict[str, Any], directory: str,
+                ctx: OpContext) -> np.ndarray:
+        """The id of each value; ``directory`` holds the vocabulary's split files."""
         b = ctx.backend
         coded = b.dictionary_codes(values)
         if coded is not None:  # each row group's distinct values looked up once; code -1
-            parts = [np.zeros(0, self.dtype)]  # (null) takes the appended last id
+            out = np.empty(sum(len(codes) for codes, _ in coded), self.dtype)  # (null) takes
+            start = 0                                                  # the appended last id
             for codes, dictionary in coded:
-                ids = self._encode(dictionary, info, ctx)
-                parts.append(np.append(ids, ids.dtype.type(NULL_INDEX))[codes])
-            return np.concatenate(parts)
+                ids = self._encode(dictionary, info, directory, ctx)
+                np.take(np.append(ids, ids.dtype.type(NULL_INDEX)), codes,  # "wrap": -1 is
+                        out=out[start:start + len(codes)], mode="wrap")  # the last, unbuffered
+                start += len(codes)
+            return out
         splits = info["splits"]
         hashes = b.hash64(values)
         if self.num_buckets:
             result = (FIRST_FREE_INDEX + hashes % np.uint64(self.num_buckets)).astype(np.int64)
         else:
             result = np.full(b.length(values), FIRST_FREE_INDEX, dtype=np.int64)
-        directory = resolve(ctx.artifacts_dir, info["path"], "vocabulary path")
         if splits == 1:
             table = vocab.load_split(directory, 0, ctx.storage_options)
-            pos = b.lookup(values, table, hashes)
-            found = pos >= 0
-            result[found] = table.index[pos[found]]
+            result = _found_ids(table, b.lookup(values, table, hashes), result)
         else:
             for s, rows in enumerate(vocab.split_rows(hashes, splits)):
                 if not len(rows):
                     continue
                 table = vocab.load_split(directory, s, ctx.storage_options)
                 pos = b.lookup(b.take(values, rows), table, hashes[rows])
-                found = pos >= 0
-                result[rows[found]] = table.index[pos[found]]
+                result[rows] = _found_ids(table, pos, result[rows])
         result[b.null_mask(values)] = NULL_INDEX
-        return result.astype(self.dtype)
+        return result.astype(self.dtype, copy=False)
 
     def check_params(self) -> None:
         check_index_dtype(self, self.first_vocab_index + (self.max_size or 0))
         if self.freq_threshold and self.max_size:
             raise ParameterError("Categorify takes freq_threshold or max_size, not both; "
                                  "choose one way to bound the vocabulary.")
+
+
+def _found_ids(table: vocab.VocabTable, pos: np.ndarray, otherwise: np.ndarray) -> np.ndarray:
+    """The table's id at each position, ``otherwise`` where the position is -1 (absent)."""
+    if not len(table.index):
+        return otherwise
+    return np.where(pos >= 0, table.index[pos], otherwise)  # -1 reads the last id: unused
 
 
 # ---- graph helpers (plain functions so Dask tasks are named and picklable) -------------------

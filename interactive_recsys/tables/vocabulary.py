@@ -143,15 +143,20 @@ def write_split(counts: kc.Counts, rank: np.ndarray, first_index: int, max_size:
                 directory: str, split: int, storage_options: Any = None) -> dict[str, int]:
     """Write one split's ``value, count, index`` rows in value-hash order; return its size.
     ``directory`` may be an fsspec URL (opened with ``storage_options``)."""
-    counts = kc.decode(counts)
-    keep = rank < max_size if max_size is not None else np.ones(len(rank), dtype=bool)
-    table = counts.filter(pa.array(keep)).append_column(
-        "index", pa.array(rank[keep] + first_index, type=pa.int64()))
-    hashes = hash_array(table["value"])
+    hashes = kc.value_hashes(counts)
+    kept = np.flatnonzero(rank < max_size) if max_size is not None else None
+    if kept is not None:
+        hashes = hashes[kept]
     order = np.argsort(hashes)  # in hash order: a lookup table as it is read
-    table, hashes = table.take(pa.array(order)), hashes[order]
+    rows = order if kept is None else kept[order]
+    hashes = hashes[order]
+    table = kc.decode(counts, rows).append_column(
+        "index", pa.array(rank[rows] + first_index, type=pa.int64()))
     path = split_path(directory, split)
-    write_table_file(table, path, storage_options, use_dictionary=["count"])  # distinct values
+    # distinct values (hashed ids hardly compress; statistics of a table in hash order are
+    # of no use): uncompressed, without statistics, it writes and reads 2-3x faster
+    write_table_file(table, path, storage_options, use_dictionary=["count"],
+                     compression="none", write_statistics=False)
     TABLES.put(path, table, lambda t: VocabTable.load(t, hashes),  # lookups here need no
                storage_options)                                   # re-read
     return {"size": table.num_rows, "count": int(pc.sum(table["count"]).as_py() or 0)}
