@@ -286,3 +286,66 @@ def test_vocabulary_of_many_partitions_and_splits_equals_counts_by_hand():
 
     assert out["a"].tolist() == expected_ids(values)
     assert out["b"].tolist() == expected_ids(b.tolist())
+
+
+@pytest.mark.parametrize("kind", ["int", "uint64", "float", "hex", "long", "string", "mixed"])
+@pytest.mark.parametrize("hash_ordered", [True, False])
+def test_a_merged_vocabulary_finds_each_value_as_its_split_does(kind, hash_ordered):
+    """One lookup table of all splits (VocabTable.merged) gives every value the id its own
+    split gives it, and -1 to values of no split, for splits in hash order (as written) or
+    not, with an empty split, for value types that keep their values (long strings, mixed
+    widths) and types that do not."""
+    rng = np.random.default_rng(3)
+    if kind == "mixed":  # one split of 8-byte ids, others of 7: the widths differ
+        values = pa.array([f"{v:08x}" for v in range(200)] + [f"{v:07x}" for v in range(200)])
+    else:
+        values = _random_values(kind, rng, 300)
+    ids = rng.permutation(len(values)) + 5
+    splits = 4  # split 3 stays empty
+    which = vocab.hash_array(values) % np.uint64(splits - 1)
+    tables = []
+    for s in range(splits):
+        rows = np.flatnonzero(which == s)
+        if hash_ordered:
+            rows = rows[np.argsort(vocab.hash_array(values.take(pa.array(rows))))]
+        tables.append(pa.table({"value": values.take(pa.array(rows, pa.int64())),
+                                "index": pa.array(ids[rows], pa.int64())}))
+    merged = vocab.VocabTable.merged(tables)
+    absent = pa.array([None] + ([2**40 + 1] if kind in ("int", "uint64") else []))
+    if kind in ("hex", "long", "string", "mixed"):
+        absent = pa.array([None, "", "zzzzzzzzz", "0000000", "0"])
+    elif kind == "float":
+        absent = pa.array([None, 12345.5])
+    absent = absent.filter(pa.array([v not in set(values.to_pylist()) for v in absent.to_pylist()]))
+    queries = pa.concat_arrays([values, absent.cast(values.type)])
+    pos = merged.positions(queries, vocab.hash_array(queries))
+    found = np.where(pos >= 0, merged.index[pos], -1)
+    assert found.tolist() == ids.tolist() + [-1] * len(absent)
+    parts = sum(vocab.VocabTable.load(t).nbytes for t in tables)
+    assert merged.nbytes <= 1.02 * parts + 64  # no more than its splits (Arrow's padding)
+
+
+def test_categorify_looks_a_partition_up_once_whatever_the_splits(tmp_path, monkeypatch):
+    """With split_out=5 each row group's values are looked up in one merged table (one
+    positions() call per column and row group), and the ids equal split_out=1's."""
+    import pandas as pd
+
+    import interactive_recsys as irs
+    from interactive_recsys import ops
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"a": [f"{v:08x}" for v in rng.zipf(1.3, 5000) % 3000],
+                       "b": rng.integers(0, 700, 5000)})
+    calls = []
+    positions = vocab.VocabTable.positions
+    monkeypatch.setattr(vocab.VocabTable, "positions",
+                        lambda self, *a: calls.append(1) or positions(self, *a))
+    out = {}
+    for split_out in (1, 5):
+        wf = irs.Workflow(["a", "b"] >> ops.Categorify(split_out=split_out),
+                          artifacts_dir=str(tmp_path / f"s{split_out}"))
+        wf.fit(irs.Dataset(df))
+        calls.clear()
+        out[split_out] = wf.transform(irs.Dataset(df)).compute()
+        assert len(calls) == 2  # one lookup per column
+    pd.testing.assert_frame_equal(out[1], out[5])

@@ -210,7 +210,7 @@ class Categorify(StatOperator):
             ranks = _ranks(g, reduced)
             written = [g.task("write", vocab.write_split, reduced[s], ranks[s],
                               self.first_vocab_index, self.max_size, key_dir, s,
-                              ctx.storage_options)
+                              ctx.storage_options, splits == 1)
                        for s in range(splits)]
             totals = tree(per_key, _sum_totals, g.tasks("totals"), first=_sum_totals)
             states[key] = g.task("vocab", _vocab_state, totals, splits,
@@ -316,22 +316,13 @@ class Categorify(StatOperator):
                         out=out[start:start + len(codes)], mode="wrap")  # the last, unbuffered
                 start += len(codes)
             return out
-        splits = info["splits"]
         hashes = b.hash64(values)
         if self.num_buckets:
             result = (FIRST_FREE_INDEX + hashes % np.uint64(self.num_buckets)).astype(np.int64)
         else:
             result = np.full(b.length(values), FIRST_FREE_INDEX, dtype=np.int64)
-        if splits == 1:
-            table = vocab.load_split(directory, 0, ctx.storage_options)
-            result = _found_ids(table, b.lookup(values, table, hashes), result)
-        else:
-            for s, rows in enumerate(vocab.split_rows(hashes, splits)):
-                if not len(rows):
-                    continue
-                table = vocab.load_split(directory, s, ctx.storage_options)
-                pos = b.lookup(b.take(values, rows), table, hashes[rows])
-                result[rows] = _found_ids(table, pos, result[rows])
+        table = vocab.load_vocabulary(directory, info["splits"], ctx.storage_options)
+        result = _found_ids(table, b.lookup(values, table, hashes), result)
         result[b.null_mask(values)] = NULL_INDEX
         return result.astype(self.dtype, copy=False)
 
