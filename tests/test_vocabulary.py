@@ -290,44 +290,39 @@ def test_vocabulary_of_many_partitions_and_splits_equals_counts_by_hand():
 
 @pytest.mark.parametrize("kind", ["int", "uint64", "float", "hex", "long", "string", "mixed"])
 @pytest.mark.parametrize("hash_ordered", [True, False])
-def test_a_merged_vocabulary_finds_each_value_as_its_split_does(kind, hash_ordered):
-    """One lookup table of all splits (VocabTable.merged) gives every value the id its own
-    split gives it, and -1 to values of no split, for splits in hash order (as written) or
-    not, with an empty split, for value types that keep their values (long strings, mixed
-    widths) and types that do not."""
+def test_split_ids_find_each_value_in_its_split(kind, hash_ordered):
+    """split_ids gives every value of the vocabulary the id its split holds, and
+    ``otherwise`` to values of no split (here: those hashed to split 3, left empty, and
+    values never seen), for splits in hash order (as written) or not, for value types whose
+    tables keep their values (long strings, mixed widths) and types whose tables do not."""
     rng = np.random.default_rng(3)
-    if kind == "mixed":  # one split of 8-byte ids, others of 7: the widths differ
+    if kind == "mixed":  # 8-byte and 7-byte ids: no common width
         values = pa.array([f"{v:08x}" for v in range(200)] + [f"{v:07x}" for v in range(200)])
     else:
         values = _random_values(kind, rng, 300)
     ids = rng.permutation(len(values)) + 5
-    splits = 4  # split 3 stays empty
-    which = vocab.hash_array(values) % np.uint64(splits - 1)
+    splits = 4
+    which = vocab.hash_array(values) % np.uint64(splits)
     tables = []
     for s in range(splits):
-        rows = np.flatnonzero(which == s)
+        rows = np.flatnonzero(which == s) if s < 3 else np.zeros(0, np.int64)
         if hash_ordered:
-            rows = rows[np.argsort(vocab.hash_array(values.take(pa.array(rows))))]
-        tables.append(pa.table({"value": values.take(pa.array(rows, pa.int64())),
-                                "index": pa.array(ids[rows], pa.int64())}))
-    merged = vocab.VocabTable.merged(tables)
-    absent = pa.array([None] + ([2**40 + 1] if kind in ("int", "uint64") else []))
-    if kind in ("hex", "long", "string", "mixed"):
-        absent = pa.array([None, "", "zzzzzzzzz", "0000000", "0"])
-    elif kind == "float":
-        absent = pa.array([None, 12345.5])
-    absent = absent.filter(pa.array([v not in set(values.to_pylist()) for v in absent.to_pylist()]))
-    queries = pa.concat_arrays([values, absent.cast(values.type)])
-    pos = merged.positions(queries, vocab.hash_array(queries))
-    found = np.where(pos >= 0, merged.index[pos], -1)
-    assert found.tolist() == ids.tolist() + [-1] * len(absent)
-    parts = sum(vocab.VocabTable.load(t).nbytes for t in tables)
-    assert merged.nbytes <= 1.02 * parts + 64  # no more than its splits (Arrow's padding)
+            rows = rows[np.argsort(vocab.hash_array(values.take(pa.array(rows, pa.int64()))))]
+        tables.append(vocab.VocabTable(values.take(pa.array(rows, pa.int64())), ids[rows]))
+    seen = set(values.to_pylist())
+    extra = {"int": [2**40 + 1], "uint64": [2**40 + 1], "float": [12345.5]}.get(
+        kind, ["", "zzzzzzzzz", "0000000", "0", "abcdefgh"])
+    extra = [v for v in extra if v not in seen] + [None]
+    queries = pa.concat_arrays([values, pa.array(extra).cast(values.type)])
+    expected = np.r_[np.where(which < 3, ids, -1), [-1] * len(extra)]
+    found = vocab.split_ids(tables, queries, vocab.hash_array(queries),
+                            np.full(len(queries), -1))
+    assert found.tolist() == expected.tolist()
 
 
-def test_categorify_looks_a_partition_up_once_whatever_the_splits(tmp_path, monkeypatch):
-    """With split_out=5 each row group's values are looked up in one merged table (one
-    positions() call per column and row group), and the ids equal split_out=1's."""
+def test_categorify_looks_a_partition_up_without_cutting_it_by_split(tmp_path, monkeypatch):
+    """With split_out=5 no split's table is asked for its values' positions one by one
+    (split_ids merges each split's sorted block in), and the ids equal split_out=1's."""
     import pandas as pd
 
     import interactive_recsys as irs
@@ -347,5 +342,5 @@ def test_categorify_looks_a_partition_up_once_whatever_the_splits(tmp_path, monk
         wf.fit(irs.Dataset(df))
         calls.clear()
         out[split_out] = wf.transform(irs.Dataset(df)).compute()
-        assert len(calls) == 2  # one lookup per column
+        assert len(calls) == (2 if split_out == 1 else 0)  # split 1: one lookup per column
     pd.testing.assert_frame_equal(out[1], out[5])

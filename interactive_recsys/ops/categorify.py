@@ -210,7 +210,7 @@ class Categorify(StatOperator):
             ranks = _ranks(g, reduced)
             written = [g.task("write", vocab.write_split, reduced[s], ranks[s],
                               self.first_vocab_index, self.max_size, key_dir, s,
-                              ctx.storage_options, splits == 1)
+                              ctx.storage_options)
                        for s in range(splits)]
             totals = tree(per_key, _sum_totals, g.tasks("totals"), first=_sum_totals)
             states[key] = g.task("vocab", _vocab_state, totals, splits,
@@ -321,8 +321,14 @@ class Categorify(StatOperator):
             result = (FIRST_FREE_INDEX + hashes % np.uint64(self.num_buckets)).astype(np.int64)
         else:
             result = np.full(b.length(values), FIRST_FREE_INDEX, dtype=np.int64)
-        table = vocab.load_vocabulary(directory, info["splits"], ctx.storage_options)
-        result = _found_ids(table, b.lookup(values, table, hashes), result)
+        splits = info["splits"]
+        if splits == 1:
+            table = vocab.load_split(directory, 0, ctx.storage_options)
+            result = table.ids(b.lookup(values, table, hashes), result)
+        else:
+            tables = [vocab.load_split(directory, s, ctx.storage_options)
+                      for s in range(splits)]
+            result = vocab.split_ids(tables, b.to_arrow_array(values), hashes, result)
         result[b.null_mask(values)] = NULL_INDEX
         return result.astype(self.dtype, copy=False)
 
@@ -331,13 +337,6 @@ class Categorify(StatOperator):
         if self.freq_threshold and self.max_size:
             raise ParameterError("Categorify takes freq_threshold or max_size, not both; "
                                  "choose one way to bound the vocabulary.")
-
-
-def _found_ids(table: vocab.VocabTable, pos: np.ndarray, otherwise: np.ndarray) -> np.ndarray:
-    """The table's id at each position, ``otherwise`` where the position is -1 (absent)."""
-    if not len(table.index):
-        return otherwise
-    return np.where(pos >= 0, table.index[pos], otherwise)  # -1 reads the last id: unused
 
 
 # ---- graph helpers (plain functions so Dask tasks are named and picklable) -------------------

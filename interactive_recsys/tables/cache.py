@@ -68,9 +68,9 @@ class TableCache:
     """
 
     def __init__(self) -> None:
-        self._tables: OrderedDict[tuple[str, Any], Any] = OrderedDict()
+        self._tables: OrderedDict[tuple[str, int], Any] = OrderedDict()
         self._bytes = 0  # sum of the entries' nbytes, kept as they come and go
-        self._used: dict[tuple[str, Any], float] = {}  # last use (time.monotonic)
+        self._used: dict[tuple[str, int], float] = {}  # last use (time.monotonic)
         self._lock = threading.Lock()
         self._loading: dict[str, threading.Lock] = {}
 
@@ -78,35 +78,23 @@ class TableCache:
             storage_options: storage.StorageOptions = None) -> Any:
         """``load(table)`` of the parquet file ``path`` (a local path or an fsspec URL,
         opened with ``storage_options``)."""
-        return self._get(path, lambda: storage.version(path, storage_options),
-                         lambda: load(storage.read_table(path, storage_options)))
-
-    def get_merged(self, paths: list[str], load: Callable[[list[pa.Table]], Any],
-                   storage_options: storage.StorageOptions = None) -> Any:
-        """``load(tables)`` of several parquet files, kept as one entry (until one of the
-        files changes)."""
-        return self._get("\n".join(paths),
-                         lambda: tuple(storage.version(p, storage_options) for p in paths),
-                         lambda: load([storage.read_table(p, storage_options) for p in paths]))
-
-    def _get(self, name: str, version: Callable[[], Any], read: Callable[[], Any]) -> Any:
         with self._lock:
-            loading = self._loading.setdefault(name, threading.Lock())
-        with loading:  # threads asking for one entry at once read it once
-            key = (name, version())
+            loading = self._loading.setdefault(path, threading.Lock())
+        with loading:
+            key = (path, storage.version(path, storage_options))
             with self._lock:
                 if key in self._tables:
                     self._tables.move_to_end(key)
                     self._used[key] = time.monotonic()
                     return self._tables[key]
-            return self._keep(key, read())
+            return self.put(path, storage.read_table(path, storage_options), load,
+                            storage_options)
 
     def put(self, path: str, table: pa.Table, load: Callable[[pa.Table], Any],
             storage_options: storage.StorageOptions = None) -> Any:
         """Keep ``load(table)`` for ``path`` (e.g. a table just written there)."""
-        return self._keep((path, storage.version(path, storage_options)), load(table))
-
-    def _keep(self, key: tuple[str, Any], loaded: Any) -> Any:
+        loaded = load(table)
+        key = (path, storage.version(path, storage_options))
         with self._lock:
             old = self._tables.pop(key, None)
             self._bytes += loaded.nbytes - (old.nbytes if old is not None else 0)
@@ -119,7 +107,7 @@ class TableCache:
                 del self._used[victim]
         return loaded
 
-    def _victim(self, new: tuple[str, Any]) -> tuple[str, Any]:
+    def _victim(self, new: tuple[str, int]) -> tuple[str, int]:
         """The entry to evict to make room for ``new`` (see the class)."""
         oldest = next(iter(self._tables))
         if oldest != new and time.monotonic() - self._used[oldest] > STALE_S:

@@ -49,6 +49,12 @@ SAMPLES = 256
 MAX_RANGES = 64
 
 
+def _positions(rows: np.ndarray) -> np.ndarray:
+    """Row positions as int32 where they fit: the ranking's pieces of every split are alive
+    together at the top of the fit, and their positions are a third of them."""
+    return rows.astype(np.int32) if len(rows) < 2**31 else rows
+
+
 def _counts(counts: kc.Counts) -> np.ndarray:
     if isinstance(counts, kc.KeyedCounts):
         return counts.counts
@@ -113,6 +119,7 @@ def cut(counts: kc.Counts, plan: dict[str, Any]) -> list[dict[str, Any]]:
     which = np.searchsorted(plan["bounds"], sortable, side="right") if counts.num_rows else \
         np.zeros(0, np.int64)
     order, edges = kc.group_rows(which, ranges)
+    order = _positions(order)
     number = _counts(counts)
     out = []
     for r in range(ranges):
@@ -129,7 +136,8 @@ def cut(counts: kc.Counts, plan: dict[str, Any]) -> list[dict[str, Any]]:
 def sort_range(pieces: list[dict[str, Any]]) -> dict[str, Any]:
     """One range (its piece of every split) in vocabulary order, with where each row came
     from and the histogram of its counts (distinct counts, descending, and how many)."""
-    origin = np.repeat(np.arange(len(pieces)), [len(p["pos"]) for p in pieces])
+    origin = np.repeat(np.arange(len(pieces), dtype=np.int16 if len(pieces) < 2**15
+                                 else np.int32), [len(p["pos"]) for p in pieces])
     pos = np.concatenate([p["pos"] for p in pieces])
     number = np.concatenate([p["count"] for p in pieces])
     if all("key" in p for p in pieces):

@@ -30,6 +30,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -140,12 +141,9 @@ def split_path(directory: str, split: int) -> str:
 
 
 def write_split(counts: kc.Counts, rank: np.ndarray, first_index: int, max_size: int | None,
-                directory: str, split: int, storage_options: Any = None,
-                keep_loaded: bool = True) -> dict[str, int]:
+                directory: str, split: int, storage_options: Any = None) -> dict[str, int]:
     """Write one split's ``value, count, index`` rows in value-hash order; return its size.
-    ``directory`` may be an fsspec URL (opened with ``storage_options``). ``keep_loaded``:
-    keep the written table in this process's lookup cache (for a vocabulary of one split;
-    one of several splits is looked up merged, :func:`load_vocabulary`)."""
+    ``directory`` may be an fsspec URL (opened with ``storage_options``)."""
     hashes = kc.value_hashes(counts)
     kept = np.flatnonzero(rank < max_size) if max_size is not None else None
     if kept is not None:
@@ -160,8 +158,8 @@ def write_split(counts: kc.Counts, rank: np.ndarray, first_index: int, max_size:
     # of no use): uncompressed, without statistics, it writes and reads 2-3x faster
     write_table_file(table, path, storage_options, use_dictionary=["count"],
                      compression="none", write_statistics=False)
-    if keep_loaded:  # lookups in this process need no re-read
-        TABLES.put(path, table, lambda t: VocabTable.load(t, hashes), storage_options)
+    TABLES.put(path, table, lambda t: VocabTable.load(t, hashes),  # lookups here need no
+               storage_options)                                   # re-read
     return {"size": table.num_rows, "count": int(pc.sum(table["count"]).as_py() or 0)}
 
 
@@ -203,40 +201,6 @@ class VocabTable:
     def load(cls, table: pa.Table, hashes: np.ndarray | None = None) -> VocabTable:
         """The lookup table of a split file's ``value`` and ``index`` columns."""
         return cls(table["value"].combine_chunks(), table["index"].to_numpy(), hashes)
-
-    @classmethod
-    def merged(cls, tables: list[pa.Table]) -> VocabTable:
-        """One lookup table of a vocabulary's split files (disjoint values): a lookup then
-        costs the same whatever the number of splits.
-
-        Where no split keeps its values (integers, floats, ids of one common width), the
-        splits' sorted hashes are merged (a stable sort of sorted runs) with their ids.
-        Otherwise the values are concatenated and put in hash order.
-
-        >>> q = pa.array(["cc", "aa", "zz"])
-        >>> m = VocabTable.merged([pa.table({"value": ["aa", "bb"], "index": [3, 4]}),
-        ...                        pa.table({"value": ["cc"], "index": [5]})])
-        >>> m.index[m.positions(q, hash_array(q))[:2]].tolist()
-        [5, 3]
-        """
-        parts = [cls.load(t) for t in tables]
-        present = [p for p in parts if len(p.index)] or parts[:1]
-        first = present[0]
-        if all(p._keys is not None and p.values is None and p._kind == first._kind
-               and p._width == first._width for p in present):
-            keys = np.concatenate([p._keys for p in present])
-            ids = np.concatenate([p.index if p._rows is None else p.index[p._rows]
-                                  for p in present])  # each split's ids in its keys' order
-            order = np.argsort(keys, kind="stable")
-            table = cls(pa.array([], first._kind), np.zeros(0, np.int64))
-            table._keys, table.index = keys[order], _narrow(ids[order].astype(np.int64))
-            table._width, table.values = first._width, None
-            return table
-        values = pa.concat_arrays([t["value"].combine_chunks() for t in tables])
-        hashes = hash_array(values)
-        order = np.argsort(hashes, kind="stable")  # in hash order: no row map to keep
-        ids = np.concatenate([t["index"].to_numpy() for t in tables])
-        return cls(values.take(pa.array(order)), ids[order], hashes[order])
 
     @property
     def nbytes(self) -> int:
@@ -283,15 +247,74 @@ class VocabTable:
 
     def _find(self, hashes: np.ndarray) -> np.ndarray:
         """Row of each hash among the keys (-1: absent), the queries merged in sorted."""
-        keys, pos = self._keys, np.full(len(hashes), -1, dtype=np.int64)
-        if not len(keys) or not len(hashes):
-            return pos
+        pos = np.full(len(hashes), -1, dtype=np.int64)
         order = np.argsort(hashes)  # sorted queries walk the keys once (10x faster)
-        wanted = hashes[order]
+        hit, rows = self._find_sorted(hashes[order])
+        pos[order[hit]] = rows
+        return pos
+
+    def _find_sorted(self, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For sorted query hashes: which are among the keys, and the rows of those."""
+        keys = self._keys
+        if not len(keys) or not len(wanted):
+            return np.zeros(len(wanted), bool), np.zeros(0, np.int64)
         at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
         hit = keys[at] == wanted
-        pos[order[hit]] = at[hit] if self._rows is None else self._rows[at[hit]]
-        return pos
+        return hit, (at[hit] if self._rows is None else self._rows[at[hit]])
+
+    def ids(self, pos: np.ndarray, otherwise: np.ndarray) -> np.ndarray:
+        """The id at each of :meth:`positions`' rows, ``otherwise`` where it is -1."""
+        if not len(self.index):
+            return otherwise
+        return np.where(pos >= 0, self.index[pos], otherwise)  # -1 reads the last id: unused
+
+    def _keys_only(self) -> bool:
+        """Whether a lookup needs nothing but the sorted hashes (and the common width)."""
+        return self._keys is not None and self.values is None
+
+
+def split_ids(tables: Sequence[VocabTable], values: pa.Array | pa.ChunkedArray,
+              hashes: np.ndarray, otherwise: np.ndarray) -> np.ndarray:
+    """Each value's id in a vocabulary of hash splits (value ``v`` lives in split
+    ``hash(v) % len(tables)``), ``otherwise`` where it is absent.
+
+    The queries are sorted by hash once and grouped by split (a radix pass), and each
+    split's sorted block is merged into that split's keys: a few array operations per
+    split, instead of cutting the values into one lookup per split, which cost
+    ``splits x row groups x columns`` value copies and checks a partition (their sum grew
+    with the square of the rows: 13 splits and 400 partitions at 100M Kaggle-profile rows).
+
+    >>> parts = [VocabTable(pa.array(v), np.array(i)) for v, i in (([], []), ([], []))]
+    >>> q = pa.array(["a", "b"])
+    >>> parts[int(hash_array(q)[0] % 2)] = VocabTable(pa.array(["a"]), np.array([7]))
+    >>> split_ids(parts, q, hash_array(q), np.array([2, 2])).tolist()
+    [7, 2]
+    """
+    splits = len(tables)
+    present = [t for t in tables if len(t.index)]
+    if splits == 1 or not present or not all(
+            t._keys_only() and t._kind == present[0]._kind and t._width == present[0]._width
+            for t in present):
+        result = otherwise.copy()
+        for s, rows in enumerate(split_rows(hashes, splits)):
+            if len(rows):
+                t, part = tables[s], values.take(pa.array(rows))
+                result[rows] = t.ids(t.positions(part, hashes[rows]), result[rows])
+        return result
+    order = np.argsort(hashes)
+    by_split, edges = kc.group_rows(hashes[order] % np.uint64(splits), splits)  # stable:
+    rows = order[by_split]  # each split's block stays in hash order
+    result = otherwise.copy()
+    for s, table in enumerate(tables):
+        block = rows[edges[s]:edges[s + 1]]
+        if len(block) and len(table.index):
+            hit, at = table._find_sorted(hashes[block])
+            result[block[hit]] = table.index[at]
+    if present[0]._may_collide(values):  # one common width: a value of another is not here
+        lengths = pc.fill_null(pc.binary_length(values), -1).to_numpy(zero_copy_only=False)
+        other = lengths != present[0]._width
+        result[other] = otherwise[other]
+    return result
 
 
 def _is_sorted(a: np.ndarray) -> bool:
@@ -323,20 +346,6 @@ def _common_width(values: pa.Array) -> int | None:
 def load_split(directory: str, split: int, storage_options: Any = None) -> VocabTable:
     """One split of a vocabulary, cached per process (:mod:`.cache`) until the file changes."""
     return TABLES.get(split_path(directory, split), VocabTable.load, storage_options)
-
-
-def load_vocabulary(directory: str, splits: int, storage_options: Any = None) -> VocabTable:
-    """A whole vocabulary as one lookup table (its splits merged, :meth:`VocabTable.merged`),
-    cached per process until a file changes.
-
-    Looking a partition up split by split cost a few small array operations per split, per
-    row group and per column: ``splits x partitions`` of them, which grew with the square
-    of the rows (100M Kaggle-profile rows: 13 splits, 400 partitions).
-    """
-    if splits == 1:
-        return load_split(directory, 0, storage_options)
-    return TABLES.get_merged([split_path(directory, s) for s in range(splits)],
-                             VocabTable.merged, storage_options)
 
 
 def read_vocabulary(directory: str, splits: int, storage_options: Any = None) -> pa.Table:
