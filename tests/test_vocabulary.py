@@ -335,12 +335,15 @@ def test_categorify_looks_a_partition_up_without_cutting_it_by_split(tmp_path, m
     positions = vocab.VocabTable.positions
     monkeypatch.setattr(vocab.VocabTable, "positions",
                         lambda self, *a: calls.append(1) or positions(self, *a))
+    unseen = pd.DataFrame({"a": ["abcdefg", "0", None], "b": [10**6, 701, None]})
     out = {}
     for split_out in (1, 5):
         wf = irs.Workflow(["a", "b"] >> ops.Categorify(split_out=split_out),
                           artifacts_dir=str(tmp_path / f"s{split_out}"))
         wf.fit(irs.Dataset(df))
         calls.clear()
-        out[split_out] = wf.transform(irs.Dataset(df)).compute()
+        out[split_out] = wf.transform(irs.Dataset(pd.concat([df, unseen]))).compute()
         assert len(calls) == (2 if split_out == 1 else 0)  # split 1: one lookup per column
     pd.testing.assert_frame_equal(out[1], out[5])
+    assert out[5]["a"].tolist()[-3:] == [2, 2, 1]  # other widths: out of vocabulary; null
+    assert out[5]["b"].tolist()[-3:] == [2, 2, 1]
