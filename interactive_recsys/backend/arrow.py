@@ -216,12 +216,11 @@ def dictionary_indices(chunk: pa.DictionaryArray) -> np.ndarray:
 
 def dictionary_counts(chunk: pa.DictionaryArray) -> pa.Table:
     """``value``/``count`` of one dictionary array's values (those that occur)."""
-    indices = chunk.indices
-    if indices.null_count:
-        counts = np.bincount(dictionary_indices(chunk) + 1,
-                             minlength=len(chunk.dictionary) + 1)[1:]
+    indices = dictionary_indices(chunk)
+    if chunk.null_count:  # -1 counted in a first bin, dropped
+        counts = np.bincount(indices + 1, minlength=len(chunk.dictionary) + 1)[1:]
     else:
-        counts = np.bincount(indices.to_numpy(), minlength=len(chunk.dictionary))
+        counts = np.bincount(indices, minlength=len(chunk.dictionary))
     seen = np.flatnonzero(counts)
     return pa.table({"value": chunk.dictionary.take(pa.array(seen)), "count": counts[seen]})
 

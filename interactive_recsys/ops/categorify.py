@@ -321,14 +321,9 @@ class Categorify(StatOperator):
             result = (FIRST_FREE_INDEX + hashes % np.uint64(self.num_buckets)).astype(np.int64)
         else:
             result = np.full(b.length(values), FIRST_FREE_INDEX, dtype=np.int64)
-        splits = info["splits"]
-        if splits == 1:
-            table = vocab.load_split(directory, 0, ctx.storage_options)
-            result = table.ids(b.lookup(values, table, hashes), result)
-        else:
-            tables = [vocab.load_split(directory, s, ctx.storage_options)
-                      for s in range(splits)]
-            result = vocab.split_ids(tables, b.to_arrow_array(values), hashes, result)
+        tables = [vocab.load_split(directory, s, ctx.storage_options)
+                  for s in range(info["splits"])]
+        result = vocab.split_ids(tables, b.to_arrow_array(values), hashes, result)
         result[b.null_mask(values)] = NULL_INDEX
         return result.astype(self.dtype, copy=False)
 

@@ -236,8 +236,7 @@ class VocabTable:
         found = pos >= 0
         if found.any() and self._may_collide(values):
             if self.values is None:  # one common width: a value of another is not here
-                lengths = pc.fill_null(pc.binary_length(values), -1)
-                same = lengths.to_numpy(zero_copy_only=False) == self._width
+                same = ~self._other_width(values)
             else:
                 candidates = self.values.take(pa.array(np.where(found, pos, 0)))
                 same = pc.fill_null(pc.equal(values, candidates), False).to_numpy(
@@ -268,6 +267,11 @@ class VocabTable:
             return otherwise
         return np.where(pos >= 0, self.index[pos], otherwise)  # -1 reads the last id: unused
 
+    def _other_width(self, values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+        """Where a value's byte length is not this table's common width (nulls included)."""
+        lengths = pc.fill_null(pc.binary_length(values), -1)
+        return lengths.to_numpy(zero_copy_only=False) != self._width
+
     def _keys_only(self) -> bool:
         """Whether a lookup needs nothing but the sorted hashes (and the common width)."""
         return self._keys is not None and self.values is None
@@ -276,7 +280,7 @@ class VocabTable:
 def split_ids(tables: Sequence[VocabTable], values: pa.Array | pa.ChunkedArray,
               hashes: np.ndarray, otherwise: np.ndarray) -> np.ndarray:
     """Each value's id in a vocabulary of hash splits (value ``v`` lives in split
-    ``hash(v) % len(tables)``), ``otherwise`` where it is absent.
+    ``hash(v) % len(tables)``; one split: the table itself), ``otherwise`` where it is absent.
 
     The queries are sorted by hash once and grouped by split (a radix pass), and each
     split's sorted block is merged into that split's keys: a few array operations per
@@ -291,8 +295,10 @@ def split_ids(tables: Sequence[VocabTable], values: pa.Array | pa.ChunkedArray,
     [7, 2]
     """
     splits = len(tables)
+    if splits == 1:
+        return tables[0].ids(tables[0].positions(values, hashes), otherwise)
     present = [t for t in tables if len(t.index)]
-    if splits == 1 or not present or not all(
+    if not present or not all(
             t._keys_only() and t._kind == present[0]._kind and t._width == present[0]._width
             for t in present):
         result = otherwise.copy()
@@ -311,8 +317,7 @@ def split_ids(tables: Sequence[VocabTable], values: pa.Array | pa.ChunkedArray,
             hit, at = table._find_sorted(hashes[block])
             result[block[hit]] = table.index[at]
     if present[0]._may_collide(values):  # one common width: a value of another is not here
-        lengths = pc.fill_null(pc.binary_length(values), -1).to_numpy(zero_copy_only=False)
-        other = lengths != present[0]._width
+        other = present[0]._other_width(values)
         result[other] = otherwise[other]
     return result
 
