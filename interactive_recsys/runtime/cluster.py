@@ -22,6 +22,7 @@ import dask
 from ..backend import gpu_available, gpu_device_count
 from ..errors import IRSError, ParameterError
 from ..params import param_error
+from .memory_release import ReleaseFreedMemory
 
 #: Environment of CPU worker processes, set before they start (Dask's
 #: ``distributed.nanny.pre-spawn-environ``: glibc reads its variables at process start).
@@ -265,6 +266,7 @@ def start_cluster(n_workers: int | None = None, *, threads_per_worker: int = 1,
     if per_worker is not None and use_gpu:
         _label_workers(cluster, per_worker)
     client = Client(cluster)
+    client.register_plugin(ReleaseFreedMemory())
     if per_worker is not None:
         client.wait_for_workers(len(per_worker), timeout=120)
     return client
