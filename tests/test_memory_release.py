@@ -1,5 +1,5 @@
 """Freed heap memory goes back to the system after a task when a worker runs high: a real
-one-worker cluster, a task that leaves 300 MiB of holes in glibc's heap."""
+one-worker cluster, a task that leaves 450 MiB of holes in glibc's heap."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def _stats(dask_worker: object) -> dict:
 def _rss_after_holes(client: object) -> int:
     client.run(_trim)  # type: ignore[attr-defined]
     before = sum(client.run(_rss_mib).values())  # type: ignore[attr-defined]
-    kept = client.submit(_leave_holes, 300, pure=False)  # type: ignore[attr-defined]
+    kept = client.submit(_leave_holes, 450, pure=False)  # type: ignore[attr-defined]
     kept.result()
     after = sum(client.run(_rss_mib).values())  # type: ignore[attr-defined]
     del kept
@@ -48,8 +48,8 @@ def _rss_after_holes(client: object) -> int:
 
 
 def test_start_cluster_workers_give_freed_memory_back_when_high() -> None:
-    """200 MiB of the 300 MiB of holes stay resident without the plugin; with it (the
-    worker above a quarter of its 1 GB limit) they are returned after the task."""
+    """300 MiB of the 450 MiB of holes stay resident without the plugin; with it (the
+    worker above half of its 1 GB limit) they are returned after the task."""
     client = irs.start_cluster(1, memory_limit="1GB", dashboard=False, gpu=False)
     try:
         assert list(client.run(lambda dask_worker: NAME in dask_worker.plugins).values()) \
@@ -62,8 +62,8 @@ def test_start_cluster_workers_give_freed_memory_back_when_high() -> None:
     finally:
         client.cluster.close()
         client.close()
-    assert without >= 200, without  # the holes are resident: the test can see them
-    assert with_plugin <= without - 150, (with_plugin, without)
+    assert without >= 300, without  # the holes are resident: the test can see them
+    assert with_plugin <= without - 250, (with_plugin, without)
 
 
 def test_a_worker_below_its_threshold_or_without_a_limit_is_left_alone() -> None:

@@ -206,7 +206,9 @@ def start_cluster(n_workers: int | None = None, *, threads_per_worker: int = 1,
     n_workers : workers to start; default one per GPU (GPU) or 2 (CPU).
     threads_per_worker : threads of each worker.
     memory_limit : host memory per worker (``"2GB"``, bytes, ``"auto"``); past about 60%
-        of it a CPU worker spills partitions to disk.
+        of it a CPU worker spills partitions to disk, and past half of it a worker gives the
+        memory a task freed back to the system after the task
+        (:class:`~.memory_release.ReleaseFreedMemory`).
     host : interface to bind scheduler, workers and dashboard to (loopback by default).
     dashboard : start Dask's own HTTP dashboard (on a free port).
     gpu : ``None`` (default) uses GPUs when cuDF is installed and NVML sees one; ``True``
