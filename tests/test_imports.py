@@ -186,7 +186,7 @@ LAYERS = [
      "lazy", "embedding", "outputs", "storage", "commit", "artifacts", "io", "runtime"},
     {"ops", "tables"},
     {"graph"},
-    {"jobs", "cluster", "monitor"},
+    {"jobs", "cluster", "memory_release", "monitor"},
     {"plan"},
     {"dataset", "parquet_pieces", "csv_input", "writer", "exports", "workflow_format"},
     {"execution", "reuse"},
