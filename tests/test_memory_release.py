@@ -56,7 +56,7 @@ def test_start_cluster_workers_give_freed_memory_back_when_high() -> None:
             == [True]
         with_plugin = _rss_after_holes(client)
         [stats] = client.run(_stats).values()
-        assert stats["trims"] >= 1 and stats["trim_s"] >= 0
+        assert stats["trims"] >= 1 and stats["checks"] >= stats["trims"]
         client.unregister_worker_plugin(NAME)
         without = _rss_after_holes(client)
     finally:

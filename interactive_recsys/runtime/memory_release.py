@@ -8,7 +8,7 @@ memory that pauses and restarts workers. A fit's last phase leaves many such hol
 318 and 376 MB once ``malloc_trim(0)`` had returned the free pages.
 
 Trimming costs a page fault for each page used again: on the 100M-row job, where a
-worker stays above a quarter of its limit, trimming after every task took 5% more CPU.
+worker stays above a quarter of its limit, trimming after every task took 6% more CPU.
 Below about half the limit the freed blocks do no harm (the next task reuses them), so
 :class:`ReleaseFreedMemory` trims only after a task that left the worker's RSS above
 :data:`RELEASE_ABOVE` of its memory limit, with at least :data:`MIN_FREE_BYTES` free in the
