@@ -342,6 +342,35 @@ class _Proxy:
         self.server.close()
 
 
+class ConnectionClosedError(Exception):
+    """Named as botocore's: the kind of failure is read from the type's name and message."""
+
+
+class ClientError(Exception):
+    """Named as botocore's."""
+
+
+@pytest.mark.parametrize(("exc", "expected"), [
+    # a write's temporary folder is named by its time: "403" inside a URL is not a status
+    (ConnectionClosedError("Connection was closed before we received a valid response from "
+                           'endpoint URL: "http://127.0.0.1:43345/b/out/_temporary/'
+                           '20261125164039-b271f759/part.00000.parquet".'), "cannot be reached"),
+    (ConnectionClosedError("Connection was closed: http://host/credentials-bucket/x"),
+     "cannot be reached"),
+    (ClientError("An error occurred (403) when calling the HeadObject operation: Forbidden"),
+     "check the credentials"),
+    (ClientError("An error occurred (AccessDenied) when calling the PutObject operation"),
+     "check the credentials"),
+    (ClientError("An error occurred (NoSuchBucket) when calling the ListObjectsV2 operation"),
+     "bucket does not exist"),
+])
+def test_a_store_error_says_what_to_check_from_its_words_not_from_the_urls(exc, expected):
+    from interactive_recsys.io.storage import storage_error
+
+    err = storage_error("s3://b/out/_temporary/20261125164039-b271f759/part.0.parquet", exc)
+    assert expected in str(err) and "s3://b/out/_temporary/20261125164039" in str(err)
+
+
 def test_a_dropped_connection_mid_write_is_a_clear_error_with_nothing_published(s3, bucket):
     proxy = _Proxy(s3.port)
     options = s3.options()

@@ -133,9 +133,11 @@ def guarded(call: Any, url: str, *args: Any, **kwargs: Any) -> Any:
 def storage_error(url: str, exc: BaseException) -> StorageError:
     """A :class:`StorageError` naming ``url``, what failed and what to check."""
     text = f"{type(exc).__name__}: {exc}"
-    lowered = text.lower()
+    # the kind of failure from the words around the URLs, never from inside them (a write's
+    # temporary folder is named by its time, e.g. 20261125164039: "403" is not a status there)
+    lowered = re.sub(r"\S+://\S+", " ", text).lower()
     if any(k in lowered for k in ("accessdenied", "invalidaccesskeyid", "signaturedoesnotmatch",
-                                  "forbidden", "403", "credentials")):
+                                  "forbidden", "credentials")) or re.search(r"\b403\b", lowered):
         fix = ("check the credentials: storage_options={'key': ..., 'secret': ...} (S3), "
                "'token' (GCS), 'account_name'/'account_key' (Azure), or the environment "
                "(AWS_ACCESS_KEY_ID, GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_*)")
