@@ -312,8 +312,7 @@ def _min_max(arr: pa.ChunkedArray) -> tuple[float, float]:
     if pa.types.is_integer(arr.type):
         lo, hi = (m.as_py() for m in pc.min_max(arr).values())
         return float(lo), float(hi)
-    parts = [buffers.values(c) for c in arr.chunks if len(c)]
-    return float(np.min([p.min() for p in parts])), float(np.max([p.max() for p in parts]))
+    return buffers.extremes([buffers.values(c) for c in arr.chunks if len(c)])
 
 
 def join_as_strings(arrays: Sequence[pa.ChunkedArray], sep: str = "\x1f") -> pa.ChunkedArray:

@@ -255,6 +255,15 @@ def pairwise_sum(leaf: Any, start: int, stop: int) -> float:
     return pairwise_sum(leaf, start, start + half) + pairwise_sum(leaf, start + half, stop)
 
 
+def extremes(parts: list[np.ndarray]) -> tuple[float, float]:
+    """The least and largest value of non-empty arrays, as floats (NaN if any is NaN).
+
+    >>> extremes([np.array([3, 1]), np.array([7.5])])
+    (1.0, 7.5)
+    """
+    return float(np.min([p.min() for p in parts])), float(np.max([p.max() for p in parts]))
+
+
 def dense_moments(arr: pa.ChunkedArray) -> dict[str, float] | None:
     """:func:`.arrow.moments` of a numeric column without nulls, NaN or infinities (None for
     any other column): the same operations on the same float64 values, bit for bit, but
@@ -266,7 +275,7 @@ def dense_moments(arr: pa.ChunkedArray) -> dict[str, float] | None:
         return None
     parts = [values(c) for c in arr.chunks if len(c)]
     # the conversion to float64 keeps the order: the extremes of the converted values
-    lo, hi = float(np.min([p.min() for p in parts])), float(np.max([p.max() for p in parts]))
+    lo, hi = extremes(parts)
     if not (np.isfinite(lo) and np.isfinite(hi)):  # NaN or an infinity: filtered instead
         return None
     tmp = np.empty(min(BLOCK, len(arr)), np.float64)
