@@ -20,6 +20,7 @@ from interactive_recsys.tables.reduce import (
     Graph,
     delayed_task,
     delayed_tasks,
+    first_level_by_keys,
     num_splits,
     tree,
 )
@@ -53,6 +54,28 @@ def test_tree_first_level_runs_even_on_one_chunk_and_graph_tasks_match_delayed()
     total = tree(parts, sum, delayed_tasks("d", "sum"),
                  first=lambda chunk: sum(p["x"] for p in chunk))
     assert dask.compute(total, scheduler="sync")[0] == sum(range(20))
+
+
+def test_each_chunk_of_keys_is_summed_from_its_own_keys_only():
+    """3 partials of 4 keys: the keys are cut into chunks, and each chunk's task gets only
+    its chunk's keys of each partial (a Dask scheduler weighs what a task fetches: whole
+    partials kept the tasks on the worker that had fetched them). The sums equal the sums by
+    hand, and every key is served once."""
+    partials = [{k: 10 * i + j for j, k in enumerate("abcd")} for i in range(3)]
+    seen = []
+
+    def combine(items, keys):
+        seen.append((keys, [sorted(i) for i in items]))
+        return {k: sum(i[k] for i in items) for k in keys}
+
+    g = Graph("g")
+    nodes = first_level_by_keys([g.task("p", dict, p) for p in partials], list("abcd"),
+                                combine, g.tasks("sum"), cut=g.tasks("cut"))
+    keys = {k: v[0] for k, v in nodes.items()}
+    sums = dask.compute({k: g.delayed(v, []) for k, v in keys.items()}, scheduler="sync")[0]
+    assert {k: sums[k][k] for k in "abcd"} == {"a": 30, "b": 33, "c": 36, "d": 39}
+    assert len(seen) == 4 and all(items == [sorted(keys)] * 3 for keys, items in seen)
+    assert sum(str(k).startswith("g-cut-") for k in g.dsk) == 4 * 3
 
 
 def test_num_splits_takes_plain_arguments():

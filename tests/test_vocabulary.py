@@ -259,10 +259,13 @@ def test_few_partitions_sum_each_chunk_of_keys_apart():
     """8 partials and 26 keys (Criteo's columns in 8 files of 1M rows): one task summing
     every key of the 8 would leave the other workers idle, so the first level sums one key
     each: 26 tasks (32 wanted, at most one a key). 64 partials, 26 keys: 8 groups of 8, the
-    keys cut into 32 // 8 = 4 chunks: 32 tasks."""
-    assert _fit_graph_tasks(8, 1, keys=26)["count"] == 26 + 26 * 1
-    assert _fit_graph_tasks(64, 1, keys=26)["count"] == 8 * 4 + 26 * 1
+    keys cut into 32 // 8 = 4 chunks: 32 tasks. Each chunk's keys are cut out of every
+    partial first (26 x 8 and 4 x 64 cut tasks); with one chunk nothing is cut."""
+    few, more = _fit_graph_tasks(8, 1, keys=26), _fit_graph_tasks(64, 1, keys=26)
+    assert (few["count"], few["chunk"]) == (26 + 26 * 1, 26 * 8)
+    assert (more["count"], more["chunk"]) == (8 * 4 + 26 * 1, 4 * 64)
     assert _fit_graph_tasks(1, 1, keys=26)["count"] == 26  # one partial: no first level
+    assert "chunk" not in _fit_graph_tasks(512, 4)  # 64 groups: the keys stay together
 
 
 def test_vocabulary_of_many_partitions_and_splits_equals_counts_by_hand():

@@ -201,7 +201,7 @@ class Categorify(StatOperator):
         states = {}
         keys = list(self.vocab_keys(ctx.groups))
         firsts = first_level_by_keys([p.key for p in partials], keys, _sum_partials,
-                                     g.tasks("count"))
+                                     g.tasks("count"), cut=g.tasks("chunk"))
         for number, key in enumerate(keys):
             key_dir = key_directory(directory, number)  # never the column name (it is data)
             per_key = [g.task("pick", pick, f, key) for f in firsts[key]]

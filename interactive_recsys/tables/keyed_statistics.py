@@ -94,7 +94,8 @@ def fit_tables(partials: list[Any], ctx: OpContext, keys: Sequence[str], splits:
     tables = {}
     firsts = first_level_by_keys(partials, list(keys),
                                  functools.partial(_merge_partials, merge=merge),
-                                 delayed_tasks(prefix, "merge"))
+                                 delayed_tasks(prefix, "merge"),
+                                 cut=delayed_tasks(prefix, "chunk"))
     for number, key in enumerate(keys):
         key_dir = key_directory(directory, number, "table")  # never the column name
         per_key = [delayed_task(prefix, "pick", pick, p, key) for p in firsts[key]]
