@@ -135,9 +135,9 @@ def write(results: dict[str, Any], table_md: str, label: str) -> tuple[Path, Pat
     v = m["versions"]
     notes = [f"# {label} benchmark, {date}, {m['host']}", "",
              f"{s['sizes']} rows (synthetic_criteo profile {s.get('profile', 'default')!r}), "
-             f"{s['repeats']} repeat(s), median wall time of the work "
-             "(first read to last write; interpreter start-up, library imports (import s, "
-             "timed apart) and Dask cluster start-up excluded). "
+             f"{s['repeats']} repeat(s). Wall: the median of the whole process as a user pays "
+             "it (interpreter start-up, library imports and Dask cluster start-up included); "
+             "work s: first read to last write; import s: the imports, timed apart. "
              "Peak RSS: the contender process and all its children (Dask workers), polled "
              f"every {int(s['poll_s'] * 1000)} ms. Ratios: wall / wall of pandas, polars "
              "or pyarrow-floor (above 1 is slower). Every timed run matched the irs-local output "
