@@ -14,7 +14,9 @@ The result JSON holds ``seconds`` (first read to last write, cluster start-up ex
 ``fit_s``, ``npartitions``, the vocabulary folder of each Categorify column (relative to the
 artifacts folder), the workers' memory limits, the peak RSS of this process
 (client and scheduler) and of each worker (at the end, and after the fit:
-``fit_worker_peak_mb``), and where the package was imported.
+``fit_worker_peak_mb``), what each process's table cache did (``table_cache``: loads,
+hits, evictions, peak bytes against its budget; loads beyond the tables are re-reads), and
+where the package was imported.
 """
 
 from __future__ import annotations
@@ -54,6 +56,13 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def table_cache_stats() -> dict:
+    """This process's :class:`~interactive_recsys.tables.cache.TableCache` counters."""
+    from interactive_recsys.tables.cache import TABLES
+
+    return TABLES.stats()
+
+
 def run(spec: dict) -> dict:
     import interactive_recsys as irs
 
@@ -90,6 +99,8 @@ def run(spec: dict) -> dict:
         info.update(vocabularies=vocabulary_paths(wf), package=package_dirs(),
                     npartitions=ds.npartitions,
                     num_rows=summary["num_rows"], client_peak_mb=peak_rss_mb())
+        info["table_cache"] = ([table_cache_stats()] if client is None
+                               else list(client.run(table_cache_stats).values()))
         if client is not None:
             info["worker_peak_mb"] = sorted(client.run(peak_rss_mb).values())
             # a worker the nanny restarted (memory limit) has a new pid; its peak is lost

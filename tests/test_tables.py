@@ -149,6 +149,32 @@ def test_vocabularies_and_keyed_tables_share_one_byte_budget(tmp_path, monkeypat
     TABLES.clear()
 
 
+def test_cache_counts_its_hits_loads_and_evictions(tmp_path, monkeypatch):
+    """Three files, room for two: the third load evicts one, and asking again for the one
+    evicted reads it anew (what a job whose tables do not fit pays)."""
+    paths = []
+    for i in range(3):
+        paths.append(str(tmp_path / f"t{i}.parquet"))
+        pq.write_table(pa.table({"value": np.arange(1000) + i, "index": np.arange(1000),
+                                 "mean": np.ones(1000)}), paths[-1])
+    TABLES.clear()
+    one = TABLES.get(paths[0], _Loaded.load).nbytes
+    monkeypatch.setenv("IRS_VOCAB_CACHE_BYTES", str(2 * one))
+    TABLES.get(paths[0], _Loaded.load)
+    TABLES.get(paths[1], _Loaded.load)
+    assert TABLES.stats() == {"hits": 1, "loads": 2, "evictions": 0, "peak_bytes": 2 * one,
+                              "tables": 2, "bytes": 2 * one, "budget": 2 * one}
+    TABLES.get(paths[2], _Loaded.load)  # over the budget: the most recent other one goes
+    evicted = [p for p in paths if (p, os.stat(p).st_mtime_ns) not in TABLES._tables]
+    assert len(evicted) == 1
+    TABLES.get(evicted[0], _Loaded.load)
+    stats = TABLES.stats()
+    assert (stats["loads"], stats["evictions"], stats["hits"]) == (4, 2, 1)
+    assert stats["peak_bytes"] == 3 * one and stats["bytes"] == 2 * one
+    TABLES.clear()
+    assert TABLES.stats()["loads"] == 0
+
+
 def test_atomic_file_replaces_whole_or_leaves_the_old_file(tmp_path):
     path = tmp_path / "out.json"
     path.write_text("old")

@@ -73,6 +73,8 @@ class TableCache:
         self._used: dict[tuple[str, int], float] = {}  # last use (time.monotonic)
         self._lock = threading.Lock()
         self._loading: dict[str, threading.Lock] = {}
+        #: what the cache did since it was made or cleared (see :meth:`stats`)
+        self._counts = dict.fromkeys(("hits", "loads", "evictions", "peak_bytes"), 0)
 
     def get(self, path: str, load: Callable[[pa.Table], Any],
             storage_options: storage.StorageOptions = None) -> Any:
@@ -84,11 +86,15 @@ class TableCache:
             key = (path, storage.version(path, storage_options))
             with self._lock:
                 if key in self._tables:
+                    self._counts["hits"] += 1
                     self._tables.move_to_end(key)
                     self._used[key] = time.monotonic()
                     return self._tables[key]
-            return self.put(path, storage.read_table(path, storage_options), load,
-                            storage_options)
+            loaded = self.put(path, storage.read_table(path, storage_options), load,
+                              storage_options)
+            with self._lock:
+                self._counts["loads"] += 1
+            return loaded
 
     def put(self, path: str, table: pa.Table, load: Callable[[pa.Table], Any],
             storage_options: storage.StorageOptions = None) -> Any:
@@ -100,12 +106,23 @@ class TableCache:
             self._bytes += loaded.nbytes - (old.nbytes if old is not None else 0)
             self._tables[key] = loaded
             self._used[key] = time.monotonic()
+            self._counts["peak_bytes"] = max(self._counts["peak_bytes"], self._bytes)
             budget = cache_budget()
             while len(self._tables) > 1 and self._bytes > budget:
                 victim = self._victim(key)
                 self._bytes -= self._tables.pop(victim).nbytes
                 del self._used[victim]
+                self._counts["evictions"] += 1
         return loaded
+
+    def stats(self) -> dict[str, int]:
+        """What the cache did since it was made or cleared: ``hits`` (tables found loaded),
+        ``loads`` (files read), ``evictions``, ``peak_bytes``; and what it holds now,
+        ``tables`` and ``bytes``, against ``budget`` (:func:`cache_budget`). A job whose
+        ``loads`` exceed its tables re-read some of them: their bytes did not fit."""
+        with self._lock:
+            return {**self._counts, "tables": len(self._tables), "bytes": self._bytes,
+                    "budget": cache_budget()}
 
     def _victim(self, new: tuple[str, int]) -> tuple[str, int]:
         """The entry to evict to make room for ``new`` (see the class)."""
@@ -119,6 +136,7 @@ class TableCache:
             self._tables.clear()
             self._used.clear()
             self._bytes = 0
+            self._counts = dict.fromkeys(self._counts, 0)
 
 
 #: Seconds after its last use that a table counts as no longer in use (its job ended).
