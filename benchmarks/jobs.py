@@ -56,11 +56,12 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def table_cache_stats() -> dict:
-    """This process's :class:`~interactive_recsys.tables.cache.TableCache` counters."""
+def table_cache_stats(dask_worker=None) -> dict:
+    """This process's :class:`~interactive_recsys.tables.cache.TableCache` counters (on a
+    worker, ``client.run`` passes it as ``dask_worker``: its budget is a share of its limit)."""
     from interactive_recsys.tables.cache import TABLES
 
-    return TABLES.stats()
+    return TABLES.stats(dask_worker.memory_manager.memory_limit if dask_worker else None)
 
 
 def run(spec: dict) -> dict:

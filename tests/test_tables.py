@@ -204,5 +204,6 @@ def test_cache_budget_is_a_quarter_of_a_workers_memory_limit(monkeypatch):
             Client(cluster) as client:
         budget = client.submit(cache_budget, pure=False).result()
     assert budget == 800_000_000 // 4
+    assert cache_budget(memory_limit=800_000_000) == budget  # asked from outside a task
     monkeypatch.setenv("IRS_VOCAB_CACHE_BYTES", "12345")
     assert cache_budget() == 12345

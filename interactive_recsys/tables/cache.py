@@ -28,22 +28,24 @@ import pyarrow as pa
 from ..io import storage
 
 
-def cache_budget() -> int:
+def cache_budget(memory_limit: int | None = None) -> int:
     """Bytes of tables a process keeps loaded: a quarter of the Dask worker's memory limit
     (the cache is memory Dask cannot spill, so it must leave room for partitions; with a
     tenth, the vocabularies of 32M Kaggle-profile rows, 21M distinct values in the five
     widest columns, no longer fitted a 12 GB worker's cache and were re-read for every
     partition: 3.4x the transform's time), or a quarter of this machine's memory outside a
-    worker (``IRS_VOCAB_CACHE_BYTES`` overrides).
+    worker (``IRS_VOCAB_CACHE_BYTES`` overrides). ``memory_limit``: the worker's limit, for
+    a caller outside the worker's tasks (where the worker is not found).
     """
     if os.environ.get("IRS_VOCAB_CACHE_BYTES"):
         return int(os.environ["IRS_VOCAB_CACHE_BYTES"])
+    limit = memory_limit
     try:
         from distributed import get_worker
 
-        limit = get_worker().memory_manager.memory_limit
+        limit = limit or get_worker().memory_manager.memory_limit
     except (ImportError, ValueError, AttributeError):
-        limit = None
+        pass
     if limit:
         return int(limit) // 4
     import psutil
@@ -115,14 +117,15 @@ class TableCache:
                 self._counts["evictions"] += 1
         return loaded
 
-    def stats(self) -> dict[str, int]:
+    def stats(self, memory_limit: int | None = None) -> dict[str, int]:
         """What the cache did since it was made or cleared: ``hits`` (tables found loaded),
         ``loads`` (files read), ``evictions``, ``peak_bytes``; and what it holds now,
-        ``tables`` and ``bytes``, against ``budget`` (:func:`cache_budget`). A job whose
+        ``tables`` and ``bytes``, against ``budget`` (:func:`cache_budget` of
+        ``memory_limit``, when called outside a worker's task). A job whose
         ``loads`` exceed its tables re-read some of them: their bytes did not fit."""
         with self._lock:
             return {**self._counts, "tables": len(self._tables), "bytes": self._bytes,
-                    "budget": cache_budget()}
+                    "budget": cache_budget(memory_limit)}
 
     def _victim(self, new: tuple[str, int]) -> tuple[str, int]:
         """The entry to evict to make room for ``new`` (see the class)."""
