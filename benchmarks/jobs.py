@@ -8,15 +8,18 @@
 * ``n_workers``, ``memory_limit``: an ``irs.cluster.start_cluster`` of that many 1-thread
   workers (``n_workers`` 0: no cluster, Dask's threaded scheduler);
 * ``part_size`` (optional): the Dataset's partition size;
-* ``report`` (optional): path of a Dask performance report (cluster runs only).
+* ``report`` (optional): path of a Dask performance report (cluster runs only);
+* ``py_spy`` (optional): path prefix of py-spy's collapsed stacks, one file per worker
+  (``-worker0.txt``...; ``-process.txt`` in-process), sampled from the workflow's start.
 
 The result JSON holds ``seconds`` (first read to last write, cluster start-up excluded),
 ``fit_s``, ``npartitions``, the vocabulary folder of each Categorify column (relative to the
 artifacts folder), the workers' memory limits, the peak RSS of this process
 (client and scheduler) and of each worker (at the end, and after the fit:
 ``fit_worker_peak_mb``), what each process's table cache did (``table_cache``: loads,
-hits, evictions, peak bytes against its budget; loads beyond the tables are re-reads), and
-where the package was imported.
+hits, evictions, peak bytes against its budget; loads beyond the tables are re-reads),
+each worker's freed-memory trims (``memory_trims``: checks, trims, seconds), and where the
+package was imported.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
+import subprocess
 import sys
 import time
 
@@ -64,6 +69,38 @@ def table_cache_stats(dask_worker=None) -> dict:
     return TABLES.stats(dask_worker.memory_manager.memory_limit if dask_worker else None)
 
 
+def memory_trims(dask_worker=None) -> dict | None:
+    """The worker's :class:`~interactive_recsys.runtime.memory_release.ReleaseFreedMemory`
+    counters (``None`` where the plugin is not registered)."""
+    from interactive_recsys.runtime.memory_release import ReleaseFreedMemory
+
+    plugin = dask_worker.plugins.get(ReleaseFreedMemory.name) if dask_worker else None
+    return dict(plugin.stats) if plugin is not None else None
+
+
+@contextlib.contextmanager
+def sampled(prefix: str | None, pids: dict[str, int]):
+    """py-spy recording each of ``pids`` (name -> pid) into ``{prefix}-{name}.txt`` while the
+    block runs (nothing without a prefix); stopped with SIGINT, which makes it write."""
+    if not prefix:
+        yield
+        return
+    here = os.path.join(os.path.dirname(sys.executable), "py-spy")  # the venv's
+    spy_bin = here if os.path.exists(here) else "py-spy"
+    spies = [subprocess.Popen([spy_bin, "record", "--pid", str(pid), "--rate", "50",
+                               "--format", "raw", "--output", f"{prefix}-{name}.txt"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+             for name, pid in pids.items()]
+    time.sleep(1.0)  # attached before the work starts
+    try:
+        yield
+    finally:
+        for spy in spies:
+            spy.send_signal(signal.SIGINT)
+        for spy in spies:
+            spy.wait(timeout=120)
+
+
 def run(spec: dict) -> dict:
     import interactive_recsys as irs
 
@@ -87,7 +124,9 @@ def run(spec: dict) -> dict:
                 from distributed import performance_report
 
                 report = performance_report(filename=spec["report"])
-        with report:
+        pids = ({"process": os.getpid()} if client is None else
+                {f"worker{i}": pid for i, pid in enumerate(sorted(client.run(os.getpid).values()))})
+        with report, sampled(spec.get("py_spy"), pids):
             started = time.perf_counter()
             wf = workflow(spec, artifacts)
             ds = irs.Dataset(spec["src"], backend="cpu", part_size=spec.get("part_size"))
@@ -104,6 +143,7 @@ def run(spec: dict) -> dict:
                                else list(client.run(table_cache_stats).values()))
         if client is not None:
             info["worker_peak_mb"] = sorted(client.run(peak_rss_mb).values())
+            info["memory_trims"] = list(client.run(memory_trims).values())
             # a worker the nanny restarted (memory limit) has a new pid; its peak is lost
             info["workers_restarted"] = len(set(client.run(os.getpid).values()) - first_pids)
             client.close()

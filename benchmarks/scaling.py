@@ -119,6 +119,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "processes to use under 15%% of the machine")
     parser.add_argument("--report", action="store_true",
                         help="write a Dask performance report per run (benchmarks/work/)")
+    parser.add_argument("--py-spy", action="store_true",
+                        help="sample every worker (the job's process when in-process) with "
+                        "py-spy into collapsed stacks, benchmarks/work/scaling/*-py-spy-*.txt "
+                        "(read them with python -m benchmarks.profile_phases)")
     parser.add_argument("--code", choices=["head", "worktree"], default="head")
     parser.add_argument("--prepare-only", action="store_true",
                         help="write the data and the expected value counts, time nothing")
@@ -392,6 +396,8 @@ def run(args: argparse.Namespace) -> dict | None:
                         result=str(Path(f"{out}-result.json").resolve()))
             if args.report:
                 spec["report"] = str(Path(f"{out}-report-{repeat}.html").resolve())
+            if args.py_spy:
+                spec["py_spy"] = str(Path(f"{out}-py-spy-{repeat}").resolve())
             try:
                 r = run_job(spec, args.timeout, args.quiet_wait, Path(code["path"]))
             except RuntimeError as exc:

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from benchmarks import jobs, profile_phases, scaling, scaling_curve
+from benchmarks import categorify_ids, jobs, profile_phases, scaling, scaling_curve
 from benchmarks.contenders import CATS, CONTS
 from interactive_recsys.datasets import synthetic_criteo
 
@@ -64,6 +64,31 @@ def test_a_wrong_vocabulary_or_id_is_reported(kaggle_data, tmp_path):
     assert problems[1].startswith("C12: ") and "sampled ids differ" in problems[1]
     missing = scaling.check_run(kaggle_data, out, ROWS, ["C3"], [], 500, {})
     assert missing and missing[0].startswith("C3: no vocabulary")
+
+
+def test_whole_column_id_check_agrees_with_pandas_and_finds_one_changed_id(
+        kaggle_data, tmp_path, capsys):
+    out = tmp_path / "out"
+    result = run_job(kaggle_data, out, "criteo")
+    assert result["table_cache"][0]["hits"] > 0  # the transform found the fit's tables
+    assert categorify_ids.main([str(kaggle_data), str(out), str(out)]) == 0
+    assert "columns differing: []" in capsys.readouterr().out
+    changed = tmp_path / "changed"
+    changed.mkdir()
+    files = sorted(out.glob("*.parquet"))
+    for f in files:
+        t = pq.read_table(f)
+        if f == files[-1]:  # the last row's C7 id moved to the next id
+            ids = t["C7"].to_numpy().copy()
+            ids[-1] += 1
+            t = t.set_column(t.schema.get_field_index("C7"), "C7", pa.array(ids, t["C7"].type))
+        pq.write_table(t, changed / f.name)
+    report = tmp_path / "ids.md"
+    assert categorify_ids.main([str(kaggle_data), str(out), str(changed),
+                                "--report", str(report)]) == 1
+    lines = report.read_text().splitlines()
+    assert "C7 | 6,000 | " in lines[9] and lines[9].endswith("| True, False | False")
+    assert "columns differing: ['C7']" in lines[-2]
 
 
 def test_expected_vocabulary_is_the_value_counts_in_the_documented_order(kaggle_data):
