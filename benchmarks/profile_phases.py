@@ -27,8 +27,11 @@ RULES: tuple[tuple[str, str], ...] = (
      r"(CpuBackend\.value_counts|value_counts|_?dictionary_counts)$"),
     ("transform: dictionary codes (unify the row groups' dictionaries)",
      r"CpuBackend\.dictionary_codes$"),
-    ("transform: vocabulary lookup (hash, get_indexer)",
-     r"(VocabTable\.positions|CpuBackend\.lookup|VocabTable\.by_hash)$"),
+    ("transform: vocabulary tables loaded (read, hashed; once a process)",
+     r"(load_split|TableCache\.get|VocabTable\.load)$"),
+    ("transform: vocabulary lookup (hash, get_indexer, split_ids)",
+     r"(VocabTable\.positions|CpuBackend\.lookup|VocabTable\.by_hash|split_ids"
+     r"|VocabTable\._find_sorted)$"),
     ("transform: Categorify, other (ids gathered by code, null mask)",
      r"Categorify\.(_encode|transform)$"),
     ("output writer", r"(CpuBackend\.write_parquet|_write_part)$"),
@@ -39,7 +42,7 @@ RULES: tuple[tuple[str, str], ...] = (
     ("fit: other", r"Plan\.fit_partition$"),
     ("transform: other", r"Plan\.transform_partition$"),
 )
-OTHER = "other (Dask's threaded scheduler, waits)"
+OTHER = "other (Dask's scheduler or worker event loop, communication, waits)"
 
 
 def phase(stack: list[str]) -> str:
@@ -48,7 +51,7 @@ def phase(stack: list[str]) -> str:
     >>> phase(["main (x.py:1)", "CpuBackend.write_parquet (b.py:2)", "write_table (p.py:3)"])
     'output writer'
     >>> phase(["main (x.py:1)"])
-    "other (Dask's threaded scheduler, waits)"
+    "other (Dask's scheduler or worker event loop, communication, waits)"
     """
     for frame in reversed(stack):
         name = frame.split(" (", 1)[0]
