@@ -109,6 +109,7 @@ def run(spec: dict) -> dict:
     out = spec["out"]
     artifacts = out.rstrip("/") + "-artifacts"
     info: dict = {}
+    first_pids: list[int] = []
     cluster = contextlib.nullcontext()
     if spec.get("n_workers"):
         cluster = irs.cluster.start_cluster(
@@ -119,13 +120,13 @@ def run(spec: dict) -> dict:
         if client is not None:
             info["worker_memory_limits"] = sorted(
                 w["memory_limit"] for w in client.scheduler_info(n_workers=-1)["workers"].values())
-            first_pids = set(client.run(os.getpid).values())
+            first_pids = sorted(client.run(os.getpid).values())
             if spec.get("report"):
                 from distributed import performance_report
 
                 report = performance_report(filename=spec["report"])
         pids = ({"process": os.getpid()} if client is None else
-                {f"worker{i}": pid for i, pid in enumerate(sorted(client.run(os.getpid).values()))})
+                {f"worker{i}": pid for i, pid in enumerate(first_pids)})
         with report, sampled(spec.get("py_spy"), pids):
             started = time.perf_counter()
             wf = workflow(spec, artifacts)
@@ -145,7 +146,7 @@ def run(spec: dict) -> dict:
             info["worker_peak_mb"] = sorted(client.run(peak_rss_mb).values())
             info["memory_trims"] = list(client.run(memory_trims).values())
             # a worker the nanny restarted (memory limit) has a new pid; its peak is lost
-            info["workers_restarted"] = len(set(client.run(os.getpid).values()) - first_pids)
+            info["workers_restarted"] = len(set(client.run(os.getpid).values()) - set(first_pids))
             client.close()
             client.cluster.close()
     return {"seconds": seconds, "fit_s": fit_s, **info}
