@@ -62,6 +62,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def criteo_label(args: argparse.Namespace) -> str:
+    """The result file name of a criteo run: ``criteo[-quick]-<profile>[-<layout>]-<rows>``,
+    e.g. ``criteo-kaggle-8M``: one current file per scenario."""
+    from .report import rows_label
+
+    return "-".join(["criteo-quick" if args.quick else "criteo", args.profile,
+                     *([] if args.layout == "generator" else [args.layout]),
+                     rows_label(args.rows)])
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     if args.benchmark != "criteo":
@@ -69,8 +79,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     from .harness import run_benchmark
 
-    label = ("criteo-quick" if args.quick else "criteo") + f"-{args.profile}" + (
-        "" if args.layout == "generator" else f"-{args.layout}")
+    label = criteo_label(args)
     run_benchmark(args.rows, args.contenders, args.repeats, args.rows_per_file, args.sample,
                   args.timeout, args.quiet_wait, label, args.code, args.profile, args.layout)
 

@@ -26,8 +26,8 @@ Contenders:
 
 The baselines give dense ``[B, 26]`` id matrices, not jagged batches. A cProfile of the
 loader's stages run inline (``readers=0``: one thread, so the profile sees everything) and of
-the per-row baseline shows where the time goes. Results: ``benchmarks/results/loader-<date>-
-<host>.{json,md}``.
+the per-row baseline shows where the time goes. Results: ``benchmarks/results/loader.{json,md}``
+(``loader-quick`` for ``--quick``), replacing the previous result.
 """
 
 from __future__ import annotations
@@ -40,7 +40,6 @@ import json
 import os
 import pstats
 import re
-import socket
 import statistics
 import time
 from collections.abc import Callable, Iterable
@@ -244,10 +243,9 @@ def table(results: list[dict[str, Any]], batch_sizes: list[int]) -> str:
 
 
 def write_results(results: dict[str, Any], md_table: str) -> tuple[Path, Path]:
-    report.RESULTS.mkdir(parents=True, exist_ok=True)
     date = datetime.date.today().isoformat()
-    host = re.sub(r"[^A-Za-z0-9_.-]", "_", socket.gethostname())
-    stem = report.RESULTS / f"{results['label']}-{date}-{host}"
+    stem = report.result_stem(results["label"])
+    results.setdefault("command", report.command_line())
     json_path, md_path = Path(f"{stem}.json"), Path(f"{stem}.md")
     json_path.write_text(json.dumps(results, indent=2) + "\n")
     m, s, code = results["machine"], results["settings"], results["code"]
@@ -256,7 +254,7 @@ def write_results(results: dict[str, Any], md_table: str) -> tuple[Path, Path]:
              for r in results["results"] if worst[id(r)] > 25]
     stages = "\n".join(f"| {k} | {v:.2f} |" for k, v in results["stages"].items())
     lines = [
-        f"# loader benchmark, {date}, {m['host']}", "",
+        f"# loader benchmark, {date}, {m['host']}", "", f"Command: `{results['command']}`", "",
         f"Samples/s over one shuffled epoch of {s['rows']:,} processed synthetic Criteo rows "
         f"(26 categorical, 13 continuous, label; {s['files']} parquet files, "
         f"{s['row_groups']} row groups), median of {s['repeats']} alternating runs; in "

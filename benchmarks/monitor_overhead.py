@@ -15,9 +15,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import re
 import shutil
-import socket
 import statistics
 import time
 from pathlib import Path
@@ -86,7 +84,7 @@ def _one_run(client: Any, data: Path, with_dashboard: bool, interval_ms: int,
 def run(args: argparse.Namespace) -> None:
     import interactive_recsys as irs
 
-    from .report import RESULTS, git_state, machine_info
+    from .report import command_line, git_state, machine_info, result_stem
 
     WORK.mkdir(parents=True, exist_ok=True)
     data = irs.datasets.synthetic_criteo(rows=args.rows, seed=0,
@@ -131,11 +129,9 @@ def run(args: argparse.Namespace) -> None:
                "settings": {"rows": args.rows, "repeats": args.repeats,
                             "interval_ms": args.interval_ms, "workers": args.workers,
                             "memory_limit": args.memory_limit},
-               "machine": machine_info(), "code": git_state()}
-    RESULTS.mkdir(parents=True, exist_ok=True)
+               "machine": machine_info(), "code": git_state(), "command": command_line()}
     date = datetime.date.today().isoformat()
-    host = re.sub(r"[^A-Za-z0-9_.-]", "_", socket.gethostname())
-    stem = RESULTS / f"monitor-overhead-{date}-{host}"
+    stem = result_stem("monitor-overhead")
     Path(f"{stem}.json").write_text(json.dumps(results, indent=2) + "\n")
     Path(f"{stem}.md").write_text(_markdown(results, date))
     print(f"CPU overhead {summary['cpu_overhead_pct']:+.1f}%; wall-time overhead "

@@ -8,7 +8,8 @@ Every run is a fresh process that opens them as a Dataset, fits the graph (Categ
 JoinGroupby, TargetEncoding: one Dask computation per phase) and writes the per-user
 histories (a key shuffle by user, Groupby, ListSlice) as parquet. Its peak RSS, with all its
 children (the Dask workers in ``cluster`` mode), is polled every 50 ms. Results go to
-``benchmarks/results/movielens-<date>-vm.{json,md}``.
+``benchmarks/results/movielens.{json,md}`` (``movielens-quick`` for ``--quick``), replacing
+the previous result.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from . import report
 
 HELP = "the MovieLens example graph (ids, genres, popularity, target encoding, user histories)"
 ROOT = Path(__file__).resolve().parent.parent
@@ -214,18 +217,19 @@ def write_results(rows: list[dict], skipped: list[str], args: argparse.Namespace
     import interactive_recsys as irs
 
     date = datetime.date.today().isoformat()
-    stem = RESULTS / f"movielens{'-quick' if args.quick else ''}-{date}-vm"
+    stem = report.result_stem("movielens-quick" if args.quick else "movielens")
     commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT,
                             capture_output=True, text=True).stdout.strip()
     machine = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
                f"Python {platform.python_version()}, interactive-recsys {irs.__version__} "
                f"(commit {commit}), pandas {pd.__version__}, pyarrow {pa.__version__}, "
                f"dask {dask.__version__}")
-    RESULTS.mkdir(parents=True, exist_ok=True)
     stem.with_suffix(".json").write_text(json.dumps(
-        {"date": date, "machine": machine, "history": HISTORY, "repeats": args.repeats,
+        {"date": date, "command": report.command_line(), "commit": commit,
+         "machine": machine, "history": HISTORY, "repeats": args.repeats,
          "part_size": args.part_size, "results": rows, "skipped": skipped}, indent=2))
-    lines = [f"# MovieLens example graph, {date}, vm", "",
+    lines = [f"# MovieLens example graph, {date}, vm", "", f"Command: `{report.command_line()}`",
+             "",
              f"`movielens_workflow(history={HISTORY})`: Categorify user/item ids, Categorify "
              "genres (multi-hot), JoinGroupby item popularity, TargetEncoding of the item on "
              "rating >= 4 (out-of-fold), Groupby user (shuffled by key, sorted by time) into "

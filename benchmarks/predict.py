@@ -28,7 +28,8 @@ a LocalCluster runs there) and each worker's; on a shared machine these are stea
 times, and their sum against the loop's shows what the cluster adds. Alongside each
 run the machine's load is recorded: the 1-minute load average and the CPU share used by
 processes other than the run's own, because the machine is shared. Results go to
-``benchmarks/results/predict-<date>-vm.{json,md}``.
+``benchmarks/results/predict.{json,md}`` (``predict-quick`` for ``--quick``), replacing the
+previous result.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from . import report
 
 HELP = "top-K prediction: predict_topk on 1 and 2 workers vs a single-process NumPy loop"
 ROOT = Path(__file__).resolve().parent.parent
@@ -243,7 +246,7 @@ def write_results(results: dict[str, list[dict]], args: argparse.Namespace) -> N
 
     median = {m: statistics.median(r["seconds"] for r in runs) for m, runs in results.items()}
     date = datetime.date.today().isoformat()
-    stem = RESULTS / f"predict{'-quick' if args.quick else ''}-{date}-vm"
+    stem = report.result_stem("predict-quick" if args.quick else "predict")
     commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT,
                             capture_output=True, text=True).stdout.strip()
     machine = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
@@ -251,13 +254,13 @@ def write_results(results: dict[str, list[dict]], args: argparse.Namespace) -> N
                f"(commit {commit}), numpy {np.__version__}, dask {dask.__version__}")
     loads = [r["load_avg"] for runs in results.values() for r in runs]
     cpu = [r["machine_cpu_pct"] for runs in results.values() for r in runs]
-    RESULTS.mkdir(parents=True, exist_ok=True)
     stem.with_suffix(".json").write_text(json.dumps(
-        {"date": date, "machine": machine, "users": args.users, "items": args.items,
+        {"date": date, "command": report.command_line(), "commit": commit,
+         "machine": machine, "users": args.users, "items": args.items,
          "per_user": args.per_user, "k": args.k, "repeats": args.repeats, "median_s": median,
          "speedup_2_vs_1": median["irs-1"] / median["irs-2"],
          "irs_1_vs_loop": median["irs-1"] / median["loop"], "results": results}, indent=2))
-    lines = [f"# Top-K prediction, {date}, vm", "",
+    lines = [f"# Top-K prediction, {date}, vm", "", f"Command: `{report.command_line()}`", "",
              f"EASE on {args.users:,} users x {args.items:,} items ({args.per_user} "
              f"interactions per user), top-{args.k} per user with seen items excluded, written "
              f"as parquet. Median of {args.repeats} run(s), each a fresh process, modes "

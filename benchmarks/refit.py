@@ -27,7 +27,8 @@ machine; and the branch's fit on every file in one thread, two threads and two p
 
 The machine is shared: CPU seconds are reported beside wall seconds, with the share of the
 machine's CPU that other processes used during each step. Results go to
-``benchmarks/results/refit-<profile>-<date>-vm<suffix>.{json,md}``.
+``benchmarks/results/refit[-cluster]-<profile><suffix>.{json,md}``, replacing the previous
+result of the same scenario.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="run every fit on irs.cluster.start_cluster(n_workers=2) (what the "
                         "Studio's Cluster tab starts) instead of Dask's threaded scheduler")
     parser.add_argument("--suffix", default="", help="appended to the results' file names "
-                        "(e.g. --suffix=-continuous-ops: keeps an earlier run of the same day)")
+                        "(e.g. --suffix=-continuous-ops: a scenario of its own)")
 
 
 def workflow(normalize: str = "Normalize", clip_min: int = 0, artifacts: str | None = None,
@@ -282,16 +283,19 @@ def run(args: argparse.Namespace) -> None:
                "studio_ratio": studio_ratio, "target": TARGET,
                "meets_target": max(ratio["wall"], studio_ratio["wall"]) <= TARGET,
                "load_avg_before": load_before, "load_avg_after": os.getloadavg(),
-               "machine": report.machine_info(), "git": report.git_state()}
+               "machine": report.machine_info(), "git": report.git_state(),
+               "command": report.command_line()}
     write_results(results, "refit" + ("-cluster" if args.cluster else "")
                   + ("-quick" if args.quick else f"-{args.profile}"), args.suffix)
 
 
 def write_results(results: dict[str, Any], label: str, suffix: str = "") -> None:
-    stem = RESULTS / f"{label}-{results['date']}-vm{suffix}"
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    from . import report
+
+    stem = report.result_stem(f"{label}{suffix}")
     Path(f"{stem}.json").write_text(json.dumps(results, indent=2, default=str))
     lines = [f"# Refit after editing one continuous step, {results['date']}, vm", "",
+             f"Command: `{results['command']}`", "",
              f"{results['rows']:,} rows ({results['profile']} profile, {results['files']} "
              f"files, {results['npartitions']} partitions), the 40-column Criteo workflow, "
              f"{results.get('mode', 'Dask threaded scheduler in one process')}. Each step: wall "

@@ -1,4 +1,10 @@
-"""Machine details, the results table, and the results files."""
+"""Machine details, the results table, and the results files.
+
+Each benchmark and scenario has one current result file pair in ``benchmarks/results/``,
+``<label>.json`` and ``<label>.md``, which a new run of the same scenario replaces (git keeps
+the earlier ones). The JSON records the machine, the commit, the command, the data settings,
+every run, the medians and the ratios; the documentation's Performance page reads it.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +13,11 @@ import json
 import os
 import platform
 import re
+import shlex
 import socket
 import statistics
 import subprocess
+import sys
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -38,6 +46,39 @@ def _cpu_model() -> str:
     except OSError:
         pass
     return platform.processor()
+
+
+def result_stem(label: str) -> Path:
+    """``benchmarks/results/<label>`` (add ``.json`` / ``.md``): one current file per label."""
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", label):
+        raise ValueError(f"Result label {label!r} must use only letters, digits, '.', '_' "
+                         "and '-' (it becomes a file name).")
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    return RESULTS / label
+
+
+def command_line(argv: list[str] | None = None) -> str:
+    """The command that is running, as a user would type it: ``python -m benchmarks ...``.
+
+    >>> command_line(["/repo/benchmarks/__main__.py", "criteo", "--rows", "8000000"])
+    'python -m benchmarks criteo --rows 8000000'
+    """
+    argv = sys.argv if argv is None else argv
+    return shlex.join(["python", "-m", "benchmarks", *argv[1:]])
+
+
+def rows_label(sizes: list[int]) -> str:
+    """Row counts in a file name: ``[2000000, 8000000]`` -> ``2M-8M``.
+
+    >>> rows_label([200_000, 8_000_000, 100_000_000])
+    '200k-8M-100M'
+    """
+    def one(n: int) -> str:
+        for unit, size in (("M", 10**6), ("k", 10**3)):
+            if n >= size and n % (size // 10) == 0:
+                return f"{n / size:g}{unit}"
+        return str(n)
+    return "-".join(one(n) for n in sizes)
 
 
 def git_state() -> dict[str, Any]:
@@ -125,15 +166,16 @@ def criteo_1tb(outcomes: list, names: list[str]) -> str:
 
 
 def write(results: dict[str, Any], table_md: str, label: str) -> tuple[Path, Path]:
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    """Write ``<label>.json`` and ``<label>.md`` (replacing the previous result of ``label``)."""
     date = datetime.date.today().isoformat()
-    host = re.sub(r"[^A-Za-z0-9_.-]", "_", socket.gethostname())
-    stem = RESULTS / f"{label}-{date}-{host}"
+    stem = result_stem(label)
+    results.setdefault("command", command_line())
     json_path, md_path = Path(f"{stem}.json"), Path(f"{stem}.md")
     json_path.write_text(json.dumps(results, indent=2) + "\n")
     m, s, code = results["machine"], results["settings"], results["code"]
     v = m["versions"]
     notes = [f"# {label} benchmark, {date}, {m['host']}", "",
+             f"Command: `{results['command']}`", "",
              f"{s['sizes']} rows (synthetic_criteo profile {s.get('profile', 'default')!r}), "
              f"{s['repeats']} repeat(s). Wall: the median of the whole process as a user pays "
              "it (interpreter start-up, library imports and Dask cluster start-up included); "

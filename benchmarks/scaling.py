@@ -30,7 +30,8 @@ continuous columns equal pandas' (float32 ``log1p`` of the clipped values, popul
 These expectations are cached next to the data (``<data>-expected``); ``--prepare-only``
 writes the data and those caches without timing anything. Runs use :mod:`.jobs` in a fresh
 process each; the code under test is a snapshot (as for ``criteo``); results go to
-``results/scaling[-<scenarios>]-<profile>-<date>-<host>.{json,md}``.
+``results/<label>.{json,md}`` (see :func:`results_label`), replacing the previous result of
+the same scenario.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -376,7 +378,7 @@ def run(args: argparse.Namespace) -> dict | None:
     prepare(configs)
     if args.prepare_only:
         return None
-    label = results_label(args.scenarios, args.profile)
+    label = results_label(args.scenarios, args.profile, args)
     code = snapshot_code(WORK / f"code-{label}", args.code)
     shutil.copy2(Path(__file__).with_name("jobs.py"), Path(code["path"]) / "benchmarks")
     print(f"code under test: {code['path']} (commit {code['git_commit'][:12]}, "
@@ -523,22 +525,31 @@ def _encoded(config: dict) -> str:
     return " ".join(config["columns"])
 
 
-def results_label(scenarios: list[str], profile: str) -> str:
+def results_label(scenarios: list[str], profile: str, settings: Any = None) -> str:
     """``scaling-<profile>`` for every scenario, else ``scaling-<scenario>-...-<profile>``
-    (results, snapshot)."""
+    (the result files' name, the snapshot's folder). With the run's ``settings`` (the parsed
+    arguments or the results' ``settings``), a run of the out-of-core scenario alone names its
+    rows and memory limit (``scaling-out-of-core-32M-3GB-kaggle``) and one of the curve alone
+    in fewer modes than both names them (``scaling-curve-local-kaggle``): one current file
+    per scenario.
+    """
     chosen = [] if sorted(scenarios) == sorted(SCENARIOS) else list(scenarios)
+    get = (settings.get if isinstance(settings, dict)
+           else (lambda k, d=None: getattr(settings, k, d)))
+    if settings is not None and chosen == ["out-of-core"]:
+        chosen += [report.rows_label([get("ooc_rows")]),
+                   get("ooc_memory") or OOC_MEMORY[profile]]
+    if settings is not None and chosen == ["curve"] and sorted(get("curve_modes") or []) != [
+            "cluster", "local"]:
+        chosen += list(get("curve_modes"))
     return "-".join(["scaling", *chosen, profile])
 
 
 def write(results: dict, md: str) -> None:
-    import datetime
-    import re
-    import socket
-
-    report.RESULTS.mkdir(parents=True, exist_ok=True)
-    host = re.sub(r"[^A-Za-z0-9_.-]", "_", socket.gethostname())
-    label = results_label(results["settings"]["scenarios"], results["settings"]["profile"])
-    stem = report.RESULTS / f"{label}-{datetime.date.today().isoformat()}-{host}"
+    settings = results["settings"]
+    stem = report.result_stem(results_label(settings["scenarios"], settings["profile"],
+                                            settings))
+    results.setdefault("command", report.command_line())
     Path(f"{stem}.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
     m, code = results["machine"], results["code"]
     v = m["versions"]
@@ -553,7 +564,7 @@ def write(results: dict, md: str) -> None:
             "all its children (Dask workers), polled every 50 ms. Every run counted was checked "
             "against independent pyarrow/pandas value counts and moments (whole vocabularies, "
             "sampled rows). The machine is shared (2 CPUs): the load average at the start of "
-            "each run is listed.", "", md, "",
+            "each run is listed.", "", f"Command: `{results['command']}`", "", md, "",
             f"Machine: {m['cpu']}, {m['cpu_count']} CPUs, {m['memory_gb']} GB, {m['platform']}. "
             f"Python {m['python']}, pandas {v['pandas']}, pyarrow {v['pyarrow']}, dask "
             f"{v['dask']}, distributed {v['distributed']}, numpy {v['numpy']}. Code: commit "

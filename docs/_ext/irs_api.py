@@ -1,0 +1,257 @@
+"""The API reference pages, written at build start from the package itself.
+
+* one page per name in ``interactive_recsys.__all__``: classes, exceptions and functions
+  get an autodoc page; each module of ``__all__`` (``ops``, ``datasets``, ``cluster``) gets a
+  page with its docstring and a table of its public names, and each class or function among
+  those its own page;
+* one page per operator registered in ``interactive_recsys.ops.OPERATORS``, whose parameter
+  table is built from the operator's declared :class:`~interactive_recsys.params.Param`
+  table (the one the constructor validates against), so the page cannot drift from the code.
+
+Pages go to ``docs/api/generated/`` (git-ignored); a file is rewritten only when its text
+changes, so an unchanged page is not read again by an incremental build.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+import shutil
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from sphinx.application import Sphinx
+
+PACKAGE = "interactive_recsys"
+#: Modules of ``interactive_recsys.__all__``, under the name users import them by.
+MODULES = {"ops": "interactive_recsys.ops", "datasets": "interactive_recsys.datasets",
+           "cluster": "interactive_recsys.runtime.cluster"}
+
+
+# ---- what is public ------------------------------------------------------------------------
+def module_public_names(module: ModuleType) -> list[str]:
+    """``module.__all__``, else the names it defines itself (not imported) without a leading
+    underscore."""
+    if hasattr(module, "__all__"):
+        return list(module.__all__)
+    return [name for name, value in vars(module).items() if not name.startswith("_")
+            and (getattr(value, "__module__", None) == module.__name__)
+            and (inspect.isclass(value) or inspect.isfunction(value))]
+
+
+def operators() -> dict[str, type]:
+    from interactive_recsys.ops import OPERATORS
+    return dict(sorted(OPERATORS.items()))
+
+
+def page_name(qualified: str) -> str:
+    """The document name (under ``api/``) of a public name, e.g. ``interactive_recsys.ops.Clip``."""
+    return f"generated/{qualified}"
+
+
+def expected_pages() -> list[str]:
+    """Every API document the reference must have (used by the tests)."""
+    import interactive_recsys as irs
+    names = [f"{PACKAGE}.{n}" for n in irs.__all__]
+    for short, real in MODULES.items():
+        module = importlib.import_module(real)
+        names += [f"{PACKAGE}.{short}.{n}" for n in module_public_names(module)
+                  if _kind(getattr(module, n)) != "data"]
+    names += [f"{PACKAGE}.ops.{n}" for n in operators()]
+    return sorted(set(names))
+
+
+# ---- text helpers --------------------------------------------------------------------------
+def _kind(obj: Any) -> str:
+    if isinstance(obj, ModuleType):
+        return "module"
+    if inspect.isclass(obj):
+        return "exception" if issubclass(obj, BaseException) else "class"
+    if callable(obj):
+        return "function"
+    return "data"
+
+
+def _title(text: str) -> str:
+    return f"{text}\n{'=' * len(text)}\n"
+
+
+def summary_line(obj: Any) -> str:
+    """The first sentence of the object's docstring (or of an operator's ``summary``)."""
+    summary = getattr(obj, "summary", None)
+    if inspect.isclass(obj) and isinstance(summary, str) and summary:
+        return summary.rstrip(".") + "."
+    doc = inspect.getdoc(obj) or ""
+    first = doc.split("\n\n", 1)[0].replace("\n", " ").strip()
+    return first
+
+
+def _cell(text: str) -> str:
+    """One line of a list-table cell (an empty cell needs a placeholder character)."""
+    text = " ".join(str(text).split())
+    return text or "\\"
+
+
+def _literal(text: str) -> str:
+    return f"``{text}``" if text else ""
+
+
+def _annotation(annotation: Any) -> str:
+    text = inspect.formatannotation(annotation)
+    return re.sub(r"\btyping\.", "", text)
+
+
+def parameter_table(op: type) -> str:
+    """The operator's parameters as an rst ``list-table``: from ``op.params`` only."""
+    if not op.params:
+        return "This operator takes no parameters.\n"
+    rows = ["   * - Name\n     - Type\n     - Default\n     - Accepted values\n"
+            "     - Description"]
+    for name, spec in op.params.items():
+        default = "required" if spec.required else _literal(repr(spec.default))
+        rows.append(f"   * - ``{name}``\n     - {_cell(_literal(_annotation(spec.annotation)))}"
+                    f"\n     - {_cell(default)}\n     - {_cell(spec.describe())}"
+                    f"\n     - {_cell(spec.doc)}")
+    return (".. list-table::\n   :header-rows: 1\n   :widths: 15 20 12 23 30\n"
+            "   :class: irs-param-table\n\n" + "\n".join(rows) + "\n")
+
+
+# ---- pages ---------------------------------------------------------------------------------
+def object_page(qualified: str, shown_module: str, obj: Any, real_module: str | None = None
+                ) -> str:
+    """An autodoc page for a class, an exception or a function."""
+    name = qualified.rsplit(".", 1)[-1]
+    kind = _kind(obj)
+    module = real_module or shown_module
+    lines = [_title(name), f".. currentmodule:: {module}\n"]
+    if kind == "class":
+        lines.append(f".. autoclass:: {name}\n   :members:\n")
+    elif kind == "exception":
+        lines.append(f".. autoexception:: {name}\n")
+    else:
+        lines.append(f".. autofunction:: {name}\n")
+    return "\n".join(lines)
+
+
+def operator_page(name: str, op: type) -> str:
+    lines = [_title(name), ".. currentmodule:: interactive_recsys.ops\n",
+             f"*{op.category.capitalize()} operator.* {summary_line(op)}\n",
+             f"Use it as ``columns >> ops.{name}(...)`` in a :class:`~interactive_recsys."
+             "Workflow`; saved workflows store it by name with its non-default parameters.\n",
+             ".. rubric:: Parameters\n",
+             "Generated from the operator's declared parameters, which its constructor "
+             "validates against.\n",
+             parameter_table(op),
+             f".. autoclass:: {name}\n"]
+    module = importlib.import_module(op.__module__)
+    if len((inspect.getdoc(module) or "").splitlines()) > 1:  # more than a title line
+        lines += [".. rubric:: Details\n",
+                  f".. automodule:: {op.__module__}\n   :no-members:\n   :no-index:\n"]
+    return "\n".join(lines)
+
+
+def module_page(short: str, real: str) -> tuple[str, list[tuple[str, str, Any]]]:
+    """A module's page (docstring, table of its names) and its (qualified, real module,
+    object) entries that get pages of their own."""
+    module = importlib.import_module(real)
+    shown = f"{PACKAGE}.{short}"
+    names = module_public_names(module)
+    own, data = [], []
+    for name in names:
+        obj = getattr(module, name)
+        (data if _kind(obj) == "data" else own).append((name, obj))
+    rows = [f"   * - :doc:`{name} <{shown}.{name}>`\n     - {_cell(summary_line(obj))}"
+            for name, obj in own]
+    lines = [_title(shown), f".. automodule:: {real}\n   :no-members:\n"]
+    if rows:
+        lines.append(".. list-table::\n   :widths: 25 75\n\n" + "\n".join(rows) + "\n")
+        lines.append(".. toctree::\n   :hidden:\n\n" + "\n".join(
+            f"   {shown}.{name}" for name, _ in own) + "\n")
+    if data:
+        lines.append(".. rubric:: Constants\n")
+        lines.append(f".. currentmodule:: {real}\n")
+        lines += [f".. autodata:: {name}\n   :no-value:\n" for name, _ in data]
+    entries = [(f"{shown}.{name}", real, obj) for name, obj in own]
+    return "\n".join(lines), entries
+
+
+def contents_page(pages: dict[str, str]) -> str:
+    """``_contents.md``, included by ``api/index.md``: the tables and the toctree."""
+    import interactive_recsys as irs
+    core = [n for n in irs.__all__ if _kind(getattr(irs, n)) != "module"]
+    out = ["## Core\n", "| Name | Summary |", "|---|---|"]
+    out += [f"| [{n}]({page_name(f'{PACKAGE}.{n}')}) | {summary_line(getattr(irs, n))} |"
+            for n in core]
+    out += ["", "## Operators\n",
+            "Compose them with `>>` (chain) and `+` (concatenate); each page has the "
+            "operator's parameter table.\n", "| Operator | Category | Summary |", "|---|---|---|"]
+    out += [f"| [{n}]({page_name(f'{PACKAGE}.ops.{n}')}) | {op.category} | "
+            f"{summary_line(op).replace('|', '/')} |" for n, op in operators().items()]
+    out += ["", "## Modules\n", "| Module | Summary |", "|---|---|"]
+    out += [f"| [{PACKAGE}.{s}]({page_name(f'{PACKAGE}.{s}')}) | "
+            f"{summary_line(importlib.import_module(r))} |" for s, r in MODULES.items()]
+    out += ["", "```{toctree}", ":hidden:", ""] + [page_name(p) for p in sorted(pages)] + ["```"]
+    return "\n".join(out).replace("\\|", "/") + "\n"
+
+
+def all_pages() -> dict[str, str]:
+    """Document name (without ``generated/``) -> rst text of every API page."""
+    import interactive_recsys as irs
+    pages: dict[str, str] = {}
+    for name in irs.__all__:
+        obj = getattr(irs, name)
+        if _kind(obj) != "module":
+            pages[f"{PACKAGE}.{name}"] = object_page(f"{PACKAGE}.{name}", PACKAGE, obj)
+    for short, real in MODULES.items():
+        text, entries = module_page(short, real)
+        pages[f"{PACKAGE}.{short}"] = text
+        for qualified, module, obj in entries:
+            pages[qualified] = object_page(qualified, module, obj, real_module=module)
+    for name, op in operators().items():
+        pages[f"{PACKAGE}.ops.{name}"] = operator_page(name, op)
+    return pages
+
+
+def write_if_changed(path: Path, text: str) -> None:
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+def generate(app: Sphinx) -> None:
+    out = Path(app.srcdir) / "api" / "generated"
+    out.mkdir(parents=True, exist_ok=True)
+    pages = all_pages()
+    wanted = {f"{name}.rst" for name in pages} | {"_contents.md"}
+    for stale in out.iterdir():  # pages of names that are gone
+        if stale.name not in wanted:
+            shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
+    for name, text in pages.items():
+        write_if_changed(out / f"{name}.rst", text)
+    write_if_changed(out / "_contents.md", contents_page(pages))
+
+
+def drop_operator_parameters(app: Sphinx, what: str, name: str, obj: Any, options: Any,
+                             lines: list[str]) -> None:
+    """An operator's docstring without its ``Parameters`` section: the page shows the table
+    generated from the same declared parameters instead."""
+    if what != "class" or obj not in operators().values():
+        return
+    for i, line in enumerate(lines):
+        if line.strip() == "Parameters" and i + 1 < len(lines) and set(
+                lines[i + 1].strip()) == {"-"}:
+            end = i + 2
+            while end < len(lines) and not (
+                    lines[end].strip() and not lines[end].startswith(" ")
+                    and end + 1 < len(lines) and set(lines[end + 1].strip()) == {"-"}):
+                end += 1
+            del lines[i:end]
+            return
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.connect("builder-inited", generate)
+    # before numpydoc (priority 500) turns the sections into rst
+    app.connect("autodoc-process-docstring", drop_operator_parameters, priority=400)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
