@@ -345,7 +345,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "torchrec": torchrec_version}
     out = {"label": "loader-quick" if args.quick else "loader", "settings": settings,
            "machine": report.machine_info(), "code": report.git_state(), "results": results,
-           "stages": stages, "profile_loader": prof_loader, "profile_baseline": prof_base}
+           "stages": stages, "profile_loader": prof_loader, "profile_baseline": prof_base,
+           "date": datetime.date.today().isoformat()}
     md_table = table(results, args.batch_sizes)
     json_path, md_path = write_results(out, md_table)
     print(md_table)

@@ -129,7 +129,8 @@ def run(args: argparse.Namespace) -> None:
                "settings": {"rows": args.rows, "repeats": args.repeats,
                             "interval_ms": args.interval_ms, "workers": args.workers,
                             "memory_limit": args.memory_limit},
-               "machine": machine_info(), "code": git_state(), "command": command_line()}
+               "machine": machine_info(), "code": git_state(), "command": command_line(),
+               "date": datetime.date.today().isoformat()}
     date = datetime.date.today().isoformat()
     stem = result_stem("monitor-overhead")
     Path(f"{stem}.json").write_text(json.dumps(results, indent=2) + "\n")

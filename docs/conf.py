@@ -35,7 +35,7 @@ extensions = [
     "myst_nb",
     "irs_api",
     "irs_tutorials",
-    # "irs_performance",
+    "irs_performance",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}

@@ -1,0 +1,204 @@
+"""The Performance page's results, written at build start from ``benchmarks/results/``.
+
+Each benchmark harness keeps one current result per scenario there: ``<label>.json`` (the
+machine, the commit, the command, the settings, every run, medians and ratios) and
+``<label>.md`` (the same as tables). For each label this writes a section with the command,
+the data, the machine and the commit read from the JSON, and the tables of the ``.md``, into
+``docs/performance/generated/_results.md``, which ``docs/performance.md`` includes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from sphinx.application import Sphinx
+
+#: Result label prefix -> the section's title and what the benchmark measures, in page order.
+GROUPS = {
+    "criteo": ("The standard Criteo workflow",
+               "Categorify of C1..C26 and FillMissing, Clip, LogOp, Normalize of I1..I13 on "
+               "synthetic Criteo parquet files, against hand-written pandas, polars and Dask "
+               "versions, NVTabular where installed, and the I/O floor (pyarrow reading and "
+               "writing the same files). Wall: the whole process as a user pays it; ratios "
+               "are wall time over the named contender's (above 1: slower)."),
+    "scaling": ("Scaling",
+                "The same workflow at growing sizes, out of core (data several times the "
+                "workers' memory limit), with wide vocabularies, and the fitted cost curve. "
+                "Every run is checked against independent pyarrow/pandas value counts."),
+    "refit": ("Refit after an edit",
+              "The workflow fitted once, one continuous step edited, and fitted again reusing "
+              "the first fit: the refit's time over the first fit's."),
+    "loader": ("Training loader",
+               "Samples per second over a shuffled epoch of processed data, against PyTorch "
+               "DataLoader baselines."),
+    "predict": ("Top-K prediction",
+                "`irs.predict_topk` on 1 and 2 workers against a single-process NumPy loop."),
+    "movielens": ("MovieLens example graph",
+                  "The `movielens_workflow` graph (ids, genres, popularity, target encoding, "
+                  "user histories) on MovieLens data."),
+    "monitor-overhead": ("Dashboard monitor overhead",
+                         "The standard workflow with and without the live dashboard's "
+                         "monitor sampling the cluster."),
+}
+
+
+def group_of(label: str) -> str:
+    for prefix in GROUPS:
+        if label == prefix or label.startswith(prefix + "-"):
+            return prefix
+    return "other"
+
+
+def commit_of(result: dict[str, Any]) -> str:
+    """The commit the result was measured on (the harnesses record it in a few places)."""
+    for value in (result.get("commit"), (result.get("code") or {}).get("git_commit"),
+                  (result.get("git") or {}).get("git_commit")):
+        if value:
+            return str(value)[:12]
+    found = re.search(r"commit ([0-9a-f]{7,40})", str(result.get("machine", "")))
+    return found.group(1)[:12] if found else "not recorded"
+
+
+def date_of(result: dict[str, Any], markdown: str = "") -> str:
+    """The day of the run: from the JSON, else from the title of the ``.md`` report."""
+    found = re.search(r"\d{4}-\d{2}-\d{2}", markdown.split("\n", 1)[0])
+    return (str(result.get("started") or result.get("date") or "")[:10]
+            or (found.group(0) if found else "not recorded"))
+
+
+def machine_of(result: dict[str, Any]) -> str:
+    machine = result.get("machine")
+    if isinstance(machine, dict):
+        versions = machine.get("versions") or {}
+        libs = ", ".join(f"{k} {v}" for k, v in versions.items()
+                         if v and k in ("pandas", "pyarrow", "dask", "polars", "numpy"))
+        return (f"{machine.get('cpu')}, {machine.get('cpu_count')} CPUs, "
+                f"{machine.get('memory_gb')} GB; Python {machine.get('python')}"
+                + (f", {libs}" if libs else ""))
+    return str(machine or "not recorded")
+
+
+def data_of(label: str, result: dict[str, Any]) -> str:
+    """The data a result was measured on, in words, from its recorded settings."""
+    s = result.get("settings") or {}
+    group = group_of(label)
+    if group == "criteo":
+        return (f"`synthetic_criteo(profile={s.get('profile', 'default')!r})`, "
+                + ", ".join(f"{n:,}" for n in s.get("sizes", [])) + " rows in "
+                f"{s.get('rows_per_file', 0):,}-row parquet files")
+    if group == "scaling":
+        return (f"`synthetic_criteo(profile={s.get('profile')!r})`; the table's `data` and "
+                "`rows` columns give each run's")
+    if group == "refit":
+        return (f"{result.get('rows', 0):,} rows, `synthetic_criteo` {result.get('profile')} "
+                f"profile, {result.get('files')} files; {result.get('mode', '')}")
+    if group == "loader":
+        return (f"{s.get('rows', 0):,} processed synthetic Criteo rows in {s.get('files')} "
+                f"parquet files ({s.get('row_groups')} row groups)")
+    if group == "predict":
+        return (f"{result.get('users', 0):,} users x {result.get('items', 0):,} items, "
+                f"{result.get('per_user')} interactions per user, top-{result.get('k')}")
+    if group == "monitor-overhead":
+        return (f"{s.get('rows', 0):,} synthetic Criteo rows on {s.get('workers')} workers of "
+                f"{s.get('memory_limit')}")
+    if group == "movielens":
+        return "the MovieLens releases and synthetic ratings named in the table"
+    return "see the table"
+
+
+def key_figures(label: str, result: dict[str, Any]) -> list[str]:
+    """Medians and ratios that a result's JSON holds outside its tables."""
+    group, out = group_of(label), []
+    if group == "refit" and "ratio" in result:
+        out.append(f"refit / first fit, wall: {result['ratio']['wall']:.2f} through the API, "
+                   f"{result['studio_ratio']['wall']:.2f} through the Studio (target "
+                   f"{result['target']:.2f}: {'met' if result['meets_target'] else 'not met'})")
+    if group == "predict" and "median_s" in result:
+        medians = ", ".join(f"{k} {v:.1f} s" for k, v in result["median_s"].items())
+        out.append(f"medians: {medians}; 2 workers vs 1: {result['speedup_2_vs_1']:.2f}x "
+                   f"faster; 1 worker vs the loop: {result['irs_1_vs_loop']:.2f}")
+    if group == "monitor-overhead" and "summary" in result:
+        s = result["summary"]
+        out.append(f"CPU overhead {s.get('cpu_overhead_pct', 0):+.1f}%, wall-time overhead "
+                   f"{s.get('overhead_pct', 0):+.1f}% (target under "
+                   f"{s.get('target_pct', 0):.0f}%)")
+    return out
+
+
+def tables_of(markdown: str) -> list[str]:
+    """The Markdown tables of a harness's ``.md`` report, in order."""
+    tables, current = [], []
+    for line in markdown.splitlines():
+        if line.startswith("|"):
+            current.append(line)
+        elif current:
+            tables.append("\n".join(current))
+            current = []
+    if current:
+        tables.append("\n".join(current))
+    return tables
+
+
+def section(label: str, result: dict[str, Any], markdown: str) -> str:
+    lines = [f"### `{label}`", "",
+             f"- **Command:** `{result.get('command', 'not recorded')}`",
+             f"- **Data:** {data_of(label, result)}",
+             f"- **Machine:** {machine_of(result)}",
+             f"- **Code:** commit `{commit_of(result)}`, measured {date_of(result, markdown)}"]
+    lines += [f"- **Result:** {figure}" for figure in key_figures(label, result)]
+    lines.append("")
+    for table in tables_of(markdown):
+        lines += [table, ""]
+    lines.append(f"Every run, with its settings: `benchmarks/results/{label}.json`.")
+    return "\n".join(lines) + "\n"
+
+
+def results_page(folder: Path) -> str:
+    """The Markdown of every current result in ``folder``, grouped by benchmark."""
+    labels = sorted(p.stem for p in folder.glob("*.json"))
+    if not labels:
+        return "No benchmark results are in `benchmarks/results/`.\n"
+    out = ["| Result | Benchmark | Measured | Commit |", "|---|---|---|---|"]
+    results = {label: json.loads((folder / f"{label}.json").read_text()) for label in labels}
+    reports = {label: (folder / f"{label}.md").read_text()
+               if (folder / f"{label}.md").exists() else "" for label in labels}
+    order = [*GROUPS, "other"]
+    labels.sort(key=lambda label: (order.index(group_of(label)), label))
+    for label in labels:
+        title = GROUPS.get(group_of(label), ("Other",))[0]
+        day = date_of(results[label], reports[label])
+        out.append(f"| [`{label}`](#{anchor(label)}) | {title} | {day} | "
+                   f"`{commit_of(results[label])}` |")
+    out.append("")
+    shown = None
+    for label in labels:
+        group = group_of(label)
+        if group != shown:
+            title, about = GROUPS.get(group, ("Other results", ""))
+            out += [f"## {title}", "", about, ""]
+            shown = group
+        out.append(section(label, results[label], reports[label]))
+    return "\n".join(out)
+
+
+def anchor(label: str) -> str:
+    """The id MyST gives the heading ``### `label```."""
+    return re.sub(r"[^\w\- ]", "", label.lower()).replace(" ", "-")
+
+
+def generate(app: Sphinx) -> None:
+    folder = Path(app.srcdir).parent / "benchmarks" / "results"
+    out = Path(app.srcdir) / "performance" / "generated"
+    out.mkdir(parents=True, exist_ok=True)
+    text = results_page(folder)
+    target = out / "_results.md"
+    if not target.exists() or target.read_text() != text:
+        target.write_text(text)
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.connect("builder-inited", generate)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
