@@ -89,3 +89,5 @@ html_theme_options = {
     "header_links_before_dropdown": 7,
 }
 html_show_sourcelink = False
+# Quotes stay as typed: parameter constraints and values quote Python strings ('int64').
+smartquotes = False

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from benchmarks import harness, report
@@ -66,3 +68,43 @@ def test_criteo_benchmark_defaults_to_the_kaggle_profile():
 
     assert parse_args(["criteo"]).profile == "kaggle"
     assert parse_args(["criteo", "--profile", "default"]).profile == "default"
+
+
+def test_results_have_one_stable_file_per_scenario(tmp_path, monkeypatch):
+    """Labels name the scenario (never a date, host or commit), so a new run of a scenario
+    replaces its file; write() records the command."""
+    from benchmarks import __main__ as cli
+    from benchmarks import scaling
+
+    assert cli.criteo_label(cli.parse_args(["criteo", "--rows", "8000000"])) == "criteo-kaggle-8M"
+    assert cli.criteo_label(cli.parse_args(
+        ["criteo", "--quick", "--layout", "pyarrow", "--profile", "default"])) == \
+        "criteo-quick-default-pyarrow-200k"
+    assert report.rows_label([2_000_000, 8_000_000]) == "2M-8M"
+    assert report.rows_label([1_500_000, 123]) == "1.5M-123"
+    settings = {"ooc_rows": 32_000_000, "ooc_memory": "3GB", "curve_modes": ["local"]}
+    assert scaling.results_label(["out-of-core"], "kaggle", settings) == \
+        "scaling-out-of-core-32M-3GB-kaggle"
+    assert scaling.results_label(["out-of-core"], "kaggle", {**settings, "ooc_memory": None}) \
+        == "scaling-out-of-core-32M-1.5GB-kaggle"
+    assert scaling.results_label(["curve"], "kaggle", settings) == "scaling-curve-local-kaggle"
+    assert scaling.results_label(["curve"], "kaggle", {"curve_modes": ["cluster", "local"]}) \
+        == "scaling-curve-kaggle"
+    with pytest.raises(ValueError, match="must use only"):
+        report.result_stem("criteo/../x")
+
+    monkeypatch.setattr(report, "RESULTS", tmp_path)
+    monkeypatch.setattr("sys.argv", ["benchmarks/__main__.py", "criteo", "--rows", "8000000"])
+    machine = report.machine_info()
+    results = {"machine": machine, "code": {"git_commit": "0" * 40, "git_dirty_files": 0,
+                                            "sha256": "x"},
+               "settings": {"sizes": [8_000_000], "repeats": 1, "poll_s": 0.05,
+                            "sample_rows": 10, "rtol": 1e-4, "atol": 1e-5},
+               "outcomes": []}
+    for _ in range(2):  # the second run replaces the first
+        json_path, md_path = report.write(dict(results), "| t |", "criteo-kaggle-8M")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["criteo-kaggle-8M.json",
+                                                          "criteo-kaggle-8M.md"]
+    written = json.loads(json_path.read_text())
+    assert written["command"] == "python -m benchmarks criteo --rows 8000000"
+    assert "`python -m benchmarks criteo --rows 8000000`" in md_path.read_text()
