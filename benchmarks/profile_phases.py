@@ -4,8 +4,9 @@
 (``py-spy record -f raw``; ``.gz`` too) and prints a markdown table: per phase, its share of
 the busy samples and the sample count, one column per profile. A stack belongs to the phase
 of its innermost frame that matches one of :data:`RULES` (checked in order, from the leaf to
-the root); function names cover both the package layout before and after the 2026-11-23
-engine changes (``backend.py`` -> ``backend/``, ``ops/vocabulary.py`` -> ``tables/``).
+the root); the rules name functions by module and name, and also match the modules' older
+paths (``backend.py`` for ``backend/``, ``ops/vocabulary.py`` for ``tables/``), so profiles
+of earlier commits, kept in git history, still read.
 """
 
 from __future__ import annotations
