@@ -1,9 +1,10 @@
 """The API reference pages, written at build start from the package itself.
 
-* one page per name in ``interactive_recsys.__all__``: classes, exceptions and functions
-  get an autodoc page; each module of ``__all__`` (``ops``, ``datasets``, ``cluster``) gets a
-  page with its docstring and a table of its public names, and each class or function among
-  those its own page;
+* one page per public name of ``interactive_recsys``: ``__all__`` and the names it imports
+  on first use (``irs.Loader``, ``irs.ui``...). Classes, exceptions and functions get an
+  autodoc page; a module gets a page with its docstring and a table of its public names
+  (its ``__all__``, else what it defines), and each class, function or submodule among those
+  its own page (a submodule's page lists its names without a page each);
 * one page per operator registered in ``interactive_recsys.ops.OPERATORS``, whose parameter
   table is built from the operator's declared :class:`~interactive_recsys.params.Param`
   table (the one the constructor validates against), so the page cannot drift from the code.
@@ -25,9 +26,6 @@ from typing import Any
 from sphinx.application import Sphinx
 
 PACKAGE = "interactive_recsys"
-#: Modules of ``interactive_recsys.__all__``, under the name users import them by.
-MODULES = {"ops": "interactive_recsys.ops", "datasets": "interactive_recsys.datasets",
-           "cluster": "interactive_recsys.runtime.cluster"}
 
 
 # ---- what is public ------------------------------------------------------------------------
@@ -52,15 +50,8 @@ def page_name(qualified: str) -> str:
 
 
 def expected_pages() -> list[str]:
-    """Every API document the reference must have (used by the tests)."""
-    import interactive_recsys as irs
-    names = [f"{PACKAGE}.{n}" for n in irs.__all__]
-    for short, real in MODULES.items():
-        module = importlib.import_module(real)
-        names += [f"{PACKAGE}.{short}.{n}" for n in module_public_names(module)
-                  if _kind(getattr(module, n)) != "data"]
-    names += [f"{PACKAGE}.ops.{n}" for n in operators()]
-    return sorted(set(names))
+    """Every API document the reference has (the tests check each was built)."""
+    return sorted(all_pages())
 
 
 # ---- text helpers --------------------------------------------------------------------------
@@ -94,6 +85,11 @@ def _cell(text: str) -> str:
     return text or "\\"
 
 
+def _md(text: str) -> str:
+    """Text for a Markdown table cell."""
+    return text.replace("|", "/")
+
+
 def _literal(text: str) -> str:
     return f"``{text}``" if text else ""
 
@@ -119,12 +115,10 @@ def parameter_table(op: type) -> str:
 
 
 # ---- pages ---------------------------------------------------------------------------------
-def object_page(qualified: str, shown_module: str, obj: Any, real_module: str | None = None
-                ) -> str:
-    """An autodoc page for a class, an exception or a function."""
+def object_page(qualified: str, module: str, obj: Any) -> str:
+    """An autodoc page for a class, an exception or a function found in ``module``."""
     name = qualified.rsplit(".", 1)[-1]
     kind = _kind(obj)
-    module = real_module or shown_module
     lines = [_title(name), f".. currentmodule:: {module}\n"]
     if kind == "class":
         lines.append(f".. autoclass:: {name}\n   :members:\n")
@@ -152,66 +146,86 @@ def operator_page(name: str, op: type) -> str:
     return "\n".join(lines)
 
 
-def module_page(short: str, real: str) -> tuple[str, list[tuple[str, str, Any]]]:
-    """A module's page (docstring, table of its names) and its (qualified, real module,
-    object) entries that get pages of their own."""
-    module = importlib.import_module(real)
-    shown = f"{PACKAGE}.{short}"
+def module_page(shown: str, module: ModuleType, pages: bool = True
+                ) -> tuple[str, list[tuple[str, Any]]]:
+    """A module's page (its docstring, a table of its public names) and the (qualified name,
+    object) of each name that gets a page of its own: with ``pages``, its classes,
+    functions and submodules; constants are documented on the module's page."""
     names = module_public_names(module)
     own, data = [], []
     for name in names:
         obj = getattr(module, name)
         (data if _kind(obj) == "data" else own).append((name, obj))
-    rows = [f"   * - :doc:`{name} <{shown}.{name}>`\n     - {_cell(summary_line(obj))}"
-            for name, obj in own]
-    lines = [_title(shown), f".. automodule:: {real}\n   :no-members:\n"]
+
+    def link(name: str) -> str:
+        return f":doc:`{name} <{shown}.{name}>`" if pages else f"``{name}``"
+
+    rows = [f"   * - {link(name)}\n     - {_cell(summary_line(obj))}" for name, obj in own]
+    lines = [_title(shown), f".. automodule:: {module.__name__}\n   :no-members:\n"]
     if rows:
         lines.append(".. list-table::\n   :widths: 25 75\n\n" + "\n".join(rows) + "\n")
-        lines.append(".. toctree::\n   :hidden:\n\n" + "\n".join(
-            f"   {shown}.{name}" for name, _ in own) + "\n")
-    if data:
+        if pages:
+            lines.append(".. toctree::\n   :hidden:\n\n" + "\n".join(
+                f"   {shown}.{name}" for name, _ in own) + "\n")
+    if data and pages:
         lines.append(".. rubric:: Constants\n")
-        lines.append(f".. currentmodule:: {real}\n")
+        lines.append(f".. currentmodule:: {module.__name__}\n")
         lines += [f".. autodata:: {name}\n   :no-value:\n" for name, _ in data]
-    entries = [(f"{shown}.{name}", real, obj) for name, obj in own]
-    return "\n".join(lines), entries
+    return "\n".join(lines), [(f"{shown}.{name}", obj) for name, obj in own] if pages else []
 
 
-def contents_page(pages: dict[str, str]) -> str:
-    """``_contents.md``, included by ``api/index.md``: the tables and the toctree."""
+def public_names() -> list[str]:
+    """``interactive_recsys.__all__`` and the names it imports on first use (``irs.Loader``,
+    ``irs.ui``...)."""
     import interactive_recsys as irs
-    core = [n for n in irs.__all__ if _kind(getattr(irs, n)) != "module"]
-    out = ["## Core\n", "| Name | Summary |", "|---|---|"]
-    out += [f"| [{n}]({page_name(f'{PACKAGE}.{n}')}) | {summary_line(getattr(irs, n))} |"
-            for n in core]
-    out += ["", "## Operators\n",
-            "Compose them with `>>` (chain) and `+` (concatenate); each page has the "
-            "operator's parameter table.\n", "| Operator | Category | Summary |", "|---|---|---|"]
-    out += [f"| [{n}]({page_name(f'{PACKAGE}.ops.{n}')}) | {op.category} | "
-            f"{summary_line(op).replace('|', '/')} |" for n, op in operators().items()]
-    out += ["", "## Modules\n", "| Module | Summary |", "|---|---|"]
-    out += [f"| [{PACKAGE}.{s}]({page_name(f'{PACKAGE}.{s}')}) | "
-            f"{summary_line(importlib.import_module(r))} |" for s, r in MODULES.items()]
-    out += ["", "```{toctree}", ":hidden:", ""] + [page_name(p) for p in sorted(pages)] + ["```"]
-    return "\n".join(out).replace("\\|", "/") + "\n"
+    return list(dict.fromkeys([*irs.__all__, *getattr(irs, "_LAZY", {})]))
+
+
+def _collect(pages: dict[str, str], qualified: str, obj: Any, module: str, depth: int) -> None:
+    """The page of ``obj`` (found in ``module``) and, for a module, of its names: a
+    module's own submodules get a page with their docstring and names, not one per name."""
+    kind = _kind(obj)
+    if kind == "module":
+        text, children = module_page(qualified, obj, pages=depth == 0)
+        pages[qualified] = text
+        for child, value in children:
+            _collect(pages, child, value, obj.__name__, depth + 1)
+    elif kind != "data":
+        pages[qualified] = object_page(qualified, module, obj)
 
 
 def all_pages() -> dict[str, str]:
     """Document name (without ``generated/``) -> rst text of every API page."""
     import interactive_recsys as irs
     pages: dict[str, str] = {}
-    for name in irs.__all__:
-        obj = getattr(irs, name)
-        if _kind(obj) != "module":
-            pages[f"{PACKAGE}.{name}"] = object_page(f"{PACKAGE}.{name}", PACKAGE, obj)
-    for short, real in MODULES.items():
-        text, entries = module_page(short, real)
-        pages[f"{PACKAGE}.{short}"] = text
-        for qualified, module, obj in entries:
-            pages[qualified] = object_page(qualified, module, obj, real_module=module)
+    for name in public_names():
+        _collect(pages, f"{PACKAGE}.{name}", getattr(irs, name), PACKAGE, 0)
     for name, op in operators().items():
         pages[f"{PACKAGE}.ops.{name}"] = operator_page(name, op)
     return pages
+
+
+def contents_page(pages: dict[str, str]) -> str:
+    """``_contents.md``, included by ``api/index.md``: the tables and the toctree."""
+    import interactive_recsys as irs
+    names = public_names()
+    core = [n for n in names if _kind(getattr(irs, n)) != "module"]
+    modules = [n for n in names if _kind(getattr(irs, n)) == "module"]
+
+    def row(name: str, obj: Any) -> str:
+        return f"| [{name}]({page_name(f'{PACKAGE}.{name}')}) | {_md(summary_line(obj))} |"
+
+    out = ["## Top level\n", "| Name | Summary |", "|---|---|"]
+    out += [row(n, getattr(irs, n)) for n in core]
+    out += ["", "## Operators\n",
+            "Compose them with `>>` (chain) and `+` (concatenate); each page has the "
+            "operator's parameter table.\n", "| Operator | Category | Summary |", "|---|---|---|"]
+    out += [f"| [{n}]({page_name(f'{PACKAGE}.ops.{n}')}) | {op.category} | "
+            f"{_md(summary_line(op))} |" for n, op in operators().items()]
+    out += ["", "## Modules\n", "| Module | Summary |", "|---|---|"]
+    out += [row(n, getattr(irs, n)) for n in modules]
+    out += ["", "```{toctree}", ":hidden:", ""] + [page_name(p) for p in sorted(pages)] + ["```"]
+    return "\n".join(out) + "\n"
 
 
 def write_if_changed(path: Path, text: str) -> None:
