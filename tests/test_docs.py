@@ -23,6 +23,7 @@ sys.path.insert(0, str(DOCS / "_ext"))
 
 import irs_api  # noqa: E402
 import irs_performance  # noqa: E402
+import irs_tutorials  # noqa: E402
 
 import interactive_recsys as irs  # noqa: E402
 from interactive_recsys.ops import OPERATORS  # noqa: E402
@@ -83,11 +84,15 @@ def test_the_guide_pages_and_tutorials_are_in_the_site(site):
         assert (site / "getting-started.html").exists()
     notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
     assert len(notebooks) >= 9
+    assert any(irs_tutorials.bokeh_version(n.read_text()) for n in notebooks)
     for notebook in notebooks:
         page = site / "tutorials" / "generated" / f"{notebook.stem}.html"
         assert page.exists(), notebook.name
         stored = [o for c in json.loads(notebook.read_text())["cells"]
                   for o in c.get("outputs", []) if o.get("output_type") == "stream"]
+        version = irs_tutorials.bokeh_version(notebook.read_text())
+        assert (f"cdn.bokeh.org/bokeh/release/bokeh-{version}.min.js" in page.read_text()) \
+            == (version is not None), notebook.name  # its plots draw on the page
         if stored:  # rendered from the stored outputs, not re-executed
             first = "".join(stored[0]["text"]).strip().splitlines()[0].strip()
             assert first[:40] in " ".join(text_of(page).split()), (notebook.name, first)
