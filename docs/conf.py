@@ -82,7 +82,10 @@ def setup(app) -> None:
 # ---- HTML ----------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"interactive-recsys {version}"
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
+# Single pages without a section to navigate: no left sidebar.
+html_sidebars = {"performance": [], "changelog": [], "getting-started": []}
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,

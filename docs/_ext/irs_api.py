@@ -86,7 +86,12 @@ def _cell(text: str) -> str:
 
 
 def _md(text: str) -> str:
-    """Text for a Markdown table cell."""
+    """reST summary text for a Markdown table cell: roles become code (``:class:`~a.B```
+    -> ```B```), ``|`` cannot stand in a cell."""
+    def code(match: re.Match) -> str:
+        target = match.group(1)
+        return f"`{target.rsplit('.', 1)[-1] if target.startswith('~') else target}`"
+    text = re.sub(r":[\w:]+:`([^`]+)`", code, text).replace("``", "`")
     return text.replace("|", "/")
 
 
@@ -94,23 +99,16 @@ def _literal(text: str) -> str:
     return f"``{text}``" if text else ""
 
 
-def _annotation(annotation: Any) -> str:
-    text = inspect.formatannotation(annotation)
-    return re.sub(r"\btyping\.", "", text)
-
-
 def parameter_table(op: type) -> str:
     """The operator's parameters as an rst ``list-table``: from ``op.params`` only."""
     if not op.params:
         return "This operator takes no parameters.\n"
-    rows = ["   * - Name\n     - Type\n     - Default\n     - Accepted values\n"
-            "     - Description"]
+    rows = ["   * - Name\n     - Accepted values\n     - Default\n     - Description"]
     for name, spec in op.params.items():
         default = "required" if spec.required else _literal(repr(spec.default))
-        rows.append(f"   * - ``{name}``\n     - {_cell(_literal(_annotation(spec.annotation)))}"
-                    f"\n     - {_cell(default)}\n     - {_cell(spec.describe())}"
-                    f"\n     - {_cell(spec.doc)}")
-    return (".. list-table::\n   :header-rows: 1\n   :widths: 15 20 12 23 30\n"
+        rows.append(f"   * - ``{name}``\n     - {_cell(spec.describe())}"
+                    f"\n     - {_cell(default)}\n     - {_cell(spec.doc)}")
+    return (".. list-table::\n   :header-rows: 1\n   :widths: auto\n"
             "   :class: irs-param-table\n\n" + "\n".join(rows) + "\n")
 
 
@@ -224,7 +222,9 @@ def contents_page(pages: dict[str, str]) -> str:
             f"{_md(summary_line(op))} |" for n, op in operators().items()]
     out += ["", "## Modules\n", "| Module | Summary |", "|---|---|"]
     out += [row(n, getattr(irs, n)) for n in modules]
-    out += ["", "```{toctree}", ":hidden:", ""] + [page_name(p) for p in sorted(pages)] + ["```"]
+    # the top-level names; a module's page lists its own names (operators under ops)
+    out += ["", "```{toctree}", ":hidden:", ""] + [page_name(f"{PACKAGE}.{n}") for n in names]
+    out.append("```")
     return "\n".join(out) + "\n"
 
 

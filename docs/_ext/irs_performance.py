@@ -161,17 +161,17 @@ def results_page(folder: Path) -> str:
     labels = sorted(p.stem for p in folder.glob("*.json"))
     if not labels:
         return "No benchmark results are in `benchmarks/results/`.\n"
-    out = ["| Result | Benchmark | Measured | Commit |", "|---|---|---|---|"]
+    out = ["| Result | Measured | Commit | Machine |", "|---|---|---|---|"]
     results = {label: json.loads((folder / f"{label}.json").read_text()) for label in labels}
     reports = {label: (folder / f"{label}.md").read_text()
                if (folder / f"{label}.md").exists() else "" for label in labels}
     order = [*GROUPS, "other"]
     labels.sort(key=lambda label: (order.index(group_of(label)), label))
     for label in labels:
-        title = GROUPS.get(group_of(label), ("Other",))[0]
         day = date_of(results[label], reports[label])
-        out.append(f"| [`{label}`](#{anchor(label)}) | {title} | {day} | "
-                   f"`{commit_of(results[label])}` |")
+        machine = machine_of(results[label]).split(";")[0]
+        out.append(f"| [`{label}`](#{anchor(label)}) | {day} | `{commit_of(results[label])}` "
+                   f"| {machine} |")
     out.append("")
     shown = None
     for label in labels:
