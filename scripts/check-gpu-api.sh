@@ -9,7 +9,7 @@
 #   KEEP_VENV=/tmp/irs-gpu scripts/check-gpu-api.sh   # keep (or reuse) the venv there
 #
 # Not part of the default CI (size); run it on every change to the GPU path and record the
-# result in README.md ("GPU").
+# releases it checked in docs/guide/backends-and-gpus.md ("GPU: install and checks").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}

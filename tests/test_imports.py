@@ -178,7 +178,7 @@ def test_the_output_side_runs_top_down():
             if "interactive_recsys.io.writer" in targets} == {"interactive_recsys.exports"}
 
 
-#: The layers of README's "Architecture" table, bottom first (the package's top-level names;
+#: The layers of the table in docs/guide/architecture.md, bottom first (the package's top-level names;
 #: the modules of the ``io`` and ``runtime`` packages by their own names: they span layers).
 GROUPS = {"io", "runtime"}
 LAYERS = [
@@ -202,7 +202,7 @@ def _layer(module: str) -> int:
     parts = module.split(".")
     top = parts[2] if parts[1] in GROUPS and len(parts) > 2 else parts[1]
     found = [i for i, names in enumerate(LAYERS) if top in names]
-    assert found, f"{module} is in no layer of README's Architecture table"
+    assert found, f"{module} is in no layer of docs/guide/architecture.md's table"
     return found[0]
 
 

@@ -107,7 +107,7 @@ def test_ease_and_autoencoder_beat_popularity_on_generated_data(data: pd.DataFra
 
 @pytest.mark.skipif(not ML100K.is_dir(), reason="MovieLens 100k not in /work/shared/data")
 def test_quality_on_movielens_100k() -> None:
-    """The README's table: per-user 80/20 random split, seed 0."""
+    """The table in docs/guide/models-and-metrics.md: per-user 80/20 random split, seed 0."""
     ratings = irs.datasets.read_movielens(ML100K)[["user_id", "item_id"]]
     train, test = (d.compute() for d in irs.eval.split(ratings, test_fraction=0.2, seed=0))
     m = _quality(train, test, {"pop": Popularity(), "ease": EASE(l2=500.0),

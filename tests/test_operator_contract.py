@@ -196,7 +196,7 @@ def test_constructs_and_documents_itself(name: str) -> None:
     op = make_op(name)
     assert isinstance(op, ops.Operator)
     assert type(op).__name__ == name and ops.OPERATORS[name] is type(op)
-    assert type(op).summary, f"{name} needs a one-line `summary` (builder palette, README)"
+    assert type(op).summary, f"{name} needs a one-line `summary` (builder palette, docs)"
     for pname, spec in type(op).params.items():
         assert isinstance(spec, Param)
         assert spec.doc, f"{name}'s parameter {pname!r} needs a `doc`"

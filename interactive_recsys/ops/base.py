@@ -123,7 +123,7 @@ class Operator(OperatorOperand):
     """Base class of all operators; see the module docstring for the contract."""
 
     params: ClassVar[dict[str, Param]] = {}
-    #: One line shown in the builder's palette and the README's table.
+    #: One line shown in the builder's palette and the documentation's operator table.
     summary: ClassVar[str] = ""
     #: Category in the palette.
     category: ClassVar[str] = "transform"

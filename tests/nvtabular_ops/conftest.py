@@ -8,7 +8,7 @@ timeseries of 4,320 rows (2000-01-01 to 2000-01-04, one a minute) with the colum
 written as two parquet files, two csv files and two csv files without a header.
 
 :data:`EXCLUDED` lists the tests (or parametrizations) that are skipped, each with its
-reason; the README's "From NVTabular" counts them.
+reason; docs/guide/nvtabular.md counts them.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ EXCLUDED: dict[str, tuple[str, str]] = {
                                   "keeps; folds here are drawn inside the step, not output"),
     "test_categorify_inference": (DEVIATION, "Triton inference operators "
                                   "(op.inference_initialize, merlin.systems) are not ported"),
-    # -- behaviour that differs, each in the README's porting table
+    # -- behaviour that differs, each in the porting table of docs/guide/nvtabular.md
     "test_groupby_casting_in_aggregations": (DEVIATION, "Groupby aggregations median and "
                                              "nunique are not supported (list, count, first, "
                                              "last, sum, mean, min, max, std, var are)"),

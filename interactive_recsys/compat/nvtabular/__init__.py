@@ -22,7 +22,7 @@ NVTabular / Merlin                                here
 Everything maps onto the core (:mod:`interactive_recsys`): ``nvt.Dataset`` and
 ``nvt.Workflow`` are its classes with NVTabular's keywords (:mod:`.dataset`,
 :mod:`.workflow`); ``nvt.ops`` holds NVTabular's operator signatures (:mod:`.ops`). The
-differences are listed in the README's "From NVTabular".
+differences are listed in docs/guide/nvtabular.md.
 
 >>> import pandas as pd
 >>> import interactive_recsys.compat.nvtabular as nvt

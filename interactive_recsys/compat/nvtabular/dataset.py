@@ -188,7 +188,7 @@ class Dataset(_dataset.Dataset):
                    suffix: str = ".parquet", partition_on: Any = None, method: str = "subgraph",
                    write_hugectr_keyset: bool = False, **kwargs: Any) -> Any:
         """NVTabular's ``to_parquet`` keywords on the core's writer (see the module table in
-        the README's "From NVTabular")."""
+        docs/guide/nvtabular.md)."""
         for name, value, fix in (("preserve_files", preserve_files, "leave it False"),
                                  ("partition_on", partition_on, "write one folder per value "
                                   "with a Filter"), ("suffix", suffix != ".parquet",

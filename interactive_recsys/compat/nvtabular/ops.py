@@ -37,7 +37,7 @@ df)``, fitted statistics such as ``op.means``: :mod:`.operator`). The wrappers r
 the core's operators (saved workflows load without this module) and accept, without effect,
 NVTabular's tuning knobs that do not change results (``on_host``, ``cat_cache``,
 ``tree_width`` (which warns it is deprecated, as there) ...). What this module does *not*
-copy are NVTabular's defects (README, "From NVTabular"): statistics here skip nulls, a null
+copy are NVTabular's defects (docs/guide/nvtabular.md): statistics here skip nulls, a null
 key is null, hashes depend on values only.
 
 Examples
