@@ -96,7 +96,9 @@ def expand_paths(source: str | os.PathLike | Sequence[str | os.PathLike],
 
     In a directory, ``.txt`` files (often a README) are data only with ``engine="csv"``.
     Paths may be fsspec URLs (``s3://...``) opened with ``storage_options``; a folder that
-    is an incomplete output (see :func:`.storage.published_files`) is refused.
+    is an incomplete output (see :func:`.storage.published_files`) is refused. A folder
+    with a ``_SUCCESS`` manifest is read as the files it lists, locally as in a store; a
+    file added to it later is not read. Names starting with ``_`` or ``.`` are skipped.
     """
     items = [source] if isinstance(source, str | os.PathLike) else list(source)
     if not items:
@@ -109,13 +111,17 @@ def expand_paths(source: str | os.PathLike | Sequence[str | os.PathLike],
             files.extend(expand_url(item, _data_extensions(engine), storage_options))
             continue
         if os.path.isdir(item):
-            published_files(item)  # an interrupted output is refused
+            listed = published_files(item)  # an interrupted output is refused
             extensions = PARQUET_EXTENSIONS + CSV_EXTENSIONS
             if engine != "csv":
                 extensions = tuple(e for e in extensions if e != ".txt")
-            found = sorted(p for p in glob.glob(os.path.join(item, "**", "*"), recursive=True)
-                           if os.path.isfile(p) and not os.path.basename(p).startswith(("_", "."))
-                           and p.endswith(extensions))
+            if listed is None:  # a folder of another tool: its data files, as they are
+                candidates = [p for p in glob.glob(os.path.join(item, "**", "*"),
+                                                   recursive=True) if os.path.isfile(p)]
+            else:  # an output: the files its manifest lists, as in a store (not files added)
+                candidates = listed
+            found = sorted(p for p in candidates if p.endswith(extensions) and not any(
+                part.startswith(("_", ".")) for part in os.path.relpath(p, item).split(os.sep)))
             if not found:
                 skipped = sorted(os.path.relpath(p, item) for p in glob.glob(
                     os.path.join(item, "**", "*"), recursive=True) if os.path.isfile(p))
