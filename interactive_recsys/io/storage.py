@@ -37,7 +37,16 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ..errors import DatasetError, IRSError, StorageError
-from .manifest import MANIFEST, MANIFEST_FORMAT, STAGING, WRITE_ID, manifest_text, parse_manifest
+from .manifest import (
+    MANIFEST,
+    MANIFEST_FORMAT,
+    STAGING,
+    WRITE_ID,
+    bad_name,
+    manifest_text,
+    parse_manifest,
+    read_manifest,
+)
 from .outputs import atomic_file
 
 _LOCAL_PROTOCOLS = ("file", "local")
@@ -271,6 +280,26 @@ def claimed_output(fs: Any, url: str, root: str, found: Mapping[str, Any]
     if not files or any(found.get(f"{staged}/{rel}") != size for rel, size in files.items()):
         return None
     return write_id, data.decode(), files
+
+
+def published_copy(fs: Any, path: str) -> str | None:
+    """For a file of a committed output's staging folder (``ROOT/_temporary/WRITE-ID/NAME``,
+    a path or URL), its copy ``ROOT/NAME`` once that write is published (the folder's
+    manifest names it); else None. Any listing of the folder cached here is dropped first."""
+    stripped = strip(path) if is_remote(path) else path
+    root, sep, rest = stripped.partition(f"/{STAGING}/")
+    forget_listing(fs, posixpath.dirname(stripped))
+    write_id, _, name = rest.partition("/")
+    if not sep or not WRITE_ID.match(write_id) or bad_name(name):
+        return None
+    forget_listing(fs, root)
+    try:
+        manifest = read_manifest(f"{root}/{MANIFEST}", fs.cat_file(f"{root}/{MANIFEST}"))
+    except (OSError, DatasetError):
+        return None
+    if manifest is None or manifest.write_id != write_id or name not in manifest.files:
+        return None
+    return f"{root}/{name}"
 
 
 def claim_owner(fs: Any, url: str, root: str) -> str | None:

@@ -82,7 +82,17 @@ class ParquetSource:
     def _open(self, path: str) -> pq.ParquetFile:
         if self._fs is None:
             return pq.ParquetFile(path)
-        return pq.ParquetFile(storage.strip(path), filesystem=self._fs)
+        try:
+            return pq.ParquetFile(storage.strip(path), filesystem=self._fs)
+        except FileNotFoundError:  # a stale listing, or a staged file whose publish finished
+            pass
+        try:
+            return pq.ParquetFile(storage.published_copy(self._fs, path) or storage.strip(path),
+                                  filesystem=self._fs)
+        except FileNotFoundError as exc:
+            raise DatasetError(f"{path!r} is gone: the output it belongs to was written again "
+                               "after this Loader was made. Make the Loader again to read the "
+                               "output as it is now.") from exc
 
     @property
     def units(self) -> int:
