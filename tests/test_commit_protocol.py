@@ -76,21 +76,8 @@ def _read(url: str, opts: dict) -> list[float]:
 def _interrupt(url: str, opts: dict, new: pd.DataFrame, monkeypatch) -> None:
     """Overwrite ``url`` with ``new`` while the store drops the connection at the second
     copy into the folder: committed, not finished; the writer gives up its lease."""
-    fs = storage.filesystem(url, opts)
-    real, calls = fs.copy, []
-
-    def drop(src, dst, **kwargs):
-        calls.append(dst)
-        if len(calls) == 2:
-            raise ConnectionError("Connection was closed before the request completed")
-        return real(src, dst, **kwargs)
-
-    monkeypatch.setattr(fs, "copy", drop)
-    try:
-        with pytest.raises(commit.PublishInterrupted):
-            _write(new, url, opts, parts=2, overwrite=True)
-    finally:
-        monkeypatch.undo()
+    _interrupted_save(url, opts, lambda: _write(new, url, opts, parts=2, overwrite=True),
+                      monkeypatch)
 
 
 # ---- item 5: irs clean and a live writer ------------------------------------------------------
@@ -231,7 +218,7 @@ def _writer_in_thread(df, url, opts) -> tuple[threading.Thread, list]:
     def run() -> None:
         try:
             outcome.append(_write(df, url, opts, parts=2, overwrite=True))
-        except BaseException as exc:  # noqa: BLE001 - reported to the test
+        except BaseException as exc:  # reported to the test
             outcome.append(exc)
 
     thread = threading.Thread(target=run)
@@ -335,3 +322,55 @@ def test_a_file_added_to_an_output_folder_is_ignored_locally_and_in_s3(s3, bucke
     # pandas knows no manifest: it reads the added file on both sides
     assert len(pd.read_parquet(local)) == len(pd.read_parquet(url, storage_options=opts)) \
         == len(df) + 6
+
+
+def _interrupted_save(url: str, opts: dict, save, monkeypatch) -> None:
+    """Run ``save()`` while the store drops the connection at its second copy into ``url``."""
+    fs = storage.filesystem(url, opts)
+    real, calls = fs.copy, []
+
+    def drop(src, dst, **kwargs):
+        calls.append(dst)
+        if len(calls) == 2:
+            raise ConnectionError("Connection was closed before the request completed")
+        return real(src, dst, **kwargs)
+
+    monkeypatch.setattr(fs, "copy", drop)
+    try:
+        with pytest.raises(commit.PublishInterrupted):
+            save()
+    finally:
+        monkeypatch.undo()
+
+
+def test_saved_models_and_workflows_being_published_are_only_read(s3, bucket, monkeypatch):
+    from interactive_recsys import ops
+    from interactive_recsys.models import EASE, load
+
+    opts = s3.options()
+    rng = np.random.default_rng(0)
+    inter = pd.DataFrame({"user_id": rng.integers(0, 30, 400),
+                          "item_id": rng.integers(0, 20, 400)})
+    model_url = f"s3://{bucket}/model"
+    EASE().fit(inter.iloc[:100]).save(model_url, storage_options=opts)
+    newer = EASE().fit(inter)
+    _interrupted_save(model_url, opts, lambda: newer.save(model_url, overwrite=True,
+                                                          storage_options=opts), monkeypatch)
+    before = _keys(s3, f"{bucket}/model")
+    back = load(model_url, storage_options=opts)  # the committed model, from its staged copy
+    np.testing.assert_allclose(back.score_frame(inter)[1], newer.score_frame(inter)[1])
+    assert _keys(s3, f"{bucket}/model") == before  # read only
+
+    wf_url = f"s3://{bucket}/wf"
+    df = pd.DataFrame({"c": [f"v{i % 5}" for i in range(50)]})
+    wf = irs.Workflow(["c"] >> ops.Categorify()).fit(df)
+    wf.save(wf_url, storage_options=opts)
+    _interrupted_save(wf_url, opts, lambda: wf.save(wf_url, overwrite=True,
+                                                    storage_options=opts), monkeypatch)
+    before = _keys(s3, f"{bucket}/wf")
+    with pytest.raises(DatasetError, match=r"is being published.*irs clean"):
+        irs.Workflow.load(wf_url, storage_options=opts)
+    assert _keys(s3, f"{bucket}/wf") == before
+    assert main(["clean", wf_url, "--storage-options", json.dumps(opts)]) == 0
+    loaded = irs.Workflow.load(wf_url, storage_options=opts)
+    pd.testing.assert_frame_equal(loaded.transform(df), wf.transform(df))
