@@ -49,7 +49,15 @@ from .csv_input import (
     pandas_csv_dtype,
 )
 from .parquet_pieces import ParquetPiece, _PieceReader, plan_pieces, sampled_bytes_per_row
-from .storage import StorageOptions, expand_url, filesystem_of, is_remote, published_files, strip
+from .storage import (
+    StorageOptions,
+    expand_url,
+    filesystem_of,
+    is_remote,
+    published_copy,
+    published_files,
+    strip,
+)
 
 PARQUET_EXTENSIONS = (".parquet", ".pq", ".parq")
 CSV_EXTENSIONS = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz")
@@ -189,6 +197,12 @@ def _read_metadata(files: list[str], fs: Any = None
     for f in files:
         try:
             pf = pq.ParquetFile(f if fs is None else strip(f), filesystem=fs)
+        except FileNotFoundError as exc:  # listed a moment ago: its folder was written again
+            moved = published_copy(fs, f) if fs is not None else None
+            if moved is None:
+                raise DatasetError(f"{f!r} is gone: its folder was written again while this "
+                                   "Dataset was being opened. Open the Dataset again.") from exc
+            pf = pq.ParquetFile(moved, filesystem=fs)  # its publish finished: the same bytes
         except (OSError, pa.ArrowException) as exc:
             raise DatasetError(f"{f!r} is not a readable parquet file ({exc}). Remove or "
                                "rewrite it.") from exc
