@@ -380,8 +380,12 @@ def build_parser() -> argparse.ArgumentParser:
     cl = sub.add_parser("clean", help="remove temporaries left by killed writes to PATH",
                         description="Remove the hidden .NAME.tmp-* / .NAME.old-* folders that a "
                         "killed write to PATH left next to it (and, for a folder PATH, inside "
-                        "it), when the process that made them is gone. Temporaries of running "
-                        "writers and of other machines are kept.")
+                        "it), when the process that made them is gone, after putting back an "
+                        "output that a writer killed between two renames left missing. For a "
+                        "URL: finish a dead writer's committed publish, then remove staging "
+                        "under PATH/_temporary/ whose writer's lease (renewed every 30 s, "
+                        "fresh for 10 minutes) has expired. Temporaries of running writers "
+                        "and of other machines are kept.")
     cl.add_argument("paths", nargs="+", metavar="PATH", help="output path(s) written by irs")
     cl.add_argument("--older-than", type=float, default=24, metavar="HOURS",
                     help="for URLs (s3://...): remove the PATH/_temporary/ staging folders of "
