@@ -374,3 +374,19 @@ def test_saved_models_and_workflows_being_published_are_only_read(s3, bucket, mo
     assert main(["clean", wf_url, "--storage-options", json.dumps(opts)]) == 0
     loaded = irs.Workflow.load(wf_url, storage_options=opts)
     pd.testing.assert_frame_equal(loaded.transform(df), wf.transform(df))
+
+
+def test_a_reader_drops_cached_listings_of_every_folder_under_the_output(s3, bucket):
+    """s3fs's own ``invalidate_cache(folder)`` keeps the listings of the folders under it
+    (a staged copy's, say); a reader drops them all before it lists the output."""
+    url, opts = f"s3://{bucket}/cached", s3.options()
+    _write(_frame(20), url, opts)
+    here = storage.filesystem(url, opts)
+    sub = f"{bucket}/cached/sub"
+    _raw(s3).pipe_file(f"{sub}/a.txt", b"a")
+    assert len(here.ls(sub)) == 1  # listed and cached here
+    _raw(s3).pipe_file(f"{sub}/b.txt", b"b")  # another process adds a file
+    here.invalidate_cache(f"{bucket}/cached")
+    assert len(here.ls(sub)) == 1  # what fsspec alone leaves behind: the stale listing
+    storage.published_files(url, opts)
+    assert len(here.ls(sub)) == 2  # the reader dropped it: listed afresh
