@@ -434,6 +434,7 @@ class Workflow:
                 storage.guarded(storage.filesystem(path, options).pipe_file, path,
                                 storage.strip(storage.join(tmp, "workflow.json")),
                                 text.encode())
+                commit.expect(tmp, {"workflow.json": len(text.encode())})
             return path
         with atomic_directory(path, overwrite=overwrite) as tmp:
             if has_artifacts:
@@ -464,9 +465,13 @@ class Workflow:
         :class:`~interactive_recsys.errors.WorkflowFormatError` naming the field.
         """
         path = os.fspath(path)
-        if storage.is_remote(path):  # a save interrupted after its commit: finish it first
-            commit.roll_forward(path, storage_options)
-        storage.published_files(path, storage_options, sizes=False)  # interrupted: refused
+        published = storage.published_output(path, storage_options, sizes=False)
+        if storage.is_remote(path) and published is not None \
+                and published[0] != path.rstrip("/"):  # a load only reads: it never finishes
+            raise DatasetError(f"The saved workflow {path!r} is being published (a save "
+                               "committed it and is copying it into the folder). Load it when "
+                               f"that save has finished; if it was killed, `irs clean {path}` "
+                               "finishes it once its lease has expired.")
         functions = functions_by_name(functions)  # before reading: a bad argument is named
         loaded = read_config(path, functions, storage_options)
         wf = cls(loaded.output, storage_options=storage_options)

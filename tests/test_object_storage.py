@@ -210,13 +210,13 @@ def test_the_next_write_or_irs_clean_finishes_an_interrupted_publish(s3, bucket,
     assert not _fs(s3).exists(f"{bucket}/next/_temporary")
     assert sorted(_folder_as_other_tools_read_it(s3, bucket, "next")["x"]) == sorted(newer["x"])
 
-    newest = _frame(40, seed=6)  # a loader (which reads the folder's _schema.json) finishes it
+    newest = _frame(40, seed=6)  # a loader reads the staged copy (and its _schema.json)...
     _interrupt_publishing(s3, url, newest, monkeypatch)
     batches = list(irs.Loader(url, 16, storage_options=opts, output="numpy", cont_cols=["x"],
                               cat_cols=[], label_cols=["label"]))
     assert sorted(np.concatenate([b.dense[:, 0] for b in batches])) == \
         pytest.approx(sorted(newest["x"]), rel=1e-6)
-    assert not _fs(s3).exists(f"{bucket}/next/_temporary")
+    assert _fs(s3).exists(f"{bucket}/next/{storage.CLAIM}")  # ...and, only reading, finishes nothing
 
 
 def test_a_killed_writer_leaves_nothing_a_reader_accepts(s3, bucket, tmp_path):
@@ -640,7 +640,7 @@ def test_racing_writers_to_one_new_url_one_wins_whole(s3, bucket):
 def test_a_claim_left_by_a_writer_killed_while_publishing_is_named(s3, bucket):
     url, opts = f"s3://{bucket}/claimed", s3.options()
     _fs(s3).pipe_file(f"{bucket}/claimed/{storage.CLAIM}", b"killed-writer")
-    with pytest.raises(DatasetError, match=r"being published by another writer.*delete"):
+    with pytest.raises(DatasetError, match=r"being published by another writer.*irs clean"):
         irs.Dataset(_frame()).to_parquet(url, storage_options=opts, overwrite=True)
     with pytest.raises(DatasetError, match="not a complete output"):
         irs.Dataset(url, storage_options=opts)

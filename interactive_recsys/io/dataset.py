@@ -49,7 +49,15 @@ from .csv_input import (
     pandas_csv_dtype,
 )
 from .parquet_pieces import ParquetPiece, _PieceReader, plan_pieces, sampled_bytes_per_row
-from .storage import StorageOptions, expand_url, filesystem_of, is_remote, published_files, strip
+from .storage import (
+    StorageOptions,
+    expand_url,
+    filesystem_of,
+    is_remote,
+    published_copy,
+    published_files,
+    strip,
+)
 
 PARQUET_EXTENSIONS = (".parquet", ".pq", ".parq")
 CSV_EXTENSIONS = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz")
@@ -96,7 +104,9 @@ def expand_paths(source: str | os.PathLike | Sequence[str | os.PathLike],
 
     In a directory, ``.txt`` files (often a README) are data only with ``engine="csv"``.
     Paths may be fsspec URLs (``s3://...``) opened with ``storage_options``; a folder that
-    is an incomplete output (see :func:`.storage.published_files`) is refused.
+    is an incomplete output (see :func:`.storage.published_files`) is refused. A folder
+    with a ``_SUCCESS`` manifest is read as the files it lists, locally as in a store; a
+    file added to it later is not read. Names starting with ``_`` or ``.`` are skipped.
     """
     items = [source] if isinstance(source, str | os.PathLike) else list(source)
     if not items:
@@ -109,13 +119,17 @@ def expand_paths(source: str | os.PathLike | Sequence[str | os.PathLike],
             files.extend(expand_url(item, _data_extensions(engine), storage_options))
             continue
         if os.path.isdir(item):
-            published_files(item)  # an interrupted output is refused
+            listed = published_files(item)  # an interrupted output is refused
             extensions = PARQUET_EXTENSIONS + CSV_EXTENSIONS
             if engine != "csv":
                 extensions = tuple(e for e in extensions if e != ".txt")
-            found = sorted(p for p in glob.glob(os.path.join(item, "**", "*"), recursive=True)
-                           if os.path.isfile(p) and not os.path.basename(p).startswith(("_", "."))
-                           and p.endswith(extensions))
+            if listed is None:  # a folder of another tool: its data files, as they are
+                candidates = [p for p in glob.glob(os.path.join(item, "**", "*"),
+                                                   recursive=True) if os.path.isfile(p)]
+            else:  # an output: the files its manifest lists, as in a store (not files added)
+                candidates = listed
+            found = sorted(p for p in candidates if p.endswith(extensions) and not any(
+                part.startswith(("_", ".")) for part in os.path.relpath(p, item).split(os.sep)))
             if not found:
                 skipped = sorted(os.path.relpath(p, item) for p in glob.glob(
                     os.path.join(item, "**", "*"), recursive=True) if os.path.isfile(p))
@@ -183,6 +197,12 @@ def _read_metadata(files: list[str], fs: Any = None
     for f in files:
         try:
             pf = pq.ParquetFile(f if fs is None else strip(f), filesystem=fs)
+        except FileNotFoundError as exc:  # listed a moment ago: its folder was written again
+            moved = published_copy(fs, f) if fs is not None else None
+            if moved is None:
+                raise DatasetError(f"{f!r} is gone: its folder was written again while this "
+                                   "Dataset was being opened. Open the Dataset again.") from exc
+            pf = pq.ParquetFile(moved, filesystem=fs)  # its publish finished: the same bytes
         except (OSError, pa.ArrowException) as exc:
             raise DatasetError(f"{f!r} is not a readable parquet file ({exc}). Remove or "
                                "rewrite it.") from exc

@@ -11,6 +11,11 @@ Every output (parquet, a saved workflow) is written into a hidden sibling
   directory, the home directory or ``/`` is refused before anything is touched;
 * a failed write (disk full, no permission, a parent that is a file) raises
   :class:`OutputError` naming the file, and leaves nothing behind;
+* an overwrite swaps the new folder and the old one in one atomic step (``renameat2`` with
+  ``RENAME_EXCHANGE`` on Linux), so the path always holds a whole output; where that is not
+  available it renames the old output aside and the new one into place, and a writer
+  killed between the two is recovered by the next write or ``irs clean PATH`` (the path
+  gets the complete new output, :func:`recover`);
 * temporaries of a killed writer (its process is gone) are removed by the next write to
   the same destination, or by ``irs clean PATH`` (:func:`clean_stale`).
 
@@ -218,6 +223,21 @@ def rename_noreplace(src: str, dst: str) -> None:
         os.unlink(src)
 
 
+def exchange(src: str, dst: str) -> bool:
+    """Swap ``src`` and ``dst`` in one atomic step (``renameat2(RENAME_EXCHANGE)``, Linux):
+    ``dst`` is never missing, not even for an instant. Return False where the system or
+    the filesystem cannot (then nothing moved); other failures raise ``OSError``."""
+    if _RENAMEAT2 is None:
+        return False
+    at_fdcwd, swap = -100, 2
+    if _RENAMEAT2(at_fdcwd, os.fsencode(src), at_fdcwd, os.fsencode(dst), swap) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), dst)
+
+
 def remove_path(path: str, attempts: int = 50) -> None:
     """Remove a file or a folder, even while tasks that already started still add files."""
     for _ in range(attempts):
@@ -270,6 +290,8 @@ def atomic_directory(path: str | os.PathLike, *, overwrite: bool = False,
     """
     path = os.path.abspath(os.fspath(path))
     check_destination(path, protect)
+    with contextlib.suppress(OSError):
+        recover(path)  # an output a killed writer left missing comes back first
     if os.path.lexists(path) and not overwrite and not is_empty_folder(path):
         raise DatasetError(f"Output {path!r} already exists; pass overwrite=True (irs run "
                            "--overwrite) or choose another path.")
@@ -346,6 +368,15 @@ def _publish(tmp: str, path: str, overwrite: bool) -> None:
         except OSError:
             pass
     if overwrite and os.path.lexists(path):
+        try:  # one atomic swap: the path holds the old output, then the new one, never nothing
+            swapped = exchange(tmp, path)
+        except FileNotFoundError:  # another writer moved it meanwhile: publish as new
+            swapped = False
+        if swapped:
+            remove_path(tmp)  # the old output, now under the temporary name
+            return
+        # no atomic swap here (not Linux, or a filesystem without it): two renames, and a
+        # writer killed between them is recovered by clean_stale (the next write, irs clean)
         old = _temp_name(path, "old")
         with contextlib.suppress(FileNotFoundError):  # another writer may have moved it
             os.rename(path, old)
@@ -418,9 +449,44 @@ def stale_temporaries(path: str | os.PathLike) -> list[str]:
     return sorted(found)
 
 
+def _writer_of(entry: str) -> tuple[str, str] | None:
+    m = _TEMP_RE.match(os.path.basename(entry))
+    return None if m is None else (m["host"], m["pid"])
+
+
+def recover(path: str | os.PathLike, stale: Iterable[str] | None = None) -> str | None:
+    """Put back an output ``path`` that a writer killed between its two renames left
+    missing (where the atomic swap of :func:`exchange` is not available): its old output
+    moved aside (``.NAME.old-*``) and its complete new one (``.NAME.tmp-*`` folder, its
+    owner file already removed) not yet renamed into place. The new output takes the path,
+    as its writer was doing. Return the temporary restored, or None."""
+    path = os.path.abspath(os.fspath(path))
+    if os.path.lexists(path):
+        return None
+    stale = stale_temporaries(path) if stale is None else list(stale)
+    base = os.path.basename(path)
+    mine = [e for e in stale if os.path.dirname(e) == os.path.dirname(path)
+            and _TEMP_RE.match(os.path.basename(e))["base"] == base]
+    olds = {_writer_of(e): e for e in mine if _TEMP_RE.match(os.path.basename(e))["kind"] == "old"}
+    for entry in mine:
+        m = _TEMP_RE.match(os.path.basename(entry))
+        complete = os.path.isdir(entry) and not os.path.lexists(os.path.join(entry, _OWNER_FILE))
+        if m["kind"] == "tmp" and complete and _writer_of(entry) in olds:
+            try:
+                rename_noreplace(entry, path)
+            except OSError:
+                return None  # another writer published meanwhile: nothing to put back
+            return entry
+    return None
+
+
 def clean_stale(path: str | os.PathLike) -> list[str]:
-    """Remove :func:`stale_temporaries` of ``path``; return what was removed."""
-    removed = stale_temporaries(path)
+    """Remove :func:`stale_temporaries` of ``path``; return what was removed. An output that
+    a writer killed between its two renames left missing is first put back from its
+    complete new copy (:func:`recover`), so nothing of it is lost."""
+    stale = stale_temporaries(path)
+    restored = recover(path, stale)
+    removed = [e for e in stale if e != restored]
     for entry in removed:
         remove_path(entry)
     return removed

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 
 from ..backend import get_backend, read_parquet_table
 from ..errors import DatasetError
-from .storage import strip
+from .storage import published_copy, strip
 
 
 @dataclass(frozen=True)
@@ -77,13 +77,31 @@ class _PieceReader:
             if self.fs is None:
                 return backend.from_arrow(read_parquet_table(
                     piece.path, columns, piece.row_groups, self.schema, self.dictionary))
-            with self.fs.open(strip(piece.path), "rb") as f:
+            with self._open(piece.path) as f:
                 return backend.from_arrow(read_parquet_table(
                     f, columns, piece.row_groups, self.schema, self.dictionary))
         except (OSError, pa.ArrowException) as exc:
             why = _changed_since_open(piece.path, self.schema) if self.fs is None else ""
             raise DatasetError(f"Cannot read {piece.path!r} (row groups {piece.row_groups}): "
                                f"{exc}{why}") from exc
+
+
+    def _open(self, path: str) -> Any:
+        """The remote file ``path``, opened; a listing cached before another process
+        published is dropped and the file looked up again, once. A file of a committed output
+        read from its staging folder, whose publish finished meanwhile, is read from its
+        published copy (the same bytes). A file still missing raises a clear error."""
+        try:
+            return self.fs.open(strip(path), "rb")
+        except FileNotFoundError:
+            pass
+        try:
+            return self.fs.open(published_copy(self.fs, path) or strip(path), "rb")
+        except FileNotFoundError as exc:
+            raise DatasetError(f"{path!r} is gone: the output it belongs to was written again "
+                               "(overwritten) after this Dataset was opened, so the file list "
+                               "it holds is out of date. Open the Dataset again "
+                               "(irs.Dataset(...)) to read the output as it is now.") from exc
 
 
 def _changed_since_open(path: str, schema: pa.Schema) -> str:

@@ -29,25 +29,31 @@ share the reader check.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import posixpath
 import re
-import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ..errors import DatasetError, IRSError, StorageError
+from .manifest import (
+    MANIFEST,
+    MANIFEST_FORMAT,
+    STAGING,
+    WRITE_ID,
+    bad_name,
+    manifest_text,
+    parse_manifest,
+    read_manifest,
+)
 from .outputs import atomic_file
 
-MANIFEST = "_SUCCESS"
-STAGING = "_temporary"
-MANIFEST_FORMAT = "interactive-recsys-output"
 _LOCAL_PROTOCOLS = ("file", "local")
 
 StorageOptions = Mapping[str, Any] | None
-__all__ = ["StorageError", "filesystem", "is_remote", "published_files", "strip"]
+__all__ = ["MANIFEST", "MANIFEST_FORMAT", "STAGING", "StorageError", "filesystem", "is_remote",
+           "manifest_text", "parse_manifest", "published_files", "strip"]
 
 
 def protocol(path: str | os.PathLike) -> str | None:
@@ -155,11 +161,6 @@ def storage_error(url: str, exc: BaseException) -> StorageError:
 
 
 # ---- the commit protocol --------------------------------------------------------------------
-def manifest_text(files: Mapping[str, int], write_id: str) -> str:
-    return json.dumps({"format": MANIFEST_FORMAT, "write_id": write_id, "written": time.time(),
-                       "files": dict(sorted(files.items()))}, indent=1)
-
-
 def local_manifest(folder: str, write_id: str | None = None) -> None:
     """Write ``folder/_SUCCESS`` listing every file under ``folder`` with its size (last)."""
     files = {}
@@ -173,17 +174,15 @@ def local_manifest(folder: str, write_id: str | None = None) -> None:
         f.write(manifest_text(files, write_id or uuid.uuid4().hex[:12]))
 
 
-def parse_manifest(url: str, text: str) -> dict[str, int] | None:
-    if not text.strip():
-        return None  # an empty marker (Spark, older versions): complete, nothing to check
-    try:
-        manifest = json.loads(text)
-        files = manifest["files"]
-        assert manifest.get("format") == MANIFEST_FORMAT and isinstance(files, dict)
-        return {str(k): int(v) for k, v in files.items()}
-    except (ValueError, KeyError, TypeError, AssertionError):
-        raise DatasetError(f"The output folder {url!r} has a damaged {MANIFEST} manifest; it "
-                           "cannot be trusted. Write the output again.") from None
+def forget_listing(fs: Any, root: str) -> None:
+    """Drop fsspec's cached listings of ``root`` and of every folder under it (fsspec's own
+    ``invalidate_cache(root)`` keeps the folders under it), so a long-lived process sees
+    what other processes published since it last listed."""
+    fs.invalidate_cache(root)
+    cache = getattr(fs, "dircache", None)
+    if cache is not None:
+        for key in [k for k in list(cache) if k.startswith(root.rstrip("/") + "/")]:
+            cache.pop(key, None)
 
 
 def _incomplete(url: str, why: str) -> DatasetError:
@@ -197,10 +196,24 @@ def published_files(url: str, storage_options: StorageOptions = None, *,
     """The files of a complete output folder, from its ``_SUCCESS`` manifest (full paths or
     URLs), or None for a folder without one (written by another tool: read as it is).
 
+    The manifest is trusted on both sides: a local folder and a folder in a store are read
+    as the files their manifest lists, and a file added to the folder afterwards is not
+    read by this library (pandas and pyarrow, which know no manifest, read it).
+
     Raises :class:`DatasetError` naming the folder when it is an incomplete output: a
     manifest whose files are missing or of another size, or no manifest beside a
-    ``_temporary`` staging folder (an interrupted remote write). ``sizes=False`` checks
-    that the files are there, not their sizes (a saved workflow's JSON may be edited)."""
+    ``_temporary`` staging folder (an interrupted remote write), and naming the manifest
+    when it is damaged (:mod:`.manifest`). ``sizes=False`` checks that the files are there,
+    not their sizes (a saved workflow's JSON may be edited)."""
+    found = published_output(url, storage_options, sizes=sizes)
+    return None if found is None else found[1]
+
+
+def published_output(url: str, storage_options: StorageOptions = None, *,
+                     sizes: bool = True) -> tuple[str, list[str]] | None:
+    """``(folder, files)`` of a complete output (see :func:`published_files`): ``folder`` is
+    ``url``, or the staging folder of an output committed but not yet copied into ``url``
+    (its files are read there while the publish goes on)."""
     fs = filesystem(url, storage_options)
     if fs is None:
         path = local_path(url)
@@ -209,11 +222,11 @@ def published_files(url: str, storage_options: StorageOptions = None, *,
             if os.path.isdir(os.path.join(path, STAGING)):
                 raise _incomplete(url, f"it has no {MANIFEST} manifest but a {STAGING} folder")
             return None
-        with open(manifest) as f:
-            files = parse_manifest(url, f.read())
+        with open(manifest, "rb") as f:
+            files = parse_manifest(manifest, f.read())
         if files is None:
             return None
-        for rel, size in files.items():
+        for rel, size in files.items():  # names checked: inside the folder, no pattern
             full = os.path.join(path, *rel.split("/"))
             try:
                 actual = os.path.getsize(full)
@@ -221,21 +234,23 @@ def published_files(url: str, storage_options: StorageOptions = None, *,
                 raise _incomplete(url, f"{rel!r}, listed in its manifest, is missing") from None
             if sizes and actual != size:
                 raise _incomplete(url, f"{rel!r} has {actual} bytes, its manifest says {size}")
-        return [os.path.join(path, *rel.split("/")) for rel in files]
+        return path, [os.path.join(path, *rel.split("/")) for rel in files]
     root = strip(url)
-    fs.invalidate_cache(root)  # another process may have written since this one listed
+    forget_listing(fs, root)  # another process may have written since this one listed
     listing = guarded(fs.find, url, root, withdirs=False, detail=True)
     found = {posixpath.relpath(k, root): v.get("size") for k, v in listing.items()}
     prefix = url.rstrip("/")
     pending = claimed_output(fs, url, root, found)
     if pending is not None:  # committed, its copy into the folder not finished: read it staged
         write_id, _, files = pending
-        return [f"{prefix}/{STAGING}/{write_id}/{rel}" for rel in files]
+        staged = f"{prefix}/{STAGING}/{write_id}"
+        return staged, [f"{staged}/{rel}" for rel in files]
     if MANIFEST not in found:
         if any(k.split("/", 1)[0] == STAGING for k in found):
             raise _incomplete(url, f"it has no {MANIFEST} manifest but a {STAGING} folder")
         return None
-    files = parse_manifest(url, guarded(fs.cat_file, url, f"{root}/{MANIFEST}").decode())
+    files = parse_manifest(f"{prefix}/{MANIFEST}",
+                           guarded(fs.cat_file, url, f"{root}/{MANIFEST}"))
     if files is None:
         return None
     for rel, size in files.items():
@@ -243,7 +258,7 @@ def published_files(url: str, storage_options: StorageOptions = None, *,
             raise _incomplete(url, f"{rel!r}, listed in its manifest, is missing")
         if sizes and found[rel] != size:
             raise _incomplete(url, f"{rel!r} has {found[rel]} bytes, its manifest says {size}")
-    return [f"{prefix}/{rel}" for rel in files]
+    return prefix, [f"{prefix}/{rel}" for rel in files]
 
 
 CLAIM = f"{STAGING}/_publishing"
@@ -256,15 +271,49 @@ def claimed_output(fs: Any, url: str, root: str, found: Mapping[str, Any]
     ``root``, else None. ``found`` maps each file under ``root`` to its size."""
     if CLAIM not in found:
         return None
-    write_id = guarded(fs.cat_file, url, f"{root}/{CLAIM}").decode().strip()
+    write_id = claim_owner(fs, url, root)
     staged = f"{STAGING}/{write_id}"
-    if "/" in write_id or f"{staged}/{MANIFEST}" not in found:
+    if write_id is None or f"{staged}/{MANIFEST}" not in found:
         return None  # a claim whose writer died before it staged a manifest: not committed
-    text = guarded(fs.cat_file, url, f"{root}/{staged}/{MANIFEST}").decode()
-    files = parse_manifest(url, text)
+    data = guarded(fs.cat_file, url, f"{root}/{staged}/{MANIFEST}")
+    files = parse_manifest(f"{url.rstrip('/')}/{staged}/{MANIFEST}", data)
     if not files or any(found.get(f"{staged}/{rel}") != size for rel, size in files.items()):
         return None
-    return write_id, text, files
+    return write_id, data.decode(), files
+
+
+def published_copy(fs: Any, path: str) -> str | None:
+    """For a file of a committed output's staging folder (``ROOT/_temporary/WRITE-ID/NAME``,
+    a path or URL), its copy ``ROOT/NAME`` once that write is published (the folder's
+    manifest names it); else None. Any listing of the folder cached here is dropped first."""
+    stripped = strip(path) if is_remote(path) else path
+    root, sep, rest = stripped.partition(f"/{STAGING}/")
+    forget_listing(fs, posixpath.dirname(stripped))
+    write_id, _, name = rest.partition("/")
+    if not sep or not WRITE_ID.match(write_id) or bad_name(name):
+        return None
+    forget_listing(fs, root)
+    try:
+        manifest = read_manifest(f"{root}/{MANIFEST}", fs.cat_file(f"{root}/{MANIFEST}"))
+    except (OSError, DatasetError):
+        return None
+    if manifest is None or manifest.write_id != write_id or name not in manifest.files:
+        return None
+    return f"{root}/{name}"
+
+
+def claim_owner(fs: Any, url: str, root: str) -> str | None:
+    """The write id held in the publishing claim of ``root``; None when there is no claim or
+    it holds something else than a write id (then it names no staging folder to use)."""
+    try:
+        data = guarded(fs.cat_file, url, f"{root}/{CLAIM}")
+    except FileNotFoundError:
+        return None
+    try:
+        text = data.decode("ascii").strip()
+    except UnicodeDecodeError:
+        return None
+    return text if WRITE_ID.match(text) else None
 
 
 def expand_url(item: str, extensions: tuple[str, ...],
@@ -280,19 +329,15 @@ def expand_url(item: str, extensions: tuple[str, ...],
             part.startswith(("_", ".")) for part in p[len(root):].split("/") if part))
 
     magic = re.search(r"[*?\[]", path)
-    fs.invalidate_cache(path)
+    forget_listing(fs, path)
     if magic:
         found = data(guarded(fs.glob, item, path), posixpath.dirname(path[:magic.start()]))
     elif guarded(fs.isdir, item, path):
-        listed = published_files(item, storage_options)
-        if listed is None:
+        published = published_output(item, storage_options)
+        if published is None:
             found = data(guarded(fs.find, item, path), path)
         else:  # the manifest's files: in the folder, or in a committed output's staging
-            listed = [strip(f) for f in listed]
-            staged = f"{path}/{STAGING}/"
-            root = (staged + listed[0][len(staged):].split("/", 1)[0]
-                    if listed and listed[0].startswith(staged) else path)
-            found = data(listed, root)
+            found = data([strip(f) for f in published[1]], strip(published[0]))
     elif not guarded(fs.exists, item, path):
         raise DatasetError(f"Input file {item!r} does not exist. Check the URL (and that "
                            "storage_options reach the right store).")
@@ -334,14 +379,19 @@ def check_remote_destination(url: str, protect: Mapping[str, Iterable[str]] | No
                                    "folder for the output.")
 
 
-def upload_directory(local: str, url: str, storage_options: StorageOptions = None) -> None:
-    """Copy the files of a local folder into the folder ``url`` (e.g. a staging URL)."""
+def upload_directory(local: str, url: str, storage_options: StorageOptions = None
+                     ) -> dict[str, int]:
+    """Copy the files of a local folder into the folder ``url`` (e.g. a staging URL);
+    return their names (relative, with ``/``) and sizes."""
     fs = filesystem(url, storage_options)
+    sent = {}
     for root, _, names in os.walk(local):
         for name in names:
             full = os.path.join(root, name)
             rel = os.path.relpath(full, local).replace(os.sep, "/")
             guarded(fs.put_file, url, full, f"{strip(url)}/{rel}")
+            sent[rel] = os.path.getsize(full)
+    return sent
 
 
 def download_directory(url: str, local: str, storage_options: StorageOptions = None,
@@ -436,7 +486,8 @@ def local_copy(path: str | os.PathLike, storage_options: StorageOptions = None
         return
     import tempfile
 
-    files = published_files(path, storage_options)
+    published = published_output(path, storage_options)  # the staged copy while publishing
+    base, files = published if published is not None else (path, None)
     with tempfile.TemporaryDirectory(prefix="irs-download-") as local:
-        download_directory(path, local, storage_options, files)
+        download_directory(base, local, storage_options, files)
         yield local

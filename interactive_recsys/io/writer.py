@@ -263,8 +263,9 @@ def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = Non
                     {"data_dir": tmp, "fs": fs} if remote else {})))
             with open(os.path.join(local, "_schema.json"), "w") as f:
                 json.dump(summary, f, indent=2)
-            if remote:
-                storage.upload_directory(local, tmp, storage_options)
+            if remote:  # every file this write staged, checked before it is published
+                commit.expect(tmp, {name: None for name in names})
+                commit.expect(tmp, storage.upload_directory(local, tmp, storage_options))
             else:
                 storage.local_manifest(tmp)  # last: lists every file with its size
         finally:

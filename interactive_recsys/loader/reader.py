@@ -39,7 +39,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import DatasetError
-from ..io import commit, storage
+from ..io import storage
 from ..io.dataset import Dataset, expand_paths
 from ..runtime import jobs
 from ..schema import Schema
@@ -82,7 +82,17 @@ class ParquetSource:
     def _open(self, path: str) -> pq.ParquetFile:
         if self._fs is None:
             return pq.ParquetFile(path)
-        return pq.ParquetFile(storage.strip(path), filesystem=self._fs)
+        try:
+            return pq.ParquetFile(storage.strip(path), filesystem=self._fs)
+        except FileNotFoundError:  # a stale listing, or a staged file whose publish finished
+            pass
+        try:
+            return pq.ParquetFile(storage.published_copy(self._fs, path) or storage.strip(path),
+                                  filesystem=self._fs)
+        except FileNotFoundError as exc:
+            raise DatasetError(f"{path!r} is gone: the output it belongs to was written again "
+                               "after this Loader was made. Make the Loader again to read the "
+                               "output as it is now.") from exc
 
     @property
     def units(self) -> int:
@@ -216,13 +226,18 @@ def _files_and_schema(source: Any, storage_options: Mapping[str, Any] | None = N
 def _remote_files_and_schema(url: str, storage_options: Mapping[str, Any] | None
                              ) -> tuple[list[str], Schema | None]:
     """A URL: an output folder (its manifest checked, its ``_schema.json`` read), a glob or
-    a file list (no tags). An output interrupted after its commit is published first (its
-    ``_schema.json`` lists the files in the folder)."""
-    if storage.isdir(url, storage_options):
-        commit.roll_forward(url, storage_options)
+    a file list (no tags). An output committed but still being copied into its folder is
+    read from its staged copy (its ``_schema.json`` there lists the staged files); the
+    loader only reads, it never finishes or removes anything."""
     files = expand_paths(url, "parquet", storage_options)  # checks a folder's manifest
-    meta = storage.join(url.rstrip("/"), SCHEMA_FILE)
-    if storage.isdir(url, storage_options) and storage.exists(meta, storage_options):
+    if not storage.isdir(url, storage_options):
+        return files, None
+    published = storage.published_output(url, storage_options)
+    folder = url.rstrip("/") if published is None else published[0]
+    meta = storage.join(folder, SCHEMA_FILE)
+    listed = (meta in published[1]) if published is not None else storage.exists(
+        meta, storage_options)
+    if listed:
         fs = storage.filesystem(url, storage_options)
         text = storage.guarded(fs.cat_file, meta, storage.strip(meta)).decode()
         return _parse_schema_file(meta, text)

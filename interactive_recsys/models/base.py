@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import IRSError, NotFittedError, ParameterError
-from ..io.commit import published_folder, roll_forward
+from ..io.commit import published_folder
 from ..io.dataset import as_dataset
 from ..io.storage import is_remote, local_copy
 from ..params import Param, declared_params, validate_values
@@ -209,8 +209,6 @@ class Model:
 def load(path: str | os.PathLike, *, storage_options: dict[str, Any] | None = None) -> Model:
     """A model saved with :meth:`Model.save` (reads JSON and arrays only, never pickle);
     ``path`` may be an fsspec URL (with ``storage_options``)."""
-    if is_remote(path):  # a save interrupted after its commit: finish it first
-        roll_forward(os.fspath(path), storage_options)
     with local_copy(path, storage_options) as local:
         return _load(local, os.fspath(path))
 
