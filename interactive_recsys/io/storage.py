@@ -39,6 +39,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ..errors import DatasetError, IRSError, StorageError
+from ..redact import redact_text, remember
 from .outputs import atomic_file
 
 MANIFEST = "_SUCCESS"
@@ -76,6 +77,8 @@ def filesystem(path: str | os.PathLike, storage_options: StorageOptions = None) 
     if not is_remote(path):
         return None
     import fsspec
+
+    remember(storage_options)  # a store's error may quote them: masked wherever they appear
 
     try:
         fs, _ = fsspec.core.url_to_fs(os.fspath(path), **dict(storage_options or {}))
@@ -124,15 +127,18 @@ def guarded(call: Any, url: str, *args: Any, **kwargs: Any) -> Any:
         return call(*args, **kwargs)
     except IRSError:
         raise
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        raise
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
+        texts = [redact_text(a) for a in exc.args]
+        if texts == list(exc.args):
+            raise
+        raise type(exc)(*texts) from None  # the same error, its URL's secrets masked
     except Exception as exc:  # botocore/aiohttp errors are not OSErrors
         raise storage_error(url, exc) from exc
 
 
 def storage_error(url: str, exc: BaseException) -> StorageError:
     """A :class:`StorageError` naming ``url``, what failed and what to check."""
-    text = f"{type(exc).__name__}: {exc}"
+    text = redact_text(f"{type(exc).__name__}: {exc}")  # before it is cut short
     # the kind of failure from the words around the URLs, never from inside them (a write's
     # temporary folder is named by its time, e.g. 20261125164039: "403" is not a status there)
     lowered = re.sub(r"\S+://\S+", " ", text).lower()
