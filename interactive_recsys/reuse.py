@@ -50,6 +50,7 @@ from ._version import __version__ as _library_version
 from .graph import Node, OpNode, SelectNode
 from .io import storage
 from .io.artifacts import resolve
+from .io.folder_rules import refuse_links
 from .io.dataset import Dataset
 from .io.workflow_format import json_safe
 from .ops.base import Operator
@@ -283,6 +284,8 @@ def _copy(src: str, dst: str, source_options: Any, target_options: Any) -> None:
     """Copy a file or folder ``src`` to ``dst`` (replacing it): hard links when both are on
     this machine's disk, else the store's copies."""
     if not storage.is_remote(src) and not storage.is_remote(dst):
+        refuse_links(os.path.dirname(src) if os.path.islink(src) else src,
+                     "artifacts folder")  # never copy what a link points to
         if os.path.isdir(dst):
             shutil.rmtree(dst)
         elif os.path.exists(dst):

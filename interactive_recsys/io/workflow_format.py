@@ -35,6 +35,7 @@ from ..schema import Schema
 from ..selector import ColumnSelector
 from . import storage
 from .artifacts import resolve
+from .folder_rules import refuse_links, verify_checksums
 
 FORMAT_NAME = "interactive-recsys-workflow"
 FORMAT_VERSION = 1
@@ -57,6 +58,10 @@ class LoadedConfig:
     #: each fitted step's key and its state's digest when fitted (``{"key", "state"}``, see
     #: :mod:`interactive_recsys.reuse`), by step id; {} when saved without
     keys: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: SHA-256 of every artifact file recorded at save (``{relative path: sha256}``), None
+    #: for a folder saved without them; checked at load for a local folder
+    #: (:mod:`.folder_rules`), before reuse or update for a URL
+    artifact_sums: dict[str, str] | None = None
 
 
 def _fail(config_path: str, field: str, problem: str) -> WorkflowFormatError:
@@ -218,6 +223,7 @@ def read_config(path: str, functions: dict[str, Callable] | None = None,
                 storage_options: Any = None) -> LoadedConfig:
     """Read and check the workflow saved in folder ``path`` (a path or an fsspec URL)."""
     config_path = storage.join(path, "workflow.json")
+    refuse_links(path)  # a link would read (and a save copy) a file from elsewhere
     config = read_json(config_path, storage_options)
     raw_nodes = _expect(config_path, "nodes", config.get("nodes"), list)
     if not raw_nodes:
@@ -266,6 +272,17 @@ def read_config(path: str, functions: dict[str, Callable] | None = None,
             raise _fail(config_path, f"keys.{key}", "is not the index of a node.")
         if id(nodes[int(key)]) in ids and ids[id(nodes[int(key)])] in states:
             keys[ids[id(nodes[int(key)])]] = {"key": value["key"], "state": value["state"]}
+    sums = None
+    if config.get("artifacts") is not None:
+        sums = _expect(config_path, "artifacts", config["artifacts"], dict)
+        for rel, digest in sums.items():
+            _expect(config_path, f"artifacts.{rel}", digest, str)
+            if len(digest) != 64 or artifacts_dir is None:
+                raise _fail(config_path, f"artifacts.{rel}", "is not the SHA-256 of a file of "
+                                                             "the artifacts folder.")
+            resolve(artifacts_dir, rel, f"artifact file (artifacts.{rel})")
+        if not storage.is_remote(path) and artifacts_dir is not None:
+            verify_checksums(artifacts_dir, sums, config_path)
     input_schema = None
     if config.get("input_schema") is not None:
         raw = _expect(config_path, "input_schema", config["input_schema"], dict)
@@ -302,4 +319,5 @@ def read_config(path: str, functions: dict[str, Callable] | None = None,
             raise _fail(config_path, "states" if fitted else "nodes",
                         f"do not match the input schema: {type(exc).__name__}: "
                         f"{str(exc)[:300]}") from exc
-    return LoadedConfig(nodes, nodes[output], states, input_schema, fitted, artifacts_dir, keys)
+    return LoadedConfig(nodes, nodes[output], states, input_schema, fitted, artifacts_dir, keys,
+                        sums)
