@@ -50,8 +50,8 @@ from ._version import __version__ as _library_version
 from .graph import Node, OpNode, SelectNode
 from .io import storage
 from .io.artifacts import resolve
-from .io.folder_rules import refuse_links
 from .io.dataset import Dataset
+from .io.folder_rules import refuse_links
 from .io.workflow_format import json_safe
 from .ops.base import Operator
 from .schema import Schema

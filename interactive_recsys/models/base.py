@@ -217,7 +217,7 @@ def load(path: str | os.PathLike, *, storage_options: dict[str, Any] | None = No
 
 
 def _load(path: str, shown: str) -> Model:
-    refuse_links(path, "saved model folder", ModelFormatError)  # a link would read a file from elsewhere
+    refuse_links(path, "saved model folder", ModelFormatError)  # links: never followed
     meta_path = os.path.join(path, "model.json")
     try:
         with open(meta_path, encoding="utf-8") as f:
