@@ -10,9 +10,13 @@ state depends on:
 * the fit's context: library version, backend, row and partition counts (they fix the
   number of hash splits of a vocabulary).
 
-The data fingerprint is cheap: for files, each path with its size and modification time
-(an object store's ETag); for a frame in memory, a hash of the Arrow memory of every
-column read (:func:`column_hash`). Data of unknown origin
+The data fingerprint covers how and what is read: the reading options (engine, and for csv
+``sep``, ``names``, ``dtypes``, ``header``), and for each file its content
+(:func:`content_fingerprint`: a SHA-256 of a parquet file's footer, of a csv file's bytes;
+an object store's ETag), never a size and modification time; for a frame in memory, a
+hash of the Arrow memory of every column read (:func:`column_hash`). The states adopted
+from a saved workflow are those whose artifact files still have the SHA-256 recorded at
+save (``Workflow.verify_artifacts``). Data of unknown origin
 (a Dask DataFrame built elsewhere) and Python functions (``LambdaOp``) have no fingerprint:
 the steps reading them get no key and are always computed.
 
@@ -57,7 +61,7 @@ from .ops.base import Operator
 from .schema import Schema
 
 #: Changes when what a key covers changes (old keys then never match).
-KEY_VERSION = 1
+KEY_VERSION = 2
 
 States = dict[str, dict[str, Any]]
 
@@ -99,8 +103,9 @@ class _Fingerprints:
     def of(self, columns: list[str]) -> Any:
         if self.ds.files:
             if self._files is None:
-                self._files = _digest([_file_entry(f, self.ds.storage_options)
-                                       for f in self.ds.files])
+                self._files = _digest({
+                    "read": getattr(self.ds, "read_options", {}),
+                    "files": [_file_entry(f, self.ds.storage_options) for f in self.ds.files]})
             return self._files
         if self.ds.frame is not None:
             return [self._column(c) for c in columns]
@@ -114,10 +119,46 @@ class _Fingerprints:
 
 
 def _file_entry(path: str, options: Any) -> list[Any]:
-    if storage.is_remote(path):  # the ETag changes with the content (else size and time)
-        return [path, storage.version(path, options)]
-    stat = os.stat(path)
-    return [os.path.abspath(path), stat.st_size, stat.st_mtime_ns]
+    """What identifies a file's content: its store's ETag (a hash of the content) for a URL
+    that has one, else a SHA-256 of its parquet footer (the schema, every row group's and
+    column chunk's sizes, offsets and statistics) with its size, or of the whole file for
+    other formats (csv). Never its modification time: a file replaced by another of the
+    same size and time gets another key, a file only touched keeps its key."""
+    if storage.is_remote(path):
+        etag = storage.etag(path, options)
+        if etag:
+            return [path, etag]
+    name = path if storage.is_remote(path) else os.path.abspath(path)
+    return [name, *content_fingerprint(path, options)]
+
+
+def content_fingerprint(path: str, options: Any = None) -> list[Any]:
+    """``[kind, size, sha256]`` of a file: of its parquet footer (``"footer"``) when it is a
+    parquet file, else of all its bytes (``"content"``), read in chunks.
+
+    >>> import tempfile, os
+    >>> f = os.path.join(tempfile.mkdtemp(), "a.csv")
+    >>> _ = open(f, "w").write("x\\n1\\n")
+    >>> content_fingerprint(f)[:2]
+    ['content', 4]
+    """
+    fs = storage.filesystem(path, options)
+    with (open(path, "rb") if fs is None else storage.guarded(fs.open, path, storage.strip(path),
+                                                               "rb")) as f:
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        if size >= 12:
+            f.seek(size - 8)
+            tail = f.read(8)
+            footer = int.from_bytes(tail[:4], "little")
+            if tail[4:] == b"PAR1" and 0 < footer <= size - 12:
+                f.seek(size - 8 - footer)
+                return ["footer", size, hashlib.sha256(f.read(footer)).hexdigest()]
+        f.seek(0)
+        h = hashlib.sha256()
+        while chunk := f.read(8 * 1024 * 1024):
+            h.update(chunk)
+        return ["content", size, h.hexdigest()]
 
 
 def column_hash(values: pa.Array | pa.ChunkedArray) -> str:

@@ -401,6 +401,15 @@ def version(path: str, storage_options: StorageOptions = None) -> Any:
                                                          info.get("LastModified")))
 
 
+def etag(path: str, storage_options: StorageOptions = None) -> str | None:
+    """The ETag of an object at URL ``path`` (a hash of its content on S3, GCS, Azure), or
+    None when its store gives none."""
+    fs = filesystem(path, storage_options)
+    info = guarded(fs.info, path, strip(path))
+    value = info.get("ETag") or info.get("etag") or info.get("md5Hash") or info.get("md5")
+    return str(value) if value else None
+
+
 def copy_directory(source: str, target: str, source_options: StorageOptions = None,
                    target_options: StorageOptions = None) -> None:
     """Copy every file of folder ``source`` into folder ``target`` (local or URLs, in any
