@@ -75,7 +75,8 @@ def _type_name(value: Any) -> str:
 
 
 def _depth(value: Any) -> int:
-    """Nesting depth of JSON data, without recursion."""
+    """Nesting depth of JSON data, without recursion; only containers are visited (a list of
+    millions of numbers or strings costs one pass in C, not a Python step per element)."""
     deepest, todo = 0, [(value, 1)]
     while todo:
         item, depth = todo.pop()
@@ -83,24 +84,45 @@ def _depth(value: Any) -> int:
             deepest = max(deepest, depth)
             if depth > MAX_DEPTH:
                 return depth
-            todo.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict)
-                                                 else item))
+            children = item.values() if isinstance(item, dict) else item
+            if _has_containers(children):
+                todo.extend([(v, depth + 1) for v in children if type(v) in _CONTAINERS])
     return deepest
 
 
+_CONTAINERS = (dict, list)
+
+
+def _has_containers(values: Any) -> bool:
+    """Whether ``values`` holds a dict or list (the types are gathered in C)."""
+    return not set(map(type, values)).isdisjoint(_CONTAINERS)
+
+
 def _paths(value: Any) -> list[tuple[str, Any]]:
-    """Every ``"path"`` entry inside a state, with where it sits."""
-    found, todo = [], [("", value)]
+    """Every ``"path"`` entry inside a state, with where it sits; only containers are
+    visited, and a place is spelled out only for an entry found."""
+    found: list[tuple[str, Any]] = []
+    todo: list[tuple[Any, Any]] = [((), value)]
     while todo:
         where, item = todo.pop()
         if isinstance(item, dict):
             for k, v in item.items():
                 if k == "path":
-                    found.append((f"{where}.path", v))
-                todo.append((f"{where}.{k}", v))
-        elif isinstance(item, list):
-            todo.extend((f"{where}[{i}]", v) for i, v in enumerate(item))
+                    found.append((_spelled((where, f".{k}")), v))
+                if type(v) in _CONTAINERS:
+                    todo.append(((where, f".{k}"), v))
+        elif _has_containers(item):
+            todo.extend([((where, i), v) for i, v in enumerate(item)
+                         if type(v) in _CONTAINERS])
     return found
+
+
+def _spelled(where: Any) -> str:
+    parts = []
+    while where:
+        where, part = where
+        parts.append(f"[{part}]" if isinstance(part, int) else part)
+    return "".join(reversed(parts))
 
 
 def json_safe(value: Any) -> Any:
