@@ -33,9 +33,10 @@ from ..ops.base import Operator
 from ..ops.lambda_op import LambdaOp
 from ..schema import Schema
 from ..selector import ColumnSelector
+from ..tables.vocabulary_check import check_parquet_files
 from . import storage
 from .artifacts import resolve
-from .folder_rules import refuse_links, verify_checksums
+from .folder_rules import named_files, refuse_links, verify_checksums
 
 FORMAT_NAME = "interactive-recsys-workflow"
 FORMAT_VERSION = 1
@@ -283,6 +284,10 @@ def read_config(path: str, functions: dict[str, Callable] | None = None,
             if not storage.exists(full, storage_options):
                 raise _fail(config_path, field + where, f"names {relative!r}, which is missing "
                                                         "from the artifacts folder.")
+        if artifacts_dir is not None and _paths(state):  # footers only: cheap
+            check_parquet_files(artifacts_dir, named_files(
+                artifacts_dir, [r for _, r in _paths(state)], storage_options), storage_options)
+            node.op.check_saved_files(state, artifacts_dir, storage_options)
         if id(node) in ids:
             states[ids[id(node)]] = state
     keys: dict[str, dict[str, str]] = {}

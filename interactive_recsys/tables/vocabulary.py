@@ -348,9 +348,23 @@ def _common_width(values: pa.Array) -> int | None:
     return high.as_py() if low.as_py() == high.as_py() else -1
 
 
-def load_split(directory: str, split: int, storage_options: Any = None) -> VocabTable:
-    """One split of a vocabulary, cached per process (:mod:`.cache`) until the file changes."""
-    return TABLES.get(split_path(directory, split), VocabTable.load, storage_options)
+def load_split(directory: str, split: int, storage_options: Any = None,
+               bounds: tuple[int, int] | None = None) -> VocabTable:
+    """One split of a vocabulary, cached per process (:mod:`.cache`) until the file changes.
+    ``bounds``: ``(first id, cardinality)``; a file read with ids outside is refused
+    (:func:`.vocabulary_check.check_vocabulary`), naming it."""
+    path = split_path(directory, split)
+    if bounds is None:
+        return TABLES.get(path, VocabTable.load, storage_options)
+
+    def checked(table: pa.Table) -> VocabTable:
+        from .vocabulary_check import check_vocabulary
+
+        check_vocabulary(table, path, first_index=bounds[0], cardinality=bounds[1],
+                         whole=False)
+        return VocabTable.load(table)
+
+    return TABLES.get(path, checked, storage_options)
 
 
 def read_vocabulary(directory: str, splits: int, storage_options: Any = None) -> pa.Table:
