@@ -12,8 +12,9 @@ state depends on:
 
 The data fingerprint covers how and what is read: the reading options (engine, and for csv
 ``sep``, ``names``, ``dtypes``, ``header``), and for each file its content
-(:func:`content_fingerprint`: a SHA-256 of a parquet file's footer, of a csv file's bytes;
-an object store's ETag), never a size and modification time; for a frame in memory, a
+(:func:`content_fingerprint`: a SHA-256 of the bytes of a csv or small file, of a large
+parquet file's footer with its inode change time; an object store's ETag), never a size
+and modification time; for a frame in memory, a
 hash of the Arrow memory of every column read (:func:`column_hash`). The states adopted
 from a saved workflow are those whose artifact files still have the SHA-256 recorded at
 save (``Workflow.verify_artifacts``). Data of unknown origin
@@ -118,12 +119,16 @@ class _Fingerprints:
         return self._columns[name]
 
 
+#: Files up to this size (bytes) are fingerprinted by all their bytes; a larger parquet file
+#: by its footer and, on this machine's disk, its inode change time (see
+#: :func:`content_fingerprint`).
+WHOLE_FILE_BYTES = 64 * 1024 * 1024
+
+
 def _file_entry(path: str, options: Any) -> list[Any]:
     """What identifies a file's content: its store's ETag (a hash of the content) for a URL
-    that has one, else a SHA-256 of its parquet footer (the schema, every row group's and
-    column chunk's sizes, offsets and statistics) with its size, or of the whole file for
-    other formats (csv). Never its modification time: a file replaced by another of the
-    same size and time gets another key, a file only touched keeps its key."""
+    that has one, else :func:`content_fingerprint`. Never its size and modification time
+    alone: a file replaced by another of the same size and time gets another key."""
     if storage.is_remote(path):
         etag = storage.etag(path, options)
         if etag:
@@ -133,8 +138,12 @@ def _file_entry(path: str, options: Any) -> list[Any]:
 
 
 def content_fingerprint(path: str, options: Any = None) -> list[Any]:
-    """``[kind, size, sha256]`` of a file: of its parquet footer (``"footer"``) when it is a
-    parquet file, else of all its bytes (``"content"``), read in chunks.
+    """``[kind, size, sha256, ...]`` of a file: of all its bytes (``"content"``) when it is
+    at most :data:`WHOLE_FILE_BYTES` or not parquet (csv); else of its parquet footer
+    (``"footer"``: the schema, every row group's and column chunk's sizes, offsets and
+    statistics) with, for a local file, its inode change time, which no one can set back
+    (a file rewritten with equal footer and ``mtime`` still changes it; a copy or ``touch``
+    costs a recomputation, never a wrong reuse).
 
     >>> import tempfile, os
     >>> f = os.path.join(tempfile.mkdtemp(), "a.csv")
@@ -147,13 +156,14 @@ def content_fingerprint(path: str, options: Any = None) -> list[Any]:
                                                                "rb")) as f:
         f.seek(0, os.SEEK_END)
         size = f.tell()
-        if size >= 12:
+        if size > WHOLE_FILE_BYTES:
             f.seek(size - 8)
             tail = f.read(8)
             footer = int.from_bytes(tail[:4], "little")
             if tail[4:] == b"PAR1" and 0 < footer <= size - 12:
                 f.seek(size - 8 - footer)
-                return ["footer", size, hashlib.sha256(f.read(footer)).hexdigest()]
+                changed = os.stat(path).st_ctime_ns if fs is None else None
+                return ["footer", size, hashlib.sha256(f.read(footer)).hexdigest(), changed]
         f.seek(0)
         h = hashlib.sha256()
         while chunk := f.read(8 * 1024 * 1024):

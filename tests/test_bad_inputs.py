@@ -228,7 +228,7 @@ def test_artifact_paths_outside_the_folder_are_refused(tmp_path, bad):
     expected = "is a symbolic link" if bad == "link" else "outside the artifacts folder"
     with pytest.raises(WorkflowFormatError, match=expected) as info:
         irs.Workflow.load(saved)
-    assert repr(bad) in str(info.value) and "states.1" in str(info.value) or bad == "link"
+    assert (repr(bad) in str(info.value) and "states.1" in str(info.value)) or bad == "link"
     assert digest(tmp_path) == before
 
 

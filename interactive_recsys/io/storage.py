@@ -133,7 +133,10 @@ def guarded(call: Any, url: str, *args: Any, **kwargs: Any) -> Any:
             raise
         raise type(exc)(*texts) from None  # the same error, its URL's secrets masked
     except Exception as exc:  # botocore/aiohttp errors are not OSErrors
-        raise storage_error(url, exc) from exc
+        err = storage_error(url, exc)
+        if redact_text(str(exc)) != str(exc):  # the cause holds a secret: not chained
+            raise err from None
+        raise err from exc
 
 
 def storage_error(url: str, exc: BaseException) -> StorageError:
