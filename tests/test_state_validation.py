@@ -54,11 +54,11 @@ def _by_index(table: pa.Table) -> pa.Table:
 
 
 @pytest.mark.parametrize("edit, check", [
-    (lambda t: t.set_column(2, "index", pa.array([3, 3] + _by_index(t)["index"].to_pylist()[2:],
+    (lambda t: t.set_column(2, "index", pa.array([3, 3, *_by_index(t)["index"].to_pylist()[2:]],
                                                  pa.int64())), "ids are unique"),
-    (lambda t: t.set_column(2, "index", pa.array(t["index"].to_pylist()[:-1] + [500],
+    (lambda t: t.set_column(2, "index", pa.array([*t["index"].to_pylist()[:-1], 500],
                                                  pa.int64())), "ids are in [3, 11)"),
-    (lambda t: t.set_column(1, "count", pa.array([-4] + t["count"].to_pylist()[1:],
+    (lambda t: t.set_column(1, "count", pa.array([-4, *t["count"].to_pylist()[1:]],
                                                  pa.int64())), "counts are not negative"),
 ])
 def test_an_edited_vocabulary_is_refused_by_update(tmp_path, edit, check):
@@ -74,7 +74,7 @@ def test_an_edited_vocabulary_is_refused_by_update(tmp_path, edit, check):
 def test_an_id_past_the_cardinality_is_refused_by_a_transform(tmp_path):
     saved = _saved(tmp_path)
     _rewrite_vocab(saved, lambda t: t.set_column(
-        2, "index", pa.array(t["index"].to_pylist()[:-1] + [500], pa.int64())))
+        2, "index", pa.array([*t["index"].to_pylist()[:-1], 500], pa.int64())))
     wf = irs.Workflow.load(saved)
     with pytest.raises(WorkflowFormatError, match=r"ids are in \[3, 11\)"):
         wf.transform(DAY1)
@@ -94,7 +94,7 @@ def test_a_duplicated_value_is_refused_by_update(tmp_path):
     def twice(t: pa.Table) -> pa.Table:
         t = _by_index(t)
         values = t["value"].to_pylist()
-        return t.set_column(0, "value", pa.array([values[1]] + values[1:], t["value"].type))
+        return t.set_column(0, "value", pa.array([values[1], *values[1:]], t["value"].type))
 
     _rewrite_vocab(saved, twice)
     with pytest.raises(WorkflowFormatError, match="one row per value"):
