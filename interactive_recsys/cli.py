@@ -155,8 +155,8 @@ def storage_options(args: argparse.Namespace) -> dict[str, Any] | None:
     >>> try:
     ...     storage_options(ns)
     ... except ParameterError as exc:
-    ...     print(str(exc)[:92])
-    --storage-options is not valid JSON: Illegal trailing comma before end of object at line 1,
+    ...     print(str(exc)[:36], "line 1, column 28" in str(exc), "s3cr3t" in str(exc))
+    --storage-options is not valid JSON: True False
     """
     text = getattr(args, "storage_options", None)
     if not text:
@@ -165,8 +165,8 @@ def storage_options(args: argparse.Namespace) -> dict[str, Any] | None:
         options = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ParameterError(f"--storage-options is not valid JSON: {exc.msg} at line "
-                             f"{exc.lineno}, column {exc.colno} (character {exc.pos + 1} of "
-                             f"{len(text)}); the text is not shown, since it may hold "
+                             f"{exc.lineno}, column {exc.colno} (offset {exc.pos} of {len(text)} "
+                             "characters); the text is not shown, since it may hold "
                              "credentials. Write a JSON object with double quotes and no "
                              "trailing comma, e.g. '{\"anon\": false}'.") from None
     except (ValueError, RecursionError) as exc:

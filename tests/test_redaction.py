@@ -86,7 +86,7 @@ def test_malformed_storage_options_are_reported_by_position_for_every_subcommand
         assert MARK not in printed, name
         assert "--storage-options" in printed, name
         if text.startswith("{"):
-            assert "line 1, column" in printed and "character" in printed, name
+            assert "line 1, column" in printed and "offset" in printed, name
     assert MARK not in _all_files_text(place)
 
 
