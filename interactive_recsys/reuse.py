@@ -122,7 +122,7 @@ class _Fingerprints:
 #: Files up to this size (bytes) are fingerprinted by all their bytes; a larger parquet file
 #: by its footer and, on this machine's disk, its inode change time (see
 #: :func:`content_fingerprint`).
-WHOLE_FILE_BYTES = 64 * 1024 * 1024
+WHOLE_FILE_BYTES = 4 * 1024 * 1024
 
 
 def _file_entry(path: str, options: Any) -> list[Any]:
