@@ -39,7 +39,7 @@ MASK = "***"
 #: Words that make a storage option, a query parameter or a ``name=value`` pair secret
 #: when its (lower-cased) name contains one.
 SECRET_WORDS = ("key", "secret", "token", "password", "passwd", "pwd", "credential",
-                "session", "signature", "sig", "auth", "sas", "private", "cookie",
+                "session", "signature", "sig", "auth", "private", "cookie",
                 "connection_string", "connectionstring")
 
 #: URL schemes where any user information (even without ``:``) is a secret.
@@ -134,8 +134,11 @@ def redact_text(text: Any) -> Any:
         return "(message hidden: it could not be checked for secrets)"
 
 
+_PLAIN = re.compile(r"True|False|None|-?\d{1,6}")
+
+
 def _masked_pair(match: re.Match) -> str:
-    if match.group(2) == MASK:
+    if match.group(2) == MASK or _PLAIN.fullmatch(match.group(2)):  # a flag, not a secret
         return match.group(0)
     _keep(match.group(2))
     return f"{match.group(1)}{MASK}"
