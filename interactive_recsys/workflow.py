@@ -434,6 +434,7 @@ class Workflow:
         has_artifacts = bool(self.artifacts_dir) and storage.isdir(self.artifacts_dir,
                                                                    self.storage_options)
         named = artifact_paths(self._states) if has_artifacts else []
+        self.verify_artifacts()  # a loaded folder's changed file is never copied on
         if storage.is_remote(path):
             with commit.remote_atomic_directory(path, options, overwrite=overwrite) as tmp:
                 config["artifacts"] = copy_named(self.artifacts_dir, storage.join(
