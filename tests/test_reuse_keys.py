@@ -129,3 +129,35 @@ def test_a_large_parquet_file_rewritten_with_an_equal_footer_refits(tmp_path, mo
     assert before[0] == after[0] == "footer" and before[2] == after[2]  # footers equal
     again = irs.Workflow(["c"] >> ops.Categorify()).fit(irs.Dataset(path), reuse=first)
     assert _reused(again) == []
+
+
+@pytest.fixture(scope="module")
+def s3():
+    from tests import s3_server
+
+    server = s3_server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_a_tampered_vocabulary_at_a_url_is_refused_before_reuse_and_update(s3, tmp_path):
+    import s3fs
+
+    bucket, options = s3.new_bucket(), s3.options()
+    frame = pd.DataFrame({"c": ["x", "y", "x"]})
+    url = f"s3://{bucket}/wf"
+    irs.Workflow(["c"] >> ops.Categorify()).fit(frame).save(url, storage_options=options)
+    loaded = irs.Workflow.load(url, storage_options=options)  # not downloaded at load
+    assert _reused(irs.Workflow(["c"] >> ops.Categorify(), storage_options=options).fit(
+        frame, reuse=loaded)) == ["categorify-1"]
+    local = _tamper(str(irs.Workflow(["c"] >> ops.Categorify()).fit(frame).save(
+        tmp_path / "local")))
+    fs = s3fs.S3FileSystem(skip_instance_cache=True, **options)
+    fs.put_file(local, f"{bucket}/wf/artifacts/categorify-1/vocab-000/part.00000.parquet")
+    tampered = irs.Workflow.load(url, storage_options=options)
+    with pytest.raises(WorkflowFormatError, match="changed after the workflow was saved"):
+        irs.Workflow(["c"] >> ops.Categorify()).fit(frame, reuse=tampered)
+    with pytest.raises(WorkflowFormatError, match="changed after the workflow was saved"):
+        tampered.update(frame)

@@ -141,6 +141,8 @@ def _open(path: str, mode: str, storage_options: Any) -> Any:
             return os.fdopen(os.open(path, flags, 0o644), "wb")
         flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
         return os.fdopen(os.open(path, flags), "rb")
+    if "r" in mode:
+        fs.invalidate_cache(storage.strip(path))  # rewritten since this process listed it
     return storage.guarded(fs.open, path, storage.strip(path), mode)
 
 

@@ -48,6 +48,7 @@ def read_footer(path: str, storage_options: Any = None) -> Any:
     try:
         if fs is None:
             return pq.read_metadata(path)
+        fs.invalidate_cache(storage.strip(path))  # rewritten since this process listed it
         with storage.guarded(fs.open, path, storage.strip(path), "rb") as f:
             return pq.read_metadata(f)
     except (pa.ArrowException, OSError, ValueError) as exc:
