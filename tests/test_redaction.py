@@ -213,3 +213,24 @@ def test_the_redaction_rule():
     assert redact_text(text) == "AccountName=a;AccountKey=***;EndpointSuffix=core.windows.net"
     assert redact_text("no secrets: Categorify(freq_threshold=3) on 'c'") == \
         "no secrets: Categorify(freq_threshold=3) on 'c'"
+
+
+def test_a_store_refusing_marked_credentials_prints_none_of_them(place, capfd):
+    """A real S3 server with authentication on: its refusal (and botocore's error) may quote
+    the access key; neither the key nor the secret is printed or written."""
+    from tests import s3_server
+
+    server = s3_server.start(env={"INITIAL_NO_AUTH_ACTION_COUNT": "0"})
+    try:
+        options = json.dumps({**server.options("AKID" + MARK, MARK), **FAST})
+        for argv in (["run", "--workflow", "wf", "--input", "s3://irs-auth/d.parquet",
+                      "--output", "o-auth", "--local", "--storage-options", options],
+                     ["run", "--workflow", "wf", "--input", "data.parquet", "--output",
+                      "s3://irs-auth/out", "--local", "--storage-options", options],
+                     ["clean", "s3://irs-auth/out", "--storage-options", options]):
+            rc, printed = _run(argv, capfd)
+            assert rc != 0 and "s3://irs-auth" in printed, printed
+            assert MARK not in printed, printed
+        assert MARK not in _all_files_text(place)
+    finally:
+        server.stop()
