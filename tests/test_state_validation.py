@@ -227,3 +227,20 @@ def test_artifact_paths_deep_in_lists_are_still_found():
              "flat": list(range(1000))}
     assert sorted(_paths(state)) == [(".tables[1][0].path", "a"),
                                      (".tables[2].inner.path", "b")]
+
+
+def test_a_vocabulary_replaced_after_load_is_named_by_update_and_transform(tmp_path):
+    saved = _saved(tmp_path, freq_threshold=2)
+    wf = irs.Workflow.load(saved)
+    for name in ("pending.00000.parquet", "part.00000.parquet"):  # read last, then first
+        with open(os.path.join(saved, "artifacts", "categorify-1", "vocab-000", name),
+                  "w") as f:
+            f.write("not parquet at all")
+        with pytest.raises(WorkflowFormatError, match="is not a parquet file") as info:
+            wf.update(DAY2)
+        assert name in str(info.value)
+    from interactive_recsys.tables.cache import TABLES
+
+    TABLES.clear()
+    with pytest.raises(WorkflowFormatError, match="is not a parquet file"):
+        wf.transform(DAY1)

@@ -59,6 +59,16 @@ def read_footer(path: str, storage_options: Any = None) -> Any:
                                   f"{str(exc)[:160]}). {FIX}") from None
 
 
+def read_checked(path: str, storage_options: Any = None) -> pa.Table:
+    """``storage.read_table(path)``; a file that is not parquet (replaced after the load's
+    checks) is a :class:`WorkflowFormatError` naming it, never a raw ``ArrowInvalid``."""
+    try:
+        return storage.read_table(path, storage_options)
+    except (pa.ArrowException, ValueError) as exc:
+        raise WorkflowFormatError(f"{path!r} is not a parquet file ({type(exc).__name__}: "
+                                  f"{str(exc)[:160]}). {FIX}") from None
+
+
 def check_parquet_files(folder: str, files: list[str], storage_options: Any = None) -> None:
     """Every ``.parquet`` file of ``files`` (relative to ``folder``) has a parquet footer."""
     for rel in files:
