@@ -30,6 +30,7 @@ from .io.storage import is_remote
 from .models import load
 from .notebook_report import notebook_report
 from .predict import predict_topk
+from .redact import redact_text, redact_value, remember
 from .runtime.cluster import check_memory_limit, connect, start_cluster
 from .workflow import Workflow
 
@@ -127,34 +128,57 @@ def demo(args: argparse.Namespace) -> dict[str, Any]:
             "embedding_sizes": {k: list(v) for k, v in embedding_sizes(wf).items()},
         }
     with open(os.path.join(out_dir, "summary.json"), "w") as f:
-        json.dump(summary, f, indent=2)
+        json.dump(redact_value(summary), f, indent=2)
     _print_summary(summary)
     return summary
 
 
 def _print_summary(summary: dict[str, Any]) -> None:
-    print(f"Processed {summary['rows']:,} rows on {summary['cluster']}")
-    print(f"  fit {summary['fit_seconds']:.2f} s, transform + write "
+    say(f"Processed {summary['rows']:,} rows on {summary['cluster']}")
+    say(f"  fit {summary['fit_seconds']:.2f} s, transform + write "
           f"{summary['transform_write_seconds']:.2f} s -> {summary['rows_per_second']:,} rows/s")
-    print(f"  output: {summary['output']} ({summary['files']} parquet files)")
-    print(f"  workflow (JSON + vocabularies): {summary['workflow']}")
-    print("  embedding tables (cardinality, dim):")
+    say(f"  output: {summary['output']} ({summary['files']} parquet files)")
+    say(f"  workflow (JSON + vocabularies): {summary['workflow']}")
+    say("  embedding tables (cardinality, dim):")
     for col, (card, dim) in summary["embedding_sizes"].items():
-        print(f"    {col:>4}: {card:>10,} x {dim}")
+        say(f"    {col:>4}: {card:>10,} x {dim}")
 
 
 def storage_options(args: argparse.Namespace) -> dict[str, Any] | None:
-    """``--storage-options JSON``: fsspec options for every URL of the command."""
+    """``--storage-options JSON``: fsspec options for every URL of the command.
+
+    The text usually holds credentials, so a malformed one is reported by position (line,
+    column, character and the JSON error), never echoed; the secrets it holds are remembered
+    so that no later message shows them (:mod:`.redact`).
+
+    >>> ns = argparse.Namespace(storage_options='{"secret": "s3cr3t-value", }')
+    >>> try:
+    ...     storage_options(ns)
+    ... except ParameterError as exc:
+    ...     print(str(exc)[:36], "line 1, column 28" in str(exc), "s3cr3t" in str(exc))
+    --storage-options is not valid JSON: True False
+    """
     text = getattr(args, "storage_options", None)
     if not text:
         return None
     try:
         options = json.loads(text)
-    except ValueError as exc:
-        raise ParameterError(f"--storage-options must be a JSON object, e.g. "
-                             f"'{{\"anon\": false}}'; got {text[:80]!r} ({exc}).") from None
+    except json.JSONDecodeError as exc:
+        raise ParameterError(f"--storage-options is not valid JSON: {exc.msg} at line "
+                             f"{exc.lineno}, column {exc.colno} (offset {exc.pos} of {len(text)} "
+                             "characters); the text is not shown, since it may hold "
+                             "credentials. Write a JSON object with double quotes and no "
+                             "trailing comma, e.g. '{\"anon\": false}'.") from None
+    except (ValueError, RecursionError) as exc:
+        raise ParameterError(f"--storage-options is not valid JSON ({type(exc).__name__}); "
+                             "the text is not shown, since it may hold credentials. Write a "
+                             "JSON object, e.g. '{\"anon\": false}'.") from None
     if not isinstance(options, dict):
-        raise ParameterError(f"--storage-options must be a JSON object; got {text[:80]!r}.")
+        kind = {list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
+            type(options), "a number")
+        raise ParameterError(f"--storage-options must be a JSON object; got {kind}. Write "
+                             "e.g. '{\"anon\": false}'.")
+    remember(options)
     return options
 
 
@@ -179,10 +203,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         written = wf.transform(ds).to_parquet(args.output, shuffle=args.shuffle,
                                               overwrite=args.overwrite, hugectr=hugectr)
         seconds = time.perf_counter() - t0
-        print(f"Wrote {written['num_rows']:,} rows in {len(written['files'])} files to "
+        say(f"Wrote {written['num_rows']:,} rows in {len(written['files'])} files to "
               f"{written['path']} in {seconds:.2f} s on {_describe_client(client)}")
         if "hugectr" in written:
-            print(describe(written["hugectr"]))
+            say(describe(written["hugectr"]))
     return written
 
 
@@ -207,12 +231,12 @@ def update(args: argparse.Namespace) -> dict[str, Any]:
                    "seconds": time.perf_counter() - t0,
                    "tables": {key: info for steps in new.fit_stats["update"]["steps"].values()
                               for key, info in steps.items()}}
-        print(f"Updated {args.workflow} with {summary['rows']:,} rows in "
+        say(f"Updated {args.workflow} with {summary['rows']:,} rows in "
               f"{summary['seconds']:.2f} s on {_describe_client(client)} -> {args.output}")
         for key, info in summary["tables"].items():
             first, stop = info["new_rows"]
             refused = f", {info['refused']:,} refused (max_size)" if info["refused"] else ""
-            print(f"  {key}: vocabulary version {info['version']}, {info['appended']:,} new "
+            say(f"  {key}: vocabulary version {info['version']}, {info['appended']:,} new "
                   f"rows (ids {first}..{stop - 1}){refused}")
     return summary
 
@@ -228,7 +252,7 @@ def predict(args: argparse.Namespace) -> dict[str, Any]:
         written = predict_topk(model, users, k=args.k, exclude_seen=not args.keep_seen,
                                output=args.output, overwrite=args.overwrite,
                                storage_options=options)
-        print(f"Wrote top-{args.k} lists of {type(model).__name__} ({written['num_rows']:,} "
+        say(f"Wrote top-{args.k} lists of {type(model).__name__} ({written['num_rows']:,} "
               f"rows) to {written['path']} in {time.perf_counter() - t0:.2f} s on "
               f"{_describe_client(client)}")
     return written
@@ -239,7 +263,7 @@ def report(args: argparse.Namespace) -> str:
         return _remote_report(args, storage_options(args))
     path = notebook_report(args.notebook, args.output, execute=args.execute,
                            timeout=args.timeout)
-    print(f"Wrote {path}")
+    say(f"Wrote {path}")
     return str(path)
 
 
@@ -264,7 +288,7 @@ def _remote_report(args: argparse.Namespace, options: dict[str, Any] | None) -> 
         if storage.is_remote(output):
             fs = storage.filesystem(output, options)
             storage.guarded(fs.put_file, output, html, storage.strip(output))
-    print(f"Wrote {output}")
+    say(f"Wrote {output}")
     return output
 
 
@@ -275,8 +299,8 @@ def clean(args: argparse.Namespace) -> list[str]:
         clean_staging(path, options, args.older_than * 3600) if is_remote(path)
         else clean_stale(path))]
     for p in removed:
-        print(f"removed {p}")
-    print(f"Removed {len(removed)} stale temporary folder(s) of killed writers.")
+        say(f"removed {p}")
+    say(f"Removed {len(removed)} stale temporary folder(s) of killed writers.")
     return removed
 
 
@@ -398,13 +422,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def say(text: str) -> None:
+    """Print a line of the command's output, secrets masked (:mod:`.redact`)."""
+    print(redact_text(text))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
     except IRSError as exc:
-        print(f"irs: error: {exc}", file=sys.stderr)
+        print(f"irs: error: {redact_text(str(exc))}", file=sys.stderr)
         return 2
+    except Exception:  # unexpected: the traceback, with every secret in it masked
+        import traceback
+
+        print(redact_text(traceback.format_exc()).rstrip(), file=sys.stderr)
+        return 1
     return 0
 
 

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 
 class IRSError(Exception):
-    """Base class of every error this package raises on purpose."""
+    """Base class of every error this package raises on purpose.
+
+    Its text never holds a secret: every string argument goes through
+    :func:`~interactive_recsys.redact.redact_text` (URLs' passwords, presigned query
+    values, secret storage options), so no caller can print one by naming a URL.
+    """
+
+    def __init__(self, *args: object) -> None:
+        from .redact import redact_text
+
+        super().__init__(*(redact_text(a) for a in args))
 
 
 class SchemaError(IRSError, ValueError):
@@ -37,7 +47,9 @@ class StorageError(IRSError, OSError):
     bucket, the network); the message names the URL and what to check."""
 
     def __str__(self) -> str:
-        return str(self.strerror)
+        from .redact import redact_text
+
+        return redact_text(str(self.strerror))
 
 
 class NotMergeableError(IRSError, ValueError):

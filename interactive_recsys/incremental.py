@@ -31,13 +31,15 @@ the folder it was loaded from, are never written. ``save`` writes the new one.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import time
 import warnings
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from .errors import DatasetError, NotMergeableError
+from .errors import DatasetError, NotMergeableError, WorkflowFormatError
 from .execution import compile_plan, fit_phases
 from .graph import OpNode
 from .io.artifacts import TemporaryArtifacts, check_temporary_artifacts_reach_workers
@@ -68,7 +70,8 @@ def updated(wf: Workflow, data: Any) -> Workflow:
         step = plan.steps[wf.nodes.index(node)]
         ctx = plan.context(step)
         ctx.groups = list(steps[step.node_id].groups)
-        node.op.check_mergeable(steps[step.node_id].state, ctx)
+        with _older_format(step.node_id, node.op):
+            node.op.check_mergeable(steps[step.node_id].state, ctx)
     check_temporary_artifacts_reach_workers()
     new = type(wf)(wf.output_node, storage_options=wf.storage_options or None)
     new._temporary = TemporaryArtifacts()
@@ -98,8 +101,9 @@ def updated(wf: Workflow, data: Any) -> Workflow:
                 step = plan.steps[t]
                 step.op = node.op
                 old = wf._states[step.node_id]
-                state = node.op.merge_state(old, delta[step.node_id], plan.context(step),
-                                            folders)
+                with _older_format(step.node_id, node.op):
+                    state = node.op.merge_state(old, delta[step.node_id], plan.context(step),
+                                                folders)
                 _remove_delta_files(new.artifacts_dir, step.node_id)
                 if node.op.update_changes_seen_rows(old, state):
                     changed.append(step.node_id)
@@ -113,6 +117,21 @@ def updated(wf: Workflow, data: Any) -> Workflow:
                      "update": {"rows": ds.known_num_rows, "steps": report}}
     _warn_refused(report)
     return new
+
+
+@contextlib.contextmanager
+def _older_format(node_id: str, op: Any) -> Iterator[None]:
+    """A state without a field an update needs (saved by an older version, or edited) is a
+    :class:`~.errors.WorkflowFormatError` naming the step, the field and the fix."""
+    try:
+        yield
+    except KeyError as exc:
+        field = exc.args[0] if exc.args else "?"
+        raise WorkflowFormatError(
+            f"The state of step {node_id!r} ({type(op).__name__}) has no field {field!r}, "
+            "which Workflow.update needs: the workflow was saved by an older version (or its "
+            "workflow.json was edited). Fit the workflow again on all the data (wf.fit(...)) "
+            "and save it; later updates then work.") from None
 
 
 def _refuse_after_changed(wf: Workflow, nodes: list, changed: list[str]) -> None:

@@ -38,6 +38,7 @@ from typing import Any
 
 from .errors import IRSError
 from .io.outputs import atomic_file
+from .redact import redact_text
 from .sanitize import clean_bokeh_doc, clean_html, is_base64
 from .ui.static_html import anywidget_html, kind_of, widget_css
 
@@ -410,6 +411,7 @@ def notebook_html(nb: Any, *, title: str, bokeh_snapshots: dict[str, Any] | None
 
     nb = copy.deepcopy(nb)
     sanitize_notebook(nb)
+    redact_outputs(nb)
     drawn = static_widget_outputs(nb, bokeh_snapshots)
     exporter = _ReportExporter(template_name="lab", template_file="irs-report.html.j2",
                                extra_loaders=[DictLoader({"irs-report.html.j2": _TEMPLATE})])
@@ -417,6 +419,24 @@ def notebook_html(nb: Any, *, title: str, bokeh_snapshots: dict[str, Any] | None
                  "irs_head": drawn.head()}
     body, _ = exporter.from_notebook_node(nb, resources=resources)
     return body
+
+
+def redact_outputs(nb: Any) -> None:
+    """Mask the secrets (:mod:`.redact`) in the text of every code cell's outputs: streams,
+    errors and plain-text/HTML results (a traceback may name a URL with its password)."""
+    for cell in nb.cells:
+        for out in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            if "text" in out:
+                out["text"] = redact_text(out["text"])
+            if "evalue" in out:
+                out["evalue"] = redact_text(out["evalue"])
+                out["traceback"] = [redact_text(t) for t in out.get("traceback", [])]
+            for mime in ("text/plain", "text/html", "text/markdown"):
+                value = out.get("data", {}).get(mime)
+                if isinstance(value, str):
+                    out["data"][mime] = redact_text(value)
+                elif isinstance(value, list):
+                    out["data"][mime] = [redact_text(v) for v in value]
 
 
 def _has_outputs(nb: Any) -> bool:

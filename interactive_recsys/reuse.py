@@ -10,9 +10,14 @@ state depends on:
 * the fit's context: library version, backend, row and partition counts (they fix the
   number of hash splits of a vocabulary).
 
-The data fingerprint is cheap: for files, each path with its size and modification time
-(an object store's ETag); for a frame in memory, a hash of the Arrow memory of every
-column read (:func:`column_hash`). Data of unknown origin
+The data fingerprint covers how and what is read: the reading options (engine, and for csv
+``sep``, ``names``, ``dtypes``, ``header``), and for each file its content
+(:func:`content_fingerprint`: a SHA-256 of the bytes of a csv or small file, of a large
+parquet file's footer with its inode change time; an object store's ETag), never a size
+and modification time; for a frame in memory, a
+hash of the Arrow memory of every column read (:func:`column_hash`). The states adopted
+from a saved workflow are those whose artifact files still have the SHA-256 recorded at
+save (``Workflow.verify_artifacts``). Data of unknown origin
 (a Dask DataFrame built elsewhere) and Python functions (``LambdaOp``) have no fingerprint:
 the steps reading them get no key and are always computed.
 
@@ -51,12 +56,13 @@ from .graph import Node, OpNode, SelectNode
 from .io import storage
 from .io.artifacts import resolve
 from .io.dataset import Dataset
+from .io.folder_rules import refuse_links
 from .io.workflow_format import json_safe
 from .ops.base import Operator
 from .schema import Schema
 
 #: Changes when what a key covers changes (old keys then never match).
-KEY_VERSION = 1
+KEY_VERSION = 2
 
 States = dict[str, dict[str, Any]]
 
@@ -98,8 +104,9 @@ class _Fingerprints:
     def of(self, columns: list[str]) -> Any:
         if self.ds.files:
             if self._files is None:
-                self._files = _digest([_file_entry(f, self.ds.storage_options)
-                                       for f in self.ds.files])
+                self._files = _digest({
+                    "read": getattr(self.ds, "read_options", {}),
+                    "files": [_file_entry(f, self.ds.storage_options) for f in self.ds.files]})
             return self._files
         if self.ds.frame is not None:
             return [self._column(c) for c in columns]
@@ -112,11 +119,56 @@ class _Fingerprints:
         return self._columns[name]
 
 
+#: Files up to this size (bytes) are fingerprinted by all their bytes; a larger parquet file
+#: by its footer and, on this machine's disk, its inode change time (see
+#: :func:`content_fingerprint`).
+WHOLE_FILE_BYTES = 4 * 1024 * 1024
+
+
 def _file_entry(path: str, options: Any) -> list[Any]:
-    if storage.is_remote(path):  # the ETag changes with the content (else size and time)
-        return [path, storage.version(path, options)]
-    stat = os.stat(path)
-    return [os.path.abspath(path), stat.st_size, stat.st_mtime_ns]
+    """What identifies a file's content: its store's ETag (a hash of the content) for a URL
+    that has one, else :func:`content_fingerprint`. Never its size and modification time
+    alone: a file replaced by another of the same size and time gets another key."""
+    if storage.is_remote(path):
+        etag = storage.etag(path, options)
+        if etag:
+            return [path, etag]
+    name = path if storage.is_remote(path) else os.path.abspath(path)
+    return [name, *content_fingerprint(path, options)]
+
+
+def content_fingerprint(path: str, options: Any = None) -> list[Any]:
+    """``[kind, size, sha256, ...]`` of a file: of all its bytes (``"content"``) when it is
+    at most :data:`WHOLE_FILE_BYTES` or not parquet (csv); else of its parquet footer
+    (``"footer"``: the schema, every row group's and column chunk's sizes, offsets and
+    statistics) with, for a local file, its inode change time, which no one can set back
+    (a file rewritten with equal footer and ``mtime`` still changes it; a copy or ``touch``
+    costs a recomputation, never a wrong reuse).
+
+    >>> import tempfile, os
+    >>> f = os.path.join(tempfile.mkdtemp(), "a.csv")
+    >>> _ = open(f, "w").write("x\\n1\\n")
+    >>> content_fingerprint(f)[:2]
+    ['content', 4]
+    """
+    fs = storage.filesystem(path, options)
+    with (open(path, "rb") if fs is None else storage.guarded(fs.open, path, storage.strip(path),
+                                                               "rb")) as f:
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        if size > WHOLE_FILE_BYTES:
+            f.seek(size - 8)
+            tail = f.read(8)
+            footer = int.from_bytes(tail[:4], "little")
+            if tail[4:] == b"PAR1" and 0 < footer <= size - 12:
+                f.seek(size - 8 - footer)
+                changed = os.stat(path).st_ctime_ns if fs is None else None
+                return ["footer", size, hashlib.sha256(f.read(footer)).hexdigest(), changed]
+        f.seek(0)
+        h = hashlib.sha256()
+        while chunk := f.read(8 * 1024 * 1024):
+            h.update(chunk)
+        return ["content", size, h.hexdigest()]
 
 
 def column_hash(values: pa.Array | pa.ChunkedArray) -> str:
@@ -283,6 +335,8 @@ def _copy(src: str, dst: str, source_options: Any, target_options: Any) -> None:
     """Copy a file or folder ``src`` to ``dst`` (replacing it): hard links when both are on
     this machine's disk, else the store's copies."""
     if not storage.is_remote(src) and not storage.is_remote(dst):
+        refuse_links(os.path.dirname(src) if os.path.islink(src) else src,
+                     "artifacts folder")  # never copy what a link points to
         if os.path.isdir(dst):
             shutil.rmtree(dst)
         elif os.path.exists(dst):

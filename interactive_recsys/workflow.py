@@ -38,6 +38,7 @@ from .incremental import updated
 from .io import commit, storage
 from .io.artifacts import TemporaryArtifacts, check_temporary_artifacts_reach_workers
 from .io.dataset import Dataset, as_dataset
+from .io.folder_rules import artifact_paths, copy_named, verify_checksums
 from .io.outputs import atomic_directory
 from .io.workflow_format import FORMAT_NAME, FORMAT_VERSION, json_safe, read_config
 from .ops.base import Operator
@@ -280,6 +281,7 @@ class Workflow:
         if not reuse.fitted:
             raise param_error("reuse", "Workflow.fit", "must be a fitted Workflow, but this "
                               "one is not fitted: fit it first, or pass reuse=None.")
+        reuse.verify_artifacts()  # a changed vocabulary is never adopted
         keys = {}
         for i, key in reuse._keys.items():  # only the states unchanged since their fit
             digest = state_digest(reuse._states[i]) if i in reuse._states else None
@@ -307,6 +309,7 @@ class Workflow:
         """
         if background:
             return submit(lambda: self.update(data), name="update")
+        self.verify_artifacts()
         return updated(self, data)
 
     def _checked_input(self, schema: Schema) -> Schema:
@@ -417,31 +420,36 @@ class Workflow:
         """Write ``workflow.json`` and the fitted artifacts (parquet) into directory ``path``,
         atomically: a failed save leaves no partial directory. ``path`` may be an fsspec
         URL (opened with ``storage_options``, default the workflow's): the folder is then
-        published with a ``_SUCCESS`` manifest (:mod:`.storage`), as a local one is."""
+        published with a ``_SUCCESS`` manifest (:mod:`.storage`), as a local one is.
+
+        Only the artifact files that the fitted states name are copied, file by file
+        (never a link, never a stray file of the artifacts folder), and each one's SHA-256
+        is recorded in ``workflow.json`` (``"artifacts"``): :meth:`load` refuses a file
+        changed since (:mod:`.io.folder_rules`). Storage options are never written."""
         path = os.fspath(path)
         options = self.storage_options if storage_options is None else dict(storage_options)
         config = self.to_config()
         if self.fitted and self.input_schema is not None:
             config["output_schema"] = self.output_schema.to_dict()
-        text = json.dumps(config, indent=2, allow_nan=False)
         has_artifacts = bool(self.artifacts_dir) and storage.isdir(self.artifacts_dir,
                                                                    self.storage_options)
+        named = artifact_paths(self._states) if has_artifacts else []
+        self.verify_artifacts()  # a loaded folder's changed file is never copied on
         if storage.is_remote(path):
             with commit.remote_atomic_directory(path, options, overwrite=overwrite) as tmp:
-                if has_artifacts:
-                    storage.copy_directory(self.artifacts_dir, storage.join(tmp, "artifacts"),
-                                           self.storage_options, options)
+                config["artifacts"] = copy_named(self.artifacts_dir, storage.join(
+                    tmp, "artifacts"), named, self.storage_options, options) if named else {}
+                text = json.dumps(config, indent=2, allow_nan=False)
                 storage.guarded(storage.filesystem(path, options).pipe_file, path,
                                 storage.strip(storage.join(tmp, "workflow.json")),
                                 text.encode())
                 commit.expect(tmp, {"workflow.json": len(text.encode())})
             return path
         with atomic_directory(path, overwrite=overwrite) as tmp:
-            if has_artifacts:
-                storage.copy_directory(self.artifacts_dir, os.path.join(tmp, "artifacts"),
-                                       self.storage_options)
+            config["artifacts"] = copy_named(self.artifacts_dir, os.path.join(
+                tmp, "artifacts"), named, self.storage_options) if named else {}
             with open(os.path.join(tmp, "workflow.json"), "w") as f:
-                f.write(text)
+                f.write(json.dumps(config, indent=2, allow_nan=False))
             storage.local_manifest(tmp)  # last: every file with its size
         return path
 
@@ -458,6 +466,11 @@ class Workflow:
         ``path`` may be an fsspec URL (opened with ``storage_options``): the artifacts are
         then read there by the workers, never copied to this machine. A folder whose
         ``_SUCCESS`` manifest is incomplete (an interrupted save) is refused.
+
+        Folders are closed: a symbolic link anywhere inside the folder (``artifacts/``
+        itself included) is refused, never followed, and every artifact file must have the
+        SHA-256 recorded at save (checked here for a local folder; for a URL, before the
+        files are reused or updated, so a load does not download them).
 
         The folder is only read: fitting the loaded workflow again writes fresh artifacts
         (a new temporary folder, or ``artifacts_dir`` when set), and only ``save(path)``
@@ -482,8 +495,22 @@ class Workflow:
         wf.fitted = loaded.fitted
         wf.artifacts_dir = loaded.artifacts_dir
         wf._read_only_artifacts = True
+        wf._artifact_sums = loaded.artifact_sums
+        wf._sums_checked = not storage.is_remote(path)  # read_config checked local files
         wf._check_state_keys(storage.join(path, "workflow.json"))
         return wf
+
+    def verify_artifacts(self) -> None:
+        """Refuse (:class:`~interactive_recsys.errors.WorkflowFormatError`) artifact files of
+        a loaded workflow that changed since it was saved (their SHA-256 is recorded in
+        ``workflow.json``); run before a reuse or an update reads them. Nothing to do for a
+        workflow fitted here or saved without checksums."""
+        sums = getattr(self, "_artifact_sums", None)
+        if sums and not getattr(self, "_sums_checked", True) and self.artifacts_dir:
+            verify_checksums(self.artifacts_dir, sums,
+                             storage.join(os.path.dirname(self.artifacts_dir.rstrip("/")),
+                                          "workflow.json"), self.storage_options)
+            self._sums_checked = True
 
     def _check_state_keys(self, config_path: str) -> None:
         """Refuse a loaded state that lacks an entry its step needs (a raw ``KeyError`` at

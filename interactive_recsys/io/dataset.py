@@ -257,6 +257,8 @@ class Dataset:
         self.folders: list[str] = []  # folders named as input (output guards)
         self._pieces: list[ParquetPiece] | None = None  # parquet: what the partitions read
         self._file_schema, self.frame = None, None  # frame: the frame read, when in memory
+        #: how the files are read (engine, csv options): part of a fit's reuse key
+        self.read_options: dict[str, Any] = {}
         if isinstance(source, Dataset):
             self._ddf, arrow_schema = source._ddf, source.schema.to_arrow()
             self._num_rows, self.files = source._num_rows, source.files
@@ -264,11 +266,15 @@ class Dataset:
             self._pieces, self._file_schema = source._pieces, source._file_schema
             self.backend, self.frame = source.backend, source.frame
             self.storage_options, self._fs = source.storage_options, source._fs
+            self.read_options = source.read_options
         elif isinstance(source, str | os.PathLike | list | tuple):
             self.files = expand_paths(source, engine, self.storage_options)
             self.folders = input_folders(source)
             self._fs = filesystem_of(self.files, self.storage_options)
             engine = engine or _infer_engine(self.files)
+            self.read_options = {"engine": engine} if engine != "csv" else {
+                "engine": engine, "sep": sep, "names": None if names is None else list(names),
+                "dtypes": dict(dtypes or {}), "header": header}
             if engine == "parquet":
                 self._ddf, arrow_schema = self._open_parquet(parse_part_size(part_size))
             elif engine == "csv":
@@ -301,7 +307,7 @@ class Dataset:
                                                                   num_rows, [])
         ds._pieces, ds._file_schema, ds.sources = None, None, list(sources)
         ds.folders, ds.frame = [], None
-        ds.storage_options, ds._fs = {}, None
+        ds.storage_options, ds._fs, ds.read_options = {}, None, {}
         return ds
 
     @staticmethod

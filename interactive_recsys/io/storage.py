@@ -37,6 +37,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ..errors import DatasetError, IRSError, StorageError
+from ..redact import redact_text, remember
 from .manifest import (
     MANIFEST,
     MANIFEST_FORMAT,
@@ -82,6 +83,8 @@ def filesystem(path: str | os.PathLike, storage_options: StorageOptions = None) 
     if not is_remote(path):
         return None
     import fsspec
+
+    remember(storage_options)  # a store's error may quote them: masked wherever they appear
 
     try:
         fs, _ = fsspec.core.url_to_fs(os.fspath(path), **dict(storage_options or {}))
@@ -130,15 +133,21 @@ def guarded(call: Any, url: str, *args: Any, **kwargs: Any) -> Any:
         return call(*args, **kwargs)
     except IRSError:
         raise
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        raise
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
+        texts = [redact_text(a) for a in exc.args]
+        if texts == list(exc.args):
+            raise
+        raise type(exc)(*texts) from None  # the same error, its URL's secrets masked
     except Exception as exc:  # botocore/aiohttp errors are not OSErrors
-        raise storage_error(url, exc) from exc
+        err = storage_error(url, exc)
+        if redact_text(str(exc)) != str(exc):  # the cause holds a secret: not chained
+            raise err from None
+        raise err from exc
 
 
 def storage_error(url: str, exc: BaseException) -> StorageError:
     """A :class:`StorageError` naming ``url``, what failed and what to check."""
-    text = f"{type(exc).__name__}: {exc}"
+    text = redact_text(f"{type(exc).__name__}: {exc}")  # before it is cut short
     # the kind of failure from the words around the URLs, never from inside them (a write's
     # temporary folder is named by its time, e.g. 20261125164039: "403" is not a status there)
     lowered = re.sub(r"\S+://\S+", " ", text).lower()
@@ -443,6 +452,15 @@ def version(path: str, storage_options: StorageOptions = None) -> Any:
     info = guarded(fs.info, path, strip(path))
     return str(info.get("ETag") or info.get("etag") or (info.get("size"), info.get("mtime"),
                                                          info.get("LastModified")))
+
+
+def etag(path: str, storage_options: StorageOptions = None) -> str | None:
+    """The ETag of an object at URL ``path`` (a hash of its content on S3, GCS, Azure), or
+    None when its store gives none."""
+    fs = filesystem(path, storage_options)
+    info = guarded(fs.info, path, strip(path))
+    value = info.get("ETag") or info.get("etag") or info.get("md5Hash") or info.get("md5")
+    return str(value) if value else None
 
 
 def copy_directory(source: str, target: str, source_options: StorageOptions = None,

@@ -33,8 +33,10 @@ from ..ops.base import Operator
 from ..ops.lambda_op import LambdaOp
 from ..schema import Schema
 from ..selector import ColumnSelector
+from ..tables.vocabulary_check import check_parquet_files
 from . import storage
 from .artifacts import resolve
+from .folder_rules import named_files, refuse_links, verify_checksums
 
 FORMAT_NAME = "interactive-recsys-workflow"
 FORMAT_VERSION = 1
@@ -57,6 +59,10 @@ class LoadedConfig:
     #: each fitted step's key and its state's digest when fitted (``{"key", "state"}``, see
     #: :mod:`interactive_recsys.reuse`), by step id; {} when saved without
     keys: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: SHA-256 of every artifact file recorded at save (``{relative path: sha256}``), None
+    #: for a folder saved without them; checked at load for a local folder
+    #: (:mod:`.folder_rules`), before reuse or update for a URL
+    artifact_sums: dict[str, str] | None = None
 
 
 def _fail(config_path: str, field: str, problem: str) -> WorkflowFormatError:
@@ -70,7 +76,8 @@ def _type_name(value: Any) -> str:
 
 
 def _depth(value: Any) -> int:
-    """Nesting depth of JSON data, without recursion."""
+    """Nesting depth of JSON data, without recursion; only containers are visited (a list of
+    millions of numbers or strings costs one pass in C, not a Python step per element)."""
     deepest, todo = 0, [(value, 1)]
     while todo:
         item, depth = todo.pop()
@@ -78,24 +85,45 @@ def _depth(value: Any) -> int:
             deepest = max(deepest, depth)
             if depth > MAX_DEPTH:
                 return depth
-            todo.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict)
-                                                 else item))
+            children = item.values() if isinstance(item, dict) else item
+            if _has_containers(children):
+                todo.extend([(v, depth + 1) for v in children if type(v) in _CONTAINERS])
     return deepest
 
 
+_CONTAINERS = (dict, list)
+
+
+def _has_containers(values: Any) -> bool:
+    """Whether ``values`` holds a dict or list (the types are gathered in C)."""
+    return not set(map(type, values)).isdisjoint(_CONTAINERS)
+
+
 def _paths(value: Any) -> list[tuple[str, Any]]:
-    """Every ``"path"`` entry inside a state, with where it sits."""
-    found, todo = [], [("", value)]
+    """Every ``"path"`` entry inside a state, with where it sits; only containers are
+    visited, and a place is spelled out only for an entry found."""
+    found: list[tuple[str, Any]] = []
+    todo: list[tuple[Any, Any]] = [((), value)]
     while todo:
         where, item = todo.pop()
         if isinstance(item, dict):
             for k, v in item.items():
                 if k == "path":
-                    found.append((f"{where}.path", v))
-                todo.append((f"{where}.{k}", v))
-        elif isinstance(item, list):
-            todo.extend((f"{where}[{i}]", v) for i, v in enumerate(item))
+                    found.append((_spelled((where, f".{k}")), v))
+                if type(v) in _CONTAINERS:
+                    todo.append(((where, f".{k}"), v))
+        elif _has_containers(item):
+            todo.extend([((where, i), v) for i, v in enumerate(item)
+                         if type(v) in _CONTAINERS])
     return found
+
+
+def _spelled(where: Any) -> str:
+    parts = []
+    while where:
+        where, part = where
+        parts.append(f"[{part}]" if isinstance(part, int) else part)
+    return "".join(reversed(parts))
 
 
 def json_safe(value: Any) -> Any:
@@ -218,6 +246,7 @@ def read_config(path: str, functions: dict[str, Callable] | None = None,
                 storage_options: Any = None) -> LoadedConfig:
     """Read and check the workflow saved in folder ``path`` (a path or an fsspec URL)."""
     config_path = storage.join(path, "workflow.json")
+    refuse_links(path)  # a link would read (and a save copy) a file from elsewhere
     config = read_json(config_path, storage_options)
     raw_nodes = _expect(config_path, "nodes", config.get("nodes"), list)
     if not raw_nodes:
@@ -255,6 +284,10 @@ def read_config(path: str, functions: dict[str, Callable] | None = None,
             if not storage.exists(full, storage_options):
                 raise _fail(config_path, field + where, f"names {relative!r}, which is missing "
                                                         "from the artifacts folder.")
+        if artifacts_dir is not None and _paths(state):  # footers only: cheap
+            check_parquet_files(artifacts_dir, named_files(
+                artifacts_dir, [r for _, r in _paths(state)], storage_options), storage_options)
+            node.op.check_saved_files(state, artifacts_dir, storage_options)
         if id(node) in ids:
             states[ids[id(node)]] = state
     keys: dict[str, dict[str, str]] = {}
@@ -266,6 +299,17 @@ def read_config(path: str, functions: dict[str, Callable] | None = None,
             raise _fail(config_path, f"keys.{key}", "is not the index of a node.")
         if id(nodes[int(key)]) in ids and ids[id(nodes[int(key)])] in states:
             keys[ids[id(nodes[int(key)])]] = {"key": value["key"], "state": value["state"]}
+    sums = None
+    if config.get("artifacts") is not None:
+        sums = _expect(config_path, "artifacts", config["artifacts"], dict)
+        for rel, digest in sums.items():
+            _expect(config_path, f"artifacts.{rel}", digest, str)
+            if len(digest) != 64 or artifacts_dir is None:
+                raise _fail(config_path, f"artifacts.{rel}", "is not the SHA-256 of a file of "
+                                                             "the artifacts folder.")
+            resolve(artifacts_dir, rel, f"artifact file (artifacts.{rel})")
+        if not storage.is_remote(path) and artifacts_dir is not None:
+            verify_checksums(artifacts_dir, sums, config_path)
     input_schema = None
     if config.get("input_schema") is not None:
         raw = _expect(config_path, "input_schema", config["input_schema"], dict)
@@ -302,4 +346,5 @@ def read_config(path: str, functions: dict[str, Callable] | None = None,
             raise _fail(config_path, "states" if fitted else "nodes",
                         f"do not match the input schema: {type(exc).__name__}: "
                         f"{str(exc)[:300]}") from exc
-    return LoadedConfig(nodes, nodes[output], states, input_schema, fitted, artifacts_dir, keys)
+    return LoadedConfig(nodes, nodes[output], states, input_schema, fitted, artifacts_dir, keys,
+                        sums)

@@ -30,6 +30,7 @@ import pandas as pd
 from ..errors import IRSError, NotFittedError, ParameterError
 from ..io.commit import published_folder
 from ..io.dataset import as_dataset
+from ..io.folder_rules import refuse_links
 from ..io.storage import is_remote, local_copy
 from ..params import Param, declared_params, validate_values
 from ..runtime.jobs import active_client, compute, submit
@@ -214,33 +215,58 @@ def load(path: str | os.PathLike, *, storage_options: dict[str, Any] | None = No
 
 
 def _load(path: str, shown: str) -> Model:
+    refuse_links(path, "saved model folder", ModelFormatError)  # links: never followed
     meta_path = os.path.join(path, "model.json")
     try:
-        with open(meta_path) as f:
+        with open(meta_path, encoding="utf-8") as f:
             meta = json.load(f)
     except FileNotFoundError:
         raise ModelFormatError(f"{shown!r} is not a saved model: it has no model.json. "
                                "Pass the folder written by model.save(path).") from None
-    except json.JSONDecodeError as err:
-        raise ModelFormatError(f"{meta_path!r} is not valid JSON ({err}); save the model "
-                               "again.") from err
+    except (ValueError, UnicodeDecodeError, RecursionError) as err:
+        raise ModelFormatError(f"{meta_path!r} is not valid JSON ({type(err).__name__}: "
+                               f"{str(err)[:200]}); save the model again.") from None
+    if not isinstance(meta, dict):
+        raise ModelFormatError(f"{meta_path!r} must hold a JSON object, got "
+                               f"{type(meta).__name__}; save the model again.")
     if meta.get("format") != FORMAT or meta.get("version") != FORMAT_VERSION:
-        raise ModelFormatError(f"{meta_path!r} has format {meta.get('format')!r} version "
-                               f"{meta.get('version')!r}; this version reads {FORMAT!r} "
-                               f"version {FORMAT_VERSION}.")
-    if meta.get("model") not in MODELS:
-        raise ModelFormatError(f"{meta_path!r} names model {meta.get('model')!r}; known models "
+        raise ModelFormatError(f"{meta_path!r} has format {str(meta.get('format'))[:60]!r} "
+                               f"version {str(meta.get('version'))[:20]!r}; this version reads "
+                               f"{FORMAT!r} version {FORMAT_VERSION}.")
+    name = meta.get("model")
+    if not isinstance(name, str) or name not in MODELS:
+        raise ModelFormatError(f"{meta_path!r} names model {str(name)[:60]!r}; known models "
                                f"are {sorted(MODELS)}.")
-    model = MODELS[meta["model"]](user_col=meta["user_col"], item_col=meta["item_col"],
-                                  **meta["params"])
+    for field, kind in (("user_col", str), ("item_col", str), ("params", dict),
+                        ("arrays", list), ("info", dict)):
+        if field == "info" and field not in meta:
+            continue
+        if not isinstance(meta.get(field), kind):
+            raise ModelFormatError(
+                f"{meta_path!r}: the field {field!r} must be a JSON "
+                f"{'string' if kind is str else 'object' if kind is dict else 'list'}, got "
+                f"{type(meta.get(field)).__name__ if field in meta else 'nothing'}. The file "
+                "was changed or damaged; save the model again.")
+    if not all(isinstance(a, str) and a != "__items__" for a in meta["arrays"]):
+        raise ModelFormatError(f"{meta_path!r}: the field 'arrays' must list array names "
+                               "(strings); save the model again.")
+    try:
+        model = MODELS[name](user_col=meta["user_col"], item_col=meta["item_col"],
+                             **meta["params"])
+    except IRSError as err:
+        raise ModelFormatError(f"{meta_path!r}: its params do not make a {name}: {err} "
+                               "Save the model again.") from None
+    except TypeError as err:  # an unknown parameter name
+        raise ModelFormatError(f"{meta_path!r}: its params do not make a {name} ({err}); "
+                               "save the model again.") from None
     arrays_path = os.path.join(path, "arrays.npz")
     try:
         with np.load(arrays_path, allow_pickle=False) as npz:
             items = npz["__items__"]
             arrays = {name: npz[name] for name in meta["arrays"]}
-    except (OSError, KeyError, ValueError, TypeError) as err:
+    except (OSError, KeyError, ValueError, TypeError, EOFError) as err:
         raise ModelFormatError(f"{arrays_path!r} cannot be read as the arrays {meta['arrays']} "
-                               f"named in model.json ({err}); save the model again.") from err
+                               f"named in model.json ({err}); save the model again.") from None
     problem = model.check_arrays(model.get_params(), items, arrays)
     if problem:
         raise ModelFormatError(f"{arrays_path!r} does not hold a fitted {meta['model']}: "

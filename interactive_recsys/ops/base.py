@@ -312,6 +312,13 @@ class StatOperator(Operator, register=False):
         ``ValueError`` naming the entry that is malformed."""
         check_shape(state, self.state_shape)
 
+    def check_saved_files(self, state: dict[str, Any], folder: str,
+                          storage_options: Any = None) -> None:
+        """Check the artifact files a state read from a saved workflow names (``folder``:
+        the artifacts folder), cheaply (footers); raise
+        :class:`~interactive_recsys.errors.WorkflowFormatError` naming the file and the check.
+        Default: nothing beyond what the loader checks for every file."""
+
     # ---- incremental updates (``Workflow.update``) --------------------------------------
     def delta_op(self) -> StatOperator:
         """The operator fitted on the new data only, whose state :meth:`merge_state` merges

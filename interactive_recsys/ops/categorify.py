@@ -51,6 +51,7 @@ from ..tables.reduce import (
     pick,
     tree,
 )
+from ..tables.vocabulary_check import check_pending, check_vocabulary, check_vocabulary_files
 from .base import OpContext, StateFolders, StatOperator, group_names, merged_directory
 from .hash_bucket import check_index_dtype, encode_column, require_hashable
 from .params import Param
@@ -99,6 +100,13 @@ class Categorify(StatOperator):
             if {"null_count", "value_count", "oov_count"} <= set(info) and (
                     info["null_count"] + info["oov_count"] > info["value_count"]):
                 raise ValueError(f"{here}: null_count + oov_count exceed value_count")
+
+    def check_saved_files(self, state: dict[str, Any], folder: str,
+                          storage_options: Any = None) -> None:
+        """Each vocabulary's split files: parquet, its columns, ``size`` rows in all."""
+        for info in state["vocabs"].values():
+            check_vocabulary_files(resolve(folder, info["path"], "vocabulary path"), info,
+                                   storage_options)
 
     @property
     def oov_buckets(self) -> int:
@@ -229,6 +237,10 @@ class Categorify(StatOperator):
         return Categorify(**{**self.get_params(), "freq_threshold": 0, "max_size": None})
 
     def check_mergeable(self, state: dict[str, Any], ctx: OpContext) -> None:
+        for key, info in state["vocabs"].items():  # older states: named by update's guard
+            for name in ("null_count", "value_count"):
+                if name not in info:
+                    raise KeyError(f"vocabs[{key!r}].{name}")
         if self.freq_threshold > 1 and not all(v.get("pending")
                                                for v in state["vocabs"].values()):
             raise self.not_mergeable(ctx, "it was fitted by a version that did not keep the "
@@ -248,11 +260,16 @@ class Categorify(StatOperator):
             before, after = old["vocabs"][key], new["vocabs"][key]
             old_dir = resolve(folders.old, before["path"], "vocabulary path")
             new_dir = resolve(folders.new, after["path"], "vocabulary path")
+            previous = vocab.read_vocabulary(old_dir, before["splits"], options)
+            check_vocabulary(previous, old_dir, first_index=self.first_vocab_index,
+                             cardinality=before["cardinality"])  # an edited file: refused
+            pending = None
+            if threshold > 1:
+                pending = update.read_pending(old_dir, before["splits"], options)
+                check_pending(pending, update.pending_path(old_dir, 0))
             extended = update.extend(
-                vocab.read_vocabulary(old_dir, before["splits"], options),
-                vocab.read_vocabulary(new_dir, after["splits"], options),
-                update.read_pending(old_dir, before["splits"], options) if threshold > 1
-                else None, first_vocab_index=self.first_vocab_index, threshold=threshold,
+                previous, vocab.read_vocabulary(new_dir, after["splits"], options),
+                pending, first_vocab_index=self.first_vocab_index, threshold=threshold,
                 max_size=self.max_size)
             key_dir = key_directory(directory, number)
             written = update.write(extended, key_dir, before["splits"], self.first_vocab_index,
@@ -321,7 +338,8 @@ class Categorify(StatOperator):
             result = (FIRST_FREE_INDEX + hashes % np.uint64(self.num_buckets)).astype(np.int64)
         else:
             result = np.full(b.length(values), FIRST_FREE_INDEX, dtype=np.int64)
-        tables = [vocab.load_split(directory, s, ctx.storage_options)
+        tables = [vocab.load_split(directory, s, ctx.storage_options,
+                                   (self.first_vocab_index, info["cardinality"]))
                   for s in range(info["splits"])]
         result = vocab.split_ids(tables, b.to_arrow_array(values), hashes, result)
         result[b.null_mask(values)] = NULL_INDEX

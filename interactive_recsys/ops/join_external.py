@@ -44,6 +44,7 @@ from ..errors import ParameterError, SchemaError
 from ..io import storage
 from ..io.artifacts import resolve
 from ..params import param_error
+from ..redact import redact_text
 from ..schema import ColumnSchema, Schema, default_tags, dtype_name
 from ..tables import keyed_statistics as ks
 from ..tables import vocabulary as vocab
@@ -125,7 +126,7 @@ class SideTable:
 
     def describe(self) -> dict[str, Any]:
         out = {"sha256": self.sha256, "rows": self.rows, "columns": self.columns}
-        return {"path": self.path, **out} if self.path is not None else out
+        return {"path": redact_text(self.path), **out} if self.path is not None else out
 
     def load(self, artifacts_dir: str | None, *more: str | None,
              storage_options: dict | None = None) -> pa.Table:

@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from ..tables.reduce import MAX_SPLITS
 
 #: A statistics table written under the artifacts (Categorify, JoinGroupby, TargetEncoding).
@@ -26,6 +28,31 @@ TABLE = {"path": "str", "splits": "splits", "size": "int"}
 
 def _kind(value: Any) -> str:
     return type(value).__name__
+
+
+def _all_fit(values: list[Any], shape: Any) -> bool:
+    """Whether every element of ``values`` fits a scalar ``shape``, checked without a Python
+    call per element (False: look element by element for the first that does not fit)."""
+    if shape == "any":
+        return True
+    types = set(map(type, values))  # gathered in C
+    if shape == "str":
+        return types <= {str}
+    if shape == "int":
+        return types <= {int} and (not values or min(values) >= 0)
+    if shape in ("number?", "number>=0?"):
+        if not types <= {int, float, type(None)}:
+            return False
+        numbers = [v for v in values if v is not None] if type(None) in types else values
+        if not numbers:
+            return True
+        try:
+            array = np.asarray(numbers, dtype=np.float64)
+        except OverflowError:  # an integer past float64: the element walk names it
+            return False
+        return bool(np.isfinite(array).all()) and (shape == "number?" or bool(
+            (array >= 0).all()))
+    return False
 
 
 def check_shape(value: Any, shape: Any, where: str = "") -> None:
@@ -62,6 +89,8 @@ def check_shape(value: Any, shape: Any, where: str = "") -> None:
         else:
             if not isinstance(value, list):
                 raise ValueError(f"{here} must be a list, got {_kind(value)}")
+            if _all_fit(value, inner):  # one pass in C for a long list of scalars
+                return
             for i, v in enumerate(value):
                 check_shape(v, inner, f"{where}[{i}]")
         return

@@ -40,10 +40,12 @@ import pyarrow.parquet as pq
 
 from ..backend import keyed_counts as kc
 from ..backend import merge_sums
+from ..errors import WorkflowFormatError
 from ..hashing import hash_array
 from ..io import storage
 from ..io.outputs import atomic_file, output_error
 from .cache import TABLES
+from .vocabulary_check import FIX, check_vocabulary, read_checked
 
 SORT_KEYS = [("count", "descending"), ("value", "ascending")]
 
@@ -348,15 +350,30 @@ def _common_width(values: pa.Array) -> int | None:
     return high.as_py() if low.as_py() == high.as_py() else -1
 
 
-def load_split(directory: str, split: int, storage_options: Any = None) -> VocabTable:
-    """One split of a vocabulary, cached per process (:mod:`.cache`) until the file changes."""
-    return TABLES.get(split_path(directory, split), VocabTable.load, storage_options)
+def load_split(directory: str, split: int, storage_options: Any = None,
+               bounds: tuple[int, int] | None = None) -> VocabTable:
+    """One split of a vocabulary, cached per process (:mod:`.cache`) until the file changes.
+    ``bounds``: ``(first id, cardinality)``; a file read with ids outside is refused
+    (:func:`.vocabulary_check.check_vocabulary`), naming it."""
+    path = split_path(directory, split)
+    if bounds is None:
+        return TABLES.get(path, VocabTable.load, storage_options)
+
+    def checked(table: pa.Table) -> VocabTable:
+        check_vocabulary(table, path, first_index=bounds[0], cardinality=bounds[1],
+                         whole=False)
+        return VocabTable.load(table)
+
+    try:
+        return TABLES.get(path, checked, storage_options)
+    except pa.ArrowInvalid as exc:  # replaced by another file after the load's checks
+        raise WorkflowFormatError(f"{path!r} is not a parquet file ({str(exc)[:160]}). "
+                                  f"{FIX}") from None
 
 
 def read_vocabulary(directory: str, splits: int, storage_options: Any = None) -> pa.Table:
     """The whole vocabulary (``value, count, index``) sorted by index; for people, not for jobs."""
-    tables = [storage.read_table(split_path(directory, s), storage_options)
-              for s in range(splits)]
+    tables = [read_checked(split_path(directory, s), storage_options) for s in range(splits)]
     table = pa.concat_tables(tables)
     return table.take(pc.sort_indices(table, sort_keys=[("index", "ascending")]))
 

@@ -40,6 +40,7 @@ import pyarrow.compute as pc
 from ..hashing import hash_array
 from ..io import storage
 from .vocabulary import split_counts, split_path, write_table_file
+from .vocabulary_check import read_checked
 
 
 def pending_path(directory: str, split: int) -> str:
@@ -49,8 +50,7 @@ def pending_path(directory: str, split: int) -> str:
 
 def read_pending(directory: str, splits: int, storage_options: Any = None) -> pa.Table:
     """Every split's pending values and counts."""
-    tables = [storage.read_table(pending_path(directory, s), storage_options)
-              for s in range(splits)]
+    tables = [read_checked(pending_path(directory, s), storage_options) for s in range(splits)]
     return pa.concat_tables(tables, promote_options="permissive")
 
 

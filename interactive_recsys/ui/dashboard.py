@@ -47,6 +47,7 @@ from bokeh.layouts import column, row
 from bokeh.resources import Resources
 
 from ..io.outputs import atomic_file
+from ..redact import redact_text
 from ..runtime.monitor import Monitor
 from .bokeh_widget import BokehWidget, render_signal
 from .dashboard_figures import (
@@ -421,6 +422,7 @@ class Dashboard(widgets.VBox):
         return self._closed
 
     def _log(self, text: str) -> None:
+        text = redact_text(text)  # tracebacks may name URLs with credentials
         self.log_area.append_stdout(text if text.endswith("\n") else text + "\n")
 
     def _show_monitor_errors(self) -> None:

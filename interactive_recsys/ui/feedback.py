@@ -16,6 +16,8 @@ from contextlib import contextmanager
 
 import ipywidgets as w
 
+from ..redact import redact_text
+
 COLOURS = {"error": "#b00020", "success": "#1b5e20", "busy": "#0d47a1"}
 
 
@@ -41,6 +43,7 @@ class Feedback:
         area = area or next(iter(self.areas))
         if area not in self.areas:
             raise KeyError(f"no feedback area {area!r}; areas are {list(self.areas)}")
+        text, details = redact_text(text), redact_text(details)  # never a secret shown
         self.last = (text, level, area)
         colour = COLOURS.get(level, "inherit")
         spinner = '<span class="irs-spinner" aria-hidden="true"></span> ' \

@@ -27,6 +27,7 @@ from typing import Any
 
 import ipywidgets as w
 
+from ..redact import redact_text
 from ..runtime import cluster
 from ..runtime.jobs import active_client
 from ..stats.embedding_report import EmbeddingReport
@@ -123,9 +124,9 @@ class Studio(w.VBox):
         except Exception as exc:  # shown in the Studio, never only in the console
             self.message.value += (
                 f'<div class="irs-msg irs-msg-error" style="color:#b00020">'
-                f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</div>"
-                f"<details><summary>details</summary><pre>"
-                f"{html.escape(traceback.format_exc())}</pre></details>")
+                f"{html.escape(type(exc).__name__)}: {html.escape(redact_text(str(exc)))}"
+                f"</div><details><summary>details</summary><pre>"
+                f"{html.escape(redact_text(traceback.format_exc()))}</pre></details>")
 
     # ---- tabs -------------------------------------------------------------------------------
     def show_preview(self) -> None:
