@@ -230,16 +230,25 @@ def check_csv_header(files: Sequence[str], sep: str, names: Sequence[str] | None
     raise DatasetError(
         f"{files[0]!r}: {'; '.join(parts)}. Open it with Dataset(path, {', '.join(advice)})"
         + ("; pass header=0 if the first line really names the columns." if numeric else "."))
-def files_with_rows(files: Sequence[str], sep: str, header: Any) -> list[str]:
-    """The csv ``files`` that hold data rows, in order; all of them when none does.
+def files_with_rows(files: Sequence[str], sep: str, header: Any,
+                    storage_options: Mapping[str, Any] | None = None) -> list[str]:
+    """The csv ``files`` that hold data rows, in order (empty when none does: see
+    :func:`no_rows_error`).
 
     Column types are inferred from the first file's start, so a header-only (or empty) file
-    first would make every column a string; such files add no rows and are left out.
+    first would make every column a string; such files add no rows and are left out. URLs
+    are opened with fsspec (``storage_options``) and looked at in order until one has rows:
+    the rest are kept as they are (one request, usually).
     """
     skip = 0 if header is None else 1
 
     def has_rows(path: str) -> bool:
-        opener = gzip.open if path.endswith(".gz") else open
+        opener: Any = gzip.open if path.endswith(".gz") else open
+        if "://" in path:
+            import fsspec
+
+            opener = functools.partial(fsspec.open, compression="infer",
+                                       **(storage_options or {}))
         try:
             with opener(path, "rt", newline="") as f:
                 reader = csv.reader(f, delimiter=sep)
@@ -247,8 +256,24 @@ def files_with_rows(files: Sequence[str], sep: str, header: Any) -> list[str]:
                 return sum(1 for row in rows if row) > skip
         except (OSError, UnicodeDecodeError, csv.Error):
             return True  # let the reader name the problem
-    kept = [f for f in files if has_rows(f)]
-    return kept or list(files)
+    if any("://" in f for f in files):
+        first = next((i for i, f in enumerate(files) if has_rows(f)), None)
+        return [] if first is None else list(files[first:])
+    return [f for f in files if has_rows(f)]
+
+
+def no_rows_error(files: Sequence[str], dtypes: Mapping[str, Any] | None = None) -> DatasetError:
+    """The error of a csv input whose files hold a header at most: names them, and says why
+    a Dataset of it cannot be opened (the column types come from the rows)."""
+    shown = list(files[:3]) + (["..."] if len(files) > 3 else [])
+    which = (f"The csv file {files[0]!r} has" if len(files) == 1
+             else f"None of the {len(files)} csv files {shown} has")
+    declared = f" (dtypes= declares only {sorted(dtypes)})" if dtypes else ""
+    return DatasetError(
+        f"{which} no rows (a header only, or nothing): there is nothing to read, and no column "
+        f"types to infer{declared}. Check that the right file was given; pass a file with "
+        "rows, or declare every column's type (dtypes={column: 'int64', ...}) to open it as "
+        "an empty dataset.")
 
 
 def multiline_file(files: Sequence[str], sep: str, records: int = 1_000_000) -> str | None:

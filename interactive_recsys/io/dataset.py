@@ -12,6 +12,7 @@ import glob
 import json
 import math
 import os
+import stat
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -46,6 +47,7 @@ from .csv_input import (
     check_csv_names,
     failing_column,
     files_with_rows,
+    no_rows_error,
     pandas_csv_dtype,
 )
 from .parquet_pieces import ParquetPiece, _PieceReader, plan_pieces, sampled_bytes_per_row
@@ -130,12 +132,40 @@ def expand_paths(source: str | os.PathLike | Sequence[str | os.PathLike],
             if not os.path.exists(item):
                 raise DatasetError(f"Input file {item!r} does not exist. Check the path (the "
                                    f"current directory is {os.getcwd()!r}).")
+            refuse_special_file(item)
             found = [item]
         if not found:
             raise DatasetError(f"No data files match {item!r}. Check the path or the glob "
                                f"pattern (parquet: {PARQUET_EXTENSIONS}, csv: {CSV_EXTENSIONS}).")
         files.extend(found)
     return files
+
+
+def refuse_special_file(path: str | os.PathLike) -> None:
+    """Refuse an input that is not a regular file (a FIFO, a socket, a device), before
+    anything reads it: a reader of a named pipe waits for a writer forever, and a device
+    has no end or size.
+
+    >>> try:
+    ...     refuse_special_file("/dev/null")
+    ... except DatasetError as exc:
+    ...     print(str(exc).split(":")[0])
+    Input '/dev/null' is a character device, not a regular file
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # missing or unreadable: the caller's own error names it
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return
+    kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a character device" if stat.S_ISCHR(mode)
+            else "a block device" if stat.S_ISBLK(mode) else "not a file or a folder")
+    raise DatasetError(
+        f"Input {os.fspath(path)!r} is {kind}, not a regular file: it is refused before any "
+        "read (a pipe or a device would be read without end, or block until a writer "
+        "comes). Write the data to a file first (e.g. cat PIPE > data.csv) and pass that "
+        "file, or a folder of parquet/csv files.")
 
 
 def _infer_engine(files: list[str]) -> str:
@@ -332,10 +362,18 @@ class Dataset:
             kwargs["storage_options"] = self.storage_options
         else:  # local raw text with no header or another separator is refused first
             check_csv_header(self.files, sep, names, header)
-            files = files_with_rows(self.files, sep, None if names is not None and header
-                                    == "infer" else header)  # header-only files add no rows
+        with_rows = files_with_rows(self.files, sep, None if names is not None and header
+                                    == "infer" else header, self.storage_options)
+        files = with_rows or files  # header-only files add no rows
         try:
             raw = dd.read_csv(files, **kwargs)
+        except (OSError, ValueError) as exc:  # an empty file: not even a header
+            if not with_rows:
+                raise no_rows_error(self.files, dtypes) from None
+            raise DatasetError(f"Cannot read the csv input {files[:3]}: {exc}") from exc
+        if not with_rows and set(map(str, raw._meta.columns)) - set(dtypes):
+            raise no_rows_error(self.files, dtypes)  # no types to read from no rows
+        try:
             expected = {c: t for c, t in raw._meta.dtypes.items() if c not in dtypes}
             raw = read_pandas(CsvBlockReader(expected, files), files, **kwargs)
         except (OSError, ValueError) as exc:
@@ -551,6 +589,22 @@ def with_written_roles(schema: Schema, folders: Sequence[str]) -> Schema:
     return Schema(c.with_(tags=c.tags | w.tags, properties={**w.properties, **c.properties})
                   if (w := written.get(c.name)) is not None and w.dtype == c.dtype else c
                   for c in schema.values())
+
+
+def describe_input(ds: Dataset) -> str:
+    """The input of ``ds`` as errors name it: its folder, its file, or its first files.
+
+    >>> describe_input(Dataset(pd.DataFrame({"a": [1]})))
+    'the in-memory frame'
+    """
+    files = list(ds.files or getattr(ds, "sources", ()))
+    if len(ds.folders) == 1:
+        return f"the folder {ds.folders[0]!r}"
+    if len(files) == 1:
+        return f"the file {files[0]!r}"
+    if files:
+        return f"the {len(files)} files {files[:3]}" + (" ..." if len(files) > 3 else "")
+    return "the in-memory frame"
 
 
 def input_folders(source: Any) -> list[str]:
