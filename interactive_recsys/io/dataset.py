@@ -41,6 +41,7 @@ from ..runtime.cluster import MAX_PART_SIZE, MIN_PART_SIZE
 from ..runtime.jobs import compute, submit
 from ..schema import RESERVED_PREFIX, Schema, Tags, arrow_type, normalize_tags
 from .csv_input import (
+    PATH_COLUMN,
     CsvBlockReader,
     CsvNormalizer,
     check_csv_header,
@@ -50,6 +51,7 @@ from .csv_input import (
     no_rows_error,
     pandas_csv_dtype,
 )
+from .hive import HivePartitions, discover
 from .parquet_pieces import ParquetPiece, _PieceReader, plan_pieces, sampled_bytes_per_row
 from .storage import StorageOptions, expand_url, filesystem_of, is_remote, published_files, strip
 
@@ -267,17 +269,20 @@ class Dataset:
         self.folders: list[str] = []  # folders named as input (output guards)
         self._pieces: list[ParquetPiece] | None = None  # parquet: what the partitions read
         self._file_schema, self.frame = None, None  # frame: the frame read, when in memory
+        self._hive: HivePartitions | None = None  # key=value folders: columns (.hive)
         if isinstance(source, Dataset):
             self._ddf, arrow_schema = source._ddf, source.schema.to_arrow()
             self._num_rows, self.files = source._num_rows, source.files
             self.sources, self.folders = source.sources, source.folders
             self._pieces, self._file_schema = source._pieces, source._file_schema
+            self._hive = source._hive
             self.backend, self.frame = source.backend, source.frame
             self.storage_options, self._fs = source.storage_options, source._fs
         elif isinstance(source, str | os.PathLike | list | tuple):
             self.files = expand_paths(source, engine, self.storage_options)
             self.folders = input_folders(source)
             self._fs = filesystem_of(self.files, self.storage_options)
+            self._hive = discover(self.files, source)
             engine = engine or _infer_engine(self.files)
             if engine == "parquet":
                 self._ddf, arrow_schema = self._open_parquet(parse_part_size(part_size))
@@ -310,6 +315,7 @@ class Dataset:
         ds.backend, ds._ddf, ds._schema, ds._num_rows, ds.files = (backend, ddf, schema,
                                                                   num_rows, [])
         ds._pieces, ds._file_schema, ds.sources = None, None, list(sources)
+        ds._hive = None
         ds.folders, ds.frame = [], None
         ds.storage_options, ds._fs = {}, None
         return ds
@@ -329,17 +335,29 @@ class Dataset:
         metadata, schemas = _read_metadata(self.files, self._fs)
         schema = unify_schemas(schemas)
         first = self.files[0]
-        pieces = plan_pieces(metadata, part_size,
-                             sampled_bytes_per_row(first, metadata[first], self._fs))
+        per_row = sampled_bytes_per_row(first, metadata[first], self._fs)
+        if self._hive is not None:  # the partition columns: after the files' own
+            self._hive.check_columns(schema.names, self.folders[0] if self.folders
+                                     else first)
+            per_row += self._hive.bytes_per_row()
+        pieces = plan_pieces(metadata, part_size, per_row)
         self._num_rows = sum(p.num_rows for p in pieces)
         self._pieces, self._file_schema = pieces, schema
-        return self._read_pieces(()), schema
+        return self._read_pieces(()), self._full_schema()
+
+    def _full_schema(self) -> pa.Schema:
+        """The files' schema, then the partition columns of hive folders (:mod:`.hive`)."""
+        assert self._file_schema is not None
+        if self._hive is None:
+            return self._file_schema
+        return pa.schema([*self._file_schema, *self._hive.schema])
 
     def _read_pieces(self, dictionary: Sequence[str]) -> dd.DataFrame:
         assert self._pieces is not None and self._file_schema is not None
-        meta = self.backend.from_arrow(dictionary_schema(self._file_schema,
+        meta = self.backend.from_arrow(dictionary_schema(self._full_schema(),
                                                          dictionary).empty_table())
-        reader = _PieceReader(self.backend.name, self._file_schema, dictionary, self._fs)
+        reader = _PieceReader(self.backend.name, self._file_schema, dictionary, self._fs,
+                              self._hive)
         reader.irs_folders = self.folders
         with dask.config.set({"dataframe.convert-string": False}):
             return dd.from_map(reader, self._pieces, meta=meta, label="read-parquet",
@@ -373,21 +391,28 @@ class Dataset:
             raise DatasetError(f"Cannot read the csv input {files[:3]}: {exc}") from exc
         if not with_rows and set(map(str, raw._meta.columns)) - set(dtypes):
             raise no_rows_error(self.files, dtypes)  # no types to read from no rows
+        hive = self._hive
+        if hive is not None:  # each block names its file: its partition columns (.hive)
+            hive.check_columns(list(map(str, raw._meta.columns)),
+                               self.folders[0] if self.folders else files[0])
+            kwargs["include_path_column"] = PATH_COLUMN
         try:
             expected = {c: t for c, t in raw._meta.dtypes.items() if c not in dtypes}
             raw = read_pandas(CsvBlockReader(expected, files), files, **kwargs)
         except (OSError, ValueError) as exc:
             raise DatasetError(f"Cannot read the csv input {files[:3]}: {exc}") from exc
-        sample = pa.Table.from_pandas(raw._meta, preserve_index=False).schema
+        sample = pa.Table.from_pandas(raw._meta.drop(columns=[PATH_COLUMN], errors="ignore"),
+                                      preserve_index=False).schema
         fields = [pa.field(f.name, small_type(arrow_type(dtypes[f.name])) if f.name in dtypes else
                            (pa.string() if pa.types.is_string(f.type) or
                             pa.types.is_large_string(f.type) or pa.types.is_null(f.type)
                             else f.type)) for f in sample]
         schema = pa.schema(fields)
-        meta = self.backend.from_arrow(schema.empty_table())
-        normalizer = CsvNormalizer(self.backend.name, schema, files)
+        full = schema if hive is None else pa.schema([*schema, *hive.schema])
+        meta = self.backend.from_arrow(full.empty_table())
+        normalizer = CsvNormalizer(self.backend.name, schema, files, hive)
         normalizer.irs_folders = self.folders
-        return raw.map_partitions(normalizer, meta=meta, enforce_metadata=False), schema
+        return raw.map_partitions(normalizer, meta=meta, enforce_metadata=False), full
 
     def _from_frame(self, source: Any, part_size: Any) -> tuple[dd.DataFrame, pa.Schema]:
         if isinstance(source, pa.Table):
