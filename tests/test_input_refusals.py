@@ -11,9 +11,7 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 import threading
-from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
@@ -22,17 +20,7 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys import ops
-
-REPO = Path(__file__).resolve().parents[1]
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-
-
-def irs_cli(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    try:
-        return subprocess.run([sys.executable, "-m", "interactive_recsys.cli", *args],
-                              cwd=cwd, env=ENV, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"irs {' '.join(args)} still ran after {timeout} s (it blocked)")
+from tests.test_bad_inputs_cli import irs_cli
 
 
 @pytest.fixture
