@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import CancelledError
 from typing import Any
 
+from distributed.comm import CommClosedError
 from tqdm import tqdm
 
 from . import ops
@@ -465,7 +466,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except IRSError as exc:
         print(f"irs: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    except CancelledError as exc:  # the connection lost outside a computation
+    except (CancelledError, CommClosedError) as exc:  # lost outside a computation
         print(f"irs: error: the Dask cluster was lost ({type(exc).__name__}: {exc}): its "
               "scheduler was stopped, crashed or cannot be reached. Check it, start it or a "
               "new cluster, and run the command again.", file=sys.stderr)

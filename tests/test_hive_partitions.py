@@ -162,3 +162,23 @@ def test_the_loader_refuses_a_hive_folder_by_name(tmp_path):
     loader = irs.Loader(str(tmp_path / "flat"), batch_size=400, shuffle=False,
                         cont_cols=["x"], extra_cols=["shop"])
     assert {"day", "shop"} <= set(loader.schema.names)
+
+
+def test_a_partitioned_folder_behind_a_url(tmp_path):
+    """fsspec URLs (``memory://`` here, as ``s3://``): the same columns, parquet and csv."""
+    import fsspec
+
+    fs, root = fsspec.filesystem("memory"), f"/irs-hive-{tmp_path.name}"
+    try:
+        for day, rows in (("2026-11-01", [1, 2]), ("2026-11-02", [3])):
+            with fs.open(f"{root}/pq/day={day}/p.parquet", "wb") as f:
+                pd.DataFrame({"a": rows}).to_parquet(f)
+            with fs.open(f"{root}/csv/day={day}/p.csv", "w") as f:
+                pd.DataFrame({"a": rows}).to_csv(f, index=False)
+        for kind in ("pq", "csv"):
+            ds = irs.Dataset(f"memory://{root}/{kind}/", part_size=8)
+            assert ds.schema.dtypes == {"a": "int64", "day": "string"}
+            assert ds.compute().to_dict("list") == {
+                "a": [1, 2, 3], "day": ["2026-11-01", "2026-11-01", "2026-11-02"]}
+    finally:
+        fs.rm(root, recursive=True)

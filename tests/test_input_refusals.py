@@ -151,3 +151,16 @@ def test_fit_and_update_of_an_empty_parquet_name_the_file(tmp_path):
     wf.fit(irs.Dataset(str(tmp_path / "full.parquet")))
     with pytest.raises(irs.DatasetError, match=r"update .*the file '.*empty.parquet' has no "):
         wf.update(empty)
+
+
+def test_a_header_only_csv_behind_a_url_is_refused_by_name(tmp_path):
+    import fsspec
+
+    fs, path = fsspec.filesystem("memory"), f"/irs-empty-{tmp_path.name}/day2.csv"
+    try:
+        with fs.open(path, "w") as f:
+            f.write("c,x\n")
+        with pytest.raises(irs.DatasetError, match=f"'memory://{path}' has no rows"):
+            irs.Dataset(f"memory://{path}")
+    finally:
+        fs.rm(path)

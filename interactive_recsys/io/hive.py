@@ -38,6 +38,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import DatasetError
+from .storage import is_remote, protocol, strip
 
 #: The folder value that Hive, Spark and pyarrow write for a null key.
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
@@ -134,7 +135,7 @@ def discover(files: Sequence[str], source: Any) -> HivePartitions | None:
     """The partition columns of ``files`` found below the folders named in ``source`` (a
     path or URL, or a list of them), or ``None`` when there are none."""
     items = [source] if isinstance(source, str | os.PathLike) else list(source)
-    roots = [os.fspath(i).rstrip("/" + os.sep) for i in items
+    roots = [_root(os.fspath(i)) for i in items
              if isinstance(i, str | os.PathLike) and not _has_magic(os.fspath(i))]
     found: dict[str, dict[str, str | None]] = {}
     for f in files:
@@ -155,6 +156,14 @@ def discover(files: Sequence[str], source: Any) -> HivePartitions | None:
         columns.append(values)
     return HivePartitions(pa.schema(fields), {f: tuple(c[i] for c in columns)
                                               for i, f in enumerate(files)})
+
+
+def _root(item: str) -> str:
+    """A folder as its files' paths start: a URL as the reader lists it
+    (``scheme://`` + the filesystem's own path), a local path as given."""
+    if is_remote(item):
+        return f"{protocol(item)}://{strip(item)}".rstrip("/")
+    return item.rstrip("/" + os.sep)
 
 
 def _has_magic(path: str) -> bool:
