@@ -195,6 +195,8 @@ def test_target_encoding_refusals_name_the_equivalent(frame):
         ops.TargetEncoding("y", target_mean=0.5)
     with pytest.raises(ParameterError, match="drop_folds=False.*'__fold__'"):
         ops.TargetEncoding("y", drop_folds=False)
+    # kfold=1: NVTabular adds no fold column either, so drop_folds=False changes nothing
+    pd.testing.assert_frame_equal(_te(frame, drop_folds=False), _te(frame))
     with pytest.raises(ParameterError, match=r"name_sep.*Rename\(f="):
         ops.JoinGroupby(cont_cols=["x"], name_sep="-")
 

@@ -129,11 +129,6 @@ def _tuning(op: str, kwargs: dict[str, Any]) -> dict[str, Any]:
                              f"{kwargs['name_sep']!r}. Remove it and rename the output "
                              "columns after, e.g. >> Rename(f=lambda n: n.replace('_', "
                              f"{kwargs['name_sep']!r})).")
-    if kwargs.get("drop_folds", True) is False:
-        raise ParameterError(f"NVTabular's {op}(drop_folds=False) adds its '__fold__' column "
-                             "(which NVTabular documents as for its unit tests), which the port "
-                             "does not output. Remove drop_folds=False: the folds come from "
-                             "fold_seed, so the encoding is the same.")
     return {k: v for k, v in kwargs.items() if k not in TUNING | set(REFUSED)}
 
 
@@ -248,6 +243,11 @@ def TargetEncoding(target: Any, kfold: int | None = None, fold_seed: int | None 
     unseeded folds). The target (like ``cont_cols``) is read from the workflow input
     without being selected."""
     targets = [target] if isinstance(target, str | Node) else list(target)
+    if kwargs.get("drop_folds", True) is False and (kfold is None or kfold > 1):
+        raise ParameterError("NVTabular's TargetEncoding(drop_folds=False) adds its '__fold__' "
+                             "column (which NVTabular documents as for its unit tests), which "
+                             "the port does not output. Remove drop_folds=False: the folds "
+                             "come from fold_seed, so the encoding is the same.")
     if fold_seed is None:
         fold_seed = random.SystemRandom().randrange(2**31)
     rest = _tuning("TargetEncoding", kwargs)
