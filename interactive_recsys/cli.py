@@ -8,23 +8,26 @@ import argparse
 import contextlib
 import glob
 import json
+import logging
 import os
 import sys
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import CancelledError
 from typing import Any
 
+from distributed.comm import CommClosedError
 from tqdm import tqdm
 
 from . import ops
 from ._version import __version__
 from .datasets import CRITEO_CATEGORICAL, CRITEO_CONTINUOUS, CRITEO_LABEL, synthetic_criteo
 from .embedding import embedding_sizes
-from .errors import IRSError, ParameterError
+from .errors import DatasetError, IRSError, ParameterError
 from .exports.hugectr import describe
 from .io import storage
 from .io.commit import check_older_than, clean_staging
-from .io.dataset import Dataset, parse_part_size
+from .io.dataset import Dataset, describe_input, parse_part_size, refuse_special_file
 from .io.outputs import check_destination, check_not_inside_input, clean_stale
 from .io.storage import is_remote
 from .models import load
@@ -32,6 +35,7 @@ from .notebook_report import notebook_report
 from .predict import predict_topk
 from .redact import redact_text, redact_value, remember
 from .runtime.cluster import check_memory_limit, connect, start_cluster
+from .runtime.jobs import ClusterLostError
 from .workflow import Workflow
 
 
@@ -65,6 +69,22 @@ def _check_cluster_args(args: argparse.Namespace) -> None:
     part_size = parse_part_size(args.part_size) if args.part_size is not None else None
     if not args.local and not args.scheduler:
         check_memory_limit(args.memory_limit, part_size)
+
+
+def _check_inputs(items: Sequence[str]) -> None:
+    """Refuse an input path that is a FIFO, a socket or a device before anything starts or
+    reads it (a named pipe would block the command until a writer comes)."""
+    for item in items:
+        if not is_remote(item) and not glob.has_magic(item):
+            refuse_special_file(item)
+
+
+def _refuse_no_rows(ds: Dataset, command: str) -> None:
+    """Refuse an input known to have no rows (parquet metadata), naming it."""
+    if ds.known_num_rows == 0:
+        raise DatasetError(f"irs {command}: {describe_input(ds)} has no rows, so there is "
+                           "nothing to process and nothing was written. Check the --input "
+                           "path (a failed export, an empty day?).")
 
 
 @contextlib.contextmanager
@@ -190,6 +210,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         check_destination(args.output, {"the input": inputs, "the workflow folder":
                                         [] if is_remote(args.workflow) else [args.workflow]})
         check_not_inside_input(args.output, inputs)
+    _check_inputs(args.input)
     _check_cluster_args(args)
     wf = Workflow.load(args.workflow, storage_options=options)
     with _client(args.scheduler, args.workers, args.memory_limit, args.local) as client:
@@ -198,6 +219,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ds = Dataset(args.input if len(args.input) > 1 else args.input[0],
                      part_size=args.part_size, tags={c: ["target"] for c in labels},
                      storage_options=options)
+        _refuse_no_rows(ds, "run")
         t0 = time.perf_counter()
         hugectr = {"one_key_space": True} if args.hugectr_one_key_space else args.hugectr
         written = wf.transform(ds).to_parquet(args.output, shuffle=args.shuffle,
@@ -219,11 +241,13 @@ def update(args: argparse.Namespace) -> dict[str, Any]:
         workflow = [] if is_remote(args.workflow) else [args.workflow]
         check_destination(args.output, {"the input": inputs, "the workflow folder": workflow})
         check_not_inside_input(args.output, [*inputs, *workflow])
+    _check_inputs(args.input)
     _check_cluster_args(args)
     wf = Workflow.load(args.workflow, storage_options=options)
     with _client(args.scheduler, args.workers, args.memory_limit, args.local) as client:
         ds = Dataset(args.input if len(args.input) > 1 else args.input[0],
                      part_size=args.part_size, storage_options=options)
+        _refuse_no_rows(ds, "update")
         t0 = time.perf_counter()
         new = wf.update(ds)
         new.save(args.output, overwrite=args.overwrite, storage_options=options)
@@ -243,6 +267,7 @@ def update(args: argparse.Namespace) -> dict[str, Any]:
 
 def predict(args: argparse.Namespace) -> dict[str, Any]:
     options = storage_options(args)
+    _check_inputs(args.users)
     model = load(args.model, storage_options=options)
     _check_cluster_args(args)
     with _client(args.scheduler, args.workers, args.memory_limit, args.local) as client:
@@ -427,13 +452,61 @@ def say(text: str) -> None:
     print(redact_text(text))
 
 
+#: Exit status of an error in the input or the options (and of argparse's usage errors).
+EXIT_ERROR = 2
+#: Exit status when the Dask scheduler was lost mid-command: the input was fine, run it again.
+EXIT_CLUSTER_LOST = 3
+
+
+class _OneLineLogs(logging.Filter):
+    """Dask's own log lines without their tracebacks: a lost scheduler makes the client log
+    each failed reconnect with a traceback, which the command's one-line error explains."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not (record.exc_info or record.exc_text):
+            return True
+        exc = record.exc_info[1] if record.exc_info else None
+        record.exc_info, record.exc_text, record.stack_info = None, None, None
+        if not record.getMessage().strip():  # the traceback was the message: its last line
+            if exc is None or not str(exc):
+                return False
+            record.msg, record.args = f"{type(exc).__name__}: {exc}", ()
+        return True
+
+
+@contextlib.contextmanager
+def _one_line_dask_logs() -> Iterator[None]:
+    handlers = logging.getLogger("distributed").handlers or logging.getLogger().handlers
+    quiet = _OneLineLogs()
+    for handler in handlers:
+        handler.addFilter(quiet)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            handler.removeFilter(quiet)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; the exit status is 0, :data:`EXIT_ERROR` (bad input, options) or
+    :data:`EXIT_CLUSTER_LOST` (the scheduler went away: run again), with one line on
+    stderr for an error, never a traceback."""
     args = build_parser().parse_args(argv)
     try:
-        args.func(args)
+        with _one_line_dask_logs():
+            args.func(args)
+    except ClusterLostError as exc:
+        print(f"irs: error: {exc}", file=sys.stderr)
+        return EXIT_CLUSTER_LOST
     except IRSError as exc:
         print(f"irs: error: {redact_text(str(exc))}", file=sys.stderr)
-        return 2
+        return EXIT_ERROR
+    except (CancelledError, CommClosedError) as exc:  # lost outside a computation
+        print(redact_text(
+            f"irs: error: the Dask cluster was lost ({type(exc).__name__}: {exc}): its "
+            "scheduler was stopped, crashed or cannot be reached. Check it, start it or a "
+            "new cluster, and run the command again."), file=sys.stderr)
+        return EXIT_CLUSTER_LOST
     except Exception:  # unexpected: the traceback, with every secret in it masked
         import traceback
 

@@ -43,7 +43,7 @@ from .errors import DatasetError, NotMergeableError, WorkflowFormatError
 from .execution import compile_plan, fit_phases
 from .graph import OpNode
 from .io.artifacts import TemporaryArtifacts, check_temporary_artifacts_reach_workers
-from .io.dataset import as_dataset
+from .io.dataset import as_dataset, describe_input
 from .ops.base import StateFolders
 from .plan import OpStep
 
@@ -60,8 +60,8 @@ def updated(wf: Workflow, data: Any) -> Workflow:
     wf._check_fitted()
     ds = as_dataset(data)
     if ds.npartitions == 0 or ds.known_num_rows == 0:
-        raise DatasetError(f"Cannot update with an empty dataset ({ds!r}): check the input "
-                           "path and any filter.")
+        raise DatasetError(f"Cannot update with an empty dataset: {describe_input(ds)} has "
+                           "no rows. Check the input path and any filter.")
     wf._check_types_since_fit(ds.schema)
     wf._checked_input(ds.schema)
     steps = {s.node_id: s for s in wf.fitted_steps()}

@@ -37,7 +37,7 @@ from .graph import ConcatNode, Node, OpNode, SelectNode
 from .incremental import updated
 from .io import commit, storage
 from .io.artifacts import TemporaryArtifacts, check_temporary_artifacts_reach_workers
-from .io.dataset import Dataset, as_dataset
+from .io.dataset import Dataset, as_dataset, describe_input
 from .io.folder_rules import artifact_paths, copy_named, verify_checksums
 from .io.outputs import atomic_directory
 from .io.workflow_format import FORMAT_NAME, FORMAT_VERSION, json_safe, read_config
@@ -226,8 +226,9 @@ class Workflow:
         source = self._reuse_source(reuse)  # before this fit resets anything (reuse=self)
         ds = as_dataset(data)
         if ds.npartitions == 0 or ds.known_num_rows == 0:
-            raise DatasetError(f"Cannot fit on an empty dataset ({ds!r}): statistics of zero "
-                               "rows mean nothing. Check the input path and any filter.")
+            raise DatasetError(f"Cannot fit on an empty dataset: {describe_input(ds)} has no "
+                               "rows, and statistics of zero rows mean nothing. Check the "
+                               "input path and any filter.")
         self._checked_input(ds.schema)  # before any work: names, schemas, shuffles
         plan = compile_plan(self.output_node, ds.schema, {}, ds.backend.name, None)  # once
         _checked(plan.steps[-1].schema)

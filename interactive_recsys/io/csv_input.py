@@ -9,6 +9,7 @@ import csv
 import functools
 import gzip
 import itertools
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -17,6 +18,7 @@ import pyarrow as pa
 
 from ..backend import get_backend
 from ..errors import DatasetError
+from .hive import HivePartitions
 
 _PANDAS_CSV_DTYPES = {"string": "string[pyarrow]", "bool": "boolean"}
 
@@ -29,14 +31,53 @@ def pandas_csv_dtype(name: str) -> str:
     return name
 
 
-class CsvNormalizer:
-    """Raw csv blocks as frames of the backend with the dataset's Arrow schema."""
+#: The column Dask's csv reader fills with each row's file, when hive folders give columns.
+PATH_COLUMN = "__irs_path"
 
-    def __init__(self, backend_name: str, schema: pa.Schema, files: Sequence[str] = ()) -> None:
+
+class CsvNormalizer:
+    """Raw csv blocks as frames of the backend with the dataset's Arrow schema; with
+    ``hive`` (:class:`~.hive.HivePartitions`), the blocks carry their file in
+    :data:`PATH_COLUMN`, replaced by the partition columns of that file."""
+
+    def __init__(self, backend_name: str, schema: pa.Schema, files: Sequence[str] = (),
+                 hive: HivePartitions | None = None) -> None:
         self.backend_name, self.schema = backend_name, schema
         self.irs_sources = list(files)
+        self.hive = hive
+        self._files: dict[str, str] | None = None  # Dask's name of each file -> the file
 
     def __call__(self, df: pd.DataFrame) -> Any:
+        paths = df.pop(PATH_COLUMN) if PATH_COLUMN in df.columns else None
+        table = self._table(df)
+        if self.hive is not None and paths is not None:
+            table = self._with_partitions(table, paths)
+        return get_backend(self.backend_name).from_arrow(table)
+
+    def _with_partitions(self, table: pa.Table, paths: pd.Series) -> pa.Table:
+        """The partition columns of each row's file (Dask gives the file as a category)."""
+        assert self.hive is not None
+        codes = pa.array(paths.cat.codes.to_numpy())
+        files = [self._file_of(p) for p in paths.cat.categories]
+        for i, field in enumerate(self.hive.schema):
+            per_file = pa.array([self.hive.values[f][i] for f in files], field.type)
+            table = table.append_column(field, per_file.take(codes))
+        return table
+
+    def _file_of(self, path: str) -> str:
+        """The input file Dask names ``path`` (absolute, or without its URL scheme)."""
+        assert self.hive is not None
+        if self._files is None:
+            self._files = {f.split("://", 1)[1] if "://" in f
+                           else os.path.abspath(f).replace(os.sep, "/"): f
+                           for f in self.hive.values}
+        try:
+            return self._files[path]
+        except KeyError:
+            raise DatasetError(f"The csv block of {path!r} matches no input file of "
+                               f"{self.irs_sources[:3]}; open the Dataset again.") from None
+
+    def _table(self, df: pd.DataFrame) -> pa.Table:
         for name in df.columns:  # e.g. integers past int64, which pandas keeps as Python ints
             target = self.schema.field(name).type if name in self.schema.names else None
             if df[name].dtype == object and target is not None and (
@@ -50,7 +91,7 @@ class CsvNormalizer:
                 f"Column {column!r} of {self.irs_sources[:3]} cannot be read as "
                 f"{self.schema.field(column).type if column in self.schema.names else '?'} "
                 f"({exc}). Declare its type, e.g. dtypes={{{column!r}: 'string'}}.") from exc
-        return get_backend(self.backend_name).from_arrow(table)
+        return table
 
 
 def failing_column(df: pd.DataFrame, schema: pa.Schema | None = None) -> str:
@@ -230,16 +271,25 @@ def check_csv_header(files: Sequence[str], sep: str, names: Sequence[str] | None
     raise DatasetError(
         f"{files[0]!r}: {'; '.join(parts)}. Open it with Dataset(path, {', '.join(advice)})"
         + ("; pass header=0 if the first line really names the columns." if numeric else "."))
-def files_with_rows(files: Sequence[str], sep: str, header: Any) -> list[str]:
-    """The csv ``files`` that hold data rows, in order; all of them when none does.
+def files_with_rows(files: Sequence[str], sep: str, header: Any,
+                    storage_options: Mapping[str, Any] | None = None) -> list[str]:
+    """The csv ``files`` that hold data rows, in order (empty when none does: see
+    :func:`no_rows_error`).
 
     Column types are inferred from the first file's start, so a header-only (or empty) file
-    first would make every column a string; such files add no rows and are left out.
+    first would make every column a string; such files add no rows and are left out. URLs
+    are opened with fsspec (``storage_options``) and looked at in order until one has rows:
+    the rest are kept as they are (one request, usually).
     """
     skip = 0 if header is None else 1
 
     def has_rows(path: str) -> bool:
-        opener = gzip.open if path.endswith(".gz") else open
+        opener: Any = gzip.open if path.endswith(".gz") else open
+        if "://" in path:
+            import fsspec
+
+            opener = functools.partial(fsspec.open, compression="infer",
+                                       **(storage_options or {}))
         try:
             with opener(path, "rt", newline="") as f:
                 reader = csv.reader(f, delimiter=sep)
@@ -247,8 +297,24 @@ def files_with_rows(files: Sequence[str], sep: str, header: Any) -> list[str]:
                 return sum(1 for row in rows if row) > skip
         except (OSError, UnicodeDecodeError, csv.Error):
             return True  # let the reader name the problem
-    kept = [f for f in files if has_rows(f)]
-    return kept or list(files)
+    if any("://" in f for f in files):
+        first = next((i for i, f in enumerate(files) if has_rows(f)), None)
+        return [] if first is None else list(files[first:])
+    return [f for f in files if has_rows(f)]
+
+
+def no_rows_error(files: Sequence[str], dtypes: Mapping[str, Any] | None = None) -> DatasetError:
+    """The error of a csv input whose files hold a header at most: names them, and says why
+    a Dataset of it cannot be opened (the column types come from the rows)."""
+    shown = list(files[:3]) + (["..."] if len(files) > 3 else [])
+    which = (f"The csv file {files[0]!r} has" if len(files) == 1
+             else f"None of the {len(files)} csv files {shown} has")
+    declared = f" (dtypes= declares only {sorted(dtypes)})" if dtypes else ""
+    return DatasetError(
+        f"{which} no rows (a header only, or nothing): there is nothing to read, and no column "
+        f"types to infer{declared}. Check that the right file was given; pass a file with "
+        "rows, or declare every column's type (dtypes={column: 'int64', ...}) to open it as "
+        "an empty dataset.")
 
 
 def multiline_file(files: Sequence[str], sep: str, records: int = 1_000_000) -> str | None:

@@ -12,6 +12,7 @@ import glob
 import json
 import math
 import os
+import stat
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -40,14 +41,17 @@ from ..runtime.cluster import MAX_PART_SIZE, MIN_PART_SIZE
 from ..runtime.jobs import compute, submit
 from ..schema import RESERVED_PREFIX, Schema, Tags, arrow_type, normalize_tags
 from .csv_input import (
+    PATH_COLUMN,
     CsvBlockReader,
     CsvNormalizer,
     check_csv_header,
     check_csv_names,
     failing_column,
     files_with_rows,
+    no_rows_error,
     pandas_csv_dtype,
 )
+from .hive import HivePartitions, discover
 from .parquet_pieces import ParquetPiece, _PieceReader, plan_pieces, sampled_bytes_per_row
 from .storage import (
     StorageOptions,
@@ -144,12 +148,40 @@ def expand_paths(source: str | os.PathLike | Sequence[str | os.PathLike],
             if not os.path.exists(item):
                 raise DatasetError(f"Input file {item!r} does not exist. Check the path (the "
                                    f"current directory is {os.getcwd()!r}).")
+            refuse_special_file(item)
             found = [item]
         if not found:
             raise DatasetError(f"No data files match {item!r}. Check the path or the glob "
                                f"pattern (parquet: {PARQUET_EXTENSIONS}, csv: {CSV_EXTENSIONS}).")
         files.extend(found)
     return files
+
+
+def refuse_special_file(path: str | os.PathLike) -> None:
+    """Refuse an input that is not a regular file (a FIFO, a socket, a device), before
+    anything reads it: a reader of a named pipe waits for a writer forever, and a device
+    has no end or size.
+
+    >>> try:
+    ...     refuse_special_file("/dev/null")
+    ... except DatasetError as exc:
+    ...     print(str(exc).split(":")[0])
+    Input '/dev/null' is a character device, not a regular file
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # missing or unreadable: the caller's own error names it
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return
+    kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a character device" if stat.S_ISCHR(mode)
+            else "a block device" if stat.S_ISBLK(mode) else "not a file or a folder")
+    raise DatasetError(
+        f"Input {os.fspath(path)!r} is {kind}, not a regular file: it is refused before any "
+        "read (a pipe or a device would be read without end, or block until a writer "
+        "comes). Write the data to a file first (e.g. cat PIPE > data.csv) and pass that "
+        "file, or a folder of parquet/csv files.")
 
 
 def _infer_engine(files: list[str]) -> str:
@@ -259,11 +291,13 @@ class Dataset:
         self._file_schema, self.frame = None, None  # frame: the frame read, when in memory
         #: how the files are read (engine, csv options): part of a fit's reuse key
         self.read_options: dict[str, Any] = {}
+        self._hive: HivePartitions | None = None  # key=value folders: columns (.hive)
         if isinstance(source, Dataset):
             self._ddf, arrow_schema = source._ddf, source.schema.to_arrow()
             self._num_rows, self.files = source._num_rows, source.files
             self.sources, self.folders = source.sources, source.folders
             self._pieces, self._file_schema = source._pieces, source._file_schema
+            self._hive = source._hive
             self.backend, self.frame = source.backend, source.frame
             self.storage_options, self._fs = source.storage_options, source._fs
             self.read_options = source.read_options
@@ -271,6 +305,7 @@ class Dataset:
             self.files = expand_paths(source, engine, self.storage_options)
             self.folders = input_folders(source)
             self._fs = filesystem_of(self.files, self.storage_options)
+            self._hive = discover(self.files, source)
             engine = engine or _infer_engine(self.files)
             self.read_options = {"engine": engine} if engine != "csv" else {
                 "engine": engine, "sep": sep, "names": None if names is None else list(names),
@@ -306,6 +341,7 @@ class Dataset:
         ds.backend, ds._ddf, ds._schema, ds._num_rows, ds.files = (backend, ddf, schema,
                                                                   num_rows, [])
         ds._pieces, ds._file_schema, ds.sources = None, None, list(sources)
+        ds._hive = None
         ds.folders, ds.frame = [], None
         ds.storage_options, ds._fs, ds.read_options = {}, None, {}
         return ds
@@ -325,17 +361,29 @@ class Dataset:
         metadata, schemas = _read_metadata(self.files, self._fs)
         schema = unify_schemas(schemas)
         first = self.files[0]
-        pieces = plan_pieces(metadata, part_size,
-                             sampled_bytes_per_row(first, metadata[first], self._fs))
+        per_row = sampled_bytes_per_row(first, metadata[first], self._fs)
+        if self._hive is not None:  # the partition columns: after the files' own
+            self._hive.check_columns(schema.names, self.folders[0] if self.folders
+                                     else first)
+            per_row += self._hive.bytes_per_row()
+        pieces = plan_pieces(metadata, part_size, per_row)
         self._num_rows = sum(p.num_rows for p in pieces)
         self._pieces, self._file_schema = pieces, schema
-        return self._read_pieces(()), schema
+        return self._read_pieces(()), self._full_schema()
+
+    def _full_schema(self) -> pa.Schema:
+        """The files' schema, then the partition columns of hive folders (:mod:`.hive`)."""
+        assert self._file_schema is not None
+        if self._hive is None:
+            return self._file_schema
+        return pa.schema([*self._file_schema, *self._hive.schema])
 
     def _read_pieces(self, dictionary: Sequence[str]) -> dd.DataFrame:
         assert self._pieces is not None and self._file_schema is not None
-        meta = self.backend.from_arrow(dictionary_schema(self._file_schema,
+        meta = self.backend.from_arrow(dictionary_schema(self._full_schema(),
                                                          dictionary).empty_table())
-        reader = _PieceReader(self.backend.name, self._file_schema, dictionary, self._fs)
+        reader = _PieceReader(self.backend.name, self._file_schema, dictionary, self._fs,
+                              self._hive)
         reader.irs_folders = self.folders
         with dask.config.set({"dataframe.convert-string": False}):
             return dd.from_map(reader, self._pieces, meta=meta, label="read-parquet",
@@ -358,24 +406,39 @@ class Dataset:
             kwargs["storage_options"] = self.storage_options
         else:  # local raw text with no header or another separator is refused first
             check_csv_header(self.files, sep, names, header)
-            files = files_with_rows(self.files, sep, None if names is not None and header
-                                    == "infer" else header)  # header-only files add no rows
+        with_rows = files_with_rows(self.files, sep, None if names is not None and header
+                                    == "infer" else header, self.storage_options)
+        files = with_rows or files  # header-only files add no rows
         try:
             raw = dd.read_csv(files, **kwargs)
+        except (OSError, ValueError) as exc:  # an empty file: not even a header
+            if not with_rows:
+                raise no_rows_error(self.files, dtypes) from None
+            raise DatasetError(f"Cannot read the csv input {files[:3]}: {exc}") from exc
+        if not with_rows and set(map(str, raw._meta.columns)) - set(dtypes):
+            raise no_rows_error(self.files, dtypes)  # no types to read from no rows
+        hive = self._hive
+        if hive is not None:  # each block names its file: its partition columns (.hive)
+            hive.check_columns(list(map(str, raw._meta.columns)),
+                               self.folders[0] if self.folders else files[0])
+            kwargs["include_path_column"] = PATH_COLUMN
+        try:
             expected = {c: t for c, t in raw._meta.dtypes.items() if c not in dtypes}
             raw = read_pandas(CsvBlockReader(expected, files), files, **kwargs)
         except (OSError, ValueError) as exc:
             raise DatasetError(f"Cannot read the csv input {files[:3]}: {exc}") from exc
-        sample = pa.Table.from_pandas(raw._meta, preserve_index=False).schema
+        sample = pa.Table.from_pandas(raw._meta.drop(columns=[PATH_COLUMN], errors="ignore"),
+                                      preserve_index=False).schema
         fields = [pa.field(f.name, small_type(arrow_type(dtypes[f.name])) if f.name in dtypes else
                            (pa.string() if pa.types.is_string(f.type) or
                             pa.types.is_large_string(f.type) or pa.types.is_null(f.type)
                             else f.type)) for f in sample]
         schema = pa.schema(fields)
-        meta = self.backend.from_arrow(schema.empty_table())
-        normalizer = CsvNormalizer(self.backend.name, schema, files)
+        full = schema if hive is None else pa.schema([*schema, *hive.schema])
+        meta = self.backend.from_arrow(full.empty_table())
+        normalizer = CsvNormalizer(self.backend.name, schema, files, hive)
         normalizer.irs_folders = self.folders
-        return raw.map_partitions(normalizer, meta=meta, enforce_metadata=False), schema
+        return raw.map_partitions(normalizer, meta=meta, enforce_metadata=False), full
 
     def _from_frame(self, source: Any, part_size: Any) -> tuple[dd.DataFrame, pa.Schema]:
         if isinstance(source, pa.Table):
@@ -577,6 +640,22 @@ def with_written_roles(schema: Schema, folders: Sequence[str]) -> Schema:
     return Schema(c.with_(tags=c.tags | w.tags, properties={**w.properties, **c.properties})
                   if (w := written.get(c.name)) is not None and w.dtype == c.dtype else c
                   for c in schema.values())
+
+
+def describe_input(ds: Dataset) -> str:
+    """The input of ``ds`` as errors name it: its folder, its file, or its first files.
+
+    >>> describe_input(Dataset(pd.DataFrame({"a": [1]})))
+    'the in-memory frame'
+    """
+    files = list(ds.files or getattr(ds, "sources", ()))
+    if len(ds.folders) == 1:
+        return f"the folder {ds.folders[0]!r}"
+    if len(files) == 1:
+        return f"the file {files[0]!r}"
+    if files:
+        return f"the {len(files)} files {files[:3]}" + (" ..." if len(files) > 3 else "")
+    return "the in-memory frame"
 
 
 def input_folders(source: Any) -> list[str]:

@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 
 from ..backend import get_backend, read_parquet_table
 from ..errors import DatasetError
+from .hive import HivePartitions
 from .storage import published_copy, strip
 
 
@@ -67,19 +68,30 @@ class _PieceReader:
     """
 
     def __init__(self, backend_name: str, schema: pa.Schema,
-                 dictionary: Sequence[str] = (), fs: Any = None) -> None:
+                 dictionary: Sequence[str] = (), fs: Any = None,
+                 hive: HivePartitions | None = None) -> None:
         self.backend_name, self.schema, self.dictionary = backend_name, schema, tuple(dictionary)
         self.fs = fs  # an fsspec filesystem for URLs (picklable, with its options); None: local
+        self.hive = hive  # the columns of key=value folders (not in the files)
 
     def __call__(self, piece: ParquetPiece, columns: Sequence[str] | None = None) -> Any:
         backend = get_backend(self.backend_name)
+        wanted = list(columns) if columns is not None else None
+        if self.hive is not None:
+            wanted = wanted if wanted is not None else [*self.schema.names, *self.hive.names]
+            columns = [c for c in wanted if c not in self.hive.names]
         try:
             if self.fs is None:
-                return backend.from_arrow(read_parquet_table(
-                    piece.path, columns, piece.row_groups, self.schema, self.dictionary))
-            with self._open(piece.path) as f:
-                return backend.from_arrow(read_parquet_table(
-                    f, columns, piece.row_groups, self.schema, self.dictionary))
+                table = read_parquet_table(piece.path, columns, piece.row_groups, self.schema,
+                                           self.dictionary)
+            else:
+                with self._open(piece.path) as f:
+                    table = read_parquet_table(f, columns, piece.row_groups, self.schema,
+                                               self.dictionary)
+            if self.hive is not None and wanted is not None:
+                table = self.hive.add(table, piece.path, wanted, piece.num_rows,
+                                       self.dictionary)
+            return backend.from_arrow(table)
         except (OSError, pa.ArrowException) as exc:
             why = _changed_since_open(piece.path, self.schema) if self.fs is None else ""
             raise DatasetError(f"Cannot read {piece.path!r} (row groups {piece.row_groups}): "

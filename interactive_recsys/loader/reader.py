@@ -41,6 +41,7 @@ import pyarrow.parquet as pq
 from ..errors import DatasetError
 from ..io import storage
 from ..io.dataset import Dataset, expand_paths
+from ..io.hive import discover
 from ..runtime import jobs
 from ..schema import Schema
 
@@ -216,11 +217,25 @@ def _files_and_schema(source: Any, storage_options: Mapping[str, Any] | None = N
                                    "output directory is incomplete; write it again.")
             return files, schema
     files = expand_paths(source, storage_options=storage_options)
+    refuse_hive_folders(files, source)
     bad = [f for f in files if not f.endswith((".parquet", ".pq", ".parq"))]
     if bad:
         raise DatasetError(f"The loader reads parquet files only; got {bad[:3]}. Convert csv "
                            "input with irs.Dataset(...).to_parquet(path) first.")
     return files, _schema_of_written_files(files)
+
+
+def refuse_hive_folders(files: list[str], source: Any) -> None:
+    """The loader reads the files' own columns: refuse a folder of ``key=value`` folders,
+    whose partition columns (:mod:`~interactive_recsys.io.hive`) it would lose."""
+    hive = discover(files, source)
+    if hive is not None:
+        where = os.fspath(source) if isinstance(source, str | os.PathLike) else list(source)
+        raise DatasetError(
+            f"{where!r} is a hive-partitioned folder ({hive.names[0]}=...): the loader reads "
+            f"only the columns inside the files, so {hive.names} would be lost. Write it "
+            "once as one folder with those columns (irs.Dataset(folder).to_parquet(out), "
+            "which keeps them) and load that.")
 
 
 def _remote_files_and_schema(url: str, storage_options: Mapping[str, Any] | None
@@ -230,6 +245,7 @@ def _remote_files_and_schema(url: str, storage_options: Mapping[str, Any] | None
     read from its staged copy (its ``_schema.json`` there lists the staged files); the
     loader only reads, it never finishes or removes anything."""
     files = expand_paths(url, "parquet", storage_options)  # checks a folder's manifest
+    refuse_hive_folders(files, url)
     if not storage.isdir(url, storage_options):
         return files, None
     published = storage.published_output(url, storage_options)

@@ -39,8 +39,8 @@ class _Moments(StatOperator, register=False):
 
     def column_schema(self, col: ColumnSchema, state: dict[str, Any] | None) -> ColumnSchema:
         require_numeric(self, col)
-        return col.with_(dtype="float32").with_tags(add=[Tags.CONTINUOUS],
-                                                     remove=[Tags.CATEGORICAL])
+        return col.with_(dtype=self.out_dtype).with_tags(add=[Tags.CONTINUOUS],
+                                                          remove=[Tags.CATEGORICAL])
 
     def fit_partition(self, df: Any, ctx: OpContext) -> dict[str, dict[str, float]]:
         b = ctx.backend
@@ -85,7 +85,8 @@ def _none_if_nan(x: float) -> float | None:
 
 
 class Normalize(_Moments):
-    """Standardise: ``(x - mean) / std`` as float32 (std 0 or all-missing: divide by 1).
+    """Standardise: ``(x - mean) / std``, computed in float64, as float32 (``out_dtype``; std
+    0 or all-missing: divide by 1).
 
     >>> import pandas as pd, interactive_recsys as irs
     >>> irs.Workflow(["x"] >> Normalize()).fit_transform(pd.DataFrame({"x": [1, 3]}))["x"].tolist()
@@ -97,6 +98,8 @@ class Normalize(_Moments):
     per_column_state = ("means", "stds")
     ddof = Param(0, kind="int", low=0, high=1,
                  doc="Delta degrees of freedom of the std: 0 population, 1 sample (as pandas).")
+    out_dtype = Param("float32", choices=("float32", "float64"),
+                      doc="Output dtype (the values are computed in float64, then cast).")
 
     def finish(self, partial: Any, ctx: OpContext) -> dict[str, Any]:
         means, stds = {}, {}
@@ -114,20 +117,23 @@ class Normalize(_Moments):
 
     def elementwise(self, state: dict[str, Any] | None, column: str) -> tuple:
         mean, std = state["means"][column] or 0.0, state["stds"][column] or 0.0
-        return ("affine", mean, std if std > 0 else 1.0, "float32")
+        return ("affine", mean, std if std > 0 else 1.0, self.out_dtype)
 
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
         return transform_elementwise(self, df, state, ctx)
 
 
 class NormalizeMinMax(_Moments):
-    """Scale to ``[0, 1]``: ``(x - min) / (max - min)`` as float32 (constant column: 0)."""
+    """Scale to ``[0, 1]``: ``(x - min) / (max - min)``, computed in float64, as float32
+    (``out_dtype``; constant column: 0)."""
 
     summary = "Scale to [0, 1] with the min and max (float32)"
     state_shape = {"mins": ("map", "number?"), "maxs": ("map", "number?")}
     per_column_state = ("mins", "maxs")
     summarize = staticmethod(column_extremes)  # one pass: no mean or spread
     merge = staticmethod(merge_extremes)
+    out_dtype = Param("float32", choices=("float32", "float64"),
+                      doc="Output dtype (the values are computed in float64, then cast).")
 
     def finish(self, partial: Any, ctx: OpContext) -> dict[str, Any]:
         return {"mins": {n: _none_if_nan(m["min"]) for n, m in partial.items()},
@@ -137,7 +143,7 @@ class NormalizeMinMax(_Moments):
         lo, hi = state["mins"][column], state["maxs"][column]
         lo = 0.0 if lo is None else lo
         span = (hi - lo) if hi is not None and hi > lo else 1.0
-        return ("affine", lo, span, "float32")
+        return ("affine", lo, span, self.out_dtype)
 
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
         return transform_elementwise(self, df, state, ctx)

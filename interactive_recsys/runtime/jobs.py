@@ -45,6 +45,39 @@ class JobCancelledError(IRSError, CancelledError):
     """A job was cancelled (by ``job.cancel()`` or because its cluster was closed)."""
 
 
+class ClusterLostError(JobCancelledError):
+    """The Dask scheduler went away (killed, crashed, unreachable) while a phase ran: the
+    client lost its connection and Dask cancelled every task. The message names the
+    scheduler, the phase and what to do; the command line prints it as one line."""
+
+
+#: The reason Dask gives a future it cancels because the scheduler connection was lost.
+LOST_REASON = "scheduler-connection-lost"
+
+
+def scheduler_lost(client: Any, err: BaseException, futures: list = ()) -> bool:
+    """Whether ``err`` (raised while ``futures`` ran on ``client``) means that the scheduler
+    was lost, rather than a failing task or a client closed on purpose."""
+    from distributed.comm import CommClosedError
+
+    if getattr(err, "reason", None) == LOST_REASON or isinstance(err, CommClosedError):
+        return True
+    if any(getattr(getattr(getattr(f, "_state", None), "exception", None), "reason", None)
+           == LOST_REASON for f in futures):
+        return True
+    return isinstance(err, CancelledError) and client.status == "connecting"
+
+
+def lost_message(client: Any, phase: str) -> str:
+    """What :class:`ClusterLostError` says: the scheduler, the phase, the fix."""
+    address = getattr(getattr(client, "scheduler", None), "address", None) or "(unknown)"
+    return (f"The Dask scheduler at {address} was lost while phase {phase!r} ran: it was "
+            "stopped, crashed (often out of memory) or cannot be reached, and Dask cancelled "
+            "the work. Outputs are published whole or not at all, so none is half-written "
+            "(`irs clean PATH` removes a killed write's temporaries). Check the scheduler "
+            "(its log, its memory), start it or a new cluster, and run the command again.")
+
+
 @dataclass
 class Phase:
     """One Dask computation of a workflow: its tasks and how many have finished."""
@@ -275,8 +308,12 @@ def compute(*collections: Any, phase: str) -> tuple[Any, ...]:
         if tracked:
             _observe(client, record, stream_from)
     except BaseException as err:
+        lost = not (job is not None and job.cancel_requested) and \
+            scheduler_lost(client, err, futures)
         _cancel(client, futures)
         BOARD.end(record, "cancelled" if isinstance(err, CancelledError) else "error")
+        if lost:
+            raise ClusterLostError(lost_message(client, record.name)) from err
         if job is not None and (job.cancel_requested or isinstance(err, CancelledError)
                                 or client.status != "running"):
             raise JobCancelledError(job._cancel_message(client)) from err

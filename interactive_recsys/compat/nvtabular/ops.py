@@ -24,6 +24,15 @@ properties=)``                              / ``AddProperties``
 ``AddMetadata``, ``TagAs*``                 ``AddTags`` + ``AddProperties``
 ``LogOp``                                   computed in float32, as NVTabular
 ``Normalize``                               the sample std (``ddof=1``), as NVTabular
+``Normalize(out_dtype=)``,                  computed in float64, cast to ``out_dtype``, as
+``NormalizeMinMax(out_dtype=)``             NVTabular (without it: float32 here, float64 there)
+``ReduceDtypeSize(float_dtype=)``           ``np.float32``: as the core; others refused, with
+                                            the equivalent (select the integer columns only)
+``JoinExternal(on_ext=,                     the side table's keys copied under the ``on``
+drop_duplicates_ext=)``                     names; its duplicate rows dropped first
+``JoinExternal(kind_ext=, cache=)``         no effect (the format is inferred; each worker
+                                            reads the table once); a csv path is read
+``TagAs*(tags=)``                           ignored, as NVTabular ignores it
 ``HashBucket(n)``, ``HashedCross(n)``       ids ``hash % n`` from 0 (the core's: from 2)
 ``Groupby("col")``, ``DifferenceLag(keys)``  keys read from the input; unselected ``Groupby``
                                             keys are not output
@@ -36,7 +45,10 @@ also has NVTabular's operator methods (``compute_output_schema``, ``transform(se
 df)``, fitted statistics such as ``op.means``: :mod:`.operator`). The wrappers return
 the core's operators (saved workflows load without this module) and accept, without effect,
 NVTabular's tuning knobs that do not change results (``on_host``, ``cat_cache``,
-``tree_width`` (which warns it is deprecated, as there) ...). What this module does *not*
+``tree_width`` (which warns it is deprecated, as there) ...); the options that would change
+them are refused naming the reason and the equivalent (:data:`REFUSED`: ``start_index``,
+``na_sentinel``, ``single_table``, ``target_mean``, ``out_col``; ``drop_folds=False``,
+``name_sep`` other than ``_``). What this module does *not*
 copy are NVTabular's defects (docs/guide/nvtabular.md): statistics here skip nulls, a null
 key is null, hashes depend on values only.
 
@@ -51,6 +63,7 @@ ListSlice(start=0, end=3)
 from __future__ import annotations
 
 import inspect
+import os
 import random
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -82,18 +95,41 @@ RESERVED_ROWS = 2
 _HASH_ONLY = 2**62
 
 
+#: NVTabular 23.08 options that change its output, which the port does not reproduce: the
+#: reason and the equivalent here (``{option: (changes, fix)}``).
+REFUSED = {
+    "start_index": ("NVTabular 23.08 refuses it too (it was removed: ids are 0 padding, 1 "
+                    "null, 2.. out-of-vocabulary, then the values, here as there)",
+                    "Remove it; to shift ids, add a step after, e.g. >> ops.LambdaOp('x + 1')"),
+    "na_sentinel": ("NVTabular 23.08 refuses it too (it was removed: a null is always id 1, "
+                    "here as there)", "Remove it"),
+    "single_table": ("it encodes several columns in one shared table with offsets, which the "
+                     "port does not do", "Remove it; for one vocabulary shared by several "
+                     "columns, select them as a group with encode_type='joint', e.g. "
+                     "[['a', 'b']] >> Categorify(encode_type='joint')"),
+    "target_mean": ("it replaces the prior mean of the smoothing, which is always the target's "
+                    "mean over the fit data here (NVTabular's default too)",
+                    "Remove it (the mean is computed during the fit)"),
+    "out_col": ("it renames the output column, which the port names TE_<columns>_<target> "
+                "as NVTabular does by default", "Remove it and rename after: "
+                ">> Rename(name='my_name') (one output column) or Rename(f=...)"),
+}
+
+
 def _tuning(op: str, kwargs: dict[str, Any]) -> dict[str, Any]:
-    """Drop NVTabular-only knobs that do not change results; refuse the ones that would."""
-    for name in ("start_index", "target_mean", "out_col", "single_table"):
-        if kwargs.get(name) not in (None, 0, False):
-            raise ParameterError(f"NVTabular's {op}({name}=...) changes the output, which this "
-                                 f"port does not reproduce; got {name}={kwargs[name]!r}. Remove "
-                                 "it (and adapt the model) or apply the equivalent step after.")
+    """Drop NVTabular-only knobs that do not change results; refuse the ones that would,
+    naming the reason and the equivalent (:data:`REFUSED`)."""
+    for name, (why, fix) in REFUSED.items():
+        present = name in ("start_index", "na_sentinel") and name in kwargs
+        if present or kwargs.get(name) not in (None, 0, False):
+            raise ParameterError(f"NVTabular's {op}({name}={kwargs[name]!r}) is not supported: "
+                                 f"{why}. {fix}.")
     if kwargs.get("name_sep", "_") != "_":
         raise ParameterError(f"{op}(name_sep=...) other than '_' is not supported; got "
-                             f"{kwargs['name_sep']!r}.")
-    return {k: v for k, v in kwargs.items()
-            if k not in TUNING | {"start_index", "single_table"}}
+                             f"{kwargs['name_sep']!r}. Remove it and rename the output "
+                             "columns after, e.g. >> Rename(f=lambda n: n.replace('_', "
+                             f"{kwargs['name_sep']!r})).")
+    return {k: v for k, v in kwargs.items() if k not in TUNING | set(REFUSED)}
 
 
 class Steps(OperatorAPI, OperatorOperand):
@@ -207,6 +243,11 @@ def TargetEncoding(target: Any, kfold: int | None = None, fold_seed: int | None 
     unseeded folds). The target (like ``cont_cols``) is read from the workflow input
     without being selected."""
     targets = [target] if isinstance(target, str | Node) else list(target)
+    if kwargs.get("drop_folds", True) is False and (kfold is None or kfold > 1):
+        raise ParameterError("NVTabular's TargetEncoding(drop_folds=False) adds its '__fold__' "
+                             "column (which NVTabular documents as for its unit tests), which "
+                             "the port does not output. Remove drop_folds=False: the folds "
+                             "come from fold_seed, so the encoding is the same.")
     if fold_seed is None:
         fold_seed = random.SystemRandom().randrange(2**31)
     rest = _tuning("TargetEncoding", kwargs)
@@ -443,19 +484,23 @@ def AddMetadata(tags: Any = None, properties: Mapping[str, Any] | None = None) -
     return chain[0] if len(chain) == 1 else Steps([(None, chain)], "AddMetadata(...)")
 
 
-def TagAsUserID() -> _ops.AddTags:
+def TagAsUserID(tags: Any = None) -> _ops.AddTags:
+    """Merlin's ``user_id`` tags; ``tags`` is ignored, as NVTabular 23.08 ignores it."""
     return AddTags(["user_id"])
 
 
-def TagAsItemID() -> _ops.AddTags:
+def TagAsItemID(tags: Any = None) -> _ops.AddTags:
+    """Merlin's ``item_id`` tags; ``tags`` is ignored, as NVTabular 23.08 ignores it."""
     return AddTags(["item_id"])
 
 
-def TagAsUserFeatures() -> _ops.AddTags:
+def TagAsUserFeatures(tags: Any = None) -> _ops.AddTags:
+    """Merlin's ``user`` tag; ``tags`` is ignored, as NVTabular 23.08 ignores it."""
     return AddTags(["user"])
 
 
-def TagAsItemFeatures() -> _ops.AddTags:
+def TagAsItemFeatures(tags: Any = None) -> _ops.AddTags:
+    """Merlin's ``item`` tag; ``tags`` is ignored, as NVTabular 23.08 ignores it."""
     return AddTags(["item"])
 
 
@@ -493,10 +538,113 @@ def LogOp() -> _ops.LambdaOp:
     return _ops.LambdaOp(log_float32, add_tags=["continuous"])
 
 
-def Normalize(**kwargs: Any) -> _ops.Normalize:
+def _out_dtype(out_dtype: Any) -> dict[str, str]:
+    return {} if out_dtype is None else {"out_dtype": dtype_name_of(out_dtype)}
+
+
+def Normalize(out_dtype: Any = None, **kwargs: Any) -> _ops.Normalize:
     """NVTabular's ``Normalize``: divides by the sample std (``ddof=1``, Dask's ``std()``);
-    the core's default is the population one."""
-    return _ops.Normalize(**{"ddof": 1, **kwargs})
+    the core's default is the population one. ``out_dtype`` (``np.float32`` or
+    ``np.float64``): the values computed in float64, cast to it, as NVTabular; without it
+    float32 here (NVTabular: float64)."""
+    return _ops.Normalize(**{"ddof": 1, **kwargs, **_out_dtype(out_dtype)})
+
+
+def NormalizeMinMax(out_dtype: Any = None) -> _ops.NormalizeMinMax:
+    """NVTabular's ``NormalizeMinMax``: ``out_dtype`` as :func:`Normalize`'s."""
+    return _ops.NormalizeMinMax(**_out_dtype(out_dtype))
+
+
+def ReduceDtypeSize(float_dtype: Any = np.float32) -> _ops.ReduceDtypeSize:
+    """NVTabular's ``ReduceDtypeSize``: integers to the smallest type holding their range,
+    floats to float32 (``float_dtype``'s default, the only one here; a float column beyond
+    float32's range stays float64 where NVTabular makes it inf)."""
+    if dtype_name_of(float_dtype) != "float32":
+        raise ParameterError(
+            f"NVTabular's ReduceDtypeSize(float_dtype={float_dtype!r}) is not supported: "
+            "floats become float32 here. To keep float columns as they are, select only the "
+            "integer columns for it, e.g. ['a', 'b'] >> ReduceDtypeSize() + ['x']; for "
+            "float16, add >> LambdaOp('x', dtype='float16') after it.")
+    return _ops.ReduceDtypeSize()
+
+
+#: NVTabular's ``ExtData`` formats of a JoinExternal side table: the port infers the format
+#: from the table itself, so ``kind_ext`` only has to agree with it.
+EXT_KINDS = ("DATASET", "ARROW", "CUDF", "PANDAS", "DASK_CUDF", "DASK_PANDAS", "PARQUET",
+             "CSV")
+
+
+def JoinExternal(df_ext: Any, on: Any, how: str = "left", on_ext: Any = None,
+                 columns_ext: Sequence[str] | None = None, drop_duplicates_ext: Any = None,
+                 kind_ext: Any = None, cache: str = "host", **kwargs: Any) -> _ops.JoinExternal:
+    """NVTabular's ``JoinExternal``:
+
+    * ``on_ext`` (the side table's key names, when they differ from ``on``): the side table
+      gets copies of those columns under the ``on`` names, and the join is on ``on``; the
+      side table's own key columns are still added (as pandas' ``merge(left_on=,
+      right_on=)`` gives them);
+    * ``drop_duplicates_ext=True``: the side table's duplicate rows (of the columns used)
+      are dropped before the join, as there; without it a key twice is refused by name;
+    * ``kind_ext`` (``ExtData``) has no effect: the format is inferred from ``df_ext``
+      (a csv file is read with pandas here, as NVTabular reads it); ``cache`` (where the
+      table stays between partitions) has no effect: each worker reads it once.
+    """
+    if kwargs:
+        raise ParameterError(f"JoinExternal got {sorted(kwargs)}, which NVTabular 23.08 stores "
+                             "without using; remove them.")
+    kind = getattr(kind_ext, "name", kind_ext)
+    if kind is not None and str(kind).upper() not in EXT_KINDS:
+        raise ParameterError(f"JoinExternal(kind_ext={kind_ext!r}) is not one of NVTabular's "
+                             f"ExtData formats {EXT_KINDS}; leave it out (the format is "
+                             "inferred here).")
+    if cache not in ("host", "device", "disk"):
+        raise ParameterError(f"JoinExternal(cache={cache!r}) must be 'host', 'device' or "
+                             "'disk' (it has no effect here).")
+    keys = [on] if isinstance(on, str) else list(on)
+    ext_keys = keys if on_ext is None else ([on_ext] if isinstance(on_ext, str) else list(on_ext))
+    if len(ext_keys) != len(keys):
+        raise ParameterError(f"JoinExternal: on_ext={on_ext!r} must name as many columns as "
+                             f"on={on!r}.")
+    if ext_keys != keys or drop_duplicates_ext or _is_csv(df_ext, kind) \
+            or hasattr(df_ext, "to_ddf"):
+        table = _side_frame(df_ext, kind)
+        if columns_ext is not None:
+            table = table[list(dict.fromkeys([*ext_keys, *columns_ext]))]
+        if drop_duplicates_ext:
+            table = table.drop_duplicates(ignore_index=True)
+        if ext_keys != keys:
+            clash = [k for k, e in zip(keys, ext_keys, strict=True) if k != e and k in table]
+            if clash:
+                raise ParameterError(f"JoinExternal: the side table has a column {clash[0]!r} "
+                                     f"besides its key {ext_keys[keys.index(clash[0])]!r} "
+                                     "(on_ext); rename one of them first.")
+            table = table.assign(**{k: table[e] for k, e in zip(keys, ext_keys, strict=True)})
+            if columns_ext is not None:
+                columns_ext = list(dict.fromkeys([*keys, *columns_ext]))
+        df_ext = table
+    return _ops.JoinExternal(df_ext, on, how=how, columns_ext=None if columns_ext is None
+                             else list(columns_ext))
+
+
+def _is_csv(df_ext: Any, kind: Any) -> bool:
+    """Whether a side table is a csv file (NVTabular's ``ExtData.CSV``)."""
+    return isinstance(df_ext, str | os.PathLike) and (
+        str(kind).upper() == "CSV" or os.fspath(df_ext).endswith((".csv", ".tsv")))
+
+
+def _side_frame(df_ext: Any, kind: Any) -> Any:
+    """A JoinExternal side table as a pandas (or cuDF) frame, to edit before the join."""
+    if isinstance(df_ext, pa.Table):
+        return df_ext.to_pandas()
+    if hasattr(df_ext, "columns") and hasattr(df_ext, "iloc"):
+        return df_ext
+    if hasattr(df_ext, "to_ddf"):  # an nvt.Dataset
+        return df_ext.to_ddf().compute()
+    if isinstance(df_ext, str | os.PathLike):
+        read = pd.read_csv if _is_csv(df_ext, kind) else pd.read_parquet
+        return read(os.fspath(df_ext))
+    raise ParameterError(f"JoinExternal's df_ext must be a DataFrame, an Arrow table, an "
+                         f"nvt.Dataset or a parquet/csv path; got {type(df_ext).__name__}.")
 
 
 def get_embedding_sizes(source: Any, output_dtypes: Any = None) -> Any:
@@ -533,11 +681,14 @@ __all__ = [
     "Groupby",
     "HashBucket",
     "HashedCross",
+    "JoinExternal",
     "JoinGroupby",
     "LambdaOp",
     "ListSlice",
     "LogOp",
     "Normalize",
+    "NormalizeMinMax",
+    "ReduceDtypeSize",
     "Rename",
     "Steps",
     "TagAsItemFeatures",
