@@ -411,6 +411,9 @@ class OnlineTransform:
                         elif step[0] == "affine":
                             state[(chain.output, i)] = (put(np.float64(step[1])),
                                                         put(np.float64(step[2])))
+                if cuda:  # later batches may run on other streams: they wait for the copies
+                    state["_ready"] = torch.cuda.Event()
+                    state["_ready"].record(torch.cuda.current_stream(device))
                 self._device_state[key] = state
         return state
 
@@ -421,6 +424,8 @@ class OnlineTransform:
         dense, sparse = batch.dense, batch.sparse
         device = dense.device
         state = self._state(device)
+        if "_ready" in state:
+            torch.cuda.current_stream(device).wait_event(state["_ready"])
         n = len(batch)
         words = [batch.extras[f"{WORD}{w}"] for w in range(self.words)]
         values = sparse.values
@@ -437,6 +442,25 @@ class OnlineTransform:
         extras = {k: v for k, v in batch.extras.items() if not k.startswith(WORD)}
         return Batch(out_dense, batch.labels, jagged, extras, list(batch.dense_names),
                      list(batch.label_names))
+
+    def apply_block(self, block: Block) -> Block:
+        """The transformed rows of a raw block (:meth:`block`), with PyTorch on the CPU: the
+        loader's ``transform_at="read"`` (in the reader threads, before the cache)."""
+        import torch
+
+        state = self._state("cpu")
+        words = [torch.from_numpy(block.extras[f"{WORD}{w}"]) for w in range(self.words)]
+        single = np.empty(block.single.shape, np.int64)
+        raw = torch.from_numpy(block.single)
+        out = torch.from_numpy(single)
+        for k, chain in enumerate(self.cat):
+            out[:, k] = _run_cat(chain, raw[:, k], words, state)
+        dense = np.empty(block.dense.shape, np.float32)
+        raw, out = torch.from_numpy(block.dense), torch.from_numpy(dense)
+        for j, chain in enumerate(self.cont):
+            out[:, j] = _run_dense(chain, raw[:, j], state)
+        extras = {k: v for k, v in block.extras.items() if not k.startswith(WORD)}
+        return Block(block.cols, block.rows, dense, block.labels, single, (), (), extras)
 
     def __repr__(self) -> str:
         on_cpu = [c.output for c in self.cat if c.cpu_lookup is not None]
