@@ -82,7 +82,7 @@ from ..schema import (
 )
 from ..tables import vocabulary as vocab
 from ..tables.layout import FIRST_FREE_INDEX, NULL_INDEX
-from . import kernels
+from . import groups
 from .batch import Batch
 from .block import Block, _common_dtype, _no_nulls, _numbers
 from .columns import Columns, resolve_columns
@@ -258,6 +258,8 @@ class OnlineTransform:
             chain, bits = self._chain(plan, name, traces[name], bits, categorical=False)
             self.cont.append(chain)
         self.words = max(1, -(-bits // 64)) if bits else 0
+        self.cat_groups = groups.build_groups(self.cat, categorical=True)
+        self.cont_groups = groups.build_groups(self.cont, categorical=False)
         self.passed: dict[str, str] = {}  # labels and extras: raw column, unchanged
         for name in (*self.columns.label, *self.columns.extra):
             source, ops = traces[name]
@@ -386,61 +388,63 @@ class OnlineTransform:
 
     # ---- the device: one batch --------------------------------------------------------------
     def _state(self, device: Any) -> dict[str, Any]:
-        """The vocabularies and constants as tensors on ``device`` (copied once)."""
+        """Each group's constants and vocabularies as tensors on ``device`` (copied once)."""
         import torch
 
         key = str(device)
         with self._lock:
             state = self._device_state.get(key)
             if state is None:
-                state = {}
                 cuda = torch.device(device).type == "cuda"
+                pinned: list[Any] = []
 
-                def put(a: np.ndarray | float) -> Any:
-                    t = torch.as_tensor(a).clone()
-                    if cuda:
-                        t = t.pin_memory()
-                        state.setdefault("_pinned", []).append(t)  # alive until copied
+                def put(t: Any) -> Any:
+                    if not cuda:
+                        return t.clone()
+                    t = t.pin_memory()
+                    pinned.append(t)  # alive until copied
                     return t.to(device, non_blocking=True)
 
-                for chain in (*self.cat, *self.cont):
-                    for i, step in enumerate(chain.steps):
-                        if step[0] == "categorify":
-                            keys, ids = step[1]
-                            state[(chain.output, i)] = (put(keys), put(ids))
-                        elif step[0] == "affine":
-                            state[(chain.output, i)] = (put(np.float64(step[1])),
-                                                        put(np.float64(step[2])))
+                state = {"cat": [g.tensors(device, False, put) for g in self.cat_groups],
+                         "cont": [g.tensors(device, True, put) for g in self.cont_groups],
+                         "pinned": pinned}
                 if cuda:  # later batches may run on other streams: they wait for the copies
-                    state["_ready"] = torch.cuda.Event()
-                    state["_ready"].record(torch.cuda.current_stream(device))
+                    state["ready"] = torch.cuda.Event()
+                    state["ready"].record(torch.cuda.current_stream(device))
                 self._device_state[key] = state
         return state
 
-    def apply(self, batch: Batch) -> Batch:
-        """The transformed batch: ``batch`` holds raw tensors (:meth:`block`) on its device."""
+    def _transform(self, cat: Any, dense: Any, words: list[Any], n: int) -> tuple[Any, Any]:
+        """``[n, cats]`` ids and ``[n, conts]`` float32 values of the raw ``cat`` (a
+        ``[cats, n]`` int64 view) and ``dense`` (``[n, conts]`` float64)."""
         import torch
 
-        dense, sparse = batch.dense, batch.sparse
         device = dense.device
         state = self._state(device)
-        if "_ready" in state:
-            torch.cuda.current_stream(device).wait_event(state["_ready"])
-        n = len(batch)
+        if "ready" in state:
+            torch.cuda.current_stream(device).wait_event(state["ready"])
+        w = torch.stack(words) if words else None
+        ids = torch.empty((len(self.cat), n), dtype=torch.int64, device=device)
+        for group, t in zip(self.cat_groups, state["cat"], strict=True):
+            x = cat.index_select(0, t["index"])
+            ids.index_copy_(0, t["index"], groups.run(group, x, w, t))
+        values = torch.empty((n, len(self.cont)), dtype=torch.float32, device=device)
+        for group, t in zip(self.cont_groups, state["cont"], strict=True):
+            x = dense.index_select(1, t["index"])
+            values.index_copy_(1, t["index"], groups.run(group, x, w, t).to(torch.float32))
+        return ids, values
+
+    def apply(self, batch: Batch) -> Batch:
+        """The transformed batch: ``batch`` holds raw tensors (:meth:`block`) on its device
+        (no value is read back to the host: on a GPU this only queues kernels)."""
+        sparse, n = batch.sparse, len(batch)
         words = [batch.extras[f"{WORD}{w}"] for w in range(self.words)]
-        values = sparse.values
-        out_values = torch.empty_like(values)
-        for k, chain in enumerate(self.cat):
-            x = values[k * n:(k + 1) * n]
-            out_values[k * n:(k + 1) * n] = _run_cat(chain, x, words, state)
-        out_dense = torch.empty((n, len(self.cont)), dtype=torch.float32, device=device)
-        for j, chain in enumerate(self.cont):
-            out_dense[:, j] = _run_dense(chain, dense[:, j], state)
-        jagged = JaggedBatch(list(sparse.keys), out_values, sparse.lengths, sparse.offsets,
+        ids, values = self._transform(sparse.values.view(len(self.cat), n), batch.dense, words, n)
+        jagged = JaggedBatch(list(sparse.keys), ids.view(-1), sparse.lengths, sparse.offsets,
                              list(sparse.length_per_key), list(sparse.offset_per_key),
                              sparse.batch_size)
         extras = {k: v for k, v in batch.extras.items() if not k.startswith(WORD)}
-        return Batch(out_dense, batch.labels, jagged, extras, list(batch.dense_names),
+        return Batch(values, batch.labels, jagged, extras, list(batch.dense_names),
                      list(batch.label_names))
 
     def apply_block(self, block: Block) -> Block:
@@ -448,19 +452,12 @@ class OnlineTransform:
         loader's ``transform_at="read"`` (in the reader threads, before the cache)."""
         import torch
 
-        state = self._state("cpu")
         words = [torch.from_numpy(block.extras[f"{WORD}{w}"]) for w in range(self.words)]
-        single = np.empty(block.single.shape, np.int64)
-        raw = torch.from_numpy(block.single)
-        out = torch.from_numpy(single)
-        for k, chain in enumerate(self.cat):
-            out[:, k] = _run_cat(chain, raw[:, k], words, state)
-        dense = np.empty(block.dense.shape, np.float32)
-        raw, out = torch.from_numpy(block.dense), torch.from_numpy(dense)
-        for j, chain in enumerate(self.cont):
-            out[:, j] = _run_dense(chain, raw[:, j], state)
+        ids, values = self._transform(torch.from_numpy(block.single).T,
+                                      torch.from_numpy(block.dense), words, block.rows)
         extras = {k: v for k, v in block.extras.items() if not k.startswith(WORD)}
-        return Block(block.cols, block.rows, dense, block.labels, single, (), (), extras)
+        return Block(block.cols, block.rows, values.numpy(), block.labels,
+                     np.ascontiguousarray(ids.numpy().T), (), (), extras)
 
     def __repr__(self) -> str:
         on_cpu = [c.output for c in self.cat if c.cpu_lookup is not None]
@@ -481,10 +478,6 @@ def _set_bit(words: np.ndarray, bit: int, mask: np.ndarray) -> None:
     words[bit // 64] |= mask.astype(np.int64) << np.int64(bit % 64)
 
 
-def _bit(words: list[Any], bit: int) -> Any:
-    return ((words[bit // 64] >> (bit % 64)) & 1).bool()
-
-
 def _cpu_categorify(col: pa.ChunkedArray, tables: Sequence[vocab.VocabTable],
                     buckets: int | None) -> np.ndarray:
     """Categorify's offline lookup of one column (values checked, not only hashes)."""
@@ -499,88 +492,3 @@ def _cpu_categorify(col: pa.ChunkedArray, tables: Sequence[vocab.VocabTable],
     result = vocab.split_ids(tables, arr, hashes, result)
     result[pc.is_null(arr, nan_is_null=True).to_numpy(zero_copy_only=False)] = NULL_INDEX
     return result
-
-
-def _run_cat(chain: Chain, x: Any, words: list[Any], state: dict[str, Any]) -> Any:
-    """One categorical column's steps; ``x`` is the int64 its source travels as."""
-    import torch
-
-    dtype = chain.dtype
-    if chain.cpu_lookup is not None:
-        kind, missing = "int", None
-    elif is_float_dtype(dtype):
-        kind, missing, x = "float", None, x.view(torch.float64)
-    elif is_integer_dtype(dtype) or dtype == "bool":
-        kind = "int"
-        missing = _bit(words, chain.null_bit) if chain.null_bit is not None else None
-    else:
-        kind, missing = "hash", _bit(words, chain.null_bit)
-    for i, step in enumerate(chain.steps):
-        name = step[0]
-        if name == "fill":
-            if kind == "float":
-                x = torch.where(torch.isnan(x), torch.full_like(x, step[1]), x)
-            elif missing is not None:
-                x = torch.where(missing, torch.full_like(x, step[1]), x)
-            missing = None
-        elif name == "clip":
-            x = torch.clamp(x, step[1], step[2])
-        elif name in ("log1p", "affine"):
-            if kind == "int":
-                x = x.to(torch.float64)
-                if missing is not None:
-                    x = torch.where(missing, torch.full_like(x, math.nan), x)
-                kind, missing = "float", None
-            x = _float_step(step, x, state.get((chain.output, i)))
-        else:  # categorify, hash_bucket
-            if kind == "float":
-                null = torch.isnan(x)
-                h = kernels.hash_float(x)
-            else:
-                null = missing
-                h = x if kind == "hash" else kernels.hash_int(x)
-            buckets = step[2] if name == "categorify" else step[1]
-            ids = (kernels.umod(h, buckets) + FIRST_FREE_INDEX if buckets
-                   else torch.full_like(h, FIRST_FREE_INDEX))
-            if name == "categorify":
-                keys, table_ids = state[(chain.output, i)]
-                query = h
-                if kind == "hash" and chain.absent_bit is not None:
-                    absent = _bit(words, chain.absent_bit)
-                    found = kernels.lookup(keys, table_ids, query, ids)
-                    ids = torch.where(absent, ids, found)
-                else:
-                    ids = kernels.lookup(keys, table_ids, query, ids)
-            if null is not None:
-                ids = torch.where(null, torch.full_like(ids, NULL_INDEX), ids)
-            x, kind, missing = ids, "int", None
-    return x
-
-
-def _float_step(step: tuple, x: Any, constants: Any) -> Any:
-    """``log1p`` or ``affine`` in float64, rounded to the step's dtype (float32)."""
-    import torch
-
-    if step[0] == "log1p":
-        y = torch.log1p(x)
-        dtype = "float32"
-    else:
-        shift, scale = constants
-        y = (x - shift) / scale
-        dtype = step[3]
-    return y.to(torch.float32).to(torch.float64) if dtype == "float32" else y
-
-
-def _run_dense(chain: Chain, x: Any, state: dict[str, Any]) -> Any:
-    """One continuous column's steps on its float64 values (missing: NaN); float32 out."""
-    import torch
-
-    for i, step in enumerate(chain.steps):
-        name = step[0]
-        if name == "fill":
-            x = torch.where(torch.isnan(x), torch.full_like(x, step[1]), x)
-        elif name == "clip":
-            x = torch.clamp(x, step[1], step[2])
-        else:
-            x = _float_step(step, x, state.get((chain.output, i)))
-    return x.to(torch.float32)
