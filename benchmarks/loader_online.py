@@ -37,6 +37,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .harness import busy_cpu_s, own_cpu_s
+
 HELP = "online transform vs pre-processed loader (synthetic Criteo, kaggle profile)"
 WORK = Path(__file__).resolve().parent / "work" / "loader-online"
 CATS = [f"C{i}" for i in range(1, 27)]
@@ -83,13 +85,18 @@ def _sync(device: Any) -> None:
 
 
 def time_epoch(loader: Any, device: Any) -> dict[str, float]:
+    """One epoch: seconds, rows, samples/s and the CPU other processes used meanwhile (% of
+    the machine)."""
+    busy, own = busy_cpu_s(), own_cpu_s()
     started = time.perf_counter()
     rows = 0
     for batch in loader:
         rows += len(batch)
     _sync(device)
     seconds = time.perf_counter() - started
-    return {"seconds": seconds, "rows": rows, "samples_per_s": rows / seconds}
+    other = (busy_cpu_s() - busy - (own_cpu_s() - own)) / (os.cpu_count() or 1) / seconds
+    return {"seconds": seconds, "rows": rows, "samples_per_s": rows / seconds,
+            "other_cpu_pct": round(100 * max(other, 0.0), 1)}
 
 
 def compare_first_batch(online: Any, processed: Any) -> dict[str, Any]:
@@ -188,6 +195,10 @@ def markdown(out: dict[str, Any]) -> str:
               f"labels identical: {c['labels_identical']}, NaN identical: {c['nan_identical']}, "
               f"{c['values_off_by_1ulp']} of {c['values']} float32 values 1 ulp apart (max "
               f"{c['max_ulp']} ulp).", "",
+              "Samples/s of each run (other processes' CPU use, % of the machine): "
+              + "; ".join(f"{k}: " + ", ".join(f"{r['samples_per_s']:,.0f} "
+                                               f"({r['other_cpu_pct']}%)" for r in rs)
+                          for k, rs in out["runs"].items()) + ".", "",
               f"Machine: {m['cpu']}, {m['cpu_count']} CPUs; torch {s['torch']} "
               f"({s['torch_threads']} threads); load average {s['load_average']} at the end. "
               f"Data generation, fit and offline transform: {s['prepare_s']} s (not timed "

@@ -381,3 +381,48 @@ def test_list_columns_and_huge_integers_are_refused_with_the_fix():
     wf = fitted(["x"] >> ops.Clip(min_value=0), raw, tempfile.mkdtemp())
     with pytest.raises(DatasetError, match="beyond 2\\*\\*53"):
         list(irs.Loader(raw, 2, workflow=wf, readers=0))
+
+
+# ---- the Studio's "Train from raw data" -----------------------------------------------------
+def test_the_training_code_of_both_paths_runs_and_gives_the_same_batches(tmp_path):
+    from interactive_recsys.codegen import training_code
+
+    rng = np.random.default_rng(5)
+    table = pa.table({"c": pa.array([f"{i:04x}" for i in rng.integers(0, 40, 500)]),
+                      "x": pa.array(rng.normal(0, 1, 500)), "y": labels(500)})
+    raw = write_raw(table)
+    cats, conts = ["c"] >> ops.Categorify(), ["x"] >> ops.Normalize()
+    wf = fitted(cats + conts, raw, str(tmp_path))
+    wf.save(tmp_path / "saved")
+    code = training_code(wf, data=raw + "/", workflow_dir=str(tmp_path / "saved"), device="cpu")
+    assert "workflow=wf" in code and "to_parquet" in code
+    offline, online = code.split("# Train from raw data:")
+    namespace: dict = {}
+    exec(offline, namespace)
+    want = list(irs.Loader(raw.rstrip("/") + "-processed/", 100, seed=2))
+    exec("#" + online, namespace)
+    got = [b for b in irs.Loader(raw + "/", 100, seed=2, workflow=namespace["wf"])]
+    assert namespace["loader"].online is not None and len(got) == len(want) == 5
+    for g, w in zip(got, want, strict=True):
+        assert torch.equal(g.sparse.values, w.sparse.values) and torch.equal(g.dense, w.dense)
+
+
+def test_the_training_code_names_a_step_the_online_path_cannot_run():
+    from interactive_recsys.codegen import training_code
+
+    code = training_code(["u", "x"] >> ops.Groupby(groupby_cols=["u"], aggs=["sum"]))
+    assert "workflow=wf" not in code
+    assert "not available, Groupby (groupby-1) needs more than the row" in code
+
+
+def test_the_studio_exports_the_training_code_after_a_fit():
+    from interactive_recsys.ui.builder_model import BuilderModel
+
+    table = pa.table({"c": pa.array(["a", "b", "a"]), "y": labels(3)})
+    raw = write_raw(table)
+    wf = fitted(["c"] >> ops.Categorify(), raw, tempfile.mkdtemp())
+    unfitted = BuilderModel.from_workflow(irs.Workflow(["c"] >> ops.Categorify()), dataset(raw))
+    assert "Train from raw data" not in unfitted.export_code()
+    code = BuilderModel.from_workflow(wf, dataset(raw)).export_code("saved_wf/")
+    assert "irs.Workflow.load('saved_wf/')" in code
+    assert f"irs.Loader({raw + '/'!r}, batch_size=65536, workflow=wf, device='cuda')" in code
