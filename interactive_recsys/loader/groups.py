@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ..schema import is_float_dtype, is_integer_dtype
 from ..tables.layout import FIRST_FREE_INDEX, NULL_INDEX
 from . import kernels
 
@@ -75,8 +76,6 @@ class Group:
 
 
 def _kind(chain: Any) -> str:
-    from ..schema import is_float_dtype, is_integer_dtype
-
     if chain.cpu_lookup is not None:
         return "ids"
     if is_float_dtype(chain.dtype):
