@@ -17,10 +17,12 @@
 #    device-check-pytest.txt, device-check-summary.txt.
 #
 # Settings: ROWS (default 4000000), REPEATS (5), BATCH (65536), DEVICE (cuda; DEVICE=cpu
-# runs the same steps without a GPU, to check the script itself). About 3-4 minutes on one
-# H100 with 16 cores.
+# runs the same steps without a GPU, to check the script itself). Each step has a time
+# limit (tests 200 s, benchmark 270 s): at most 8 minutes in all, about 3-4 on one H100 with
+# 16 cores.
 cd "$(dirname "$0")/.."
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD \
+  || echo "device check: no wheels installed from .whl/ (run scripts/device_wheels.sh first?)"
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONPATH=${PYTHONPATH:-$PWD}
@@ -46,14 +48,14 @@ PY
 env_rc=$?
 
 echo "== tests (pytest -m 'cuda or gpu')"
-timeout 300 python3 -m pytest -o addopts="-p no:cacheprovider --import-mode=importlib" \
-  -o timeout=240 -m "cuda or gpu" -q -rs tests/test_online_gpu.py tests/test_gpu.py \
+timeout 200 python3 -m pytest -o addopts="-p no:cacheprovider --import-mode=importlib" \
+  -o timeout=180 -m "cuda or gpu" -q -rs tests/test_online_gpu.py tests/test_gpu.py \
   2>&1 | tee "$OUT/device-check-pytest.txt"
 test_rc=${PIPESTATUS[0]}
 passed=$(grep -Eo '[0-9]+ passed' "$OUT/device-check-pytest.txt" | tail -1 | cut -d' ' -f1)
 
 echo "== benchmark (python -m benchmarks loader --online --device $DEVICE --rows $ROWS)"
-timeout 330 python3 -m benchmarks loader --online --device "$DEVICE" --rows "$ROWS" \
+timeout 270 python3 -m benchmarks loader --online --device "$DEVICE" --rows "$ROWS" \
   --repeats "$REPEATS" --batch-sizes "$BATCH" --out "$OUT" --work "$WORK"
 bench_rc=$?
 
