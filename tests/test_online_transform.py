@@ -27,7 +27,7 @@ import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.errors import DatasetError, SchemaError
 from interactive_recsys.loader import kernels
-from interactive_recsys.loader.online import online_operators
+from interactive_recsys.loader.online import WORD, online_operators
 from interactive_recsys.loader.reader import open_source
 
 torch = pytest.importorskip("torch")
@@ -133,9 +133,17 @@ def test_categorify_common_width_strings_on_the_device(values, other):
     later = pa.table({"c": column(values + other, "str"), "y": labels(len(values + other))})
     raw = write_raw(later)
     want = offline_batches(wf, raw, workdir, 8)
-    got = list(irs.Loader(raw, 8, shuffle=False, workflow=wf, transform_at="batch"))
+    loader = irs.Loader(raw, 8, shuffle=False, workflow=wf, transform_at="batch")
+    got = list(loader)
     for g, w in zip(got, want, strict=True):
         assert torch.equal(g.sparse.values, w.sparse.values)
+    online = loader.online
+    chain = online.cat[0]
+    if chain.width is not None:  # a 64-bit hash collision cannot be drawn: check the flags
+        block = online.block(open_source(raw).read(0, online.input_columns), None, "t")
+        bits = (block.extras[f"{WORD}0"] >> chain.absent_bit) & 1
+        lengths = [None if v is None else len(v.encode()) for v in values + other]
+        assert bits.tolist() == [int(n is not None and n != 4) for n in lengths]
 
 
 @SETTINGS
@@ -426,3 +434,14 @@ def test_the_studio_exports_the_training_code_after_a_fit():
     code = BuilderModel.from_workflow(wf, dataset(raw)).export_code("saved_wf/")
     assert "irs.Workflow.load('saved_wf/')" in code
     assert f"irs.Loader({raw + '/'!r}, batch_size=65536, workflow=wf, device='cuda')" in code
+
+
+@pytest.mark.parametrize("kind, bound", [("f32", 0.1), ("f32", -2.7), ("f64", 0.1), ("int", 1.5)])
+def test_clip_bounds_are_rounded_as_offline_before_the_next_step(kind, bound):
+    """A float32 column is clipped to ``float32(bound)``, an integer one to the integer inside
+    the bound: visible after NormalizeMinMax (the clipped minimum maps to exactly 0)."""
+    values = [-5, -3, 0, 1, 2, 3, None, 7] if kind == "int" else \
+        [-5.0, -3.0, 0.0, 0.05, 0.1, 0.3, None, 7.0]
+    table = pa.table({"x": column(values, kind), "y": labels(len(values))})
+    node = ["x"] >> ops.Clip(min_value=bound) >> ops.NormalizeMinMax()
+    assert_online_equals_offline(node, table)
