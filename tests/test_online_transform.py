@@ -445,3 +445,22 @@ def test_clip_bounds_are_rounded_as_offline_before_the_next_step(kind, bound):
     table = pa.table({"x": column(values, kind), "y": labels(len(values))})
     node = ["x"] >> ops.Clip(min_value=bound) >> ops.NormalizeMinMax()
     assert_online_equals_offline(node, table)
+
+
+def test_a_dataset_source_and_sharding_give_the_offline_batches():
+    rng = np.random.default_rng(9)
+    n = 1000
+    table = pa.table({"c": pa.array([f"{i:x}" for i in rng.integers(0, 99, n)]),
+                      "x": pa.array(rng.integers(0, 50, n)), "y": labels(n)})
+    raw = write_raw(table)
+    workdir = tempfile.mkdtemp()
+    cats, conts = ["c"] >> ops.Categorify(), ["x"] >> ops.LogOp()
+    wf = fitted(cats + conts, raw, workdir)
+    offline_batches(wf, raw, workdir, 64)
+    for rank in (0, 1):
+        want = list(irs.Loader(workdir + "/processed", 64, seed=1, rank=rank, world_size=2))
+        got = list(irs.Loader(dataset(raw), 64, seed=1, rank=rank, world_size=2, workflow=wf))
+        assert len(got) == len(want) == 8
+        for g, w in zip(got, want, strict=True):
+            assert torch.equal(g.sparse.values, w.sparse.values)
+            assert int(ulps(g.dense, w.dense).max()) <= 1
