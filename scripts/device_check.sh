@@ -84,9 +84,9 @@ print(f"device check: {seconds} s")
 if result:
     print("device:", result["device"])
     for name, rate in result["samples_per_s"].items():
-        print(f"  {name:<28} {rate:>14,.0f} samples/s")
+        print(f"  {name:<32} {rate:>14,.0f} samples/s")
     for name, ratio in result["ratios"].items():
-        print(f"  {name:<28} {ratio:.3f}x")
+        print(f"  {name:<32} {ratio:.3f}x")
     target = 0.95 if kind == "cuda" else 0.8
     met = result["ratios"]["online / pre-processed"] >= target
     print(f"  target online >= {target}x pre-processed: {'met' if met else 'NOT met'}")
