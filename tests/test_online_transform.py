@@ -464,3 +464,19 @@ def test_a_dataset_source_and_sharding_give_the_offline_batches():
         for g, w in zip(got, want, strict=True):
             assert torch.equal(g.sparse.values, w.sparse.values)
             assert int(ulps(g.dense, w.dense).max()) <= 1
+
+
+def test_numpy_batches_with_the_transform_at_read_and_a_clear_error_per_batch():
+    from interactive_recsys.errors import ParameterError
+
+    table = pa.table({"c": pa.array(["a", "b", None, "a"]), "x": pa.array([1.0, None, 3.0, 5.0]),
+                      "y": labels(4)})
+    raw = write_raw(table)
+    cats, conts = ["c"] >> ops.Categorify(), ["x"] >> ops.FillMissing(0)
+    wf = fitted(cats + conts, raw, tempfile.mkdtemp())
+    batch = next(iter(irs.Loader(raw, 4, shuffle=False, workflow=wf, output="numpy")))
+    assert isinstance(batch.dense, np.ndarray)
+    assert batch.sparse.values.tolist() == [3, 4, 1, 3]
+    assert batch.dense[:, 0].tolist() == [1.0, 0.0, 3.0, 5.0]
+    with pytest.raises(ParameterError, match="transform_at='batch' transforms torch batches"):
+        irs.Loader(raw, 4, workflow=wf, output="numpy", transform_at="batch")

@@ -114,7 +114,8 @@ class Loader:
         NormalizeMinMax) are applied to every batch with PyTorch on ``device`` (the online
         transform, :mod:`.online`): the same ids and values as ``workflow.transform(source)``
         read by a loader, without writing that copy. Column roles come from the workflow's
-        output schema. Any other step is refused by name (run it offline). Needs PyTorch.
+        output schema. Any other step is refused by name (run it offline). Needs PyTorch
+        (the batches may still be NumPy arrays with ``transform_at="read"``).
     transform_at : {"auto", "batch", "read"}, default "auto"
         Where ``workflow`` runs: ``"batch"``, on each batch on ``device`` after the copy (on
         a GPU: on the copy stream, overlapping the training step); ``"read"``, on each row
