@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from . import report
+from . import loader_online, report
 from .dlrm import prepare
 from .harness import busy_cpu_s, own_cpu_s
 
@@ -71,6 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: 200k rows, one repeat, smaller baselines")
+    loader_online.add_arguments(parser)
 
 
 # ---- baselines --------------------------------------------------------------------------------
@@ -294,6 +295,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     import interactive_recsys as irs
 
+    if args.online:
+        return loader_online.run(args)
     if args.quick:
         args.rows, args.repeats = 200_000, 1
         args.baseline_rows, args.naive_rows = min(args.baseline_rows, 32_768), 4096

@@ -216,3 +216,54 @@ def workflow_code(workflow: Workflow | Node) -> str:
     """
     node = workflow.output_node if isinstance(workflow, Workflow) else Node.as_node(workflow)
     return _Writer(node).program()
+
+
+def offline_steps(workflow: Workflow | Node) -> list[str]:
+    """The steps of ``workflow`` that the online transform refuses (``Operator.online``),
+    as ``"Op (node id)"``; empty when every step can run per batch on the training device."""
+    wf = workflow if isinstance(workflow, Workflow) else Workflow(workflow)
+    return [f"{type(n.op).__name__} ({wf.node_id(n)})" for n in wf.nodes
+            if isinstance(n, OpNode) and not type(n.op).online]
+
+
+def training_code(workflow: Workflow | Node, data: str = "raw/",
+                  workflow_dir: str = "my_workflow/", batch_size: int = 65_536,
+                  device: str = "cuda") -> str:
+    """The Studio's "Train from raw data": loader code for both paths after a fit.
+
+    The pre-processed path writes the transformed copy once and trains from it; the online
+    path reads ``data`` as it is and applies the fitted workflow to every batch on
+    ``device`` (:mod:`~interactive_recsys.loader.online`). A workflow with a step that needs
+    more than the row gets the first path only, with a comment naming the step.
+
+    >>> from interactive_recsys import ops
+    >>> print(training_code(["c"] >> ops.Categorify(), data="day_0/"))
+    import interactive_recsys as irs
+    <BLANKLINE>
+    wf = irs.Workflow.load('my_workflow/')  # the fitted workflow, saved from the Studio
+    <BLANKLINE>
+    # Train from pre-processed data: write the transformed copy once, then read it
+    wf.transform(irs.Dataset('day_0/')).to_parquet('day_0/'.rstrip('/') + '-processed/')
+    loader = irs.Loader('day_0/'.rstrip('/') + '-processed/', batch_size=65536, device='cuda')
+    <BLANKLINE>
+    # Train from raw data: the workflow applied to each batch on the device (no copy)
+    loader = irs.Loader('day_0/', batch_size=65536, workflow=wf, device='cuda')
+    """
+    processed = f"{data!r}.rstrip('/') + '-processed/'"
+    lines = ["import interactive_recsys as irs", "",
+             f"wf = irs.Workflow.load({workflow_dir!r})  # the fitted workflow, saved from the "
+             "Studio", "",
+             "# Train from pre-processed data: write the transformed copy once, then read it",
+             f"wf.transform(irs.Dataset({data!r})).to_parquet({processed})",
+             f"loader = irs.Loader({processed}, batch_size={batch_size}, device={device!r})",
+             ""]
+    refused = offline_steps(workflow)
+    if refused:
+        lines.append(f"# Train from raw data: not available, {', '.join(refused)} needs more "
+                     "than the row (run it offline, as above)")
+    else:
+        lines += ["# Train from raw data: the workflow applied to each batch on the device "
+                  "(no copy)",
+                  f"loader = irs.Loader({data!r}, batch_size={batch_size}, workflow=wf, "
+                  f"device={device!r})"]
+    return "\n".join(lines)

@@ -166,7 +166,23 @@ def client(_session_client: object) -> Iterator[object]:
 
 
 # ---- GPU tests: `pytest -m gpu` runs them where cuDF really works ------------------------------
+def _cuda_available() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not any(item.get_closest_marker("cuda") is not None for item in items) \
+            or _cuda_available():
+        pass
+    else:
+        skip_cuda = pytest.mark.skip(reason="needs PyTorch with a CUDA device")
+        for item in items:
+            if item.get_closest_marker("cuda") is not None:
+                item.add_marker(skip_cuda)
     if irs.gpu_available():
         return
     skip = pytest.mark.skip(reason="needs a working GPU with cuDF (pip install -e '.[gpu]')")

@@ -5,6 +5,8 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
+pytest.importorskip("cudf", reason="needs a working GPU with cuDF (pip install -e '.[gpu]')")
+
 import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.cli import standard_criteo_workflow

@@ -35,12 +35,14 @@ from .batch import Batch
 from .block import Block, block_from_table
 from .collate import Batcher
 from .columns import Columns, resolve_columns
+from .online import OnlineTransform
 from .pipeline import BatchIterator, run_inline
 from .reader import DatasetSource, ParquetSource, open_source
 from .shuffle import Piece, partition_order, row_rng, shard_pieces, shard_rows
 from .transfer import device_stages
 
 OUTPUTS = ("auto", "numpy", "torch")
+TRANSFORM_AT = ("auto", "batch", "read")
 #: Rows shuffled together by default (at least 4 batches).
 DEFAULT_WINDOW = 2**18
 
@@ -106,6 +108,20 @@ class Loader:
         fsspec options when ``source`` is a URL (``s3://bucket/train``): row groups are then
         read from the store by the reader threads. An output folder whose ``_SUCCESS``
         manifest is incomplete is refused.
+    workflow : Workflow, optional
+        A fitted workflow: ``source`` is then the *raw* data, and the workflow's per-row steps
+        (Categorify, HashBucket, FillMissing, FillMedian, Clip, LogOp, Normalize,
+        NormalizeMinMax) are applied to every batch with PyTorch on ``device`` (the online
+        transform, :mod:`.online`): the same ids and values as ``workflow.transform(source)``
+        read by a loader, without writing that copy. Column roles come from the workflow's
+        output schema. Any other step is refused by name (run it offline). Needs PyTorch
+        (the batches may still be NumPy arrays with ``transform_at="read"``).
+    transform_at : {"auto", "batch", "read"}, default "auto"
+        Where ``workflow`` runs: ``"batch"``, on each batch on ``device`` after the copy (on
+        a GPU: on the copy stream, overlapping the training step); ``"read"``, on each row
+        group in the reader threads on the CPU, before ``cache`` keeps it (later epochs then
+        cost what pre-processed data costs). ``"auto"``: ``"batch"`` on an accelerator,
+        ``"read"`` on the CPU. Both give the same batches.
     """
 
     @validate_params({
@@ -115,6 +131,7 @@ class Loader:
         "shuffle_window": Param(kind="int", low=1, nullable=True, must="an integer >= 1"),
         "readers": Param(kind="int", low=0), "prefetch": Param(kind="int", low=1),
         "output": Param(choices=OUTPUTS, must=f"one of {OUTPUTS}"),
+        "transform_at": Param(choices=TRANSFORM_AT, must=f"one of {TRANSFORM_AT}"),
     })
     def __init__(self, source: Any, batch_size: int, *, shuffle: bool = True, seed: int = 0,
                  drop_last: bool = False, epochs: int | None = 1, device: Any = None,
@@ -124,7 +141,8 @@ class Loader:
                  shuffle_window: int | None = None, output: str = "auto",
                  label_dtype: str | None = "float32", readers: int = 2,
                  prefetch: int = 2, cache: bool = False,
-                 storage_options: dict[str, Any] | None = None) -> None:
+                 storage_options: dict[str, Any] | None = None, workflow: Any = None,
+                 transform_at: str = "auto") -> None:
         if rank >= world_size:
             raise param_error("rank", None, "must be in [0, world_size - 1] = "
                               f"[0, {world_size - 1}]. Got {rank!r} instead.")
@@ -143,10 +161,27 @@ class Loader:
         if device is not None and output != "torch":
             raise ParameterError(f"device={device!r} needs torch tensors; pass output='torch' "
                                  "(and install PyTorch) or leave device=None.")
+        if workflow is not None and not torch_found:
+            raise ParameterError("workflow=... applies the workflow with PyTorch; install "
+                                 "PyTorch (pip install torch).")
         self.source: ParquetSource | DatasetSource = open_source(source, storage_options)
-        self.columns: Columns = resolve_columns(self.source.schema, cat_cols, cont_cols,
-                                                label_cols, extra_cols)
-        self.source.check_columns(self.columns.names)
+        #: the online transform of ``workflow`` (None: the source is processed data)
+        self.online: OnlineTransform | None = None
+        if workflow is not None:
+            self.online = OnlineTransform(workflow, self.source.schema, cat_cols, cont_cols,
+                                          label_cols, extra_cols)
+            self.columns: Columns = self.online.columns
+            self.source.check_columns(self.online.input_columns)
+            if transform_at == "auto":
+                accelerator = device is not None and str(device).split(":")[0] != "cpu"
+                transform_at = "batch" if accelerator else "read"
+            if transform_at == "batch" and output != "torch":
+                raise ParameterError("transform_at='batch' transforms torch batches; pass "
+                                     "output='torch' or transform_at='read'.")
+        else:
+            self.columns = resolve_columns(self.source.schema, cat_cols, cont_cols,
+                                           label_cols, extra_cols)
+            self.source.check_columns(self.columns.names)
         self.batch_size, self.shuffle, self.seed = batch_size, bool(shuffle), seed
         self.drop_last, self.epochs, self.device = bool(drop_last), epochs, device
         self.rank, self.world_size = rank, world_size
@@ -155,6 +190,8 @@ class Loader:
         self.output, self.label_dtype = output, label_dtype
         self.readers, self.prefetch = readers, prefetch
         self.cache = bool(cache)
+        #: where the online transform runs ("read" or "batch"; None without a workflow)
+        self.transform_at = None if self.online is None else transform_at
         self._cache: dict[int, Block] = {}
         self._next_epoch = 0
         self._iterators: weakref.WeakSet[BatchIterator] = weakref.WeakSet()
@@ -164,8 +201,9 @@ class Loader:
     # ---- sizes ---------------------------------------------------------------------------
     @property
     def schema(self) -> Any:
-        """The schema of the source (names, dtypes, tags, cardinalities)."""
-        return self.source.schema
+        """The schema of the batches' columns (names, dtypes, tags, cardinalities): the
+        source's, or the workflow's output schema with ``workflow=``."""
+        return self.source.schema if self.online is None else self.online.output_schema
 
     @property
     def rows_per_epoch(self) -> int:
@@ -194,7 +232,9 @@ class Loader:
         first = self._next_epoch
         if self.epochs is not None:
             self._next_epoch += self.epochs
-        transfer, finish = device_stages(self.device) if self.output == "torch" else (None, None)
+        after = self.online.apply if self.transform_at == "batch" else None
+        transfer, finish = (device_stages(self.device, after=after) if self.output == "torch"
+                            else (None, None))
         if self.readers == 0:
             return run_inline(self._plan(first), self._read, self._collate_fn(transfer is None),
                               transfer, finish)
@@ -221,21 +261,30 @@ class Loader:
         _, piece = item
         if piece is None:
             return None
+        names = self.columns.names if self.online is None else self.online.input_columns
         if not self.cache:
-            table = self.source.read(piece.unit, self.columns.names, piece.start, piece.stop)
-            return block_from_table(table, self.columns, self.label_dtype,
-                                    self.source.describe(piece.unit))
+            table = self.source.read(piece.unit, names, piece.start, piece.stop)
+            return self._block(table, self.source.describe(piece.unit))
         block = self._cache.get(piece.unit)
         if block is None:  # the whole partition, whatever the piece
-            block = block_from_table(self.source.read(piece.unit, self.columns.names),
-                                     self.columns, self.label_dtype,
-                                     self.source.describe(piece.unit)).read_only()
+            block = self._block(self.source.read(piece.unit, names),
+                                self.source.describe(piece.unit)).read_only()
             self._cache[piece.unit] = block
         stop = block.rows if piece.stop is None else piece.stop
         return block if (piece.start, stop) == (0, block.rows) else block.slice(piece.start, stop)
 
+    def _block(self, table: Any, where: str) -> Block:
+        if self.online is not None:  # raw columns, transformed here or per batch
+            block = self.online.block(table, self.label_dtype, where)
+            return self.online.apply_block(block) if self.transform_at == "read" else block
+        return block_from_table(table, self.columns, self.label_dtype, where)
+
     def _collate_fn(self, to_torch_here: bool) -> Any:
         torch_cpu = self.output == "torch" and to_torch_here
+        online = self.online if self.transform_at == "batch" else None
+
+        def to_torch(batch: Batch) -> Batch:
+            return batch.to_torch() if online is None else online.apply(batch.to_torch())
 
         def collate(blocks: Iterator[tuple[tuple[int, Piece | None], Block | None]]
                     ) -> Iterator[Batch]:
@@ -247,7 +296,7 @@ class Loader:
                                       row_rng(self.seed, epoch, self.rank))
                 produced = batcher.add(block) if block is not None else batcher.finish()
                 for batch in produced:
-                    yield batch.to_torch() if torch_cpu else batch
+                    yield to_torch(batch) if torch_cpu else batch
                 if block is None:
                     batcher = None
 
@@ -259,7 +308,9 @@ class Loader:
                 f"shuffle={self.shuffle}, epochs={self.epochs}, rank={self.rank}/"
                 f"{self.world_size}, cat={len(c.cat)} ({sum(c.multi_hot)} multi-hot), "
                 f"cont={len(c.cont)}, labels={list(c.label)}, output={self.output!r}"
-                + (f", device={self.device!r}" if self.device is not None else "") + ")")
+                + (f", device={self.device!r}" if self.device is not None else "")
+                + (f", online transform at {self.transform_at!r}" if self.online is not None
+                   else "") + ")")
 
 
 def torch_available() -> bool:

@@ -21,9 +21,14 @@ from typing import Any
 from .batch import Batch
 
 
-def device_stages(device: Any, pin_memory: bool = True
+def device_stages(device: Any, pin_memory: bool = True,
+                  after: Callable[[Batch], Batch] | None = None
                   ) -> tuple[Callable[[Batch], Any] | None, Callable[[Any], Batch] | None]:
-    """``(transfer, finish)`` for :class:`~.pipeline.BatchIterator`; ``(None, None)`` on CPU."""
+    """``(transfer, finish)`` for :class:`~.pipeline.BatchIterator`; ``(None, None)`` on CPU.
+
+    ``after(batch)`` runs on the device batch right after the copy, in the transfer thread
+    and on the copy stream (the online transform): its kernels are queued behind the copy
+    and the consumer's stream waits for them too."""
     if device is None:
         return None, None
     import torch
@@ -32,12 +37,17 @@ def device_stages(device: Any, pin_memory: bool = True
     if device.type == "cpu":
         return None, None
     if device.type != "cuda":  # e.g. "mps": plain copies, pinned when possible
-        return (lambda b: b.to_torch(device, non_blocking=False)), None
+        def plain(b: Batch) -> Batch:
+            moved = b.to_torch(device, non_blocking=False)
+            return moved if after is None else after(moved)
+        return plain, None
     stream = torch.cuda.Stream(device=device)
 
     def transfer(batch: Batch) -> tuple[Batch, Any]:
         with torch.cuda.stream(stream):
             moved = batch.to_torch(device, non_blocking=True, pin_memory=pin_memory)
+            if after is not None:
+                moved = after(moved)
             event = torch.cuda.Event()
             event.record(stream)
         return moved, event

@@ -262,6 +262,20 @@ class Operator(OperatorOperand):
         them (``Backend.elementwise``); ``transform`` gives the same result as the step."""
         return None
 
+    #: Whether the online transform (``irs.Loader(raw_data, workflow=wf)``) applies this
+    #: operator to each batch on the training device: its output row is a function of its
+    #: input row and of its fitted state, and :meth:`online_step` describes it. The online
+    #: transform refuses every other step by name (shuffles, joins, groupbys, row filters,
+    #: user functions): those run offline, ``wf.transform(ds).to_parquet(path)``.
+    online: ClassVar[bool] = False
+
+    def online_step(self, state: dict[str, Any] | None, column: str,
+                    ctx: OpContext) -> tuple | None:
+        """This operator on ``column`` as one step of the online transform
+        (:mod:`~interactive_recsys.loader.online`), or None when these parameters have none
+        (the step is then refused); default: :meth:`elementwise`."""
+        return self.elementwise(state, column)
+
     @property
     def is_stat(self) -> bool:
         return False

@@ -65,6 +65,7 @@ class Categorify(StatOperator):
     """Encode categorical columns as contiguous integer ids (see the module docstring)."""
 
     summary = "Map categories to contiguous ids by frequency"
+    online = True
     category = "categorical"
     dictionary_input = True
     freq_threshold = Param(0, kind="int", low=0,
@@ -295,6 +296,21 @@ class Categorify(StatOperator):
         return any(info.get("promoted") for info in merged["vocabs"].values())
 
     # ---- transform ------------------------------------------------------------------------
+    def online_step(self, state: dict[str, Any] | None, column: str,
+                    ctx: OpContext) -> tuple | None:
+        """``("categorify", tables, num_buckets)``: the vocabulary's split tables
+        (:class:`~..tables.vocabulary.VocabTable`) that encode ``column``; None for a combo
+        group (its values join several columns as strings)."""
+        key = self.output_names(list(ctx.groups)).get(column)
+        group = self.vocab_keys(ctx.groups).get(key, ())
+        if key is None or (len(group) > 1 and self.encode_type == "combo"):
+            return None
+        info = state["vocabs"][key]
+        directory = resolve(ctx.artifacts_dir, info["path"], "vocabulary path")
+        tables = [vocab.load_split(directory, s, ctx.storage_options)
+                  for s in range(info["splits"])]
+        return ("categorify", tables, self.num_buckets)
+
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
         b = ctx.backend
         out, drop = {}, []

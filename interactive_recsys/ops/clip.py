@@ -20,6 +20,7 @@ class Clip(Operator):
     """
 
     summary = "Clip numeric values to a range"
+    online = True
     min_value = Param(None, kind="number", nullable=True, doc="Lower bound (None: no bound).")
     max_value = Param(None, kind="number", nullable=True, doc="Upper bound (None: no bound).")
 

@@ -47,6 +47,7 @@ class FillMissing(Operator):
     """
 
     summary = "Replace nulls and NaN by a constant"
+    online = True
     fill_val = Param(0, kind="number", doc="Value written where data is missing.")
     add_binary_cols = Param(False, kind="bool", doc="Also output <col>_filled flags.")
 
@@ -76,6 +77,7 @@ class FillMedian(StatOperator):
     """
 
     summary = "Replace nulls and NaN by the column median"
+    online = True
     state_shape = {"medians": ("map", "number?")}
     per_column_state = ("medians",)
     add_binary_cols = Param(False, kind="bool", doc="Also output <col>_filled flags.")
@@ -102,6 +104,13 @@ class FillMedian(StatOperator):
 
     def check_mergeable(self, state: dict[str, Any], ctx: OpContext) -> None:
         self.merge_state(state, state, ctx, None)
+
+    def online_step(self, state: dict[str, Any] | None, column: str,
+                    ctx: OpContext) -> tuple | None:
+        """``("fill_median", median)``: integer columns get it rounded half up, as here."""
+        if self.add_binary_cols:
+            return None
+        return ("fill_median", state["medians"][column] or 0.0)
 
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
         b = ctx.backend

@@ -59,6 +59,7 @@ class HashBucket(Operator):
     """
 
     summary = "Hash values into num_buckets embedding rows"
+    online = True
     category = "categorical"
     num_buckets = Param(kind="int", low=1, high=MAX_BUCKETS, doc="Number of hash buckets.")
     dtype = Param("int64", choices=("int32", "int64"), doc="Output index dtype.")
@@ -72,6 +73,10 @@ class HashBucket(Operator):
         dtype = f"list<{self.dtype}>" if col.is_list else self.dtype
         return col.with_(dtype=dtype, properties=props).with_tags(
             add=[Tags.CATEGORICAL, Tags.HASHED], remove=[Tags.CONTINUOUS])
+
+    def online_step(self, state: dict[str, Any] | None, column: str,
+                    ctx: OpContext) -> tuple:
+        return ("hash_bucket", self.num_buckets)
 
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
         b = ctx.backend

@@ -18,6 +18,7 @@ class LogOp(Operator):
     """
 
     summary = "log(1 + x), as float32"
+    online = True
 
     def column_schema(self, col: ColumnSchema, state: dict[str, Any] | None) -> ColumnSchema:
         require_numeric(self, col)

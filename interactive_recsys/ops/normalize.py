@@ -94,6 +94,7 @@ class Normalize(_Moments):
     """
 
     summary = "Standardise to mean 0, std 1 (float32)"
+    online = True
     state_shape = {"means": ("map", "number?"), "stds": ("map", "number>=0?")}
     per_column_state = ("means", "stds")
     ddof = Param(0, kind="int", low=0, high=1,
@@ -128,6 +129,7 @@ class NormalizeMinMax(_Moments):
     (``out_dtype``; constant column: 0)."""
 
     summary = "Scale to [0, 1] with the min and max (float32)"
+    online = True
     state_shape = {"mins": ("map", "number?"), "maxs": ("map", "number?")}
     per_column_state = ("mins", "maxs")
     summarize = staticmethod(column_extremes)  # one pass: no mean or spread

@@ -117,7 +117,8 @@ class RunActions:
         self.say(f"Loaded the workflow from {path!r}.", "success", "run")
 
     def _export(self) -> None:
-        self.code.value = self._need_model().export_code()
+        self.code.value = self._need_model().export_code(self.file_text.value.strip()
+                                                         or "my_workflow/")
         self.code.layout.display = None
         self.say("Exported code below: running it builds the identical workflow.", "success",
                  "run")

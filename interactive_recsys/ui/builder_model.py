@@ -57,7 +57,7 @@ from typing import Any
 import dask
 import pyarrow as pa
 
-from interactive_recsys.codegen import workflow_code
+from interactive_recsys.codegen import training_code, workflow_code
 from interactive_recsys.errors import DatasetError, ParameterError, SchemaError
 from interactive_recsys.graph import Node
 from interactive_recsys.io import storage
@@ -398,9 +398,17 @@ class BuilderModel(FieldEvents):
             model.fitted_workflow = model.reuse_run = workflow
         return model
 
-    def export_code(self) -> str:
-        """Python code that builds the identical workflow (see :mod:`..codegen`)."""
-        return workflow_code(self.to_workflow())
+    def export_code(self, workflow_dir: str = "my_workflow/") -> str:
+        """Python code that builds the identical workflow (see :mod:`..codegen`); after a fit
+        also "Train from raw data": the loader code of the pre-processed and the online path
+        (:func:`~..codegen.training_code`, the fitted workflow saved in ``workflow_dir``)."""
+        code = workflow_code(self.to_workflow())
+        if self.fitted_workflow is None:
+            return code
+        folders = sorted({os.path.dirname(f) for f in self.dataset.files})
+        data = folders[0] + "/" if len(folders) == 1 else "raw/"
+        return (code + "\n\n# ---- Train from raw data " + "-" * 60 + "\n"
+                + training_code(self.fitted_workflow, data=data, workflow_dir=workflow_dir))
 
     def save(self, path: str | os.PathLike, *, overwrite: bool = False) -> str:
         """Save as JSON (+ parquet vocabularies when fitted by :meth:`run`)."""
