@@ -61,7 +61,8 @@ def _string_parts(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return (offsets - start).astype(np.int64), data
 
 
-def hex_to_int64(array: pa.Array | pa.ChunkedArray, name: str = "C?", where: str = "") -> np.ndarray:
+def hex_to_int64(array: pa.Array | pa.ChunkedArray, name: str = "C?", where: str = ""
+                 ) -> np.ndarray:
     """Hexadecimal strings as int64, as ``int(x or "0", 16)``; null or empty is 0.
 
     Digits are ``0-9a-fA-F``; a sign, ``0x`` prefix, space or ``_`` (which Python's ``int``

@@ -54,7 +54,7 @@ class NpyAppender:
     def __init__(self, path: str | os.PathLike, dtype: Any, columns: int | None) -> None:
         self.path, self.dtype, self.columns = os.fspath(path), np.dtype(dtype), columns
         self.rows = 0
-        self._file = open(self.path, "wb")  # noqa: SIM115 (closed by close())
+        self._file = open(self.path, "wb")
         self._header = npy_header(self.dtype, self._shape(0))
         self._file.write(self._header)
 
