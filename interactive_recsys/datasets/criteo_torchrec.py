@@ -151,16 +151,39 @@ def _sparse_chunk(path: str, start: int, stop: int) -> Any:
     return pd.DataFrame({name: np.array(block[:, j]) for j, name in enumerate(CRITEO_CATEGORICAL)})
 
 
-def _write_contig(frame: Any, path: str, start: int) -> np.ndarray:
-    """Categorify's ids minus one (OOV 2 -> 1, the vocabulary from 3 -> from 2) into rows
-    ``start..`` of ``path``; the largest id of each column."""
-    ids = np.column_stack([np.asarray(frame[name], dtype=np.int64) - 1
-                           for name in CRITEO_CATEGORICAL])
-    out = np.load(path, mmap_mode="r+")
-    out[start:start + len(ids)] = ids
+def _lookup_file(directory: str, splits: int, path: str) -> int:
+    """One column's Categorify vocabulary as a lookup file: row 0 the ids of the vocabulary
+    sorted, row 1 their contiguous ids (Categorify's index minus one: the vocabulary starts at
+    3 there, out-of-vocabulary is 2)."""
+    from ..tables import vocabulary as vocab
+
+    table = vocab.read_vocabulary(directory, splits)
+    values = table.column("value").to_numpy().astype(np.int64)
+    ids = table.column("index").to_numpy().astype(np.int64) - 1
+    order = np.argsort(values, kind="stable")
+    np.save(path, np.stack([values[order], ids[order]]))
+    return len(values)
+
+
+def _map_chunk(sparse_path: str, start: int, stop: int, out_path: str,
+               lookups: list[str]) -> np.ndarray:
+    """Rows ``start:stop`` of a sparse file to contiguous ids (1: not in the vocabulary,
+    i.e. below the frequency threshold); the largest id of each column."""
+    block = np.array(np.load(sparse_path, mmap_mode="r")[start:stop])
+    for j, lookup in enumerate(lookups):
+        table = np.load(lookup, mmap_mode="r")
+        values, ids = table[0], table[1]
+        col = block[:, j]
+        if not len(values):
+            block[:, j] = 1
+            continue
+        pos = np.minimum(np.searchsorted(values, col), len(values) - 1)
+        block[:, j] = np.where(values[pos] == col, ids[pos], 1)
+    out = np.load(out_path, mmap_mode="r+")
+    out[start:stop] = block
     out.flush()
     del out
-    return ids.max(axis=0) if len(ids) else np.zeros(len(CRITEO_CATEGORICAL), np.int64)
+    return block.max(axis=0) if len(block) else np.ones(block.shape[1], np.int64)
 
 
 # ---- running tasks with a progress bar -------------------------------------------------------
@@ -292,18 +315,20 @@ def _to_torchrec(files: list[tuple[str, str]], out: str, threshold: int, client:
     _run_tasks(_dense_file, [(os.path.join(staging, f"{p['stem']}_dense_raw.npy"),
                               os.path.join(out, f"{p['stem']}_dense.npy"), p["dense_min"],
                               chunk_rows) for p in parsed], client, "dense", progress)
-    shutil.rmtree(staging)
+    for p in parsed:
+        os.remove(os.path.join(staging, f"{p['stem']}_dense_raw.npy"))
     seconds["dense"] = time.perf_counter() - t
 
     t = time.perf_counter()
     chunks = [(os.path.join(out, f"{p['stem']}_sparse.npy"), start,
                min(start + chunk_rows, p["rows"]), p["stem"])
               for p in parsed for start in range(0, p["rows"], chunk_rows)]
-    ds, wf = _fit_frequencies(chunks, threshold, progress)
+    lookups = _fit_frequencies(chunks, threshold, staging, client, progress)
     seconds["fit"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    maxima = _map_contiguous(ds, wf, chunks, out, client, progress)
+    maxima = _map_contiguous(chunks, lookups, out, client, progress)
+    shutil.rmtree(staging)
     seconds["map"] = time.perf_counter() - t
     return {"rows": sum(p["rows"] for p in parsed),
             "files": {p["stem"]: p["rows"] for p in parsed},
@@ -312,14 +337,16 @@ def _to_torchrec(files: list[tuple[str, str]], out: str, threshold: int, client:
             "seconds": {k: round(v, 3) for k, v in seconds.items()}}
 
 
-def _fit_frequencies(chunks: list[tuple[str, int, int, str]], threshold: int,
-                     progress: bool) -> tuple[Any, Any]:
-    """Categorify's frequency tables of the 26 columns over every file (out of core)."""
+def _fit_frequencies(chunks: list[tuple[str, int, int, str]], threshold: int, staging: str,
+                     client: Any, progress: bool) -> list[str]:
+    """Categorify's frequency tables of the 26 columns over every file (out of core), and
+    one lookup file per column made from them."""
     import dask.dataframe as dd
     import pandas as pd
     from tqdm import tqdm
 
     from .. import ops
+    from ..io.artifacts import resolve
     from ..io.dataset import Dataset
     from ..workflow import Workflow
 
@@ -327,33 +354,30 @@ def _fit_frequencies(chunks: list[tuple[str, int, int, str]], threshold: int,
     ddf = dd.from_map(_sparse_chunk, [c[0] for c in chunks], [c[1] for c in chunks],
                       [c[2] for c in chunks], meta=meta, enforce_metadata=False,
                       label="criteo-sparse")
-    ds = Dataset(ddf, backend="cpu")
-    wf = Workflow(CRITEO_CATEGORICAL >> ops.Categorify(freq_threshold=threshold))
+    artifacts = os.path.join(staging, "vocabularies")
+    wf = Workflow(CRITEO_CATEGORICAL >> ops.Categorify(freq_threshold=threshold),
+                  artifacts_dir=artifacts)
     with tqdm(total=1, desc="fit", unit="phase", file=sys.stderr, disable=not progress) as bar:
-        wf.fit(ds)
+        wf.fit(Dataset(ddf, backend="cpu"))
         bar.update()
-    return ds, wf
+    (step,) = wf.fitted_steps(ops.Categorify)
+    calls = [(resolve(artifacts, step.state["vocabs"][name]["path"], "vocabulary path"),
+              step.state["vocabs"][name]["splits"],
+              os.path.join(staging, f"lookup_{name}.npy")) for name in CRITEO_CATEGORICAL]
+    _run_tasks(_lookup_file, calls, client, "lookup", progress)
+    return [c[2] for c in calls]
 
 
-def _map_contiguous(ds: Any, wf: Any, chunks: list[tuple[str, int, int, str]], out: str,
+def _map_contiguous(chunks: list[tuple[str, int, int, str]], lookups: list[str], out: str,
                     client: Any, progress: bool) -> np.ndarray:
-    """Write ``STEM_sparse_contig_freq.npy`` chunk by chunk from Categorify's ids."""
-    import dask
-
-    from ..runtime.jobs import compute
-
+    """Write ``STEM_sparse_contig_freq.npy`` chunk by chunk."""
+    paths = {}
     for stem in dict.fromkeys(c[3] for c in chunks):
         rows = max(c[2] for c in chunks if c[3] == stem)
-        open_npy_rows(os.path.join(out, f"{stem}_sparse_contig_freq.npy"), np.int64,
-                      (rows, len(CRITEO_CATEGORICAL))).flush()
-    parts = wf.transform(ds).to_ddf().to_delayed()
-    writes = [dask.delayed(_write_contig)(part, os.path.join(out, f"{c[3]}_sparse_contig_freq.npy"),
-                                          c[1]) for part, c in zip(parts, chunks, strict=True)]
-    from tqdm import tqdm
-
-    with tqdm(total=1, desc="map", unit="phase", file=sys.stderr, disable=not progress) as bar:
-        maxima = compute(*writes, phase="criteo contiguous ids")
-        bar.update()
+        paths[stem] = os.path.join(out, f"{stem}_sparse_contig_freq.npy")
+        open_npy_rows(paths[stem], np.int64, (rows, len(CRITEO_CATEGORICAL))).flush()
+    maxima = _run_tasks(_map_chunk, [(c[0], c[1], c[2], paths[c[3]], lookups) for c in chunks],
+                        client, "map", progress)
     return np.max(np.vstack(maxima), axis=0)
 
 

@@ -35,7 +35,17 @@ _HEX_DIGITS = np.full(256, 255, np.uint8)
 for _i, _c in enumerate("0123456789abcdef"):
     _HEX_DIGITS[ord(_c)] = _i
     _HEX_DIGITS[ord(_c.upper())] = _i
-_SHIFTS8 = np.arange(28, -1, -4, dtype=np.uint64)  # the 8 digits of a Criteo id
+
+
+def _pack8(digits: np.ndarray) -> np.ndarray:
+    """Numbers of 8 hex digits (values 0-15, one byte each, first digit first) as uint64:
+    the 8 bytes of each read as one little-endian word, then the nibbles packed pairwise."""
+    x = np.ascontiguousarray(digits).view("<u8")
+    x = ((x & np.uint64(0x000F000F000F000F)) << np.uint64(4)) | (
+        (x >> np.uint64(8)) & np.uint64(0x000F000F000F000F))
+    x = ((x & np.uint64(0x000000FF000000FF)) << np.uint64(8)) | (
+        (x >> np.uint64(16)) & np.uint64(0x000000FF000000FF))
+    return ((x & np.uint64(0xFFFF)) << np.uint64(16)) | ((x >> np.uint64(32)) & np.uint64(0xFFFF))
 
 
 @dataclass
@@ -87,7 +97,7 @@ def hex_to_int64(array: pa.Array | pa.ChunkedArray, name: str = "C?", where: str
     if not digits.size:
         return out.astype(np.int64)
     if lengths.max() == 8 and ((lengths == 8) | (lengths == 0)).all():  # Criteo's 8 digits
-        out[lengths == 8] = (digits.reshape(-1, 8).astype(np.uint64) << _SHIFTS8).sum(axis=1)
+        out[lengths == 8] = _pack8(digits)
         return out.astype(np.int64)
     row = np.repeat(np.arange(n), lengths)
     long = lengths > 16  # only leading zeros can keep these below 2**63: Python reads them
