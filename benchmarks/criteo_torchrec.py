@@ -4,7 +4,8 @@ Three contenders on the same generated day files (``synthetic_criteo(profile="ka
 written as raw TSV), each a whole process timed from outside, its peak memory the largest sum
 of the RSS of the process and its children (sampled every 0.2 s):
 
-* ``irs``: ``irs criteo IN OUT --frequency-threshold T`` on a local cluster;
+* ``irs``: ``irs criteo IN OUT --frequency-threshold T`` on a local cluster, and
+  ``irs-local``: the same with ``--local`` (in the process, a thread per core);
 * ``torchrec``: TorchRec's own ``BinaryCriteoUtils.tsv_to_npys`` per day, then
   ``sparse_to_contiguous`` over all days (what ``npy_preproc_criteo.py`` and
   ``contiguous_preproc_criteo.py`` call; the latter insists on 24 days, so the functions are
@@ -73,8 +74,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--frequency-threshold", type=int, default=3)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--memory-limit", default="3GB")
-    p.add_argument("--contenders", nargs="+", default=["irs", "torchrec", "floor"],
-                   choices=["irs", "torchrec", "floor"])
+    p.add_argument("--contenders", nargs="+", default=["irs", "irs-local", "torchrec", "floor"],
+                   choices=["irs", "irs-local", "torchrec", "floor"])
     p.add_argument("--workdir", default=os.path.join(ROOT, "benchmarks", "work",
                                                      "criteo-torchrec"))
 
@@ -155,6 +156,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "irs": [sys.executable, "-m", "interactive_recsys.cli", "criteo", src, "{out}",
                 "--frequency-threshold", str(args.frequency_threshold), "--workers",
                 str(args.workers), "--memory-limit", args.memory_limit, "--quiet"],
+        "irs-local": [sys.executable, "-m", "interactive_recsys.cli", "criteo", src, "{out}",
+                      "--frequency-threshold", str(args.frequency_threshold), "--local",
+                      "--quiet"],
         "torchrec": [sys.executable, "-W", "ignore", "-c", TORCHREC, src, "{out}",
                      str(args.days), str(args.frequency_threshold)],
         "floor": [sys.executable, "-c", FLOOR, src, "{out}", str(args.days)],
@@ -163,21 +167,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for name in args.contenders:
         out = os.path.join(work, f"out-{name}")
         shutil.rmtree(out, ignore_errors=True)
-        if name != "irs":
+        if not name.startswith("irs"):
             os.makedirs(out)
         print(f"{name} ...", flush=True)
         results[name] = _measure([c.replace("{out}", out) for c in cmds[name]])
         results[name]["rows_per_second"] = round(rows / results[name]["seconds"])
         print(f"  {results[name]}", flush=True)
-    check = (_check(os.path.join(work, "out-irs"), os.path.join(work, "out-torchrec"),
-                    args.days) if {"irs", "torchrec"} <= set(args.contenders) else None)
+    check = {ours: _check(os.path.join(work, f"out-{ours}"), os.path.join(work, "out-torchrec"),
+                          args.days)
+             for ours in ("irs", "irs-local") if {ours, "torchrec"} <= set(args.contenders)}
     ratios = {}
-    if "irs" in results:
+    for ours in ("irs", "irs-local"):
         for other in ("torchrec", "floor"):
-            if other in results:
+            if ours in results and other in results:
                 for kind in ("seconds", "cpu_seconds"):
-                    ratios[f"{other}_over_irs_{kind}"] = round(
-                        results[other][kind] / results["irs"][kind], 2)
+                    ratios[f"{ours}_{kind}_vs_{other}"] = round(
+                        results[ours][kind] / results[other][kind], 3)
     import platform
 
     import psutil
@@ -201,7 +206,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
              "|---|---:|---:|---:|---:|"]
     lines += [f"| {k} | {v['seconds']} | {v['cpu_seconds']} | {v['rows_per_second']:,} | "
               f"{v['peak_rss_mb']:,} |" for k, v in results.items()]
-    lines += ["", f"Ratios: {ratios}", "", f"Outputs checked: {check}", "",
+    lines += ["", "Ratios (irs / other; below 1 means irs took less):", ""]
+    lines += [f"- {k}: {v}" for k, v in ratios.items()]
+    lines += ["", f"Outputs checked against TorchRec's: {check}", "",
               textwrap.dedent(f"""\
               Command: `python -m benchmarks criteo-torchrec --days {args.days} --rows {args.rows}
               --frequency-threshold {args.frequency_threshold} --workers {args.workers}

@@ -194,12 +194,14 @@ def _run_tasks(fn: Callable[..., Any], calls: list[tuple], client: Any, desc: st
 
     bar = tqdm(total=len(calls), desc=desc, unit="task", file=sys.stderr, disable=not progress)
     try:
-        if client is None:
-            results = []
-            for call in calls:
-                results.append(fn(*call))
-                bar.update()
-            return results
+        if client is None:  # threads: pyarrow and numpy release the GIL in the heavy parts
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max(1, min(len(calls), os.cpu_count() or 1))) as pool:
+                futures = [pool.submit(fn, *call) for call in calls]
+                for future in futures:
+                    future.add_done_callback(lambda _: bar.update())
+                return [future.result() for future in futures]
         from distributed import as_completed
 
         futures = [client.submit(fn, *call, pure=False) for call in calls]
