@@ -274,6 +274,9 @@ def criteo(args: argparse.Namespace) -> dict[str, Any]:
 
     files = criteo_input_files(args.input, parse_days(args.days))  # errors before a cluster
     check_destination(args.output, {"the input": [f for f, _ in files]})
+    if os.path.isdir(args.output) and os.listdir(args.output) and not args.overwrite:
+        raise ParameterError(f"Output {os.path.abspath(args.output)!r} already exists; pass "
+                             "--overwrite or choose another folder.")
     if not args.local and not args.scheduler:
         check_memory_limit(args.memory_limit)
     with _client(args.scheduler, args.workers, args.memory_limit, args.local) as client:

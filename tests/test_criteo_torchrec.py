@@ -226,3 +226,37 @@ def test_parquet_target_is_the_standard_workflow(tmp_path):
     assert data[CRITEO_CATEGORICAL].min().min() >= 1
     assert os.path.isfile(tmp_path / "out" / "_SUCCESS")
     assert irs.Workflow.load(str(tmp_path / "out" / "workflow")).fitted
+
+
+def test_kaggle_folder_train_and_unlabelled_test(tmp_path):
+    folder = tmp_path / "kaggle"
+    folder.mkdir()
+    row = ["3"] * 13 + ["a1"] * 26
+    (folder / "train.txt").write_text("\t".join(["1", *row]) + "\n" + "\t".join(["0", *row])
+                                      + "\n")
+    (folder / "test.txt").write_text("\t".join(row) + "\n")
+    summary = criteo_to_torchrec(folder, tmp_path / "out", progress=False)
+    assert summary["files"] == {"train": 2, "test": 1}
+    assert np.load(tmp_path / "out" / "train_labels.npy").ravel().tolist() == [1, 0]
+    assert np.load(tmp_path / "out" / "test_labels.npy").ravel().tolist() == [-1]
+    assert np.load(tmp_path / "out" / "test_sparse.npy")[0, 0] == 0xA1
+    assert np.load(tmp_path / "out" / "test_sparse_contig_freq.npy")[0, 0] == 2  # one id
+    criteo = pytest.importorskip("torchrec.datasets.criteo")
+    pytest.importorskip("iopath")
+    import shutil
+    import tempfile
+
+    # TorchRec drops the label column of any file whose *path* contains "test" (this test's
+    # folder does): its reference for train.txt is made in a folder without that word
+    plain = tempfile.mkdtemp(prefix="kaggle-")
+    try:
+        shutil.copy(folder / "train.txt", plain)
+        for stem, src in (("train", os.path.join(plain, "train.txt")),
+                          ("test", str(folder / "test.txt"))):
+            ref = [os.path.join(plain, f"ref_{stem}_{k}.npy") for k in KINDS]
+            criteo.BinaryCriteoUtils.tsv_to_npys(src, *ref, dataset_name="criteo_kaggle")
+            for kind, path in zip(KINDS, ref, strict=True):
+                assert _read(tmp_path / "out" / f"{stem}_{kind}.npy") == _read(path), \
+                    (stem, kind)
+    finally:
+        shutil.rmtree(plain)

@@ -42,7 +42,6 @@ from .criteo_tsv import read_criteo_blocks
 __all__ = ["criteo_input_files", "criteo_to_torchrec", "parse_days"]
 
 _DAY = re.compile(r"^day_(\d+)(\.(gz|bz2|zst|lz4))?$")
-_KAGGLE = ("train.txt", "train.txt.gz")
 TARGETS = ("torchrec", "parquet")
 SUMMARY = "_summary.json"
 
@@ -68,7 +67,8 @@ def parse_days(text: str | Sequence[int] | None) -> list[int] | None:
 def criteo_input_files(path: str | os.PathLike, days: Sequence[int] | None = None
                        ) -> list[tuple[str, str]]:
     """``(file, stem)`` pairs of the Criteo input: a folder of ``day_N`` files (plain or
-    compressed; ``days`` picks some), a folder holding Kaggle's ``train.txt``, or one file."""
+    compressed; ``days`` picks some), a folder holding Kaggle's ``train.txt`` (and
+    ``test.txt``, whose lines have no label), or one file."""
     path = os.fspath(path)
     if os.path.isfile(path):
         name = os.path.basename(path)
@@ -89,9 +89,10 @@ def criteo_input_files(path: str | os.PathLike, days: Sequence[int] | None = Non
             raise DatasetError(f"Criteo input {path!r} has no day_{missing[0]} file (days "
                                f"found: {sorted(found)}); pick the days with --days.")
         return [(found[d], f"day_{d}") for d in wanted]
-    for name in _KAGGLE:
-        if os.path.isfile(os.path.join(path, name)):
-            return [(os.path.join(path, name), "train")]
+    kaggle = [(os.path.join(path, f"{stem}{ext}"), stem) for stem in ("train", "test")
+              for ext in (".txt", ".txt.gz") if os.path.isfile(os.path.join(path, f"{stem}{ext}"))]
+    if kaggle and kaggle[0][1] == "train":
+        return list(dict((stem, (f, stem)) for f, stem in kaggle).values())
     raise DatasetError(f"Criteo input {path!r} holds no day_N file and no train.txt; "
                        f"found {sorted(os.listdir(path))[:5]}.")
 
@@ -108,8 +109,7 @@ def _parse_file(path: str, stem: str, out_dir: str, staging: str, block_size: in
                NpyAppender(files[2], np.int32, 13)]
     dense_min = None
     try:
-        for block in read_criteo_blocks(path, block_size=block_size,
-                                        has_label="test" not in os.path.basename(path)):
+        for block in read_criteo_blocks(path, block_size=block_size, has_label=stem != "test"):
             writers[0].append(block.labels.reshape(-1, 1))
             writers[1].append(block.sparse)
             writers[2].append(block.dense)
