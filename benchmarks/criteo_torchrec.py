@@ -74,8 +74,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--frequency-threshold", type=int, default=3)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--memory-limit", default="3GB")
-    p.add_argument("--contenders", nargs="+", default=["irs", "irs-local", "torchrec", "floor"],
-                   choices=["irs", "irs-local", "torchrec", "floor"])
+    p.add_argument("--contenders", nargs="+",
+                   default=["irs", "irs-local", "irs-local-1day", "torchrec", "floor"],
+                   choices=["irs", "irs-local", "irs-local-1day", "torchrec", "floor"],
+                   help="irs-local-1day: irs --local on the first day only (its peak memory "
+                   "against irs-local's: flat in the number of days)")
     p.add_argument("--workdir", default=os.path.join(ROOT, "benchmarks", "work",
                                                      "criteo-torchrec"))
 
@@ -152,6 +155,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     src = os.path.join(work, f"tsv-{args.days}x{args.rows}")
     _generate(src, args.days, args.rows)
     rows = args.days * args.rows
+    one_day = os.path.join(work, f"tsv-1x{args.rows}")
+    os.makedirs(one_day, exist_ok=True)
+    if not os.path.exists(os.path.join(one_day, "day_0")):
+        os.link(os.path.join(src, "day_0"), os.path.join(one_day, "day_0"))
     cmds = {
         "irs": [sys.executable, "-m", "interactive_recsys.cli", "criteo", src, "{out}",
                 "--frequency-threshold", str(args.frequency_threshold), "--workers",
@@ -159,6 +166,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "irs-local": [sys.executable, "-m", "interactive_recsys.cli", "criteo", src, "{out}",
                       "--frequency-threshold", str(args.frequency_threshold), "--local",
                       "--quiet"],
+        "irs-local-1day": [sys.executable, "-m", "interactive_recsys.cli", "criteo", one_day,
+                           "{out}", "--frequency-threshold", str(args.frequency_threshold),
+                           "--local", "--quiet"],
         "torchrec": [sys.executable, "-W", "ignore", "-c", TORCHREC, src, "{out}",
                      str(args.days), str(args.frequency_threshold)],
         "floor": [sys.executable, "-c", FLOOR, src, "{out}", str(args.days)],
@@ -171,7 +181,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             os.makedirs(out)
         print(f"{name} ...", flush=True)
         results[name] = _measure([c.replace("{out}", out) for c in cmds[name]])
-        results[name]["rows_per_second"] = round(rows / results[name]["seconds"])
+        results[name]["rows_per_second"] = round(
+            (args.rows if name.endswith("1day") else rows) / results[name]["seconds"])
         print(f"  {results[name]}", flush=True)
     check = {ours: _check(os.path.join(work, f"out-{ours}"), os.path.join(work, "out-torchrec"),
                           args.days)

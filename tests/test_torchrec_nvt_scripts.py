@@ -96,12 +96,21 @@ def _read_tsv(path: str) -> pd.DataFrame:
 
 @pytest.fixture
 def clients():
+    """The clients the scripts' ``setup_dask`` made, closed after the test; Dask's config
+    (which a new default client changes) restored for the next tests."""
+    import copy
+
+    import dask
+
+    saved = copy.deepcopy(dask.config.config)
     made: list = []
     yield made
     for client in made:
         cluster = client.cluster
         client.close()
         cluster.close()
+    dask.config.config.clear()
+    dask.config.config.update(saved)
 
 
 def test_torchrec_nvt_scripts_run_on_the_compat_layer(tmp_path, clients):
