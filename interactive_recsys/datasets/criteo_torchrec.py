@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DatasetError, ParameterError
-from ..io.npy import NpyAppender, open_npy_rows
+from ..io.npy import NpyAppender, create_npy, npy_shape, read_npy_rows, write_npy_rows
 from .criteo import CRITEO_CATEGORICAL
 from .criteo_tsv import read_criteo_blocks
 
@@ -131,24 +131,22 @@ def _parse_file(path: str, stem: str, out_dir: str, staging: str, block_size: in
 
 def _dense_file(raw_path: str, out_path: str, dense_min: int, chunk_rows: int) -> int:
     """``log(x - m + 2)`` in float32, computed as TorchRec does (int32, then ``np.log``)."""
-    raw = np.load(raw_path, mmap_mode="r")
-    out = open_npy_rows(out_path, np.float32, raw.shape)
+    shape = npy_shape(raw_path)
+    create_npy(out_path, np.float32, shape)
     shift = np.int32(dense_min) - np.int32(2)
     with np.errstate(over="ignore"):
-        for start in range(0, len(raw), chunk_rows):
-            x = np.array(raw[start:start + chunk_rows])
+        for start in range(0, shape[0], chunk_rows):
+            x = read_npy_rows(raw_path, start, start + chunk_rows)
             x -= shift
-            out[start:start + chunk_rows] = np.log(x, dtype=np.float32)
-    out.flush()
-    del out
-    return len(raw)
+            write_npy_rows(out_path, start, np.log(x, dtype=np.float32))
+    return int(shape[0])
 
 
 def _sparse_chunk(path: str, start: int, stop: int) -> Any:
     import pandas as pd
 
-    block = np.load(path, mmap_mode="r")[start:stop]
-    return pd.DataFrame({name: np.array(block[:, j]) for j, name in enumerate(CRITEO_CATEGORICAL)})
+    block = read_npy_rows(path, start, stop)
+    return pd.DataFrame({name: block[:, j] for j, name in enumerate(CRITEO_CATEGORICAL)})
 
 
 def _lookup_file(directory: str, splits: int, path: str) -> int:
@@ -169,7 +167,7 @@ def _map_chunk(sparse_path: str, start: int, stop: int, out_path: str,
                lookups: list[str]) -> np.ndarray:
     """Rows ``start:stop`` of a sparse file to contiguous ids (1: not in the vocabulary,
     i.e. below the frequency threshold); the largest id of each column."""
-    block = np.array(np.load(sparse_path, mmap_mode="r")[start:stop])
+    block = read_npy_rows(sparse_path, start, stop)
     for j, lookup in enumerate(lookups):
         table = np.load(lookup, mmap_mode="r")
         values, ids = table[0], table[1]
@@ -177,12 +175,15 @@ def _map_chunk(sparse_path: str, start: int, stop: int, out_path: str,
         if not len(values):
             block[:, j] = 1
             continue
-        pos = np.minimum(np.searchsorted(values, col), len(values) - 1)
-        block[:, j] = np.where(values[pos] == col, ids[pos], 1)
-    out = np.load(out_path, mmap_mode="r+")
-    out[start:stop] = block
-    out.flush()
-    del out
+        if 4 * len(values) < len(col):  # a small vocabulary: a hash table, built per chunk
+            import pandas as pd
+
+            pos = pd.Index(np.asarray(values)).get_indexer(col)
+            block[:, j] = np.where(pos >= 0, ids[pos], 1)
+        else:  # a wide one: binary search in the sorted file (no copy in memory)
+            pos = np.minimum(np.searchsorted(values, col), len(values) - 1)
+            block[:, j] = np.where(values[pos] == col, ids[pos], 1)
+    write_npy_rows(out_path, start, block)
     return block.max(axis=0) if len(block) else np.ones(block.shape[1], np.int64)
 
 
@@ -229,7 +230,7 @@ def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
                        to: str = "torchrec", frequency_threshold: int = 0,
                        days: str | Sequence[int] | None = None, client: Any = None,
                        overwrite: bool = False, progress: bool = True,
-                       block_size: int = 32 << 20, chunk_rows: int = 1 << 20
+                       block_size: int = 8 << 20, chunk_rows: int = 1 << 20
                        ) -> dict[str, Any]:
     """Raw Criteo TSV (the 1TB ``day_N`` files or Kaggle's ``train.txt``) to TorchRec's files
     (``to="torchrec"``, see the module doc) or to the standard workflow's parquet
@@ -377,7 +378,7 @@ def _map_contiguous(chunks: list[tuple[str, int, int, str]], lookups: list[str],
     for stem in dict.fromkeys(c[3] for c in chunks):
         rows = max(c[2] for c in chunks if c[3] == stem)
         paths[stem] = os.path.join(out, f"{stem}_sparse_contig_freq.npy")
-        open_npy_rows(paths[stem], np.int64, (rows, len(CRITEO_CATEGORICAL))).flush()
+        create_npy(paths[stem], np.int64, (rows, len(CRITEO_CATEGORICAL)))
     maxima = _run_tasks(_map_chunk, [(c[0], c[1], c[2], paths[c[3]], lookups) for c in chunks],
                         client, "map", progress)
     return np.max(np.vstack(maxima), axis=0)
