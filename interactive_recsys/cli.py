@@ -16,9 +16,10 @@ from typing import Any
 
 from tqdm import tqdm
 
-from . import ops
 from ._version import __version__
-from .datasets import CRITEO_CATEGORICAL, CRITEO_CONTINUOUS, CRITEO_LABEL, synthetic_criteo
+from .datasets import synthetic_criteo
+from .datasets.criteo_torchrec import criteo_input_files, criteo_to_torchrec, parse_days
+from .datasets.criteo_workflow import standard_criteo_workflow
 from .embedding import embedding_sizes
 from .errors import IRSError, ParameterError
 from .exports.hugectr import describe
@@ -32,15 +33,6 @@ from .notebook_report import notebook_report
 from .predict import predict_topk
 from .runtime.cluster import check_memory_limit, connect, start_cluster
 from .workflow import Workflow
-
-
-def standard_criteo_workflow(freq_threshold: int = 0) -> Workflow:
-    """The standard Criteo workflow: Categorify every C*, FillMissing -> Clip -> LogOp ->
-    Normalize every I*, and the label."""
-    cats = CRITEO_CATEGORICAL >> ops.Categorify(freq_threshold=freq_threshold)
-    conts = (CRITEO_CONTINUOUS >> ops.FillMissing(0) >> ops.Clip(min_value=0) >> ops.LogOp()
-             >> ops.Normalize())
-    return Workflow(cats + conts + [CRITEO_LABEL])
 
 
 def _at_least(minimum: int) -> Any:
@@ -270,8 +262,6 @@ def _remote_report(args: argparse.Namespace, options: dict[str, Any] | None) -> 
 
 def criteo(args: argparse.Namespace) -> dict[str, Any]:
     """``irs criteo INPUT OUTPUT --to torchrec``: raw Criteo day files to TorchRec's files."""
-    from .datasets.criteo_torchrec import criteo_input_files, criteo_to_torchrec, parse_days
-
     files = criteo_input_files(args.input, parse_days(args.days))  # errors before a cluster
     check_destination(args.output, {"the input": [f for f, _ in files]})
     if os.path.isdir(args.output) and os.listdir(args.output) and not args.overwrite:

@@ -34,10 +34,18 @@ from typing import Any
 
 import numpy as np
 
+from .. import ops
+from ..embedding import embedding_sizes
 from ..errors import DatasetError, ParameterError
+from ..io.artifacts import resolve
+from ..io.commit import published_folder
+from ..io.dataset import Dataset
 from ..io.npy import NpyAppender, create_npy, npy_shape, read_npy_rows, write_npy_rows
-from .criteo import CRITEO_CATEGORICAL
+from ..tables import vocabulary as vocab
+from ..workflow import Workflow
+from .criteo import CRITEO_CATEGORICAL, read_criteo
 from .criteo_tsv import read_criteo_blocks
+from .criteo_workflow import standard_criteo_workflow
 
 __all__ = ["criteo_input_files", "criteo_to_torchrec", "parse_days"]
 
@@ -153,7 +161,6 @@ def _lookup_file(directory: str, splits: int, path: str) -> int:
     """One column's Categorify vocabulary as a lookup file: row 0 the ids of the vocabulary
     sorted, row 1 their contiguous ids (Categorify's index minus one: the vocabulary starts at
     3 there, out-of-vocabulary is 2)."""
-    from ..tables import vocabulary as vocab
 
     table = vocab.read_vocabulary(directory, splits)
     values = table.column("value").to_numpy().astype(np.int64)
@@ -278,7 +285,6 @@ def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
     if not isinstance(frequency_threshold, int | np.integer) or frequency_threshold < 0:
         raise ParameterError(f"frequency_threshold must be an integer >= 0; got "
                              f"{frequency_threshold!r}.")
-    from ..io.commit import published_folder
 
     files = criteo_input_files(input, parse_days(days))
     client = _active_client(client)
@@ -348,10 +354,6 @@ def _fit_frequencies(chunks: list[tuple[str, int, int, str]], threshold: int, st
     import pandas as pd
     from tqdm import tqdm
 
-    from .. import ops
-    from ..io.artifacts import resolve
-    from ..io.dataset import Dataset
-    from ..workflow import Workflow
 
     meta = pd.DataFrame({name: np.zeros(0, np.int64) for name in CRITEO_CATEGORICAL})
     ddf = dd.from_map(_sparse_chunk, [c[0] for c in chunks], [c[1] for c in chunks],
@@ -389,8 +391,6 @@ def _to_parquet(files: list[tuple[str, str]], out: str, threshold: int, progress
     """The standard Criteo workflow fit on the raw files, its parquet and the workflow."""
     from tqdm import tqdm
 
-    from ..cli import standard_criteo_workflow
-    from .criteo import read_criteo
 
     seconds: dict[str, float] = {}
     ds = read_criteo([f for f, _ in files])
@@ -406,7 +406,6 @@ def _to_parquet(files: list[tuple[str, str]], out: str, threshold: int, progress
         seconds["transform_write"] = time.perf_counter() - t
         bar.update()
     wf.save(os.path.join(out, "workflow"))
-    from ..embedding import embedding_sizes
 
     return {"rows": int(written["num_rows"]),
             "files": {stem: None for _, stem in files},

@@ -36,8 +36,10 @@ import dask.dataframe as dd
 import distributed
 
 from ...backend import convert, get_backend, gpu_available
+from ...datasets.criteo_tsv import hex_to_int64
 from ...errors import ParameterError
 from ...io import dataset as _dataset
+from ...io.commit import published_folder
 from .schema import Schema
 from .tags import TagSet
 from .types import dtype_name_of
@@ -239,8 +241,6 @@ class Dataset(_dataset.Dataset):
         the folder is published whole with a ``_SUCCESS`` manifest."""
         import pyarrow.parquet as pq
 
-        from ...io.commit import published_folder
-
         options = getattr(self, "_per_file", None)
         if options is None or not self.files:
             raise ParameterError("to_parquet(preserve_files=True) writes one file per input "
@@ -314,8 +314,6 @@ class _HexToInt:
 
     def __call__(self, df: Any) -> Any:
         import pyarrow as pa
-
-        from ...datasets.criteo_tsv import hex_to_int64
 
         b = get_backend(self.backend)
         out = {}
