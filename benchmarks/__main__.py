@@ -18,6 +18,7 @@ SUBCOMMANDS["scaling"] = "scaling"
 SUBCOMMANDS.update(loader="loader", dlrm="dlrm")
 SUBCOMMANDS["predict"] = "predict"
 SUBCOMMANDS["refit"] = "refit"
+SUBCOMMANDS["criteo-torchrec"] = "criteo_torchrec"
 
 DEFAULT_CONTENDERS = [name for name, c in CONTENDERS.items() if c.default]
 

@@ -1,6 +1,6 @@
 """The ``irs`` command line: ``irs demo`` (the main job), ``irs run`` (apply a saved workflow),
 ``irs predict`` (top-K lists with a saved model), ``irs report`` (HTML report of a notebook),
-``irs clean`` (temporaries of killed writes)."""
+``irs clean`` (temporaries of killed writes), ``irs criteo`` (raw Criteo to TorchRec's files)."""
 
 from __future__ import annotations
 
@@ -19,9 +19,10 @@ from typing import Any
 from distributed.comm import CommClosedError
 from tqdm import tqdm
 
-from . import ops
 from ._version import __version__
-from .datasets import CRITEO_CATEGORICAL, CRITEO_CONTINUOUS, CRITEO_LABEL, synthetic_criteo
+from .datasets import synthetic_criteo
+from .datasets.criteo_torchrec import criteo_input_files, criteo_to_torchrec, parse_days
+from .datasets.criteo_workflow import standard_criteo_workflow
 from .embedding import embedding_sizes
 from .errors import DatasetError, IRSError, ParameterError
 from .exports.hugectr import describe
@@ -37,15 +38,6 @@ from .redact import redact_text, redact_value, remember
 from .runtime.cluster import check_memory_limit, connect, start_cluster
 from .runtime.jobs import ClusterLostError
 from .workflow import Workflow
-
-
-def standard_criteo_workflow(freq_threshold: int = 0) -> Workflow:
-    """The standard Criteo workflow: Categorify every C*, FillMissing -> Clip -> LogOp ->
-    Normalize every I*, and the label."""
-    cats = CRITEO_CATEGORICAL >> ops.Categorify(freq_threshold=freq_threshold)
-    conts = (CRITEO_CONTINUOUS >> ops.FillMissing(0) >> ops.Clip(min_value=0) >> ops.LogOp()
-             >> ops.Normalize())
-    return Workflow(cats + conts + [CRITEO_LABEL])
 
 
 def _at_least(minimum: int) -> Any:
@@ -317,6 +309,30 @@ def _remote_report(args: argparse.Namespace, options: dict[str, Any] | None) -> 
     return output
 
 
+def criteo(args: argparse.Namespace) -> dict[str, Any]:
+    """``irs criteo INPUT OUTPUT --to torchrec``: raw Criteo day files to TorchRec's files."""
+    files = criteo_input_files(args.input, parse_days(args.days))  # errors before a cluster
+    check_destination(args.output, {"the input": [f for f, _ in files]})
+    if os.path.isdir(args.output) and os.listdir(args.output) and not args.overwrite:
+        raise ParameterError(f"Output {os.path.abspath(args.output)!r} already exists; pass "
+                             "--overwrite or choose another folder.")
+    if not args.local and not args.scheduler:
+        check_memory_limit(args.memory_limit)
+    with _client(args.scheduler, args.workers, args.memory_limit, args.local) as client:
+        summary = criteo_to_torchrec(args.input, args.output, to=args.to, days=args.days,
+                                     frequency_threshold=args.frequency_threshold,
+                                     client=client, overwrite=args.overwrite,
+                                     progress=not args.quiet)
+    seconds = sum(summary["seconds"].values())
+    print(f"Wrote {summary['rows']:,} rows of {len(summary['files'])} file(s) to "
+          f"{summary['output']} ({args.to}) in {seconds:.2f} s on {summary['cluster']}"
+          + (f" -> {summary['rows'] / seconds:,.0f} rows/s" if seconds else ""))
+    print("  phases: " + ", ".join(f"{k} {v:.2f} s" for k, v in summary["seconds"].items()))
+    print("  ids per column (num_embeddings): " + ", ".join(
+        f"{k} {v:,}" for k, v in summary["num_embeddings"].items()))
+    return summary
+
+
 def clean(args: argparse.Namespace) -> list[str]:
     check_older_than(args.older_than * 3600)  # before anything is touched
     options = storage_options(args)
@@ -426,6 +442,35 @@ def build_parser() -> argparse.ArgumentParser:
                      help="fsspec options when NOTEBOOK or --output is an s3:// gs:// abfs:// "
                      "URL")
     rep.set_defaults(func=report)
+    cr = sub.add_parser("criteo", help="raw Criteo day files to the files TorchRec's DLRM "
+                        "reads (or to the standard workflow's parquet)",
+                        description="Convert raw Criteo TSV (the 1TB day_0 ... day_23 files, "
+                        "plain or .gz, or Kaggle's train.txt) to what TorchRec's "
+                        "npy_preproc_criteo.py + contiguous_preproc_criteo.py write: "
+                        "day_N_dense.npy, day_N_sparse.npy, day_N_labels.npy and "
+                        "day_N_sparse_contig_freq.npy, out of core, published atomically "
+                        "with a _SUCCESS manifest.")
+    cr.add_argument("input", help="folder of day_N files (or of train.txt), or one file")
+    cr.add_argument("output", help="output folder")
+    cr.add_argument("--to", choices=["torchrec", "parquet"], default="torchrec",
+                    help="torchrec: TorchRec's npy files (default); parquet: the standard "
+                    "Criteo workflow's parquet and the fitted workflow")
+    cr.add_argument("--frequency-threshold", type=_at_least(0), default=0,
+                    help="ids seen fewer times than this over all days become 1 "
+                    "(default 0: none), as TorchRec's --frequency_threshold")
+    cr.add_argument("--days", default=None, help="day files to take, e.g. 0-23 or 0,1,5-7 "
+                    "(default: every day_N found)")
+    cr.add_argument("--overwrite", action="store_true")
+    cr.add_argument("--quiet", action="store_true", help="no progress bars")
+    cr.add_argument("--scheduler", metavar="ADDRESS",
+                    help="use an existing Dask scheduler, e.g. tcp://10.0.0.5:8786")
+    cr.add_argument("--workers", type=_at_least(1), default=2,
+                    help="local workers to start (default 2)")
+    cr.add_argument("--memory-limit", default=None,
+                    help="memory limit per local worker, e.g. 3GB (default: share of RAM)")
+    cr.add_argument("--local", action="store_true",
+                    help="run in this process, without a cluster")
+    cr.set_defaults(func=criteo)
     cl = sub.add_parser("clean", help="remove temporaries left by killed writes to PATH",
                         description="Remove the hidden .NAME.tmp-* / .NAME.old-* folders that a "
                         "killed write to PATH left next to it (and, for a folder PATH, inside "

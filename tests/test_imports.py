@@ -188,7 +188,7 @@ LAYERS = [
     {"graph"},
     {"jobs", "cluster", "memory_release", "monitor"},
     {"plan"},
-    {"dataset", "parquet_pieces", "csv_input", "writer", "exports", "workflow_format"},
+    {"dataset", "parquet_pieces", "csv_input", "writer", "exports", "workflow_format", "npy"},
     {"execution", "reuse"},
     {"workflow", "incremental", "models", "predict", "eval", "loader", "stats", "torchrec",
      "datasets", "compat"},

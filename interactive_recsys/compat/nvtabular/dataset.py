@@ -10,7 +10,9 @@ NVTabular                             here
 ``part_size=``                        ``part_size=``
 ``part_mem_fraction=f``               ``part_size`` = f x the device's (or host's) memory
 ``npartitions=n`` (frames)            ``n`` partitions
-``dtypes=``, ``sep=``, ``names=``     the csv reader's options (NumPy dtypes accepted)
+``dtypes=``, ``sep=``, ``names=``     the csv reader's options (NumPy dtypes accepted;
+                                      ``"hex"``: hexadecimal text read as int64, empty
+                                      fields null)
 ``schema=``                           its tags
 ``client=`` and Dask read options     accepted, no effect (the current Dask client runs)
 ====================================  ===============================================
@@ -34,8 +36,10 @@ import dask.dataframe as dd
 import distributed
 
 from ...backend import convert, get_backend, gpu_available
+from ...datasets.criteo_tsv import hex_to_int64
 from ...errors import ParameterError
 from ...io import dataset as _dataset
+from ...io.commit import published_folder
 from .schema import Schema
 from .tags import TagSet
 from .types import dtype_name_of
@@ -141,9 +145,27 @@ class Dataset(_dataset.Dataset):
         tags = None
         if schema is not None:
             tags = {c.name: TagSet(c.tags) for c in _columns_of(schema) if c.tags}
+        hex_columns = [k for k, v in (dtypes or {}).items() if _is_hex(v)]
+        read_dtypes = {k: "string" if k in hex_columns else dtype_name_of(v)
+                       for k, v in (dtypes or {}).items()}
         super().__init__(_split(source, npartitions), engine=engine, part_size=size,
-                         dtypes={k: dtype_name_of(v) for k, v in (dtypes or {}).items()},
-                         backend=backend, tags=tags, storage_options=storage_options, **csv)
+                         dtypes=read_dtypes, backend=backend, tags=tags,
+                         storage_options=storage_options, **csv)
+        if hex_columns:
+            self._parse_hex(hex_columns)
+        # how each input file is read again on its own (to_parquet(preserve_files=True))
+        self._per_file = {"engine": engine, "part_size": size, "dtypes": dict(dtypes or {}),
+                          "cpu": cpu, "storage_options": storage_options, **csv}
+
+    def _parse_hex(self, columns: Sequence[str]) -> None:
+        """``dtypes={c: "hex"}``: the columns, read as text, become int64 (NVTabular's
+        ``_hex_to_int``; empty fields stay null)."""
+        new = Schema([c.with_(dtype="int64") if c.name in columns else c
+                      for c in self._schema.values()])
+        meta = self.backend.from_arrow(new.to_arrow().empty_table())
+        self._ddf = self._ddf.map_partitions(_HexToInt(self.backend.name, columns), meta=meta,
+                                             enforce_metadata=False)
+        self._schema = new
 
     @classmethod
     def wrap(cls, ds: _dataset.Dataset) -> Dataset:
@@ -189,8 +211,7 @@ class Dataset(_dataset.Dataset):
                    write_hugectr_keyset: bool = False, **kwargs: Any) -> Any:
         """NVTabular's ``to_parquet`` keywords on the core's writer (see the module table in
         docs/guide/nvtabular.md)."""
-        for name, value, fix in (("preserve_files", preserve_files, "leave it False"),
-                                 ("partition_on", partition_on, "write one folder per value "
+        for name, value, fix in (("partition_on", partition_on, "write one folder per value "
                                   "with a Filter"), ("suffix", suffix != ".parquet",
                                                      "files end in .parquet")):
             if value:
@@ -201,6 +222,9 @@ class Dataset(_dataset.Dataset):
                                  "supported; pass a number of files.")
         if output_files and out_files_per_proc:
             raise ParameterError("Pass output_files or out_files_per_proc, not both.")
+        if preserve_files:
+            return self._write_per_file(os.fspath(output_path), dtypes or {}, cats or (),
+                                        conts or (), labels or ())
         if output_files:
             out_files_per_proc = max(1, math.ceil(int(output_files) / _workers()))
         ds = self._typed(dtypes or {}, cats or (), conts or (), labels or ())
@@ -209,6 +233,36 @@ class Dataset(_dataset.Dataset):
         return _dataset.Dataset.to_parquet(
             ds, path, shuffle=_shuffle(shuffle), out_files_per_proc=out_files_per_proc,
             overwrite=overwrite, hugectr=write_hugectr_keyset, **kwargs)
+
+    def _write_per_file(self, path: str, dtypes: Mapping[str, Any], cats: Sequence[str],
+                        conts: Sequence[str], labels: Sequence[str]) -> None:
+        """``preserve_files=True``: one parquet file per input file, named after it
+        (``day_0`` -> ``day_0.parquet``), its partitions written in order (one at a time);
+        the folder is published whole with a ``_SUCCESS`` manifest."""
+        import pyarrow.parquet as pq
+
+        options = getattr(self, "_per_file", None)
+        if options is None or not self.files:
+            raise ParameterError("to_parquet(preserve_files=True) writes one file per input "
+                                 "file: call it on a Dataset read from files, not on a "
+                                 "workflow's output.")
+        names = [_parquet_name(f) for f in self.files]
+        if len(set(names)) < len(names):
+            raise ParameterError(f"to_parquet(preserve_files=True): input files of the same "
+                                 f"name would write the same file; got {self.files[:4]}.")
+        with published_folder(path, overwrite=True) as tmp:
+            for source, name in zip(self.files, names, strict=True):
+                ds = Dataset(source, **options)._typed(dtypes, cats, conts, labels)
+                writer = None
+                try:
+                    for part in ds.to_iter():
+                        table = ds.backend.to_arrow(part)
+                        if writer is None:
+                            writer = pq.ParquetWriter(os.path.join(tmp, name), table.schema)
+                        writer.write_table(table)
+                finally:
+                    if writer is not None:
+                        writer.close()
 
     def _typed(self, dtypes: Mapping[str, Any], cats: Sequence[str], conts: Sequence[str],
                labels: Sequence[str]) -> _dataset.Dataset:
@@ -221,6 +275,8 @@ class Dataset(_dataset.Dataset):
                 raise ParameterError(f"to_parquet names {missing} in "
                                      f"{role if role == 'dtypes' else {'categorical': 'cats', 'continuous': 'conts', 'target': 'labels'}[role]}"  # noqa: E501
                                      f", which are not output columns: {schema.names}.")
+        # "hex" of a column that is already a number: int32, as NVTabular's _hex_to_int
+        dtypes = {n: "int32" if _is_hex(d) else d for n, d in dtypes.items()}
         names = {n: dtype_name_of(d) for n, d in dtypes.items()
                  if dtype_name_of(d) != schema[n].dtype}
         cols = []
@@ -248,6 +304,38 @@ class _Cast:
     def __call__(self, df: Any) -> Any:
         b = get_backend(self.backend)
         return b.with_columns(df, {n: b.cast(b.column(df, n), d) for n, d in self.dtypes.items()})
+
+
+class _HexToInt:
+    """Hexadecimal text columns of a partition as int64 (nulls kept)."""
+
+    def __init__(self, backend: str, columns: Sequence[str]) -> None:
+        self.backend, self.columns = backend, list(columns)
+
+    def __call__(self, df: Any) -> Any:
+        import pyarrow as pa
+
+        b = get_backend(self.backend)
+        out = {}
+        for name in self.columns:
+            arr = b.to_arrow_array(b.column(df, name)).combine_chunks()
+            if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+                arr = arr.cast(pa.string())
+            nulls = arr.is_null().to_numpy(zero_copy_only=False)
+            out[name] = b.from_arrow_array(pa.array(hex_to_int64(arr, name), mask=nulls))
+        return b.with_columns(df, out)
+
+
+def _is_hex(dtype: Any) -> bool:
+    return isinstance(dtype, str) and "hex" in dtype
+
+
+def _parquet_name(path: str) -> str:
+    name = os.path.basename(path.rstrip("/"))
+    for ext in (".csv", ".tsv", ".txt", ".parquet"):
+        if name.endswith(ext):
+            name = name[: -len(ext)]
+    return name + ".parquet"
 
 
 def _workers() -> int:
