@@ -171,6 +171,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         "torch_threads": torch.get_num_threads(),
                         "load_average": round(os.getloadavg()[0], 1),
                         "prepare_s": round(prep_s, 1)},
+           "command": report.command_line(),
            "machine": report.machine_info(), "code": report.git_state(),
            "samples_per_s": rates, "ratios": ratios, "first_batch_check": check, "runs": runs}
     folder = args.out or report.RESULTS

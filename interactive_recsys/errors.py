@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .redact import redact_text
+
 
 class IRSError(Exception):
     """Base class of every error this package raises on purpose.
@@ -12,8 +14,6 @@ class IRSError(Exception):
     """
 
     def __init__(self, *args: object) -> None:
-        from .redact import redact_text
-
         super().__init__(*(redact_text(a) for a in args))
 
 
@@ -47,8 +47,6 @@ class StorageError(IRSError, OSError):
     bucket, the network); the message names the URL and what to check."""
 
     def __str__(self) -> str:
-        from .redact import redact_text
-
         return redact_text(str(self.strerror))
 
 

@@ -182,13 +182,15 @@ def test_the_output_side_runs_top_down():
 #: the modules of the ``io`` and ``runtime`` packages by their own names: they span layers).
 GROUPS = {"io", "runtime"}
 LAYERS = [
-    {"errors", "params", "schema", "operands", "selector", "hashing", "backend", "_version",
-     "lazy", "embedding", "outputs", "storage", "commit", "artifacts", "io", "runtime"},
+    {"redact", "errors", "params", "schema", "operands", "selector", "hashing", "backend",
+     "_version", "lazy", "embedding", "outputs", "storage", "manifest", "lease", "commit",
+     "artifacts", "folder_rules", "io", "runtime"},
     {"ops", "tables"},
     {"graph"},
     {"jobs", "cluster", "memory_release", "monitor"},
     {"plan"},
-    {"dataset", "parquet_pieces", "csv_input", "writer", "exports", "workflow_format", "npy"},
+    {"dataset", "parquet_pieces", "csv_input", "hive", "writer", "exports", "workflow_format",
+     "npy"},
     {"execution", "reuse"},
     {"workflow", "incremental", "models", "predict", "eval", "loader", "stats", "torchrec",
      "datasets", "compat"},

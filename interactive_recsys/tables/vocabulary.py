@@ -45,7 +45,7 @@ from ..hashing import hash_array
 from ..io import storage
 from ..io.outputs import atomic_file, output_error
 from .cache import TABLES
-from .vocabulary_check import FIX, check_vocabulary, read_checked
+from .vocabulary_check import FIX, check_vocabulary, read_checked, split_path
 
 SORT_KEYS = [("count", "descending"), ("value", "ascending")]
 
@@ -136,10 +136,6 @@ def write_table_file(table: pa.Table, path: str, storage_options: Any = None,
         found = re.search(r"errno (\d+)", str(exc), re.IGNORECASE)
         code = getattr(exc, "errno", None) or (int(found[1]) if found else errno.EIO)
         raise output_error(path, OSError(code, os.strerror(code), path)) from exc
-
-
-def split_path(directory: str, split: int) -> str:
-    return storage.join(directory, f"part.{split:05d}.parquet")
 
 
 def write_split(counts: kc.Counts, rank: np.ndarray, first_index: int, max_size: int | None,

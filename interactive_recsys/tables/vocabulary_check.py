@@ -76,12 +76,15 @@ def check_parquet_files(folder: str, files: list[str], storage_options: Any = No
             read_footer(storage.join(folder, *rel.split("/")), storage_options)
 
 
+def split_path(directory: str, split: int) -> str:
+    """The file of one split of a vocabulary folder."""
+    return storage.join(directory, f"part.{split:05d}.parquet")
+
+
 def check_vocabulary_files(directory: str, info: dict[str, Any],
                            storage_options: Any = None) -> None:
     """The split files of one vocabulary (``info``: its state entry) are parquet files with
     the vocabulary's columns, and hold ``size`` rows in all (footers only)."""
-    from .vocabulary import split_path
-
     rows = 0
     for split in range(info["splits"]):
         path = split_path(directory, split)
