@@ -61,8 +61,11 @@ def test_requirements_pin_every_runtime_dependency_within_the_package_ranges():
 
 def test_binder_is_cpu_only_and_avoids_the_deprecated_pynvml_wrapper():
     reqs = _requirements()
+    # the gpu extra also narrows base dependencies (dask, pandas) to RAPIDS' pins: those stay
     gpu = {canonicalize_name(Requirement(d).name)
            for d in PYPROJECT["optional-dependencies"]["gpu"]}
+    gpu -= {canonicalize_name(Requirement(d).name) for d in PYPROJECT["dependencies"]}
+    assert "cudf-cu13" in gpu
     assert not gpu & set(reqs), "Binder has no GPU: leave the gpu extra out"
     assert "pynvml" not in reqs
     assert _pinned_version(reqs["torch"]).local == "cpu", "use the CPU wheel of torch"
