@@ -61,8 +61,11 @@ def test_requirements_pin_every_runtime_dependency_within_the_package_ranges():
 
 def test_binder_is_cpu_only_and_avoids_the_deprecated_pynvml_wrapper():
     reqs = _requirements()
+    # the gpu extra also narrows base dependencies (dask, pandas) to RAPIDS' pins: those stay
     gpu = {canonicalize_name(Requirement(d).name)
            for d in PYPROJECT["optional-dependencies"]["gpu"]}
+    gpu -= {canonicalize_name(Requirement(d).name) for d in PYPROJECT["dependencies"]}
+    assert "cudf-cu13" in gpu
     assert not gpu & set(reqs), "Binder has no GPU: leave the gpu extra out"
     assert "pynvml" not in reqs
     assert _pinned_version(reqs["torch"]).local == "cpu", "use the CPU wheel of torch"
@@ -75,15 +78,18 @@ def test_python_runtime_and_torchrec_match_the_package_and_ci():
     requires = PYPROJECT["requires-python"]
     assert Requirement(f"python{requires}").specifier.contains(match.group(1) + ".0")
 
-    def torchrec_pin(path: Path) -> str:
-        found = re.findall(r"--no-deps torchrec==([\w.]+)", path.read_text())
-        assert len(found) == 1, f"{path}: one 'pip install --no-deps torchrec==X' expected"
+    def torchrec_pin(where: str, text: str) -> str:
+        found = re.findall(r"--no-deps torchrec==([\w.]+)", text)
+        assert len(found) == 1, f"{where}: one 'pip install --no-deps torchrec==X' expected"
         return found[0]
 
     ci = REPO / ".ci" / "run"
     if not ci.exists():
         pytest.skip(".ci/run not present")
-    assert torchrec_pin(BINDER / "postBuild") == torchrec_pin(ci)
+    # README's commands, as CI runs them
+    readme = subprocess.run([str(ci), "--print"], capture_output=True, text=True, check=True)
+    assert (torchrec_pin("binder/postBuild", (BINDER / "postBuild").read_text())
+            == torchrec_pin("README's commands", readme.stdout))
 
 
 def test_notebooks_leave_the_gpu_choice_to_detection():
