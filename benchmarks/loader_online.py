@@ -14,8 +14,8 @@ first, shuffled, at one batch size, in alternating order (A B C, B C A, ...), in
 * ``online transform``: ``irs.Loader(raw, workflow=wf)``, the workflow applied to each batch
   on ``--device`` (on a GPU: after the copy, on the copy stream);
 * ``no preprocessing (bound)``: the online loader with its transform switched off: the same
-  raw columns read, batched and copied (string ids as hashes, counters as float64), nothing
-  computed on them; no preprocessing can go faster than this;
+  raw columns read, batched and copied (string ids as hashes, counters as int32 where they
+  fit), nothing computed on them; no preprocessing can go faster than this;
 * on a GPU also ``online, transform_at='read'``: the same transform on the CPU, in the
   reader threads, before the cache (what ``"auto"`` picks on the CPU).
 

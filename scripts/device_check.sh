@@ -16,7 +16,7 @@
 #    loader-online-cuda.json, loader-online-cuda.md (copy them into benchmarks/results/),
 #    device-check-pytest.txt, device-check-summary.txt.
 #
-# Settings: ROWS (default 4000000), REPEATS (5), BATCH (65536), DEVICE (cuda; DEVICE=cpu
+# Settings: ROWS (default 4000000), REPEATS (9), BATCH (65536), DEVICE (cuda; DEVICE=cpu
 # runs the same steps without a GPU, to check the script itself). Each step has a time
 # limit (tests 200 s, benchmark 270 s): at most 8 minutes in all, about 3-4 on one H100 with
 # 16 cores.
@@ -28,7 +28,7 @@ cd "$(dirname "$0")/.."
 export PYTHONPATH=${PYTHONPATH:-$PWD}
 OUT=${OUT:-benchmarks/results}
 ROWS=${ROWS:-4000000}
-REPEATS=${REPEATS:-5}
+REPEATS=${REPEATS:-9}
 BATCH=${BATCH:-65536}
 DEVICE=${DEVICE:-cuda}
 WORK=${WORK:-/tmp/irs-device-check}

@@ -480,3 +480,41 @@ def test_numpy_batches_with_the_transform_at_read_and_a_clear_error_per_batch():
     assert batch.dense[:, 0].tolist() == [1.0, 0.0, 3.0, 5.0]
     with pytest.raises(ParameterError, match="transform_at='batch' transforms torch batches"):
         irs.Loader(raw, 4, workflow=wf, output="numpy", transform_at="batch")
+
+
+def test_counters_travel_as_int32_or_float64_and_mix_exactly(tmp_path):
+    """Integer counters that fit travel as int32 (nulls as the int32 minimum); a row group
+    holding that minimum itself or a value beyond int32 travels as float64; a shuffle window
+    gathering both gives the offline values, and each block got the narrowest carrier."""
+    from interactive_recsys.loader.block import NULL_INT32
+
+    rng = np.random.default_rng(3)
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    parts = []
+    for k, extreme in enumerate([None, NULL_INT32, 2**40, None]):
+        x = [None if v % 7 == 0 else int(v) - 50 for v in rng.integers(0, 400, 100)]
+        if extreme is not None:
+            x[5] = extreme
+        parts.append(x)
+        pq.write_table(pa.table({"x": pa.array(x, pa.int64()),
+                                 "z": pa.array(rng.integers(-9, 9, 100), pa.int32()),
+                                 "y": labels(100)}), raw / f"part.{k}.parquet")
+    conts = ["x", "z"] >> ops.FillMissing(0) >> ops.Normalize()
+    wf = irs.Workflow(conts + ["y"], artifacts_dir=str(tmp_path / "wf"))  # noqa: RUF005
+    wf.fit(irs.Dataset(str(raw), tags={"y": ["target"]}))
+    wf.transform(irs.Dataset(str(raw), tags={"y": ["target"]})).to_parquet(
+        str(tmp_path / "processed"))
+    for shuffle in (True, False):  # a shuffled gather; batches straddling two row groups
+        loader = irs.Loader(str(raw), 64, seed=4, shuffle=shuffle, workflow=wf,
+                            transform_at="batch", cache=True)
+        want = list(irs.Loader(str(tmp_path / "processed"), 64, seed=4, shuffle=shuffle))
+        got = list(loader)
+        assert len(got) == len(want) == 7
+        for g, w in zip(got, want, strict=True):
+            assert torch.equal(g.labels, w.labels)
+            assert torch.equal(g.dense, w.dense), (g.dense, w.dense)
+    carriers = [loader._cache[u].dense.dtype for u in sorted(loader._cache)]
+    assert carriers == [np.int32, np.float64, np.float64, np.int32]
+    x = loader._cache[0].dense[:, 0]
+    assert ((x == NULL_INT32) == np.array([v is None for v in parts[0]])).all()

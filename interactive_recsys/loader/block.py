@@ -49,7 +49,10 @@ class Block:
     ``[rows, n_single]``, multi-hot values and offsets, extras.
 
     ``multi_offsets[j]`` are absolute positions into ``multi_values[j]`` (``rows + 1`` of
-    them), so slicing a block never copies values.
+    them), so slicing a block never copies values. ``dense`` is float32; the online
+    transform's raw rows (:meth:`~.online.OnlineTransform.block`) carry it as int32 (null:
+    :data:`NULL_INT32`) or float64 (null: NaN), and rows of both kinds gathered together
+    become float64 (:func:`widen`).
     """
 
     cols: Columns
@@ -141,8 +144,9 @@ def concat_blocks(blocks: Sequence[Block]) -> Block:
         np.cumsum(lens, out=off[1:])
         values.append(np.concatenate(segs))
         offsets.append(off)
+    dtype = _dense_dtype(blocks)
     return Block(first.cols, sum(b.rows for b in blocks),
-                 np.concatenate([b.dense for b in blocks]),
+                 np.concatenate([widen(b.dense, dtype) for b in blocks]),
                  np.concatenate([b.labels for b in blocks]),
                  np.concatenate([b.single for b in blocks]), tuple(values),
                  tuple(offsets),
@@ -166,14 +170,18 @@ def gather(blocks: Sequence[Block], index: np.ndarray, key_major: bool = False) 
         cuts = np.searchsorted(index, bounds)
         runs = [(b, index[cuts[j]:cuts[j + 1]] - bounds[j], int(cuts[j]), int(cuts[j + 1]))
                 for j, b in enumerate(blocks) if cuts[j + 1] > cuts[j]]
-    dense = np.empty((n, first.dense.shape[1]), first.dense.dtype)
+    dtype = _dense_dtype([block for block, _, _, _ in runs] or [first])
+    dense = np.empty((n, first.dense.shape[1]), dtype)
     labels = np.empty((n, first.labels.shape[1]), first.labels.dtype)
     keys = first.single.shape[1]
     single = np.empty((keys, n) if key_major else (n, keys), np.int64)
     extras = {k: np.empty(n, v.dtype) for k, v in first.extras.items()}
     for block, local, start, stop in runs:  # local indices are in range: "clip" skips the
         # bounds check and the temporary copy that out= costs with mode="raise"
-        np.take(block.dense, local, axis=0, out=dense[start:stop], mode="clip")
+        if block.dense.dtype == dtype:
+            np.take(block.dense, local, axis=0, out=dense[start:stop], mode="clip")
+        else:
+            dense[start:stop] = widen(np.take(block.dense, local, axis=0, mode="clip"), dtype)
         np.take(block.labels, local, axis=0, out=labels[start:stop], mode="clip")
         for k, v in block.extras.items():
             np.take(v, local, out=extras[k][start:stop], mode="clip")
@@ -197,6 +205,31 @@ def gather(blocks: Sequence[Block], index: np.ndarray, key_major: bool = False) 
                       else np.zeros(0, np.int64))
         offsets.append(off)
     return Block(first.cols, n, dense, labels, single, tuple(values), tuple(offsets), extras)
+
+
+#: The null of an int32 ``dense`` block (the online transform's integer counters).
+NULL_INT32 = -(2**31)
+
+
+def _dense_dtype(blocks: Sequence[Block]) -> np.dtype:
+    """The dtype of the blocks' dense rows together: theirs, or float64 when they differ."""
+    dtypes = {b.dense.dtype for b in blocks}
+    return dtypes.pop() if len(dtypes) == 1 else np.dtype(np.float64)
+
+
+def widen(dense: np.ndarray, dtype: Any) -> np.ndarray:
+    """``dense`` as ``dtype`` (float64 when widened), exactly: an int32 block's
+    :data:`NULL_INT32` becomes NaN.
+
+    >>> widen(np.array([[3, NULL_INT32]], np.int32), np.float64).tolist()
+    [[3.0, nan]]
+    """
+    if dense.dtype == dtype:
+        return dense
+    out = dense.astype(dtype)
+    if dense.dtype == np.int32:
+        out[dense == NULL_INT32] = np.nan
+    return out
 
 
 #: Rows transposed at a time by :func:`key_major` (the chunk stays in the L2 cache).

@@ -9,15 +9,17 @@ after the copy, with no host synchronization). The offline copy that
 What runs where:
 
 * **CPU, in the reader threads** (once per row group; with ``cache=True`` once in all):
-  numeric columns are read as they are (continuous ones as float64, nulls as NaN;
-  categorical ones as int64, or a float's float64 bits) and every null is one bit of a
-  per-row int64 word. String columns cannot go to a GPU tensor: they are hashed here with the
-  value-defined hash of :mod:`~interactive_recsys.hashing` (the offline lookup's hash) and
-  travel as int64 hashes. A vocabulary of strings of one common length of at most 8 bytes
-  (Criteo's ids) is then looked up by hash alone, on the device, and a value of another
-  length is flagged out of the vocabulary here (one more bit); a vocabulary whose hashes do
-  not identify its strings (mixed lengths, longer strings) is looked up here, exactly as
-  offline, and its ids travel instead.
+  numeric columns are read as they are (continuous ones as int32 when they are all integer
+  columns whose values fit, nulls as ``NULL_INT32``, else as float64, nulls as NaN; the
+  device widens either to the same float64 values; categorical ones as int64, or a float's
+  float64 bits) and every null of a categorical column is one bit of a per-row int64 word.
+  String columns cannot go to a GPU tensor: they are hashed here with the value-defined hash
+  of :mod:`~interactive_recsys.hashing` (the offline lookup's hash) and travel as int64
+  hashes. A vocabulary of strings of one common length of at most 8 bytes (Criteo's ids) is
+  then looked up by hash alone, on the device, and a value of another length is flagged out
+  of the vocabulary here (one more bit); a vocabulary whose hashes do not identify its
+  strings (mixed lengths, longer strings) is looked up here, exactly as offline, and its ids
+  travel instead.
 * **The batch's device**: Categorify (hash, ``searchsorted`` in the vocabulary's sorted
   hashes, out-of-vocabulary buckets, null id), HashBucket, FillMissing, FillMedian, Clip,
   LogOp, Normalize and NormalizeMinMax, column by column (:mod:`.kernels`).
@@ -32,10 +34,10 @@ Exactness against the offline output, batch for batch (the property tests compar
 * LogOp: within 1 ulp of float32: ``log1p`` is computed in float64 by the device's math
   library, not NumPy's, then rounded to float32 (nearly always the same float32).
 
-Continuous integer columns are carried as float64: values beyond ``2**53`` are refused when
-read. Steps that need more than the row (shuffles and groupbys, joins, row filters, target
-encoding, user functions) have no ``online`` flag (:attr:`~..ops.base.Operator.online`) and
-are refused by name: run them offline.
+Continuous integer columns are carried as int32 or float64: values beyond ``2**53`` are
+refused when read. Steps that need more than the row (shuffles and groupbys, joins, row
+filters, target encoding, user functions) have no ``online`` flag
+(:attr:`~..ops.base.Operator.online`) and are refused by name: run them offline.
 
 Examples
 --------
@@ -84,7 +86,7 @@ from ..tables import vocabulary as vocab
 from ..tables.layout import FIRST_FREE_INDEX, NULL_INDEX
 from . import groups
 from .batch import Batch
-from .block import Block, _common_dtype, _no_nulls, _numbers
+from .block import NULL_INT32, Block, _common_dtype, _fill_column, _no_nulls, _numbers
 from .columns import Columns, resolve_columns
 from .jagged import JaggedBatch
 
@@ -93,6 +95,7 @@ from .jagged import JaggedBatch
 WORD = "\0online-bits-"
 #: Largest integer that a float64 holds exactly (continuous integer columns travel so).
 EXACT_INT = 2**53
+INT32_MAX = 2**31 - 1
 
 
 def online_operators() -> list[str]:
@@ -334,19 +337,11 @@ class OnlineTransform:
 
     # ---- CPU: raw rows into a block ---------------------------------------------------------
     def block(self, table: pa.Table, label_dtype: Any, where: str) -> Block:
-        """The raw rows of ``table`` in the loader's layout: continuous sources as float64,
-        categorical ones as int64 (hashes for strings), null bits in the extras."""
+        """The raw rows of ``table`` in the loader's layout: continuous sources as int32 or
+        float64 (:meth:`_dense`), categorical ones as int64 (hashes for strings), null bits
+        in the extras."""
         n = table.num_rows
-        dense = np.empty((n, len(self.cont)), np.float64)
-        for j, chain in enumerate(self.cont):
-            col = table.column(chain.source)
-            if is_integer_dtype(chain.dtype) and col.null_count < len(col):
-                lo, hi = (v.as_py() for v in pc.min_max(col).values())
-                if max(abs(lo), abs(hi)) > EXACT_INT:
-                    raise DatasetError(f"Column {chain.source!r} holds integers beyond 2**53 "
-                                       f"in {where}, which the online transform cannot carry "
-                                       "exactly as float64. Run this workflow offline.")
-            dense[:, j] = _numbers(col, np.float64)
+        dense = self._dense(table, where)
         single = np.empty((n, len(self.cat)), np.int64)
         words = np.zeros((self.words, n), np.int64)
         for j, chain in enumerate(self.cat):
@@ -369,6 +364,33 @@ class OnlineTransform:
                                  copy=True) for name in self.columns.extra}
         extras.update({f"{WORD}{w}": words[w] for w in range(self.words)})
         return Block(self.columns, n, dense, labels, single, (), (), extras)
+
+    def _dense(self, table: pa.Table, where: str) -> np.ndarray:
+        """The continuous sources side by side: int32 (nulls as ``NULL_INT32``) when they
+        are all integer columns whose values fit, else float64 (nulls as NaN); both give
+        the same float64 values on the device."""
+        narrow = all(is_integer_dtype(c.dtype) for c in self.cont)
+        ranges = []
+        for chain in self.cont:
+            col = table.column(chain.source)
+            lo = hi = 0
+            if is_integer_dtype(chain.dtype) and col.null_count < len(col):
+                lo, hi = (v.as_py() for v in pc.min_max(col).values())
+                if max(abs(lo), abs(hi)) > EXACT_INT:
+                    raise DatasetError(f"Column {chain.source!r} holds integers beyond 2**53 "
+                                       f"in {where}, which the online transform cannot carry "
+                                       "exactly as float64. Run this workflow offline.")
+            narrow = narrow and NULL_INT32 < lo and hi <= INT32_MAX
+            ranges.append(col)
+        dense = np.empty((table.num_rows, len(self.cont)), np.int32 if narrow else np.float64)
+        for j, col in enumerate(ranges):
+            if narrow:
+                if col.null_count:
+                    col = pc.fill_null(col, NULL_INT32)
+                _fill_column(dense, j, _numbers(col, np.int32))
+            else:
+                _fill_column(dense, j, _numbers(col, np.float64))
+        return dense
 
     def _keys(self, chain: Chain, col: pa.ChunkedArray, where: str) -> np.ndarray:
         """The int64 a categorical source travels as."""
@@ -416,22 +438,31 @@ class OnlineTransform:
 
     def _transform(self, cat: Any, dense: Any, words: list[Any], n: int) -> tuple[Any, Any]:
         """``[n, cats]`` ids and ``[n, conts]`` float32 values of the raw ``cat`` (a
-        ``[cats, n]`` int64 view) and ``dense`` (``[n, conts]`` float64)."""
+        ``[cats, n]`` int64 view) and ``dense`` (``[n, conts]`` float64, or int32)."""
         import torch
 
         device = dense.device
         state = self._state(device)
         if "ready" in state:
             torch.cuda.current_stream(device).wait_event(state["ready"])
-        w = torch.stack(words) if words else None
-        ids = torch.empty((len(self.cat), n), dtype=torch.int64, device=device)
-        for group, t in zip(self.cat_groups, state["cat"], strict=True):
-            x = cat.index_select(0, t["index"])
-            ids.index_copy_(0, t["index"], groups.run(group, x, w, t))
-        values = torch.empty((n, len(self.cont)), dtype=torch.float32, device=device)
-        for group, t in zip(self.cont_groups, state["cont"], strict=True):
-            x = dense.index_select(1, t["index"])
-            values.index_copy_(1, t["index"], groups.run(group, x, w, t).to(torch.float32))
+        w = None if not words else words[0].unsqueeze(0) if len(words) == 1 else torch.stack(words)
+        if dense.dtype == torch.int32:  # integer counters (OnlineTransform._dense): exact
+            dense = torch.where(dense == NULL_INT32, math.nan, dense.to(torch.float64))
+        if len(self.cat_groups) == 1:  # one group of every column in order: no gather
+            ids = groups.run(self.cat_groups[0], cat, w, state["cat"][0])
+        else:
+            ids = torch.empty((len(self.cat), n), dtype=torch.int64, device=device)
+            for group, t in zip(self.cat_groups, state["cat"], strict=True):
+                x = cat.index_select(0, t["index"])
+                ids.index_copy_(0, t["index"], groups.run(group, x, w, t))
+        if len(self.cont_groups) == 1:
+            values = groups.run(self.cont_groups[0], dense, w, state["cont"][0])
+            values = values.to(torch.float32)
+        else:
+            values = torch.empty((n, len(self.cont)), dtype=torch.float32, device=device)
+            for group, t in zip(self.cont_groups, state["cont"], strict=True):
+                x = dense.index_select(1, t["index"])
+                values.index_copy_(1, t["index"], groups.run(group, x, w, t).to(torch.float32))
         return ids, values
 
     def apply(self, batch: Batch) -> Batch:
