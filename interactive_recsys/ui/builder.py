@@ -208,8 +208,13 @@ class PipelineBuilder(RunActions, w.VBox):
         # Run, its output path and its messages on top: in view above any graph's height
         action_bar = w.VBox([run_row, area["run"], self.status])
         action_bar.add_class("irs-builder-actionbar")
+        #: after a Run, the columns that lost more lookups than their budget, in red, with
+        #: the fix (empty otherwise)
+        self.oov_alert = w.HTML()
+        self.oov_alert.add_class("irs-builder-oov-alert")
         self.children = [
-            w.HTML(STYLE), w.HBox([self.path_text, open_button, area["dataset"]]), self.info,
+            w.HTML(STYLE), self.oov_alert,
+            w.HBox([self.path_text, open_button, area["dataset"]]), self.info,
             action_bar,
             w.HBox([w.VBox([w.HTML("<b>Columns</b>"), columns_panel],
                            layout=w.Layout(width="45%")), editor],

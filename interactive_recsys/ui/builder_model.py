@@ -71,8 +71,10 @@ from interactive_recsys.workflow import Workflow
 from .branches import Branch, Step, branches_of, make_operator
 from .builder_events import FieldEvents
 from .column_profile import ROLES, ColumnProfile, profile_table
+from .oov_check import OOVWarning, check_oov
 from .suggest import suggest_branches, vocab_plan
 from .vocab_budget import MAX_LOSS, MEMORY_BUDGET
+from .vocab_measure import MeasuredColumn, measure_columns
 
 
 def _same_selection(a: Sequence[Any], b: Sequence[Any]) -> bool:
@@ -128,6 +130,12 @@ class BuilderModel(FieldEvents):
         #: the last :meth:`suggest`'s vocabulary choice per categorical column
         self.vocab_choices: list[Any] = []
         self.vocab_fits = True
+        self.vocab_max_loss = MAX_LOSS
+        #: exact counts of the categorical columns over every row (measured by the first
+        #: :meth:`suggest`, then kept: the dataset does not change)
+        self.measured: dict[str, MeasuredColumn] | None = None
+        #: after a Run: the columns that lost more lookups than their budget, with the fix
+        self.oov_warnings: list[OOVWarning] = []
 
     # ---- profile --------------------------------------------------------------------------
     @property
@@ -297,21 +305,35 @@ class BuilderModel(FieldEvents):
         self._commit(branches, min(self.current, len(branches) - 1), None)
 
     def suggest(self, max_loss: float | None = None,
-                memory_budget: int | str | None = None) -> list[Branch]:
+                memory_budget: int | str | None = None, *,
+                measure: bool = True) -> list[Branch]:
         """Replace the steps by a pipeline proposed from the column profile (:mod:`.suggest`);
         undoable, every step editable. ``max_loss`` (share of a column's non-null lookups
         that may become out-of-vocabulary, default 1%) and ``memory_budget`` (of fp32
         embedding weights, default 16 GiB) set each ``Categorify``'s threshold; the choice
-        per column is in :attr:`vocab_choices` (``vocab_fits``: within budget)."""
+        per column is in :attr:`vocab_choices` (``vocab_fits``: within budget).
+
+        ``measure``: count every row of the categorical columns first (:meth:`measure`, one
+        pass, done once), so that the thresholds and the lookups they lose are exact;
+        ``False`` estimates them from the profile's sample."""
         if max_loss is not None and not 0 <= max_loss < 1:
             raise ParameterError(f"The share of lookups that may be lost must be in [0, 1) "
                                  f"(0.01 = 1%). Got {max_loss!r} instead.")
+        self.vocab_max_loss = MAX_LOSS if max_loss is None else max_loss
         self.vocab_choices, self.vocab_fits = vocab_plan(
-            self.profile, MAX_LOSS if max_loss is None else max_loss,
-            MEMORY_BUDGET if memory_budget is None else memory_budget)
+            self.profile, self.vocab_max_loss,
+            MEMORY_BUDGET if memory_budget is None else memory_budget,
+            self.measure() if measure else None)
         branches = suggest_branches(self.profile, self.vocab_choices)
         self._commit(branches, len(branches) - 1, None)
         return branches
+
+    def measure(self) -> dict[str, MeasuredColumn]:
+        """Exact value counts of the categorical columns over every row
+        (:func:`.measure_columns`), computed once."""
+        if self.measured is None:
+            self.measured = measure_columns(self.dataset, self.columns_by_role("categorical"))
+        return self.measured
 
     def items(self) -> list[tuple[str, tuple[int, int]]]:
         """What the step list shows: ``(text, (branch, step))`` per step, and
@@ -501,6 +523,9 @@ class BuilderModel(FieldEvents):
             try:
                 if job.status == "finished":
                     self.reuse_run = wf
+                    self.oov_warnings = check_oov(wf, self.vocab_choices,
+                                                  max_loss=self.vocab_max_loss,
+                                                  measured=self.measured)
                 if job.status == "finished" and self.to_workflow().to_config()["nodes"] == nodes:
                     self.fitted_workflow = wf
                 if on_done is not None:
@@ -516,6 +541,7 @@ class BuilderModel(FieldEvents):
         is inside the input, not writable); the "last run" is this one from now on."""
         if not self.running:
             self.last_job, self._run_ended = None, None
+            self.oov_warnings = []
         if output is None:
             return None
         if not os.fspath(output).strip():
