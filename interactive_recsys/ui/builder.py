@@ -389,11 +389,13 @@ class PipelineBuilder(RunActions, w.VBox):
         if self._pending == self.form.op:
             columns, params = self.selected_columns, self.form.values()
             make_operator(self._pending, params)  # not valid yet: the reason is shown
-            self._pending = None
+            # still pending until the step is added: a target typed letter by letter ("l",
+            # "la", ... "label") fails until it names a column, then adds the step
             k, j = model.add_step(columns, self.form.op, params)
-            self.say(f"Added {model.branches[k].steps[j].operator()!r} on "
-                     f"{names_text(columns)} as step {j + 1} of branch {k + 1}.", "success",
-                     "palette")
+            self._pending = None
+            self._say_step(f"Added {model.branches[k].steps[j].operator()!r} on "
+                           f"{names_text(columns)} as step {j + 1} of branch {k + 1}.",
+                           self.form.op, params, "palette")
             return
         if model.selected is None:
             return
@@ -404,7 +406,17 @@ class PipelineBuilder(RunActions, w.VBox):
             return
         model.update_step(k, j, params=params)
         new = model.branches[k].steps[j].operator()
-        self.say(f"Step {j + 1} of branch {k + 1} is now {new!r}.", "success", "palette")
+        self._say_step(f"Step {j + 1} of branch {k + 1} is now {new!r}.", self.form.op, params,
+                       "palette")
+
+    def _say_step(self, text: str, op: str, params: dict[str, Any], area: str = "steps") -> None:
+        """A step was added or changed: say so, with a warning (in red) when its parameters
+        cannot work on this dataset (a ``freq_threshold`` above the row count)."""
+        note = self.model.threshold_note(op, params) if self.model is not None else None
+        if note:
+            self.say(f"{text} Warning: {note}", "error", area)
+        else:
+            self.say(text, "success", area)
 
     # ---- step actions ---------------------------------------------------------------------
     def _need_model(self) -> BuilderModel:
@@ -423,10 +435,11 @@ class PipelineBuilder(RunActions, w.VBox):
         columns = self.selected_columns
         op = self._need_operator()
         before = len(model.branches)
-        k, j = model.add_step(columns, op, self.form.values())
+        params = self.form.values()
+        k, j = model.add_step(columns, op, params)
         started = " in a new branch" if len(model.branches) > before else ""
-        self.say(f"Added {op} on {names_text(columns)} as step {j + 1} of branch {k + 1}"
-                 f"{started}.", "success")
+        self._say_step(f"Added {op} on {names_text(columns)} as step {j + 1} of branch {k + 1}"
+                       f"{started}.", op, params)
 
     def _selected_step(self) -> tuple[int, int]:
         model = self._need_model()
@@ -438,8 +451,9 @@ class PipelineBuilder(RunActions, w.VBox):
         k, j = self._selected_step()
         op = self._need_operator()
         columns = self.selected_columns
-        self.model.update_step(k, j, op=op, params=self.form.values(), columns=columns)
-        self.say(f"Updated step {j + 1} of branch {k + 1}: {op}.", "success")
+        params = self.form.values()
+        self.model.update_step(k, j, op=op, params=params, columns=columns)
+        self._say_step(f"Updated step {j + 1} of branch {k + 1}: {op}.", op, params)
 
     def _remove(self) -> None:
         what = self._need_model().remove_selected()

@@ -44,6 +44,7 @@ current branch and the selected step), each change as one :class:`~.builder_even
 from __future__ import annotations
 
 import copy
+import difflib
 import os
 import posixpath
 import threading
@@ -210,9 +211,57 @@ class BuilderModel(FieldEvents):
         missing = [n for n in flatten([(c,) if isinstance(c, str) else tuple(c)
                                        for c in columns]) if n not in self.schema]
         if missing:
-            raise SchemaError(f"Column {missing[0]!r} is not in the dataset; available columns: "
-                              f"{self.schema.names}.")
+            raise SchemaError(f"Column {missing[0]!r} is not in the dataset"
+                              f"{did_you_mean(missing[0], self.schema.names)}; available "
+                              f"columns: {self.schema.names}.")
         return columns
+
+    def _check_param_columns(self, op: str, params: dict[str, Any] | None) -> None:
+        """Parameters that name columns (TargetEncoding's ``target``, ...) must name a column
+        of the dataset or of a branch's output; a misspelt one says which it could be."""
+        spec = make_operator(op, params).params
+        known, outputs = set(self.schema.names), None
+        for key, value in (params or {}).items():
+            if key not in spec or not spec[key].columns or value is None:
+                continue
+            names = [value] if isinstance(value, str) else \
+                [v for v in value if isinstance(v, str)] if isinstance(value, list | tuple) else []
+            for name in names:
+                if name in known:
+                    continue
+                if outputs is None:  # a column a branch makes counts too
+                    outputs = self._output_names()
+                    known |= outputs
+                    if name in known:
+                        continue
+                raise SchemaError(f"{op}'s {key} {name!r} is not a column of the dataset"
+                                  f"{did_you_mean(name, sorted(known))}; available columns: "
+                                  f"{self.schema.names}.")
+
+    def _output_names(self) -> set[str]:
+        try:
+            return set(self.output_schema().names)
+        except Exception:  # an invalid state has no outputs to offer
+            return set()
+
+    def threshold_note(self, op: str, params: dict[str, Any] | None) -> str | None:
+        """A warning when ``Categorify(freq_threshold=...)`` is above the dataset's row
+        count (when known): every value of its columns would be out of vocabulary.
+
+        >>> import pandas as pd
+        >>> m = BuilderModel(pd.DataFrame({"c": ["x", "y", "x"]}))
+        >>> m.threshold_note("Categorify", {"freq_threshold": 5}).split(":")[0]
+        'freq_threshold=5 is above the 3 rows of the dataset'
+        >>> m.threshold_note("Categorify", {"freq_threshold": 2}) is None
+        True
+        """
+        threshold = (params or {}).get("freq_threshold") or 0
+        rows = self.dataset.known_num_rows
+        if op != "Categorify" or not isinstance(threshold, int) or rows is None \
+                or threshold <= rows:
+            return None
+        return (f"freq_threshold={threshold:,} is above the {rows:,} rows of the dataset: every "
+                f"value would be out of vocabulary (no value can occur {threshold:,} times).")
 
     def _validate(self, branches: list[Branch]) -> None:
         for k, branch in enumerate(branches):
@@ -236,7 +285,7 @@ class BuilderModel(FieldEvents):
         columns; otherwise a new branch is started for ``columns``.
         """
         columns = self._check_columns(columns)
-        make_operator(op, params)
+        self._check_param_columns(op, params)
         branches = copy.deepcopy(self.branches)
         k = self.current if branch is None else branch
         if not 0 <= k < len(branches):
@@ -257,7 +306,7 @@ class BuilderModel(FieldEvents):
         step = self._step(branch, index)
         op = op or step.op
         params = dict(step.params if params is None and op == step.op else params or {})
-        make_operator(op, params)
+        self._check_param_columns(op, params)
         branches = copy.deepcopy(self.branches)
         branches[branch].steps[index] = Step(op, params)
         if columns is not None:
@@ -571,6 +620,18 @@ class BuilderModel(FieldEvents):
             raise TimeoutError(f"The run did not end within {timeout} s; its status is "
                                f"{self.last_job.status!r}.")
         return self.last_job
+
+
+def did_you_mean(name: str, names: Sequence[str]) -> str:
+    """`` (did you mean 'label'?)`` for the closest of ``names``, or nothing.
+
+    >>> did_you_mean("lable", ["c", "label"]), did_you_mean("zzz", ["c", "label"])
+    (" (did you mean 'label'?)", '')
+    """
+    close = difflib.get_close_matches(name, list(names), n=1, cutoff=0.6)
+    if not close:
+        close = [n for n in names if n.lower() == name.lower()]
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def job_text(job: Job) -> str:
