@@ -547,7 +547,14 @@ class PipelineBuilder(RunActions, w.VBox):
     def _suggest(self) -> None:
         model = self._need_model()
         card = self.suggest_card
-        branches = model.suggest(card.max_loss, card.memory_budget)
+        if model.measured is None:  # the first Suggest counts every row (once)
+            self.say("Counting every value of the categorical columns (one pass over the "
+                     "data, once)...", "busy", "suggest")
+        if self.client is not None:  # the Studio's cluster
+            with self.client.as_current():
+                branches = model.suggest(card.max_loss, card.memory_budget)
+        else:
+            branches = model.suggest(card.max_loss, card.memory_budget)
         card.show(model.vocab_choices, model.vocab_fits)
         self.say(f"Suggested: {explain(branches)}. Click a step in the graph to edit it; "
                  "Undo reverts.", "success" if model.vocab_fits else "error", "suggest")
