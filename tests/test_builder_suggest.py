@@ -195,7 +195,7 @@ def test_suggest_over_budget_promises_the_lookups_the_run_loses(tmp_path):
     free = BuilderModel(str(path))
     free.suggest()
     total = sum(c.option.nbytes for c in free.vocab_choices)
-    model, thresholds, _, lost = suggest_and_fit(path, memory_budget=total // 2)
+    model, thresholds, wf, lost = suggest_and_fit(path, memory_budget=total // 2)
     assert model.vocab_fits
     assert sum(c.option.nbytes for c in model.vocab_choices) <= total // 2
     frame = pd.read_parquet(path, columns=[f"C{i}" for i in range(1, 27)])
@@ -206,6 +206,15 @@ def test_suggest_over_budget_promises_the_lookups_the_run_loses(tmp_path):
         assert lost[c.column][0] == pytest.approx(expected, abs=1e-12), c.column
         if c.option.nbytes < 2**20 or frame[c.column].nunique() < 1000:
             assert thresholds[c.column] == 0, c.column  # small tables keep every value
+    # after the run: the columns over 1% are flagged, as losses Suggest chose to fit memory
+    from interactive_recsys.ui.oov_check import check_oov
+
+    flagged = check_oov(wf, model.vocab_choices, max_loss=0.01, measured=model.measured)
+    over = {c.column for c in model.vocab_choices
+            if lost_by_pandas(frame, c.column, thresholds[c.column]) > 0.01}
+    assert over and {w.column for w in flagged} == over
+    assert all(w.chosen and "as Suggest chose to fit the embeddings' memory budget" in w.text()
+               for w in flagged)
 
 
 def test_a_run_over_its_lookup_budget_is_flagged_with_the_fix(tmp_path):
@@ -233,6 +242,7 @@ def test_a_run_over_its_lookup_budget_is_flagged_with_the_fix(tmp_path):
     assert expected > 0.15
     (warning,) = model.oov_warnings
     assert warning.column == "tail" and warning.lost == pytest.approx(expected)
+    assert not warning.chosen  # edited by hand: not what Suggest promised
     assert warning.allowed == pytest.approx(0.15)
     # the fix: the smallest table within 15%, checked with pandas
     counts = sorted(set(frame["tail"].value_counts()))

@@ -2,9 +2,10 @@
 
 A fitted ``Categorify`` records per vocabulary the rows looked up, the nulls and the
 out-of-vocabulary lookups; :func:`check_oov` turns them into the share of non-null lookups
-lost and flags every column over its budget: the larger of ``max_loss`` and what Suggest
-said the column would lose. Each warning carries the fix: the ``freq_threshold`` of the
-smallest table within the budget when the column's counts were measured, else removing it.
+lost and flags every column over the ``max_loss`` budget. Each warning carries the fix: the
+``freq_threshold`` of the smallest table within the budget when the column's counts were
+measured, else removing it; a loss Suggest chose on purpose (the tables did not fit the memory
+budget otherwise) says so, and that a larger memory budget keeps more.
 
 >>> import pandas as pd, interactive_recsys as irs
 >>> from interactive_recsys import ops
@@ -39,13 +40,18 @@ class OOVWarning:
     freq_threshold: int
     #: the threshold to use instead (0: none, keep every value)
     fix_threshold: int = 0
+    #: Suggest chose this loss to fit the memory budget (it said so in its card)
+    chosen: bool = False
 
     def text(self) -> str:
         fix = (f"use freq_threshold={self.fix_threshold}" if self.fix_threshold
                else "remove the freq_threshold (keep every value)")
-        return (f"{self.column} lost {self.lost:.1%} of its lookups, over the "
-                f"{self.allowed:.1%} budget (freq_threshold={self.freq_threshold}): {fix} "
-                "and Run again.")
+        head = (f"{self.column} lost {self.lost:.1%} of its lookups, over the "
+                f"{self.allowed:.1%} budget (freq_threshold={self.freq_threshold})")
+        if self.chosen:
+            return (f"{head}, as Suggest chose to fit the embeddings' memory budget: raise that "
+                    f"budget and Suggest again, or {fix} if the memory allows it.")
+        return f"{head}: {fix} and Run again."
 
 
 def lost_lookups(workflow: Any) -> dict[str, tuple[float, int]]:
@@ -80,13 +86,16 @@ def check_oov(workflow: Any, choices: Sequence[VocabChoice] = (), *,
               max_loss: float = MAX_LOSS,
               measured: Mapping[str, MeasuredColumn] | None = None) -> list[OOVWarning]:
     """The columns of a fitted ``workflow`` that lost more than ``max_loss`` of their
-    lookups, or more than Suggest's ``choices`` promised when that was more."""
-    promised = {c.column: c.option.lost for c in choices}
+    lookups; those where Suggest's ``choices`` (with the same threshold) promised that loss are
+    marked ``chosen``."""
+    promised = {c.column: c.option for c in choices}
     measured = measured or {}
     warnings = []
     for column, (lost, threshold) in lost_lookups(workflow).items():
-        allowed = max(max_loss, promised.get(column, 0.0))
-        if lost > allowed + 1e-9:
-            warnings.append(OOVWarning(column, lost, allowed,
-                                       threshold, _fix(measured.get(column), allowed)))
+        if lost > max_loss + 1e-9:
+            option = promised.get(column)
+            chosen = option is not None and option.freq_threshold == threshold \
+                and lost <= option.lost_bound + 1e-9
+            warnings.append(OOVWarning(column, lost, max_loss, threshold,
+                                       _fix(measured.get(column), max_loss), chosen))
     return warnings
