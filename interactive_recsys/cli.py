@@ -17,9 +17,9 @@ from concurrent.futures import CancelledError
 from typing import Any
 
 from distributed.comm import CommClosedError
-from tqdm import tqdm
 
 from ._version import __version__
+from .cli_progress import run_with_bars
 from .datasets import synthetic_criteo
 from .datasets.criteo_torchrec import criteo_input_files, criteo_to_torchrec, parse_days
 from .datasets.criteo_workflow import standard_criteo_workflow
@@ -106,30 +106,37 @@ def _describe_client(client: Any) -> str:
 def demo(args: argparse.Namespace) -> dict[str, Any]:
     out_dir = os.path.abspath(args.output)
     _check_cluster_args(args)
-    bar = tqdm(total=4, desc="irs demo", unit="step", file=sys.stderr,
-               disable=args.quiet, bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}]")
+    data = args.data or os.path.join(out_dir, "input")
+
+    def stage(text: str) -> None:
+        if not args.quiet:
+            print(f"irs demo: {text}", file=sys.stderr, flush=True)
+
     with _client(args.scheduler, args.workers, args.memory_limit, args.local) as client:
-        bar.set_postfix_str("generating data")
-        data_dir = synthetic_criteo(rows=args.rows, seed=args.seed,
-                                    path=args.data or os.path.join(out_dir, "input"))
-        bar.update()
-        bar.set_postfix_str("fitting")
+        stage(f"generating {args.rows:,} rows of Criteo-shaped data in {data}")
+        try:
+            data_dir = synthetic_criteo(rows=args.rows, seed=args.seed, path=data)
+        except FileExistsError:
+            raise DatasetError(
+                f"{data} holds other data (another demo's --rows or --seed, or files of your "
+                "own); the demo does not replace it. Delete it, pass --data with a new folder, "
+                "or use another --output.") from None
         ds = Dataset(str(data_dir), part_size=args.part_size)
         wf = standard_criteo_workflow(args.freq_threshold)
+        stage("fitting the standard Criteo workflow")
         t0 = time.perf_counter()
-        wf.fit(ds)
+        run_with_bars(lambda: wf.fit(ds), name="irs demo", rows=ds.known_num_rows,
+                      quiet=args.quiet, client=client)
         fit_s = time.perf_counter() - t0
-        bar.update()
-        bar.set_postfix_str("transforming + writing")
+        stage("transforming and writing parquet")
         t1 = time.perf_counter()
-        written = wf.transform(ds).to_parquet(os.path.join(out_dir, "processed"),
-                                              overwrite=True, shuffle=args.shuffle)
+        written = run_with_bars(
+            lambda: wf.transform(ds).to_parquet(os.path.join(out_dir, "processed"),
+                                                overwrite=True, shuffle=args.shuffle),
+            name="irs demo", rows=ds.known_num_rows, quiet=args.quiet, client=client)
         transform_s = time.perf_counter() - t1
-        bar.update()
-        bar.set_postfix_str("saving workflow")
+        stage("saving the workflow")
         wf.save(os.path.join(out_dir, "workflow"), overwrite=True)
-        bar.update()
-        bar.close()
         total = fit_s + transform_s
         summary = {
             "rows": ds.num_rows, "cluster": _describe_client(client),
@@ -214,8 +221,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         _refuse_no_rows(ds, "run")
         t0 = time.perf_counter()
         hugectr = {"one_key_space": True} if args.hugectr_one_key_space else args.hugectr
-        written = wf.transform(ds).to_parquet(args.output, shuffle=args.shuffle,
-                                              overwrite=args.overwrite, hugectr=hugectr)
+        written = run_with_bars(
+            lambda: wf.transform(ds).to_parquet(args.output, shuffle=args.shuffle,
+                                                overwrite=args.overwrite, hugectr=hugectr),
+            name="irs run", rows=ds.known_num_rows, quiet=args.quiet, client=client)
         seconds = time.perf_counter() - t0
         say(f"Wrote {written['num_rows']:,} rows in {len(written['files'])} files to "
               f"{written['path']} in {seconds:.2f} s on {_describe_client(client)}")
@@ -241,7 +250,8 @@ def update(args: argparse.Namespace) -> dict[str, Any]:
                      part_size=args.part_size, storage_options=options)
         _refuse_no_rows(ds, "update")
         t0 = time.perf_counter()
-        new = wf.update(ds)
+        new = run_with_bars(lambda: wf.update(ds), name="irs update", rows=ds.known_num_rows,
+                            quiet=args.quiet, client=client)
         new.save(args.output, overwrite=args.overwrite, storage_options=options)
         summary = {"workflow": args.output, "rows": new.fit_stats["update"]["rows"],
                    "seconds": time.perf_counter() - t0,
@@ -380,7 +390,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--output", default="irs-demo-output", help="output directory")
     d.add_argument("--data", default=None, help="where to generate the input data")
     d.add_argument("--freq-threshold", type=_at_least(0), default=0)
-    d.add_argument("--quiet", action="store_true", help="no progress bar")
+    d.add_argument("--quiet", action="store_true", help="no progress bars")
     _add_cluster_args(d)
     d.set_defaults(func=demo)
     r = sub.add_parser("run", help="apply a saved workflow to data",
@@ -397,6 +407,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also write HugeCTR's _file_list.txt, _metadata.json and keysets")
     r.add_argument("--hugectr-one-key-space", action="store_true",
                    help="with HugeCTR output, add the per-slot offsets to the keys")
+    r.add_argument("--quiet", action="store_true", help="no progress bars")
     _add_cluster_args(r)
     r.set_defaults(func=run)
     u = sub.add_parser("update", help="extend a saved workflow with new data (stable ids)",
@@ -409,6 +420,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "or glob")
     u.add_argument("--output", required=True, help="new workflow directory (not --workflow)")
     u.add_argument("--overwrite", action="store_true")
+    u.add_argument("--quiet", action="store_true", help="no progress bars")
     _add_cluster_args(u)
     u.set_defaults(func=update)
     pr = sub.add_parser("predict", help="top-K items per user with a saved model",
@@ -552,8 +564,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             "scheduler was stopped, crashed or cannot be reached. Check it, start it or a "
             "new cluster, and run the command again."), file=sys.stderr)
         return EXIT_CLUSTER_LOST
-    except Exception:  # unexpected: the traceback, with every secret in it masked
+    except Exception as exc:  # unexpected: the traceback, with every secret in it masked
         import traceback
+
+        if args.command == "demo":  # the demo's errors are one line too
+            print(redact_text(f"irs: error: {type(exc).__name__}: {exc}"), file=sys.stderr)
+            return 1
 
         print(redact_text(traceback.format_exc()).rstrip(), file=sys.stderr)
         return 1

@@ -53,3 +53,8 @@ class StorageError(IRSError, OSError):
 class NotMergeableError(IRSError, ValueError):
     """``Workflow.update`` cannot extend a step's statistics with new data exactly; the
     message names the step, its columns and the fix (a full refit)."""
+
+
+class ParameterWarning(UserWarning):
+    """A parameter that is valid but cannot do what it is meant to on this data (a
+    ``freq_threshold`` above the number of rows, say); the message names the value."""

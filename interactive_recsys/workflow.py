@@ -29,6 +29,7 @@ from .errors import (
     DatasetError,
     IRSError,
     NotFittedError,
+    ParameterWarning,
     SchemaError,
     WorkflowFormatError,
 )
@@ -267,7 +268,25 @@ class Workflow:
             self.fit_stats["reused"] = [i for i in self._keys if i in self._reused]
         self.fit_stats["seconds"] = time.perf_counter() - started
         self.fitted = True
+        self._warn_thresholds()
         return self
+
+    def _warn_thresholds(self) -> None:
+        """A ``ParameterWarning`` per Categorify whose ``freq_threshold`` is above the rows it
+        was fitted on: every value of its columns is out of vocabulary."""
+        import warnings
+
+        for node in self.nodes:
+            op = node.op if isinstance(node, OpNode) else None
+            threshold = getattr(op, "freq_threshold", 0) or 0
+            state = self._states.get(self.node_id(node)) if threshold > 1 else None
+            for key, info in ((state or {}).get("vocabs") or {}).items():
+                rows = info.get("value_count")
+                if rows is not None and threshold > rows:
+                    warnings.warn(
+                        f"{type(op).__name__}(freq_threshold={threshold:,}) on {key!r} is above "
+                        f"the {rows:,} values it was fitted on: every value is out of vocabulary. "
+                        f"Lower freq_threshold (or remove it).", ParameterWarning, stacklevel=3)
 
     def _reuse_source(self, reuse: Any) -> tuple | None:
         """``(states, keys, artifacts folder, its storage options, owner)`` of ``reuse`` (a

@@ -138,45 +138,128 @@ def skewed_frame(rows: int, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(frame).astype({n: "string" for n in SKEWED_COLUMNS})
 
 
-def test_suggest_keeps_99_percent_of_every_columns_lookups_on_skewed_data(tmp_path):
-    rows, sample = 200_000, 10_000
+def lost_by_pandas(frame: pd.DataFrame, name: str, threshold: int) -> float:
+    """Share of the column's non-null rows whose value occurs fewer than ``threshold`` times."""
+    counts = frame[name].value_counts()
+    return float(counts[counts < threshold].sum() / counts.sum()) if threshold else 0.0
+
+
+def suggest_and_fit(path, **suggest_kwargs):
+    """Suggest on ``path``, then fit the suggested workflow on the whole data."""
+    from interactive_recsys.ui.oov_check import lost_lookups
+
+    model = BuilderModel(str(path))
+    branches = model.suggest(**suggest_kwargs)
+    thresholds = {c: b.steps[0].params.get("freq_threshold", 0) for b in branches
+                  for c in b.columns if b.steps and b.steps[0].op == "Categorify"}
+    wf = model.to_workflow()
+    wf.fit(irs.Dataset(str(path)))
+    return model, thresholds, wf, lost_lookups(wf)
+
+
+def test_suggest_keeps_every_value_while_the_tables_fit_on_skewed_data(tmp_path):
+    rows = 200_000
     frame = skewed_frame(rows)
     frame.to_parquet(tmp_path / "data.parquet", row_group_size=20_000)
-    model = BuilderModel(str(tmp_path / "data.parquet"), sample_rows=sample)
-    branches = model.suggest()
+    model, thresholds, _, lost = suggest_and_fit(tmp_path / "data.parquet")
     assert model.vocab_fits
-    thresholds = {c: b.steps[0].params.get("freq_threshold", 0) for b in branches
-                  for c in b.columns if c in SKEWED_COLUMNS}
-    # the real effect: fit Categorify with the suggested thresholds, count OOV lookups (id 2)
-    nodes = [[c] >> (ops.Categorify(freq_threshold=t) if t else ops.Categorify())
-             for c, t in thresholds.items()]
-    graph = nodes[0]
-    for node in nodes[1:]:
-        graph = graph + node
-    out = irs.Workflow(graph).fit_transform(frame)
     choices = {c.column: c for c in model.vocab_choices}
     for name in SKEWED_COLUMNS:
-        nonnull = frame[name].notna()
-        lost = float((out[name][nonnull] == 2).mean())
-        assert lost <= 0.01, (name, thresholds[name], lost)
-        counts = frame[name].value_counts()
-        expected_lost = counts[counts < thresholds[name]].sum() / counts.sum()
-        assert lost == pytest.approx(expected_lost), name  # Categorify drops what we think
-        assert choices[name].option.lost <= 0.01
-    # not "keep everything": the columns with a head get a threshold and a much smaller table
-    for name in ("head", "steep"):
-        assert thresholds[name] >= 2, name
-        assert choices[name].option.table_rows < 0.8 * frame[name].nunique(), name
-    # the widest column keeps every value: its table is extrapolated from the sample
-    assert thresholds["wide"] == 0
-    true_distinct = frame["wide"].nunique()
-    assert 0.7 < choices["wide"].distinct / true_distinct < 1.4, (choices["wide"], true_distinct)
-    sample_distinct = frame["wide"].head(sample).nunique()
-    assert choices["wide"].distinct > 5 * sample_distinct  # far more than the sample shows
-    # the table sizes the workflow really gets, next to the estimates
-    for name in ("head", "steep"):
-        real = out[name].max() + 1
-        assert 0.5 < choices[name].option.table_rows / real < 2, (name, real)
+        assert thresholds[name] == 0 and lost[name][0] == 0.0, name  # everything fits
+        assert choices[name].distinct == frame[name].nunique()  # counted, not guessed
+        assert choices[name].exact and choices[name].counted_rows == rows
+    # tiny tables are marked small (never thresholded), the wide ones are not
+    assert choices["head"].small and choices["steep"].small
+    assert not choices["wide"].small
+
+
+def test_suggest_on_the_kaggle_profile_loses_nothing_when_the_vocabulary_fits(tmp_path):
+    rows = 300_000
+    path = irs.datasets.synthetic_criteo(rows=rows, profile="kaggle", path=tmp_path / "k")
+    model, thresholds, _, lost = suggest_and_fit(path)
+    frame = pd.read_parquet(path, columns=[f"C{i}" for i in range(1, 27)])
+    assert model.vocab_fits
+    for c in model.vocab_choices:
+        assert lost[c.column][0] <= 0.01, (c.column, thresholds[c.column], lost[c.column])
+        assert lost_by_pandas(frame, c.column, thresholds[c.column]) <= 0.01, c.column
+        assert c.distinct == frame[c.column].nunique(), c.column
+    small = [c.column for c in model.vocab_choices if frame[c.column].nunique() < 200]
+    assert {"C6", "C9", "C14", "C20"} <= set(small)
+    assert all(thresholds[c] == 0 for c in small)  # tiny columns are left alone
+    assert model.oov_warnings == []
+
+
+def test_suggest_over_budget_promises_the_lookups_the_run_loses(tmp_path):
+    rows = 300_000
+    path = irs.datasets.synthetic_criteo(rows=rows, profile="kaggle", path=tmp_path / "k")
+    free = BuilderModel(str(path))
+    free.suggest()
+    total = sum(c.option.nbytes for c in free.vocab_choices)
+    model, thresholds, wf, lost = suggest_and_fit(path, memory_budget=total // 2)
+    assert model.vocab_fits
+    assert sum(c.option.nbytes for c in model.vocab_choices) <= total // 2
+    frame = pd.read_parquet(path, columns=[f"C{i}" for i in range(1, 27)])
+    assert any(thresholds.values())
+    for c in model.vocab_choices:  # what the card says is what the run loses, and pandas
+        expected = lost_by_pandas(frame, c.column, thresholds[c.column])
+        assert c.option.lost == pytest.approx(expected, abs=1e-12), c.column
+        assert lost[c.column][0] == pytest.approx(expected, abs=1e-12), c.column
+        if c.option.nbytes < 2**20 or frame[c.column].nunique() < 1000:
+            assert thresholds[c.column] == 0, c.column  # small tables keep every value
+    # after the run: the columns over 1% are flagged, as losses Suggest chose to fit memory
+    from interactive_recsys.ui.oov_check import check_oov
+
+    flagged = check_oov(wf, model.vocab_choices, max_loss=0.01, measured=model.measured)
+    over = {c.column for c in model.vocab_choices
+            if lost_by_pandas(frame, c.column, thresholds[c.column]) > 0.01}
+    assert over and {w.column for w in flagged} == over
+    assert all(w.chosen and "as Suggest chose to fit the embeddings' memory budget" in w.text()
+               for w in flagged)
+
+
+def test_a_run_over_its_lookup_budget_is_flagged_with_the_fix(tmp_path):
+    from interactive_recsys.ui.builder import PipelineBuilder
+    from interactive_recsys.ui.oov_check import check_oov
+
+    frame = skewed_frame(20_000)
+    path = tmp_path / "data.parquet"
+    frame.to_parquet(path)
+    builder = PipelineBuilder(str(path), output="")
+    builder.suggest_card.loss_percent.value = 15  # OOV <= 15%
+    builder.suggest_button.click()
+    model = builder.model
+    (k, j), = [(k, j) for k, b in enumerate(model.branches) for j, s in enumerate(b.steps)
+               if "tail" in b.columns and s.op == "Categorify"]
+    if model.branches[k].columns != ["tail"]:  # its own branch, so that only it changes
+        model.remove_step(k, j)
+        model.add_step(["tail"], "Categorify", {"freq_threshold": 50})
+    else:
+        model.update_step(k, j, params={"freq_threshold": 50})
+    builder.output_text.value = ""
+    builder.buttons["run"].click()
+    model.wait_run(120)
+    expected = lost_by_pandas(frame, "tail", 50)
+    assert expected > 0.15
+    (warning,) = model.oov_warnings
+    assert warning.column == "tail" and warning.lost == pytest.approx(expected)
+    assert not warning.chosen  # edited by hand: not what Suggest promised
+    assert warning.allowed == pytest.approx(0.15)
+    # the fix: the smallest table within 15%, checked with pandas
+    counts = sorted(set(frame["tail"].value_counts()))
+    fix = warning.fix_threshold
+    assert fix >= 2 and lost_by_pandas(frame, "tail", fix) <= 0.15
+    smaller = [k + 1 for k in counts if k + 1 > fix and (frame["tail"].value_counts() >= fix)
+               .sum() > (frame["tail"].value_counts() >= k + 1).sum()]
+    assert smaller and all(lost_by_pandas(frame, "tail", t) > 0.15 for t in smaller)
+    alert = builder.oov_alert.value
+    assert f"tail lost {expected:.1%}" in alert and f"freq_threshold={warning.fix_threshold}" \
+        in alert and "irs-oov-alert" in alert
+    assert builder.children.index(builder.oov_alert) == 1  # at the top of the Build tab
+    assert check_oov(model.reuse_run, max_loss=0.5) == []
+    model.update_step(*model.selected, params={"freq_threshold": warning.fix_threshold})
+    builder.buttons["run"].click()  # the fix applied: the note goes
+    model.wait_run(120)
+    assert model.oov_warnings == [] and builder.oov_alert.value == ""
 
 
 def test_suggest_within_a_small_memory_budget_raises_thresholds_and_says_when_it_cannot(
@@ -210,9 +293,10 @@ def test_suggest_card_shows_the_choice_per_column(tmp_path):
     choices = builder.model.vocab_choices
     assert [c.column for c in choices] == list(SKEWED_COLUMNS)
     for c in choices:
-        assert f"<td>{c.column}</td><td>~{c.distinct:,}</td>" in table
+        assert f"<td>{c.column}</td><td>{c.distinct:,}</td>" in table  # counted: no ~
+        assert c.distinct == frame[c.column].nunique()
         assert f"{1 - c.option.lost:.1%}" in table and c.option.lost <= 0.005
-    assert "within 16 GiB" in table
+    assert "within 16 GiB" in table and "every value counted over all 20,000 rows" in table
 
 
 # ---- the column list's model ----------------------------------------------------------------

@@ -281,6 +281,9 @@ def compute(*collections: Any, phase: str) -> tuple[Any, ...]:
     """``dask.compute(*collections)`` as a named, cancellable, progress-reporting phase."""
     client = active_client()
     if client is None:
+        job = current_job()
+        if job is not None and job.track_local:
+            return _compute_local(collections, phase, job)
         return dask.compute(*collections, **_local_pool(collections))
     job = current_job()
     tracked = job is not None or BOARD.watchers > 0
@@ -320,6 +323,33 @@ def compute(*collections: Any, phase: str) -> tuple[Any, ...]:
         raise
     BOARD.end(record, "finished")
     return tuple(results)
+
+
+def _compute_local(collections: tuple[Any, ...], phase: str, job: Job) -> tuple[Any, ...]:
+    """``dask.compute`` on the local scheduler as a phase of ``job`` whose tasks are counted
+    as they finish (a Dask local callback), so that a job run without a cluster reports
+    progress too (:attr:`Job.track_local`)."""
+    from dask.callbacks import Callback
+
+    record = BOARD.begin(Phase(phase, 0, job=job.name))
+    job._phases.append(record)
+
+    class _Count(Callback):
+        def _start_state(self, dsk: Any, state: Any) -> None:
+            record.keys = record.keys | frozenset(_norm(k) for k in dsk)
+            record.total, record._group_totals = len(record.keys), None
+
+        def _posttask(self, key: Any, result: Any, dsk: Any, state: Any, worker: Any) -> None:
+            record.observe([key])
+
+    try:
+        with _Count():
+            results = dask.compute(*collections, **_local_pool(collections))
+    except BaseException:
+        BOARD.end(record, "error")
+        raise
+    BOARD.end(record, "finished")
+    return results
 
 
 def _local_pool(collections: tuple[Any, ...]) -> dict[str, int]:
@@ -397,8 +427,10 @@ class Job:
     """
 
     def __init__(self, fn: Callable[[], Any], *, name: str = "job",
-                 client: Any = None) -> None:
+                 client: Any = None, track_local: bool = False) -> None:
         self.name = name
+        #: without a client, count the local scheduler's tasks per phase (the CLI's bars)
+        self.track_local = track_local
         self._fn = fn
         self._client = client
         self._phases: list[Phase] = []

@@ -208,8 +208,13 @@ class PipelineBuilder(RunActions, w.VBox):
         # Run, its output path and its messages on top: in view above any graph's height
         action_bar = w.VBox([run_row, area["run"], self.status])
         action_bar.add_class("irs-builder-actionbar")
+        #: after a Run, the columns that lost more lookups than their budget, in red, with
+        #: the fix (empty otherwise)
+        self.oov_alert = w.HTML()
+        self.oov_alert.add_class("irs-builder-oov-alert")
         self.children = [
-            w.HTML(STYLE), w.HBox([self.path_text, open_button, area["dataset"]]), self.info,
+            w.HTML(STYLE), self.oov_alert,
+            w.HBox([self.path_text, open_button, area["dataset"]]), self.info,
             action_bar,
             w.HBox([w.VBox([w.HTML("<b>Columns</b>"), columns_panel],
                            layout=w.Layout(width="45%")), editor],
@@ -384,11 +389,13 @@ class PipelineBuilder(RunActions, w.VBox):
         if self._pending == self.form.op:
             columns, params = self.selected_columns, self.form.values()
             make_operator(self._pending, params)  # not valid yet: the reason is shown
-            self._pending = None
+            # still pending until the step is added: a target typed letter by letter ("l",
+            # "la", ... "label") fails until it names a column, then adds the step
             k, j = model.add_step(columns, self.form.op, params)
-            self.say(f"Added {model.branches[k].steps[j].operator()!r} on "
-                     f"{names_text(columns)} as step {j + 1} of branch {k + 1}.", "success",
-                     "palette")
+            self._pending = None
+            self._say_step(f"Added {model.branches[k].steps[j].operator()!r} on "
+                           f"{names_text(columns)} as step {j + 1} of branch {k + 1}.",
+                           self.form.op, params, "palette")
             return
         if model.selected is None:
             return
@@ -399,7 +406,17 @@ class PipelineBuilder(RunActions, w.VBox):
             return
         model.update_step(k, j, params=params)
         new = model.branches[k].steps[j].operator()
-        self.say(f"Step {j + 1} of branch {k + 1} is now {new!r}.", "success", "palette")
+        self._say_step(f"Step {j + 1} of branch {k + 1} is now {new!r}.", self.form.op, params,
+                       "palette")
+
+    def _say_step(self, text: str, op: str, params: dict[str, Any], area: str = "steps") -> None:
+        """A step was added or changed: say so, with a warning (in red) when its parameters
+        cannot work on this dataset (a ``freq_threshold`` above the row count)."""
+        note = self.model.threshold_note(op, params) if self.model is not None else None
+        if note:
+            self.say(f"{text} Warning: {note}", "error", area)
+        else:
+            self.say(text, "success", area)
 
     # ---- step actions ---------------------------------------------------------------------
     def _need_model(self) -> BuilderModel:
@@ -418,10 +435,11 @@ class PipelineBuilder(RunActions, w.VBox):
         columns = self.selected_columns
         op = self._need_operator()
         before = len(model.branches)
-        k, j = model.add_step(columns, op, self.form.values())
+        params = self.form.values()
+        k, j = model.add_step(columns, op, params)
         started = " in a new branch" if len(model.branches) > before else ""
-        self.say(f"Added {op} on {names_text(columns)} as step {j + 1} of branch {k + 1}"
-                 f"{started}.", "success")
+        self._say_step(f"Added {op} on {names_text(columns)} as step {j + 1} of branch {k + 1}"
+                       f"{started}.", op, params)
 
     def _selected_step(self) -> tuple[int, int]:
         model = self._need_model()
@@ -433,8 +451,9 @@ class PipelineBuilder(RunActions, w.VBox):
         k, j = self._selected_step()
         op = self._need_operator()
         columns = self.selected_columns
-        self.model.update_step(k, j, op=op, params=self.form.values(), columns=columns)
-        self.say(f"Updated step {j + 1} of branch {k + 1}: {op}.", "success")
+        params = self.form.values()
+        self.model.update_step(k, j, op=op, params=params, columns=columns)
+        self._say_step(f"Updated step {j + 1} of branch {k + 1}: {op}.", op, params)
 
     def _remove(self) -> None:
         what = self._need_model().remove_selected()
@@ -528,7 +547,14 @@ class PipelineBuilder(RunActions, w.VBox):
     def _suggest(self) -> None:
         model = self._need_model()
         card = self.suggest_card
-        branches = model.suggest(card.max_loss, card.memory_budget)
+        if model.measured is None:  # the first Suggest counts every row (once)
+            self.say("Counting every value of the categorical columns (one pass over the "
+                     "data, once)...", "busy", "suggest")
+        if self.client is not None:  # the Studio's cluster
+            with self.client.as_current():
+                branches = model.suggest(card.max_loss, card.memory_budget)
+        else:
+            branches = model.suggest(card.max_loss, card.memory_budget)
         card.show(model.vocab_choices, model.vocab_fits)
         self.say(f"Suggested: {explain(branches)}. Click a step in the graph to edit it; "
                  "Undo reverts.", "success" if model.vocab_fits else "error", "suggest")

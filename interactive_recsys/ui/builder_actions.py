@@ -69,6 +69,7 @@ class RunActions:
             # the status line, next to Run, replaces the "Running..." note
             self.feedback.last = (text, level, "run")
             self.feedback.areas["run"].value = ""
+            self.oov_alert.value = oov_alert_html(model.oov_warnings)
             for callback in list(self._run_listeners):
                 callback(job)
 
@@ -85,6 +86,7 @@ class RunActions:
         client = self.client or active_client()
         where = ("on the Dask cluster (see the Cluster tab)" if client is not None
                  else "in this process (no Dask cluster is active)")
+        self.oov_alert.value = ""
         self.job = model.run(output, on_done=done, client=client,
                              overwrite=self.overwrite.value)
         self.status.value = '<span class="irs-run-running">Run started...</span>'
@@ -122,3 +124,21 @@ class RunActions:
         self.code.layout.display = None
         self.say("Exported code below: running it builds the identical workflow.", "success",
                  "run")
+
+
+def oov_alert_html(warnings: Any) -> str:
+    """The red note at the top of the Build tab: one line per column over its budget.
+
+    >>> from interactive_recsys.ui.oov_check import OOVWarning
+    >>> "C3 lost 53.6%" in oov_alert_html([OOVWarning("C3", 0.536, 0.01, 1018)])
+    True
+    >>> oov_alert_html([])
+    ''
+    """
+    if not warnings:
+        return ""
+    lines = "".join(f"<li>{html.escape(w.text())}</li>" for w in warnings)
+    return (f"<div class='irs-oov-alert' style='color:{COLOURS['error']};border:1px solid "
+            f"{COLOURS['error']};padding:4px 8px'><b>Lookups lost over budget after the "
+            f"last Run ({len(warnings)} column(s)):</b><ul style='margin:2px 0'>{lines}</ul>"
+            "</div>")

@@ -44,6 +44,7 @@ current branch and the selected step), each change as one :class:`~.builder_even
 from __future__ import annotations
 
 import copy
+import difflib
 import os
 import posixpath
 import threading
@@ -71,8 +72,10 @@ from interactive_recsys.workflow import Workflow
 from .branches import Branch, Step, branches_of, make_operator
 from .builder_events import FieldEvents
 from .column_profile import ROLES, ColumnProfile, profile_table
+from .oov_check import OOVWarning, check_oov
 from .suggest import suggest_branches, vocab_plan
 from .vocab_budget import MAX_LOSS, MEMORY_BUDGET
+from .vocab_measure import MeasuredColumn, measure_columns
 
 
 def _same_selection(a: Sequence[Any], b: Sequence[Any]) -> bool:
@@ -128,6 +131,12 @@ class BuilderModel(FieldEvents):
         #: the last :meth:`suggest`'s vocabulary choice per categorical column
         self.vocab_choices: list[Any] = []
         self.vocab_fits = True
+        self.vocab_max_loss = MAX_LOSS
+        #: exact counts of the categorical columns over every row (measured by the first
+        #: :meth:`suggest`, then kept: the dataset does not change)
+        self.measured: dict[str, MeasuredColumn] | None = None
+        #: after a Run: the columns that lost more lookups than their budget, with the fix
+        self.oov_warnings: list[OOVWarning] = []
 
     # ---- profile --------------------------------------------------------------------------
     @property
@@ -202,9 +211,57 @@ class BuilderModel(FieldEvents):
         missing = [n for n in flatten([(c,) if isinstance(c, str) else tuple(c)
                                        for c in columns]) if n not in self.schema]
         if missing:
-            raise SchemaError(f"Column {missing[0]!r} is not in the dataset; available columns: "
-                              f"{self.schema.names}.")
+            raise SchemaError(f"Column {missing[0]!r} is not in the dataset"
+                              f"{did_you_mean(missing[0], self.schema.names)}; available "
+                              f"columns: {self.schema.names}.")
         return columns
+
+    def _check_param_columns(self, op: str, params: dict[str, Any] | None) -> None:
+        """Parameters that name columns (TargetEncoding's ``target``, ...) must name a column
+        of the dataset or of a branch's output; a misspelt one says which it could be."""
+        spec = make_operator(op, params).params
+        known, outputs = set(self.schema.names), None
+        for key, value in (params or {}).items():
+            if key not in spec or not spec[key].columns or value is None:
+                continue
+            names = [value] if isinstance(value, str) else \
+                [v for v in value if isinstance(v, str)] if isinstance(value, list | tuple) else []
+            for name in names:
+                if name in known:
+                    continue
+                if outputs is None:  # a column a branch makes counts too
+                    outputs = self._output_names()
+                    known |= outputs
+                    if name in known:
+                        continue
+                raise SchemaError(f"{op}'s {key} {name!r} is not a column of the dataset"
+                                  f"{did_you_mean(name, sorted(known))}; available columns: "
+                                  f"{self.schema.names}.")
+
+    def _output_names(self) -> set[str]:
+        try:
+            return set(self.output_schema().names)
+        except Exception:  # an invalid state has no outputs to offer
+            return set()
+
+    def threshold_note(self, op: str, params: dict[str, Any] | None) -> str | None:
+        """A warning when ``Categorify(freq_threshold=...)`` is above the dataset's row
+        count (when known): every value of its columns would be out of vocabulary.
+
+        >>> import pandas as pd
+        >>> m = BuilderModel(pd.DataFrame({"c": ["x", "y", "x"]}))
+        >>> m.threshold_note("Categorify", {"freq_threshold": 5}).split(":")[0]
+        'freq_threshold=5 is above the 3 rows of the dataset'
+        >>> m.threshold_note("Categorify", {"freq_threshold": 2}) is None
+        True
+        """
+        threshold = (params or {}).get("freq_threshold") or 0
+        rows = self.dataset.known_num_rows
+        if op != "Categorify" or not isinstance(threshold, int) or rows is None \
+                or threshold <= rows:
+            return None
+        return (f"freq_threshold={threshold:,} is above the {rows:,} rows of the dataset: every "
+                f"value would be out of vocabulary (no value can occur {threshold:,} times).")
 
     def _validate(self, branches: list[Branch]) -> None:
         for k, branch in enumerate(branches):
@@ -228,7 +285,7 @@ class BuilderModel(FieldEvents):
         columns; otherwise a new branch is started for ``columns``.
         """
         columns = self._check_columns(columns)
-        make_operator(op, params)
+        self._check_param_columns(op, params)
         branches = copy.deepcopy(self.branches)
         k = self.current if branch is None else branch
         if not 0 <= k < len(branches):
@@ -249,7 +306,7 @@ class BuilderModel(FieldEvents):
         step = self._step(branch, index)
         op = op or step.op
         params = dict(step.params if params is None and op == step.op else params or {})
-        make_operator(op, params)
+        self._check_param_columns(op, params)
         branches = copy.deepcopy(self.branches)
         branches[branch].steps[index] = Step(op, params)
         if columns is not None:
@@ -297,21 +354,35 @@ class BuilderModel(FieldEvents):
         self._commit(branches, min(self.current, len(branches) - 1), None)
 
     def suggest(self, max_loss: float | None = None,
-                memory_budget: int | str | None = None) -> list[Branch]:
+                memory_budget: int | str | None = None, *,
+                measure: bool = True) -> list[Branch]:
         """Replace the steps by a pipeline proposed from the column profile (:mod:`.suggest`);
         undoable, every step editable. ``max_loss`` (share of a column's non-null lookups
         that may become out-of-vocabulary, default 1%) and ``memory_budget`` (of fp32
         embedding weights, default 16 GiB) set each ``Categorify``'s threshold; the choice
-        per column is in :attr:`vocab_choices` (``vocab_fits``: within budget)."""
+        per column is in :attr:`vocab_choices` (``vocab_fits``: within budget).
+
+        ``measure``: count every row of the categorical columns first (:meth:`measure`, one
+        pass, done once), so that the thresholds and the lookups they lose are exact;
+        ``False`` estimates them from the profile's sample."""
         if max_loss is not None and not 0 <= max_loss < 1:
             raise ParameterError(f"The share of lookups that may be lost must be in [0, 1) "
                                  f"(0.01 = 1%). Got {max_loss!r} instead.")
+        self.vocab_max_loss = MAX_LOSS if max_loss is None else max_loss
         self.vocab_choices, self.vocab_fits = vocab_plan(
-            self.profile, MAX_LOSS if max_loss is None else max_loss,
-            MEMORY_BUDGET if memory_budget is None else memory_budget)
+            self.profile, self.vocab_max_loss,
+            MEMORY_BUDGET if memory_budget is None else memory_budget,
+            self.measure() if measure else None)
         branches = suggest_branches(self.profile, self.vocab_choices)
         self._commit(branches, len(branches) - 1, None)
         return branches
+
+    def measure(self) -> dict[str, MeasuredColumn]:
+        """Exact value counts of the categorical columns over every row
+        (:func:`.measure_columns`), computed once."""
+        if self.measured is None:
+            self.measured = measure_columns(self.dataset, self.columns_by_role("categorical"))
+        return self.measured
 
     def items(self) -> list[tuple[str, tuple[int, int]]]:
         """What the step list shows: ``(text, (branch, step))`` per step, and
@@ -501,6 +572,9 @@ class BuilderModel(FieldEvents):
             try:
                 if job.status == "finished":
                     self.reuse_run = wf
+                    self.oov_warnings = check_oov(wf, self.vocab_choices,
+                                                  max_loss=self.vocab_max_loss,
+                                                  measured=self.measured)
                 if job.status == "finished" and self.to_workflow().to_config()["nodes"] == nodes:
                     self.fitted_workflow = wf
                 if on_done is not None:
@@ -516,6 +590,7 @@ class BuilderModel(FieldEvents):
         is inside the input, not writable); the "last run" is this one from now on."""
         if not self.running:
             self.last_job, self._run_ended = None, None
+            self.oov_warnings = []
         if output is None:
             return None
         if not os.fspath(output).strip():
@@ -545,6 +620,18 @@ class BuilderModel(FieldEvents):
             raise TimeoutError(f"The run did not end within {timeout} s; its status is "
                                f"{self.last_job.status!r}.")
         return self.last_job
+
+
+def did_you_mean(name: str, names: Sequence[str]) -> str:
+    """`` (did you mean 'label'?)`` for the closest of ``names``, or nothing.
+
+    >>> did_you_mean("lable", ["c", "label"]), did_you_mean("zzz", ["c", "label"])
+    (" (did you mean 'label'?)", '')
+    """
+    close = difflib.get_close_matches(name, list(names), n=1, cutoff=0.6)
+    if not close:
+        close = [n for n in names if n.lower() == name.lower()]
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def job_text(job: Job) -> str:

@@ -2,10 +2,11 @@
 
 One rule per role, each decided from what the sample shows (:class:`.ColumnProfile`):
 
-* **categorical** -> ``Categorify``, with the ``freq_threshold`` chosen by its effect
-  (:mod:`.vocab_budget`): the smallest table that sends at most ``max_loss`` (1%) of the
-  column's non-null lookups out of vocabulary, all tables within ``memory_budget``
-  (16 GiB of fp32 weights); no threshold when every value is needed;
+* **categorical** -> ``Categorify``, every value kept while all tables fit
+  ``memory_budget`` (16 GiB of fp32 weights); past it a ``freq_threshold`` chosen by its
+  effect (:mod:`.vocab_budget`) from the counts of every row (:mod:`.vocab_measure`), at most
+  ``max_loss`` (1%) of a column's non-null lookups lost where that is enough; never on a
+  column whose whole table is small (under 1 MiB);
 * **continuous** -> ``FillMissing`` -> ``Clip(min_value=0)`` when the column is a
   non-negative count (no negative value, or a few negative sentinel codes such as -1: at
   most :data:`MAX_SENTINELS` distinct negatives in under half of the rows) -> ``LogOp`` when
@@ -31,12 +32,13 @@ Columns that get the same steps share one branch.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .branches import Branch, Step
 from .column_profile import ColumnProfile
 from .vocab_budget import MAX_LOSS, MEMORY_BUDGET, VocabChoice, choose, column_options
+from .vocab_measure import MeasuredColumn
 
 #: Skewness above which a non-negative column is log-transformed.
 SKEWED = 1.0
@@ -45,8 +47,13 @@ MAX_SENTINELS = 3
 
 
 def vocab_plan(profile: Sequence[ColumnProfile], max_loss: float = MAX_LOSS,
-               memory_budget: int | str = MEMORY_BUDGET) -> tuple[list[VocabChoice], bool]:
+               memory_budget: int | str = MEMORY_BUDGET,
+               measured: Mapping[str, MeasuredColumn] | None = None,
+               ) -> tuple[list[VocabChoice], bool]:
     """The vocabulary choice of every categorical column, and whether the tables fit.
+
+    ``measured``: exact counts per column (:func:`.measure_columns`); a column without them
+    is estimated from the profile's sample.
 
     >>> from interactive_recsys.ui.column_profile import ColumnProfile
     >>> p = ColumnProfile("c", "string", "categorical", 0.0, 603, 603, 1000, True, 1000,
@@ -54,10 +61,20 @@ def vocab_plan(profile: Sequence[ColumnProfile], max_loss: float = MAX_LOSS,
     >>> [c.option.freq_threshold for c in vocab_plan([p])[0]]   # keep them all
     [0]
     """
-    columns = {p.name: (column_options(dict(p.histogram), p.sample_rows, p.total_rows,
-                                       p.distinct), p.distinct)
-               for p in profile if p.role == "categorical"}
-    return choose(columns, max_loss, memory_budget)
+    measured = measured or {}
+    columns, counted = {}, {}
+    for p in profile:
+        if p.role != "categorical":
+            continue
+        m = measured.get(p.name)
+        if m is not None:
+            columns[p.name] = (column_options(dict(m.histogram), m.rows, m.rows, m.distinct),
+                               m.distinct)
+            counted[p.name] = m.rows
+        else:
+            columns[p.name] = (column_options(dict(p.histogram), p.sample_rows, p.total_rows,
+                                              p.distinct), p.distinct)
+    return choose(columns, max_loss, memory_budget, counted)
 
 
 def is_count(p: ColumnProfile) -> bool:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import ipywidgets as w
 
-from .vocab_budget import MAX_LOSS, MEMORY_BUDGET, VocabChoice
+from .vocab_budget import MAX_LOSS, MEMORY_BUDGET, SMALL_TABLE, VocabChoice
 
 GIB = 2**30
 #: Compact rows (the widget's 28 px line height would show 5 of Criteo's 26 columns): about
@@ -76,10 +76,12 @@ class SuggestCard(w.VBox):
             o = c.option
             over = o.lost > self.max_loss
             style = " style='color:#b00'" if over else ""
+            mark = "" if c.exact else "~"
+            rule = o.freq_threshold or ("— (small)" if c.small else "—")
             rows.append(
-                f"<tr><td>{html.escape(c.column)}</td><td>~{c.distinct:,}</td>"
-                f"<td>{o.freq_threshold or '—'}</td><td>{o.table_rows:,} × {o.dim}</td>"
-                f"<td{style}>{1 - o.lost:.1%}</td><td>{o.nbytes / 2**20:,.1f}</td></tr>")
+                f"<tr><td>{html.escape(c.column)}</td><td>{mark}{c.distinct:,}</td>"
+                f"<td>{rule}</td><td>{o.table_rows:,} × {o.dim}</td>"
+                f"<td{style}>{html.escape(c.kept_text)}</td><td>{o.nbytes / 2**20:,.1f}</td></tr>")
         total = sum(c.option.nbytes for c in choices)
         verdict = (f"all tables {total / GIB:,.2f} GiB, within {self.memory_budget / GIB:g} GiB"
                    if fits else
@@ -91,4 +93,22 @@ class SuggestCard(w.VBox):
             "<thead><tr><th>column</th><th>distinct</th><th>freq_threshold</th>"
             "<th>table (rows × dim)</th><th>lookups kept</th><th>MiB</th></tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table></div>"
-            f"<small>Estimated from the sample; {verdict}.</small>")
+            f"<small>{basis(choices)}; {verdict}. Columns whose whole table is under "
+            f"{SMALL_TABLE / 2**20:g} MiB (small) keep every value.</small>")
+
+
+def basis(choices: Sequence[VocabChoice]) -> str:
+    """Where the numbers come from, with their uncertainty.
+
+    >>> from interactive_recsys.ui.vocab_budget import VocabOption
+    >>> o = VocabOption(0, 10, 0.0)
+    >>> basis([VocabChoice("a", 7, o, counted_rows=1000)])
+    'Exact: every value counted over all 1,000 rows'
+    >>> basis([VocabChoice("a", 7, o)]).split(" (")[0]
+    'Estimated from a sample'
+    """
+    rows = {c.counted_rows for c in choices}
+    if None not in rows:
+        return f"Exact: every value counted over all {max(rows):,} rows"
+    return ("Estimated from a sample (~: extrapolated distinct counts, ≥: lookups kept at two "
+            "standard errors)")

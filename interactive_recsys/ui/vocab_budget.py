@@ -18,11 +18,17 @@ the histogram allows is an option, and:
   null and out-of-vocabulary). Without a threshold every value is kept: nothing is lost and
   the table holds the estimated distinct count (:func:`.estimate_distinct`).
 
-:func:`choose` takes, per column, the smallest table that loses at most ``max_loss`` of the
-lookups; when all tables together need more than ``memory_budget`` bytes of fp32 weights
-(dimensions by NVTabular's rule, :func:`~interactive_recsys.embedding.embedding_dim`), it
-raises thresholds, where that saves the most memory per lookup lost, until they fit, and says
-so (``fits`` and each column's ``lost``).
+:func:`choose` keeps every value of every column while all the tables together fit
+``memory_budget`` bytes of fp32 weights (dimensions by NVTabular's rule,
+:func:`~interactive_recsys.embedding.embedding_dim`). Only when they do not does it raise
+thresholds, where that saves the most memory per lookup lost: first within ``max_loss`` of
+each column's lookups, then beyond, until they fit; it says so (``fits`` and each column's
+``lost``). A column whose whole table is under :data:`SMALL_TABLE` (1 MiB) is never
+thresholded: dropping its rare values saves nothing worth a lookup.
+
+With measured counts (``sample_rows == total_rows``: :mod:`.vocab_measure` counts every
+row) the options are exact: the lookups a threshold loses are what ``Categorify`` will
+send out of vocabulary.
 
 >>> hist = {1: 500, 2: 100, 50: 10, 1000: 1}   # 500 singletons, ..., one value seen 1000x
 >>> options = column_options(hist, sample_rows=2200, total_rows=2200, distinct=611)
@@ -47,6 +53,8 @@ MAX_LOSS = 0.01
 MEMORY_BUDGET = 16 * 2**30
 #: Indices ``Categorify`` reserves before the vocabulary: padding, null, out-of-vocabulary.
 RESERVED_ROWS = 3
+#: A column whose whole table (every value) is smaller than this is never thresholded.
+SMALL_TABLE = 2**20
 _BYTES_PER_WEIGHT = 4
 
 
@@ -79,12 +87,30 @@ class VocabChoice:
     column: str
     distinct: int
     option: VocabOption
+    #: rows counted to measure the column (exact counts); ``None``: estimated from a sample
+    counted_rows: int | None = None
+    #: the table of every value is under :data:`SMALL_TABLE`: never thresholded
+    small: bool = False
+
+    @property
+    def exact(self) -> bool:
+        return self.counted_rows is not None
+
+    @property
+    def kept_text(self) -> str:
+        """Lookups kept, with the uncertainty: exact when counted, else a lower bound."""
+        o = self.option
+        if self.exact or o.lost_bound <= o.lost:
+            return f"{1 - o.lost:.1%}"
+        return f"{1 - o.lost:.1%} (≥ {1 - o.lost_bound:.1%})"
 
     def describe(self) -> str:
         o = self.option
         rule = f"freq_threshold={o.freq_threshold}" if o.freq_threshold else "every value"
-        return (f"{self.column}: ~{self.distinct:,} distinct, {rule}: {o.table_rows:,} rows x "
-                f"{o.dim} ({o.nbytes / 2**20:,.1f} MiB), {1 - o.lost:.1%} of lookups kept")
+        mark = "" if self.exact else "~"
+        return (f"{self.column}: {mark}{self.distinct:,} distinct, {rule}: {o.table_rows:,} "
+                f"rows x {o.dim} ({o.nbytes / 2**20:,.1f} MiB), {self.kept_text} of lookups "
+                "kept")
 
 
 def column_options(histogram: Mapping[int, int], sample_rows: int, total_rows: int | None,
@@ -123,43 +149,61 @@ def column_options(histogram: Mapping[int, int], sample_rows: int, total_rows: i
     return options
 
 
-def _within_loss(options: Sequence[VocabOption], max_loss: float) -> int:
-    """Index of the smallest table losing at most ``max_loss`` (options by rising threshold)."""
-    best = 0
-    for i, o in enumerate(options):
-        if o.lost_bound <= max_loss:
-            best = i
-    return best
-
-
 def choose(columns: Mapping[str, tuple[Sequence[VocabOption], int]],
            max_loss: float = MAX_LOSS,
-           memory_budget: int | str = MEMORY_BUDGET) -> tuple[list[VocabChoice], bool]:
+           memory_budget: int | str = MEMORY_BUDGET,
+           counted_rows: Mapping[str, int] | None = None) -> tuple[list[VocabChoice], bool]:
     """Per column (``name -> (options, distinct)``) the chosen option; and whether all fit.
 
-    >>> a = column_options({1: 900, 100: 1}, 1000, 1000, 901)    # a long tail: keep all
+    ``counted_rows``: per column, the rows counted when its options are exact.
+
+    >>> a = column_options({1: 900, 100: 1}, 1000, 1000, 901)    # a long tail
     >>> b = column_options({1: 5, 500: 2}, 1005, 1005, 7)        # a few values, rare noise
-    >>> chosen, fits = choose({"a": (a, 901), "b": (b, 7)})
-    >>> [(c.column, c.option.freq_threshold) for c in chosen], fits
-    ([('a', 0), ('b', 2)], True)
+    >>> chosen, fits = choose({"a": (a, 901), "b": (b, 7)})      # all fits: every value
+    >>> [(c.column, c.option.freq_threshold, c.small) for c in chosen], fits
+    ([('a', 0, True), ('b', 0, True)], True)
+    >>> big = column_options({1: 100_000, 10**7: 1}, 10**7 + 10**5, 10**7 + 10**5, 100_001)
+    >>> chosen, fits = choose({"big": (big, 100_001), "b": (b, 7)}, memory_budget=2**20)
+    >>> [(c.column, c.option.freq_threshold, f"{c.option.lost:.2%}") for c in chosen], fits
+    ([('big', 2, '0.99%'), ('b', 0, '0.00%')], True)
     """
     budget = parse_memory(memory_budget, "memory_budget")
+    counted_rows = counted_rows or {}
     names = list(columns)
-    index = {n: _within_loss(columns[n][0], max_loss) for n in names}
-    total = sum(columns[n][0][index[n]].nbytes for n in names)
-    while total > budget:
+    small = {n for n in names if columns[n][0][0].nbytes < SMALL_TABLE}
+    index = dict.fromkeys(names, 0)
+    total = sum(columns[n][0][0].nbytes for n in names)
+    for limit in (max_loss, math.inf):  # thresholds within max_loss first, then beyond
+        while total > budget:
+            best, best_rate = None, -1.0
+            for n in names:
+                options, i = columns[n][0], index[n]
+                if n in small or i + 1 >= len(options) or options[i + 1].lost_bound > limit:
+                    continue
+                saved = options[i].nbytes - options[i + 1].nbytes
+                cost = max(options[i + 1].lost - options[i].lost, 1e-12)
+                if saved > 0 and saved / cost > best_rate:
+                    best, best_rate = n, saved / cost
+            if best is None:
+                break
+            options = columns[best][0]
+            total -= options[index[best]].nbytes - options[index[best] + 1].nbytes
+            index[best] += 1
+    while total <= budget:  # steps overshoot: take back those that still fit, most loss first
         best, best_rate = None, -1.0
         for n in names:
             options, i = columns[n][0], index[n]
-            if i + 1 >= len(options):
+            if i == 0:
                 continue
-            saved = options[i].nbytes - options[i + 1].nbytes
-            cost = max(options[i + 1].lost - options[i].lost, 1e-12)
-            if saved > 0 and saved / cost > best_rate:
-                best, best_rate = n, saved / cost
+            added = options[i - 1].nbytes - options[i].nbytes
+            regained = options[i].lost - options[i - 1].lost
+            if total + added <= budget and regained / max(added, 1) > best_rate:
+                best, best_rate = n, regained / max(added, 1)
         if best is None:
             break
-        total -= columns[best][0][index[best]].nbytes - columns[best][0][index[best] + 1].nbytes
-        index[best] += 1
-    chosen = [VocabChoice(n, columns[n][1], columns[n][0][index[n]]) for n in names]
+        options = columns[best][0]
+        total += options[index[best] - 1].nbytes - options[index[best]].nbytes
+        index[best] -= 1
+    chosen = [VocabChoice(n, columns[n][1], columns[n][0][index[n]], counted_rows.get(n),
+                          n in small) for n in names]
     return chosen, total <= budget
