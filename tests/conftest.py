@@ -10,6 +10,7 @@ import os
 import tempfile
 import warnings
 from collections.abc import Iterator
+from typing import Any
 
 import dask.dataframe as dd
 import numpy as np
@@ -189,3 +190,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("gpu") is not None:  # (keywords also hold folder names)
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def s3() -> Iterator[Any]:
+    """moto's S3 server (tests/s3_server.py), started once for the session."""
+    from tests import s3_server
+
+    server = s3_server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def bucket(s3: Any) -> str:
+    """A new, empty bucket on the session's S3 server."""
+    return s3.new_bucket()

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
 
 import dask.dataframe as dd
 import numpy as np
@@ -33,20 +32,6 @@ from interactive_recsys.cli import main
 from interactive_recsys.errors import DatasetError
 from interactive_recsys.io import commit, lease, storage
 from tests import s3_server
-
-
-@pytest.fixture(scope="module")
-def s3() -> Iterator[s3_server.S3Server]:
-    server = s3_server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def bucket(s3: s3_server.S3Server) -> str:
-    return s3.new_bucket()
 
 
 def _raw(s3: s3_server.S3Server) -> s3fs.S3FileSystem:

@@ -194,7 +194,7 @@ LAYERS = [
     {"execution", "reuse"},
     {"workflow", "incremental", "models", "predict", "eval", "loader", "stats", "torchrec",
      "datasets", "compat"},
-    {"ui", "codegen", "notebook_report", "sanitize", "cli"},
+    {"ui", "codegen", "notebook_report", "sanitize", "cli", "cli_progress"},
 ]
 
 

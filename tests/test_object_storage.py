@@ -17,7 +17,6 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Iterator
 
 import dask
 import dask.dataframe as dd
@@ -37,20 +36,6 @@ from interactive_recsys.io import commit, storage
 from tests import s3_server
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-@pytest.fixture(scope="session")
-def s3() -> Iterator[s3_server.S3Server]:
-    server = s3_server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def bucket(s3: s3_server.S3Server) -> str:
-    return s3.new_bucket()
 
 
 def _fs(s3: s3_server.S3Server) -> s3fs.S3FileSystem:

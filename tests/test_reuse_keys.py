@@ -131,17 +131,6 @@ def test_a_large_parquet_file_rewritten_with_an_equal_footer_refits(tmp_path, mo
     assert _reused(again) == []
 
 
-@pytest.fixture(scope="module")
-def s3():
-    from tests import s3_server
-
-    server = s3_server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
 def test_a_tampered_vocabulary_at_a_url_is_refused_before_reuse_and_update(s3, tmp_path):
     import s3fs
 
