@@ -34,15 +34,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import ops
 from ..embedding import embedding_sizes
 from ..errors import DatasetError, ParameterError
-from ..io.artifacts import resolve
 from ..io.commit import published_folder
-from ..io.dataset import Dataset
 from ..io.npy import NpyAppender, create_npy, npy_shape, read_npy_rows, write_npy_rows
-from ..tables import vocabulary as vocab
-from ..workflow import Workflow
 from .criteo import CRITEO_CATEGORICAL, read_criteo
 from .criteo_tsv import read_criteo_blocks
 from .criteo_workflow import standard_criteo_workflow
@@ -107,25 +102,29 @@ def criteo_input_files(path: str | os.PathLike, days: Sequence[int] | None = Non
 
 # ---- tasks ----------------------------------------------------------------------------------
 
-def _parse_file(path: str, stem: str, out_dir: str, staging: str, block_size: int
-                ) -> dict[str, Any]:
-    """Labels and sparse ids to their final files, the raw counts to staging."""
+def _parse_file(path: str, stem: str, out_dir: str, staging: str, block_size: int,
+                bits: int = 0) -> dict[str, Any]:
+    """Labels and sparse ids to their final files, the raw counts and the id counts (in
+    ``2**bits`` hash buckets per column) to staging."""
     files = [os.path.join(out_dir, f"{stem}_labels.npy"),
              os.path.join(out_dir, f"{stem}_sparse.npy"),
              os.path.join(staging, f"{stem}_dense_raw.npy")]
     writers = [NpyAppender(files[0], np.int32, 1), NpyAppender(files[1], np.int64, 26),
                NpyAppender(files[2], np.int32, 13)]
+    counter = _IdCounter(os.path.join(staging, f"{stem}_ids"), len(CRITEO_CATEGORICAL), bits)
     dense_min = None
     try:
         for block in read_criteo_blocks(path, block_size=block_size, has_label=stem != "test"):
             writers[0].append(block.labels.reshape(-1, 1))
             writers[1].append(block.sparse)
             writers[2].append(block.dense)
+            counter.add(block.sparse)
             if len(block.labels):
                 low = int(block.dense.min())
                 dense_min = low if dense_min is None else min(dense_min, low)
         for w in writers:
             w.close()
+        counter.flush()
     except BaseException:
         for w in writers:
             w.abort()
@@ -134,7 +133,8 @@ def _parse_file(path: str, stem: str, out_dir: str, staging: str, block_size: in
         raise DatasetError(f"Criteo input {path!r} has no rows; TorchRec's scripts cannot "
                            "take it either (the minimum of no counts). Remove it or pick "
                            "other days.")
-    return {"stem": stem, "rows": writers[0].rows, "dense_min": dense_min}
+    return {"stem": stem, "rows": writers[0].rows, "dense_min": dense_min,
+            "count_files": counter.files}
 
 
 def _dense_file(raw_path: str, out_path: str, dense_min: int, chunk_rows: int) -> int:
@@ -150,24 +150,91 @@ def _dense_file(raw_path: str, out_path: str, dense_min: int, chunk_rows: int) -
     return int(shape[0])
 
 
-def _sparse_chunk(path: str, start: int, stop: int) -> Any:
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _bucket_of(keys: np.ndarray, bits: int) -> np.ndarray:
+    """The bucket (``0 .. 2**bits - 1``) of each id: the top bits of a multiplicative hash."""
+    if not bits:
+        return np.zeros(len(keys), np.intp)
+    with np.errstate(over="ignore"):
+        return ((keys.view(np.uint64) * _GOLDEN) >> np.uint64(64 - bits)).astype(np.intp)
+
+
+def _sum_counts(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The counts of equal ids summed (a hash aggregation; the order is not defined)."""
     import pandas as pd
 
-    block = read_npy_rows(path, start, stop)
-    return pd.DataFrame({name: block[:, j] for j, name in enumerate(CRITEO_CATEGORICAL)})
+    summed = pd.Series(counts, copy=False).groupby(keys, sort=False).sum()
+    return summed.index.to_numpy(np.int64), summed.to_numpy(np.int64)
 
 
-def _lookup_file(directory: str, splits: int, path: str) -> int:
-    """One column's Categorify vocabulary as a lookup file: row 0 the ids of the vocabulary
-    sorted, row 1 their contiguous ids (Categorify's index minus one: the vocabulary starts at
-    3 there, out-of-vocabulary is 2)."""
+class _IdCounter:
+    """Counts of the ids of each of ``columns`` columns, block by block (hash counting), kept
+    in memory up to ``budget`` distinct (id, column) pairs, then written to staging as one
+    counts file: row 0 the ids, row 1 their counts, grouped by column then bucket (the
+    ``offsets`` file gives where each group starts), so memory stays bounded however long
+    the input is."""
 
-    table = vocab.read_vocabulary(directory, splits)
-    values = table.column("value").to_numpy().astype(np.int64)
-    ids = table.column("index").to_numpy().astype(np.int64) - 1
-    order = np.argsort(values, kind="stable")
-    np.save(path, np.stack([values[order], ids[order]]))
-    return len(values)
+    def __init__(self, prefix: str, columns: int, bits: int, budget: int = 1 << 24) -> None:
+        self.prefix, self.columns, self.bits, self.budget = prefix, columns, bits, budget
+        self.pending: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in range(columns)]
+        self.size, self.files = 0, []
+
+    def add(self, sparse: np.ndarray) -> None:
+        import pandas as pd
+
+        for j in range(self.columns):
+            counts = pd.Series(sparse[:, j], copy=False).value_counts(sort=False)
+            self.pending[j].append((counts.index.to_numpy(np.int64), counts.to_numpy(np.int64)))
+            self.size += len(counts)
+        if self.size > self.budget:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.size:
+            return
+        groups, sizes = [], []
+        for j, parts in enumerate(self.pending):
+            keys, counts = _sum_counts(np.concatenate([k for k, _ in parts]),
+                                       np.concatenate([c for _, c in parts]))
+            order = np.argsort(_bucket_of(keys, self.bits), kind="stable")
+            groups.append(np.stack([keys[order], counts[order]]))
+            sizes.append(np.bincount(_bucket_of(keys[order], self.bits),
+                                     minlength=1 << self.bits))
+            self.pending[j] = []
+        path = f"{self.prefix}_{len(self.files)}"
+        np.save(path + "_counts.npy", np.concatenate(groups, axis=1))
+        np.save(path + "_offsets.npy", np.concatenate([[0], np.cumsum(np.concatenate(sizes))]))
+        self.files.append(path)
+        self.size = 0
+
+
+def _lookup_file(count_files: list[str], column: int, bits: int, threshold: int, path: str
+                 ) -> int:
+    """One column's contiguous ids as a lookup file: row 0 the ids counted at least
+    ``threshold`` times over all files, sorted, row 1 their contiguous ids (from 2, by
+    descending count, ties by ascending id: the order of Categorify's vocabulary). The
+    column's counts are summed one hash bucket at a time."""
+    kept_keys, kept_counts = [], []
+    for b in range(1 << bits):
+        group = column * (1 << bits) + b
+        parts = []
+        for prefix in count_files:
+            offsets = np.load(prefix + "_offsets.npy", mmap_mode="r")
+            counts = np.load(prefix + "_counts.npy", mmap_mode="r")
+            parts.append(np.asarray(counts[:, offsets[group]:offsets[group + 1]]))
+        both = np.concatenate(parts, axis=1) if parts else np.zeros((2, 0), np.int64)
+        keys, counts = _sum_counts(both[0], both[1]) if len(parts) > 1 else both
+        keep = counts >= threshold
+        kept_keys.append(keys[keep])
+        kept_counts.append(counts[keep])
+    keys, counts = np.concatenate(kept_keys), np.concatenate(kept_counts)
+    ids = np.empty(len(keys), np.int64)
+    ids[np.lexsort((keys, -counts))] = np.arange(2, len(keys) + 2)
+    order = np.argsort(keys)
+    np.save(path, np.stack([keys[order], ids[order]]))
+    return len(keys)
 
 
 def _map_chunk(sparse_path: str, start: int, stop: int, out_path: str,
@@ -316,8 +383,9 @@ def _to_torchrec(files: list[tuple[str, str]], out: str, threshold: int, client:
     os.makedirs(staging)
 
     t = time.perf_counter()
-    parsed = _run_tasks(_parse_file, [(f, stem, out, staging, block_size) for f, stem in files],
-                        client, "parse", progress)
+    bits = _bucket_bits(files)
+    parsed = _run_tasks(_parse_file, [(f, stem, out, staging, block_size, bits)
+                                      for f, stem in files], client, "parse", progress)
     seconds["parse"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -332,7 +400,10 @@ def _to_torchrec(files: list[tuple[str, str]], out: str, threshold: int, client:
     chunks = [(os.path.join(out, f"{p['stem']}_sparse.npy"), start,
                min(start + chunk_rows, p["rows"]), p["stem"])
               for p in parsed for start in range(0, p["rows"], chunk_rows)]
-    lookups = _fit_frequencies(chunks, threshold, staging, client, progress)
+    count_files = [c for p in parsed for c in p["count_files"]]
+    lookups = [os.path.join(staging, f"lookup_{name}.npy") for name in CRITEO_CATEGORICAL]
+    _run_tasks(_lookup_file, [(count_files, j, bits, threshold, lookup)
+                              for j, lookup in enumerate(lookups)], client, "fit", progress)
     seconds["fit"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -346,31 +417,13 @@ def _to_torchrec(files: list[tuple[str, str]], out: str, threshold: int, client:
             "seconds": {k: round(v, 3) for k, v in seconds.items()}}
 
 
-def _fit_frequencies(chunks: list[tuple[str, int, int, str]], threshold: int, staging: str,
-                     client: Any, progress: bool) -> list[str]:
-    """Categorify's frequency tables of the 26 columns over every file (out of core), and
-    one lookup file per column made from them."""
-    import dask.dataframe as dd
-    import pandas as pd
-    from tqdm import tqdm
-
-
-    meta = pd.DataFrame({name: np.zeros(0, np.int64) for name in CRITEO_CATEGORICAL})
-    ddf = dd.from_map(_sparse_chunk, [c[0] for c in chunks], [c[1] for c in chunks],
-                      [c[2] for c in chunks], meta=meta, enforce_metadata=False,
-                      label="criteo-sparse")
-    artifacts = os.path.join(staging, "vocabularies")
-    wf = Workflow(CRITEO_CATEGORICAL >> ops.Categorify(freq_threshold=threshold),
-                  artifacts_dir=artifacts)
-    with tqdm(total=1, desc="fit", unit="phase", file=sys.stderr, disable=not progress) as bar:
-        wf.fit(Dataset(ddf, backend="cpu"))
-        bar.update()
-    (step,) = wf.fitted_steps(ops.Categorify)
-    calls = [(resolve(artifacts, step.state["vocabs"][name]["path"], "vocabulary path"),
-              step.state["vocabs"][name]["splits"],
-              os.path.join(staging, f"lookup_{name}.npy")) for name in CRITEO_CATEGORICAL]
-    _run_tasks(_lookup_file, calls, client, "lookup", progress)
-    return [c[2] for c in calls]
+def _bucket_bits(files: list[tuple[str, str]], bucket_bytes: int = 8 << 30) -> int:
+    """Hash buckets (``2**bits``) per column for the frequency counts: about one per
+    ``bucket_bytes`` of input text (compressed files counted 4x), so that one bucket of one
+    column's counts over all files fits a task's memory."""
+    size = sum(os.path.getsize(f) * (4 if f.endswith((".gz", ".bz2", ".zst", ".lz4")) else 1)
+               for f, _ in files)
+    return max(0, (size // bucket_bytes).bit_length())
 
 
 def _map_contiguous(chunks: list[tuple[str, int, int, str]], lookups: list[str], out: str,
