@@ -115,6 +115,32 @@ def test_contiguous_ids_by_descending_frequency(tmp_path):
     assert got == [[4, 3, 4, 2, 1], [3, 2, 2, 1]]
 
 
+@pytest.mark.parametrize("threshold", [0, 2, 4])
+def test_counts_spilled_in_hash_buckets_give_the_same_ids(tmp_path, monkeypatch, threshold):
+    """Counts written to staging many times per file (a tiny budget) and split into 32 hash
+    buckets per column give the ids that a numpy reference computes from all the days at
+    once: id 2 for the most frequent value (ties by value), 1 below the threshold."""
+    from interactive_recsys.datasets import criteo_torchrec as ct
+
+    folder = _days(str(tmp_path), days=2, rows=3000)
+    monkeypatch.setattr(ct, "COUNT_BUDGET", 500)
+    monkeypatch.setattr(ct, "BUCKET_BYTES", 1 << 16)  # inputs of ~1.4 MB: 32 buckets
+    assert ct._bucket_bits(ct.criteo_input_files(folder)) == 5
+    out = tmp_path / "out"
+    criteo_to_torchrec(folder, out, frequency_threshold=threshold, progress=False,
+                       block_size=1 << 16)
+    assert not (out / "_staging").exists()
+    sparse = np.concatenate([np.load(out / f"day_{d}_sparse.npy") for d in range(2)])
+    got = np.concatenate([np.load(out / f"day_{d}_sparse_contig_freq.npy") for d in range(2)])
+    for j in range(sparse.shape[1]):
+        values, counts = np.unique(sparse[:, j], return_counts=True)
+        order = np.lexsort((values, -counts))
+        kept = order[counts[order] >= threshold]
+        ids = dict(zip(values[kept].tolist(), range(2, len(kept) + 2), strict=True))
+        want = [ids.get(v, 1) for v in sparse[:, j].tolist()]
+        assert got[:, j].tolist() == want, CRITEO_CATEGORICAL[j]
+
+
 def test_torchrec_datapipe_reads_the_output(tmp_path):
     criteo = pytest.importorskip("torchrec.datasets.criteo")
     pytest.importorskip("iopath")

@@ -46,6 +46,10 @@ __all__ = ["criteo_input_files", "criteo_to_torchrec", "parse_days"]
 
 _DAY = re.compile(r"^day_(\d+)(\.(gz|bz2|zst|lz4))?$")
 TARGETS = ("torchrec", "parquet")
+#: Distinct (id, column) pairs a parse task counts in memory before it writes them to staging.
+COUNT_BUDGET = 1 << 24
+#: Bytes of input text per hash bucket of the frequency counts (compressed files count 4x).
+BUCKET_BYTES = 8 << 30
 SUMMARY = "_summary.json"
 
 
@@ -111,7 +115,8 @@ def _parse_file(path: str, stem: str, out_dir: str, staging: str, block_size: in
              os.path.join(staging, f"{stem}_dense_raw.npy")]
     writers = [NpyAppender(files[0], np.int32, 1), NpyAppender(files[1], np.int64, 26),
                NpyAppender(files[2], np.int32, 13)]
-    counter = _IdCounter(os.path.join(staging, f"{stem}_ids"), len(CRITEO_CATEGORICAL), bits)
+    counter = _IdCounter(os.path.join(staging, f"{stem}_ids"), len(CRITEO_CATEGORICAL), bits,
+                         COUNT_BUDGET)
     dense_min = None
     try:
         for block in read_criteo_blocks(path, block_size=block_size, has_label=stem != "test"):
@@ -184,7 +189,7 @@ class _IdCounter:
     ``offsets`` file gives where each group starts), so memory stays bounded however long
     the input is."""
 
-    def __init__(self, prefix: str, columns: int, bits: int, budget: int = 1 << 24) -> None:
+    def __init__(self, prefix: str, columns: int, bits: int, budget: int) -> None:
         self.prefix, self.columns, self.bits, self.budget = prefix, columns, bits, budget
         self.pending: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in range(columns)]
         self.size, self.files = 0, []
@@ -425,13 +430,13 @@ def _to_torchrec(files: list[tuple[str, str]], out: str, threshold: int, client:
             "seconds": {k: round(v, 3) for k, v in seconds.items()}}
 
 
-def _bucket_bits(files: list[tuple[str, str]], bucket_bytes: int = 8 << 30) -> int:
+def _bucket_bits(files: list[tuple[str, str]]) -> int:
     """Hash buckets (``2**bits``) per column for the frequency counts: about one per
-    ``bucket_bytes`` of input text (compressed files counted 4x), so that one bucket of one
+    :data:`BUCKET_BYTES` of input text (compressed files counted 4x), so that one bucket of one
     column's counts over all files fits a task's memory."""
     size = sum(os.path.getsize(f) * (4 if f.endswith((".gz", ".bz2", ".zst", ".lz4")) else 1)
                for f, _ in files)
-    return max(0, (size // bucket_bytes).bit_length())
+    return (size // BUCKET_BYTES).bit_length()
 
 
 def _map_contiguous(chunks: list[tuple[str, int, int, str]], lookups: list[str], out: str,
