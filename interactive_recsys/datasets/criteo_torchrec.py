@@ -34,13 +34,11 @@ from typing import Any
 
 import numpy as np
 
-from ..embedding import embedding_sizes
 from ..errors import DatasetError, ParameterError
 from ..io.commit import published_folder
 from ..io.npy import NpyAppender, create_npy, npy_shape, read_npy_rows, write_npy_rows
 from .criteo import CRITEO_CATEGORICAL, read_criteo
 from .criteo_tsv import read_criteo_blocks
-from .criteo_workflow import standard_criteo_workflow
 
 __all__ = ["criteo_input_files", "criteo_to_torchrec", "parse_days"]
 
@@ -301,7 +299,7 @@ def _run_tasks(fn: Callable[..., Any], calls: list[tuple], client: Any, desc: st
 
 
 def _active_client(client: Any) -> Any:
-    if client is not None:
+    if client is not None or "distributed" not in sys.modules:  # no client without it
         return client
     try:
         from distributed import default_client
@@ -456,6 +454,9 @@ def _to_parquet(files: list[tuple[str, str]], out: str, threshold: int, progress
                 ) -> dict[str, Any]:
     """The standard Criteo workflow fit on the raw files, its parquet and the workflow."""
     from tqdm import tqdm
+
+    from ..embedding import embedding_sizes  # lazy: Dask, only for the parquet target
+    from .criteo_workflow import standard_criteo_workflow  # lazy: Dask, as above
 
 
     seconds: dict[str, float] = {}
