@@ -182,10 +182,10 @@ def _sum_counts(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.nd
 
 class _IdCounter:
     """Counts of the ids of each of ``columns`` columns, block by block (hash counting), kept
-    in memory up to ``budget`` distinct (id, column) pairs, then written to staging as one
-    counts file: row 0 the ids, row 1 their counts, grouped by column then bucket (the
-    ``offsets`` file gives where each group starts), so memory stays bounded however long
-    the input is."""
+    in memory up to ``budget`` (id, column) pairs. Past it, the blocks' counts are summed;
+    if that leaves more than half the budget, they are written to staging as one counts
+    file: row 0 the ids, row 1 their counts, grouped by column then bucket (the ``offsets``
+    file gives where each group starts). Memory stays bounded however long the input is."""
 
     def __init__(self, prefix: str, columns: int, bits: int, budget: int) -> None:
         self.prefix, self.columns, self.bits, self.budget = prefix, columns, bits, budget
@@ -200,15 +200,25 @@ class _IdCounter:
             self.pending[j].append((counts.index.to_numpy(np.int64), counts.to_numpy(np.int64)))
             self.size += len(counts)
         if self.size > self.budget:
-            self.flush()
+            self._sum()
+            if self.size > self.budget // 2:
+                self.flush()
+
+    def _sum(self) -> None:
+        for j, parts in enumerate(self.pending):
+            if len(parts) > 1:
+                self.pending[j] = [_sum_counts(np.concatenate([k for k, _ in parts]),
+                                               np.concatenate([c for _, c in parts]))]
+        self.size = sum(len(k) for parts in self.pending for k, _ in parts)
 
     def flush(self) -> None:
+        """Write the counts held to a new counts file."""
+        self._sum()
         if not self.size:
             return
         groups, sizes = [], []
         for j, parts in enumerate(self.pending):
-            keys, counts = _sum_counts(np.concatenate([k for k, _ in parts]),
-                                       np.concatenate([c for _, c in parts]))
+            keys, counts = parts[0] if parts else (np.zeros(0, np.int64),) * 2
             order = np.argsort(_bucket_of(keys, self.bits), kind="stable")
             groups.append(np.stack([keys[order], counts[order]]))
             sizes.append(np.bincount(_bucket_of(keys[order], self.bits),
