@@ -12,13 +12,16 @@ Kaggle's ``train``), what TorchRec's ``npy_preproc_criteo.py`` and
   files: ids seen fewer than ``frequency_threshold`` times (over all files) are 1, the others
   are numbered from 2 by descending frequency (ties by ascending id).
 
-The phases, each a set of tasks on the cluster (or in this process): **parse** (one task
-per file, streamed in blocks: labels and sparse go to their files, the raw counts to a
-staging file), **dense** (the log transform, in chunks, once each file's minimum is known),
-**fit** (Categorify's frequency tables over all files, out of core) and **map** (the
-contiguous ids, chunk by chunk). Memory is bounded by the block and chunk sizes, not by the
-number or size of the files. The output folder is published whole, with a ``_SUCCESS``
-manifest, or not at all.
+The phases, each a set of tasks on the cluster (or on threads in this process): **parse**
+(one task per file, streamed in blocks: labels and sparse go to their files, the raw counts
+to a staging file, and the ids are counted per column, in hash buckets, spilled to staging
+past :data:`COUNT_BUDGET`), **dense** (the log transform, in chunks, once each file's
+minimum is known), **fit** (per column: the counts summed over all files a bucket at a
+time, thresholded and numbered into a lookup file) and **map** (the contiguous ids, chunk
+by chunk, from the sparse ``.npy`` files). Memory is bounded by the block and chunk sizes
+and the count budget, not by the number or size of the files (the fit holds one column's
+kept ids). The output folder is published whole, with a ``_SUCCESS`` manifest, or not at
+all.
 """
 
 from __future__ import annotations
