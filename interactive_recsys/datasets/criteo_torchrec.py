@@ -266,23 +266,23 @@ def _map_chunk(sparse_path: str, start: int, stop: int, out_path: str,
     """Rows ``start:stop`` of a sparse file to contiguous ids (1: not in the vocabulary,
     i.e. below the frequency threshold); the largest id of each column."""
     block = read_npy_rows(sparse_path, start, stop)
-    columns = np.ascontiguousarray(block.T)  # one column at a time, contiguous
-    for col, lookup in zip(columns, lookups, strict=True):
+    for j, lookup in enumerate(lookups):
         table = np.load(lookup, mmap_mode="r")
         values, ids = table[0], table[1]
+        col = block[:, j]
         if not len(values):
-            col[:] = 1
+            block[:, j] = 1
             continue
         if 4 * len(values) < len(col):  # a small vocabulary: a hash table, built per chunk
             import pandas as pd
 
             pos = pd.Index(np.asarray(values)).get_indexer(col)
-            col[:] = np.where(pos >= 0, np.asarray(ids)[pos], 1)
+            block[:, j] = np.where(pos >= 0, ids[pos], 1)
         else:  # a wide one: binary search in the sorted file (no copy in memory)
             pos = np.minimum(np.searchsorted(values, col), len(values) - 1)
-            col[:] = np.where(values[pos] == col, ids[pos], 1)
-    write_npy_rows(out_path, start, columns.T)
-    return columns.max(axis=1) if len(block) else np.ones(block.shape[1], np.int64)
+            block[:, j] = np.where(values[pos] == col, ids[pos], 1)
+    write_npy_rows(out_path, start, block)
+    return block.max(axis=0) if len(block) else np.ones(block.shape[1], np.int64)
 
 
 # ---- running tasks with a progress bar -------------------------------------------------------
