@@ -262,9 +262,9 @@ def _lookup_file(count_files: list[str], column: int, bits: int, threshold: int,
 
 
 def _map_chunk(sparse_path: str, start: int, stop: int, out_path: str,
-               lookups: list[str]) -> np.ndarray:
+               lookups: list[str]) -> int:
     """Rows ``start:stop`` of a sparse file to contiguous ids (1: not in the vocabulary,
-    i.e. below the frequency threshold); the largest id of each column."""
+    i.e. below the frequency threshold); the number of rows."""
     block = read_npy_rows(sparse_path, start, stop)
     for j, lookup in enumerate(lookups):
         table = np.load(lookup, mmap_mode="r")
@@ -282,7 +282,7 @@ def _map_chunk(sparse_path: str, start: int, stop: int, out_path: str,
             pos = np.minimum(np.searchsorted(values, col), len(values) - 1)
             block[:, j] = np.where(values[pos] == col, ids[pos], 1)
     write_npy_rows(out_path, start, block)
-    return block.max(axis=0) if len(block) else np.ones(block.shape[1], np.int64)
+    return len(block)
 
 
 # ---- running tasks with a progress bar -------------------------------------------------------
@@ -426,18 +426,20 @@ def _to_torchrec(files: list[tuple[str, str]], out: str, threshold: int, client:
               for p in parsed for start in range(0, p["rows"], chunk_rows)]
     count_files = [c for p in parsed for c in p["count_files"]]
     lookups = [os.path.join(staging, f"lookup_{name}.npy") for name in CRITEO_CATEGORICAL]
-    _run_tasks(_lookup_file, [(count_files, j, bits, threshold, lookup)
-                              for j, lookup in enumerate(lookups)], client, "fit", progress)
+    kept = _run_tasks(_lookup_file, [(count_files, j, bits, threshold, lookup)
+                                     for j, lookup in enumerate(lookups)], client, "fit",
+                      progress)
     seconds["fit"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    maxima = _map_contiguous(chunks, lookups, out, client, progress)
+    _map_contiguous(chunks, lookups, out, client, progress)
     shutil.rmtree(staging)
     seconds["map"] = time.perf_counter() - t
     return {"rows": sum(p["rows"] for p in parsed),
             "files": {p["stem"]: p["rows"] for p in parsed},
-            "num_embeddings": {f"cat_{j}": int(maxima[j]) + 1
-                               for j in range(len(CRITEO_CATEGORICAL))},
+            # every kept id occurs (it was counted in these files): the largest id is the
+            # number kept + 1, or 1 where none is kept
+            "num_embeddings": {f"cat_{j}": int(k) + 2 for j, k in enumerate(kept)},
             "seconds": {k: round(v, 3) for k, v in seconds.items()}}
 
 
@@ -451,16 +453,15 @@ def _bucket_bits(files: list[tuple[str, str]]) -> int:
 
 
 def _map_contiguous(chunks: list[tuple[str, int, int, str]], lookups: list[str], out: str,
-                    client: Any, progress: bool) -> np.ndarray:
+                    client: Any, progress: bool) -> None:
     """Write ``STEM_sparse_contig_freq.npy`` chunk by chunk."""
     paths = {}
     for stem in dict.fromkeys(c[3] for c in chunks):
         rows = max(c[2] for c in chunks if c[3] == stem)
         paths[stem] = os.path.join(out, f"{stem}_sparse_contig_freq.npy")
         create_npy(paths[stem], np.int64, (rows, len(CRITEO_CATEGORICAL)))
-    maxima = _run_tasks(_map_chunk, [(c[0], c[1], c[2], paths[c[3]], lookups) for c in chunks],
-                        client, "map", progress)
-    return np.max(np.vstack(maxima), axis=0)
+    _run_tasks(_map_chunk, [(c[0], c[1], c[2], paths[c[3]], lookups) for c in chunks],
+               client, "map", progress)
 
 
 def _to_parquet(files: list[tuple[str, str]], out: str, threshold: int, progress: bool
