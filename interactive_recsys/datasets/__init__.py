@@ -13,7 +13,6 @@ Examples
 (40, ['label', 'I1', 'I2'], 'C26')
 """
 
-from ..lazy import lazy_exports
 from .criteo import (
     CRITEO_CATEGORICAL,
     CRITEO_COLUMNS,
@@ -27,10 +26,7 @@ from .criteo import (
 )
 from .criteo_kaggle import expected_distinct as criteo_kaggle_expected_distinct
 from .movielens import MOVIELENS_100K_GENRES, read_movielens
-
-# The MovieLens workflow on first use (PEP 562): it needs Dask, the raw Criteo readers do not.
-_LAZY = {name: ".movielens_workflow"
-         for name in ("MOVIELENS_OUTPUT", "movielens_workflow", "synthetic_movielens")}
+from .movielens_workflow import MOVIELENS_OUTPUT, movielens_workflow, synthetic_movielens
 
 __all__ = [
     "CRITEO_CATEGORICAL",
@@ -49,5 +45,3 @@ __all__ = [
     "synthetic_criteo",
     "synthetic_movielens",
 ]
-
-__getattr__ = lazy_exports(__name__, _LAZY)
