@@ -91,14 +91,15 @@ def _client(scheduler: str | None, workers: int, memory_limit: str | None,
         return
     from .runtime.cluster import connect, start_cluster  # lazy: Dask
 
-    client = connect(scheduler) if scheduler else start_cluster(
-        n_workers=workers, memory_limit=memory_limit or "auto", dashboard=False)
-    try:
-        yield client
-    finally:
-        client.close()
-        if not scheduler:
-            client.cluster.close()
+    with _one_line_dask_logs():  # again: distributed's log handlers exist once it is imported
+        client = connect(scheduler) if scheduler else start_cluster(
+            n_workers=workers, memory_limit=memory_limit or "auto", dashboard=False)
+        try:
+            yield client
+        finally:
+            client.close()
+            if not scheduler:
+                client.cluster.close()
 
 
 def _describe_client(client: Any) -> str:
