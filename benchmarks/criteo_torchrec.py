@@ -89,6 +89,7 @@ def _measure(cmd: list[str], timeout: float = 3600) -> dict[str, Any]:
     import psutil
 
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    load = os.getloadavg()[0]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -115,7 +116,8 @@ def _measure(cmd: list[str], timeout: float = 3600) -> dict[str, Any]:
     if proc.returncode:
         raise RuntimeError(f"{cmd[:4]} failed ({proc.returncode}):\n{output[-3000:]}")
     return {"seconds": round(seconds, 2), "cpu_seconds": round(cpu, 2),
-            "peak_rss_mb": round(peak / 2**20)}
+            "peak_rss_mb": round(peak / 2**20), "load_average_1min": round(load, 2),
+            "load_average_1min_after": round(os.getloadavg()[0], 2)}
 
 
 def _generate(folder: str, days: int, rows: int) -> None:
@@ -214,12 +216,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
              f"(kaggle profile, frequency threshold {args.frequency_threshold})", "",
              "Whole process, one run each: wall seconds, CPU seconds (user + system of the "
              "process and its children) and peak memory (the largest summed RSS of the "
-             "process tree).", "",
+             "process tree). The load average (1 min) of the machine before and after each "
+             "contender says how much others used it: wall seconds on a loaded machine are "
+             "larger, CPU seconds hardly change.", "",
              f"Machine: {report['machine']}; irs on {report['irs_cluster']}.", "",
-             "| contender | seconds | CPU seconds | rows/s | peak MB |",
-             "|---|---:|---:|---:|---:|"]
+             "| contender | seconds | CPU seconds | rows/s | peak MB | load before, after |",
+             "|---|---:|---:|---:|---:|---:|"]
     lines += [f"| {k} | {v['seconds']} | {v['cpu_seconds']} | {v['rows_per_second']:,} | "
-              f"{v['peak_rss_mb']:,} |" for k, v in results.items()]
+              f"{v['peak_rss_mb']:,} | {v['load_average_1min']}, "
+              f"{v['load_average_1min_after']} |" for k, v in results.items()]
     lines += ["", "Ratios (irs / other; below 1 means irs took less):", ""]
     lines += [f"- {k}: {v}" for k, v in ratios.items()]
     lines += ["", f"Outputs checked against TorchRec's: {check}", "",

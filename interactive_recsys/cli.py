@@ -16,28 +16,24 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import CancelledError
 from typing import Any
 
-from distributed.comm import CommClosedError
-
 from ._version import __version__
 from .cli_progress import run_with_bars
 from .datasets import synthetic_criteo
 from .datasets.criteo_torchrec import criteo_input_files, criteo_to_torchrec, parse_days
-from .datasets.criteo_workflow import standard_criteo_workflow
 from .embedding import embedding_sizes
 from .errors import DatasetError, IRSError, ParameterError
-from .exports.hugectr import describe
 from .io import storage
 from .io.commit import check_older_than, clean_staging
-from .io.dataset import Dataset, describe_input, parse_part_size, refuse_special_file
 from .io.outputs import check_destination, check_not_inside_input, clean_stale
 from .io.storage import is_remote
-from .models import load
+from .lazy import lazy_exports
 from .notebook_report import notebook_report
-from .predict import predict_topk
 from .redact import redact_text, redact_value, remember
-from .runtime.cluster import check_memory_limit, connect, start_cluster
-from .runtime.jobs import ClusterLostError
-from .workflow import Workflow
+
+# Names of the heavy modules, on first use (PEP 562): ``irs criteo --local`` needs no Dask.
+__getattr__ = lazy_exports(__name__, {
+    "standard_criteo_workflow": ".datasets.criteo_workflow", "Workflow": ".workflow",
+    "Dataset": ".io.dataset"})
 
 
 def _at_least(minimum: int) -> Any:
@@ -58,6 +54,9 @@ def _at_least(minimum: int) -> Any:
 def _check_cluster_args(args: argparse.Namespace) -> None:
     """Refuse an unreadable --part-size, or a --memory-limit too small for the partitions,
     before anything starts or is written."""
+    from .io.dataset import parse_part_size  # lazy: Dask
+    from .runtime.cluster import check_memory_limit  # lazy: as above
+
     part_size = parse_part_size(args.part_size) if args.part_size is not None else None
     if not args.local and not args.scheduler:
         check_memory_limit(args.memory_limit, part_size)
@@ -66,13 +65,17 @@ def _check_cluster_args(args: argparse.Namespace) -> None:
 def _check_inputs(items: Sequence[str]) -> None:
     """Refuse an input path that is a FIFO, a socket or a device before anything starts or
     reads it (a named pipe would block the command until a writer comes)."""
+    from .io.dataset import refuse_special_file  # lazy: Dask
+
     for item in items:
         if not is_remote(item) and not glob.has_magic(item):
             refuse_special_file(item)
 
 
-def _refuse_no_rows(ds: Dataset, command: str) -> None:
+def _refuse_no_rows(ds: Any, command: str) -> None:
     """Refuse an input known to have no rows (parquet metadata), naming it."""
+    from .io.dataset import describe_input  # lazy: Dask
+
     if ds.known_num_rows == 0:
         raise DatasetError(f"irs {command}: {describe_input(ds)} has no rows, so there is "
                            "nothing to process and nothing was written. Check the --input "
@@ -85,15 +88,17 @@ def _client(scheduler: str | None, workers: int, memory_limit: str | None,
     if local:
         yield None
         return
+    from .runtime.cluster import connect, start_cluster  # lazy: Dask
 
-    client = connect(scheduler) if scheduler else start_cluster(
-        n_workers=workers, memory_limit=memory_limit or "auto", dashboard=False)
-    try:
-        yield client
-    finally:
-        client.close()
-        if not scheduler:
-            client.cluster.close()
+    with _one_line_dask_logs():  # again: distributed's log handlers exist once it is imported
+        client = connect(scheduler) if scheduler else start_cluster(
+            n_workers=workers, memory_limit=memory_limit or "auto", dashboard=False)
+        try:
+            yield client
+        finally:
+            client.close()
+            if not scheduler:
+                client.cluster.close()
 
 
 def _describe_client(client: Any) -> str:
@@ -104,6 +109,9 @@ def _describe_client(client: Any) -> str:
 
 
 def demo(args: argparse.Namespace) -> dict[str, Any]:
+    from .datasets.criteo_workflow import standard_criteo_workflow  # lazy: Dask
+    from .io.dataset import Dataset  # lazy: as above
+
     out_dir = os.path.abspath(args.output)
     _check_cluster_args(args)
     data = args.data or os.path.join(out_dir, "input")
@@ -202,6 +210,10 @@ def storage_options(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    from .exports.hugectr import describe  # lazy: Dask
+    from .io.dataset import Dataset  # lazy: as above
+    from .workflow import Workflow  # lazy: as above
+
     options = storage_options(args)
     inputs = [p for item in args.input if not is_remote(item)
               for p in (glob.glob(item) if glob.has_magic(item) else [item])]
@@ -235,6 +247,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def update(args: argparse.Namespace) -> dict[str, Any]:
     """``irs update``: a saved workflow extended with new data, saved as a new folder."""
+    from .io.dataset import Dataset  # lazy: Dask
+    from .workflow import Workflow  # lazy: as above
+
     options = storage_options(args)
     inputs = [p for item in args.input if not is_remote(item)
               for p in (glob.glob(item) if glob.has_magic(item) else [item])]
@@ -268,6 +283,10 @@ def update(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def predict(args: argparse.Namespace) -> dict[str, Any]:
+    from .io.dataset import Dataset  # lazy: Dask
+    from .models import load  # lazy: as above
+    from .predict import predict_topk  # lazy: as above
+
     options = storage_options(args)
     _check_inputs(args.users)
     model = load(args.model, storage_options=options)
@@ -327,6 +346,8 @@ def criteo(args: argparse.Namespace) -> dict[str, Any]:
         raise ParameterError(f"Output {os.path.abspath(args.output)!r} already exists; pass "
                              "--overwrite or choose another folder.")
     if not args.local and not args.scheduler:
+        from .runtime.cluster import check_memory_limit  # lazy: Dask
+
         check_memory_limit(args.memory_limit)
     with _client(args.scheduler, args.workers, args.memory_limit, args.local) as client:
         summary = criteo_to_torchrec(args.input, args.output, to=args.to, days=args.days,
@@ -544,6 +565,17 @@ def _one_line_dask_logs() -> Iterator[None]:
             handler.removeFilter(quiet)
 
 
+class _NeverRaised(Exception):
+    """Stands for an error class whose module was never loaded (so nothing raised it)."""
+
+
+def _loaded(module: str, name: str) -> type[BaseException]:
+    """``module.name`` if ``module`` is loaded, else :class:`_NeverRaised`: a command that
+    never imported Dask (``irs criteo --local``) cannot raise Dask's errors, and need not
+    import Dask to catch them."""
+    return getattr(sys.modules.get(module), name, None) or _NeverRaised
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; the exit status is 0, :data:`EXIT_ERROR` (bad input, options) or
     :data:`EXIT_CLUSTER_LOST` (the scheduler went away: run again), with one line on
@@ -552,13 +584,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with _one_line_dask_logs():
             args.func(args)
-    except ClusterLostError as exc:
+    except _loaded("interactive_recsys.runtime.jobs", "ClusterLostError") as exc:
         print(f"irs: error: {exc}", file=sys.stderr)
         return EXIT_CLUSTER_LOST
     except IRSError as exc:
         print(f"irs: error: {redact_text(str(exc))}", file=sys.stderr)
         return EXIT_ERROR
-    except (CancelledError, CommClosedError) as exc:  # lost outside a computation
+    except (CancelledError, _loaded("distributed.comm", "CommClosedError")) as exc:  # lost
+        # outside a computation
         print(redact_text(
             f"irs: error: the Dask cluster was lost ({type(exc).__name__}: {exc}): its "
             "scheduler was stopped, crashed or cannot be reached. Check it, start it or a "

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
-from .runtime.jobs import Job, Phase
+if TYPE_CHECKING:
+    from .runtime.jobs import Phase
 
 BAR_FORMAT = ("{desc}: {percentage:3.0f}%|{bar:20}| {n_fmt}/{total_fmt} rows "
               "[{elapsed}<{remaining}{postfix}]")
@@ -54,6 +55,8 @@ def run_with_bars(fn: Callable[[], Any], *, name: str, rows: int | None,
     """``fn()`` as a job with a bar per phase (``rows``: the rows each phase passes over;
     unknown: counted in tasks); its result, or its exception."""
     file = file if file is not None else sys.stderr
+    from .runtime.jobs import Job  # lazy: Dask, which `irs criteo --local` never needs
+
     job = Job(fn, name=name, client=client, track_local=True).start()
     bars: dict[int, tuple[tqdm, Phase]] = {}
 

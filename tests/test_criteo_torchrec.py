@@ -115,6 +115,92 @@ def test_contiguous_ids_by_descending_frequency(tmp_path):
     assert got == [[4, 3, 4, 2, 1], [3, 2, 2, 1]]
 
 
+@pytest.mark.parametrize(("threshold", "budget"), [(0, 500), (2, 20_000), (4, 2_000)])
+def test_counts_spilled_in_hash_buckets_give_the_same_ids(tmp_path, monkeypatch, threshold,
+                                                          budget):
+    """Counts summed in memory and written to staging many times per file (tiny budgets)
+    and split into 32 hash buckets per column give the ids that a numpy reference computes
+    from all the days at once: id 2 for the most frequent value (ties by value), 1 below the
+    threshold."""
+    from interactive_recsys.datasets import criteo_torchrec as ct
+
+    folder = _days(str(tmp_path), days=2, rows=3000)
+    monkeypatch.setattr(ct, "COUNT_BUDGET", budget)
+    monkeypatch.setattr(ct, "BUCKET_BYTES", 1 << 16)  # inputs of ~1.4 MB: 32 buckets
+    assert ct._bucket_bits(ct.criteo_input_files(folder)) == 5
+    out = tmp_path / "out"
+    criteo_to_torchrec(folder, out, frequency_threshold=threshold, progress=False,
+                       block_size=1 << 16)
+    assert not (out / "_staging").exists()
+    calls = []  # the same run again, watching the counter
+    for name in ("flush", "_sum"):
+        real = getattr(ct._IdCounter, name)
+        monkeypatch.setattr(ct._IdCounter, name, lambda self, real=real, name=name: (
+            calls.append(name), real(self))[1])
+    criteo_to_torchrec(folder, tmp_path / "again", frequency_threshold=threshold,
+                       progress=False, block_size=1 << 16)
+    assert calls.count("flush") > 2  # counts files written mid-file, not only at the end
+    assert all(_read(str(out / name)) == _read(str(tmp_path / "again" / name))
+               for name in os.listdir(out) if name.endswith(".npy"))
+    sparse = np.concatenate([np.load(out / f"day_{d}_sparse.npy") for d in range(2)])
+    got = np.concatenate([np.load(out / f"day_{d}_sparse_contig_freq.npy") for d in range(2)])
+    for j in range(sparse.shape[1]):
+        values, counts = np.unique(sparse[:, j], return_counts=True)
+        order = np.lexsort((values, -counts))
+        kept = order[counts[order] >= threshold]
+        ids = dict(zip(values[kept].tolist(), range(2, len(kept) + 2), strict=True))
+        want = [ids.get(v, 1) for v in sparse[:, j].tolist()]
+        assert got[:, j].tolist() == want, CRITEO_CATEGORICAL[j]
+
+
+def test_id_counter_sums_in_memory_before_it_writes(tmp_path):
+    """Past the budget the blocks' counts are summed; they are written only if the sum
+    still holds more than half the budget. The file holds each column's counts, by bucket."""
+    from interactive_recsys.datasets import criteo_torchrec as ct
+
+    rng = np.random.default_rng(0)
+    block = rng.integers(0, 40, size=(100, 3)).astype(np.int64)
+    distinct = sum(len(np.unique(block[:, j])) for j in range(3))
+    counter = ct._IdCounter(str(tmp_path / "c"), 3, bits=1, budget=int(2.5 * distinct))
+    for _ in range(3):
+        counter.add(block)
+    assert counter.files == [] and counter.size == distinct  # summed, not written
+    counter.flush()
+    (prefix,) = counter.files
+    counts = np.load(prefix + "_counts.npy")
+    offsets = np.load(prefix + "_offsets.npy")
+    assert len(offsets) == 3 * 2 + 1
+    for j in range(3):
+        got = counts[:, offsets[2 * j]:offsets[2 * j + 2]]
+        values, want = np.unique(block[:, j], return_counts=True)
+        order = np.argsort(got[0])
+        assert got[0][order].tolist() == values.tolist()
+        assert got[1][order].tolist() == (3 * want).tolist()
+        buckets = ct._bucket_of(got[0], 1)
+        assert (np.diff(buckets) >= 0).all()  # grouped by bucket
+        assert len(got[0][buckets == 0]) == offsets[2 * j + 1] - offsets[2 * j]
+
+
+def test_local_run_imports_no_dask(tmp_path):
+    """``irs criteo --local`` needs numpy, pandas and pyarrow only: importing the package,
+    the command line and running it load neither dask nor distributed."""
+    import subprocess
+    import sys
+
+    folder = _days(str(tmp_path), days=1, rows=200)
+    code = ("import sys\n"
+            "from interactive_recsys.cli import main\n"
+            f"assert main(['criteo', {folder!r}, {str(tmp_path / 'out')!r}, '--local', "
+            "'--quiet']) == 0\n"
+            "print(sorted(m for m in ('dask', 'distributed', 'dask.dataframe') "
+            "if m in sys.modules))")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**os.environ, "PYTHONPATH": root})
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout + out.stderr
+    assert (tmp_path / "out" / "_SUCCESS").exists()
+
+
 def test_torchrec_datapipe_reads_the_output(tmp_path):
     criteo = pytest.importorskip("torchrec.datasets.criteo")
     pytest.importorskip("iopath")

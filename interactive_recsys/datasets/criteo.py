@@ -19,8 +19,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from interactive_recsys.io.dataset import Dataset
-
 from .criteo_kaggle import KAGGLE_NULL_GROUPS, KAGGLE_SHAPES
 
 if TYPE_CHECKING:
@@ -166,6 +164,8 @@ def read_criteo(
     'Dataset'
     >>> shutil.rmtree(tmp)
     """
+    from interactive_recsys.io.dataset import Dataset  # lazy: Dask, not for the TSV readers
+
     return Dataset(path, part_size=part_size, **criteo_csv_options())
 
 

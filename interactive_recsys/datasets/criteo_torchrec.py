@@ -12,13 +12,16 @@ Kaggle's ``train``), what TorchRec's ``npy_preproc_criteo.py`` and
   files: ids seen fewer than ``frequency_threshold`` times (over all files) are 1, the others
   are numbered from 2 by descending frequency (ties by ascending id).
 
-The phases, each a set of tasks on the cluster (or in this process): **parse** (one task
-per file, streamed in blocks: labels and sparse go to their files, the raw counts to a
-staging file), **dense** (the log transform, in chunks, once each file's minimum is known),
-**fit** (Categorify's frequency tables over all files, out of core) and **map** (the
-contiguous ids, chunk by chunk). Memory is bounded by the block and chunk sizes, not by the
-number or size of the files. The output folder is published whole, with a ``_SUCCESS``
-manifest, or not at all.
+The phases, each a set of tasks on the cluster (or on threads in this process): **parse**
+(one task per file, streamed in blocks: labels and sparse go to their files, the raw counts
+to a staging file, and the ids are counted per column, in hash buckets, spilled to staging
+past :data:`COUNT_BUDGET`), **dense** (the log transform, in chunks, once each file's
+minimum is known), **fit** (per column: the counts summed over all files a bucket at a
+time, thresholded and numbered into a lookup file) and **map** (the contiguous ids, chunk
+by chunk, from the sparse ``.npy`` files). Memory is bounded by the block and chunk sizes
+and the count budget, not by the number or size of the files (the fit holds one column's
+kept ids). The output folder is published whole, with a ``_SUCCESS`` manifest, or not at
+all.
 """
 
 from __future__ import annotations
@@ -34,23 +37,20 @@ from typing import Any
 
 import numpy as np
 
-from .. import ops
-from ..embedding import embedding_sizes
 from ..errors import DatasetError, ParameterError
-from ..io.artifacts import resolve
 from ..io.commit import published_folder
-from ..io.dataset import Dataset
 from ..io.npy import NpyAppender, create_npy, npy_shape, read_npy_rows, write_npy_rows
-from ..tables import vocabulary as vocab
-from ..workflow import Workflow
 from .criteo import CRITEO_CATEGORICAL, read_criteo
 from .criteo_tsv import read_criteo_blocks
-from .criteo_workflow import standard_criteo_workflow
 
 __all__ = ["criteo_input_files", "criteo_to_torchrec", "parse_days"]
 
 _DAY = re.compile(r"^day_(\d+)(\.(gz|bz2|zst|lz4))?$")
 TARGETS = ("torchrec", "parquet")
+#: Distinct (id, column) pairs a parse task counts in memory before it writes them to staging.
+COUNT_BUDGET = 1 << 24
+#: Bytes of input text per hash bucket of the frequency counts (compressed files count 4x).
+BUCKET_BYTES = 8 << 30
 SUMMARY = "_summary.json"
 
 
@@ -107,25 +107,30 @@ def criteo_input_files(path: str | os.PathLike, days: Sequence[int] | None = Non
 
 # ---- tasks ----------------------------------------------------------------------------------
 
-def _parse_file(path: str, stem: str, out_dir: str, staging: str, block_size: int
-                ) -> dict[str, Any]:
-    """Labels and sparse ids to their final files, the raw counts to staging."""
+def _parse_file(path: str, stem: str, out_dir: str, staging: str, block_size: int,
+                bits: int = 0) -> dict[str, Any]:
+    """Labels and sparse ids to their final files, the raw counts and the id counts (in
+    ``2**bits`` hash buckets per column) to staging."""
     files = [os.path.join(out_dir, f"{stem}_labels.npy"),
              os.path.join(out_dir, f"{stem}_sparse.npy"),
              os.path.join(staging, f"{stem}_dense_raw.npy")]
     writers = [NpyAppender(files[0], np.int32, 1), NpyAppender(files[1], np.int64, 26),
                NpyAppender(files[2], np.int32, 13)]
+    counter = _IdCounter(os.path.join(staging, f"{stem}_ids"), len(CRITEO_CATEGORICAL), bits,
+                         COUNT_BUDGET)
     dense_min = None
     try:
         for block in read_criteo_blocks(path, block_size=block_size, has_label=stem != "test"):
             writers[0].append(block.labels.reshape(-1, 1))
             writers[1].append(block.sparse)
             writers[2].append(block.dense)
+            counter.add(block.sparse)
             if len(block.labels):
                 low = int(block.dense.min())
                 dense_min = low if dense_min is None else min(dense_min, low)
         for w in writers:
             w.close()
+        counter.flush()
     except BaseException:
         for w in writers:
             w.abort()
@@ -134,7 +139,8 @@ def _parse_file(path: str, stem: str, out_dir: str, staging: str, block_size: in
         raise DatasetError(f"Criteo input {path!r} has no rows; TorchRec's scripts cannot "
                            "take it either (the minimum of no counts). Remove it or pick "
                            "other days.")
-    return {"stem": stem, "rows": writers[0].rows, "dense_min": dense_min}
+    return {"stem": stem, "rows": writers[0].rows, "dense_min": dense_min,
+            "count_files": counter.files}
 
 
 def _dense_file(raw_path: str, out_path: str, dense_min: int, chunk_rows: int) -> int:
@@ -150,30 +156,115 @@ def _dense_file(raw_path: str, out_path: str, dense_min: int, chunk_rows: int) -
     return int(shape[0])
 
 
-def _sparse_chunk(path: str, start: int, stop: int) -> Any:
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _bucket_of(keys: np.ndarray, bits: int) -> np.ndarray:
+    """The bucket (``0 .. 2**bits - 1``) of each id: the top bits of a multiplicative hash."""
+    if not bits:
+        return np.zeros(len(keys), np.intp)
+    with np.errstate(over="ignore"):
+        return ((keys.view(np.uint64) * _GOLDEN) >> np.uint64(64 - bits)).astype(np.intp)
+
+
+def _sum_counts(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The counts of equal ids summed (a hash aggregation; the order is not defined).
+
+    >>> [a.tolist() for a in _sum_counts(np.array([7, 3, 7]), np.array([1, 2, 5]))]
+    [[7, 3], [6, 2]]
+    """
     import pandas as pd
 
-    block = read_npy_rows(path, start, stop)
-    return pd.DataFrame({name: block[:, j] for j, name in enumerate(CRITEO_CATEGORICAL)})
+    codes, uniques = pd.factorize(keys)
+    if len(uniques) == len(keys):
+        return np.asarray(uniques, np.int64), counts
+    # float64 sums: exact below 2**53 per id, far above the rows of any Criteo input
+    summed = np.bincount(codes, weights=counts, minlength=len(uniques))
+    return np.asarray(uniques, np.int64), summed.astype(np.int64)
 
 
-def _lookup_file(directory: str, splits: int, path: str) -> int:
-    """One column's Categorify vocabulary as a lookup file: row 0 the ids of the vocabulary
-    sorted, row 1 their contiguous ids (Categorify's index minus one: the vocabulary starts at
-    3 there, out-of-vocabulary is 2)."""
+class _IdCounter:
+    """Counts of the ids of each of ``columns`` columns, block by block (hash counting), kept
+    in memory up to ``budget`` (id, column) pairs. Past it, the blocks' counts are summed;
+    if that leaves more than half the budget, they are written to staging as one counts
+    file: row 0 the ids, row 1 their counts, grouped by column then bucket (the ``offsets``
+    file gives where each group starts). Memory stays bounded however long the input is."""
 
-    table = vocab.read_vocabulary(directory, splits)
-    values = table.column("value").to_numpy().astype(np.int64)
-    ids = table.column("index").to_numpy().astype(np.int64) - 1
-    order = np.argsort(values, kind="stable")
-    np.save(path, np.stack([values[order], ids[order]]))
-    return len(values)
+    def __init__(self, prefix: str, columns: int, bits: int, budget: int) -> None:
+        self.prefix, self.columns, self.bits, self.budget = prefix, columns, bits, budget
+        self.pending: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in range(columns)]
+        self.size, self.files = 0, []
+
+    def add(self, sparse: np.ndarray) -> None:
+        import pandas as pd
+
+        for j in range(self.columns):
+            counts = pd.Series(sparse[:, j], copy=False).value_counts(sort=False)
+            self.pending[j].append((counts.index.to_numpy(np.int64), counts.to_numpy(np.int64)))
+            self.size += len(counts)
+        if self.size > self.budget:
+            self._sum()
+            if self.size > self.budget // 2:
+                self.flush()
+
+    def _sum(self) -> None:
+        for j, parts in enumerate(self.pending):
+            if len(parts) > 1:
+                self.pending[j] = [_sum_counts(np.concatenate([k for k, _ in parts]),
+                                               np.concatenate([c for _, c in parts]))]
+        self.size = sum(len(k) for parts in self.pending for k, _ in parts)
+
+    def flush(self) -> None:
+        """Write the counts held to a new counts file."""
+        self._sum()
+        if not self.size:
+            return
+        groups, sizes = [], []
+        for j, parts in enumerate(self.pending):
+            keys, counts = parts[0] if parts else (np.zeros(0, np.int64),) * 2
+            order = np.argsort(_bucket_of(keys, self.bits), kind="stable")
+            groups.append(np.stack([keys[order], counts[order]]))
+            sizes.append(np.bincount(_bucket_of(keys[order], self.bits),
+                                     minlength=1 << self.bits))
+            self.pending[j] = []
+        path = f"{self.prefix}_{len(self.files)}"
+        np.save(path + "_counts.npy", np.concatenate(groups, axis=1))
+        np.save(path + "_offsets.npy", np.concatenate([[0], np.cumsum(np.concatenate(sizes))]))
+        self.files.append(path)
+        self.size = 0
+
+
+def _lookup_file(count_files: list[str], column: int, bits: int, threshold: int, path: str
+                 ) -> int:
+    """One column's contiguous ids as a lookup file: row 0 the ids counted at least
+    ``threshold`` times over all files, sorted, row 1 their contiguous ids (from 2, by
+    descending count, ties by ascending id: the order of Categorify's vocabulary). The
+    column's counts are summed one hash bucket at a time."""
+    kept_keys, kept_counts = [], []
+    for b in range(1 << bits):
+        group = column * (1 << bits) + b
+        parts = []
+        for prefix in count_files:
+            offsets = np.load(prefix + "_offsets.npy", mmap_mode="r")
+            counts = np.load(prefix + "_counts.npy", mmap_mode="r")
+            parts.append(np.asarray(counts[:, offsets[group]:offsets[group + 1]]))
+        both = np.concatenate(parts, axis=1) if parts else np.zeros((2, 0), np.int64)
+        keys, counts = _sum_counts(both[0], both[1]) if len(parts) > 1 else both
+        keep = counts >= threshold
+        kept_keys.append(keys[keep])
+        kept_counts.append(counts[keep])
+    keys, counts = np.concatenate(kept_keys), np.concatenate(kept_counts)
+    ids = np.empty(len(keys), np.int64)
+    ids[np.lexsort((keys, -counts))] = np.arange(2, len(keys) + 2)
+    order = np.argsort(keys)
+    np.save(path, np.stack([keys[order], ids[order]]))
+    return len(keys)
 
 
 def _map_chunk(sparse_path: str, start: int, stop: int, out_path: str,
-               lookups: list[str]) -> np.ndarray:
+               lookups: list[str]) -> int:
     """Rows ``start:stop`` of a sparse file to contiguous ids (1: not in the vocabulary,
-    i.e. below the frequency threshold); the largest id of each column."""
+    i.e. below the frequency threshold); the number of rows."""
     block = read_npy_rows(sparse_path, start, stop)
     for j, lookup in enumerate(lookups):
         table = np.load(lookup, mmap_mode="r")
@@ -191,7 +282,7 @@ def _map_chunk(sparse_path: str, start: int, stop: int, out_path: str,
             pos = np.minimum(np.searchsorted(values, col), len(values) - 1)
             block[:, j] = np.where(values[pos] == col, ids[pos], 1)
     write_npy_rows(out_path, start, block)
-    return block.max(axis=0) if len(block) else np.ones(block.shape[1], np.int64)
+    return len(block)
 
 
 # ---- running tasks with a progress bar -------------------------------------------------------
@@ -221,7 +312,7 @@ def _run_tasks(fn: Callable[..., Any], calls: list[tuple], client: Any, desc: st
 
 
 def _active_client(client: Any) -> Any:
-    if client is not None:
+    if client is not None or "distributed" not in sys.modules:  # no client without it
         return client
     try:
         from distributed import default_client
@@ -316,8 +407,9 @@ def _to_torchrec(files: list[tuple[str, str]], out: str, threshold: int, client:
     os.makedirs(staging)
 
     t = time.perf_counter()
-    parsed = _run_tasks(_parse_file, [(f, stem, out, staging, block_size) for f, stem in files],
-                        client, "parse", progress)
+    bits = _bucket_bits(files)
+    parsed = _run_tasks(_parse_file, [(f, stem, out, staging, block_size, bits)
+                                      for f, stem in files], client, "parse", progress)
     seconds["parse"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -332,64 +424,53 @@ def _to_torchrec(files: list[tuple[str, str]], out: str, threshold: int, client:
     chunks = [(os.path.join(out, f"{p['stem']}_sparse.npy"), start,
                min(start + chunk_rows, p["rows"]), p["stem"])
               for p in parsed for start in range(0, p["rows"], chunk_rows)]
-    lookups = _fit_frequencies(chunks, threshold, staging, client, progress)
+    count_files = [c for p in parsed for c in p["count_files"]]
+    lookups = [os.path.join(staging, f"lookup_{name}.npy") for name in CRITEO_CATEGORICAL]
+    kept = _run_tasks(_lookup_file, [(count_files, j, bits, threshold, lookup)
+                                     for j, lookup in enumerate(lookups)], client, "fit",
+                      progress)
     seconds["fit"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    maxima = _map_contiguous(chunks, lookups, out, client, progress)
+    _map_contiguous(chunks, lookups, out, client, progress)
     shutil.rmtree(staging)
     seconds["map"] = time.perf_counter() - t
     return {"rows": sum(p["rows"] for p in parsed),
             "files": {p["stem"]: p["rows"] for p in parsed},
-            "num_embeddings": {f"cat_{j}": int(maxima[j]) + 1
-                               for j in range(len(CRITEO_CATEGORICAL))},
+            # every kept id occurs (it was counted in these files): the largest id is the
+            # number kept + 1, or 1 where none is kept
+            "num_embeddings": {f"cat_{j}": int(k) + 2 for j, k in enumerate(kept)},
             "seconds": {k: round(v, 3) for k, v in seconds.items()}}
 
 
-def _fit_frequencies(chunks: list[tuple[str, int, int, str]], threshold: int, staging: str,
-                     client: Any, progress: bool) -> list[str]:
-    """Categorify's frequency tables of the 26 columns over every file (out of core), and
-    one lookup file per column made from them."""
-    import dask.dataframe as dd
-    import pandas as pd
-    from tqdm import tqdm
-
-
-    meta = pd.DataFrame({name: np.zeros(0, np.int64) for name in CRITEO_CATEGORICAL})
-    ddf = dd.from_map(_sparse_chunk, [c[0] for c in chunks], [c[1] for c in chunks],
-                      [c[2] for c in chunks], meta=meta, enforce_metadata=False,
-                      label="criteo-sparse")
-    artifacts = os.path.join(staging, "vocabularies")
-    wf = Workflow(CRITEO_CATEGORICAL >> ops.Categorify(freq_threshold=threshold),
-                  artifacts_dir=artifacts)
-    with tqdm(total=1, desc="fit", unit="phase", file=sys.stderr, disable=not progress) as bar:
-        wf.fit(Dataset(ddf, backend="cpu"))
-        bar.update()
-    (step,) = wf.fitted_steps(ops.Categorify)
-    calls = [(resolve(artifacts, step.state["vocabs"][name]["path"], "vocabulary path"),
-              step.state["vocabs"][name]["splits"],
-              os.path.join(staging, f"lookup_{name}.npy")) for name in CRITEO_CATEGORICAL]
-    _run_tasks(_lookup_file, calls, client, "lookup", progress)
-    return [c[2] for c in calls]
+def _bucket_bits(files: list[tuple[str, str]]) -> int:
+    """Hash buckets (``2**bits``) per column for the frequency counts: about one per
+    :data:`BUCKET_BYTES` of input text (compressed files counted 4x), so that one bucket of one
+    column's counts over all files fits a task's memory."""
+    size = sum(os.path.getsize(f) * (4 if f.endswith((".gz", ".bz2", ".zst", ".lz4")) else 1)
+               for f, _ in files)
+    return (size // BUCKET_BYTES).bit_length()
 
 
 def _map_contiguous(chunks: list[tuple[str, int, int, str]], lookups: list[str], out: str,
-                    client: Any, progress: bool) -> np.ndarray:
+                    client: Any, progress: bool) -> None:
     """Write ``STEM_sparse_contig_freq.npy`` chunk by chunk."""
     paths = {}
     for stem in dict.fromkeys(c[3] for c in chunks):
         rows = max(c[2] for c in chunks if c[3] == stem)
         paths[stem] = os.path.join(out, f"{stem}_sparse_contig_freq.npy")
         create_npy(paths[stem], np.int64, (rows, len(CRITEO_CATEGORICAL)))
-    maxima = _run_tasks(_map_chunk, [(c[0], c[1], c[2], paths[c[3]], lookups) for c in chunks],
-                        client, "map", progress)
-    return np.max(np.vstack(maxima), axis=0)
+    _run_tasks(_map_chunk, [(c[0], c[1], c[2], paths[c[3]], lookups) for c in chunks],
+               client, "map", progress)
 
 
 def _to_parquet(files: list[tuple[str, str]], out: str, threshold: int, progress: bool
                 ) -> dict[str, Any]:
     """The standard Criteo workflow fit on the raw files, its parquet and the workflow."""
     from tqdm import tqdm
+
+    from ..embedding import embedding_sizes  # lazy: Dask, only for the parquet target
+    from .criteo_workflow import standard_criteo_workflow  # lazy: Dask, as above
 
 
     seconds: dict[str, float] = {}

@@ -23,13 +23,16 @@ True
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .. import ops
-from ..workflow import Workflow
 from .movielens import MOVIELENS_100K_GENRES
+
+if TYPE_CHECKING:
+    from ..workflow import Workflow
 
 #: Columns of the example graph's output (one row per user).
 MOVIELENS_OUTPUT = [
@@ -106,6 +109,9 @@ def movielens_workflow(history: int = 20, like_threshold: float = 4.0,
         in time order, last ``history`` only; the user's rating count, mean rating and last
         time.
     """
+    from .. import ops  # lazy: Dask, not needed by the Criteo readers beside this module
+    from ..workflow import Workflow  # lazy: as above
+
     ids = ["user_id", "item_id"] >> ops.Categorify()
     genres = ["genres"] >> ops.Categorify()
     popularity = ["item_id", "rating"] >> ops.JoinGroupby(cont_cols=["rating"], stats=["count"]
