@@ -376,7 +376,8 @@ def clean(args: argparse.Namespace) -> list[str]:
     return removed
 
 
-def _add_cluster_args(p: argparse.ArgumentParser) -> None:
+def _add_where_to_run_args(p: argparse.ArgumentParser) -> None:
+    """--scheduler, --workers, --memory-limit and --local: where a command runs."""
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="use an existing Dask scheduler, e.g. tcp://10.0.0.5:8786")
     p.add_argument("--workers", type=_at_least(1), default=2,
@@ -384,7 +385,11 @@ def _add_cluster_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--memory-limit", default=None,
                    help="memory limit per local worker, e.g. 2GB (default: share of RAM)")
     p.add_argument("--local", action="store_true",
-                   help="run in this process with Dask's threads, without a cluster")
+                   help="run in this process, without a cluster")
+
+
+def _add_cluster_args(p: argparse.ArgumentParser) -> None:
+    _add_where_to_run_args(p)
     p.add_argument("--part-size", default=None, help="bytes per partition, e.g. 128MB")
     p.add_argument("--shuffle", choices=["partition", "worker", "full"], default=None,
                    help="shuffle the output rows (default: keep input order)")
@@ -495,14 +500,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "(default: every day_N found)")
     cr.add_argument("--overwrite", action="store_true")
     cr.add_argument("--quiet", action="store_true", help="no progress bars")
-    cr.add_argument("--scheduler", metavar="ADDRESS",
-                    help="use an existing Dask scheduler, e.g. tcp://10.0.0.5:8786")
-    cr.add_argument("--workers", type=_at_least(1), default=2,
-                    help="local workers to start (default 2)")
-    cr.add_argument("--memory-limit", default=None,
-                    help="memory limit per local worker, e.g. 3GB (default: share of RAM)")
-    cr.add_argument("--local", action="store_true",
-                    help="run in this process, without a cluster")
+    _add_where_to_run_args(cr)
     cr.set_defaults(func=criteo)
     cl = sub.add_parser("clean", help="remove temporaries left by killed writes to PATH",
                         description="Remove the hidden .NAME.tmp-* / .NAME.old-* folders that a "
