@@ -9,18 +9,27 @@
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable
 from typing import Any
 
 
-def lazy_exports(package: str, exports: dict[str, str]) -> Callable[[str], Any]:
-    """A module ``__getattr__`` for ``package``: ``exports`` maps each name to the relative
-    module that defines it, or that *is* it (``{"stats": ".stats"}``: the submodule)."""
+def lazy_exports(module: str, exports: dict[str, str]) -> Callable[[str], Any]:
+    """A ``__getattr__`` for the package or module named ``module``: ``exports`` maps each
+    name to the module that defines it, or that *is* it (``{"stats": ".stats"}``: the
+    submodule), relative to ``module``'s package as the module's own imports are.
+
+    >>> cli_getattr = lazy_exports("interactive_recsys.cli", {"Workflow": ".workflow"})
+    >>> cli_getattr("Workflow").__module__
+    'interactive_recsys.workflow'
+    """
 
     def __getattr__(name: str) -> Any:
         if name not in exports:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        module = importlib.import_module(exports[name], package)
-        return module if exports[name].rsplit(".", 1)[-1] == name else getattr(module, name)
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        found = sys.modules.get(module)
+        package = found.__package__ if found is not None else module
+        target = importlib.import_module(exports[name], package)
+        return target if exports[name].rsplit(".", 1)[-1] == name else getattr(target, name)
 
     return __getattr__

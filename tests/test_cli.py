@@ -48,3 +48,15 @@ def test_help_and_errors(tmp_path, capsys):
                      "--local"])
     assert code == 2
     assert "holds no workflow.json" in capsys.readouterr().err
+
+
+def test_names_the_cli_imports_on_first_use_resolve():
+    """``cli`` loads the workflow layer lazily; its names still import as before."""
+    from interactive_recsys.cli import Dataset, Workflow, standard_criteo_workflow
+    from interactive_recsys.datasets.criteo_workflow import (
+        standard_criteo_workflow as defined,
+    )
+
+    assert standard_criteo_workflow is defined
+    assert (Workflow.__module__, Dataset.__module__) == ("interactive_recsys.workflow",
+                                                          "interactive_recsys.io.dataset")
