@@ -5,7 +5,10 @@
 >>> wf = irs.Workflow(["c"] >> ops.Categorify())
 """
 
+from . import datasets, ops
 from ._version import __version__ as __version__
+from .backend import get_backend, gpu_available
+from .embedding import embedding_dim, embedding_sizes
 from .errors import (
     DatasetError,
     IRSError,
@@ -15,24 +18,21 @@ from .errors import (
     VersionError,
     WorkflowFormatError,
 )
+from .io.dataset import Dataset
 from .lazy import lazy_exports
+from .runtime import cluster
+from .runtime.cluster import connect, start_cluster, stop_cluster
+from .schema import ColumnSchema, Schema, Tags
+from .selector import ColumnSelector
+from .workflow import Workflow
 
-# Everything else on first use (PEP 562): a command that needs no Dask (``irs criteo
-# --local``) starts without importing it.
-_LAZY = {"datasets": ".datasets", "ops": ".ops", "get_backend": ".backend",
-         "gpu_available": ".backend", "embedding_dim": ".embedding",
-         "embedding_sizes": ".embedding", "Dataset": ".io.dataset",
-         "cluster": ".runtime.cluster", "connect": ".runtime.cluster",
-         "start_cluster": ".runtime.cluster", "stop_cluster": ".runtime.cluster",
-         "ColumnSchema": ".schema", "Schema": ".schema", "Tags": ".schema",
-         "ColumnSelector": ".selector", "Workflow": ".workflow",
-         "ui": ".ui", "stats": ".stats", "Loader": ".loader", "torchrec": ".torchrec",
+_LAZY = {"ui": ".ui", "stats": ".stats", "Loader": ".loader", "torchrec": ".torchrec",
          "exports": ".exports", "compat": ".compat", "eval": ".eval", "models": ".models",
          "predict_topk": ".predict", "storage": ".io.storage", "commit": ".io.commit",
          "jobs": ".runtime.jobs", "monitor": ".runtime.monitor"}
 
 
-__getattr__ = lazy_exports(__name__, _LAZY)
+__getattr__ = lazy_exports(__name__, _LAZY)  # widgets, reports and the loader: on first use
 
 
 __all__ = ["ColumnSchema", "ColumnSelector", "Dataset", "DatasetError", "IRSError",

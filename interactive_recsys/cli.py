@@ -30,7 +30,7 @@ from .lazy import lazy_exports
 from .notebook_report import notebook_report
 from .redact import redact_text, redact_value, remember
 
-# Names of the heavy modules, on first use (PEP 562): ``irs criteo --local`` needs no Dask.
+# The workflow layer's names, importable from here as before, loaded on first use (PEP 562).
 __getattr__ = lazy_exports(__name__, {
     "standard_criteo_workflow": ".datasets.criteo_workflow", "Workflow": ".workflow",
     "Dataset": ".io.dataset"})

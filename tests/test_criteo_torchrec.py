@@ -181,25 +181,6 @@ def test_id_counter_sums_in_memory_before_it_writes(tmp_path):
         assert len(got[0][buckets == 0]) == offsets[2 * j + 1] - offsets[2 * j]
 
 
-def test_local_run_imports_no_dask(tmp_path):
-    """``irs criteo --local`` needs numpy, pandas and pyarrow only: importing the package,
-    the command line and running it load neither dask nor distributed."""
-    import subprocess
-    import sys
-
-    folder = _days(str(tmp_path), days=1, rows=200)
-    code = ("import sys\n"
-            "from interactive_recsys.cli import main\n"
-            f"assert main(['criteo', {folder!r}, {str(tmp_path / 'out')!r}, '--local', "
-            "'--quiet']) == 0\n"
-            "print(sorted(m for m in ('dask', 'distributed', 'dask.dataframe') "
-            "if m in sys.modules))")
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, env={**os.environ, "PYTHONPATH": root})
-    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout + out.stderr
-    assert (tmp_path / "out" / "_SUCCESS").exists()
-
 
 def test_torchrec_datapipe_reads_the_output(tmp_path):
     criteo = pytest.importorskip("torchrec.datasets.criteo")
