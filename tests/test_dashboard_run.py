@@ -114,3 +114,16 @@ def test_a_dashboard_made_after_the_job_started_shows_all_of_it(data, tmp_path, 
         assert "finished" in board.status.value
     finally:
         board.dispose()
+
+
+def test_a_job_that_ended_before_the_dashboard_is_not_its_news(data, tmp_path, client):
+    _job(data, str(tmp_path / "before"), client).start().result(120)
+    time.sleep(0.2)  # the job's last phase ends before the monitor starts
+    monitor = Monitor(client, start=False)
+    board = Dashboard(monitor)
+    try:
+        monitor.sample()
+        assert "finished" not in board.status.value and "running" not in board.status.value
+    finally:
+        board.dispose()
+        monitor.close()

@@ -529,7 +529,8 @@ class Dashboard(widgets.VBox):
 
     def _job_state(self) -> str:
         """`` · finished (name, N s)`` once the latest job's phases have all ended (or
-        running / failed), on the monitor's clock; empty before any phase."""
+        running / failed), on the monitor's clock; empty before any phase, and for a job
+        that ended before the monitor started."""
         phases = self.monitor.progress()
         if not phases:
             return ""
@@ -537,8 +538,10 @@ class Dashboard(widgets.VBox):
         job = [p for p in phases if p["job"] == last["job"]] if last["job"] else [last]
         if any(p["status"] == "running" for p in job):
             return f" · <b>running</b> ({html.escape(last['name'])})"
-        failed = [p for p in job if p["status"] != "finished"]
         stopped = max(p["stopped"] or 0 for p in job) - self.monitor.started
+        if stopped < 0:  # a job that ended before this dashboard started is not its news
+            return ""
+        failed = [p for p in job if p["status"] != "finished"]
         word = f"{failed[0]['status']} in {failed[0]['name']}" if failed else "finished"
         return (f" · <b class='irs-dashboard-{'failed' if failed else 'finished'}'>{word}</b>"
                 f" at {stopped:.1f} s")
