@@ -122,7 +122,7 @@ def _measure(cmd: list[str], timeout: float = 3600) -> dict[str, Any]:
 
 def _generate(folder: str, days: int, rows: int) -> None:
     from interactive_recsys.datasets import synthetic_criteo
-    from interactive_recsys.datasets.criteo_tsv import write_criteo_tsv
+    from interactive_recsys.datasets._criteo_tsv import write_criteo_tsv
 
     os.makedirs(folder, exist_ok=True)
     for d in range(days):

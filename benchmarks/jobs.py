@@ -62,17 +62,17 @@ def peak_rss_mb() -> float:
 
 
 def table_cache_stats(dask_worker=None) -> dict:
-    """This process's :class:`~interactive_recsys.tables.cache.TableCache` counters (on a
+    """This process's :class:`~interactive_recsys.tables._cache.TableCache` counters (on a
     worker, ``client.run`` passes it as ``dask_worker``: its budget is a share of its limit)."""
-    from interactive_recsys.tables.cache import TABLES
+    from interactive_recsys.tables._cache import TABLES
 
     return TABLES.stats(dask_worker.memory_manager.memory_limit if dask_worker else None)
 
 
 def memory_trims(dask_worker=None) -> dict | None:
-    """The worker's :class:`~interactive_recsys.runtime.memory_release.ReleaseFreedMemory`
+    """The worker's :class:`~interactive_recsys.runtime._memory_release.ReleaseFreedMemory`
     counters (``None`` where the plugin is not registered)."""
-    from interactive_recsys.runtime.memory_release import ReleaseFreedMemory
+    from interactive_recsys.runtime._memory_release import ReleaseFreedMemory
 
     plugin = dask_worker.plugins.get(ReleaseFreedMemory.name) if dask_worker else None
     return dict(plugin.stats) if plugin is not None else None

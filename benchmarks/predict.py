@@ -12,7 +12,8 @@ files. Every timed run is a fresh
 process that loads the model and produces every user's top-K lists as parquet:
 
 * ``loop``: one process, NumPy on one BLAS thread, the users in blocks (the same code path a
-  worker task runs, :func:`interactive_recsys.predict.predict_partition`, on all users at once);
+  worker task runs, ``interactive_recsys.models._predict.predict_partition``, on all users at
+  once);
 * ``irs-1`` / ``irs-2``: ``predict_topk(..., output=...)`` on a LocalCluster of 1 / 2
   single-threaded workers (cluster start-up not timed, including the workers' imports of
   pandas, Dask DataFrame, pyarrow and interactive_recsys: about 1 s of CPU in each fresh
@@ -100,7 +101,7 @@ def child(args_json: str) -> None:
     import pyarrow.parquet as pq
 
     import interactive_recsys as irs
-    from interactive_recsys.predict import predict_partition
+    from interactive_recsys.models._predict import predict_partition
 
     model = irs.models.load(args["model"])
     out = Path(args["out"])

@@ -113,8 +113,8 @@ def partition_ms(path: str, repeats: int = 15) -> dict[str, float]:
 
     from interactive_recsys import ops
     from interactive_recsys.backend import get_backend
-    from interactive_recsys.io.parquet_pieces import ParquetPiece, _PieceReader
-    from interactive_recsys.ops.base import OpContext
+    from interactive_recsys.io._parquet_pieces import ParquetPiece, _PieceReader
+    from interactive_recsys.ops._base import OpContext
 
     cols = [f"I{i}" for i in range(1, 14)]
     md = pq.read_metadata(path)
@@ -157,7 +157,7 @@ def _branch(path: str) -> None:
 
     from interactive_recsys import ops
     from interactive_recsys.backend import get_backend
-    from interactive_recsys.ops.base import OpContext
+    from interactive_recsys.ops._base import OpContext
 
     cols = [f"I{i}" for i in range(1, 14)]
     b = get_backend("cpu")
@@ -228,7 +228,7 @@ def child(args_json: str) -> None:
 
 def _timed_steps(ds: Any, work: Path, repeats: int, record: Any) -> tuple[Any, Any]:
     """Steps 1-6 of the module docstring; the fresh fit's and the Studio refit's workflows."""
-    from interactive_recsys.ui.builder_model import BuilderModel
+    from interactive_recsys.ui.builder._model import BuilderModel
 
     first = record("first fit", lambda: workflow(artifacts=str(work / "first")).fit(ds))
     record("refit, NormalizeMinMax",

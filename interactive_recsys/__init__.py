@@ -5,30 +5,30 @@
 >>> wf = irs.Workflow(["c"] >> ops.Categorify())
 """
 
-from . import datasets, ops
-from ._version import __version__ as __version__
-from .backend import get_backend, gpu_available
-from .embedding import embedding_dim, embedding_sizes
-from .errors import (
-    DatasetError,
-    IRSError,
-    NotFittedError,
-    ParameterError,
-    SchemaError,
-    VersionError,
-    WorkflowFormatError,
+from interactive_recsys import datasets, ops
+from interactive_recsys._version import __version__ as __version__
+from interactive_recsys.backend import get_backend, gpu_available
+from interactive_recsys.embedding import embedding_dim, embedding_sizes
+from interactive_recsys.errors import (
+         DatasetError,
+         IRSError,
+         NotFittedError,
+         ParameterError,
+         SchemaError,
+         VersionError,
+         WorkflowFormatError,
 )
-from .io.dataset import Dataset
-from .lazy import lazy_exports
-from .runtime import cluster
-from .runtime.cluster import connect, start_cluster, stop_cluster
-from .schema import ColumnSchema, Schema, Tags
-from .selector import ColumnSelector
-from .workflow import Workflow
+from interactive_recsys.io._dataset import Dataset
+from interactive_recsys.lazy import lazy_exports
+from interactive_recsys.runtime import cluster
+from interactive_recsys.runtime.cluster import connect, start_cluster, stop_cluster
+from interactive_recsys.schema import ColumnSchema, Schema, Tags
+from interactive_recsys.selector import ColumnSelector
+from interactive_recsys.workflow._workflow import Workflow
 
 _LAZY = {"ui": ".ui", "stats": ".stats", "Loader": ".loader", "torchrec": ".torchrec",
-         "exports": ".exports", "compat": ".compat", "eval": ".eval", "models": ".models",
-         "predict_topk": ".predict", "storage": ".io.storage", "commit": ".io.commit",
+         "io": ".io", "compat": ".compat", "eval": ".eval", "models": ".models",
+         "predict_topk": ".models", "storage": ".store.storage", "commit": ".store.commit",
          "jobs": ".runtime.jobs", "monitor": ".runtime.monitor"}
 
 

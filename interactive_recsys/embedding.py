@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .schema import Schema, Tags
+from interactive_recsys.schema import Schema, Tags
 
 
 def embedding_dim(cardinality: int, max_dim: int = 512, min_dim: int = 16) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .redact import redact_text
+from interactive_recsys.redact import redact_text
 
 
 class IRSError(Exception):

@@ -1,8 +1,8 @@
 """``>>`` and ``+`` on the classes that build a workflow graph: column selections and operators.
 
 The methods live on these mixins, which :class:`~interactive_recsys.selector.ColumnSelector`
-and :class:`~interactive_recsys.ops.base.Operator` inherit. They build nodes of
-:mod:`interactive_recsys.graph`, which sits above both classes and registers its ``Node``
+and :class:`~interactive_recsys.ops._base.Operator` inherit. They build nodes of
+:mod:`interactive_recsys.workflow._graph`, which sits above both classes and registers its ``Node``
 class here when it is defined (``GraphOperand.node``), so that no import runs upward.
 
 >>> from interactive_recsys import ColumnSelector, ops
@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 class GraphOperand:
     """A class whose instances take part in ``>>`` and ``+``."""
 
-    #: ``interactive_recsys.graph.Node`` (registered by that module).
+    #: ``interactive_recsys.workflow._graph.Node`` (registered by that module).
     node: ClassVar[Any] = None
 
 

@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
-from .errors import ParameterError
+from interactive_recsys.errors import ParameterError
 
 REQUIRED = object()
 

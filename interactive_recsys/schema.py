@@ -23,7 +23,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from .errors import SchemaError
+from interactive_recsys.errors import SchemaError
 
 
 class Tags(enum.StrEnum):

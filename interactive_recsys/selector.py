@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .errors import SchemaError
-from .operands import SelectionOperand
-from .schema import Schema, Tags, normalize_tags
+from interactive_recsys.errors import SchemaError
+from interactive_recsys.operands import SelectionOperand
+from interactive_recsys.schema import Schema, Tags, normalize_tags
 
 
 class ColumnSelector(SelectionOperand):

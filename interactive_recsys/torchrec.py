@@ -25,10 +25,10 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from .embedding import embedding_dim
-from .errors import ParameterError, SchemaError
-from .params import param_error
-from .schema import Schema, Tags
+from interactive_recsys.embedding import embedding_dim
+from interactive_recsys.errors import ParameterError, SchemaError
+from interactive_recsys.params import param_error
+from interactive_recsys.schema import Schema, Tags
 
 
 def as_schema(source: Any) -> Schema:

@@ -57,7 +57,7 @@ def test_gpu_module_imports_cudf_only_inside_the_backend() -> None:
     assert not any(m.split(".")[0] in ("cudf", "dask_cudf", "cupy", "rmm") for m in modules)
     attributes = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     assert not attributes & {"values_host", "isnan"}
-    code = ("import sys, interactive_recsys, interactive_recsys.backend.gpu; "
+    code = ("import sys, interactive_recsys, interactive_recsys.backend._gpu; "
             "print('cudf' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)

@@ -27,8 +27,8 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys import ops
-from interactive_recsys.codegen import workflow_code
 from interactive_recsys.errors import ParameterError, SchemaError, WorkflowFormatError
+from interactive_recsys.ui.builder._codegen import workflow_code
 
 
 def digest(folder, skip: str | None = None) -> dict[str, str]:
@@ -520,7 +520,7 @@ def _categorify_graph_size(split_out: int) -> int:
     from dask import delayed
 
     from interactive_recsys.backend import get_backend
-    from interactive_recsys.ops.base import OpContext
+    from interactive_recsys.ops._base import OpContext
 
     ctx = OpContext(get_backend("cpu"), [("c",)], "categorify-1", "/nonexistent",
                     {"num_rows": 5, "npartitions": 1})

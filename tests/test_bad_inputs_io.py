@@ -27,11 +27,12 @@ import pyarrow.parquet as pq
 import pytest
 
 import interactive_recsys as irs
-from interactive_recsys import cli, ops
+from interactive_recsys import ops
+from interactive_recsys.cli import _main as cli
 from interactive_recsys.errors import DatasetError, ParameterError
-from interactive_recsys.io import writer
-from interactive_recsys.io.outputs import OutputError, clean_stale, stale_temporaries
-from interactive_recsys.notebook_report import notebook_report
+from interactive_recsys.io import _writer as writer
+from interactive_recsys.report._notebook_report import notebook_report
+from interactive_recsys.store._outputs import OutputError, clean_stale, stale_temporaries
 
 REPO = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
@@ -141,7 +142,7 @@ def test_an_output_beside_an_input_file_is_still_allowed(workspace):
 
 def test_cli_refuses_an_output_inside_the_input_folder(workspace):
     before = digest(workspace)
-    done = subprocess.run([sys.executable, "-m", "interactive_recsys.cli", "run", "--local",
+    done = subprocess.run([sys.executable, "-m", "interactive_recsys.cli._main", "run", "--local",
                            "--workflow", str(workspace / "wf"), "--input",
                            str(workspace / "data"), "--output", str(workspace / "data" / "o")],
                           env=ENV, capture_output=True, text=True, timeout=120)
@@ -152,7 +153,7 @@ def test_cli_refuses_an_output_inside_the_input_folder(workspace):
 
 
 def test_studio_run_refuses_an_output_inside_the_input_folder(workspace):
-    from interactive_recsys.ui.builder_model import BuilderModel
+    from interactive_recsys.ui.builder._model import BuilderModel
 
     model = BuilderModel(str(workspace / "data"))
     model.add_step(["cat"], "Categorify")
@@ -207,7 +208,7 @@ def test_two_cli_processes_racing_one_wins_whole(workspace):
         (workspace / f"in{tag}").mkdir()
         frame(5000, tag).to_parquet(workspace / f"in{tag}" / "p.parquet")
     out = workspace / "out"
-    procs = [subprocess.Popen([sys.executable, "-m", "interactive_recsys.cli", "run", "--local",
+    procs = [subprocess.Popen([sys.executable, "-m", "interactive_recsys.cli._main", "run", "--local",
                                "--workflow", str(workspace / "wf"), "--input",
                                str(workspace / f"in{tag}"), "--output", str(out)],
                               env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -297,7 +298,7 @@ def test_report_draws_bokeh_show_outputs_from_their_data_only(tmp_path):
 
 
 def test_report_refuses_to_replace_the_notebook(tmp_path):
-    from interactive_recsys.notebook_report import ReportError
+    from interactive_recsys.report._notebook_report import ReportError
 
     nbformat.write(_report_case("text/html"), tmp_path / "nb.ipynb")
     before = digest(tmp_path)
@@ -404,7 +405,7 @@ def test_disk_full_names_the_file_and_leaves_nothing(tmp_path):
     script = textwrap.dedent(f"""
         import resource, numpy as np, pandas as pd
         import interactive_recsys as irs
-        from interactive_recsys.io.outputs import OutputError
+        from interactive_recsys.store._outputs import OutputError
         df = pd.DataFrame({{"x": np.random.default_rng(0).random(400_000)}})
         ds = irs.Dataset(df)  # one partition: a 3 MB file
         resource.setrlimit(resource.RLIMIT_FSIZE, (500_000, 500_000))
@@ -468,7 +469,7 @@ def test_temporaries_of_a_killed_writer_are_removed(how, sig, tmp_path, capsys):
 
 
 def test_temporaries_of_a_live_writer_are_kept(tmp_path):
-    from interactive_recsys.io.outputs import atomic_directory
+    from interactive_recsys.store._outputs import atomic_directory
 
     with atomic_directory(tmp_path / "out") as tmp:
         assert clean_stale(tmp_path / "out") == [] and os.path.isdir(tmp)

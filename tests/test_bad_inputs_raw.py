@@ -120,7 +120,7 @@ def test_fit_under_a_file_size_limit_names_the_statistics_file(tmp_path):
         import resource, pandas as pd
         import interactive_recsys as irs
         from interactive_recsys import ops
-        from interactive_recsys.io.outputs import OutputError
+        from interactive_recsys.store._outputs import OutputError
         df = pd.DataFrame({{"c": [f"value-{{i}}" for i in range(300_000)]}})
         resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
         wf = irs.Workflow(["c"] >> ops.Categorify(), artifacts_dir={str(tmp_path / "art")!r})

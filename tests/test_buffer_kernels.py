@@ -10,8 +10,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from interactive_recsys.backend import buffers
-from interactive_recsys.backend.arrow import extremes, moments
+from interactive_recsys.backend import _buffers as buffers
+from interactive_recsys.backend._arrow import extremes, moments
 
 SIZES = [0, 1, 9, buffers.BLOCK + 13, 2 * buffers.BLOCK + 8 * 1001 + 3]
 TYPES = [pa.int8(), pa.uint16(), pa.int32(), pa.int64(), pa.uint64(), pa.float32(),

@@ -12,11 +12,15 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys import ops
-from interactive_recsys.codegen import workflow_code
-from interactive_recsys.ops.params import Param
-from interactive_recsys.ui.builder_model import Branch, BuilderModel, Step, job_text
-from interactive_recsys.ui.column_profile import estimate_distinct, infer_role, profile_table
-from interactive_recsys.ui.param_text import param_from_text, param_to_text
+from interactive_recsys.params import Param
+from interactive_recsys.ui.builder._codegen import workflow_code
+from interactive_recsys.ui.builder._column_profile import (
+    estimate_distinct,
+    infer_role,
+    profile_table,
+)
+from interactive_recsys.ui.builder._model import Branch, BuilderModel, Step, job_text
+from interactive_recsys.ui.builder._param_text import param_from_text, param_to_text
 from tests.conftest import assert_frames_equal, make_criteo_frame, output_dtypes, partitioned
 from tests.test_operator_contract import CASES as CONTRACT_CASES
 from tests.test_operator_contract import graph as contract_graph

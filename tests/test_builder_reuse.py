@@ -12,11 +12,11 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys import ops
-from interactive_recsys.ui.builder import PipelineBuilder
-from interactive_recsys.ui.builder_model import BuilderModel
-from interactive_recsys.ui.dag import model_graph
-from interactive_recsys.ui.fit_status import reuse_text, step_status
-from interactive_recsys.ui.studio import find_button
+from interactive_recsys.ui.builder._builder import PipelineBuilder
+from interactive_recsys.ui.builder._dag import model_graph
+from interactive_recsys.ui.builder._fit_status import reuse_text, step_status
+from interactive_recsys.ui.builder._model import BuilderModel
+from interactive_recsys.ui.studio._studio import find_button
 from tests.conftest import assert_frames_equal, make_criteo_frame
 
 CATS = ["C1", "C2", "C3"]
@@ -123,7 +123,7 @@ def test_a_loaded_fitted_workflow_is_reused_by_the_first_run(data, tmp_path):
 
 
 def test_the_preview_tab_refits_its_sample_copy_reusing_the_last_one(data):
-    from interactive_recsys.ui.preview import Preview
+    from interactive_recsys.ui.preview._preview import Preview
 
     def graph(normalize: ops.Operator) -> irs.Workflow:
         return irs.Workflow((CATS >> ops.Categorify())

@@ -13,8 +13,8 @@ import pytest
 import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.ops import OPERATORS
-from interactive_recsys.ui.builder import ParamForm, PipelineBuilder
-from interactive_recsys.ui.studio import Studio, find_button
+from interactive_recsys.ui.builder._builder import ParamForm, PipelineBuilder
+from interactive_recsys.ui.studio._studio import Studio, find_button
 from tests.conftest import assert_frames_equal, make_criteo_frame
 
 CATS = ["C1", "C2", "C3"]

@@ -7,7 +7,7 @@ import sys
 import pyarrow.parquet as pq
 import pytest
 
-from interactive_recsys import cli
+from interactive_recsys.cli import _main as cli
 
 
 def test_demo_in_process_then_run_the_saved_workflow(tmp_path, capsys):
@@ -52,11 +52,9 @@ def test_help_and_errors(tmp_path, capsys):
 
 def test_names_the_cli_imports_on_first_use_resolve():
     """``cli`` loads the workflow layer lazily; its names still import as before."""
-    from interactive_recsys.cli import Dataset, Workflow, standard_criteo_workflow
-    from interactive_recsys.datasets.criteo_workflow import (
-        standard_criteo_workflow as defined,
-    )
+    from interactive_recsys.cli._main import Dataset, Workflow, standard_criteo_workflow
+    from interactive_recsys.datasets._criteo_workflow import standard_criteo_workflow as defined
 
     assert standard_criteo_workflow is defined
-    assert (Workflow.__module__, Dataset.__module__) == ("interactive_recsys.workflow",
-                                                          "interactive_recsys.io.dataset")
+    assert (Workflow.__module__, Dataset.__module__) == ("interactive_recsys.workflow._workflow",
+                                                          "interactive_recsys.io._dataset")

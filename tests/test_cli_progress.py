@@ -16,7 +16,7 @@ import interactive_recsys as irs
 
 def irs_cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.getcwd()}
-    return subprocess.run([sys.executable, "-m", "interactive_recsys.cli", *args],
+    return subprocess.run([sys.executable, "-m", "interactive_recsys.cli._main", *args],
                           capture_output=True, text=True, timeout=300, env=env, cwd=cwd)
 
 
@@ -86,7 +86,7 @@ def test_bars_count_local_tasks_without_a_cluster():
     import io
 
     from interactive_recsys import ops
-    from interactive_recsys.cli_progress import run_with_bars
+    from interactive_recsys.cli._progress import run_with_bars
 
     frame = pd.DataFrame({"c": list("abcab") * 200, "n": range(1000)})
     wf = irs.Workflow((["c"] >> ops.Categorify()) + (["n"] >> ops.Normalize()))

@@ -11,8 +11,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from interactive_recsys.cli import main
-from interactive_recsys.notebook_report import StaticWidgets, static_widget_outputs
+from interactive_recsys.cli._main import main
+from interactive_recsys.report._notebook_report import StaticWidgets, static_widget_outputs
 
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
 

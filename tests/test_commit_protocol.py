@@ -28,9 +28,10 @@ pytest.importorskip("moto")
 import s3fs
 
 import interactive_recsys as irs
-from interactive_recsys.cli import main
+from interactive_recsys.cli._main import main
 from interactive_recsys.errors import DatasetError
-from interactive_recsys.io import commit, lease, storage
+from interactive_recsys.store import _lease as lease
+from interactive_recsys.store import commit, storage
 from tests import s3_server
 
 

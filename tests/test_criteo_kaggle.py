@@ -17,7 +17,7 @@ from interactive_recsys.datasets import (
     CRITEO_KAGGLE_CARDINALITIES,
     synthetic_criteo,
 )
-from interactive_recsys.datasets.criteo_kaggle import (
+from interactive_recsys.datasets._criteo_kaggle import (
     KAGGLE_SHAPES,
     expected_column_distinct,
     expected_distinct,

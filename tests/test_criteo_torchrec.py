@@ -14,10 +14,10 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from interactive_recsys.cli import main
+from interactive_recsys.cli._main import main
 from interactive_recsys.datasets import CRITEO_CATEGORICAL, CRITEO_COLUMNS, synthetic_criteo
-from interactive_recsys.datasets.criteo_torchrec import criteo_to_torchrec, parse_days
-from interactive_recsys.datasets.criteo_tsv import hex_to_int64, write_criteo_tsv
+from interactive_recsys.datasets._criteo_torchrec import criteo_to_torchrec, parse_days
+from interactive_recsys.datasets._criteo_tsv import hex_to_int64, write_criteo_tsv
 from interactive_recsys.errors import DatasetError, ParameterError
 
 KINDS = ("dense", "sparse", "labels")
@@ -122,7 +122,7 @@ def test_counts_spilled_in_hash_buckets_give_the_same_ids(tmp_path, monkeypatch,
     and split into 32 hash buckets per column give the ids that a numpy reference computes
     from all the days at once: id 2 for the most frequent value (ties by value), 1 below the
     threshold."""
-    from interactive_recsys.datasets import criteo_torchrec as ct
+    from interactive_recsys.datasets import _criteo_torchrec as ct
 
     folder = _days(str(tmp_path), days=2, rows=3000)
     monkeypatch.setattr(ct, "COUNT_BUDGET", budget)
@@ -156,7 +156,7 @@ def test_counts_spilled_in_hash_buckets_give_the_same_ids(tmp_path, monkeypatch,
 def test_id_counter_sums_in_memory_before_it_writes(tmp_path):
     """Past the budget the blocks' counts are summed; they are written only if the sum
     still holds more than half the budget. The file holds each column's counts, by bucket."""
-    from interactive_recsys.datasets import criteo_torchrec as ct
+    from interactive_recsys.datasets import _criteo_torchrec as ct
 
     rng = np.random.default_rng(0)
     block = rng.integers(0, 40, size=(100, 3)).astype(np.int64)

@@ -11,9 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from interactive_recsys.ui.assets import widget_asset
-from interactive_recsys.ui.builder_model import BuilderModel
-from interactive_recsys.ui.dag import (
+from interactive_recsys.ui._assets import widget_asset
+from interactive_recsys.ui.builder._dag import (
     NODE_HEIGHT,
     DagView,
     crossings,
@@ -21,6 +20,7 @@ from interactive_recsys.ui.dag import (
     model_graph,
     parse_op_id,
 )
+from interactive_recsys.ui.builder._model import BuilderModel
 from tests.conftest import make_criteo_frame
 
 REPO = Path(__file__).resolve().parents[1]

@@ -16,7 +16,7 @@ import pytest
 import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.runtime.monitor import Monitor
-from interactive_recsys.ui.dashboard import ROLLOVER, Dashboard
+from interactive_recsys.ui.dashboard._dashboard import ROLLOVER, Dashboard
 from tests.conftest import make_criteo_frame
 
 
@@ -212,7 +212,7 @@ def test_a_phase_end_stores_the_final_picture_in_the_widget_state(
 
 
 def test_whole_run_toggle_and_the_time_window(dash: Dashboard) -> None:
-    from interactive_recsys.ui.dashboard_figures import WINDOW_S
+    from interactive_recsys.ui.dashboard._figures import WINDOW_S
 
     shared = {c.root.x_range.id for n, c in dash.components.items()
               if n in ("spill", "utilization", "tasks")}
@@ -320,8 +320,8 @@ def test_embedding_view_ignores_the_echo_too() -> None:
     import pandas as pd
     from bokeh.document.events import ColumnsStreamedEvent
 
-    from interactive_recsys.ui.bokeh_widget import BokehWidget
-    from interactive_recsys.ui.embeddings import EmbeddingView
+    from interactive_recsys.ui._bokeh_widget import BokehWidget
+    from interactive_recsys.ui.embeddings._embeddings import EmbeddingView
 
     view = EmbeddingView(pd.DataFrame({"c": list("aaab")}))
     assert isinstance(view.plot, BokehWidget) and isinstance(view.plan_plot, BokehWidget)
@@ -381,7 +381,7 @@ def test_close_draws_the_final_state(client: object) -> None:
 
 def test_components_draw_frames_readably() -> None:
     """Each figure component alone: source, root, update (no widget, no cluster)."""
-    from interactive_recsys.ui.dashboard_figures import (
+    from interactive_recsys.ui.dashboard._figures import (
         BYTES_FORMATTER_JS,
         Frame,
         GpuMemoryFigure,
@@ -425,7 +425,7 @@ def test_components_draw_frames_readably() -> None:
 def test_host_memory_axis_is_the_bars_scale_and_places_the_limit() -> None:
     """200 MiB used against a 12 GiB limit: the axis runs to the bars (not the limit) and
     says the limit is off scale; once a bar reaches half the limit, the limit is on it."""
-    from interactive_recsys.ui.dashboard_figures import Frame, MemoryFigure
+    from interactive_recsys.ui.dashboard._figures import Frame, MemoryFigure
 
     mib, gib = 2**20, 2**30
 

@@ -16,8 +16,8 @@ import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.runtime.jobs import Job
 from interactive_recsys.runtime.monitor import Monitor
-from interactive_recsys.ui.dashboard import Dashboard
-from interactive_recsys.ui.dashboard_figures import WINDOW_S
+from interactive_recsys.ui.dashboard._dashboard import Dashboard
+from interactive_recsys.ui.dashboard._figures import WINDOW_S
 from tests.conftest import make_criteo_frame
 
 

@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.errors import NotFittedError, ParameterError, SchemaError
-from interactive_recsys.stats.embedding_report import EmbeddingReport
-from interactive_recsys.stats.frequency import CountHistogram
-from interactive_recsys.stats.list_lengths import LengthStats
-from interactive_recsys.stats.table_stats import dataset_tables
+from interactive_recsys.stats._embedding_report import EmbeddingReport
+from interactive_recsys.stats._frequency import CountHistogram
+from interactive_recsys.stats._list_lengths import LengthStats
+from interactive_recsys.stats._table_stats import dataset_tables
 from tests.conftest import LIST_STRING, STRING, new_workflow
 
 CRITEO_SAMPLE = "/work/shared/data/criteo_kaggle_head10k/train.txt"

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import interactive_recsys as irs
-from interactive_recsys.stats.embedding_report import EmbeddingReport
+from interactive_recsys.stats._embedding_report import EmbeddingReport
 
 
 def _frame(tables: int = 26, rows: int = 400) -> pd.DataFrame:
@@ -16,7 +16,7 @@ def _frame(tables: int = 26, rows: int = 400) -> pd.DataFrame:
 
 
 def test_26_tables_the_widest_named_the_rest_as_others_and_hover() -> None:
-    from interactive_recsys.ui.embeddings import LEGEND_TOP, OTHERS_COLOUR
+    from interactive_recsys.ui.embeddings._embeddings import LEGEND_TOP, OTHERS_COLOUR
 
     view = irs.ui.EmbeddingView(_frame())
     data = view.coverage_source.data
@@ -68,7 +68,7 @@ def test_saved_widget_state_follows_the_settings(monkeypatch: pytest.MonkeyPatch
 
     import ipywidgets as w
 
-    from interactive_recsys.ui import bokeh_widget
+    from interactive_recsys.ui import _bokeh_widget as bokeh_widget
 
     monkeypatch.setattr(bokeh_widget, "CLOSE_DELAY_S", 0.3)
     view = irs.ui.EmbeddingView(EmbeddingReport(_frame(3), num_gpus=2))

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import interactive_recsys as irs
-from interactive_recsys.cli import main
+from interactive_recsys.cli._main import main
 from interactive_recsys.models import EASE, Popularity
 from tests.interactions_data import make_interactions
 

@@ -34,7 +34,7 @@ import pytest
 import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.errors import DatasetError, ParameterError
-from interactive_recsys.exports import hugectr as hugectr_export
+from interactive_recsys.io._export import hugectr as hugectr_export
 
 
 class HugeCTRReader:
@@ -232,7 +232,7 @@ def test_hugectr_output_rejects_what_hugectr_cannot_read(tmp_path):
 
 
 def test_irs_run_hugectr_prints_and_stores_the_slot_sizes(tmp_path, capsys):
-    from interactive_recsys import cli
+    from interactive_recsys.cli import _main as cli
 
     wf, _, expected = _processed(tmp_path)
     wf.save(tmp_path / "saved")

@@ -13,7 +13,7 @@ from tensorflow_metadata.proto.v0 import schema_pb2
 
 import interactive_recsys as irs
 from interactive_recsys import ops
-from interactive_recsys.exports.merlin_schema import to_json, to_pbtxt
+from interactive_recsys.io._merlin_schema import to_json, to_pbtxt
 from interactive_recsys.schema import ColumnSchema, Schema
 
 

@@ -16,7 +16,7 @@ import pytest
 import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.errors import ParameterError
-from interactive_recsys.io.storage import local_manifest
+from interactive_recsys.store.storage import local_manifest
 from tests.conftest import assert_frames_equal, make_criteo_frame
 
 

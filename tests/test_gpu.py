@@ -9,7 +9,7 @@ pytest.importorskip("cudf", reason="needs a working GPU with cuDF (pip install -
 
 import interactive_recsys as irs
 from interactive_recsys import ops
-from interactive_recsys.cli import standard_criteo_workflow
+from interactive_recsys.cli._main import standard_criteo_workflow
 from interactive_recsys.datasets import synthetic_criteo
 
 pytestmark = pytest.mark.gpu

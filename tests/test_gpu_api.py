@@ -28,7 +28,7 @@ import pyarrow as pa
 import pytest
 
 import interactive_recsys
-from interactive_recsys.backend import arrow as ax
+from interactive_recsys.backend import _arrow as ax
 from interactive_recsys.hashing import hash_array
 
 pytestmark = pytest.mark.gpu_api
@@ -263,7 +263,7 @@ def test_the_dask_cudf_contender_uses_existing_names(cudf: Any) -> None:
 
 
 def test_the_gpu_backend_module_imports_with_cudf_installed(cudf: Any) -> None:
-    module = importlib.import_module("interactive_recsys.backend.gpu")
+    module = importlib.import_module("interactive_recsys.backend._gpu")
     assert module.GpuBackend.name == "gpu"
     assert importlib.util.find_spec("dask_cudf") is not None
 

@@ -12,7 +12,7 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys import ops
-from interactive_recsys.codegen import workflow_code
+from interactive_recsys.ui.builder._codegen import workflow_code
 
 
 def _frame() -> pd.DataFrame:

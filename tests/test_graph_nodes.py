@@ -16,10 +16,10 @@ import pytest
 import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.errors import SchemaError
-from interactive_recsys.execution import compile_plan
-from interactive_recsys.graph import ConcatNode, Node, OpNode, SelectNode
-from interactive_recsys.plan import ConcatStep, OpStep, SelectStep
 from interactive_recsys.schema import Schema
+from interactive_recsys.workflow._execution import compile_plan
+from interactive_recsys.workflow._graph import ConcatNode, Node, OpNode, SelectNode
+from interactive_recsys.workflow._plan import ConcatStep, OpStep, SelectStep
 from tests.conftest import partitioned
 
 PACKAGE = Path(irs.__file__).parent
@@ -64,13 +64,13 @@ def reaches(edges: dict[str, set[str]], start: str, goal: str) -> bool:
 
 def test_the_graph_is_in_no_import_cycle():
     edges = module_imports()
-    assert "interactive_recsys.ops.base" in edges["interactive_recsys.graph"]  # parsed right
-    assert "interactive_recsys.selector" in edges["interactive_recsys.graph"]
+    assert "interactive_recsys.ops._base" in edges["interactive_recsys.workflow._graph"]  # parsed right
+    assert "interactive_recsys.selector" in edges["interactive_recsys.workflow._graph"]
     for module in ("graph", "selector", "ops.base", "plan"):
         name = f"interactive_recsys.{module}"
         assert not reaches(edges, name, name), f"{name} imports itself through others"
     for module in ("selector", "ops.base", "plan", "schema"):
-        assert not reaches(edges, f"interactive_recsys.{module}", "interactive_recsys.graph")
+        assert not reaches(edges, f"interactive_recsys.{module}", "interactive_recsys.workflow._graph")
 
 
 def test_sugar_works_in_a_fresh_interpreter_importing_only_selector_and_ops():
@@ -148,7 +148,8 @@ def test_a_transform_through_shuffles_computes_the_schemas_once(monkeypatch):
 def test_a_fit_compiles_the_plan_once_and_gives_it_the_states_phase_by_phase(monkeypatch):
     """Two dependent phases (Normalize of Categorify's codes; Categorify of normalised
     values): one plan, given each phase's states and the schemas that follow from them."""
-    from interactive_recsys import execution, workflow
+    from interactive_recsys.workflow import _execution as execution
+    from interactive_recsys.workflow import _workflow as workflow
 
     df = pd.DataFrame({"c": ["x", "y", "x", "z"] * 5, "n": [1.0, 2.0, None, 4.0] * 5})
     codes = ["c"] >> ops.Categorify() >> ops.Normalize()

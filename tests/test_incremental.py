@@ -23,10 +23,11 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import interactive_recsys as irs
-from interactive_recsys import cli, ops
+from interactive_recsys import ops
+from interactive_recsys.cli import _main as cli
 from interactive_recsys.errors import NotMergeableError
-from interactive_recsys.incremental import UpdateWarning, new_rows
-from interactive_recsys.tables.vocabulary import read_vocabulary
+from interactive_recsys.tables._vocabulary import read_vocabulary
+from interactive_recsys.workflow._incremental import UpdateWarning, new_rows
 
 SETTINGS = settings(max_examples=10, deadline=None, database=None,
                     phases=[Phase.explicit, Phase.generate],  # no shrinking: seconds, always

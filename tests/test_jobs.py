@@ -133,7 +133,7 @@ def test_export_and_counting_phases_run_as_phases_of_the_job(client: object,
     go through ``jobs.compute``: they are phases of the job that runs them."""
     import pyarrow as pa
 
-    from interactive_recsys.stats.counting import column_counts
+    from interactive_recsys.stats._counting import column_counts
 
     frame = pd.DataFrame({"C1": [1, 2, 3, 1] * 50, "label": [0, 1] * 100,
                           "tags": pd.Series([[1, 2], [3], [], [4, 5, 6]] * 50,

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from interactive_recsys.backend import keyed_counts as kc
+from interactive_recsys.backend import _keyed_counts as kc
 from interactive_recsys.hashing import hash_array
-from interactive_recsys.tables import vocabulary as vocab
+from interactive_recsys.tables import _vocabulary as vocab
 
 INTS = st.integers(-(2**63), 2**63 - 1)
 FLOATS = st.floats(allow_nan=False, width=64)

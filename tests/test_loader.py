@@ -22,7 +22,7 @@ import pytest
 import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.errors import DatasetError, ParameterError, SchemaError
-from interactive_recsys.loader.pipeline import THREAD_PREFIX
+from interactive_recsys.loader._pipeline import THREAD_PREFIX
 
 TAGS = {"C1": ["categorical"], "C2": ["categorical"], "T": ["categorical", "list"],
         "I1": ["continuous"], "I2": ["continuous"], "label": ["target"]}

@@ -7,7 +7,7 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys.errors import ParameterError
-from interactive_recsys.loader.jagged import JaggedBatch
+from interactive_recsys.loader._jagged import JaggedBatch
 
 torch = pytest.importorskip("torch")
 

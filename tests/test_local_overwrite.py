@@ -17,9 +17,9 @@ import pandas as pd
 import pytest
 
 import interactive_recsys as irs
-from interactive_recsys.cli import main
+from interactive_recsys.cli._main import main
 from interactive_recsys.errors import DatasetError
-from interactive_recsys.io import outputs
+from interactive_recsys.store import _outputs as outputs
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

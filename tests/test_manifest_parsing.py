@@ -14,7 +14,8 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys.errors import DatasetError
-from interactive_recsys.io import manifest, storage
+from interactive_recsys.store import _manifest as manifest
+from interactive_recsys.store import storage
 
 
 def _manifest(files: object) -> str:

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from interactive_recsys.errors import ParameterError
-from interactive_recsys.stats.memory_plan import (
+from interactive_recsys.stats._memory_plan import (
     EmbeddingTable,
     MemoryPlan,
     parse_memory,

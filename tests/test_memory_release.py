@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import interactive_recsys as irs
-from interactive_recsys.runtime.memory_release import ReleaseFreedMemory, glibc
+from interactive_recsys.runtime._memory_release import ReleaseFreedMemory, glibc
 
 pytestmark = pytest.mark.skipif(glibc() is None, reason="needs glibc (malloc_trim, mallinfo2)")
 

@@ -159,7 +159,7 @@ def test_background_fit_asks_for_the_gpu_resource(data: pd.DataFrame) -> None:
 def test_ease_weights_with_torch_equal_numpy(data: pd.DataFrame) -> None:
     """The GPU path (torch) on the CPU here: same weights as NumPy."""
     pytest.importorskip("torch")
-    from interactive_recsys.models.simple import ease_weights
+    from interactive_recsys.models._simple import ease_weights
 
     _, _, x = _dense(data)
     gram = x.T @ x

@@ -13,10 +13,10 @@ import ipywidgets as w
 import nbformat
 import pyarrow as pa
 
-from interactive_recsys.notebook_report import WIDGET_STATE, WIDGET_VIEW, notebook_html
-from interactive_recsys.ui.column_list import ColumnChoice, ColumnList
-from interactive_recsys.ui.column_profile import profile_table
-from interactive_recsys.ui.dag import DagView
+from interactive_recsys.report._notebook_report import WIDGET_STATE, WIDGET_VIEW, notebook_html
+from interactive_recsys.ui.builder._column_list import ColumnChoice, ColumnList
+from interactive_recsys.ui.builder._column_profile import profile_table
+from interactive_recsys.ui.builder._dag import DagView
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 

@@ -32,7 +32,7 @@ import s3fs
 import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.errors import DatasetError
-from interactive_recsys.io import commit, storage
+from interactive_recsys.store import commit, storage
 from tests import s3_server
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -178,7 +178,7 @@ def test_an_overwrite_interrupted_while_copying_is_read_whole_and_rolled_forward
 
 
 def test_the_next_write_or_irs_clean_finishes_an_interrupted_publish(s3, bucket, monkeypatch):
-    from interactive_recsys.cli import main
+    from interactive_recsys.cli._main import main
 
     url, opts = f"s3://{bucket}/next", s3.options()
     irs.Dataset(dd.from_pandas(_frame(seed=1), npartitions=5)).to_parquet(
@@ -350,7 +350,7 @@ class ClientError(Exception):
      "bucket does not exist"),
 ])
 def test_a_store_error_says_what_to_check_from_its_words_not_from_the_urls(exc, expected):
-    from interactive_recsys.io.storage import storage_error
+    from interactive_recsys.store.storage import storage_error
 
     err = storage_error("s3://b/out/_temporary/20261125164039-b271f759/part.0.parquet", exc)
     assert expected in str(err) and "s3://b/out/_temporary/20261125164039" in str(err)
@@ -489,7 +489,7 @@ def test_model_save_load_and_predict_output_in_s3(s3, bucket):
 
 
 def test_irs_run_reads_and_writes_s3_urls(s3, bucket, tmp_path):
-    from interactive_recsys.cli import main
+    from interactive_recsys.cli._main import main
 
     df, opts = _frame(), s3.options()
     irs.Dataset(df).to_parquet(f"s3://{bucket}/in", storage_options=opts)
@@ -524,7 +524,7 @@ def test_criteo_workflow_s3_to_s3_on_workers_without_a_shared_disk(s3, bucket, t
     not: everything the workers need must come through the store or the task graph."""
     from distributed import Client
 
-    from interactive_recsys.cli import standard_criteo_workflow
+    from interactive_recsys.cli._main import standard_criteo_workflow
     from interactive_recsys.datasets import synthetic_criteo
 
     private = _private_tmp_prefix()
@@ -578,7 +578,7 @@ def test_criteo_workflow_s3_to_s3_on_workers_without_a_shared_disk(s3, bucket, t
 
 
 def test_studio_model_reads_and_writes_s3_urls(s3, bucket):
-    from interactive_recsys.ui.builder_model import BuilderModel
+    from interactive_recsys.ui.builder._model import BuilderModel
 
     df, opts = _frame(), s3.options()
     irs.Dataset(df).to_parquet(f"s3://{bucket}/day_0", storage_options=opts)
@@ -656,7 +656,7 @@ def test_side_tables_and_embedding_statistics_with_artifacts_in_s3(s3, bucket):
 
 
 def test_irs_clean_removes_old_staging_of_a_url(s3, bucket):
-    from interactive_recsys.cli import main
+    from interactive_recsys.cli._main import main
 
     fs, opts = _fs(s3), s3.options()
     url = f"s3://{bucket}/out"
@@ -674,7 +674,7 @@ def test_irs_clean_removes_old_staging_of_a_url(s3, bucket):
 def test_irs_predict_and_report_with_s3_urls(s3, bucket, tmp_path):
     import nbformat
 
-    from interactive_recsys.cli import main
+    from interactive_recsys.cli._main import main
     from interactive_recsys.models import EASE
 
     fs, opts = _fs(s3), s3.options()

@@ -12,7 +12,7 @@ import pytest
 import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.hashing import hash_array
-from interactive_recsys.loader import kernels
+from interactive_recsys.loader import _kernels as kernels
 
 pytestmark = pytest.mark.cuda
 torch = pytest.importorskip("torch")

@@ -26,9 +26,9 @@ from hypothesis import strategies as st
 import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.errors import DatasetError, SchemaError
-from interactive_recsys.loader import kernels
-from interactive_recsys.loader.online import WORD, online_operators
-from interactive_recsys.loader.reader import open_source
+from interactive_recsys.loader import _kernels as kernels
+from interactive_recsys.loader._online import WORD, online_operators
+from interactive_recsys.loader._reader import open_source
 
 torch = pytest.importorskip("torch")
 
@@ -393,7 +393,7 @@ def test_list_columns_and_huge_integers_are_refused_with_the_fix():
 
 # ---- the Studio's "Train from raw data" -----------------------------------------------------
 def test_the_training_code_of_both_paths_runs_and_gives_the_same_batches(tmp_path):
-    from interactive_recsys.codegen import training_code
+    from interactive_recsys.ui.builder._codegen import training_code
 
     rng = np.random.default_rng(5)
     table = pa.table({"c": pa.array([f"{i:04x}" for i in rng.integers(0, 40, 500)]),
@@ -416,7 +416,7 @@ def test_the_training_code_of_both_paths_runs_and_gives_the_same_batches(tmp_pat
 
 
 def test_the_training_code_names_a_step_the_online_path_cannot_run():
-    from interactive_recsys.codegen import training_code
+    from interactive_recsys.ui.builder._codegen import training_code
 
     code = training_code(["u", "x"] >> ops.Groupby(groupby_cols=["u"], aggs=["sum"]))
     assert "workflow=wf" not in code
@@ -424,7 +424,7 @@ def test_the_training_code_names_a_step_the_online_path_cannot_run():
 
 
 def test_the_studio_exports_the_training_code_after_a_fit():
-    from interactive_recsys.ui.builder_model import BuilderModel
+    from interactive_recsys.ui.builder._model import BuilderModel
 
     table = pa.table({"c": pa.array(["a", "b", "a"]), "y": labels(3)})
     raw = write_raw(table)
@@ -486,7 +486,7 @@ def test_counters_travel_as_int32_or_float64_and_mix_exactly(tmp_path):
     """Integer counters that fit travel as int32 (nulls as the int32 minimum); a row group
     holding that minimum itself or a value beyond int32 travels as float64; a shuffle window
     gathering both gives the offline values, and each block got the narrowest carrier."""
-    from interactive_recsys.loader.block import NULL_INT32
+    from interactive_recsys.loader._block import NULL_INT32
 
     rng = np.random.default_rng(3)
     raw = tmp_path / "raw"

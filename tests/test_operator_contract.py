@@ -1,4 +1,4 @@
-"""The operator contract (see ``interactive_recsys/ops/base.py``), checked for EVERY operator
+"""The operator contract (see ``interactive_recsys/ops/_base.py``), checked for EVERY operator
 registered in ``interactive_recsys.ops.OPERATORS``.
 
 A new operator is picked up automatically. If it cannot be built without arguments, or
@@ -20,8 +20,8 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys import ops
-from interactive_recsys.ops.base import OpContext
-from interactive_recsys.ops.params import Param
+from interactive_recsys.ops._base import OpContext
+from interactive_recsys.params import Param
 from tests.conftest import (
     assert_frames_equal,
     make_criteo_frame,

@@ -11,7 +11,7 @@ import pytest
 from IPython.core.oinspect import Inspector
 
 from interactive_recsys import ops
-from interactive_recsys.ops.params import Param
+from interactive_recsys.params import Param
 
 OPERATOR_NAMES = sorted(ops.OPERATORS)
 

@@ -23,7 +23,7 @@ from sklearn.preprocessing import MinMaxScaler, StandardScaler
 import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.hashing import hash_array
-from interactive_recsys.tables.vocabulary import read_vocabulary
+from interactive_recsys.tables._vocabulary import read_vocabulary
 from tests.conftest import (
     FLOAT64,
     INT64,

@@ -6,7 +6,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import interactive_recsys as irs
-from interactive_recsys.cli import standard_criteo_workflow
+from interactive_recsys.cli._main import standard_criteo_workflow
 from interactive_recsys.datasets import synthetic_criteo
 
 WORKER_MEMORY = 700 * 2**20

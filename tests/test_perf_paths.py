@@ -11,7 +11,7 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys import ops
-from interactive_recsys.tables import vocabulary as vocab
+from interactive_recsys.tables import _vocabulary as vocab
 
 ARROW_ORDER: dict = {}  # Arrow puts nulls at the end by default
 

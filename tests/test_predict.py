@@ -9,7 +9,7 @@ import pytest
 import interactive_recsys as irs
 from interactive_recsys.errors import ParameterError
 from interactive_recsys.models import EASE, AutoEncoder, Popularity
-from interactive_recsys.predict import topk_rows
+from interactive_recsys.models._predict import topk_rows
 from tests.conftest import partitioned
 from tests.interactions_data import make_interactions
 

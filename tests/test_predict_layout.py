@@ -16,7 +16,7 @@ import pytest
 import interactive_recsys as irs
 from interactive_recsys.errors import DatasetError
 from interactive_recsys.models import Popularity
-from interactive_recsys.predict import user_partitions
+from interactive_recsys.models._predict import user_partitions
 from tests.interactions_data import make_interactions
 
 

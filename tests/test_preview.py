@@ -14,7 +14,7 @@ import pytest
 import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.errors import ParameterError
-from interactive_recsys.ui.preview import Preview, PreviewModel
+from interactive_recsys.ui.preview._preview import Preview, PreviewModel
 from tests.conftest import assert_frames_equal, make_criteo_frame, new_workflow
 
 

@@ -9,7 +9,7 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys.errors import DatasetError
-from interactive_recsys.ui.builder import PipelineBuilder
+from interactive_recsys.ui.builder._builder import PipelineBuilder
 
 
 @pytest.fixture(scope="module")

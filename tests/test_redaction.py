@@ -15,7 +15,7 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys import ops
-from interactive_recsys.cli import main
+from interactive_recsys.cli._main import main
 from interactive_recsys.redact import MASK, redact_options, redact_text, redact_url
 
 MARK = "SECRET-MARK-9f2c"
@@ -171,8 +171,8 @@ def test_a_saved_workflow_never_stores_storage_options(tmp_path):
 
 
 def test_the_studio_feedback_and_reports_mask_secrets(tmp_path):
-    from interactive_recsys.notebook_report import notebook_html
-    from interactive_recsys.ui.feedback import Feedback
+    from interactive_recsys.report._notebook_report import notebook_html
+    from interactive_recsys.ui.builder._feedback import Feedback
 
     feedback = Feedback(["dataset"])
     feedback.say(f"Cannot open 'https://u:{MARK}@h/x'", "error", "dataset",

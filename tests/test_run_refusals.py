@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from interactive_recsys.errors import DatasetError
-from interactive_recsys.ui.builder import PipelineBuilder
-from interactive_recsys.ui.builder_model import BuilderModel
+from interactive_recsys.ui.builder._builder import PipelineBuilder
+from interactive_recsys.ui.builder._model import BuilderModel
 
 
 @pytest.fixture

@@ -187,8 +187,8 @@ def test_model_json_that_is_not_utf8_is_a_model_format_error(tmp_path):
 def test_a_long_list_in_a_state_is_checked_in_one_pass(tmp_path, monkeypatch):
     """A state's list of 200,000 names: no Python call per element on load (the walk that
     took 74-84 s for 60 MB), and a bad element is still named by its place."""
-    from interactive_recsys.io import workflow_format
-    from interactive_recsys.ops import state_check
+    from interactive_recsys.ops import _state_check as state_check
+    from interactive_recsys.workflow import _format as workflow_format
 
     frame = pd.DataFrame({"a": [1, 2, 3], "b": [1, 1, 1]})
     saved = irs.Workflow(["a", "b"] >> ops.DropLowCardinality()).fit(frame).save(
@@ -221,7 +221,7 @@ def test_a_long_list_in_a_state_is_checked_in_one_pass(tmp_path, monkeypatch):
 
 
 def test_artifact_paths_deep_in_lists_are_still_found():
-    from interactive_recsys.io.workflow_format import _paths
+    from interactive_recsys.workflow._format import _paths
 
     state = {"tables": [{"x": 1}, [{"path": "a"}], {"inner": {"path": "b"}}],
              "flat": list(range(1000))}
@@ -239,7 +239,7 @@ def test_a_vocabulary_replaced_after_load_is_named_by_update_and_transform(tmp_p
         with pytest.raises(WorkflowFormatError, match="is not a parquet file") as info:
             wf.update(DAY2)
         assert name in str(info.value)
-    from interactive_recsys.tables.cache import TABLES
+    from interactive_recsys.tables._cache import TABLES
 
     TABLES.clear()
     with pytest.raises(WorkflowFormatError, match="is not a parquet file"):

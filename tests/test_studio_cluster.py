@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pandas as pd
 
 import interactive_recsys as irs
-from interactive_recsys.ui.studio import TITLES, Studio
+from interactive_recsys.ui.studio._studio import TITLES, Studio
 from tests.conftest import make_criteo_frame
 
 CLUSTER = TITLES.index("Cluster")
@@ -105,7 +105,7 @@ def test_the_cluster_tab_is_filled_once_when_two_threads_show_it(monkeypatch) ->
     cluster: one dashboard is made, and the tab shows it."""
     import threading
 
-    import interactive_recsys.ui.dashboard as dashboard
+    import interactive_recsys.ui.dashboard._dashboard as dashboard
 
     made = []
 

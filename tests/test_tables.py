@@ -11,12 +11,12 @@ import pytest
 from dask.sizeof import sizeof
 
 from interactive_recsys.backend import merge_moments, merge_sums, sum_counts
-from interactive_recsys.io.outputs import atomic_file
-from interactive_recsys.tables import ranking
-from interactive_recsys.tables import vocabulary as vocab
-from interactive_recsys.tables.cache import TABLES
-from interactive_recsys.tables.keyed_statistics import _Loaded
-from interactive_recsys.tables.reduce import (
+from interactive_recsys.store._outputs import atomic_file
+from interactive_recsys.tables import _ranking as ranking
+from interactive_recsys.tables import _vocabulary as vocab
+from interactive_recsys.tables._cache import TABLES
+from interactive_recsys.tables._keyed_statistics import _Loaded
+from interactive_recsys.tables._reduce import (
     Graph,
     delayed_task,
     delayed_tasks,
@@ -196,7 +196,7 @@ def test_cache_budget_is_a_quarter_of_a_workers_memory_limit(monkeypatch):
     the environment variable overrides it."""
     from distributed import Client, LocalCluster
 
-    from interactive_recsys.tables.cache import cache_budget
+    from interactive_recsys.tables._cache import cache_budget
 
     monkeypatch.delenv("IRS_VOCAB_CACHE_BYTES", raising=False)
     with LocalCluster(n_workers=1, threads_per_worker=1, memory_limit="800MB",

@@ -26,7 +26,7 @@ import pandas as pd
 import pytest
 
 from interactive_recsys.datasets import synthetic_criteo
-from interactive_recsys.datasets.criteo_tsv import write_criteo_tsv
+from interactive_recsys.datasets._criteo_tsv import write_criteo_tsv
 
 HERE = Path(__file__).parent / "nvtabular_examples" / "torchrec_nvt"
 COMPAT = "interactive_recsys.compat.nvtabular"

@@ -17,7 +17,7 @@ import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.backend import get_backend
 from interactive_recsys.errors import SchemaError
-from interactive_recsys.plan import Plan
+from interactive_recsys.workflow._plan import Plan
 from tests.conftest import partitioned
 
 CPU = get_backend("cpu")

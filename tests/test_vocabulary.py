@@ -7,9 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from interactive_recsys.backend import keyed_counts as kc
-from interactive_recsys.tables import cache, ranking
-from interactive_recsys.tables import vocabulary as vocab
+from interactive_recsys.backend import _keyed_counts as kc
+from interactive_recsys.tables import _cache as cache
+from interactive_recsys.tables import _ranking as ranking
+from interactive_recsys.tables import _vocabulary as vocab
 
 
 def table(values, counts):
@@ -180,7 +181,7 @@ def test_verification_is_skipped_only_where_the_hash_is_a_bijection():
 def test_split_count_follows_rows_or_partitions():
     from interactive_recsys.backend import get_backend
     from interactive_recsys.ops import Categorify
-    from interactive_recsys.ops.base import OpContext
+    from interactive_recsys.ops._base import OpContext
 
     def ctx(**extra):
         return OpContext(get_backend("cpu"), [("c",)], extra=extra)
@@ -226,7 +227,7 @@ def _fit_graph_tasks(partitions: int, split_out: int, keys: int = 2) -> dict[str
 
     from interactive_recsys.backend import get_backend
     from interactive_recsys.ops import Categorify
-    from interactive_recsys.ops.base import OpContext
+    from interactive_recsys.ops._base import OpContext
 
     ctx = OpContext(get_backend("cpu"), [(f"c{k}",) for k in range(keys)], "categorify-1",
                     "/nonexistent", {"num_rows": 5, "npartitions": partitions})

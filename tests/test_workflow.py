@@ -10,7 +10,7 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys import ops
-from interactive_recsys.tables.vocabulary import read_vocabulary
+from interactive_recsys.tables._vocabulary import read_vocabulary
 
 
 def frame(n=50, seed=0):
@@ -227,7 +227,7 @@ def test_only_the_columns_a_phase_needs_are_read(tmp_path, monkeypatch):
         return original(path, columns, row_groups, schema, dictionary)
 
     dictionaries = []
-    monkeypatch.setattr("interactive_recsys.io.parquet_pieces.read_parquet_table", spy)
+    monkeypatch.setattr("interactive_recsys.io._parquet_pieces.read_parquet_table", spy)
     wf = irs.Workflow((["c"] >> ops.Categorify()) + ["label"])
     ds = irs.Dataset(str(tmp_path / "d.parquet"))
     wf.fit(ds)

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import interactive_recsys as irs
-from interactive_recsys.io import writer
+from interactive_recsys.io import _writer as writer
 
 
 def dataset(n=1000, parts=5):

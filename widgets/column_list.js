@@ -1,4 +1,4 @@
-// ColumnList: the pipeline builder's column rows (interactive_recsys/ui/column_list.py).
+// ColumnList: the pipeline builder's column rows (interactive_recsys/ui/builder/_column_list.py).
 // Synced traits: rows (name, dtype, role, null, distinct, title), shown and selected (names).
 // A click sends {event: "click", name, shift} to Python, which owns the selection rules
 // (shift-click ranges included) and sends the new `selected` back.

@@ -1,4 +1,4 @@
-// DagView: draws a workflow laid out by interactive_recsys/ui/dag.py as plain SVG.
+// DagView: draws a workflow laid out by interactive_recsys/ui/builder/_dag.py as plain SVG.
 // Synced traits: nodes (id, kind, label, detail, tooltip, x, y, width, height, status:
 // "reused" / "computed" after a Run, drawn as a badge), edges
 // (source, target), selected (id of the clicked node), message. No external libraries.

@@ -30,9 +30,7 @@ import importlib.util
 import os
 from typing import Any
 
-from ..errors import ParameterError
-from ..params import param_error
-from .arrow import (
+from interactive_recsys.backend._arrow import (
     ARROW_AGGREGATIONS,
     check_fill_value,
     dictionary_schema,
@@ -43,9 +41,13 @@ from .arrow import (
     slice_bounds,
     sum_counts,
 )
-from .cpu import CpuBackend, cpu_backend
-from .gpu import GpuBackend  # imports cuDF only when a GpuBackend is created
-from .interface import Backend, kernel_names
+from interactive_recsys.backend._cpu import CpuBackend, cpu_backend
+from interactive_recsys.backend._gpu import (
+    GpuBackend,  # imports cuDF only when a GpuBackend is created
+)
+from interactive_recsys.backend._interface import Backend, kernel_names
+from interactive_recsys.errors import ParameterError
+from interactive_recsys.params import param_error
 
 __all__ = ["ARROW_AGGREGATIONS", "BACKENDS", "Backend", "CpuBackend", "GpuBackend",
            "backend_of", "check_fill_value", "convert", "dictionary_schema", "get_backend",

@@ -6,6 +6,6 @@
   ``TargetEncoding(kfold)``, ``JoinGroupby`` defaults) mapped onto the core.
 """
 
-from . import nvtabular
+from interactive_recsys.compat import nvtabular
 
 __all__ = ["nvtabular"]

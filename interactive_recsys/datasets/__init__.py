@@ -13,7 +13,7 @@ Examples
 (40, ['label', 'I1', 'I2'], 'C26')
 """
 
-from .criteo import (
+from interactive_recsys.datasets._criteo import (
     CRITEO_CATEGORICAL,
     CRITEO_COLUMNS,
     CRITEO_CONTINUOUS,
@@ -24,9 +24,15 @@ from .criteo import (
     read_criteo,
     synthetic_criteo,
 )
-from .criteo_kaggle import expected_distinct as criteo_kaggle_expected_distinct
-from .movielens import MOVIELENS_100K_GENRES, read_movielens
-from .movielens_workflow import MOVIELENS_OUTPUT, movielens_workflow, synthetic_movielens
+from interactive_recsys.datasets._criteo_kaggle import (
+    expected_distinct as criteo_kaggle_expected_distinct,
+)
+from interactive_recsys.datasets._movielens import MOVIELENS_100K_GENRES, read_movielens
+from interactive_recsys.datasets._movielens_workflow import (
+    MOVIELENS_OUTPUT,
+    movielens_workflow,
+    synthetic_movielens,
+)
 
 __all__ = [
     "CRITEO_CATEGORICAL",

@@ -5,7 +5,7 @@
 ['ranking_metrics', 'split']
 """
 
-from .metrics import ranking_metrics
-from .split import split
+from interactive_recsys.eval._metrics import ranking_metrics
+from interactive_recsys.eval._split import split
 
 __all__ = ["ranking_metrics", "split"]

@@ -1,4 +1,13 @@
-"""Data in and out: datasets, csv input, the parquet writer, atomic outputs, fsspec storage
-and the object-store commit protocol, artifacts folders and the saved-workflow format.
+"""Data in and out: :class:`Dataset` (parquet, csv, dataframes in byte-sized partitions) and
+the output step :func:`write_dataset` (the generic parquet writer, with Merlin's schema and
+HugeCTR's files as leaves it calls).
 
-Importing the package imports none of its modules (they load on first use)."""
+Files, folders and the commit protocol below them live in :mod:`interactive_recsys.store`;
+the saved-workflow format in :mod:`interactive_recsys.workflow`.
+"""
+
+from interactive_recsys.io._dataset import Dataset
+from interactive_recsys.io._export import write_dataset
+from interactive_recsys.io._hugectr import HugeCTROptions
+
+__all__ = ["Dataset", "HugeCTROptions", "write_dataset"]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..lazy import lazy_exports
+from interactive_recsys.lazy import lazy_exports
 
-_EXPORTS = {"Batch": ".batch", "JaggedBatch": ".jagged", "Loader": ".loader"}
+_EXPORTS = {"Batch": "._batch", "JaggedBatch": "._jagged", "Loader": "._loader"}
 
 __all__ = sorted(_EXPORTS)
 

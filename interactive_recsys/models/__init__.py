@@ -11,10 +11,11 @@ from :func:`interactive_recsys.predict_topk`, on the cluster.
 [7, 8]
 """
 
-from .autoencoder import AutoEncoder
-from .base import MODELS, Model, ModelFormatError, load
-from .data import Interactions
-from .simple import EASE, Popularity
+from interactive_recsys.models._autoencoder import AutoEncoder
+from interactive_recsys.models._base import MODELS, Model, ModelFormatError, load
+from interactive_recsys.models._data import Interactions
+from interactive_recsys.models._predict import predict_topk
+from interactive_recsys.models._simple import EASE, Popularity
 
 __all__ = ["EASE", "MODELS", "AutoEncoder", "Interactions", "Model", "ModelFormatError",
-           "Popularity", "load"]
+           "Popularity", "load", "predict_topk"]

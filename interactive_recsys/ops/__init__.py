@@ -3,30 +3,30 @@
 Every operator in :data:`OPERATORS` follows the contract of :mod:`.base`.
 """
 
-from .base import OPERATORS, OpContext, Operator, RowFilter, StatOperator
-from .bucketize import Bucketize
-from .cardinality import DropLowCardinality
-from .categorify import Categorify
-from .clip import Clip
-from .data_stats import DataStats
-from .difference_lag import DifferenceLag
-from .fill import FillMedian, FillMissing
-from .groupby import Groupby
-from .hash_bucket import HashBucket
-from .hashed_cross import HashedCross
-from .join_external import JoinExternal
-from .join_groupby import JoinGroupby
-from .lambda_op import LambdaOp
-from .list_ops import ListSlice, ValueCount
-from .log import LogOp
-from .normalize import Normalize, NormalizeMinMax
-from .params import Param
-from .reduce_dtype import ReduceDtypeSize
-from .rename import Rename
-from .rows import Dropna, Filter
-from .schema_ops import AddProperties, AddTags
-from .select import DropColumns, SelectColumns
-from .target_encoding import TargetEncoding
+from interactive_recsys.ops._base import OPERATORS, OpContext, Operator, RowFilter, StatOperator
+from interactive_recsys.ops._bucketize import Bucketize
+from interactive_recsys.ops._cardinality import DropLowCardinality
+from interactive_recsys.ops._categorify import Categorify
+from interactive_recsys.ops._clip import Clip
+from interactive_recsys.ops._data_stats import DataStats
+from interactive_recsys.ops._difference_lag import DifferenceLag
+from interactive_recsys.ops._fill import FillMedian, FillMissing
+from interactive_recsys.ops._groupby import Groupby
+from interactive_recsys.ops._hash_bucket import HashBucket
+from interactive_recsys.ops._hashed_cross import HashedCross
+from interactive_recsys.ops._join_external import JoinExternal
+from interactive_recsys.ops._join_groupby import JoinGroupby
+from interactive_recsys.ops._lambda_op import LambdaOp
+from interactive_recsys.ops._list_ops import ListSlice, ValueCount
+from interactive_recsys.ops._log import LogOp
+from interactive_recsys.ops._normalize import Normalize, NormalizeMinMax
+from interactive_recsys.ops._reduce_dtype import ReduceDtypeSize
+from interactive_recsys.ops._rename import Rename
+from interactive_recsys.ops._rows import Dropna, Filter
+from interactive_recsys.ops._schema_ops import AddProperties, AddTags
+from interactive_recsys.ops._select import DropColumns, SelectColumns
+from interactive_recsys.ops._target_encoding import TargetEncoding
+from interactive_recsys.params import Param
 
 __all__ = ["OPERATORS", "Bucketize", "Categorify", "Clip", "Dropna", "FillMedian", "FillMissing",
            "Filter", "HashBucket", "LambdaOp", "LogOp", "Normalize", "NormalizeMinMax",

@@ -19,10 +19,10 @@ from typing import Any
 
 import dask
 
-from ..backend import gpu_available, gpu_device_count
-from ..errors import IRSError, ParameterError
-from ..params import param_error
-from .memory_release import ReleaseFreedMemory
+from interactive_recsys.backend import gpu_available, gpu_device_count
+from interactive_recsys.errors import IRSError, ParameterError
+from interactive_recsys.params import param_error
+from interactive_recsys.runtime._memory_release import ReleaseFreedMemory
 
 #: Environment of CPU worker processes, set before they start (Dask's
 #: ``distributed.nanny.pre-spawn-environ``: glibc reads its variables at process start).

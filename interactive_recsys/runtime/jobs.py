@@ -20,7 +20,6 @@ so the notebook kernel stays free to draw widgets:
 from __future__ import annotations
 
 import contextvars
-import functools
 import threading
 import time
 from collections import deque
@@ -31,8 +30,7 @@ from typing import Any
 
 import dask
 
-from ..errors import IRSError
-from ..ops.base import OPERATORS
+from interactive_recsys.errors import IRSError
 
 #: Seconds between checks for cancellation and progress while a phase runs.
 POLL_SECONDS = 0.1
@@ -177,7 +175,17 @@ def task_group(key: Any) -> str:
     return key_split(key)
 
 
-@functools.lru_cache(maxsize=1024)
+#: Task group -> its label: :data:`PHASE_LABELS`, and every operator class name
+#: (``'categorify'`` -> ``'Categorify'``), which the operators register as they are defined
+#: (:func:`name_task_group`), so that this layer imports none of them.
+_TASK_LABELS: dict[str, str] = {}
+
+
+def name_task_group(group: str, label: str) -> None:
+    """Show the tasks of ``group`` as ``label`` in progress reports (the dashboard, the CLI)."""
+    _TASK_LABELS[group] = label
+
+
 def operator_label(group: str) -> str:
     """The workflow's name for a task group: the operator's class name for an operator's
     tasks, a short description for the workflow's own phases, else the group unchanged.
@@ -185,11 +193,7 @@ def operator_label(group: str) -> str:
     >>> operator_label("categorify"), operator_label("write_part"), operator_label("x")
     ('Categorify', 'write parquet', 'x')
     """
-    if group in PHASE_LABELS:
-        return PHASE_LABELS[group]
-
-    by_lower = {name.lower(): name for name in OPERATORS}
-    return by_lower.get(group, group)
+    return PHASE_LABELS.get(group) or _TASK_LABELS.get(group, group)
 
 
 class ProgressBoard:

@@ -35,9 +35,9 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import ParameterError
-from ..params import param_error
-from .jobs import (
+from interactive_recsys.errors import ParameterError
+from interactive_recsys.params import param_error
+from interactive_recsys.runtime.jobs import (
     BOARD,
     STREAM_OVERLAP_S,
     _compute_seconds,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..lazy import lazy_exports
+from interactive_recsys.lazy import lazy_exports
 
-_EXPORTS = {"EmbeddingReport": ".embedding_report"}
+_EXPORTS = {"EmbeddingReport": "._embedding_report"}
 
 __all__ = sorted(_EXPORTS)
 

@@ -5,18 +5,18 @@ Names are imported on first use, so ``import interactive_recsys`` stays light.
 
 from __future__ import annotations
 
-from ..lazy import lazy_exports
+from interactive_recsys.lazy import lazy_exports
 
 #: public name -> module (relative to this package) that defines it
 _EXPORTS = {
     "Dashboard": ".dashboard",
     "PipelineBuilder": ".builder",
-    "BuilderModel": ".builder_model",
-    "DagView": ".dag",
+    "BuilderModel": ".builder",
+    "DagView": ".builder",
     "Preview": ".preview",
     "EmbeddingView": ".embeddings",
     "Studio": ".studio",
-    "Experiments": ".experiments",
+    "Experiments": ".studio",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 
-from interactive_recsys.ui.bokeh_widget import CLOSE_DELAY_S
+from interactive_recsys.ui._bokeh_widget import CLOSE_DELAY_S
 
 #: The kernel collects the Comm logger's records and writes them to comm-log.json.
 SETUP = '''import json, logging, threading, time

@@ -281,7 +281,7 @@ def test_report_shows_the_final_state(tmp_path, browser_context, artifacts_dir) 
     import nbformat
     from nbclient import NotebookClient
 
-    from interactive_recsys.notebook_report import notebook_report
+    from interactive_recsys.report._notebook_report import notebook_report
 
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",

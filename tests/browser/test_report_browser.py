@@ -10,7 +10,7 @@ from pathlib import Path
 import nbformat
 from lab import bokeh_source
 
-from interactive_recsys.notebook_report import notebook_report
+from interactive_recsys.report._notebook_report import notebook_report
 
 CELLS = [
     """\

@@ -36,12 +36,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...selector import ColumnSelector
-from . import dispatch, io, ops, tags, utils
-from .dataset import Dataset
-from .schema import ColumnSchema, Schema
-from .tags import Tags, TagSet
-from .workflow import Workflow
+from interactive_recsys.compat.nvtabular import dispatch, io, ops, tags, utils
+from interactive_recsys.compat.nvtabular.dataset import Dataset
+from interactive_recsys.compat.nvtabular.schema import ColumnSchema, Schema
+from interactive_recsys.compat.nvtabular.tags import Tags, TagSet
+from interactive_recsys.compat.nvtabular.workflow import Workflow
+from interactive_recsys.selector import ColumnSelector
 
 #: NVTabular's pre-0.6 name of a column selection (``ColumnGroup(["a"]) >> op``).
 ColumnGroup = ColumnSelector

@@ -34,11 +34,11 @@ from typing import Any
 
 import pandas as pd
 
-from ... import ops as _core
-from ...io.artifacts import resolve
-from ...io.outputs import atomic_file
-from ...tables.layout import FIRST_FREE_INDEX, NULL_INDEX
-from ...tables.vocabulary import read_vocabulary
+from interactive_recsys import ops as _core
+from interactive_recsys.store._artifacts import resolve
+from interactive_recsys.store._outputs import atomic_file
+from interactive_recsys.tables._layout import FIRST_FREE_INDEX, NULL_INDEX
+from interactive_recsys.tables._vocabulary import read_vocabulary
 
 #: The attribute of a compat ``Categorify`` holding its ``out_path`` (not a parameter: it
 #: only says where the copies go, and is not saved).

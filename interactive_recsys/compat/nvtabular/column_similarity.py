@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import ParameterError, SchemaError
-from ...ops import OpContext, Operator, Param
-from ...schema import ColumnSchema, Schema, Tags, is_integer_dtype
+from interactive_recsys.errors import ParameterError, SchemaError
+from interactive_recsys.ops import OpContext, Operator, Param
+from interactive_recsys.schema import ColumnSchema, Schema, Tags, is_integer_dtype
 
 METRICS = ("tfidf", "cosine", "inner")
 

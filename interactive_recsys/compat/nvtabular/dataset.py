@@ -35,15 +35,15 @@ import dask
 import dask.dataframe as dd
 import distributed
 
-from ...backend import convert, get_backend, gpu_available
-from ...datasets.criteo_tsv import hex_to_int64
-from ...errors import ParameterError
-from ...io import dataset as _dataset
-from ...io.commit import published_folder
-from .schema import Schema
-from .tags import TagSet
-from .types import dtype_name_of
-from .utils import device_mem_size
+from interactive_recsys.backend import convert, get_backend, gpu_available
+from interactive_recsys.compat.nvtabular.schema import Schema
+from interactive_recsys.compat.nvtabular.tags import TagSet
+from interactive_recsys.compat.nvtabular.types import dtype_name_of
+from interactive_recsys.compat.nvtabular.utils import device_mem_size
+from interactive_recsys.datasets._criteo_tsv import hex_to_int64
+from interactive_recsys.errors import ParameterError
+from interactive_recsys.io import _dataset
+from interactive_recsys.store.commit import published_folder
 
 #: Dask read options NVTabular passes on that do not change the rows read.
 _READ_TUNING = frozenset({"row_groups_per_part", "calculate_divisions", "aggregate_files",

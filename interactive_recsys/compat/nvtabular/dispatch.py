@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from ...backend import gpu_available
+from interactive_recsys.backend import gpu_available
 
 
 def get_lib() -> Any:

@@ -26,12 +26,12 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ... import ops as _core
-from ...graph import Node, SelectNode
-from ...operands import OperatorOperand
-from ...selector import ColumnSelector
-from .operator import OperatorAPI
-from .operator import core_ops as _ops
+from interactive_recsys import ops as _core
+from interactive_recsys.compat.nvtabular.operator import OperatorAPI
+from interactive_recsys.compat.nvtabular.operator import core_ops as _ops
+from interactive_recsys.operands import OperatorOperand
+from interactive_recsys.selector import ColumnSelector
+from interactive_recsys.workflow._graph import Node, SelectNode
 
 
 def from_input(columns: Any) -> Any:

@@ -4,6 +4,6 @@
 'partition'
 """
 
-from .dataset import Dataset, Shuffle
+from interactive_recsys.compat.nvtabular.dataset import Dataset, Shuffle
 
 __all__ = ["Dataset", "Shuffle"]

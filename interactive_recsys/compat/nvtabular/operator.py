@@ -46,15 +46,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ... import ops as _core
-from ...backend import backend_of, convert
-from ...backend.user_frames import user_frame
-from ...errors import NotFittedError, SchemaError
-from ...graph import Node, OpNode
-from ...schema import ColumnSchema
-from ...schema import Schema as CoreSchema
-from ...selector import ColumnSelector
-from .schema import Schema
+from interactive_recsys import ops as _core
+from interactive_recsys.backend import backend_of, convert
+from interactive_recsys.backend._user_frames import user_frame
+from interactive_recsys.compat.nvtabular.schema import Schema
+from interactive_recsys.errors import NotFittedError, SchemaError
+from interactive_recsys.schema import ColumnSchema
+from interactive_recsys.schema import Schema as CoreSchema
+from interactive_recsys.selector import ColumnSelector
+from interactive_recsys.workflow._graph import Node, OpNode
 
 #: NVTabular's names of fitted statistics that the core stores under other names:
 #: ``{operator class: {NVTabular attribute: function of the core state}}``.

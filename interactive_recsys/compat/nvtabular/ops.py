@@ -73,18 +73,18 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ...embedding import embedding_sizes
-from ...errors import ParameterError, SchemaError
-from ...graph import Node, SelectNode
-from ...operands import OperatorOperand
-from ...schema import Schema
-from .categories import OUT_PATH
-from .groupby import Groupby, from_input
-from .operator import OperatorAPI
-from .operator import core_ops as _ops
-from .tags import TagSet
-from .types import dtype_name_of
-from .vocabulary import vocabulary_steps
+from interactive_recsys.compat.nvtabular.categories import OUT_PATH
+from interactive_recsys.compat.nvtabular.groupby import Groupby, from_input
+from interactive_recsys.compat.nvtabular.operator import OperatorAPI
+from interactive_recsys.compat.nvtabular.operator import core_ops as _ops
+from interactive_recsys.compat.nvtabular.tags import TagSet
+from interactive_recsys.compat.nvtabular.types import dtype_name_of
+from interactive_recsys.compat.nvtabular.vocabulary import vocabulary_steps
+from interactive_recsys.embedding import embedding_sizes
+from interactive_recsys.errors import ParameterError, SchemaError
+from interactive_recsys.operands import OperatorOperand
+from interactive_recsys.schema import Schema
+from interactive_recsys.workflow._graph import Node, SelectNode
 
 #: NVTabular keyword arguments about memory, caching and files: no effect on results.
 TUNING = frozenset({"out_path", "on_host", "cat_cache", "tree_width", "split_every",
@@ -661,7 +661,9 @@ def get_embedding_sizes(source: Any, output_dtypes: Any = None) -> Any:
 def __getattr__(name: str) -> Any:
     """Every other operator: this project's own."""
     if name == "ColumnSimilarity":  # scipy is imported only by who asks for it
-        from .column_similarity import ColumnSimilarity  # lazy: scipy, on first use
+        from interactive_recsys.compat.nvtabular.column_similarity import (  # lazy: scipy
+            ColumnSimilarity,
+        )
 
         return ColumnSimilarity
     try:

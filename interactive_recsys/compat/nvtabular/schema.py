@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from typing import Any
 
-from ... import schema as _schema
-from ...embedding import embedding_dim
-from ...errors import ParameterError, SchemaError
-from .tags import TagSet
-from .types import dtype_name_of
+from interactive_recsys import schema as _schema
+from interactive_recsys.compat.nvtabular.tags import TagSet
+from interactive_recsys.compat.nvtabular.types import dtype_name_of
+from interactive_recsys.embedding import embedding_dim
+from interactive_recsys.errors import ParameterError, SchemaError
 
 
 class Schema(_schema.Schema):

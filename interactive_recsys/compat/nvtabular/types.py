@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import ParameterError
+from interactive_recsys.errors import ParameterError
 
 
 def dtype_name_of(dtype: Any) -> str:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import psutil
 
-from ...backend import gpu_available
-from ...errors import ParameterError
+from interactive_recsys.backend import gpu_available
+from interactive_recsys.errors import ParameterError
 
 
 def device_mem_size(kind: str = "total", cpu: bool = False) -> int:

@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ... import ops as _ops
-from ...errors import ParameterError
+from interactive_recsys import ops as _ops
+from interactive_recsys.errors import ParameterError
 
 NULL_ID, OOV_ID, FIRST_ID = 1, 2, 3
 

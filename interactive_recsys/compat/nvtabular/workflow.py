@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ... import schema as _schema
-from ... import workflow as _workflow
-from ...graph import ConcatNode, Node
-from ...io.dataset import Dataset as _CoreDataset
-from ...io.dataset import as_dataset
-from .categories import write_categories
-from .dataset import Dataset
-from .operator import bind_fitted
-from .schema import ColumnSchema, Schema
+from interactive_recsys import schema as _schema
+from interactive_recsys.compat.nvtabular.categories import write_categories
+from interactive_recsys.compat.nvtabular.dataset import Dataset
+from interactive_recsys.compat.nvtabular.operator import bind_fitted
+from interactive_recsys.compat.nvtabular.schema import ColumnSchema, Schema
+from interactive_recsys.io._dataset import Dataset as _CoreDataset
+from interactive_recsys.io._dataset import as_dataset
+from interactive_recsys.workflow import _workflow
+from interactive_recsys.workflow._graph import ConcatNode, Node
 
 
 class Workflow(_workflow.Workflow):

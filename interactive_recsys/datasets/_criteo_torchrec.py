@@ -1,0 +1,505 @@
+"""Raw Criteo day files to the files TorchRec's DLRM reads, out of core.
+
+:func:`criteo_to_torchrec` writes, for each input file ``STEM`` (``day_0`` ... ``day_23``, or
+Kaggle's ``train``), what TorchRec's ``npy_preproc_criteo.py`` and
+``contiguous_preproc_criteo.py`` write:
+
+* ``STEM_dense.npy``: float32 (n, 13), ``log(x - m + 2)`` with ``m`` the minimum of the
+  file's 13 count columns, missing counts 0 (int32 arithmetic, as TorchRec's);
+* ``STEM_sparse.npy``: int64 (n, 26), the hex ids as integers, missing ids 0;
+* ``STEM_labels.npy``: int32 (n, 1);
+* ``STEM_sparse_contig_freq.npy``: int64 (n, 26), one id space per column across all
+  files: ids seen fewer than ``frequency_threshold`` times (over all files) are 1, the others
+  are numbered from 2 by descending frequency (ties by ascending id).
+
+The phases, each a set of tasks on the cluster (or on threads in this process): **parse**
+(one task per file, streamed in blocks: labels and sparse go to their files, the raw counts
+to a staging file, and the ids are counted per column, in hash buckets, spilled to staging
+past :data:`COUNT_BUDGET`), **dense** (the log transform, in chunks, once each file's
+minimum is known), **fit** (per column: the counts summed over all files a bucket at a
+time, thresholded and numbered into a lookup file) and **map** (the contiguous ids, chunk
+by chunk, from the sparse ``.npy`` files). Memory is bounded by the block and chunk sizes
+and the count budget, not by the number or size of the files (the fit holds one column's
+kept ids). The output folder is published whole, with a ``_SUCCESS`` manifest, or not at
+all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from interactive_recsys.datasets._criteo import CRITEO_CATEGORICAL, read_criteo
+from interactive_recsys.datasets._criteo_tsv import read_criteo_blocks
+from interactive_recsys.errors import DatasetError, ParameterError
+from interactive_recsys.io._npy import (
+    NpyAppender,
+    create_npy,
+    npy_shape,
+    read_npy_rows,
+    write_npy_rows,
+)
+from interactive_recsys.store.commit import published_folder
+
+__all__ = ["criteo_input_files", "criteo_to_torchrec", "parse_days"]
+
+_DAY = re.compile(r"^day_(\d+)(\.(gz|bz2|zst|lz4))?$")
+TARGETS = ("torchrec", "parquet")
+#: Distinct (id, column) pairs a parse task counts in memory before it writes them to staging.
+COUNT_BUDGET = 1 << 24
+#: Bytes of input text per hash bucket of the frequency counts (compressed files count 4x).
+BUCKET_BYTES = 8 << 30
+SUMMARY = "_summary.json"
+
+
+def parse_days(text: str | Sequence[int] | None) -> list[int] | None:
+    """``"0-23"``, ``"0,3,5-7"`` or a list of day numbers as a sorted list (``None``: all).
+
+    >>> parse_days("0-2,5")
+    [0, 1, 2, 5]
+    """
+    if text is None or not isinstance(text, str):
+        return None if text is None else sorted({int(d) for d in text})
+    days: set[int] = set()
+    for part in text.split(","):
+        m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
+        if not m or (m.group(2) is not None and int(m.group(2)) < int(m.group(1))):
+            raise ParameterError(f"days must look like '0-23' or '0,3,5-7'; got {text!r}.")
+        first = int(m.group(1))
+        days.update(range(first, int(m.group(2) or first) + 1))
+    return sorted(days)
+
+
+def criteo_input_files(path: str | os.PathLike, days: Sequence[int] | None = None
+                       ) -> list[tuple[str, str]]:
+    """``(file, stem)`` pairs of the Criteo input: a folder of ``day_N`` files (plain or
+    compressed; ``days`` picks some), a folder holding Kaggle's ``train.txt`` (and
+    ``test.txt``, whose lines have no label), or one file."""
+    path = os.fspath(path)
+    if os.path.isfile(path):
+        name = os.path.basename(path)
+        stem = _DAY.match(name).group(0).split(".")[0] if _DAY.match(name) else name.split(".")[0]
+        return [(path, stem)]
+    if not os.path.isdir(path):
+        raise DatasetError(f"Criteo input {path!r} does not exist: give the folder of the day_0 "
+                           "... day_23 files (or of Kaggle's train.txt), or one file.")
+    found: dict[int, str] = {}
+    for name in sorted(os.listdir(path)):
+        m = _DAY.match(name)
+        if m:
+            found.setdefault(int(m.group(1)), os.path.join(path, name))
+    if found:
+        wanted = sorted(found) if days is None else list(days)
+        missing = [d for d in wanted if d not in found]
+        if missing:
+            raise DatasetError(f"Criteo input {path!r} has no day_{missing[0]} file (days "
+                               f"found: {sorted(found)}); pick the days with --days.")
+        return [(found[d], f"day_{d}") for d in wanted]
+    kaggle = [(os.path.join(path, f"{stem}{ext}"), stem) for stem in ("train", "test")
+              for ext in (".txt", ".txt.gz") if os.path.isfile(os.path.join(path, f"{stem}{ext}"))]
+    if kaggle and kaggle[0][1] == "train":
+        return list(dict((stem, (f, stem)) for f, stem in kaggle).values())
+    raise DatasetError(f"Criteo input {path!r} holds no day_N file and no train.txt; "
+                       f"found {sorted(os.listdir(path))[:5]}.")
+
+
+# ---- tasks ----------------------------------------------------------------------------------
+
+def _parse_file(path: str, stem: str, out_dir: str, staging: str, block_size: int,
+                bits: int = 0) -> dict[str, Any]:
+    """Labels and sparse ids to their final files, the raw counts and the id counts (in
+    ``2**bits`` hash buckets per column) to staging."""
+    files = [os.path.join(out_dir, f"{stem}_labels.npy"),
+             os.path.join(out_dir, f"{stem}_sparse.npy"),
+             os.path.join(staging, f"{stem}_dense_raw.npy")]
+    writers = [NpyAppender(files[0], np.int32, 1), NpyAppender(files[1], np.int64, 26),
+               NpyAppender(files[2], np.int32, 13)]
+    counter = _IdCounter(os.path.join(staging, f"{stem}_ids"), len(CRITEO_CATEGORICAL), bits,
+                         COUNT_BUDGET)
+    dense_min = None
+    try:
+        for block in read_criteo_blocks(path, block_size=block_size, has_label=stem != "test"):
+            writers[0].append(block.labels.reshape(-1, 1))
+            writers[1].append(block.sparse)
+            writers[2].append(block.dense)
+            counter.add(block.sparse)
+            if len(block.labels):
+                low = int(block.dense.min())
+                dense_min = low if dense_min is None else min(dense_min, low)
+        for w in writers:
+            w.close()
+        counter.flush()
+    except BaseException:
+        for w in writers:
+            w.abort()
+        raise
+    if dense_min is None:
+        raise DatasetError(f"Criteo input {path!r} has no rows; TorchRec's scripts cannot "
+                           "take it either (the minimum of no counts). Remove it or pick "
+                           "other days.")
+    return {"stem": stem, "rows": writers[0].rows, "dense_min": dense_min,
+            "count_files": counter.files}
+
+
+def _dense_file(raw_path: str, out_path: str, dense_min: int, chunk_rows: int) -> int:
+    """``log(x - m + 2)`` in float32, computed as TorchRec does (int32, then ``np.log``)."""
+    shape = npy_shape(raw_path)
+    create_npy(out_path, np.float32, shape)
+    shift = np.int32(dense_min) - np.int32(2)
+    with np.errstate(over="ignore"):
+        for start in range(0, shape[0], chunk_rows):
+            x = read_npy_rows(raw_path, start, start + chunk_rows)
+            x -= shift
+            write_npy_rows(out_path, start, np.log(x, dtype=np.float32))
+    return int(shape[0])
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _bucket_of(keys: np.ndarray, bits: int) -> np.ndarray:
+    """The bucket (``0 .. 2**bits - 1``) of each id: the top bits of a multiplicative hash."""
+    if not bits:
+        return np.zeros(len(keys), np.intp)
+    with np.errstate(over="ignore"):
+        return ((keys.view(np.uint64) * _GOLDEN) >> np.uint64(64 - bits)).astype(np.intp)
+
+
+def _sum_counts(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The counts of equal ids summed (a hash aggregation; the order is not defined).
+
+    >>> [a.tolist() for a in _sum_counts(np.array([7, 3, 7]), np.array([1, 2, 5]))]
+    [[7, 3], [6, 2]]
+    """
+    import pandas as pd
+
+    codes, uniques = pd.factorize(keys)
+    if len(uniques) == len(keys):
+        return np.asarray(uniques, np.int64), counts
+    # float64 sums: exact below 2**53 per id, far above the rows of any Criteo input
+    summed = np.bincount(codes, weights=counts, minlength=len(uniques))
+    return np.asarray(uniques, np.int64), summed.astype(np.int64)
+
+
+class _IdCounter:
+    """Counts of the ids of each of ``columns`` columns, block by block (hash counting), kept
+    in memory up to ``budget`` (id, column) pairs. Past it, the blocks' counts are summed;
+    if that leaves more than half the budget, they are written to staging as one counts
+    file: row 0 the ids, row 1 their counts, grouped by column then bucket (the ``offsets``
+    file gives where each group starts). Memory stays bounded however long the input is."""
+
+    def __init__(self, prefix: str, columns: int, bits: int, budget: int) -> None:
+        self.prefix, self.columns, self.bits, self.budget = prefix, columns, bits, budget
+        self.pending: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in range(columns)]
+        self.size, self.files = 0, []
+
+    def add(self, sparse: np.ndarray) -> None:
+        import pandas as pd
+
+        for j in range(self.columns):
+            counts = pd.Series(sparse[:, j], copy=False).value_counts(sort=False)
+            self.pending[j].append((counts.index.to_numpy(np.int64), counts.to_numpy(np.int64)))
+            self.size += len(counts)
+        if self.size > self.budget:
+            self._sum()
+            if self.size > self.budget // 2:
+                self.flush()
+
+    def _sum(self) -> None:
+        for j, parts in enumerate(self.pending):
+            if len(parts) > 1:
+                self.pending[j] = [_sum_counts(np.concatenate([k for k, _ in parts]),
+                                               np.concatenate([c for _, c in parts]))]
+        self.size = sum(len(k) for parts in self.pending for k, _ in parts)
+
+    def flush(self) -> None:
+        """Write the counts held to a new counts file."""
+        self._sum()
+        if not self.size:
+            return
+        groups, sizes = [], []
+        for j, parts in enumerate(self.pending):
+            keys, counts = parts[0] if parts else (np.zeros(0, np.int64),) * 2
+            order = np.argsort(_bucket_of(keys, self.bits), kind="stable")
+            groups.append(np.stack([keys[order], counts[order]]))
+            sizes.append(np.bincount(_bucket_of(keys[order], self.bits),
+                                     minlength=1 << self.bits))
+            self.pending[j] = []
+        path = f"{self.prefix}_{len(self.files)}"
+        np.save(path + "_counts.npy", np.concatenate(groups, axis=1))
+        np.save(path + "_offsets.npy", np.concatenate([[0], np.cumsum(np.concatenate(sizes))]))
+        self.files.append(path)
+        self.size = 0
+
+
+def _lookup_file(count_files: list[str], column: int, bits: int, threshold: int, path: str
+                 ) -> int:
+    """One column's contiguous ids as a lookup file: row 0 the ids counted at least
+    ``threshold`` times over all files, sorted, row 1 their contiguous ids (from 2, by
+    descending count, ties by ascending id: the order of Categorify's vocabulary). The
+    column's counts are summed one hash bucket at a time."""
+    kept_keys, kept_counts = [], []
+    for b in range(1 << bits):
+        group = column * (1 << bits) + b
+        parts = []
+        for prefix in count_files:
+            offsets = np.load(prefix + "_offsets.npy", mmap_mode="r")
+            counts = np.load(prefix + "_counts.npy", mmap_mode="r")
+            parts.append(np.asarray(counts[:, offsets[group]:offsets[group + 1]]))
+        both = np.concatenate(parts, axis=1) if parts else np.zeros((2, 0), np.int64)
+        keys, counts = _sum_counts(both[0], both[1]) if len(parts) > 1 else both
+        keep = counts >= threshold
+        kept_keys.append(keys[keep])
+        kept_counts.append(counts[keep])
+    keys, counts = np.concatenate(kept_keys), np.concatenate(kept_counts)
+    ids = np.empty(len(keys), np.int64)
+    ids[np.lexsort((keys, -counts))] = np.arange(2, len(keys) + 2)
+    order = np.argsort(keys)
+    np.save(path, np.stack([keys[order], ids[order]]))
+    return len(keys)
+
+
+def _map_chunk(sparse_path: str, start: int, stop: int, out_path: str,
+               lookups: list[str]) -> int:
+    """Rows ``start:stop`` of a sparse file to contiguous ids (1: not in the vocabulary,
+    i.e. below the frequency threshold); the number of rows."""
+    block = read_npy_rows(sparse_path, start, stop)
+    for j, lookup in enumerate(lookups):
+        table = np.load(lookup, mmap_mode="r")
+        values, ids = table[0], table[1]
+        col = block[:, j]
+        if not len(values):
+            block[:, j] = 1
+            continue
+        if 4 * len(values) < len(col):  # a small vocabulary: a hash table, built per chunk
+            import pandas as pd
+
+            pos = pd.Index(np.asarray(values)).get_indexer(col)
+            block[:, j] = np.where(pos >= 0, ids[pos], 1)
+        else:  # a wide one: binary search in the sorted file (no copy in memory)
+            pos = np.minimum(np.searchsorted(values, col), len(values) - 1)
+            block[:, j] = np.where(values[pos] == col, ids[pos], 1)
+    write_npy_rows(out_path, start, block)
+    return len(block)
+
+
+# ---- running tasks with a progress bar -------------------------------------------------------
+
+def _run_tasks(fn: Callable[..., Any], calls: list[tuple], client: Any, desc: str,
+               progress: bool) -> list[Any]:
+    from tqdm import tqdm
+
+    bar = tqdm(total=len(calls), desc=desc, unit="task", file=sys.stderr, disable=not progress)
+    try:
+        if client is None:  # threads: pyarrow and numpy release the GIL in the heavy parts
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max(1, min(len(calls), os.cpu_count() or 1))) as pool:
+                futures = [pool.submit(fn, *call) for call in calls]
+                for future in futures:
+                    future.add_done_callback(lambda _: bar.update())
+                return [future.result() for future in futures]
+        from distributed import as_completed
+
+        futures = [client.submit(fn, *call, pure=False) for call in calls]
+        for _ in as_completed(futures):
+            bar.update()
+        return client.gather(futures)
+    finally:
+        bar.close()
+
+
+def _active_client(client: Any) -> Any:
+    if client is not None or "distributed" not in sys.modules:  # no client without it
+        return client
+    try:
+        from distributed import default_client
+
+        return default_client()
+    except (ImportError, ValueError):
+        return None
+
+
+# ---- the pipeline ----------------------------------------------------------------------------
+
+def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
+                       to: str = "torchrec", frequency_threshold: int = 0,
+                       days: str | Sequence[int] | None = None, client: Any = None,
+                       overwrite: bool = False, progress: bool = True,
+                       block_size: int = 8 << 20, chunk_rows: int = 1 << 20
+                       ) -> dict[str, Any]:
+    """Raw Criteo TSV (the 1TB ``day_N`` files or Kaggle's ``train.txt``) to TorchRec's files
+    (``to="torchrec"``, see the module doc) or to the standard workflow's parquet
+    (``to="parquet"``, for :class:`~interactive_recsys.Loader`).
+
+    Parameters
+    ----------
+    input : folder of ``day_0`` ... ``day_23`` (plain or ``.gz``), folder of ``train.txt``,
+        or one file.
+    output : folder to write (published whole, with a ``_SUCCESS`` manifest).
+    to : ``"torchrec"`` or ``"parquet"``.
+    frequency_threshold : ids seen fewer times than this over all files become 1 (0 or 1:
+        none), as TorchRec's ``--frequency_threshold``.
+    days : which day files, e.g. ``"0-22"`` or ``[0, 1]`` (default: all found).
+    client : a ``distributed.Client`` to run on (default: the active one, else this process).
+    overwrite : replace an existing ``output``.
+    progress : a progress bar per phase on stderr.
+    block_size, chunk_rows : bytes of text parsed at once, and rows per chunk of the later
+        phases: they, not the data size, bound the memory of each task.
+
+    Returns
+    -------
+    dict
+        The summary (also written as ``output/_summary.json``): ``rows``, ``files`` (rows per
+        file), ``num_embeddings`` (per column: the largest contiguous id + 1), ``seconds``
+        (per phase) and ``frequency_threshold``.
+
+    Examples
+    --------
+    >>> import os, tempfile, numpy as np
+    >>> tmp = tempfile.mkdtemp()
+    >>> os.makedirs(f"{tmp}/in")
+    >>> rows = [["1", "3"] + ["1"] * 12 + ["a"] * 26, ["0", "-1"] + [""] * 12 + ["b"] * 26]
+    >>> _ = open(f"{tmp}/in/day_0", "w").write("".join("\\t".join(r) + "\\n" for r in rows))
+    >>> summary = criteo_to_torchrec(f"{tmp}/in", f"{tmp}/out", progress=False)
+    >>> sorted(f[6:] for f in os.listdir(f"{tmp}/out") if f.endswith(".npy"))
+    ['dense.npy', 'labels.npy', 'sparse.npy', 'sparse_contig_freq.npy']
+    >>> np.load(f"{tmp}/out/day_0_sparse.npy")[:, 0].tolist()
+    [10, 11]
+    >>> [round(float(v), 3) for v in np.load(f"{tmp}/out/day_0_dense.npy")[1, :2]]  # m = -1
+    [0.693, 1.099]
+    """
+    if to not in TARGETS:
+        raise ParameterError(f"to must be one of {list(TARGETS)}; got {to!r}.")
+    if not isinstance(frequency_threshold, int | np.integer) or frequency_threshold < 0:
+        raise ParameterError(f"frequency_threshold must be an integer >= 0; got "
+                             f"{frequency_threshold!r}.")
+
+    files = criteo_input_files(input, parse_days(days))
+    client = _active_client(client)
+    protect = {"the input": [f for f, _ in files]}
+    with published_folder(output, overwrite=overwrite, protect=protect) as tmp:
+        if to == "parquet":
+            summary = _to_parquet(files, tmp, frequency_threshold, progress)
+        else:
+            summary = _to_torchrec(files, tmp, frequency_threshold, client, progress,
+                                   block_size, chunk_rows)
+        summary.update(output=os.path.abspath(os.fspath(output)), to=to,
+                       frequency_threshold=int(frequency_threshold),
+                       cluster=_describe(client))
+        with open(os.path.join(tmp, SUMMARY), "w") as f:
+            json.dump(summary, f, indent=2)
+    return summary
+
+
+def _describe(client: Any) -> str:
+    if client is None:
+        return "in-process (no cluster)"
+    return f"{len(client.scheduler_info(n_workers=-1)['workers'])} workers"
+
+
+def _to_torchrec(files: list[tuple[str, str]], out: str, threshold: int, client: Any,
+                 progress: bool, block_size: int, chunk_rows: int) -> dict[str, Any]:
+    seconds: dict[str, float] = {}
+    staging = os.path.join(out, "_staging")
+    os.makedirs(staging)
+
+    t = time.perf_counter()
+    bits = _bucket_bits(files)
+    parsed = _run_tasks(_parse_file, [(f, stem, out, staging, block_size, bits)
+                                      for f, stem in files], client, "parse", progress)
+    seconds["parse"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    _run_tasks(_dense_file, [(os.path.join(staging, f"{p['stem']}_dense_raw.npy"),
+                              os.path.join(out, f"{p['stem']}_dense.npy"), p["dense_min"],
+                              chunk_rows) for p in parsed], client, "dense", progress)
+    for p in parsed:
+        os.remove(os.path.join(staging, f"{p['stem']}_dense_raw.npy"))
+    seconds["dense"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    chunks = [(os.path.join(out, f"{p['stem']}_sparse.npy"), start,
+               min(start + chunk_rows, p["rows"]), p["stem"])
+              for p in parsed for start in range(0, p["rows"], chunk_rows)]
+    count_files = [c for p in parsed for c in p["count_files"]]
+    lookups = [os.path.join(staging, f"lookup_{name}.npy") for name in CRITEO_CATEGORICAL]
+    kept = _run_tasks(_lookup_file, [(count_files, j, bits, threshold, lookup)
+                                     for j, lookup in enumerate(lookups)], client, "fit",
+                      progress)
+    seconds["fit"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    _map_contiguous(chunks, lookups, out, client, progress)
+    shutil.rmtree(staging)
+    seconds["map"] = time.perf_counter() - t
+    return {"rows": sum(p["rows"] for p in parsed),
+            "files": {p["stem"]: p["rows"] for p in parsed},
+            # every kept id occurs (it was counted in these files): the largest id is the
+            # number kept + 1, or 1 where none is kept
+            "num_embeddings": {f"cat_{j}": int(k) + 2 for j, k in enumerate(kept)},
+            "seconds": {k: round(v, 3) for k, v in seconds.items()}}
+
+
+def _bucket_bits(files: list[tuple[str, str]]) -> int:
+    """Hash buckets (``2**bits``) per column for the frequency counts: about one per
+    :data:`BUCKET_BYTES` of input text (compressed files counted 4x), so that one bucket of one
+    column's counts over all files fits a task's memory."""
+    size = sum(os.path.getsize(f) * (4 if f.endswith((".gz", ".bz2", ".zst", ".lz4")) else 1)
+               for f, _ in files)
+    return (size // BUCKET_BYTES).bit_length()
+
+
+def _map_contiguous(chunks: list[tuple[str, int, int, str]], lookups: list[str], out: str,
+                    client: Any, progress: bool) -> None:
+    """Write ``STEM_sparse_contig_freq.npy`` chunk by chunk."""
+    paths = {}
+    for stem in dict.fromkeys(c[3] for c in chunks):
+        rows = max(c[2] for c in chunks if c[3] == stem)
+        paths[stem] = os.path.join(out, f"{stem}_sparse_contig_freq.npy")
+        create_npy(paths[stem], np.int64, (rows, len(CRITEO_CATEGORICAL)))
+    _run_tasks(_map_chunk, [(c[0], c[1], c[2], paths[c[3]], lookups) for c in chunks],
+               client, "map", progress)
+
+
+def _to_parquet(files: list[tuple[str, str]], out: str, threshold: int, progress: bool
+                ) -> dict[str, Any]:
+    """The standard Criteo workflow fit on the raw files, its parquet and the workflow."""
+    from tqdm import tqdm
+
+    from interactive_recsys.datasets._criteo_workflow import (  # lazy: Dask, as above
+        standard_criteo_workflow,
+    )
+    from interactive_recsys.embedding import (  # lazy: Dask, only for the parquet target
+        embedding_sizes,
+    )
+
+
+    seconds: dict[str, float] = {}
+    ds = read_criteo([f for f, _ in files])
+    wf = standard_criteo_workflow(threshold)
+    with tqdm(total=2, desc="parquet", unit="phase", file=sys.stderr,
+              disable=not progress) as bar:
+        t = time.perf_counter()
+        wf.fit(ds)
+        seconds["fit"] = time.perf_counter() - t
+        bar.update()
+        t = time.perf_counter()
+        written = wf.transform(ds).to_parquet(os.path.join(out, "data"))
+        seconds["transform_write"] = time.perf_counter() - t
+        bar.update()
+    wf.save(os.path.join(out, "workflow"))
+
+    return {"rows": int(written["num_rows"]),
+            "files": {stem: None for _, stem in files},
+            "num_embeddings": {k: int(v[0]) for k, v in embedding_sizes(wf).items()},
+            "seconds": {k: round(v, 3) for k, v in seconds.items()}}
+

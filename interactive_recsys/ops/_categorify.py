@@ -1,0 +1,463 @@
+"""Categorify: map categorical values to contiguous embedding-table rows.
+
+Index layout (the same for every column and backend)::
+
+    0                 padding (never emitted; free for padded lists)
+    1                 null
+    2 .. 2+B-1        out-of-vocabulary: B = num_buckets hashed buckets, or one index (2)
+    2+B ..            the vocabulary, by descending frequency, ties by ascending value
+
+``cardinality = 2 + B + vocabulary size`` (B is 1 when ``num_buckets`` is not set).
+The layout's constants are :mod:`..tables.layout`'s. Vocabularies are parquet files
+(``value, count, index``) under the workflow's artifacts, readable by people; see
+:mod:`..tables.vocabulary` for how they are built.
+
+Examples
+--------
+>>> import pandas as pd, interactive_recsys as irs
+>>> df = pd.DataFrame({"c": ["b", "a", "b", None, "z"]})
+>>> wf = irs.Workflow(["c"] >> Categorify())
+>>> wf.fit_transform(df)["c"].tolist()   # b: 2 times -> 3; then a, z by value -> 4, 5
+[3, 4, 3, 1, 5]
+>>> wf.transform(pd.DataFrame({"c": ["new"]}))["c"].tolist()  # unseen -> OOV index 2
+[2]
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from interactive_recsys.backend import _keyed_counts as kc
+from interactive_recsys.errors import ParameterError, SchemaError
+from interactive_recsys.ops._base import (
+    OpContext,
+    StateFolders,
+    StatOperator,
+    group_names,
+    merged_directory,
+)
+from interactive_recsys.ops._hash_bucket import check_index_dtype, encode_column, require_hashable
+from interactive_recsys.ops._state_check import TABLE, check_shape
+from interactive_recsys.params import Param
+from interactive_recsys.schema import ColumnSchema, Schema, Tags, element_dtype
+from interactive_recsys.store._artifacts import key_directory, resolve
+from interactive_recsys.tables import _ranking as ranking
+from interactive_recsys.tables import _vocabulary as vocab
+from interactive_recsys.tables import _vocabulary_update as update
+from interactive_recsys.tables._layout import FIRST_FREE_INDEX, MAX_BUCKETS, NULL_INDEX
+from interactive_recsys.tables._reduce import (
+    MAX_SPLITS,
+    Graph,
+    first_level_by_keys,
+    listed,
+    num_splits,
+    pick,
+    tree,
+)
+from interactive_recsys.tables._vocabulary_check import (
+    check_pending,
+    check_vocabulary,
+    check_vocabulary_files,
+)
+
+#: Schema properties of a vocabulary extended by ``Workflow.update``.
+UPDATE_PROPERTIES = ("vocabulary_version", "new_rows")
+
+
+class Categorify(StatOperator):
+    """Encode categorical columns as contiguous integer ids (see the module docstring)."""
+
+    summary = "Map categories to contiguous ids by frequency"
+    online = True
+    category = "categorical"
+    dictionary_input = True
+    freq_threshold = Param(0, kind="int", low=0,
+                           doc="Values seen fewer times than this become out-of-vocabulary.")
+    max_size = Param(None, kind="int", low=1, nullable=True,
+                     doc="Keep at most this many (most frequent) values per vocabulary.")
+    num_buckets = Param(None, kind="int", low=1, high=MAX_BUCKETS, nullable=True,
+                        doc="Hash out-of-vocabulary values into this many buckets.")
+    encode_type = Param("joint", choices=("joint", "combo"),
+                        doc="Column groups: one shared vocabulary (joint) or one for the "
+                            "combination (combo).")
+    dtype = Param("int64", choices=("int32", "int64"), doc="Output index dtype.")
+    split_out = Param(None, kind="int", low=1, high=MAX_SPLITS, nullable=True,
+                      doc="Hash splits of the vocabulary build (None: about 8M rows each).")
+    state_shape = {"vocabs": ("map", {**TABLE, "cardinality": "int"})}
+
+    def check_state(self, state: dict[str, Any]) -> None:
+        """Also check that each vocabulary's numbers agree: ``cardinality`` is the reserved
+        rows plus the vocabulary (a smaller one would size embedding tables below the ids
+        emitted), and its counts are whole numbers >= 0 that add up."""
+        super().check_state(state)
+        for key, info in state["vocabs"].items():
+            here = f"vocabs[{key!r}]"
+            for name in ("null_count", "value_count", "oov_count"):
+                if name in info:
+                    check_shape(info[name], "int", f"{here}.{name}")
+            expected = self.first_vocab_index + info["size"]
+            if info["cardinality"] != expected:
+                raise ValueError(
+                    f"{here}.cardinality is {info['cardinality']}, but {self.first_vocab_index} "
+                    f"reserved rows (padding, null, {self.oov_buckets} out-of-vocabulary) and "
+                    f"{info['size']} values need {expected}; refit and save the workflow again")
+            if {"null_count", "value_count", "oov_count"} <= set(info) and (
+                    info["null_count"] + info["oov_count"] > info["value_count"]):
+                raise ValueError(f"{here}: null_count + oov_count exceed value_count")
+
+    def check_saved_files(self, state: dict[str, Any], folder: str,
+                          storage_options: Any = None) -> None:
+        """Each vocabulary's split files: parquet, its columns, ``size`` rows in all."""
+        for info in state["vocabs"].values():
+            check_vocabulary_files(resolve(folder, info["path"], "vocabulary path"), info,
+                                   storage_options)
+
+    @property
+    def oov_buckets(self) -> int:
+        return self.num_buckets or 1
+
+    @property
+    def first_vocab_index(self) -> int:
+        return FIRST_FREE_INDEX + self.oov_buckets
+
+    # ---- keys: one vocabulary per plain column, joint group or combo group ------------------
+    def vocab_keys(self, groups: list[tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+        keys = group_names(self, groups)
+        seen: dict[str, tuple[str, ...]] = {}
+        for group in keys.values():
+            if len(group) > 1 and self.encode_type == "combo":
+                continue
+            for n in group:  # joint encoding: one output per column
+                if n in seen and seen[n] != group:
+                    raise SchemaError(f"Categorify encodes column {n!r} in group {list(seen[n])}"
+                                      f" and in {list(group)}; its one output cannot hold both. "
+                                      "Select each column in one group only.")
+                seen[n] = group
+        return keys
+
+    def output_names(self, groups: list[tuple[str, ...]]) -> dict[str, str]:
+        """Output column -> vocabulary key."""
+        out = {}
+        for key, group in self.vocab_keys(groups).items():
+            if len(group) > 1 and self.encode_type == "combo":
+                out[key] = key
+            else:
+                out.update(dict.fromkeys(group, key))
+        return out
+
+    def output_schema(self, input_schema: Schema, groups: Sequence[tuple[str, ...]],
+                      state: dict[str, Any] | None = None) -> Schema:
+        groups = list(groups)
+        for group in groups:
+            for n in group:
+                require_hashable(self, input_schema[n])
+            dtypes = {element_dtype(input_schema[n].dtype) for n in group}
+            if len(group) > 1 and self.encode_type == "joint" and len(dtypes) > 1:
+                raise SchemaError(f"Categorify(encode_type='joint') needs one dtype within the "
+                                  f"group {list(group)}; got {sorted(dtypes)}. Cast the columns "
+                                  "first or use encode_type='combo'.")
+        cols = []
+        for name, key in self.output_names(groups).items():
+            base = input_schema[name] if name in input_schema else ColumnSchema(name, "string")
+            props = dict(base.properties)
+            props["domain"] = key
+            for name_ in ("cardinality", *UPDATE_PROPERTIES):
+                props.pop(name_, None)
+            if state is not None:
+                info = state["vocabs"][key]
+                props["cardinality"] = info["cardinality"]
+                if "version" in info:  # extended by Workflow.update
+                    props["vocabulary_version"] = info["version"]
+                    props["new_rows"] = list(info["new_rows"])
+            dtype = f"list<{self.dtype}>" if base.is_list else self.dtype
+            cols.append(base.with_(name=name, dtype=dtype, properties=props).with_tags(
+                add=[Tags.CATEGORICAL], remove=[Tags.CONTINUOUS]))
+        return Schema(cols)
+
+    def _values(self, df: Any, group: tuple[str, ...], ctx: OpContext) -> Any:
+        """The flat values a vocabulary is built from / looked up in."""
+        b = ctx.backend
+        cols = [b.column(df, n) for n in group]
+        cols = [b.list_values(c) if b.dtype(c).startswith("list<") else c for c in cols]
+        if len(group) == 1:
+            return cols[0]
+        if self.encode_type == "combo":
+            return b.join_as_strings(cols)
+        return b.concat_columns(cols)
+
+    # ---- fit ------------------------------------------------------------------------------
+    def splits(self, ctx: OpContext) -> int:
+        return num_splits(ctx.extra.get("num_rows"), ctx.extra.get("npartitions", 1),
+                          self.split_out)
+
+    def fit_partition(self, df: Any, ctx: OpContext) -> dict[str, Any]:
+        b = ctx.backend
+        out = {}
+        splits = self.splits(ctx)
+        for key, group in self.vocab_keys(ctx.groups).items():
+            values = self._values(df, group, ctx)
+            counts = b.keyed_value_counts(values)
+            nulls = int(b.null_mask(values).sum())
+            out[key] = {"splits": vocab.split_counts(counts, splits), "nulls": nulls,
+                        "rows": b.length(values)}
+        return out
+
+    def fit_graph(self, partials: list[Any], ctx: OpContext) -> Any:
+        """The Dask graph of the whole vocabulary build; returns a delayed state.
+
+        The graph is written as one low-level graph (:class:`~..tables.reduce.Graph`):
+        building it costs time linear in its tasks, whatever ``split_out`` is."""
+        splits = self.splits(ctx)
+        directory = os.path.join(ctx.artifacts_dir or ".", ctx.node_id)
+        g = Graph(ctx.node_id)
+        states = {}
+        keys = list(self.vocab_keys(ctx.groups))
+        firsts = first_level_by_keys([p.key for p in partials], keys, _sum_partials,
+                                     g.tasks("count"), cut=g.tasks("chunk"))
+        for number, key in enumerate(keys):
+            key_dir = key_directory(directory, number)  # never the column name (it is data)
+            per_key = [g.task("pick", pick, f, key) for f in firsts[key]]
+            reduced = [_reduce_split(g, per_key, s, self.freq_threshold, key_dir,
+                                     ctx.storage_options) for s in range(splits)]
+            ranks = _ranks(g, reduced)
+            written = [g.task("write", vocab.write_split, reduced[s], ranks[s],
+                              self.first_vocab_index, self.max_size, key_dir, s,
+                              ctx.storage_options)
+                       for s in range(splits)]
+            totals = tree(per_key, _sum_totals, g.tasks("totals"), first=_sum_totals)
+            states[key] = g.task("vocab", _vocab_state, totals, splits,
+                                 self.first_vocab_index, key_dir, *written)
+        names = list(states)
+        return g.delayed(g.task("state", _state, names, directory, self, *states.values()),
+                         partials)
+
+    def state_keys(self, groups: Sequence[tuple[str, ...]]) -> dict[str, list[str]]:
+        return {"vocabs": list(self.vocab_keys(list(groups)))}
+
+    # ---- incremental updates ----------------------------------------------------------------
+    def delta_op(self) -> Categorify:
+        """Fitted on the new data alone: every value counted (the threshold and the size cap
+        apply to the cumulative counts, in :meth:`merge_state`)."""
+        return Categorify(**{**self.get_params(), "freq_threshold": 0, "max_size": None})
+
+    def check_mergeable(self, state: dict[str, Any], ctx: OpContext) -> None:
+        for key, info in state["vocabs"].items():  # older states: named by update's guard
+            for name in ("null_count", "value_count"):
+                if name not in info:
+                    raise KeyError(f"vocabs[{key!r}].{name}")
+        if self.freq_threshold > 1 and not all(v.get("pending")
+                                               for v in state["vocabs"].values()):
+            raise self.not_mergeable(ctx, "it was fitted by a version that did not keep the "
+                                          "counts of the values below freq_threshold")
+
+    def merge_state(self, old: dict[str, Any], new: dict[str, Any], ctx: OpContext,
+                    folders: StateFolders) -> dict[str, Any]:
+        """Every vocabulary extended (:mod:`..tables.vocabulary_update`): old ids kept, new
+        values appended by their count in the new data, ties by value; cumulative counts,
+        threshold and size cap. Each vocabulary's ``version`` goes up by one, ``new_rows``
+        is the range of ids appended, ``refused`` what ``max_size`` left out."""
+        self.check_mergeable(old, ctx)
+        options, threshold = ctx.storage_options, self.freq_threshold
+        directory = merged_directory(ctx)
+        vocabs = {}
+        for number, key in enumerate(self.vocab_keys(ctx.groups)):
+            before, after = old["vocabs"][key], new["vocabs"][key]
+            old_dir = resolve(folders.old, before["path"], "vocabulary path")
+            new_dir = resolve(folders.new, after["path"], "vocabulary path")
+            previous = vocab.read_vocabulary(old_dir, before["splits"], options)
+            check_vocabulary(previous, old_dir, first_index=self.first_vocab_index,
+                             cardinality=before["cardinality"])  # an edited file: refused
+            pending = None
+            if threshold > 1:
+                pending = update.read_pending(old_dir, before["splits"], options)
+                check_pending(pending, update.pending_path(old_dir, 0))
+            extended = update.extend(
+                previous, vocab.read_vocabulary(new_dir, after["splits"], options),
+                pending, first_vocab_index=self.first_vocab_index, threshold=threshold,
+                max_size=self.max_size)
+            key_dir = key_directory(directory, number)
+            written = update.write(extended, key_dir, before["splits"], self.first_vocab_index,
+                                   options, pending=threshold > 1)
+            nulls = before["null_count"] + after["null_count"]
+            rows = before["value_count"] + after["value_count"]
+            cardinality = self.first_vocab_index + written["size"]
+            check_index_dtype(self, cardinality)
+            vocabs[key] = {
+                "path": os.path.relpath(key_dir, ctx.artifacts_dir or "."),
+                "splits": before["splits"], "size": written["size"],
+                "cardinality": cardinality, "null_count": nulls, "value_count": rows,
+                "oov_count": rows - nulls - written["count"],
+                "version": before.get("version", 1) + 1,
+                "new_rows": [before["cardinality"], cardinality],
+                "appended": extended.appended, "refused": extended.refused,
+                "promoted": extended.promoted, **({"pending": True} if threshold > 1 else {})}
+        return {"vocabs": vocabs}
+
+    def update_changes_seen_rows(self, old: dict[str, Any], merged: dict[str, Any]) -> bool:
+        """Ids never move; only a value that crossed ``freq_threshold`` (out-of-vocabulary
+        before, an id now) changes the encoding of rows already seen."""
+        return any(info.get("promoted") for info in merged["vocabs"].values())
+
+    # ---- transform ------------------------------------------------------------------------
+    def online_step(self, state: dict[str, Any] | None, column: str,
+                    ctx: OpContext) -> tuple | None:
+        """``("categorify", tables, num_buckets)``: the vocabulary's split tables
+        (:class:`~..tables.vocabulary.VocabTable`) that encode ``column``; None for a combo
+        group (its values join several columns as strings)."""
+        key = self.output_names(list(ctx.groups)).get(column)
+        group = self.vocab_keys(ctx.groups).get(key, ())
+        if key is None or (len(group) > 1 and self.encode_type == "combo"):
+            return None
+        info = state["vocabs"][key]
+        directory = resolve(ctx.artifacts_dir, info["path"], "vocabulary path")
+        tables = [vocab.load_split(directory, s, ctx.storage_options)
+                  for s in range(info["splits"])]
+        return ("categorify", tables, self.num_buckets)
+
+    def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
+        b = ctx.backend
+        out, drop = {}, []
+        outputs = self.output_names(list(ctx.groups))
+        for key, group in self.vocab_keys(ctx.groups).items():
+            info = state["vocabs"][key]
+            directory = resolve(ctx.artifacts_dir, info["path"], "vocabulary path")
+
+            def encode(values: Any, info: dict = info, directory: str = directory
+                       ) -> np.ndarray:
+                return self._encode(values, info, directory, ctx)
+
+            if len(group) > 1 and self.encode_type == "combo":
+                out[key] = b.from_indices(encode(self._values(df, group, ctx)))
+                drop += [n for n in group if n not in outputs]  # a column also encoded
+                # on its own (``[["a", "b"], "a"]``) stays, as its own output
+            else:
+                for name in group:
+                    out[name] = encode_column(ctx, b.column(df, name), encode)
+        result = b.with_columns(df, out)
+        if drop:
+            result = b.select(result, [n for n in result.columns if n not in drop])
+        return result
+
+    def _encode(self, values: Any, info: dict[str, Any], directory: str,
+                ctx: OpContext) -> np.ndarray:
+        """The id of each value; ``directory`` holds the vocabulary's split files."""
+        b = ctx.backend
+        coded = b.dictionary_codes(values)
+        if coded is not None:  # each row group's distinct values looked up once; code -1
+            out = np.empty(sum(len(codes) for codes, _ in coded), self.dtype)  # (null) takes
+            start = 0                                                  # the appended last id
+            for codes, dictionary in coded:
+                ids = self._encode(dictionary, info, directory, ctx)
+                np.take(np.append(ids, ids.dtype.type(NULL_INDEX)), codes,  # "wrap": -1 is
+                        out=out[start:start + len(codes)], mode="wrap")  # the last, unbuffered
+                start += len(codes)
+            return out
+        hashes = b.hash64(values)
+        if self.num_buckets:
+            result = (FIRST_FREE_INDEX + hashes % np.uint64(self.num_buckets)).astype(np.int64)
+        else:
+            result = np.full(b.length(values), FIRST_FREE_INDEX, dtype=np.int64)
+        tables = [vocab.load_split(directory, s, ctx.storage_options,
+                                   (self.first_vocab_index, info["cardinality"]))
+                  for s in range(info["splits"])]
+        result = vocab.split_ids(tables, b.to_arrow_array(values), hashes, result)
+        result[b.null_mask(values)] = NULL_INDEX
+        return result.astype(self.dtype, copy=False)
+
+    def check_params(self) -> None:
+        check_index_dtype(self, self.first_vocab_index + (self.max_size or 0))
+        if self.freq_threshold and self.max_size:
+            raise ParameterError("Categorify takes freq_threshold or max_size, not both; "
+                                 "choose one way to bound the vocabulary.")
+
+
+# ---- graph helpers (plain functions so Dask tasks are named and picklable) -------------------
+def _sum_partials(items: list[dict[str, dict[str, Any]]], keys: Sequence[str]
+                  ) -> dict[str, dict[str, Any]]:
+    """Partials of several partitions as one, for ``keys``: per key, each split's counts
+    summed, and the null and row counts."""
+    return {key: {"splits": [vocab.sum_counts([i[key]["splits"][s] for i in items])
+                             for s in range(len(items[0][key]["splits"]))],
+                  "nulls": sum(i[key]["nulls"] for i in items),
+                  "rows": sum(i[key]["rows"] for i in items)}
+            for key in keys}
+
+
+def _sum_split(items: list[dict[str, Any]], split: int) -> pa.Table:
+    return vocab.sum_counts([i["splits"][split] for i in items])
+
+
+def _reduce_split(g: Graph, per_key: list[str], split: int, threshold: int, directory: str,
+                  storage_options: Any) -> str:
+    counts = tree(per_key, vocab.sum_counts, g.tasks("count"),
+                  first=functools.partial(_sum_split, split=split))
+    return g.task("threshold", _apply_threshold, counts, threshold, directory, split,
+                  storage_options)
+
+
+def _apply_threshold(counts: kc.Counts, threshold: int, directory: str | None = None,
+                     split: int = 0, storage_options: Any = None) -> kc.Counts:
+    """The values counted at least ``threshold`` times. The others (with a threshold) are
+    written as the split's pending counts (:mod:`..tables.vocabulary_update`), so that an
+    update applies the threshold to the cumulative counts."""
+    kept = kc.at_least(counts, threshold)
+    if threshold > 1 and directory is not None:
+        below = kc.decode(counts)
+        below = below.filter(pc.less(below["count"], threshold))
+        vocab.write_table_file(below, update.pending_path(directory, split), storage_options)
+    return kept
+
+
+def _ranks(g: Graph, reduced: list[str]) -> list[str]:
+    """Tasks of the global rank of every split's values (:mod:`..tables.ranking`): one
+    sort when there is one split; else the splits re-cut into ranges of value (at most
+    ``MAX_RANGES``, so the graph grows linearly with ``split_out``), each range sorted on its
+    own, and the ranks placed from the ranges' count histograms."""
+    splits = len(reduced)
+    if splits == 1:
+        return [g.task("rank", ranking.local_rank, reduced[0])]
+    count = min(splits, ranking.MAX_RANGES)
+    samples = [g.task("sample", ranking.sample, r) for r in reduced]
+    plan = g.task("bounds", listed(functools.partial(ranking.bounds, ranges=count)), *samples)
+    cuts = [g.task("cut", ranking.cut, r, plan) for r in reduced]
+    ranges = [g.task("range", listed(ranking.sort_range),
+                     *[g.task("pick", pick, c, r) for c in cuts]) for r in range(count)]
+    bases = g.task("bases", listed(ranking.bases),
+                   *[g.task("pick", pick, r, "histogram") for r in ranges])
+    done = [g.task("place", ranking.finish_range, ranges[r], g.task("pick", pick, bases, r),
+                   splits) for r in range(count)]
+    return [g.task("rank", listed(ranking.gather_ranks), *[g.task("pick", pick, d, s)
+                                                           for d in done])
+            for s in range(splits)]
+
+
+def _sum_totals(items: list[dict[str, Any]]) -> dict[str, int]:
+    return {"nulls": sum(i["nulls"] for i in items), "rows": sum(i["rows"] for i in items)}
+
+
+def _vocab_state(totals: dict[str, int], splits: int, first_index: int, directory: str,
+                 *written: dict[str, int]) -> dict[str, Any]:
+    size = sum(w["size"] for w in written)
+    in_vocab = sum(w["count"] for w in written)
+    return {"path": directory, "splits": splits, "size": size,
+            "cardinality": first_index + size, "null_count": totals["nulls"],
+            "value_count": totals["rows"], "oov_count": totals["rows"] - totals["nulls"]
+            - in_vocab}
+
+
+def _state(names: list[str], directory: str, op: Categorify,
+           *infos: dict[str, Any]) -> dict[str, Any]:
+    states = dict(zip(names, infos, strict=True))
+    for info in states.values():
+        check_index_dtype(op, info["cardinality"])
+        if op.freq_threshold > 1:
+            info["pending"] = True  # the values below the threshold, with their counts
+        info["path"] = os.path.relpath(info["path"], os.path.dirname(directory))
+    return {"vocabs": states}

@@ -1,0 +1,144 @@
+"""Preview, Run, Save, Load and Export code: the action buttons of the pipeline builder.
+
+A mixin of :class:`~.builder.PipelineBuilder` (which supplies the widgets, ``model``,
+``say`` and the listeners); kept apart so that each module stays small.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from typing import Any
+
+from interactive_recsys.errors import IRSError
+from interactive_recsys.runtime.jobs import active_client
+from interactive_recsys.store import storage
+from interactive_recsys.ui.builder._dag import model_graph
+from interactive_recsys.ui.builder._feedback import COLOURS, busy
+from interactive_recsys.ui.builder._fit_status import reuse_text
+from interactive_recsys.ui.builder._model import job_text
+from interactive_recsys.ui.preview._preview import frame_html
+
+
+class RunActions:
+    """Preview (a sample, output first), Run (fit + atomic write of the output path, in the
+    background), Cancel, Save, Load and Export code."""
+
+    def _preview(self) -> None:
+        model = self._need_model()
+        self.say(f"Preview: fitting and transforming {self.preview_rows:,} sample rows...",
+                 "busy", "run")
+        with busy(self.buttons["preview"], "Previewing..."):
+            result = model.preview(self.preview_rows)
+        self.last_preview = result
+        self.preview_view.layout.display = None
+        self._show_preview()
+        reuse = reuse_text(result.workflow)
+        self.say(f"Preview: fitted and transformed {len(result.input)} sample rows in "
+                 f"{result.seconds:.2f} s" + (f"; {reuse}" if reuse else "")
+                 + " (below the graph).", "success", "run")
+        for callback in list(self._preview_listeners):
+            callback(result)
+
+    def _show_preview(self) -> None:
+        result = self.last_preview
+        if result is None:
+            return
+        which = self.preview_view.value
+        frame = result.output if which == "output" else result.input
+        self.preview_html.value = (f'<div class="irs-preview">'
+                                   f'{frame_html(frame, which.title(), f"irs-preview-{which}")}'
+                                   "</div>")
+
+    def _run(self) -> None:
+        model = self._need_model()
+
+        def done(job: Any) -> None:
+            text = job_text(job)
+            reuse = reuse_text(job.result()) if job.status == "finished" else ""
+            if reuse:  # the steps kept from the previous Run
+                text = text.rstrip(".") + f"; {reuse}."
+            if job.status == "finished":  # the graph marks them reused / computed
+                self.dag.set_graph(*model_graph(model))
+            if job.status == "finished" and output:
+                text = text.rstrip(".") + f"; output written to {output!r}."
+            level = "success" if job.status == "finished" else "error"
+            colour = COLOURS[level]
+            self.status.value = (f'<span class="irs-run-{job.status} irs-msg-{level}" '
+                                 f'style="color:{colour}">{html.escape(text)}</span>')
+            # the status line, next to Run, replaces the "Running..." note
+            self.feedback.last = (text, level, "run")
+            self.feedback.areas["run"].value = ""
+            self.oov_alert.value = oov_alert_html(model.oov_warnings)
+            for callback in list(self._run_listeners):
+                callback(job)
+
+        if model.running:
+            raise IRSError("A run is in progress: wait for it to end, or click Cancel.")
+
+        output = self.output_text.value.strip() or None
+        if output is not None:  # messages name the folder wherever the kernel runs from
+            output = os.path.abspath(os.path.expanduser(output))
+            # refused before anything starts (a cluster included); run() checks again
+            model.check_output(output, self.overwrite.value)
+        for hook in list(self._before_run_listeners):  # the Studio: a cluster + dashboard
+            hook()
+        client = self.client or active_client()
+        where = ("on the Dask cluster (see the Cluster tab)" if client is not None
+                 else "in this process (no Dask cluster is active)")
+        self.oov_alert.value = ""
+        self.job = model.run(output, on_done=done, client=client,
+                             overwrite=self.overwrite.value)
+        self.status.value = '<span class="irs-run-running">Run started...</span>'
+        writes = f"fit, then write {output!r}" if output else "fit only (no output path)"
+        self.say(f"Running in the background {where}: {writes}...", "busy", "run")
+
+    def _cancel(self) -> None:
+        if self.job is None or not self.job.cancel():
+            raise IRSError("No run is in progress.")
+        self.say("Cancelling the run: its Dask tasks stop and it writes no output.", "info",
+                 "run")
+
+    def _path(self) -> str:
+        path = self.file_text.value.strip()
+        if not path:
+            raise IRSError("Type a directory in the Workflow field first (e.g. my_workflow/).")
+        return path
+
+    def _save(self) -> None:
+        path = self._need_model().save(self._path(), overwrite=True)
+        fitted = " (fitted, with vocabularies)" if self.model.fitted_workflow else ""
+        self.say(f"Saved the workflow{fitted} to {path!r}.", "success", "run")
+
+    def _load(self) -> None:
+        path = self._path()
+        if not storage.isdir(path):
+            raise IRSError(f"Workflow directory {path!r} does not exist; check the path "
+                           f"(the current directory is {os.getcwd()!r}).")
+        self._need_model().load(path)
+        self.say(f"Loaded the workflow from {path!r}.", "success", "run")
+
+    def _export(self) -> None:
+        self.code.value = self._need_model().export_code(self.file_text.value.strip()
+                                                         or "my_workflow/")
+        self.code.layout.display = None
+        self.say("Exported code below: running it builds the identical workflow.", "success",
+                 "run")
+
+
+def oov_alert_html(warnings: Any) -> str:
+    """The red note at the top of the Build tab: one line per column over its budget.
+
+    >>> from interactive_recsys.ui.builder._oov_check import OOVWarning
+    >>> "C3 lost 53.6%" in oov_alert_html([OOVWarning("C3", 0.536, 0.01, 1018)])
+    True
+    >>> oov_alert_html([])
+    ''
+    """
+    if not warnings:
+        return ""
+    lines = "".join(f"<li>{html.escape(w.text())}</li>" for w in warnings)
+    return (f"<div class='irs-oov-alert' style='color:{COLOURS['error']};border:1px solid "
+            f"{COLOURS['error']};padding:4px 8px'><b>Lookups lost over budget after the "
+            f"last Run ({len(warnings)} column(s)):</b><ul style='margin:2px 0'>{lines}</ul>"
+            "</div>")

@@ -1,0 +1,594 @@
+"""PipelineBuilder: build a workflow by clicking, on top of :class:`.BuilderModel`.
+
+The view only draws the model and forwards clicks. It observes the model per field (see
+:class:`~.builder_events.Change`): a change of the steps (``"branches"``) redraws the step
+list, the graph and the predicted schema; a change of the selection only moves the
+highlight in the step list and the graph and loads the step's form. A click in the step
+list or the graph selects in the model unless it shows the model's selection already --
+the one guard against feedback loops (the view never unhooks its own observers).
+
+Every error (an invalid parameter, an operator on incompatible columns, an empty selection,
+a missing dataset path) is shown in the widget's message area, never only in the console.
+
+>>> import pandas as pd
+>>> builder = PipelineBuilder(pd.DataFrame({"c": ["x", "y"], "n": [1.0, 2.0]}))
+>>> builder.select_columns(["c"]); builder.choose_operator("Normalize")
+>>> builder.add_button.click()   # strings to Normalize: refused, with the reason shown
+>>> print(builder.message)  # doctest: +ELLIPSIS
+In step ['c'] >> Normalize(): Normalize needs numeric columns, but column 'c' has dtype ...
+>>> builder.choose_operator("Categorify"); builder.add_button.click()
+>>> builder.model.branches[0].steps
+[Step(op='Categorify', params={})]
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as w
+
+from interactive_recsys.errors import IRSError
+from interactive_recsys.ops import OPERATORS
+from interactive_recsys.ui.builder._actions import RunActions
+from interactive_recsys.ui.builder._column_list import (
+    ColumnChoice,
+    ColumnList,
+    names_text,
+    role_chips,
+)
+from interactive_recsys.ui.builder._dag import DagView, model_graph, op_id, parse_op_id
+from interactive_recsys.ui.builder._events import Change
+from interactive_recsys.ui.builder._feedback import STYLE, Feedback
+from interactive_recsys.ui.builder._model import BuilderModel, PreviewResult, make_operator
+from interactive_recsys.ui.builder._param_form import ParamForm, palette_rows
+from interactive_recsys.ui.builder._suggest import explain, profile_defaults
+from interactive_recsys.ui.builder._suggest_card import SuggestCard
+
+#: Feedback areas, each next to its controls.
+AREAS = ("dataset", "columns", "suggest", "palette", "steps", "run")
+
+
+class PipelineBuilder(RunActions, w.VBox):
+    """Build a workflow by clicking: columns, Suggest, operator palette, form, DAG view.
+
+    Parameters
+    ----------
+    dataset : a Dataset, a DataFrame or a path (a path that does not exist is reported in
+        the widget, where another path can be typed).
+    preview_rows : rows of the sample used by "Preview".
+    output : where "Run" writes the transformed data (default: ``<input>-processed`` next
+        to a dataset read from files, nothing for one in memory); editable in the widget.
+    """
+
+    def __init__(self, dataset: Any = None, *, preview_rows: int = 1000,
+                 output: str | os.PathLike | None = None, sample_rows: int = 10_000) -> None:
+        super().__init__()
+        self.add_class("irs-builder")
+        self.model: BuilderModel | None = None
+        self.choice: ColumnChoice | None = None
+        self.preview_rows, self.output, self.sample_rows = preview_rows, output, sample_rows
+        self.client: Any = None  # Run's Dask client (None: the active one); set by the Studio
+        self.last_preview: PreviewResult | None = None
+        self.job: Any = None  # the last run (a jobs.Job)
+        self._preview_listeners: list[Callable[[PreviewResult], None]] = []
+        self._run_listeners: list[Callable[[Any], None]] = []
+        self._before_run_listeners: list[Callable[[], None]] = []
+        self._operator: str | None = None
+        self._pending: str | None = None  # an operator added once its form is valid
+        self.feedback = Feedback(AREAS)
+        self._build_widgets()
+        if dataset is not None:
+            self.path_text.value = os.fspath(dataset) if isinstance(dataset, str | os.PathLike) \
+                else ""
+            self._guard(lambda: self.open_dataset(dataset), "dataset")()
+
+    # ---- widgets --------------------------------------------------------------------------
+    def _button(self, text: str, css: str, action: Callable[[], Any], tip: str = "",
+                style: str = "", area: str = "steps") -> w.Button:
+        button = w.Button(description=text, tooltip=tip or text, button_style=style,
+                          layout=w.Layout(width="auto", flex="0 0 auto"))
+        button.add_class(f"irs-btn-{css}")
+        button.on_click(lambda _: self._guard(action, area)())
+        self.buttons[css] = button
+        return button
+
+    def _build_widgets(self) -> None:
+        #: the action buttons by name: open, suggest, add, update, remove, up, down, undo,
+        #: new-branch, pass-through, preview, run, cancel, save, load, export, select-shown,
+        #: clear
+        self.buttons: dict[str, w.Button] = {}
+        area = self.feedback.areas
+        self.path_text = w.Text(description="Dataset", placeholder="path of parquet/csv files",
+                                layout=w.Layout(width="50%"))
+        self.path_text.add_class("irs-builder-path")
+        open_button = self._button("Open", "open", lambda: self.open_dataset(self.path_text.value),
+                                   area="dataset")
+        self.info = w.HTML()
+        self.chips = w.HBox(layout=w.Layout(flex_flow="row wrap"))
+        self.chips.add_class("irs-builder-chips")
+        self.name_filter = w.Text(placeholder="filter: C*, I1, I2 or a role",
+                                  continuous_update=True, layout=w.Layout(width="190px"))
+        self.name_filter.add_class("irs-builder-name-filter")
+        self.name_filter.observe(lambda _: self._filter_columns(), "value")
+        self.column_count = w.HTML()
+        self.column_count.add_class("irs-builder-count")
+        self.column_list: ColumnList | None = None
+        self.column_box = w.VBox(layout=w.Layout(width="100%"))
+        self.column_box.add_class("irs-builder-columns")
+        columns_panel = w.VBox([
+            self.chips,
+            w.HBox([self.name_filter,
+                    self._button("Select shown", "select-shown", self._select_shown,
+                                 "Tick every column the filter shows", area="columns"),
+                    self._button("Clear", "clear", self._clear, "Untick every column",
+                                 area="columns"),
+                    self.column_count], layout=w.Layout(flex_flow="row wrap",
+                                                        align_items="center")),
+            area["columns"], self.column_box])
+
+        self.suggest_button = self._button(
+            "Suggest a pipeline", "suggest", self._suggest, "Propose steps for every column "
+            "from the column profile (editable, undoable)", "warning", area="suggest")
+        self.suggest_button.layout.align_self = "flex-start"
+        self.suggest_card = SuggestCard()
+        self.palette = w.VBox()
+        self.palette.add_class("irs-builder-palette")
+        self.op_buttons: dict[str, w.Button] = {}
+        self.form = ParamForm()
+        self.form.show(None)
+        self.form.on_edit(lambda: self._guard(self._live_edit, "palette")())
+        self.add_button = self._button("Add", "add", self._add, "Add the form's operator as a "
+                                       "step on the ticked columns", "primary")
+        step_buttons = w.HBox([
+            self.add_button,
+            self._button("Update", "update", self._update, "Apply the form and the ticked "
+                         "columns to the selected step"),
+            self._button("Remove", "remove", self._remove, "Remove the selected step or "
+                         "pass-through branch"),
+            self._button("Up", "up", lambda: self._move(-1)),
+            self._button("Down", "down", lambda: self._move(+1)),
+            self._button("Undo", "undo", self._undo),
+            self._button("New branch", "new-branch", self._new_branch,
+                         "Start a new branch (joined with +)"),
+            self._button("Pass through", "pass-through", self._pass_through,
+                         "Output the ticked columns unchanged (a branch without steps)"),
+        ], layout=w.Layout(flex_flow="row wrap"))
+        self.steps = w.Select(options=[], rows=7, layout=w.Layout(width="100%"))
+        self.steps.add_class("irs-builder-steps")
+        self.steps.observe(self._on_step_list, "value")
+        self.dag = DagView()
+        self.dag.add_class("irs-builder-dag")
+        self.dag.observe(self._on_dag_click, "selected")
+
+        self.output_text = w.Text(description="Output", placeholder="directory to write "
+                                  "(empty: fit only)", layout=w.Layout(width="46%"))
+        self.output_text.add_class("irs-builder-output")
+        self.overwrite = w.Checkbox(value=False, description="replace if it exists",
+                                    indent=False, layout=w.Layout(width="auto"))
+        self.overwrite.add_class("irs-builder-overwrite")
+        self.run_button = self._button("Run", "run", self._run, "Fit the full dataset and "
+                                       "write the output, in the background", "success",
+                                       area="run")
+        self.file_text = w.Text(description="Workflow", placeholder="directory to save/load",
+                                layout=w.Layout(width="40%"))
+        self.file_text.add_class("irs-builder-file")
+        run_row = w.HBox([
+            self.output_text, self.overwrite,
+            self._button("Preview", "preview", self._preview, "Fit and transform a sample",
+                         "info", area="run"),
+            self.run_button,
+            self._button("Cancel", "cancel", self._cancel, "Cancel the run in progress",
+                         area="run")], layout=w.Layout(flex_flow="row wrap",
+                                                       align_items="center"))
+        file_row = w.HBox([
+            self.file_text,
+            self._button("Save", "save", self._save, area="run"),
+            self._button("Load", "load", self._load, area="run"),
+            self._button("Export code", "export", self._export, area="run")],
+            layout=w.Layout(flex_flow="row wrap"))
+        self.status = w.HTML()
+        self.status.add_class("irs-builder-status")
+        self.schema_html = w.HTML(layout=w.Layout(width="100%"))
+        self.schema_html.add_class("irs-builder-schema")
+        self.preview_view = w.ToggleButtons(options=["output", "input"], value="output",
+                                            style={"button_width": "auto"},
+                                            layout=w.Layout(display="none"))
+        self.preview_view.add_class("irs-builder-preview-toggle")
+        self.preview_view.observe(lambda _: self._show_preview(), "value")
+        self.preview_html = w.HTML(layout=w.Layout(width="100%"))
+        self.preview_html.add_class("irs-builder-preview")
+        self.code = w.Textarea(layout=w.Layout(width="100%", height="160px",
+                                               display="none"))
+        self.code.add_class("irs-builder-code")
+        editor = w.VBox([
+            self.suggest_button, self.suggest_card, area["suggest"],
+            w.HTML("<b>Operators</b> <small>(a click adds the operator to the ticked columns;"
+                   " edit its parameters below, applied as you type)</small>"),
+            self.palette, area["palette"], self.form, step_buttons, area["steps"],
+            w.HTML("<b>Steps</b>"), self.steps], layout=w.Layout(width="54%"))
+        # Run, its output path and its messages on top: in view above any graph's height
+        action_bar = w.VBox([run_row, area["run"], self.status])
+        action_bar.add_class("irs-builder-actionbar")
+        #: after a Run, the columns that lost more lookups than their budget, in red, with
+        #: the fix (empty otherwise)
+        self.oov_alert = w.HTML()
+        self.oov_alert.add_class("irs-builder-oov-alert")
+        self.children = [
+            w.HTML(STYLE), self.oov_alert,
+            w.HBox([self.path_text, open_button, area["dataset"]]), self.info,
+            action_bar,
+            w.HBox([w.VBox([w.HTML("<b>Columns</b>"), columns_panel],
+                           layout=w.Layout(width="45%")), editor],
+                   layout=w.Layout(justify_content="space-between")),
+            self.dag, self.schema_html, self.preview_view, self.preview_html, file_row,
+            self.code]
+
+    # ---- messages -------------------------------------------------------------------------
+    @property
+    def message(self) -> str:
+        """The last message shown (in any area)."""
+        return self.feedback.last[0]
+
+    @property
+    def level(self) -> str:
+        return self.feedback.last[1]
+
+    def say(self, text: str, level: str = "info", area: str = "steps",
+            details: str = "") -> None:
+        """Show ``text`` next to the controls of ``area`` (one of :data:`AREAS`); other
+        areas are cleared. ``level``: info, success, error or busy."""
+        self.feedback.say(text, level, area, details)
+
+    def _guard(self, action: Callable[[], Any], area: str = "steps") -> Callable[[], Any]:
+        """Run a callback; errors go next to its control, never to the console only."""
+        def run() -> Any:
+            try:
+                return action()
+            except (IRSError, ValueError, FileNotFoundError, FileExistsError, KeyError) as exc:
+                self.say(str(exc).strip("'\""), "error", area)
+            except Exception as exc:  # unexpected: show it, with the traceback
+                self.say(f"Unexpected error: {type(exc).__name__}: {exc}", "error", area,
+                         traceback.format_exc())
+            return None
+        return run
+
+    # ---- dataset and columns --------------------------------------------------------------
+    def open_dataset(self, dataset: Any) -> None:
+        """Open a dataset (path, Dataset or DataFrame) and profile its columns."""
+        if isinstance(dataset, str) and not dataset.strip():
+            raise IRSError("Type the path of a parquet or csv dataset, then click Open.")
+        model = BuilderModel(dataset, sample_rows=self.sample_rows)
+        self._attach(model)
+        self.say(f"Opened {model.dataset!r}.", "success", "dataset")
+
+    def _attach(self, model: BuilderModel) -> None:
+        if self.model is not None:  # another dataset opened: the old model is not drawn
+            self.model.unobserve(self._on_branches)
+            self.model.unobserve(self._on_selection)
+        self.model = model
+        model.observe(self._on_branches, "branches")
+        model.observe(self._on_selection, "selection")
+        profile = model.profile
+        self.info.value = (f"<span class='irs-builder-info'>{html.escape(repr(model.dataset))}"
+                           f"; column profile from {profile[0].sample_rows if profile else 0:,}"
+                           " sampled rows</span>")
+        self.choice = ColumnChoice(profile)
+        self.choice.observe(self._show_count)
+        self.column_list = ColumnList(self.choice, on_error=lambda exc: self.say(
+            str(exc), "error", "columns"))
+        self.column_box.children = [self.column_list]
+        self.chips.children = role_chips(self.choice, lambda role: self._guard(
+            lambda: self.select_role(role), "columns")())
+        output = self.output if self.output is not None else model.default_output()
+        self.output_text.value = os.fspath(output) if output is not None else ""
+        self._build_palette()
+        self._show_count()
+        self._show_branches()
+
+    @property
+    def shown_columns(self) -> list[str]:
+        """Columns the filter box shows."""
+        return self.choice.shown if self.choice is not None else []
+
+    @property
+    def selected_columns(self) -> list[str]:
+        return self.choice.selected if self.choice is not None else []
+
+    def _show_count(self) -> None:
+        if self.choice is not None:
+            self.column_count.value = f"<b>{html.escape(self.choice.summary())}</b>"
+
+    def _filter_columns(self) -> None:
+        if self.choice is None:
+            return
+        self.choice.pattern = self.name_filter.value
+        self.column_list.sync()
+        self._show_count()
+
+    def _need_choice(self) -> ColumnChoice:
+        self._need_model()
+        return self.choice
+
+    def _select_shown(self) -> None:
+        choice = self._need_choice()
+        names = choice.select_shown()
+        which = f"matching {choice.pattern!r}" if choice.pattern.strip() else "(all)"
+        self.say(f"Select shown: ticked the {len(names)} shown columns {which}: "
+                 f"{names_text(names)}.", "success", "columns")
+
+    def _clear(self) -> None:
+        self._need_choice().select([])
+        self.say("Unticked every column.", "success", "columns")
+
+    def select_role(self, role: str) -> list[str]:
+        """Tick exactly the columns of ``role`` (what a role chip does)."""
+        names = self._need_choice().select_role(role)
+        self.say(f"Ticked the {len(names)} {role} columns: {names_text(names)}.", "success",
+                 "columns")
+        return names
+
+    def select_columns(self, names: list[Any]) -> None:
+        """Tick exactly ``names`` in the column list."""
+        self._need_choice().select(names)
+
+    # ---- palette and form -----------------------------------------------------------------
+    def _build_palette(self) -> None:
+        self.palette.children, self.op_buttons = palette_rows(
+            lambda n: self._guard(lambda: self.palette_click(n), "palette")())
+
+    def choose_operator(self, name: str, values: dict[str, Any] | None = None) -> None:
+        """Pick an operator: highlight it and show its parameter form (nothing is added)."""
+        if name not in OPERATORS:
+            raise IRSError(f"Unknown operator {name!r}; choose one of {sorted(OPERATORS)}.")
+        self._operator = name
+        for op, button in self.op_buttons.items():
+            button.button_style = "info" if op == name else ""
+        self.form.show(name, values)
+
+    def palette_click(self, name: str) -> None:
+        """What a click on an operator does: with ticked columns, add it as a step at once
+        (its form then edits that step, as you type). When its defaults are not a valid
+        operator (``Clip`` needs a bound), show its form: the step is added as soon as the
+        form holds valid parameters (or with Add)."""
+        model = self._need_model()
+        columns = self.selected_columns
+        self._pending = None
+        params = profile_defaults(name, columns, model.profile)
+        try:
+            make_operator(name, params)
+        except IRSError as exc:
+            self.choose_operator(name)
+            self._pending = name if columns else None
+            then = "it is added as soon as the form is valid" if columns else \
+                "tick the columns, then click Add"
+            self.say(f"{name}: {exc} Fill in the form below: {then}.", "info", "palette")
+            return
+        if not columns:
+            self.choose_operator(name)
+            self.say(f"{name}: tick the columns, then click Add.", "info", "palette")
+            return
+        before = len(model.branches)
+        try:
+            k, j = model.add_step(columns, name, params)  # the refresh shows its form
+        except Exception:
+            self.choose_operator(name)
+            raise
+        started = " in a new branch" if len(model.branches) > before else ""
+        self.say(f"Added {name} on {names_text(columns)} as step {j + 1} of branch {k + 1}"
+                 f"{started}; its parameters are below.", "success", "palette")
+
+    @property
+    def operator(self) -> str | None:
+        return self._operator
+
+    def _live_edit(self) -> None:
+        """A form field changed: add the pending operator once its parameters are valid, or
+        apply the form to the selected step when the form shows it."""
+        model = self.model
+        if model is None or self.form.op is None:
+            return
+        if self._pending == self.form.op:
+            columns, params = self.selected_columns, self.form.values()
+            make_operator(self._pending, params)  # not valid yet: the reason is shown
+            # still pending until the step is added: a target typed letter by letter ("l",
+            # "la", ... "label") fails until it names a column, then adds the step
+            k, j = model.add_step(columns, self.form.op, params)
+            self._pending = None
+            self._say_step(f"Added {model.branches[k].steps[j].operator()!r} on "
+                           f"{names_text(columns)} as step {j + 1} of branch {k + 1}.",
+                           self.form.op, params, "palette")
+            return
+        if model.selected is None:
+            return
+        k, j = model.selected
+        step = model.branches[k].steps[j]
+        params = self.form.values()
+        if step.op != self.form.op or params == step.params:
+            return
+        model.update_step(k, j, params=params)
+        new = model.branches[k].steps[j].operator()
+        self._say_step(f"Step {j + 1} of branch {k + 1} is now {new!r}.", self.form.op, params,
+                       "palette")
+
+    def _say_step(self, text: str, op: str, params: dict[str, Any], area: str = "steps") -> None:
+        """A step was added or changed: say so, with a warning (in red) when its parameters
+        cannot work on this dataset (a ``freq_threshold`` above the row count)."""
+        note = self.model.threshold_note(op, params) if self.model is not None else None
+        if note:
+            self.say(f"{text} Warning: {note}", "error", area)
+        else:
+            self.say(text, "success", area)
+
+    # ---- step actions ---------------------------------------------------------------------
+    def _need_model(self) -> BuilderModel:
+        if self.model is None:
+            raise IRSError("No dataset is open: type a dataset path and click Open.")
+        return self.model
+
+    def _need_operator(self) -> str:
+        if self._operator is None:
+            raise IRSError("No operator is chosen: click one in the palette first.")
+        return self._operator
+
+    def _add(self) -> None:
+        self._pending = None
+        model = self._need_model()
+        columns = self.selected_columns
+        op = self._need_operator()
+        before = len(model.branches)
+        params = self.form.values()
+        k, j = model.add_step(columns, op, params)
+        started = " in a new branch" if len(model.branches) > before else ""
+        self._say_step(f"Added {op} on {names_text(columns)} as step {j + 1} of branch {k + 1}"
+                       f"{started}.", op, params)
+
+    def _selected_step(self) -> tuple[int, int]:
+        model = self._need_model()
+        if model.selected is None:
+            raise IRSError("No step is selected: click a step in the graph or the step list.")
+        return model.selected
+
+    def _update(self) -> None:
+        k, j = self._selected_step()
+        op = self._need_operator()
+        columns = self.selected_columns
+        params = self.form.values()
+        self.model.update_step(k, j, op=op, params=params, columns=columns)
+        self._say_step(f"Updated step {j + 1} of branch {k + 1}: {op}.", op, params)
+
+    def _remove(self) -> None:
+        what = self._need_model().remove_selected()
+        self.say(f"Removed {what}.", "success")
+
+    def _move(self, offset: int) -> None:
+        k, j = self._selected_step()
+        self.model.move_step(k, j, offset)
+        self.say(f"Moved step {j + 1} of branch {k + 1} {'up' if offset < 0 else 'down'}.",
+                 "success")
+
+    def _undo(self) -> None:
+        self._need_model().undo()
+        self.say("Undid the last change.", "success")
+
+    def _new_branch(self) -> None:
+        k = self._need_model().new_branch()
+        if self.choice is not None:
+            self.select_columns([])
+        self.say(f"Branch {k + 1} started: select its columns and add steps.", "success")
+
+    def _pass_through(self) -> None:
+        model, columns = self._need_model(), self.selected_columns
+        if not columns:
+            raise IRSError("No columns are selected: tick the columns to pass through first.")
+        k = model.new_branch(columns)
+        self.say(f"Branch {k + 1} passes {names_text(columns)} through unchanged.", "success")
+
+    # ---- drawing the model, and clicks on the step list and the graph -----------------------
+    def _on_branches(self, change: Change) -> None:
+        self._show_branches()
+
+    def _on_selection(self, change: Change) -> None:
+        self._show_selection()
+
+    def _show_branches(self) -> None:
+        """Redraw what shows the steps: the step list's items, the graph and the predicted
+        schema; then the selection on them (new items, or the undone step's parameters)."""
+        model = self.model
+        with self.steps.hold_sync():
+            self.steps.index = None  # else new options select the first one (a "click")
+            self.steps.options = model.items()
+            self.dag.set_graph(*model_graph(model))
+            self._show_schema()
+            self._show_selection()
+
+    def _show_selection(self) -> None:
+        """Mark the model's selection in the step list and the graph; load it into the form.
+        The click handlers below ignore these changes: they equal the model's selection."""
+        model = self.model
+        item = model.selected_item
+        self.steps.value = item if item in dict(self.steps.options).values() else None
+        self.dag.selected = "" if model.selected is None else op_id(*model.selected)
+        self._load_selected_into_form()
+
+    def _on_step_list(self, change: dict[str, Any]) -> None:
+        if change["new"] is not None and self.model is not None \
+                and change["new"] != self.model.selected_item:
+            self._guard(lambda: self.model.select(*change["new"]))()
+
+    def _on_dag_click(self, change: dict[str, Any]) -> None:
+        picked = parse_op_id(change["new"] or "")
+        if picked is not None and self.model is not None and picked != self.model.selected:
+            self._guard(lambda: self.model.select(*picked))()
+
+    def _load_selected_into_form(self) -> None:
+        model = self.model
+        item = model.selected_item if model is not None else None
+        if item is None:
+            return
+        k, j = item
+        branch = model.branches[k]
+        if j >= 0:
+            step = branch.steps[j]
+            if self.form.op != step.op or self.form.values() != step.params:
+                self.choose_operator(step.op, step.params)  # not while it is being typed in
+        columns = [c for c in branch.columns if isinstance(c, str)]
+        if self.choice is not None and self.choice.selected != columns:
+            self.select_columns(columns)
+
+    def _show_schema(self) -> None:
+        model = self.model
+        if not any(b.columns or b.tags for b in model.branches):
+            self.schema_html.value = ""
+            return
+        schema = model.output_schema()
+        cells = ", ".join(f"<code>{html.escape(n)}</code>: {c.dtype}" for n, c in schema.items())
+        self.schema_html.value = (f"<small><b>Predicted output</b> ({len(schema)} columns, "
+                                  f"before any fit): {cells}</small>")
+
+    def _suggest(self) -> None:
+        model = self._need_model()
+        card = self.suggest_card
+        if model.measured is None:  # the first Suggest counts every row (once)
+            self.say("Counting every value of the categorical columns (one pass over the "
+                     "data, once)...", "busy", "suggest")
+        if self.client is not None:  # the Studio's cluster
+            with self.client.as_current():
+                branches = model.suggest(card.max_loss, card.memory_budget)
+        else:
+            branches = model.suggest(card.max_loss, card.memory_budget)
+        card.show(model.vocab_choices, model.vocab_fits)
+        self.say(f"Suggested: {explain(branches)}. Click a step in the graph to edit it; "
+                 "Undo reverts.", "success" if model.vocab_fits else "error", "suggest")
+
+    # ---- hooks for the Studio -------------------------------------------------------------
+    def on_preview(self, callback: Callable[[PreviewResult], None]) -> None:
+        self._preview_listeners.append(callback)
+
+    def on_run(self, callback: Callable[[Any], None]) -> None:
+        """``callback(job)`` when a run has ended (called from a helper thread)."""
+        self._run_listeners.append(callback)
+
+    def before_run(self, callback: Callable[[], None]) -> None:
+        """``callback()`` when Run is clicked, after the output checks, before the job."""
+        self._before_run_listeners.append(callback)
+
+    @classmethod
+    def from_workflow(cls, workflow: Any, dataset: Any, **kwargs: Any) -> PipelineBuilder:
+        """A builder showing the branches of an existing ``workflow``."""
+        builder = cls(None, **kwargs)
+        model = BuilderModel.from_workflow(workflow, dataset, sample_rows=builder.sample_rows)
+        builder._attach(model)
+        builder.say("Opened the workflow in the builder.", "success", "dataset")
+        return builder
+
+    def __repr__(self) -> str:
+        if self.model is None:
+            return f"PipelineBuilder(no dataset; {self.message})"
+        steps = sum(len(b.steps) for b in self.model.branches)
+        return (f"PipelineBuilder({self.model.dataset!r}, {len(self.model.branches)} "
+                f"branch(es), {steps} step(s))")
+

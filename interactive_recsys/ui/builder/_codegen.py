@@ -1,0 +1,269 @@
+"""Python code that rebuilds a workflow: what the pipeline builder's "Export code" writes.
+
+Running the code gives a workflow with the same graph, operators and parameters, so the
+same ``to_config()`` and the same output on any data (fitted statistics are not part of
+the code: fit the new workflow, or save and load the fitted one).
+
+>>> from interactive_recsys import ops
+>>> wf = Workflow((["c"] >> ops.Categorify(freq_threshold=2)) + ["label"])
+>>> print(workflow_code(wf))
+import interactive_recsys as irs
+from interactive_recsys import ops
+<BLANKLINE>
+branch_1 = ["c"] >> ops.Categorify(freq_threshold=2)
+branch_2 = irs.ColumnSelector(["label"])
+workflow = irs.Workflow(branch_1 + branch_2)
+>>> namespace = {}
+>>> exec(workflow_code(wf), namespace)
+>>> namespace["workflow"].to_config()["nodes"] == wf.to_config()["nodes"]
+True
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import numbers
+from typing import Any
+
+from interactive_recsys.errors import ParameterError
+from interactive_recsys.ops._base import Operator
+from interactive_recsys.ops._lambda_op import FunctionRef
+from interactive_recsys.params import param_error
+from interactive_recsys.workflow._graph import ConcatNode, Node, OpNode, SelectNode
+from interactive_recsys.workflow._workflow import Workflow
+
+HEADER = ["import interactive_recsys as irs", "from interactive_recsys import ops"]
+
+
+def _plain(value: Any) -> Any:
+    """NumPy scalars and tuples as plain Python values, so that ``repr`` is valid code."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    return value
+
+
+def _literal(name: Any) -> str:
+    """A column name (or group of names) as a Python literal: a JSON string is one (quotes,
+    backslashes and control characters escaped; other characters kept as they are)."""
+    if isinstance(name, list | tuple):
+        return "[" + ", ".join(_literal(n) for n in name) + "]"
+    return json.dumps(str(name), ensure_ascii=False)
+
+
+class _Writer:
+    def __init__(self, output: Node) -> None:
+        self.output = output
+        self.lines: list[str] = []
+        self.imports: list[str] = []
+        self.names: dict[int, str] = {}
+        self.uses: dict[int, int] = {}
+        for node in output.walk():
+            for p in node.parents:
+                self.uses[id(p)] = self.uses.get(id(p), 0) + 1
+        self.counter = 0
+
+    # ---- pieces -------------------------------------------------------------------------
+    def value(self, name: str, value: Any) -> str:
+        if callable(value):
+            if isinstance(value, FunctionRef):
+                raise ParameterError(f"The function {value.name!r} of a loaded LambdaOp is not "
+                                     "available; pass it with Workflow.load(..., functions=...) "
+                                     "before exporting code.")
+            module, qualname = getattr(value, "__module__", None), getattr(value, "__qualname__",
+                                                                          "")
+            if not module or module == "__main__" or "<" in qualname or "." in qualname:
+                raise param_error(name, None, f"is the function {qualname or value!r}"
+                                  f" defined in {module or 'no module'}, which exported code "
+                                  "cannot import; use an expression string (e.g. 'x * 2') or "
+                                  "a function defined in an importable module.")
+            self.imports.append(f"from {module} import {qualname}")
+            return qualname
+        if hasattr(value, "sha256") and hasattr(value, "path"):  # JoinExternal's side table
+            if value.path is None:
+                raise param_error(name, None, "is a table held in memory, which "
+                                  "exported code cannot rebuild; write it to parquet and "
+                                  "pass its path (df_ext='items.parquet'), then export.")
+            return repr(value.path)
+        text = repr(_plain(value))
+        try:
+            ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            raise param_error(name, None, f"holds {type(value).__name__} "
+                              f"{text[:60]}, which cannot be written as Python code; use "
+                              "numbers, strings, lists or dicts of those.") from None
+        return text
+
+    def operator(self, op: Operator, steps: dict[str, str] | None = None) -> str:
+        """The operator's constructor call; ``steps``: the code of the parameters given as
+        workflow steps."""
+        steps = steps or {}
+        args = ", ".join(f"{k}={steps[k] if k in steps else self.value(k, v)}"
+                         for k, v in op.get_params().items()
+                         if k in steps or v != op.params[k].default)
+        return f"ops.{type(op).__name__}({args})"
+
+    def selection(self, node: Node, as_selector: bool) -> str:
+        config = node.selector.to_config()
+        items = [_literal(n) for n in config["names"]]
+        names = "[" + ", ".join(items) + "]"
+        if len(names) > 70:  # one line per few names, never breaking inside a name
+            self.counter += 1
+            var = f"columns_{self.counter}"
+            lines, line = [], ""
+            for i, item in enumerate(items):  # greedy, 92 wide with the indent
+                chunk = item + ("," if i < len(items) - 1 else "")
+                if line and 4 + len(line) + 1 + len(chunk) > 92:
+                    lines.append(line)
+                    line = ""
+                line += ("" if not line else " ") + chunk
+            lines.append(line + ",")
+            body = "\n".join("    " + text for text in lines)
+            self.lines.append(f"{var} = [\n{body}\n]")
+            names = var
+        if config["tags"]:
+            return f"irs.ColumnSelector({names}, tags={[str(t) for t in config['tags']]!r})"
+        return f"irs.ColumnSelector({names})" if as_selector else names
+
+    def expr(self, node: Node, *, in_sum: bool = False, first: bool = False) -> str:
+        """The expression of ``node``; nodes used twice become variables."""
+        if id(node) in self.names:
+            return self.names[id(node)]
+        shared = self.uses.get(id(node), 0) > 1
+        if isinstance(node, SelectNode) and shared:  # one select node read by several steps
+            self.imports.append("from interactive_recsys.workflow._graph import Node")
+            text = f"Node.select({self.selection(node, as_selector=True)})"
+        elif isinstance(node, SelectNode):
+            text = self.selection(node, as_selector=in_sum and first)
+        elif isinstance(node, OpNode) and len(node.parents) > 1 + len(node.depends):
+            # a loaded step reading several steps (parameters given as steps, resolved)
+            self.imports.append("from interactive_recsys.workflow._graph import Node")
+            parts = ", ".join(f"Node.as_node({self.expr(p)})" for p in node.parents)
+            text = f'Node("op", op={self.operator(node.op)}, parents=[{parts}])'
+        elif isinstance(node, OpNode):
+            parent = node.parents[0]
+            inner = self.expr(parent)
+            if isinstance(parent, ConcatNode) and id(parent) not in self.names:
+                inner = f"({inner})"
+            steps = {name: self.expr(node.parents[i]) for name, i in node.depends.items()}
+            text = f"{inner} >> {self.operator(node.template, steps)}"
+        else:
+            text = self.concat(node)
+        if shared:
+            return self.assign(node, text, "step")
+        return text
+
+    def concat(self, node: Node) -> str:
+        if isinstance(node.parents[0], ConcatNode):  # `+` would flatten it: build it explicitly
+            parts = ", ".join(f"Node.as_node({self.expr(p)})" for p in node.parents)
+            self.imports.append("from interactive_recsys.workflow._graph import Node")
+            return f'Node("concat", parents=[{parts}])'
+        parts = []
+        for i, p in enumerate(node.parents):
+            text = self.expr(p, in_sum=True, first=i == 0)
+            # `+` binds before `>>`
+            wrap = isinstance(p, ConcatNode | OpNode) and id(p) not in self.names
+            parts.append(f"({text})" if wrap else text)
+        return " + ".join(parts)
+
+    def assign(self, node: Node, text: str, prefix: str) -> str:
+        self.counter += 1
+        var = f"{prefix}_{self.counter}"
+        self.lines.append(f"{var} = {text}")
+        self.names[id(node)] = var
+        return var
+
+    # ---- the whole program ----------------------------------------------------------------
+    def program(self) -> str:
+        out = self.output
+        if isinstance(out, ConcatNode) and not isinstance(out.parents[0], ConcatNode):
+            parts = []
+            for i, p in enumerate(out.parents, start=1):
+                if id(p) not in self.names:
+                    text = self.expr(p, in_sum=True, first=True)
+                    self.lines.append(_wrap_chain(f"branch_{i} = ", text))
+                    self.names[id(p)] = f"branch_{i}"
+                parts.append(self.names[id(p)])
+            final = " + ".join(parts)
+        else:
+            final = self.expr(out)
+        self.lines.append(f"workflow = irs.Workflow({final})")
+        imports = HEADER + sorted(set(self.imports))
+        return "\n".join([*imports, "", *self.lines])
+
+
+def _wrap_chain(head: str, text: str) -> str:
+    """``head + text``, with a long chain cut into one ``>> op`` per line."""
+    if len(head) + len(text) <= 100 or " >> ops." not in text:
+        return head + text
+    first, *rest = text.split(" >> ops.")
+    return head + "(\n    " + first + "".join(f"\n    >> ops.{r}" for r in rest) + "\n)"
+
+
+def workflow_code(workflow: Workflow | Node) -> str:
+    """Python code that builds ``workflow`` again and names it ``workflow``.
+
+    Raises :class:`~interactive_recsys.ParameterError` for a ``LambdaOp`` holding a function
+    that cannot be imported (a lambda, or one defined in ``__main__``).
+    """
+    node = workflow.output_node if isinstance(workflow, Workflow) else Node.as_node(workflow)
+    return _Writer(node).program()
+
+
+def offline_steps(workflow: Workflow | Node) -> list[str]:
+    """The steps of ``workflow`` that the online transform refuses (``Operator.online``),
+    as ``"Op (node id)"``; empty when every step can run per batch on the training device."""
+    wf = workflow if isinstance(workflow, Workflow) else Workflow(workflow)
+    return [f"{type(n.op).__name__} ({wf.node_id(n)})" for n in wf.nodes
+            if isinstance(n, OpNode) and not type(n.op).online]
+
+
+def training_code(workflow: Workflow | Node, data: str = "raw/",
+                  workflow_dir: str = "my_workflow/", batch_size: int = 65_536,
+                  device: str = "cuda") -> str:
+    """The Studio's "Train from raw data": loader code for both paths after a fit.
+
+    The pre-processed path writes the transformed copy once and trains from it; the online
+    path reads ``data`` as it is and applies the fitted workflow to every batch on
+    ``device`` (:mod:`~interactive_recsys.loader._online`). A workflow with a step that needs
+    more than the row gets the first path only, with a comment naming the step.
+
+    >>> from interactive_recsys import ops
+    >>> print(training_code(["c"] >> ops.Categorify(), data="day_0/"))
+    import interactive_recsys as irs
+    <BLANKLINE>
+    wf = irs.Workflow.load('my_workflow/')  # the fitted workflow, saved from the Studio
+    <BLANKLINE>
+    # Train from pre-processed data: write the transformed copy once, then read it
+    wf.transform(irs.Dataset('day_0/')).to_parquet('day_0/'.rstrip('/') + '-processed/')
+    loader = irs.Loader('day_0/'.rstrip('/') + '-processed/', batch_size=65536, device='cuda')
+    <BLANKLINE>
+    # Train from raw data: the workflow applied to each batch on the device (no copy)
+    loader = irs.Loader('day_0/', batch_size=65536, workflow=wf, device='cuda')
+    """
+    processed = f"{data!r}.rstrip('/') + '-processed/'"
+    lines = ["import interactive_recsys as irs", "",
+             f"wf = irs.Workflow.load({workflow_dir!r})  # the fitted workflow, saved from the "
+             "Studio", "",
+             "# Train from pre-processed data: write the transformed copy once, then read it",
+             f"wf.transform(irs.Dataset({data!r})).to_parquet({processed})",
+             f"loader = irs.Loader({processed}, batch_size={batch_size}, device={device!r})",
+             ""]
+    refused = offline_steps(workflow)
+    if refused:
+        lines.append(f"# Train from raw data: not available, {', '.join(refused)} needs more "
+                     "than the row (run it offline, as above)")
+    else:
+        lines += ["# Train from raw data: the workflow applied to each batch on the device "
+                  "(no copy)",
+                  f"loader = irs.Loader({data!r}, batch_size={batch_size}, workflow=wf, "
+                  f"device={device!r})"]
+    return "\n".join(lines)

@@ -1,0 +1,99 @@
+"""Feedback next to the control that caused it: one message area per group of controls,
+stale messages cleared by the next action, and a visible busy state for slow clicks.
+
+>>> fb = Feedback(["columns", "run"])
+>>> fb.say("Select shown: 13 columns", area="columns")
+>>> fb.say("No dataset is open", "error", area="run")
+>>> fb.areas["columns"].value, fb.last
+('', ('No dataset is open', 'error', 'run'))
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+import ipywidgets as w
+
+from interactive_recsys.redact import redact_text
+
+COLOURS = {"error": "#b00020", "success": "#1b5e20", "busy": "#0d47a1"}
+
+
+class Feedback:
+    """Message areas by name (``areas[name]`` is an ``HTML`` widget placed by the view).
+
+    Saying something in one area empties every other area, so an old error never stays
+    next to a control after a later action elsewhere.
+    """
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.areas: dict[str, w.HTML] = {}
+        for name in names:
+            area = w.HTML(layout=w.Layout(min_width="0"))
+            area.add_class("irs-builder-messages")
+            area.add_class(f"irs-feedback-{name}")
+            self.areas[name] = area
+        self.last: tuple[str, str, str] = ("", "info", "")
+
+    def say(self, text: str, level: str = "info", area: str | None = None,
+            details: str = "") -> None:
+        """Show ``text`` (``level``: info, success, error, busy) in ``area``; clear the rest."""
+        area = area or next(iter(self.areas))
+        if area not in self.areas:
+            raise KeyError(f"no feedback area {area!r}; areas are {list(self.areas)}")
+        text, details = redact_text(text), redact_text(details)  # never a secret shown
+        self.last = (text, level, area)
+        colour = COLOURS.get(level, "inherit")
+        spinner = '<span class="irs-spinner" aria-hidden="true"></span> ' \
+            if level == "busy" else ""
+        extra = (f"<details><summary>details</summary><pre>{html.escape(details)}</pre>"
+                 "</details>") if details else ""
+        for name, widget in self.areas.items():
+            widget.value = "" if name != area else (
+                f'<div class="irs-msg irs-msg-{level}" role="status" style="color:{colour}">'
+                f"{spinner}{html.escape(text)}</div>{extra}")
+
+    def clear(self) -> None:
+        for widget in self.areas.values():
+            widget.value = ""
+
+
+@contextmanager
+def busy(button: w.Button, text: str) -> Iterator[None]:
+    """Show ``button`` as working (disabled, ``text`` as its label, a spinning icon) while
+    the block runs; restored afterwards, also on error.
+
+    >>> b = w.Button(description="Start")
+    >>> with busy(b, "Starting..."):
+    ...     b.description, b.disabled
+    ('Starting...', True)
+    >>> b.description, b.disabled
+    ('Start', False)
+    """
+    description, disabled, icon = button.description, button.disabled, button.icon
+    button.description, button.disabled, button.icon = text, True, "spinner"
+    button.add_class("irs-busy")
+    try:
+        yield
+    finally:
+        button.description, button.disabled, button.icon = description, disabled, icon
+        button.remove_class("irs-busy")
+
+
+#: Style of the spinner and busy buttons (once per page, with the builder).
+STYLE = """<style>
+.irs-spinner { display: inline-block; width: 10px; height: 10px; vertical-align: -1px;
+  border: 2px solid currentColor; border-right-color: transparent; border-radius: 50%;
+  animation: irs-spin 0.8s linear infinite; }
+.irs-busy { cursor: progress; }
+.irs-busy .fa-spinner { animation: irs-spin 1s linear infinite; }
+@keyframes irs-spin { to { transform: rotate(360deg); } }
+.irs-preview-scroll { overflow-x: auto; max-width: 100%; }
+.irs-preview-scroll th, .irs-preview-scroll td { padding: 3px 10px; white-space: nowrap; }
+.irs-builder .widget-html, .irs-builder .widget-html-content { min-width: 0; }
+.irs-chip { border-radius: 12px !important; }
+.irs-builder-actionbar { background: #f5f7fa; border: 1px solid #dde3ea; border-radius: 4px;
+  padding: 2px 6px; margin: 2px 0 6px 0; }
+</style>"""

@@ -1,0 +1,76 @@
+"""Which steps of a builder's last fit were reused from the fit before it (badges, messages).
+
+The Studio passes the workflow its last Run (or Preview) fitted as ``fit(..., reuse=)``:
+the steps whose key is unchanged adopt their states (see :mod:`interactive_recsys.workflow._reuse`).
+This module says which, per builder step and in words.
+
+>>> import pandas as pd
+>>> from interactive_recsys.ui.builder._model import BuilderModel
+>>> m = BuilderModel(pd.DataFrame({"c": ["x", "y"], "n": [1.0, 2.0]}))
+>>> m.add_step(["c"], "Categorify"); m.new_branch(); m.add_step(["n"], "Normalize")
+(0, 0)
+1
+(1, 0)
+>>> first = m.to_workflow().fit(m.dataset.frame)
+>>> reuse_text(first)  # nothing to reuse: nothing to say
+''
+>>> m.update_step(1, 0, op="NormalizeMinMax")
+>>> wf = m.to_workflow().fit(m.dataset.frame, reuse=first)
+>>> step_status(m, wf)
+{(0, 0): 'reused', (1, 0): 'computed'}
+>>> reuse_text(wf)
+'reused 1 of 2 fitted steps; computed normalizeminmax-3'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from interactive_recsys.workflow._graph import ConcatNode, Node, OpNode
+from interactive_recsys.workflow._workflow import Workflow
+
+
+def _tails(node: Node) -> list[Node]:
+    """The last node of each branch of ``b1 + b2 + ...``."""
+    if isinstance(node, ConcatNode):
+        return [t for p in node.parents for t in _tails(p)]
+    return [node]
+
+
+def step_status(model: Any, workflow: Workflow | None = None) -> dict[tuple[int, int], str]:
+    """``{(branch, step): "reused" or "computed"}`` for the statistics steps of ``workflow``
+    (default: the one the model's last Run fitted, while its steps are unchanged): whether
+    its fit adopted the state from the previous fit or computed it."""
+    wf = workflow or model.fitted_workflow
+    if wf is None or not wf.fitted:
+        return {}
+    reused = {s.node_id: s.reused for s in wf.fitted_steps()}
+    kept = [k for k, b in enumerate(model.branches) if b.columns or b.tags]
+    tails = _tails(wf.output_node)
+    if len(tails) != len(kept):
+        return {}
+    out = {}
+    for k, node in zip(kept, tails, strict=True):
+        chain = []
+        while isinstance(node, OpNode):
+            chain.append(node)
+            node = node.parents[0]
+        for j, step in enumerate(reversed(chain)):
+            if wf.node_id(step) in reused:
+                out[(k, j)] = "reused" if reused[wf.node_id(step)] else "computed"
+    return out
+
+
+def reuse_text(workflow: Workflow) -> str:
+    """What a fit adopted from the previous one, in words ("" for a fit given nothing to
+    reuse, or without statistics steps)."""
+    steps = list(workflow.fitted_steps())
+    if not steps or "reused" not in workflow.fit_stats:
+        return ""
+    computed = [s.node_id for s in steps if not s.reused]
+    text = f"reused {len(steps) - len(computed)} of {len(steps)} fitted steps"
+    if computed and len(computed) < len(steps):
+        shown = ", ".join(computed[:4]) + (f" and {len(computed) - 4} more"
+                                           if len(computed) > 4 else "")
+        text += f"; computed {shown}"
+    return text

@@ -1,0 +1,100 @@
+"""After a Run: the lookups each ``Categorify`` really lost, against what Suggest promised.
+
+A fitted ``Categorify`` records per vocabulary the rows looked up, the nulls and the
+out-of-vocabulary lookups; :func:`check_oov` turns them into the share of non-null lookups
+lost and flags every column over the ``max_loss`` budget. Each warning carries the fix: the
+``freq_threshold`` of the smallest table within the budget when the column's counts were
+measured, else removing it; a loss Suggest chose on purpose (the tables did not fit the memory
+budget otherwise) says so, and that a larger memory budget keeps more.
+
+>>> import pandas as pd, interactive_recsys as irs
+>>> from interactive_recsys import ops
+>>> frame = pd.DataFrame({"c": ["a"] * 8 + ["b", "c"]})
+>>> wf = irs.Workflow(["c"] >> ops.Categorify(freq_threshold=3))
+>>> _ = wf.fit(frame)
+>>> for w in check_oov(wf, max_loss=0.01):  # doctest: +NORMALIZE_WHITESPACE
+...     print(w.text())  # b and c: 2 of 10 lookups lost
+c lost 20.0% of its lookups, over the 1.0% budget (freq_threshold=3): remove the
+freq_threshold (keep every value) and Run again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from interactive_recsys.ops._categorify import Categorify
+from interactive_recsys.ui.builder._vocab_budget import MAX_LOSS, VocabChoice
+from interactive_recsys.ui.builder._vocab_measure import MeasuredColumn
+
+
+@dataclass(frozen=True)
+class OOVWarning:
+    """A column whose Run lost more lookups than its budget allowed, and the fix."""
+
+    column: str
+    lost: float
+    allowed: float
+    freq_threshold: int
+    #: the threshold to use instead (0: none, keep every value)
+    fix_threshold: int = 0
+    #: Suggest chose this loss to fit the memory budget (it said so in its card)
+    chosen: bool = False
+
+    def text(self) -> str:
+        fix = (f"use freq_threshold={self.fix_threshold}" if self.fix_threshold
+               else "remove the freq_threshold (keep every value)")
+        head = (f"{self.column} lost {self.lost:.1%} of its lookups, over the "
+                f"{self.allowed:.1%} budget (freq_threshold={self.freq_threshold})")
+        if self.chosen:
+            return (f"{head}, as Suggest chose to fit the embeddings' memory budget: raise that "
+                    f"budget and Suggest again, or {fix} if the memory allows it.")
+        return f"{head}: {fix} and Run again."
+
+
+def lost_lookups(workflow: Any) -> dict[str, tuple[float, int]]:
+    """Per output column of every fitted ``Categorify``: the share of its non-null lookups
+    sent out of vocabulary, and the operator's ``freq_threshold``."""
+    out: dict[str, tuple[float, int]] = {}
+    for step in workflow.fitted_steps(Categorify):
+        infos = step.state.get("vocabs", {})
+        for column, key in step.op.output_names(list(step.groups)).items():
+            info = infos.get(key)
+            if not info or "oov_count" not in info:
+                continue
+            nonnull = int(info["value_count"]) - int(info["null_count"])
+            lost = int(info["oov_count"]) / nonnull if nonnull else 0.0
+            out[column] = (lost, int(step.op.freq_threshold))
+    return out
+
+
+def _fix(m: MeasuredColumn | None, allowed: float) -> int:
+    """The threshold of the smallest table that loses at most ``allowed`` of ``m``'s lookups
+    (0: none)."""
+    if m is None:
+        return 0
+    best = 0
+    for k, _ in m.histogram:  # thresholds k + 1 drop the values seen k times or fewer
+        if k + 1 >= 2 and m.lost(k + 1) <= allowed:
+            best = k + 1
+    return best
+
+
+def check_oov(workflow: Any, choices: Sequence[VocabChoice] = (), *,
+              max_loss: float = MAX_LOSS,
+              measured: Mapping[str, MeasuredColumn] | None = None) -> list[OOVWarning]:
+    """The columns of a fitted ``workflow`` that lost more than ``max_loss`` of their
+    lookups; those where Suggest's ``choices`` (with the same threshold) promised that loss are
+    marked ``chosen``."""
+    promised = {c.column: c.option for c in choices}
+    measured = measured or {}
+    warnings = []
+    for column, (lost, threshold) in lost_lookups(workflow).items():
+        if lost > max_loss + 1e-9:
+            option = promised.get(column)
+            chosen = option is not None and option.freq_threshold == threshold \
+                and lost <= option.lost_bound + 1e-9
+            warnings.append(OOVWarning(column, lost, max_loss, threshold,
+                                       _fix(measured.get(column), max_loss), chosen))
+    return warnings

@@ -1,0 +1,119 @@
+"""The Suggest card: the out-of-vocabulary and memory budgets, and what Suggest chose per column.
+
+Before anything runs, the user sees for every categorical column the estimated distinct
+count, the ``freq_threshold`` chosen, the table it gives and the share of lookups it keeps
+(:mod:`.vocab_budget`), and can change the two budgets and suggest again.
+
+>>> card = SuggestCard()
+>>> card.max_loss, card.memory_budget
+(0.01, 17179869184)
+>>> card.loss_percent.value = 0.5
+>>> card.max_loss
+0.005
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import ipywidgets as w
+
+from interactive_recsys.ui.builder._vocab_budget import (
+    MAX_LOSS,
+    MEMORY_BUDGET,
+    SMALL_TABLE,
+    VocabChoice,
+)
+
+GIB = 2**30
+#: Compact rows (the widget's 28 px line height would show 5 of Criteo's 26 columns): about
+#: 16 rows in view, a header that stays on top while the rest scroll.
+TABLE_STYLE = """<style>
+.irs-suggest-scroll { max-height: 330px; overflow-y: auto; }
+.irs-suggest-vocab { border-collapse: collapse; line-height: 18px; font-size: 12px; }
+.irs-suggest-vocab th, .irs-suggest-vocab td { padding: 0 8px 0 0; white-space: nowrap;
+  text-align: right; }
+.irs-suggest-vocab th:first-child, .irs-suggest-vocab td:first-child { text-align: left; }
+.irs-suggest-vocab thead th { position: sticky; top: 0; background: var(--jp-layout-color0,
+  white); border-bottom: 1px solid #ccc; }
+.irs-suggest-vocab tbody tr:nth-child(even) { background: rgba(0, 0, 0, 0.03); }
+</style>"""
+
+
+class SuggestCard(w.VBox):
+    """Two budget fields and the per-column table of the last suggestion."""
+
+    def __init__(self) -> None:
+        self.loss_percent = w.BoundedFloatText(
+            value=MAX_LOSS * 100, min=0.0, max=50.0, step=0.5, description="OOV ≤ (%)",
+            tooltip="Share of a categorical column's non-null lookups that Suggest may send "
+            "out of vocabulary (rare values dropped to make the table smaller)",
+            style={"description_width": "auto"}, layout=w.Layout(width="150px"))
+        self.loss_percent.add_class("irs-suggest-loss")
+        self.memory_gib = w.BoundedFloatText(
+            value=MEMORY_BUDGET / GIB, min=0.001, max=1e6, step=1.0,
+            description="embeddings ≤ (GiB)", style={"description_width": "auto"},
+            tooltip="Memory of all embedding tables together (fp32 weights); past it Suggest "
+            "raises thresholds where that loses the fewest lookups",
+            layout=w.Layout(width="200px"))
+        self.memory_gib.add_class("irs-suggest-memory")
+        self.table = w.HTML()
+        self.table.add_class("irs-suggest-table")
+        super().__init__([w.HBox([self.loss_percent, self.memory_gib],
+                                 layout=w.Layout(flex_flow="row wrap")), self.table])
+
+    @property
+    def max_loss(self) -> float:
+        return round(self.loss_percent.value / 100, 6)
+
+    @property
+    def memory_budget(self) -> int:
+        return int(self.memory_gib.value * GIB)
+
+    def show(self, choices: Sequence[VocabChoice], fits: bool) -> None:
+        """Draw the table of ``choices`` (empty: nothing categorical, no table)."""
+        if not choices:
+            self.table.value = ""
+            return
+        rows = []
+        for c in choices:
+            o = c.option
+            over = o.lost > self.max_loss
+            style = " style='color:#b00'" if over else ""
+            mark = "" if c.exact else "~"
+            rule = o.freq_threshold or ("— (small)" if c.small else "—")
+            rows.append(
+                f"<tr><td>{html.escape(c.column)}</td><td>{mark}{c.distinct:,}</td>"
+                f"<td>{rule}</td><td>{o.table_rows:,} × {o.dim}</td>"
+                f"<td{style}>{html.escape(c.kept_text)}</td><td>{o.nbytes / 2**20:,.1f}</td></tr>")
+        total = sum(c.option.nbytes for c in choices)
+        verdict = (f"all tables {total / GIB:,.2f} GiB, within {self.memory_budget / GIB:g} GiB"
+                   if fits else
+                   f"<b style='color:#b00'>the tables need {total / GIB:,.2f} GiB, over the "
+                   f"{self.memory_budget / GIB:g} GiB budget even at the largest thresholds"
+                   "</b>")
+        self.table.value = (
+            f"{TABLE_STYLE}<div class='irs-suggest-scroll'><table class='irs-suggest-vocab'>"
+            "<thead><tr><th>column</th><th>distinct</th><th>freq_threshold</th>"
+            "<th>table (rows × dim)</th><th>lookups kept</th><th>MiB</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table></div>"
+            f"<small>{basis(choices)}; {verdict}. Columns whose whole table is under "
+            f"{SMALL_TABLE / 2**20:g} MiB (small) keep every value.</small>")
+
+
+def basis(choices: Sequence[VocabChoice]) -> str:
+    """Where the numbers come from, with their uncertainty.
+
+    >>> from interactive_recsys.ui.builder._vocab_budget import VocabOption
+    >>> o = VocabOption(0, 10, 0.0)
+    >>> basis([VocabChoice("a", 7, o, counted_rows=1000)])
+    'Exact: every value counted over all 1,000 rows'
+    >>> basis([VocabChoice("a", 7, o)]).split(" (")[0]
+    'Estimated from a sample'
+    """
+    rows = {c.counted_rows for c in choices}
+    if None not in rows:
+        return f"Exact: every value counted over all {max(rows):,} rows"
+    return ("Estimated from a sample (~: extrapolated distinct counts, ≥: lookups kept at two "
+            "standard errors)")

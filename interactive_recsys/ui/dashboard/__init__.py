@@ -1,0 +1,5 @@
+"""The live dashboard: GPU and host memory, spilling, the task stream and job progress."""
+
+from interactive_recsys.ui.dashboard._dashboard import Dashboard
+
+__all__ = ["Dashboard"]

@@ -1,0 +1,561 @@
+"""A live view of a Dask cluster in the notebook: a thin widget over :class:`Monitor`.
+
+The figures are small components (:mod:`.dashboard_figures`: host memory per worker against
+the limit, GPU memory per device with capacity and limit when the cluster has GPUs, spilled
+bytes, CPU/GPU utilization, the task stream coloured by operator), shown together in one
+:class:`~.bokeh_widget.BokehWidget`; the progress of each phase, per operator, is a row of
+ipywidgets (:mod:`.dashboard_progress`). Controls: pause/resume, "whole run" (the time
+axes show the last 60 s by default), close, and a link to Dask's own dashboard when the
+cluster has one. Errors raised in callbacks are shown in the log area.
+
+**Live wherever displayed.** The plots start streaming when a browser view of the dashboard
+is drawn: an invisible :func:`~.bokeh_widget.render_signal` widget tells the kernel, which
+first sends the figures whole (everything so far), then streams each sample. That works for
+a cell's output, a tab of the Studio and a reloaded page alike. (Displayed as a cell's
+result, it also goes live :data:`LIVE_AFTER_S` seconds later, in case the kernel is busy.)
+
+**Final state kept.** When a workflow phase ends and when the dashboard closes, the figures
+are stored whole in the widget's state, so a saved notebook, ``irs report`` and nbviewer show
+the run's end. :meth:`Dashboard.close` freezes the last picture in place (sampling stops,
+the controls go, the figures and progress stay); re-running the cell that made a dashboard
+disposes of the old one (no widget or thread left behind).
+
+>>> import interactive_recsys as irs
+>>> client = irs.start_cluster(1, memory_limit="1GB", dashboard=False, gpu=False)
+>>> dash = irs.ui.Dashboard(client, interval_ms=200)
+>>> dash
+Dashboard(1 worker, no GPU, every 200 ms)
+>>> dash.close(); "<i>closed</i>" in dash.status.value
+True
+>>> dash.dispose(); client.cluster.close(); client.close()
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+import threading
+import time
+import traceback
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as widgets
+from bokeh.layouts import column, row
+from bokeh.resources import Resources
+
+from interactive_recsys.redact import redact_text
+from interactive_recsys.runtime.monitor import Monitor
+from interactive_recsys.store._outputs import atomic_file
+from interactive_recsys.ui._bokeh_widget import BokehWidget, render_signal
+from interactive_recsys.ui.dashboard._figures import (
+    ROLLOVER,
+    TASK_ROLLOVER,
+    WINDOW_S,
+    Frame,
+    GpuMemoryFigure,
+    MemoryFigure,
+    SpillFigure,
+    TaskStreamFigure,
+    UtilizationFigure,
+    time_range,
+)
+from interactive_recsys.ui.dashboard._progress import ProgressView
+
+__all__ = ["BOKEHJS", "LIVE_AFTER_S", "ROLLOVER", "TASK_ROLLOVER", "Dashboard"]
+
+#: BokehJS for the notebook page: inline (works offline), core only (plots need no more).
+BOKEHJS = Resources(mode="inline", components=["bokeh"])
+#: Seconds after the dashboard is displayed as a cell's result before it goes live anyway.
+LIVE_AFTER_S = 2.0
+
+
+def _load_bokehjs() -> None:
+    """Put BokehJS on the notebook page once (inline: works offline)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is None or not hasattr(shell, "kernel"):
+        return
+    from bokeh.io import output_notebook
+    from bokeh.io.state import curstate
+
+    if not curstate().notebook:
+        output_notebook(resources=BOKEHJS, hide_banner=True)
+
+
+# ---- re-running a cell disposes of the dashboards it made ----------------------------------
+_BY_CELL: dict[str, list[weakref.ref]] = {}
+_CURRENT_CELL: list[str | None] = [None]
+_HOOKED: list[bool] = [False]
+
+
+def _hook_cells() -> None:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is None or _HOOKED[0]:
+        return
+
+    def pre_run_cell(info: Any) -> None:
+        cell = getattr(info, "cell_id", None)
+        _CURRENT_CELL[0] = cell
+        for ref in _BY_CELL.pop(cell, []) if cell else []:
+            dash = ref()
+            if dash is not None:
+                dash.dispose()
+
+    shell.events.register("pre_run_cell", pre_run_cell)
+    _HOOKED[0] = True
+
+
+def _current_cell() -> str | None:
+    """The id of the notebook cell running now (JupyterLab sends it with each execution)."""
+    try:
+        from IPython import get_ipython
+
+        kernel = get_ipython().kernel
+        parent = kernel.get_parent("shell") if hasattr(kernel, "get_parent") else {}
+        return (parent.get("metadata") or {}).get("cellId") or _CURRENT_CELL[0]
+    except Exception:
+        return _CURRENT_CELL[0]
+
+
+def _client_dashboard_link(client: Any) -> str | None:
+    """Dask's own dashboard address, when the cluster serves one (the scheduler's HTTP
+    server may run without the dashboard pages: the link is only given if they answer)."""
+    import urllib.request
+
+    try:
+        if "dashboard" not in client.scheduler_info().get("services", {}):
+            return None
+        link = client.dashboard_link
+        with urllib.request.urlopen(link, timeout=1.0) as response:
+            return link if response.status == 200 else None
+    except Exception:
+        return None
+
+
+class Dashboard(widgets.VBox):
+    """Live cluster dashboard (ipywidgets + Bokeh) over a :class:`Monitor`.
+
+    Parameters
+    ----------
+    source : a ``distributed.Client`` (a Monitor is started and owned by the dashboard),
+        a :class:`Monitor` (shared; the dashboard only subscribes), or ``None`` for the
+        active client.
+    interval_ms : sampling period of an owned monitor.
+    since : for an owned monitor, a ``time.time()`` from which to show the phases and tasks
+        (a job that started before the dashboard was made: all of it, one clock).
+    """
+
+    #: True until ``__init__`` got far enough for :meth:`close` (the widget's ``__del__``
+    #: calls it even when ``__init__`` raised, e.g. with no Dask client to watch).
+    _closed = True
+
+    def __init__(self, source: Any = None, *, interval_ms: int = 500,
+                 since: float | None = None) -> None:
+        if isinstance(source, Monitor):
+            self.monitor, self._owns_monitor = source, False
+        else:
+            self.monitor = Monitor(source, interval_ms=interval_ms, start=False, since=since)
+            self._owns_monitor = True
+        self._whole = False
+        _load_bokehjs()
+        _hook_cells()
+        self._lock = threading.RLock()
+        self._paused = self._closed = self._disposed = self._live = False
+        self._reason = ""
+        self._displayed_at: float | None = None
+        self._ended_phases = 0
+        self._errors_shown = 0
+        self._closed_callbacks: list[Callable[[Dashboard], Any]] = []
+        self._build_figures()
+        self.plots = BokehWidget(self.layout_bokeh)
+        # no patches until a view is drawn (see _go_live): a view created between the parts
+        # of one PATCH-DOC message would misread every later patch
+        self.layout_bokeh.document.remove_on_change(self.plots)
+        self.signal = render_signal()
+        self.signal.on_render(self._guard(self._on_render))
+        # the header: one line at any width (the status shrinks, its end clipped with "…")
+        self.status = widgets.HTML(self._status_html(),
+                                   layout=widgets.Layout(flex="1 1 auto", min_width="0",
+                                                         overflow="hidden"))
+        self.status.add_class("irs-dashboard-status")
+        button = {"layout": widgets.Layout(width="auto", flex="0 0 auto")}
+        self.pause_button = widgets.ToggleButton(value=False, description="Pause",
+                                                 icon="pause", tooltip="Pause/resume updates",
+                                                 **button)
+        self.window_button = widgets.ToggleButton(
+            value=False, description="whole run", icon="arrows-h",
+            tooltip="Time axes: the last 60 s (off) or the whole run (on)", **button)
+        self.close_button = widgets.Button(description="Close", icon="times",
+                                           tooltip="Stop sampling; keep the last picture",
+                                           **button)
+        self.pause_button.observe(self._guard(self._on_pause), names="value")
+        self.window_button.observe(self._guard(self._on_window), names="value")
+        self.close_button.on_click(self._guard(lambda _: self.close()))
+        link = _client_dashboard_link(self.monitor.client)
+        self.dask_link = widgets.HTML(
+            f'<a href="{html.escape(link)}" target="_blank" class="irs-dask-dashboard" '
+            f'title="Dask\'s own dashboard" style="white-space:nowrap">Dask ↗</a>' if link else "",
+            layout=widgets.Layout(flex="0 0 auto"))
+        self.controls = widgets.HBox([self.status, self.pause_button, self.window_button,
+                                      self.close_button, self.dask_link, self.signal],
+                                     layout=widgets.Layout(flex_flow="row nowrap",
+                                                           align_items="center", width="100%"))
+        self.controls.add_class("irs-dashboard-header")
+        self.progress_view = ProgressView()
+        self.log_area = widgets.Output(layout=widgets.Layout(max_height="120px", overflow="auto",
+                                                        border="1px solid #ddd"))
+        super().__init__([self.controls, self.plots, widgets.HTML("<b>Progress</b>"),
+                          self.progress_view, widgets.HTML("<b>Log</b>"), self.log_area])
+        self.add_class("irs-dashboard")
+        cell = _current_cell()
+        if cell:
+            _BY_CELL.setdefault(cell, []).append(weakref.ref(self))
+        self.monitor.subscribe(self._on_sample)
+        self.monitor.on_closed(self._on_client_closed)
+        if self._owns_monitor:
+            self.monitor.start()
+
+    # ---- figures --------------------------------------------------------------------------
+    def _build_figures(self) -> None:
+        gpu = self.monitor.has_gpu
+        self.x_range = time_range()
+        self.components: dict[str, Any] = {
+            "memory": MemoryFigure(), "spill": SpillFigure(self.x_range, gpu),
+            "utilization": UtilizationFigure(self.x_range, gpu),
+            "tasks": TaskStreamFigure(self.x_range)}
+        if gpu:
+            self.components["gpu-memory"] = GpuMemoryFigure()
+        c = self.components
+        top = [c["memory"].root, c["gpu-memory"].root if gpu else c["spill"].root]
+        middle = [c["utilization"].root] + ([c["spill"].root] if gpu else [])
+        self.layout_bokeh = column(row(*top), row(*middle), c["tasks"].root,
+                                   name="irs-dashboard")
+
+    @property
+    def sources(self) -> dict[str, Any]:
+        """The named data sources, by component (``memory``, ``spill``, ``tasks``...)."""
+        return {name: comp.source for name, comp in self.components.items()}
+
+    @property
+    def figures(self) -> dict[str, Any]:
+        names = {"gpu-memory": "gpu"}
+        return {names.get(n, n): comp.root for n, comp in self.components.items()}
+
+    # ---- updates --------------------------------------------------------------------------
+    def _on_sample(self, monitor: Monitor, sample: dict[str, Any], tasks: list[dict]) -> None:
+        if self._paused or self._closed:
+            return
+        try:
+            self.update(sample, tasks)
+        except Exception:
+            self._log(f"dashboard update failed:\n{traceback.format_exc()}")
+
+    def frame(self, sample: dict[str, Any], tasks: list[dict[str, Any]]) -> Frame:
+        """A monitor sample as the figures draw it (times relative to the monitor's start)."""
+        names = {a: f"worker {w['name']}" for a, w in sample["workers"].items()}
+        order = sorted(sample["workers"], key=lambda a: names[a])
+        t0 = self.monitor.t0
+        records = [{**r, "worker": names.get(r["worker"], r["worker"]),
+                    "start": r["start"] - t0, "stop": r["stop"] - t0} for r in tasks]
+        return Frame(time=sample["time"] - t0,
+                     workers=[(names[a], sample["workers"][a]) for a in order],
+                     tasks=records, gpus=self._gpus(sample, names))
+
+    def _gpus(self, sample: dict[str, Any], names: dict[str, str]) -> list[dict[str, Any]]:
+        if not self.monitor.has_gpu:
+            return []
+        nan = float("nan")
+        gpus = [{"device": f"{names.get(address, address)}:gpu{g['device']}", "used": g["used"],
+                 "total": g["total"], "limit": g.get("limit") or nan,
+                 "utilization": g["utilization"]}
+                for address, devices in sorted(sample.get("gpus", {}).items()) for g in devices]
+        if gpus:
+            return gpus
+        for address, w in sample["workers"].items():  # NVML unreadable: distributed's metrics
+            metric = w.get("gpu") or {}
+            if "memory-used" in metric:
+                gpus.append({"device": f"{names[address]}:gpu", "used": metric["memory-used"],
+                             "total": nan, "limit": nan,
+                             "utilization": metric.get("utilization", nan)})
+        return gpus
+
+    def update(self, sample: dict[str, Any] | None = None,
+               tasks: list[dict[str, Any]] | None = None) -> None:
+        """Draw one monitor sample and its new task records (the latest sample if None)."""
+        if sample is None:
+            if not self.monitor.samples:
+                return
+            sample = self.monitor.samples[-1]
+        with self._lock:  # samples arrive from the monitor's thread and from job threads
+            frame = self.frame(sample, tasks or [])
+            c = self.components
+            c["memory"].update(frame)
+            gpu_util = c["gpu-memory"].update(frame) if "gpu-memory" in c else None
+            c["spill"].update(frame)
+            c["utilization"].update(frame, gpu_util)
+            c["tasks"].update(frame)
+            self._set_range(frame.time)
+            phases = self.monitor.progress()
+            self.progress_view.update(phases)
+            self._show_monitor_errors()
+            self.status.value = self._status_html()
+            ended = sum(p["status"] != "running" for p in phases)
+            if ended != self._ended_phases:  # a phase ended: its final picture in the state
+                self._ended_phases = ended
+                self.store_state()
+            if (not self._live and self._displayed_at is not None
+                    and time.monotonic() - self._displayed_at > LIVE_AFTER_S):
+                self.refresh()
+
+    def progress(self) -> dict[str, float]:
+        """Fraction of tasks done per phase name (latest run of each name), as of now."""
+        return {p["name"]: p["fraction"] for p in self.monitor.progress()}
+
+    # ---- display, going live, stored state --------------------------------------------------
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        if self._displayed_at is None:
+            self._displayed_at = time.monotonic()
+        return super()._repr_mimebundle_(**kwargs)
+
+    def _on_render(self) -> None:
+        """A browser view was drawn (anywhere): send the plots whole, then stream."""
+        if not self._closed:
+            self.refresh()
+
+    @property
+    def live(self) -> bool:
+        """Whether samples are streamed to the browser (a view was drawn)."""
+        return self._live
+
+    def refresh(self) -> None:
+        """Send the plots whole (all data so far), then stream updates as patches.
+
+        Called when a view is drawn; call it by hand after reloading a page if needed."""
+        with self._lock:
+            if self._disposed:
+                return
+            self.plots.update_from_model(self.layout_bokeh)  # re-attaches the patch stream
+            self._live = not self._closed
+            if self._closed:
+                self.layout_bokeh.document.remove_on_change(self.plots)
+
+    def store_state(self) -> None:
+        """Put the figures, with all their data, in the widget's state (what a saved notebook
+        and ``irs report`` show), without changing whether patches stream."""
+        with self._lock:
+            if self._disposed:
+                return
+            self.plots.update_from_model(self.layout_bokeh)
+            if not self._live:
+                self.layout_bokeh.document.remove_on_change(self.plots)
+
+    # ---- controls, log --------------------------------------------------------------------
+    def _guard(self, fn: Any) -> Any:
+        """Wrap a widget callback so that its errors appear in the log area."""
+
+        def wrapped(*args: Any) -> Any:
+            try:
+                return fn(*args)
+            except Exception:
+                self._log(f"callback {getattr(fn, '__name__', fn)} failed:\n"
+                          f"{traceback.format_exc()}")
+                return None
+
+        return wrapped
+
+    def _on_pause(self, change: dict[str, Any]) -> None:
+        if change["new"]:
+            self.pause()
+        else:
+            self.resume()
+
+    def _on_window(self, change: dict[str, Any]) -> None:
+        self.show_whole_run(change["new"])
+
+    def show_whole_run(self, whole: bool = True) -> None:
+        """Time axes over the whole run (``True``) or the last 60 s (``False``)."""
+        with self._lock:
+            self._whole = bool(whole)
+            if self.monitor.samples:
+                self._set_range(self.monitor.samples[-1]["time"] - self.monitor.t0)
+        self.window_button.value = whole
+
+    def _set_range(self, now: float) -> None:
+        """The time axes end at ``now`` (seconds on the monitor's clock) and start at 0 (the
+        whole run) or :data:`WINDOW_S` seconds earlier."""
+        end = max(float(now), 1.0)
+        start = 0.0 if self._whole else max(0.0, end - WINDOW_S)
+        if (self.x_range.start, self.x_range.end) != (start, end):
+            self.x_range.update(start=start, end=end)
+
+    def pause(self) -> None:
+        """Stop updating (and sampling, when the dashboard owns its monitor)."""
+        self._paused = True
+        if self._owns_monitor:
+            self.monitor.pause()
+        self.pause_button.value, self.pause_button.description = True, "Resume"
+        self.status.value = self._status_html()
+
+    def resume(self) -> None:
+        self._paused = False
+        if self._owns_monitor:
+            self.monitor.resume()
+        self.pause_button.value, self.pause_button.description = False, "Pause"
+        self.status.value = self._status_html()
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _log(self, text: str) -> None:
+        text = redact_text(text)  # tracebacks may name URLs with credentials
+        self.log_area.append_stdout(text if text.endswith("\n") else text + "\n")
+
+    def _show_monitor_errors(self) -> None:
+        errors = list(self.monitor.errors)
+        for text in errors[self._errors_shown:]:
+            self._log(text)
+        self._errors_shown = len(errors)
+
+    # ---- closing --------------------------------------------------------------------------
+    def on_closed(self, callback: Callable[[Dashboard], Any]) -> None:
+        """Call ``callback(dashboard)`` once the dashboard closed (by :meth:`close` or
+        because its Dask client closed)."""
+        self._closed_callbacks.append(callback)
+
+    def _on_client_closed(self, monitor: Monitor) -> None:
+        self.close(reason="the Dask cluster closed")
+
+    def close(self, reason: str = "") -> None:
+        """Freeze the dashboard: sampling stops (an owned monitor takes a last sample, drawn
+        here), the figures and progress keep their final state in place (also in the
+        widget's state), the controls go. :meth:`dispose` removes it altogether."""
+        if self._closed:
+            return
+        if self._owns_monitor:
+            self.monitor.stop()  # its last sample is drawn by _on_sample
+        with self._lock:
+            self._closed, self._reason = True, reason
+            self.monitor.unsubscribe(self._on_sample)
+            try:
+                self.progress_view.update(self.monitor.progress())
+            except Exception:
+                self._log(f"final progress update failed:\n{traceback.format_exc()}")
+            self._live = False
+            self.store_state()  # the final picture, whole, and no more patches
+        self.status.value = self._status_html()
+        self.controls.children = (self.status, self.dask_link)
+        for w in (self.pause_button, self.window_button, self.close_button, self.signal):
+            w.close()
+        for callback in list(self._closed_callbacks):
+            try:
+                callback(self)
+            except Exception:
+                self._log(f"close callback failed:\n{traceback.format_exc()}")
+
+    def dispose(self) -> None:
+        """Close the dashboard and all its widgets (the picture goes too)."""
+        self.close()
+        with self._lock:
+            if self._disposed:
+                return
+            self._disposed = True
+        self.monitor.remove_on_closed(self._on_client_closed)
+        # the plots' view, taken off the page with the dashboard, still sends its layout
+        # changes for a moment: their comm closes a few seconds later (no "No such comm")
+        self.plots.close_later()
+        for w in (self.log_area, self.status, self.dask_link, self.controls,
+                  *(c for c in self.children if c is not self.plots)):
+            w.close()
+        self.progress_view.close()
+        super().close()
+
+    # ---- output ---------------------------------------------------------------------------
+    def save_html(self, path: str | os.PathLike, *, title: str = "interactive-recsys run"
+                  ) -> str:
+        """Write the figures with their current data, the progress per phase and operator,
+        a title and the date as one standalone HTML file (BokehJS inline: opens offline),
+        atomically. Returns the path."""
+        from bokeh.embed import file_html
+        from bokeh.resources import INLINE
+
+        path = os.fspath(path)
+        with self._lock:
+            text = file_html(self.layout_bokeh, resources=INLINE, title=title)
+            phases = self.progress_view.summary()
+        header = (f"<h2>{html.escape(title)}</h2><p class='irs-report-meta'>"
+                  f"{html.escape(time.strftime('%Y-%m-%d %H:%M:%S %Z'))} · "
+                  f"{html.escape(self._summary())}</p>"
+                  f"<h3>Progress</h3>{phases or '<p>no workflow phase ran</p>'}")
+        text = text.replace("<body>", f"<body>{header}", 1)
+
+        with atomic_file(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        return path
+
+    def _state(self) -> str:
+        if self._closed:
+            return "closed" + (f": {self._reason}" if self._reason else "")
+        if self._paused:
+            return "paused"
+        if self.monitor.client.status != "running":
+            return "the Dask cluster closed"
+        if not self.monitor.running:
+            return "stopped"
+        return "live" if self._live else "starting"
+
+    def _status_html(self) -> str:
+        """The header's text on one line: the state first, the cluster's size last (what
+        a narrow view clips); the whole line is its tooltip."""
+        text = (f"<b>Cluster</b> · <i>{self._state()}</i>{self._job_state()} · "
+                f"{html.escape(self._summary())}")
+        plain = html.escape(html.unescape(re.sub(r"<[^>]+>", "", text)), quote=True)
+        return (f'<div title="{plain}" style="white-space:nowrap;overflow:hidden;'
+                f'text-overflow:ellipsis;line-height:28px">{text}</div>')
+
+    def _job_state(self) -> str:
+        """`` · finished (name, N s)`` once the latest job's phases have all ended (or
+        running / failed), on the monitor's clock; empty before any phase, and for a job
+        that ended before the monitor started."""
+        phases = self.monitor.progress()
+        if not phases:
+            return ""
+        last = phases[-1]
+        job = [p for p in phases if p["job"] == last["job"]] if last["job"] else [last]
+        if any(p["status"] == "running" for p in job):
+            return f" · <b>running</b> ({html.escape(last['name'])})"
+        stopped = max(p["stopped"] or 0 for p in job) - self.monitor.started
+        if stopped < 0:  # a job that ended before this dashboard started is not its news
+            return ""
+        failed = [p for p in job if p["status"] != "finished"]
+        word = f"{failed[0]['status']} in {failed[0]['name']}" if failed else "finished"
+        return (f" · <b class='irs-dashboard-{'failed' if failed else 'finished'}'>{word}</b>"
+                f" at {stopped:.1f} s")
+
+    def _summary(self) -> str:
+        if self.monitor.samples:
+            n = len(self.monitor.samples[-1]["workers"])
+        else:
+            try:
+                n = len(self.monitor.client.scheduler_info(n_workers=-1)["workers"])
+            except Exception:
+                n = 0
+        return (f"{n} worker{'s' if n != 1 else ''}, {self.monitor.gpu_status}, every "
+                f"{self.monitor.interval_ms} ms")
+
+    def __repr__(self) -> str:
+        return f"Dashboard({self._summary()})"

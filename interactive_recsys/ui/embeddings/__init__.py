@@ -1,0 +1,5 @@
+"""Embedding statistics: table sizes, frequency curves, memory and sharding plans."""
+
+from interactive_recsys.ui.embeddings._embeddings import EmbeddingView
+
+__all__ = ["EmbeddingView"]

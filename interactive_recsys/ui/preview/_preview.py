@@ -1,0 +1,353 @@
+"""Preview: a workflow's output on the first rows of a dataset, before any full run.
+
+:class:`PreviewModel` (plain Python) reads only the first ``n_rows`` rows (the first
+partition, or as many as needed), fits a *copy* of the workflow on them when the workflow is
+not fitted (the user's workflow is never changed), transforms them, and summarises every
+output column. :class:`Preview` is its widget: the rows page by page, an input/output
+toggle (or both side by side), the column summary and a message area for errors.
+
+Examples
+--------
+>>> import pandas as pd, interactive_recsys as irs
+>>> from interactive_recsys import ops
+>>> df = pd.DataFrame({"c": ["a", "b", "a", None], "x": [1.0, None, 3.0, 4.0]})
+>>> wf = irs.Workflow((["c"] >> ops.Categorify()) + (["x"] >> ops.FillMissing(0)))
+>>> model = PreviewModel(wf, df, n_rows=3).run()
+>>> model.output["c"].tolist(), wf.fitted        # fitted on a copy: wf stays unfitted
+([3, 4, 3], False)
+>>> model.summary.loc["x", ["nulls", "min", "max"]].tolist()   # FillMissing(0) on 3 rows
+[0.0, 0.0, 3.0]
+"""
+
+from __future__ import annotations
+
+import html
+import shutil
+import tempfile
+import time
+import weakref
+from typing import Any
+
+import dask
+import ipywidgets as widgets
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from interactive_recsys.backend._arrow import element_values
+from interactive_recsys.errors import ParameterError
+from interactive_recsys.io._dataset import Dataset, as_dataset
+from interactive_recsys.ops._categorify import Categorify
+from interactive_recsys.params import Param, validate_params
+from interactive_recsys.schema import Tags, dtype_name
+from interactive_recsys.tables._layout import FIRST_FREE_INDEX, NULL_INDEX
+from interactive_recsys.workflow._graph import OpNode, SelectNode
+from interactive_recsys.workflow._workflow import Workflow
+
+VIEWS = ("output", "input", "input | output")
+#: A box that scrolls sideways by itself (a wide table never widens the page).
+SCROLL_OPEN = ('<div class="irs-preview-scroll" '
+               'style="overflow-x:auto;max-width:100%;min-width:0;flex:1 1 auto">')
+#: Cells padded so that adjacent numbers never run together (JupyterLab's default is 1 px).
+CELL_STYLE = (".irs-preview-scroll th, .irs-preview-scroll td { padding: 3px 10px; "
+              "white-space: nowrap; }")
+#: The HTML widget's content box is a flex item: without this it grows to the table's width.
+SCROLL_STYLE = ("<style>.irs-preview-rows .widget-html-content { min-width: 0; } "
+                f"{CELL_STYLE}</style>")
+
+
+def input_columns(workflow: Workflow, schema: Any) -> list[str]:
+    """The dataset columns the workflow reads, in first-use order."""
+    names: list[str] = []
+    for node in workflow.nodes:
+        if isinstance(node, SelectNode):
+            names += [n for n in node.columns(schema) if n not in names]
+    return names
+
+
+def read_sample(ds: Dataset, n_rows: int, columns: list[str]) -> pd.DataFrame:
+    """The first ``n_rows`` rows of ``columns`` as a pandas frame.
+
+    A dataset of parquet files is read from the first row groups of its first file (its
+    first piece), decoding only ``n_rows`` rows of the needed columns; any other dataset
+    from its first partition(s).
+    """
+    arrow_schema = ds.schema.select(columns).to_arrow()
+    pf = _parquet_file(ds.files[0]) if ds.files else None
+    if pf is not None and pf.metadata.num_rows >= n_rows and \
+            set(columns) <= set(pf.schema_arrow.names):
+        batches, got = [], 0
+        for batch in pf.iter_batches(batch_size=n_rows, columns=columns):
+            batches.append(batch.slice(0, n_rows - got))
+            got += batches[-1].num_rows
+            if got >= n_rows:
+                break
+        table = pa.Table.from_batches(batches).select(columns).cast(arrow_schema)
+        return ds.backend.to_pandas(ds.backend.from_arrow(table))
+    return ds.head(n_rows)[columns]
+
+
+def _parquet_file(path: str) -> pq.ParquetFile | None:
+    try:
+        return pq.ParquetFile(path)
+    except (OSError, pa.ArrowException):  # csv input: read through the dataset
+        return None
+
+
+def first_vocab_indices(workflow: Workflow) -> dict[str, int]:
+    """Output column -> first vocabulary index, for columns encoded by Categorify (ids in
+    ``2 .. first - 1`` are out-of-vocabulary)."""
+    out: dict[str, int] = {}
+    for step in workflow.fitted_steps(Categorify):
+        out.update(dict.fromkeys(step.op.output_names(list(step.groups)),
+                                 step.op.first_vocab_index))
+    return out
+
+
+def column_summary(frame: pd.DataFrame, categorical: dict[str, int | None]) -> pd.DataFrame:
+    """Per column: dtype, nulls, min/max of the (flattened) values and, for encoded
+    categorical columns (``categorical`` maps them to their first vocabulary index, or
+    ``None`` when there is no out-of-vocabulary range), the shares of null and OOV ids."""
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    rows = []
+    for name in table.column_names:
+        col = table[name]
+        values = element_values(col)
+        row: dict[str, Any] = {"column": name, "dtype": dtype_name(col.type), "rows": len(col),
+                               "nulls": col.null_count,
+                               "null %": 100 * col.null_count / len(col) if len(col) else 0.0,
+                               "min": None, "max": None,
+                               "null index %": None, "OOV index %": None}
+        kind = values.type
+        if pa.types.is_integer(kind) or pa.types.is_floating(kind):
+            lo, hi = pc.min_max(values).values()
+            row["min"], row["max"] = lo.as_py(), hi.as_py()
+        if name in categorical and len(values):
+            ids = values.to_numpy(zero_copy_only=False)
+            row["null index %"] = 100 * float(np.mean(ids == NULL_INDEX))
+            first = categorical[name]
+            if first is not None:
+                row["OOV index %"] = 100 * float(np.mean((ids >= FIRST_FREE_INDEX)
+                                                         & (ids < first)))
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("column")
+
+
+class PreviewModel:
+    """The data behind :class:`Preview` (see the module docstring).
+
+    Parameters
+    ----------
+    workflow : the workflow to preview (left unchanged).
+    dataset : a Dataset, path or DataFrame; only its first ``n_rows`` rows are read.
+    n_rows : sample size.
+    page_size : rows per page.
+    """
+
+    @validate_params({"n_rows": Param(kind="int", low=1), "page_size": Param(kind="int", low=1)},
+                     owner="Preview")
+    def __init__(self, workflow: Workflow, dataset: Any, n_rows: int = 1000,
+                 page_size: int = 10) -> None:
+        if not isinstance(workflow, Workflow):
+            raise ParameterError(f"Preview needs an interactive_recsys.Workflow; got a "
+                                 f"{type(workflow).__name__}.")
+        self.workflow, self.dataset = workflow, dataset
+        self.n_rows, self.page_size = int(n_rows), int(page_size)
+        self.input: pd.DataFrame | None = None
+        self.output: pd.DataFrame | None = None
+        self.summary: pd.DataFrame | None = None
+        self.fitted: Workflow | None = None
+        self.fitted_on_sample = False
+        self.seconds: float | None = None
+        self._tmp: str | None = None
+        #: the copy fitted on the last sample: the next fit of a copy reuses its unchanged steps
+        self._copy: Workflow | None = None
+
+    def run(self) -> PreviewModel:
+        """Read the sample, fit a copy if needed, transform, summarise (a failed run leaves
+        no result of an earlier one behind)."""
+        started = time.perf_counter()
+        self.input = self.output = self.summary = self.fitted = None
+        ds = as_dataset(self.dataset)
+        columns = input_columns(self.workflow, ds.schema) or ds.schema.names
+        with dask.config.set(scheduler="sync"):  # a small in-process job, off the cluster
+            sample = read_sample(ds, self.n_rows, columns)
+            tags = {c: ds.schema[c].tags for c in columns if ds.schema[c].tags}
+            data = Dataset(sample, backend=ds.backend.name, tags=tags)
+            if self.workflow.fitted:
+                fitted, on_sample = self.workflow, False
+            else:
+                tmp = tempfile.mkdtemp(prefix="irs-preview-")
+                weakref.finalize(self, shutil.rmtree, tmp, True)
+                fitted = Workflow(self.workflow.output_node, artifacts_dir=tmp)
+                fitted.fit(data, reuse=self._copy)  # before the last copy's folder goes
+                self._cleanup()
+                self._tmp, self._copy, on_sample = tmp, fitted, True
+            output = ds.backend.to_pandas(fitted.transform(data).compute(dtype_backend="pyarrow"))
+        self.input = sample
+        self.output, self.fitted, self.fitted_on_sample = output, fitted, on_sample
+        schema = fitted.output_schema
+        firsts = first_vocab_indices(fitted)
+        categorical = {c.name: firsts.get(c.name) for c in schema.values()
+                       if Tags.CATEGORICAL.value in c.tags and c.cardinality is not None}
+        self.summary = column_summary(output, categorical)
+        self.seconds = time.perf_counter() - started
+        return self
+
+    def _cleanup(self) -> None:
+        if self._tmp:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    @property
+    def rows_align(self) -> bool:
+        """Whether output row i comes from input row i (no operator drops rows)."""
+        return not any(isinstance(n, OpNode) and n.op.changes_rows
+                       for n in self.workflow.nodes)
+
+    @property
+    def n_pages(self) -> int:
+        frames = [f for f in (self.input, self.output) if f is not None]
+        longest = max((len(f) for f in frames), default=0)
+        return max(1, -(-longest // self.page_size))
+
+    def page(self, index: int, which: str = "output") -> pd.DataFrame:
+        """Rows of page ``index`` (0-based) of ``"input"`` or ``"output"``."""
+        frame = self.output if which == "output" else self.input
+        if frame is None:
+            raise ParameterError("Nothing to show yet: call run() first.")
+        start = index * self.page_size
+        return frame.iloc[start:start + self.page_size]
+
+    def describe(self) -> str:
+        """One line: what was read and how the workflow was fitted."""
+        if self.output is None:
+            return "Preview: not run yet"
+        how = ("workflow fitted on the sample" if self.fitted_on_sample
+               else "workflow already fitted")
+        return (f"Preview: {len(self.input):,} input rows -> {len(self.output):,} output rows "
+                f"x {self.output.shape[1]} columns ({how}; {self.seconds:.2f} s)")
+
+
+def frame_html(frame: pd.DataFrame, title: str, css: str, rows: int = 10) -> str:
+    """The first ``rows`` rows of ``frame`` in a box that scrolls sideways by itself."""
+    table = frame.head(rows).to_html(index=False, na_rep="null", classes=css, border=0)
+    return (f'<div class="irs-preview-side"><b>{html.escape(title)}</b> '
+            f"({len(frame)} rows x {frame.shape[1]} columns, first {min(rows, len(frame))} "
+            f"shown){SCROLL_OPEN}{table}</div></div>")
+
+
+def _table_html(frame: pd.DataFrame, css: str) -> str:
+    """A page of rows; a wide table scrolls sideways inside its own box."""
+    table = frame.to_html(classes=["irs-preview-table", css], border=0, escape=True,
+                          na_rep="null", max_cols=60)
+    return f"{SCROLL_OPEN}{table}</div>"
+
+
+
+class Preview(widgets.VBox):
+    """Widget: processed sample rows with paging, an input/output toggle and a summary.
+
+    Parameters
+    ----------
+    workflow, dataset, n_rows, page_size : as :class:`PreviewModel`.
+
+    Errors while reading or fitting are shown in the widget's message area
+    (``.error`` holds the text) instead of being raised.
+    """
+
+    def __init__(self, workflow: Workflow, dataset: Any, n_rows: int = 1000,
+                 page_size: int = 10) -> None:
+        self.model = PreviewModel(workflow, dataset, n_rows=n_rows, page_size=page_size)
+        self.error: str | None = None
+        self.page_index = 0
+        self.header = widgets.HTML().add_class("irs-preview-header")
+        self.message = widgets.HTML(layout=widgets.Layout(display="none"))
+        self.message.add_class("irs-preview-error")
+        self.view = widgets.ToggleButtons(options=VIEWS, value="output", description="show",
+                                          style={"button_width": "auto"})
+        self.view.add_class("irs-preview-toggle")
+        self.prev_button = widgets.Button(description="< prev").add_class("irs-preview-prev")
+        self.next_button = widgets.Button(description="next >").add_class("irs-preview-next")
+        self.refresh_button = widgets.Button(description="refresh", icon="refresh")
+        self.refresh_button.add_class("irs-preview-refresh")
+        self.page_label = widgets.Label().add_class("irs-preview-page")
+        self.rows = widgets.HTML(layout=widgets.Layout(width="100%"))
+        self.rows.add_class("irs-preview-rows")
+        self.summary = widgets.HTML().add_class("irs-preview-summary")
+        self.view.observe(lambda _: self._render(), names="value")
+        self.prev_button.on_click(lambda _: self.show_page(self.page_index - 1))
+        self.next_button.on_click(lambda _: self.show_page(self.page_index + 1))
+        self.refresh_button.on_click(lambda _: self.refresh())
+        controls = widgets.HBox([self.view, self.prev_button, self.page_label,
+                                 self.next_button, self.refresh_button])
+        super().__init__([self.header, self.message, controls, self.rows, self.summary])
+        self.add_class("irs-preview")
+        self.refresh()
+
+    def refresh(self, workflow: Workflow | None = None, dataset: Any = None) -> None:
+        """Run again (optionally on another workflow or dataset, e.g. after an edit)."""
+        if workflow is not None:
+            self.model.workflow = workflow
+        if dataset is not None:
+            self.model.dataset = dataset
+        try:
+            self.model.run()
+            self.error = None
+        except Exception as exc:  # shown in the widget, not lost in the console
+            self.error = f"{type(exc).__name__}: {exc}"
+        self.page_index = 0
+        self._render()
+
+    def show_page(self, index: int) -> None:
+        """Show page ``index`` (clamped to the existing pages)."""
+        self.page_index = min(max(0, index), self.model.n_pages - 1)
+        self._render()
+
+    def _render(self) -> None:
+        m = self.model
+        self.message.value = (f"<pre style='color:#b00020;white-space:pre-wrap'>"
+                              f"{html.escape(self.error)}</pre>" if self.error else "")
+        self.message.layout.display = "" if self.error else "none"
+        if self.error or m.output is None:
+            self.header.value = "<b>Preview failed</b>" if self.error else ""
+            self.rows.value, self.summary.value, self.page_label.value = "", "", ""
+            return
+        self.header.value = f"<b>{html.escape(m.describe())}</b>"
+        self.page_label.value = f"page {self.page_index + 1} / {m.n_pages}"
+        self.prev_button.disabled = self.page_index == 0
+        self.next_button.disabled = self.page_index >= m.n_pages - 1
+        view = self.view.value
+        if view == "input | output":
+            note = "" if m.rows_align else ("<p>Rows are filtered by the workflow: output "
+                                            "rows do not line up with input rows.</p>")
+            left = _table_html(m.page(self.page_index, "input"), "irs-preview-input")
+            right = _table_html(m.page(self.page_index, "output"), "irs-preview-output")
+            self.rows.value = (f"{SCROLL_STYLE}{note}<div style='display:flex;gap:2em;"
+                               "max-width:100%'>"
+                               f"<div style='flex:1;min-width:0'><b>input</b>{left}</div>"
+                               f"<div style='flex:1;min-width:0'><b>output</b>{right}</div>"
+                               "</div>")
+        else:
+            self.rows.value = SCROLL_STYLE + _table_html(m.page(self.page_index, view),
+                                                         f"irs-preview-{view}")
+        self.summary.value = "<b>Output columns</b>" + m.summary.to_html(
+            classes=["irs-preview-summary-table"], border=0, na_rep="-",
+            float_format=lambda x: f"{x:.4g}")
+
+    def __repr__(self) -> str:
+        m = self.model
+        if self.error:
+            return f"Preview failed: {self.error}"
+        if m.output is None:
+            return m.describe()
+        page = m.page(self.page_index, "output")
+        return (f"{m.describe()}\npage {self.page_index + 1} / {m.n_pages} of the output:\n"
+                f"{page.to_string(max_cols=12)}")
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        bundle = super()._repr_mimebundle_(**kwargs)
+        bundle["text/plain"] = repr(self)
+        return bundle

@@ -1,0 +1,7 @@
+"""The workflow: the operator graph, its phase plan, fitting and applying it on the cluster,
+reusing and updating fitted statistics, and its saved format (``workflow.json`` + parquet).
+"""
+
+from interactive_recsys.workflow._workflow import FittedStep, Workflow
+
+__all__ = ["FittedStep", "Workflow"]
