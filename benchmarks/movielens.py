@@ -1,4 +1,4 @@
-"""The MovieLens example graph (:func:`interactive_recsys.datasets._movielens_workflow`) timed.
+"""The MovieLens example graph (:func:`interactive_recsys.datasets.movielens_workflow`) timed.
 
 ``python -m benchmarks movielens [--ratings 1000000 5000000] [--repeats 3] [--quick]``
 
@@ -96,7 +96,7 @@ def child(args_json: str) -> None:
     import dask
 
     import interactive_recsys as irs
-    from interactive_recsys.datasets import _movielens_workflow as movielens_workflow
+    from interactive_recsys.datasets import movielens_workflow
 
     client = None
     if args["mode"] == "cluster":

@@ -426,7 +426,7 @@ def test_disk_full_names_the_file_and_leaves_nothing(tmp_path):
 _SLOW_WRITER = """
 import sys, time
 import interactive_recsys as irs
-from interactive_recsys.io import writer
+from interactive_recsys.io import _writer as writer
 import pandas as pd
 original = writer._write_part
 def slow(*args, **kwargs):

@@ -65,7 +65,7 @@ def _killed_between_renames(tmp_path: Path) -> Path:
         import os, signal
         import pandas as pd
         import interactive_recsys as irs
-        from interactive_recsys.io import outputs
+        from interactive_recsys.store import _outputs as outputs
         outputs.exchange = lambda src, dst: False  # a system without RENAME_EXCHANGE
         def killed(src, dst):
             os.kill(os.getpid(), signal.SIGKILL)

@@ -8,8 +8,12 @@ import pyarrow as pa
 import pytest
 
 import interactive_recsys as irs
-from interactive_recsys.datasets import MOVIELENS_OUTPUT, read_movielens, synthetic_movielens
-from interactive_recsys.datasets import _movielens_workflow as movielens_workflow
+from interactive_recsys.datasets import (
+    MOVIELENS_OUTPUT,
+    movielens_workflow,
+    read_movielens,
+    synthetic_movielens,
+)
 from tests.conftest import assert_frames_equal, partitioned
 
 HISTORY = 6

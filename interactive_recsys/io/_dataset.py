@@ -50,7 +50,7 @@ from interactive_recsys.io._parquet_pieces import (
 )
 from interactive_recsys.params import param_error
 from interactive_recsys.runtime.cluster import MAX_PART_SIZE, MIN_PART_SIZE
-from interactive_recsys.runtime.jobs import compute, submit
+from interactive_recsys.runtime.jobs import background_job, compute
 from interactive_recsys.schema import RESERVED_PREFIX, Schema, Tags, arrow_type, normalize_tags
 from interactive_recsys.store.storage import (
     StorageOptions,
@@ -545,6 +545,7 @@ class Dataset:
         frame, = compute(self._ddf, phase="compute")
         return user_frame(frame.reset_index(drop=True), dtype_backend)
 
+    @background_job("to_parquet")
     def to_parquet(self, path: str | os.PathLike, *, shuffle: str | None = None,
                    out_files_per_proc: int | None = None, overwrite: bool = False,
                    seed: int = 0, row_group_size: int = 128 * 1024,
@@ -558,11 +559,6 @@ class Dataset:
 
         Returns a summary dict, or with ``background=True`` at once a
         :class:`~interactive_recsys.runtime.jobs.Job` whose result is that summary."""
-        if background:
-            return submit(lambda: self.to_parquet(
-                path, shuffle=shuffle, out_files_per_proc=out_files_per_proc,
-                overwrite=overwrite, seed=seed, row_group_size=row_group_size,
-                hugectr=hugectr, storage_options=storage_options), name="to_parquet")
         return write_dataset(self, path, shuffle=shuffle, out_files_per_proc=out_files_per_proc,
                              overwrite=overwrite, seed=seed, row_group_size=row_group_size,
                              hugectr=hugectr, protect=input_files(self),

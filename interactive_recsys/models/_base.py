@@ -31,7 +31,7 @@ from interactive_recsys.errors import IRSError, NotFittedError, ParameterError
 from interactive_recsys.io._dataset import as_dataset
 from interactive_recsys.models._data import Interactions, encode, to_dense
 from interactive_recsys.params import Param, declared_params, validate_values
-from interactive_recsys.runtime.jobs import active_client, compute, submit
+from interactive_recsys.runtime.jobs import active_client, background_job, compute
 from interactive_recsys.store._folder_rules import refuse_links
 from interactive_recsys.store.commit import published_folder
 from interactive_recsys.store.storage import is_remote, local_copy
@@ -103,6 +103,7 @@ class Model:
         raise NotImplementedError
 
     # ---- fitting --------------------------------------------------------------------------
+    @background_job(lambda self, *a, **k: f"fit {type(self).__name__}")
     def fit(self, train: Any, *, background: bool = False) -> Any:
         """Fit on ``train`` (a Dataset or DataFrame with the user and item columns).
 
@@ -110,8 +111,6 @@ class Model:
         :class:`~interactive_recsys.runtime.jobs.Job` whose result is the model (its phases show in
         the dashboard; ``job.cancel()`` stops it).
         """
-        if background:
-            return submit(lambda: self.fit(train), name=f"fit {type(self).__name__}")
         started = time.perf_counter()
         data = read_interactions(train, self.user_col, self.item_col,
                                  phase=f"fit {type(self).__name__}: read")

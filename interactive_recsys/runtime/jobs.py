@@ -20,6 +20,7 @@ so the notebook kernel stays free to draw widgets:
 from __future__ import annotations
 
 import contextvars
+import functools
 import threading
 import time
 from collections import deque
@@ -543,3 +544,26 @@ class Job:
 def submit(fn: Callable[[], Any], *, name: str) -> Job:
     """Start ``fn`` as a :class:`Job` on the active client."""
     return Job(fn, name=name).start()
+
+
+def background_job(name: str | Callable[..., str]) -> Callable[[Callable[..., Any]], Any]:
+    """Give a function or method the ``background=True`` choice: called so, it returns at once
+    a :class:`Job` named ``name`` (or ``name(*args, **kwargs)``) that runs the call; else it
+    runs the call and returns its result. The function declares ``background: bool = False``
+    itself (for its signature and docs) and never sees it set.
+
+    >>> @background_job("add")
+    ... def add(a, b, *, background=False):
+    ...     return a + b
+    >>> add(1, 2)
+    3
+    """
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def run(*args: Any, background: bool = False, **kwargs: Any) -> Any:
+            if background:
+                label = name(*args, **kwargs) if callable(name) else name
+                return submit(lambda: fn(*args, **kwargs), name=label)
+            return fn(*args, **kwargs)
+        return run
+    return decorate

@@ -26,7 +26,7 @@ fresh: it finishes itself. Readers only read. So an overwrite never leaves the o
 deleted while the new one is incomplete.
 
 >>> import pandas as pd, pyarrow as pa
->>> from interactive_recsys.io import storage
+>>> from interactive_recsys.store import storage
 >>> with remote_atomic_directory("memory://irs-commit-doc/out") as staging:
 ...     storage.write_table(pa.table({"x": [1, 2]}), staging + "/part.0.parquet")
 >>> [f.rsplit("/", 1)[1] for f in storage.published_files("memory://irs-commit-doc/out")]

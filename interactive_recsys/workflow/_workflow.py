@@ -37,7 +37,7 @@ from interactive_recsys.io._dataset import Dataset, as_dataset, describe_input
 from interactive_recsys.ops._base import Operator
 from interactive_recsys.ops._lambda_op import functions_by_name
 from interactive_recsys.params import param_error
-from interactive_recsys.runtime.jobs import Job, compute, submit
+from interactive_recsys.runtime.jobs import Job, background_job, compute
 from interactive_recsys.schema import RESERVED_PREFIX, Schema, element_dtype, is_numeric_dtype
 from interactive_recsys.selector import flatten
 from interactive_recsys.store import commit, storage
@@ -199,6 +199,7 @@ class Workflow:
         return [[n for n in stats if phase[id(n)] == k] for k in range(1, count + 1)]
 
     # ---- fit ------------------------------------------------------------------------------
+    @background_job("fit")
     def fit(self, data: Any, *, background: bool = False,
             reuse: Workflow | str | os.PathLike | None = None) -> Workflow | Job:
         """Compute every statistic: one Dask computation per dependency phase.
@@ -225,8 +226,6 @@ class Workflow:
         >>> [(s.node_id, s.reused) for s in edited.fitted_steps()]
         [('categorify-1', True), ('normalizeminmax-3', False)]
         """
-        if background:
-            return submit(lambda: self.fit(data, reuse=reuse), name="fit")
         source = self._reuse_source(reuse)  # before this fit resets anything (reuse=self)
         ds = as_dataset(data)
         if ds.npartitions == 0 or ds.known_num_rows == 0:
@@ -313,6 +312,7 @@ class Workflow:
         return (dict(reuse._states), keys, reuse.artifacts_dir,
                 reuse.storage_options or None, reuse._temporary)
 
+    @background_job("update")
     def update(self, data: Any, *, background: bool = False) -> Workflow | Job:
         """A NEW fitted workflow: this one extended with ``data`` (e.g. the next day's logs),
         as a fit on all the data so far would be, except that Categorify keeps every id it
@@ -330,8 +330,6 @@ class Workflow:
         >>> wf2.transform(pd.DataFrame({"c": ["x", "y", "z"]}))["c"].tolist()  # z appended
         [3, 4, 5]
         """
-        if background:
-            return submit(lambda: self.update(data), name="update")
         self.verify_artifacts()
         return updated(self, data)
 
@@ -410,13 +408,11 @@ class Workflow:
         out.storage_options = ds.storage_options  # to_parquet's default for URLs
         return out
 
+    @background_job("fit_transform")
     def fit_transform(self, data: Any, *, background: bool = False,
                       dtype_backend: str = "numpy_nullable") -> Any:
         """``fit(data)`` then ``transform(data, training=True)``; with ``background=True`` a
         :class:`~interactive_recsys.runtime.jobs.Job` whose result is the transformed data."""
-        if background:
-            return submit(lambda: self.fit_transform(data, dtype_backend=dtype_backend),
-                          name="fit_transform")
         return self.fit(data).transform(data, training=True, dtype_backend=dtype_backend)
 
     # ---- persistence ----------------------------------------------------------------------
