@@ -32,7 +32,7 @@ ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("P
 def irs_cli(*args: str, cwd: Path, timeout: float = 90) -> subprocess.CompletedProcess:
     """``irs ARGS`` as a real process; a hang past ``timeout`` fails the test."""
     try:
-        return subprocess.run([sys.executable, "-m", "interactive_recsys.cli._main", *args],
+        return subprocess.run([sys.executable, "-m", "interactive_recsys.cli", *args],
                               cwd=cwd, env=ENV, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         pytest.fail(f"irs {' '.join(args)} still ran after {timeout} s")

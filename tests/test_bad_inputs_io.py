@@ -142,7 +142,7 @@ def test_an_output_beside_an_input_file_is_still_allowed(workspace):
 
 def test_cli_refuses_an_output_inside_the_input_folder(workspace):
     before = digest(workspace)
-    done = subprocess.run([sys.executable, "-m", "interactive_recsys.cli._main", "run", "--local",
+    done = subprocess.run([sys.executable, "-m", "interactive_recsys.cli", "run", "--local",
                            "--workflow", str(workspace / "wf"), "--input",
                            str(workspace / "data"), "--output", str(workspace / "data" / "o")],
                           env=ENV, capture_output=True, text=True, timeout=120)
@@ -208,7 +208,7 @@ def test_two_cli_processes_racing_one_wins_whole(workspace):
         (workspace / f"in{tag}").mkdir()
         frame(5000, tag).to_parquet(workspace / f"in{tag}" / "p.parquet")
     out = workspace / "out"
-    procs = [subprocess.Popen([sys.executable, "-m", "interactive_recsys.cli._main", "run", "--local",
+    procs = [subprocess.Popen([sys.executable, "-m", "interactive_recsys.cli", "run", "--local",
                                "--workflow", str(workspace / "wf"), "--input",
                                str(workspace / f"in{tag}"), "--output", str(out)],
                               env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

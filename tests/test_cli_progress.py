@@ -16,7 +16,7 @@ import interactive_recsys as irs
 
 def irs_cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.getcwd()}
-    return subprocess.run([sys.executable, "-m", "interactive_recsys.cli._main", *args],
+    return subprocess.run([sys.executable, "-m", "interactive_recsys.cli", *args],
                           capture_output=True, text=True, timeout=300, env=env, cwd=cwd)
 
 

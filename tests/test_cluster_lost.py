@@ -63,7 +63,7 @@ def test_irs_run_whose_scheduler_is_closed_mid_job_prints_one_line(saved):
     cluster = _no_worker_cluster()
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "interactive_recsys.cli._main", "run", "--workflow", "wf",
+            [sys.executable, "-m", "interactive_recsys.cli", "run", "--workflow", "wf",
              "--input", "in.parquet", "--output", "out", "--scheduler",
              cluster.scheduler_address], cwd=saved, env=ENV, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True)

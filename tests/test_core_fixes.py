@@ -108,7 +108,7 @@ def test_a_reloaded_lambda_op_names_its_function_and_takes_it_back(tmp_path):
         with pytest.raises(irs.NotFittedError, match=f"uses the Python function ({name}).*"
                                                      f"never imports or runs code.*{how}"):
             loaded.transform(df)
-        for functions in ([f], {next(iter(irs.ops.lambda_op.functions_by_name([f]))): f}):
+        for functions in ([f], {next(iter(irs.ops._lambda_op.functions_by_name([f]))): f}):
             again = irs.Workflow.load(str(path), functions=functions)
             pd.testing.assert_frame_equal(again.transform(df), expected)
     assert expected["a"].tolist() == [-1, -2, -5]

@@ -18,7 +18,7 @@ Values with 64-bit keys (:mod:`..backend.keyed_counts`) are compared by key; oth
 with Arrow's order (strings byte-wise), which is the same order.
 
 >>> import pyarrow as pa
->>> from interactive_recsys.backend import keyed_counts as kc
+>>> from interactive_recsys.backend import _keyed_counts as kc
 >>> splits = [kc.encode(pa.table({"value": v, "count": c}))
 ...           for v, c in ((["b", "x"], [2, 1]), (["a", "c"], [2, 5]))]
 >>> plan = bounds([sample(s) for s in splits], 2)
