@@ -20,7 +20,7 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys import ops
-from tests.test_bad_inputs_cli import irs_cli
+from tests.unit.runtime.test_cluster_faults import irs_cli
 
 
 @pytest.fixture

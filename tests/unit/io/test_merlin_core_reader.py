@@ -4,7 +4,7 @@
 merlin-core 23.08 needs pandas < 1.6, so it lives in a venv of its own: set
 ``IRS_MERLIN_VENV`` to it, or run ``scripts/check-merlin-schema.sh``, which builds that venv
 once (cached) and runs this file. Without ``IRS_MERLIN_VENV`` the test is skipped; the
-always-running check of the same file is ``tests/test_exports_merlin_schema.py``.
+always-running check of the same file is ``tests/unit/io/test_exports_merlin_schema.py``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import interactive_recsys as irs
 from interactive_recsys import ops
 
 VENV = os.environ.get("IRS_MERLIN_VENV")
-SCRIPT = pathlib.Path(__file__).resolve().parents[1] / "scripts" / "merlin_read_schema.py"
+SCRIPT = pathlib.Path(__file__).resolve().parents[3] / "scripts" / "merlin_read_schema.py"
 
 pytestmark = pytest.mark.skipif(not VENV, reason="IRS_MERLIN_VENV is not set (run "
                                                  "scripts/check-merlin-schema.sh)")

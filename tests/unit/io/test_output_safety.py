@@ -24,7 +24,7 @@ from interactive_recsys.errors import DatasetError
 from interactive_recsys.io import _writer as writer
 from tests.helpers import digest_tree, tagged_frame
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
 
 

@@ -21,7 +21,7 @@ from interactive_recsys.errors import ParameterError
 from interactive_recsys.store._outputs import OutputError, clean_stale, stale_temporaries
 from tests.helpers import digest_tree, tagged_frame
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
 
 

@@ -11,7 +11,7 @@ from interactive_recsys.loader._jagged import JaggedBatch
 
 torch = pytest.importorskip("torch")
 
-from tests.test_loader import make_frame, write  # noqa: E402
+from tests.unit.loader.test_loader import make_frame, write  # noqa: E402
 
 
 @pytest.fixture(scope="module")

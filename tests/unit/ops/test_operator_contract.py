@@ -29,7 +29,7 @@ from tests.conftest import (
     output_dtypes,
     partitioned,
 )
-from tests.test_buffer_kernels import same
+from tests.unit.backend.test_buffer_kernels import same
 
 OPERATOR_NAMES = sorted(ops.OPERATORS)
 
@@ -112,12 +112,12 @@ def make_op(name: str, variant: int = -1) -> ops.Operator:
     required = [p for p, spec in cls.params.items() if spec.required]
     if required:
         pytest.fail(f"Operator {name} has required parameters {required}: add it to "
-                    "CONSTRUCTOR_KWARGS in tests/test_operator_contract.py with valid values.")
+                    "CONSTRUCTOR_KWARGS in tests/unit/ops/test_operator_contract.py with valid values.")
     try:
         return cls()
     except irs.ParameterError as exc:
         pytest.fail(f"Operator {name} cannot be built without arguments ({exc}); add it to "
-                    "CONSTRUCTOR_KWARGS in tests/test_operator_contract.py with valid values.")
+                    "CONSTRUCTOR_KWARGS in tests/unit/ops/test_operator_contract.py with valid values.")
 
 
 def graph(name: str, variant: int = -1, op: ops.Operator | None = None) -> Any:

@@ -14,7 +14,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 BINDER = REPO / "binder"
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
 

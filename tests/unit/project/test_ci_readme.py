@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 CI = REPO / ".ci" / "run"
 MARKER = re.compile(r"^<!-- \.ci/run runs this block as printed: (\w+) -->\n```bash\n(.*?)\n```$",
                     re.MULTILINE | re.DOTALL)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 DOCS = ROOT / "docs"
 RESULTS = ROOT / "benchmarks" / "results"
 sys.path.insert(0, str(DOCS / "_ext"))

@@ -25,7 +25,7 @@ from packaging.utils import canonicalize_name
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 #: CPU seconds (user + system) the resolver may spend on one case
 CPU_LIMIT_S = 120
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 
 SPEC = importlib.util.spec_from_file_location(
-    "execute", Path(__file__).resolve().parents[1] / "notebooks" / "execute.py")
+    "execute", Path(__file__).resolve().parents[3] / "notebooks" / "execute.py")
 execute = importlib.util.module_from_spec(SPEC)
 SPEC.loader.exec_module(execute)
 

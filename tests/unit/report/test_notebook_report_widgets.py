@@ -18,7 +18,7 @@ from interactive_recsys.ui.builder._column_list import ColumnChoice, ColumnList
 from interactive_recsys.ui.builder._column_profile import profile_table
 from interactive_recsys.ui.builder._dag import DagView
 
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+NOTEBOOKS = Path(__file__).resolve().parents[3] / "notebooks"
 
 
 class _Elements(HTMLParser):

@@ -25,7 +25,7 @@ from interactive_recsys import ops
 from interactive_recsys.errors import ParameterError
 from interactive_recsys.runtime.cluster import ClusterError, ClusterTimeoutError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
 
 

@@ -26,7 +26,7 @@ from interactive_recsys import ops
 from interactive_recsys.cli import _main as cli
 from interactive_recsys.runtime import jobs
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
 
 

@@ -21,7 +21,7 @@ from interactive_recsys.cli._main import main
 from interactive_recsys.errors import DatasetError
 from interactive_recsys.store import _outputs as outputs
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def _frame(rows: int, start: int = 0) -> pd.DataFrame:

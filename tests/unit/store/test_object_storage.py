@@ -35,7 +35,7 @@ from interactive_recsys.errors import DatasetError
 from interactive_recsys.store import commit, storage
 from tests import s3_server
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def _fs(s3: s3_server.S3Server) -> s3fs.S3FileSystem:

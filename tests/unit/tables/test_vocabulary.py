@@ -277,7 +277,7 @@ def test_vocabulary_of_many_partitions_and_splits_equals_counts_by_hand():
     import interactive_recsys as irs
     from interactive_recsys import ops
     from tests.conftest import partitioned
-    from tests.test_bad_inputs import expected_ids
+    from tests.helpers import expected_ids
 
     rng = np.random.default_rng(11)
     pool = [f"{v:08x}" for v in rng.integers(0, 2**32, 700)]

@@ -22,8 +22,8 @@ from interactive_recsys.ui.builder._column_profile import (
 from interactive_recsys.ui.builder._model import Branch, BuilderModel, Step, job_text
 from interactive_recsys.ui.builder._param_text import param_from_text, param_to_text
 from tests.conftest import assert_frames_equal, make_criteo_frame, output_dtypes, partitioned
-from tests.test_operator_contract import CASES as CONTRACT_CASES
-from tests.test_operator_contract import graph as contract_graph
+from tests.unit.ops.test_operator_contract import CASES as CONTRACT_CASES
+from tests.unit.ops.test_operator_contract import graph as contract_graph
 
 CATS = ["C1", "C2", "C3"]
 CONTS = ["I1", "I2", "I3", "F1"]

@@ -17,7 +17,7 @@ import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.errors import SchemaError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
 
 

@@ -2,7 +2,7 @@
 
 The code cells of five notebooks of NVIDIA-Merlin/NVTabular (Apache-2.0; Getting started,
 Advanced workflow, Running on CPU, the MovieLens ETL and the scaling-Criteo ETL) are
-stored unchanged under ``tests/nvtabular_examples/`` (``extract.py`` regenerates them).
+stored unchanged under ``tests/vendored/nvtabular/examples/`` (``extract.py`` regenerates them).
 Each test writes small data of the notebook's schema where the notebook downloads it,
 runs the cells in order in one namespace, and checks the outputs against pandas. What the
 runner changes, and nothing else:
@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-HERE = Path(__file__).parent / "nvtabular_examples"
+HERE = Path(__file__).parent / "examples"
 COMPAT = "interactive_recsys.compat.nvtabular"
 IMPORTS = {
     "import nvtabular as nvt": f"import {COMPAT} as nvt",

@@ -2,7 +2,7 @@
 
 ``convert_tsv_to_parquet.py`` and ``process_criteo_parquet.py`` of pytorch/torchrec
 (``torchrec/datasets/scripts/nvt/``, BSD 3-Clause; stored unchanged under
-``tests/nvtabular_examples/torchrec_nvt/``) run on 24 small Criteo day files, as their
+``tests/vendored/nvtabular/examples/torchrec_nvt/``) run on 24 small Criteo day files, as their
 ``nvt_preproc.sh`` runs them. What the runner changes, and nothing else:
 
 * ``import nvtabular as nvt`` and ``from merlin.io import Shuffle`` point at
@@ -28,7 +28,7 @@ import pytest
 from interactive_recsys.datasets import synthetic_criteo
 from interactive_recsys.datasets._criteo_tsv import write_criteo_tsv
 
-HERE = Path(__file__).parent / "nvtabular_examples" / "torchrec_nvt"
+HERE = Path(__file__).parent / "examples" / "torchrec_nvt"
 COMPAT = "interactive_recsys.compat.nvtabular"
 IMPORTS = {
     "import nvtabular as nvt": f"import {COMPAT} as nvt",

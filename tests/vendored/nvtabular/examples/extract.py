@@ -1,9 +1,9 @@
 """Regenerate the cell files of this folder from NVIDIA-Merlin/NVTabular (Apache-2.0).
 
-``python tests/nvtabular_examples/extract.py /path/to/NVTabular`` (a git checkout) writes
+``python tests/vendored/nvtabular/examples/extract.py /path/to/NVTabular`` (a git checkout) writes
 one ``<name>.py`` per notebook: its code cells unchanged, each after a ``# %% cell N``
 line (N: the cell's index in the notebook), the cells the test leaves out listed in the
-header with the reason. The test (``tests/test_nvtabular_examples.py``) changes only the
+header with the reason. The test (``tests/vendored/nvtabular/test_nvtabular_examples.py``) changes only the
 imports, as listed there.
 """
 

@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 
 from interactive_recsys.compat import nvtabular
-from tests.nvtabular_ops.helpers import allcols_csv, mycols_csv, mycols_pq, mynames
+from tests.vendored.nvtabular.ops.helpers import allcols_csv, mycols_csv, mycols_pq, mynames
 
 CUDF_ONLY = "cuDF only"
 INTERNALS = "NVTabular internals"
@@ -103,7 +103,7 @@ def _excluded(item: pytest.Item) -> tuple[str, str] | None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if "nvtabular_ops" not in str(item.path):
+        if "vendored/nvtabular/ops" not in str(item.path):
             continue
         params = getattr(getattr(item, "callspec", None), "params", {})
         gpu_only = any("cudf" in str(m.kwargs.get("reason", ""))

@@ -1,6 +1,6 @@
 """Regenerate the test modules of this folder from NVIDIA-Merlin/NVTabular (Apache-2.0).
 
-``python tests/nvtabular_ops/port.py /path/to/NVTabular`` copies ``tests/unit/ops/*.py``
+``python tests/vendored/nvtabular/ops/port.py /path/to/NVTabular`` copies ``tests/unit/ops/*.py``
 at :data:`COMMIT` with only their import lines replaced (:data:`IMPORTS`, exact lines), and
 a header naming the source. The fixtures they use (``df``, ``dataset``, ``engine``...)
 come from this folder's ``conftest.py``; the tests it skips are listed there with the
@@ -15,7 +15,7 @@ from pathlib import Path
 
 COMMIT = "08e06339fbb8d5ccc20a6bc99f8aa350c82c6204"
 NVT = "interactive_recsys.compat.nvtabular"
-MERLIN = "tests.nvtabular_ops._merlin"
+MERLIN = "tests.vendored.nvtabular.ops._merlin"
 IMPORTS = {
     "import nvtabular as nvt": f"import {NVT} as nvt",
     "import nvtabular": f"import {NVT} as nvtabular",
@@ -40,7 +40,7 @@ IMPORTS = {
 PREFIXES = {  # import lines starting so: the names come from the test shim
     "from merlin.core.dispatch import ": f"from {MERLIN}.dispatch import ",
     "from merlin.core.compat import ": f"from {MERLIN}.compat import ",
-    "from tests.conftest import ": "from tests.nvtabular_ops.helpers import ",
+    "from tests.conftest import ": "from tests.vendored.nvtabular.ops.helpers import ",
 }
 
 
@@ -69,7 +69,7 @@ def main(repo: str) -> None:
                               capture_output=True, text=True).stdout
         header = (f"# Ported from NVIDIA-Merlin/NVTabular {path} at commit {COMMIT}\n"
                   "# (Apache License 2.0, copyright NVIDIA Corporation, notice below): only\n"
-                  "# the import lines are changed, by tests/nvtabular_ops/port.py.\n"
+                  "# the import lines are changed, by tests/vendored/nvtabular/ops/port.py.\n"
                   "# ruff: noqa\n")
         (here / Path(path).name).write_text(header + port(text))
 

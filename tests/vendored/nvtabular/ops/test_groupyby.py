@@ -1,6 +1,6 @@
 # Ported from NVIDIA-Merlin/NVTabular tests/unit/ops/test_groupyby.py at commit 08e06339fbb8d5ccc20a6bc99f8aa350c82c6204
 # (Apache License 2.0, copyright NVIDIA Corporation, notice below): only
-# the import lines are changed, by tests/nvtabular_ops/port.py.
+# the import lines are changed, by tests/vendored/nvtabular/ops/port.py.
 # ruff: noqa
 #
 # Copyright (c) 2021, NVIDIA CORPORATION.
@@ -23,8 +23,8 @@ import pandas as pd
 import pytest
 
 import interactive_recsys.compat.nvtabular as nvt
-from tests.nvtabular_ops._merlin.compat import cudf
-from tests.nvtabular_ops._merlin.dispatch import make_df
+from tests.vendored.nvtabular.ops._merlin.compat import cudf
+from tests.vendored.nvtabular.ops._merlin.dispatch import make_df
 from interactive_recsys.compat.nvtabular import ColumnSelector, Schema, Workflow, ops
 
 if cudf:

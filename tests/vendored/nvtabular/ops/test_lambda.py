@@ -1,6 +1,6 @@
 # Ported from NVIDIA-Merlin/NVTabular tests/unit/ops/test_lambda.py at commit 08e06339fbb8d5ccc20a6bc99f8aa350c82c6204
 # (Apache License 2.0, copyright NVIDIA Corporation, notice below): only
-# the import lines are changed, by tests/nvtabular_ops/port.py.
+# the import lines are changed, by tests/vendored/nvtabular/ops/port.py.
 # ruff: noqa
 #
 # Copyright (c) 2021, NVIDIA CORPORATION.
@@ -24,7 +24,7 @@ import pytest
 from dask.dataframe import assert_eq as assert_eq_dd
 from pandas.api.types import is_integer_dtype
 
-from tests.nvtabular_ops._merlin import dtypes as md
+from tests.vendored.nvtabular.ops._merlin import dtypes as md
 import interactive_recsys.compat.nvtabular as nvt
 from interactive_recsys.compat.nvtabular.tags import Tags, TagSet
 from interactive_recsys.compat.nvtabular import ColumnSelector, ops

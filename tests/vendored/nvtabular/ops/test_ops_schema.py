@@ -1,13 +1,13 @@
 # Ported from NVIDIA-Merlin/NVTabular tests/unit/ops/test_ops_schema.py at commit 08e06339fbb8d5ccc20a6bc99f8aa350c82c6204
 # (Apache License 2.0, copyright NVIDIA Corporation, notice below): only
-# the import lines are changed, by tests/nvtabular_ops/port.py.
+# the import lines are changed, by tests/vendored/nvtabular/ops/port.py.
 # ruff: noqa
 import numpy as np
 import pytest
 
 import interactive_recsys.compat.nvtabular as nvt
-from tests.nvtabular_ops._merlin import dispatch
-from tests.nvtabular_ops._merlin.dispatch import HAS_GPU
+from tests.vendored.nvtabular.ops._merlin import dispatch
+from tests.vendored.nvtabular.ops._merlin.dispatch import HAS_GPU
 from interactive_recsys.compat.nvtabular import ColumnSchema, ColumnSelector, Schema, ops
 
 

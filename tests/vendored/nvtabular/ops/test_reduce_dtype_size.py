@@ -1,6 +1,6 @@
 # Ported from NVIDIA-Merlin/NVTabular tests/unit/ops/test_reduce_dtype_size.py at commit 08e06339fbb8d5ccc20a6bc99f8aa350c82c6204
 # (Apache License 2.0, copyright NVIDIA Corporation, notice below): only
-# the import lines are changed, by tests/nvtabular_ops/port.py.
+# the import lines are changed, by tests/vendored/nvtabular/ops/port.py.
 # ruff: noqa
 #
 # Copyright (c) 2021, NVIDIA CORPORATION.
@@ -22,8 +22,8 @@ import pandas as pd
 import pytest
 
 import interactive_recsys.compat.nvtabular as nvt
-from tests.nvtabular_ops._merlin.compat import cudf
-from tests.nvtabular_ops.helpers import assert_eq
+from tests.vendored.nvtabular.ops._merlin.compat import cudf
+from tests.vendored.nvtabular.ops.helpers import assert_eq
 
 if cudf:
     _CPU = [True, False]

@@ -1,6 +1,6 @@
 # Ported from NVIDIA-Merlin/NVTabular tests/unit/ops/test_target_encode.py at commit 08e06339fbb8d5ccc20a6bc99f8aa350c82c6204
 # (Apache License 2.0, copyright NVIDIA Corporation, notice below): only
-# the import lines are changed, by tests/nvtabular_ops/port.py.
+# the import lines are changed, by tests/vendored/nvtabular/ops/port.py.
 # ruff: noqa
 #
 # Copyright (c) 2021, NVIDIA CORPORATION.
@@ -26,10 +26,10 @@ import pandas as pd
 import pytest
 
 import interactive_recsys.compat.nvtabular as nvt
-from tests.nvtabular_ops._merlin import dispatch
-from tests.nvtabular_ops._merlin.compat import HAS_GPU, dask_cudf
+from tests.vendored.nvtabular.ops._merlin import dispatch
+from tests.vendored.nvtabular.ops._merlin.compat import HAS_GPU, dask_cudf
 from interactive_recsys.compat.nvtabular import ColumnSelector, ops
-from tests.nvtabular_ops.helpers import assert_eq
+from tests.vendored.nvtabular.ops.helpers import assert_eq
 
 if dask_cudf:
     _CPU = [True, False]

@@ -1,6 +1,6 @@
 # Ported from NVIDIA-Merlin/NVTabular tests/unit/ops/test_value_count.py at commit 08e06339fbb8d5ccc20a6bc99f8aa350c82c6204
 # (Apache License 2.0, copyright NVIDIA Corporation, notice below): only
-# the import lines are changed, by tests/nvtabular_ops/port.py.
+# the import lines are changed, by tests/vendored/nvtabular/ops/port.py.
 # ruff: noqa
 #
 # Copyright (c) 2022, NVIDIA CORPORATION.
@@ -20,7 +20,7 @@
 import numpy as np
 import pytest
 
-from tests.nvtabular_ops._merlin.dispatch import make_df
+from tests.vendored.nvtabular.ops._merlin.dispatch import make_df
 from interactive_recsys.compat.nvtabular.io import Dataset
 from interactive_recsys.compat.nvtabular import ColumnSchema
 from interactive_recsys.compat.nvtabular import Workflow
