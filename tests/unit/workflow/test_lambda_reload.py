@@ -10,6 +10,7 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys import ops
+from interactive_recsys.ops._lambda_op import functions_by_name
 
 
 def test_a_reloaded_lambda_op_names_its_function_and_takes_it_back(tmp_path):
@@ -27,7 +28,7 @@ def test_a_reloaded_lambda_op_names_its_function_and_takes_it_back(tmp_path):
         with pytest.raises(irs.NotFittedError, match=f"uses the Python function ({name}).*"
                                                      f"never imports or runs code.*{how}"):
             loaded.transform(df)
-        for functions in ([f], {next(iter(irs.ops.lambda_op.functions_by_name([f]))): f}):
+        for functions in ([f], {next(iter(functions_by_name([f]))): f}):
             again = irs.Workflow.load(str(path), functions=functions)
             pd.testing.assert_frame_equal(again.transform(df), expected)
     assert expected["a"].tolist() == [-1, -2, -5]
