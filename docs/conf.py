@@ -62,7 +62,8 @@ numpydoc_xref_param_type = False
 # ---- the user guide's catch-all entry ----------------------------------------------------
 #: guide/index.md lists the guide's pages in reading order, then a glob (``*``) that picks up
 #: any page not listed yet. Sphinx warns when that glob matches nothing, so it is dropped
-#: while every page is listed. tests/test_docs.py checks that every page is in the site.
+#: while every page is listed. tests/unit/project/test_docs.py checks that every page is in
+#: the site.
 GUIDE_INDEX = "guide/index"
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Check the GPU path without a GPU: install the project's [gpu,test] extras from the public
-# index into a fresh temporary venv (about 5 GB) and run tests/test_gpu_api.py (marker
+# index into a fresh temporary venv (about 5 GB) and run tests/unit/backend/test_gpu_api.py (marker
 # gpu_api), which checks every cuDF / dask-cudf / dask-cuda / rmm / NVML name and keyword the
 # GPU backend uses against the installed releases. Then dry-run the resolution of the three
 # GPU extras from the public index (pip --isolated: no local wheel folders or mirrors).
@@ -30,7 +30,7 @@ fi
 "$VENV/bin/python" -m pip list 2>/dev/null | grep -Ei '^(cudf|dask-cudf|dask-cuda|rmm|pylibcudf|nvidia-ml-py|dask|distributed|pandas|pyarrow)(-cu1[23])? ' || true
 # the installed project is replaced by this checkout (PYTHONPATH first) so edits are checked
 PYTHONPATH=$PWD "$VENV/bin/python" -m pytest -p no:randomly -o addopts="" -m gpu_api \
-  tests/test_gpu_api.py -q -rs
+  tests/unit/backend/test_gpu_api.py -q -rs
 for extras in gpu gpu,torch gpu,test,torchrec; do
   "$VENV/bin/python" -m pip --isolated install -q --dry-run --ignore-installed \
     "$SRC[$extras]" >/dev/null

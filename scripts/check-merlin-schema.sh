@@ -3,7 +3,7 @@
 #
 # merlin-core 23.08 cannot share a venv with this project (it needs pandas < 1.6), so it gets a
 # venv of its own, built once and cached at $IRS_MERLIN_VENV (default ~/.cache/interactive-recsys/
-# merlin-venv). The test tests/test_merlin_core_reader.py then runs that venv's Python on our output.
+# merlin-venv). The test tests/unit/io/test_merlin_core_reader.py then runs that venv's Python on our output.
 #
 # Usage: scripts/check-merlin-schema.sh            (run from the repository root)
 set -euo pipefail
@@ -19,4 +19,4 @@ if [ ! -x "$IRS_MERLIN_VENV/bin/python" ] || ! "$IRS_MERLIN_VENV/bin/python" -c 
     pyarrow==12.0.1 scipy==1.11.4 pynvml==11.4.1 npy-append-array==0.9.16
 fi
 "$IRS_MERLIN_VENV/bin/python" -c "import merlin.core, importlib.metadata as m; print('merlin-core', m.version('merlin-core'))"
-PYTHONPATH="$PWD" "${IRS_PYTHON:-python}" -m pytest -p no:randomly -q tests/test_merlin_core_reader.py "$@"
+PYTHONPATH="$PWD" "${IRS_PYTHON:-python}" -m pytest -p no:randomly -q tests/unit/io/test_merlin_core_reader.py "$@"

@@ -49,7 +49,7 @@ env_rc=$?
 
 echo "== tests (pytest -m 'cuda or gpu')"
 timeout 200 python3 -m pytest -o addopts="-p no:cacheprovider --import-mode=importlib" \
-  -o timeout=180 -m "cuda or gpu" -q -rs tests/test_online_gpu.py tests/test_gpu.py \
+  -o timeout=180 -m "cuda or gpu" -q -rs tests/unit/loader/test_online_gpu.py tests/unit/backend/test_gpu.py \
   2>&1 | tee "$OUT/device-check-pytest.txt"
 test_rc=${PIPESTATUS[0]}
 passed=$(grep -Eo '[0-9]+ passed' "$OUT/device-check-pytest.txt" | tail -1 | cut -d' ' -f1)

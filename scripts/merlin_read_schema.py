@@ -1,5 +1,6 @@
 """Run inside the merlin-core 23.08 venv: read DIR/.merlin/schema.pbtxt and schema.json with
-Merlin's own readers and print what it understood as JSON (tests/test_merlin_core_reader.py)."""
+Merlin's own readers and print what it understood as JSON
+(tests/unit/io/test_merlin_core_reader.py)."""
 
 import json
 import sys

@@ -7,8 +7,8 @@ share one definition and give identical results. ``cudf`` is imported when a
 inspects this class on machines without cuDF).
 
 Written against cuDF / dask-cuDF 26.10 and checked without a device by
-``tests/test_gpu_api.py`` (``scripts/check-gpu-api.sh``): every cuDF name and keyword used
-here exists there. Conventions:
+``tests/unit/backend/test_gpu_api.py`` (``scripts/check-gpu-api.sh``): every cuDF name and
+keyword used here exists there. Conventions:
 
 * NaN is missing: float columns pass through ``Series.nans_to_nulls()`` before
   ``isna``, ``fillna``, ``value_counts``, group keys and sort keys.

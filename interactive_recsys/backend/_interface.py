@@ -3,7 +3,7 @@
 :class:`~.cpu.CpuBackend` (pandas with Arrow-backed columns) and :class:`~.gpu.GpuBackend`
 (cuDF) each implement all of it, with no inheritance between them, so a kernel missing on
 one side is an error at class creation (``TypeError: Can't instantiate abstract class``)
-and in ``tests/test_backend_interface.py``, never a silent fall-back to the other
+and in ``tests/unit/backend/test_backend_interface.py``, never a silent fall-back to the other
 library's code. *Native* frames and columns are the backend's own (pandas / ``pa.ChunkedArray``
 on CPU, cuDF DataFrame / Series on GPU); statistics tables are ``pyarrow.Table`` on both.
 

@@ -1,0 +1,75 @@
+"""Helpers shared by several test modules: folder digests, Categorify's ids by hand, a small
+frame, and an edit of a saved workflow.json."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+import interactive_recsys as irs
+from interactive_recsys import ops
+
+
+def digest(folder, skip: str | None = None) -> dict[str, str]:
+    """sha256 of every file under ``folder`` by relative path (``skip``: a subfolder left out)."""
+    out = {}
+    for root, dirs, files in os.walk(folder):
+        if skip is not None:
+            dirs[:] = [d for d in dirs if os.path.join(root, d) != os.fspath(skip)]
+        for name in files:
+            path = os.path.join(root, name)
+            with open(path, "rb") as f:
+                out[os.path.relpath(path, folder)] = hashlib.sha256(f.read()).hexdigest()
+    return out
+
+
+def digest_tree(*folders: Path) -> dict[str, str]:
+    """Content hash of every file (and the name of every folder) under ``folders``."""
+    out = {}
+    for folder in folders:
+        for root, dirs, files in os.walk(folder):
+            for d in dirs:
+                out[os.path.join(root, d) + "/"] = ""
+            for f in files:
+                p = os.path.join(root, f)
+                out[p] = hashlib.sha256(Path(p).read_bytes()).hexdigest()
+    return out
+
+
+def expected_ids(values: list) -> list[int]:
+    """Categorify's ids by hand: 1 null, then by descending count, ties by ascending value,
+    starting at 3 (0 padding, 1 null, 2 out-of-vocabulary)."""
+    counts: dict = {}
+    for v in values:
+        if v is not None:
+            counts[v] = counts.get(v, 0) + 1
+    order = sorted(counts, key=lambda v: (-counts[v], v))
+    index = {v: 3 + i for i, v in enumerate(order)}
+    return [1 if v is None else index[v] for v in values]
+
+
+def tagged_frame(n: int = 60, tag: int = 0) -> pd.DataFrame:
+    """``n`` rows: ``cat`` (7 strings), ``x`` (0.. plus ``tag``) and ``tag``."""
+    return pd.DataFrame({"cat": [f"v{i % 7}" for i in range(n)], "x": np.arange(n) + tag,
+                         "tag": np.full(n, tag)})
+
+
+def saved_categorify(tmp_path):
+    """A Categorify workflow fitted on three rows, saved under ``tmp_path / "saved"``."""
+    df = pd.DataFrame({"c": ["a", "b", "a"]})
+    return irs.Workflow(["c"] >> ops.Categorify()).fit(df).save(tmp_path / "saved"), df
+
+
+def edit_workflow_json(saved, change):
+    """Apply ``change`` to the dict of ``saved``'s workflow.json and write it back."""
+    path = os.path.join(saved, "workflow.json")
+    with open(path) as f:
+        config = json.load(f)
+    change(config)
+    with open(path, "w") as f:
+        json.dump(config, f)
