@@ -16,7 +16,7 @@ from interactive_recsys.store import storage
 from interactive_recsys.ui.builder._dag import model_graph
 from interactive_recsys.ui.builder._feedback import COLOURS, busy
 from interactive_recsys.ui.builder._fit_status import reuse_text
-from interactive_recsys.ui.builder._model import job_text
+from interactive_recsys.ui.builder._model_run import job_text
 from interactive_recsys.ui.preview._preview import frame_html
 
 

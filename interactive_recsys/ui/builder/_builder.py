@@ -43,7 +43,8 @@ from interactive_recsys.ui.builder._column_list import (
 from interactive_recsys.ui.builder._dag import DagView, model_graph, op_id, parse_op_id
 from interactive_recsys.ui.builder._events import Change
 from interactive_recsys.ui.builder._feedback import STYLE, Feedback
-from interactive_recsys.ui.builder._model import BuilderModel, PreviewResult, make_operator
+from interactive_recsys.ui.builder._model import BuilderModel, make_operator
+from interactive_recsys.ui.builder._model_run import PreviewResult
 from interactive_recsys.ui.builder._param_form import ParamForm, palette_rows
 from interactive_recsys.ui.builder._suggest import explain, profile_defaults
 from interactive_recsys.ui.builder._suggest_card import SuggestCard
