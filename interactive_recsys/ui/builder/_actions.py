@@ -129,7 +129,7 @@ class RunActions:
 def oov_alert_html(warnings: Any) -> str:
     """The red note at the top of the Build tab: one line per column over its budget.
 
-    >>> from interactive_recsys.ui.builder._oov_check import OOVWarning
+    >>> from interactive_recsys.ui.builder.suggest import OOVWarning
     >>> "C3 lost 53.6%" in oov_alert_html([OOVWarning("C3", 0.536, 0.01, 1018)])
     True
     >>> oov_alert_html([])

@@ -50,7 +50,7 @@ from interactive_recsys.ui.builder._model import BuilderModel
 from interactive_recsys.ui.builder._model_run import PreviewResult
 from interactive_recsys.ui.builder._param_form import ParamForm
 from interactive_recsys.ui.builder._step_actions import StepActions
-from interactive_recsys.ui.builder._suggest_card import SuggestCard
+from interactive_recsys.ui.builder.suggest import SuggestCard
 
 #: Feedback areas, each next to its controls.
 AREAS = ("dataset", "columns", "suggest", "palette", "steps", "run")

@@ -65,9 +65,7 @@ from interactive_recsys.ui.builder._events import FieldEvents
 from interactive_recsys.ui.builder._model_run import ModelRuns
 from interactive_recsys.ui.builder._model_store import ModelStore
 from interactive_recsys.ui.builder._model_suggest import ModelSuggest
-from interactive_recsys.ui.builder._oov_check import OOVWarning
-from interactive_recsys.ui.builder._vocab_budget import MAX_LOSS
-from interactive_recsys.ui.builder._vocab_measure import MeasuredColumn
+from interactive_recsys.ui.builder.suggest import MAX_LOSS, MeasuredColumn, OOVWarning
 from interactive_recsys.workflow._graph import Node
 from interactive_recsys.workflow._workflow import Workflow
 

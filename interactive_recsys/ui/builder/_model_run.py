@@ -38,7 +38,7 @@ from interactive_recsys.runtime.jobs import Job
 from interactive_recsys.selector import flatten
 from interactive_recsys.store import storage
 from interactive_recsys.store._outputs import check_output
-from interactive_recsys.ui.builder._oov_check import check_oov
+from interactive_recsys.ui.builder.suggest import check_oov
 from interactive_recsys.workflow._workflow import Workflow
 
 

@@ -1,7 +1,6 @@
 """Suggest and the vocabulary of the builder's model: a pipeline proposed from the column
-profile, each ``Categorify``'s threshold chosen from exact counts (:mod:`._suggest`,
-:mod:`._vocab_budget`, :mod:`._vocab_measure`), and the warning for a threshold that no
-value can reach.
+profile, each ``Categorify``'s threshold chosen from exact counts (:mod:`.suggest`), and
+the warning for a threshold that no value can reach.
 
 A mixin of :class:`~interactive_recsys.ui.builder._model.BuilderModel` (which supplies
 ``dataset``, ``profile``, ``columns_by_role``, ``_commit`` and the vocabulary state set in
@@ -22,9 +21,14 @@ from typing import Any
 
 from interactive_recsys.errors import ParameterError
 from interactive_recsys.ui.builder._branches import Branch
-from interactive_recsys.ui.builder._suggest import suggest_branches, vocab_plan
-from interactive_recsys.ui.builder._vocab_budget import MAX_LOSS, MEMORY_BUDGET
-from interactive_recsys.ui.builder._vocab_measure import MeasuredColumn, measure_columns
+from interactive_recsys.ui.builder.suggest import (
+    MAX_LOSS,
+    MEMORY_BUDGET,
+    MeasuredColumn,
+    measure_columns,
+    suggest_branches,
+    vocab_plan,
+)
 
 
 class ModelSuggest:

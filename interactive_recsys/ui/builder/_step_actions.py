@@ -16,7 +16,7 @@ from interactive_recsys.ops import OPERATORS
 from interactive_recsys.ui.builder._column_list import names_text
 from interactive_recsys.ui.builder._model import make_operator
 from interactive_recsys.ui.builder._param_form import palette_rows
-from interactive_recsys.ui.builder._suggest import explain, profile_defaults
+from interactive_recsys.ui.builder.suggest import explain, profile_defaults
 
 
 class StepActions:
