@@ -16,7 +16,7 @@ from interactive_recsys.store import storage
 from interactive_recsys.ui.builder._dag import model_graph
 from interactive_recsys.ui.builder._feedback import COLOURS, busy
 from interactive_recsys.ui.builder._fit_status import reuse_text
-from interactive_recsys.ui.builder._model import job_text
+from interactive_recsys.ui.builder._model_run import job_text
 from interactive_recsys.ui.preview._preview import frame_html
 
 
@@ -129,7 +129,7 @@ class RunActions:
 def oov_alert_html(warnings: Any) -> str:
     """The red note at the top of the Build tab: one line per column over its budget.
 
-    >>> from interactive_recsys.ui.builder._oov_check import OOVWarning
+    >>> from interactive_recsys.ui.builder.suggest import OOVWarning
     >>> "C3 lost 53.6%" in oov_alert_html([OOVWarning("C3", 0.536, 0.01, 1018)])
     True
     >>> oov_alert_html([])

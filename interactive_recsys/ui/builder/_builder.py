@@ -10,6 +10,10 @@ the one guard against feedback loops (the view never unhooks its own observers).
 Every error (an invalid parameter, an operator on incompatible columns, an empty selection,
 a missing dataset path) is shown in the widget's message area, never only in the console.
 
+This module lays the widgets out, opens the dataset, ticks columns and draws the model; the
+palette, form, step buttons and Suggest are in :mod:`._step_actions`, and Preview, Run,
+Save, Load and Export code in :mod:`._actions` (mixins of :class:`PipelineBuilder`).
+
 >>> import pandas as pd
 >>> builder = PipelineBuilder(pd.DataFrame({"c": ["x", "y"], "n": [1.0, 2.0]}))
 >>> builder.select_columns(["c"]); builder.choose_operator("Normalize")
@@ -32,7 +36,6 @@ from typing import Any
 import ipywidgets as w
 
 from interactive_recsys.errors import IRSError
-from interactive_recsys.ops import OPERATORS
 from interactive_recsys.ui.builder._actions import RunActions
 from interactive_recsys.ui.builder._column_list import (
     ColumnChoice,
@@ -43,16 +46,17 @@ from interactive_recsys.ui.builder._column_list import (
 from interactive_recsys.ui.builder._dag import DagView, model_graph, op_id, parse_op_id
 from interactive_recsys.ui.builder._events import Change
 from interactive_recsys.ui.builder._feedback import STYLE, Feedback
-from interactive_recsys.ui.builder._model import BuilderModel, PreviewResult, make_operator
-from interactive_recsys.ui.builder._param_form import ParamForm, palette_rows
-from interactive_recsys.ui.builder._suggest import explain, profile_defaults
-from interactive_recsys.ui.builder._suggest_card import SuggestCard
+from interactive_recsys.ui.builder._model import BuilderModel
+from interactive_recsys.ui.builder._model_run import PreviewResult
+from interactive_recsys.ui.builder._param_form import ParamForm
+from interactive_recsys.ui.builder._step_actions import StepActions
+from interactive_recsys.ui.builder.suggest import SuggestCard
 
 #: Feedback areas, each next to its controls.
 AREAS = ("dataset", "columns", "suggest", "palette", "steps", "run")
 
 
-class PipelineBuilder(RunActions, w.VBox):
+class PipelineBuilder(StepActions, RunActions, w.VBox):
     """Build a workflow by clicking: columns, Suggest, operator palette, form, DAG view.
 
     Parameters
@@ -97,6 +101,9 @@ class PipelineBuilder(RunActions, w.VBox):
         return button
 
     def _build_widgets(self) -> None:
+        """Make the widgets and lay them out: the dataset row, the action bar (Run and its
+        messages), the columns beside the editor, then the graph, the predicted schema, the
+        preview, the workflow file row and the exported code."""
         #: the action buttons by name: open, suggest, add, update, remove, up, down, undo,
         #: new-branch, pass-through, preview, run, cancel, save, load, export, select-shown,
         #: clear
@@ -108,6 +115,28 @@ class PipelineBuilder(RunActions, w.VBox):
         open_button = self._button("Open", "open", lambda: self.open_dataset(self.path_text.value),
                                    area="dataset")
         self.info = w.HTML()
+        columns_panel = self._columns_panel()
+        editor = self._editor()
+        self.dag = DagView()
+        self.dag.add_class("irs-builder-dag")
+        self.dag.observe(self._on_dag_click, "selected")
+        run_row, file_row = self._run_row(), self._file_row()
+        self._build_outputs()
+        # Run, its output path and its messages on top: in view above any graph's height
+        action_bar = w.VBox([run_row, area["run"], self.status])
+        action_bar.add_class("irs-builder-actionbar")
+        self.children = [
+            w.HTML(STYLE), self.oov_alert,
+            w.HBox([self.path_text, open_button, area["dataset"]]), self.info,
+            action_bar,
+            w.HBox([w.VBox([w.HTML("<b>Columns</b>"), columns_panel],
+                           layout=w.Layout(width="45%")), editor],
+                   layout=w.Layout(justify_content="space-between")),
+            self.dag, self.schema_html, self.preview_view, self.preview_html, file_row,
+            self.code]
+
+    def _columns_panel(self) -> w.VBox:
+        """The role chips, the name filter with Select shown / Clear, and the column list."""
         self.chips = w.HBox(layout=w.Layout(flex_flow="row wrap"))
         self.chips.add_class("irs-builder-chips")
         self.name_filter = w.Text(placeholder="filter: C*, I1, I2 or a role",
@@ -119,7 +148,7 @@ class PipelineBuilder(RunActions, w.VBox):
         self.column_list: ColumnList | None = None
         self.column_box = w.VBox(layout=w.Layout(width="100%"))
         self.column_box.add_class("irs-builder-columns")
-        columns_panel = w.VBox([
+        return w.VBox([
             self.chips,
             w.HBox([self.name_filter,
                     self._button("Select shown", "select-shown", self._select_shown,
@@ -128,8 +157,12 @@ class PipelineBuilder(RunActions, w.VBox):
                                  area="columns"),
                     self.column_count], layout=w.Layout(flex_flow="row wrap",
                                                         align_items="center")),
-            area["columns"], self.column_box])
+            self.feedback.areas["columns"], self.column_box])
 
+    def _editor(self) -> w.VBox:
+        """Suggest and its card, the operator palette, the parameter form, the step buttons
+        and the step list."""
+        area = self.feedback.areas
         self.suggest_button = self._button(
             "Suggest a pipeline", "suggest", self._suggest, "Propose steps for every column "
             "from the column profile (editable, undoable)", "warning", area="suggest")
@@ -160,10 +193,15 @@ class PipelineBuilder(RunActions, w.VBox):
         self.steps = w.Select(options=[], rows=7, layout=w.Layout(width="100%"))
         self.steps.add_class("irs-builder-steps")
         self.steps.observe(self._on_step_list, "value")
-        self.dag = DagView()
-        self.dag.add_class("irs-builder-dag")
-        self.dag.observe(self._on_dag_click, "selected")
+        return w.VBox([
+            self.suggest_button, self.suggest_card, area["suggest"],
+            w.HTML("<b>Operators</b> <small>(a click adds the operator to the ticked columns;"
+                   " edit its parameters below, applied as you type)</small>"),
+            self.palette, area["palette"], self.form, step_buttons, area["steps"],
+            w.HTML("<b>Steps</b>"), self.steps], layout=w.Layout(width="54%"))
 
+    def _run_row(self) -> w.HBox:
+        """The output path, "replace if it exists", Preview, Run and Cancel."""
         self.output_text = w.Text(description="Output", placeholder="directory to write "
                                   "(empty: fit only)", layout=w.Layout(width="46%"))
         self.output_text.add_class("irs-builder-output")
@@ -173,10 +211,7 @@ class PipelineBuilder(RunActions, w.VBox):
         self.run_button = self._button("Run", "run", self._run, "Fit the full dataset and "
                                        "write the output, in the background", "success",
                                        area="run")
-        self.file_text = w.Text(description="Workflow", placeholder="directory to save/load",
-                                layout=w.Layout(width="40%"))
-        self.file_text.add_class("irs-builder-file")
-        run_row = w.HBox([
+        return w.HBox([
             self.output_text, self.overwrite,
             self._button("Preview", "preview", self._preview, "Fit and transform a sample",
                          "info", area="run"),
@@ -184,14 +219,28 @@ class PipelineBuilder(RunActions, w.VBox):
             self._button("Cancel", "cancel", self._cancel, "Cancel the run in progress",
                          area="run")], layout=w.Layout(flex_flow="row wrap",
                                                        align_items="center"))
-        file_row = w.HBox([
+
+    def _file_row(self) -> w.HBox:
+        """The workflow directory with Save, Load and Export code."""
+        self.file_text = w.Text(description="Workflow", placeholder="directory to save/load",
+                                layout=w.Layout(width="40%"))
+        self.file_text.add_class("irs-builder-file")
+        return w.HBox([
             self.file_text,
             self._button("Save", "save", self._save, area="run"),
             self._button("Load", "load", self._load, area="run"),
             self._button("Export code", "export", self._export, area="run")],
             layout=w.Layout(flex_flow="row wrap"))
+
+    def _build_outputs(self) -> None:
+        """What shows results: the run status, the lookups-lost alert, the predicted schema,
+        the preview with its output/input toggle, and the exported code."""
         self.status = w.HTML()
         self.status.add_class("irs-builder-status")
+        #: after a Run, the columns that lost more lookups than their budget, in red, with
+        #: the fix (empty otherwise)
+        self.oov_alert = w.HTML()
+        self.oov_alert.add_class("irs-builder-oov-alert")
         self.schema_html = w.HTML(layout=w.Layout(width="100%"))
         self.schema_html.add_class("irs-builder-schema")
         self.preview_view = w.ToggleButtons(options=["output", "input"], value="output",
@@ -204,28 +253,6 @@ class PipelineBuilder(RunActions, w.VBox):
         self.code = w.Textarea(layout=w.Layout(width="100%", height="160px",
                                                display="none"))
         self.code.add_class("irs-builder-code")
-        editor = w.VBox([
-            self.suggest_button, self.suggest_card, area["suggest"],
-            w.HTML("<b>Operators</b> <small>(a click adds the operator to the ticked columns;"
-                   " edit its parameters below, applied as you type)</small>"),
-            self.palette, area["palette"], self.form, step_buttons, area["steps"],
-            w.HTML("<b>Steps</b>"), self.steps], layout=w.Layout(width="54%"))
-        # Run, its output path and its messages on top: in view above any graph's height
-        action_bar = w.VBox([run_row, area["run"], self.status])
-        action_bar.add_class("irs-builder-actionbar")
-        #: after a Run, the columns that lost more lookups than their budget, in red, with
-        #: the fix (empty otherwise)
-        self.oov_alert = w.HTML()
-        self.oov_alert.add_class("irs-builder-oov-alert")
-        self.children = [
-            w.HTML(STYLE), self.oov_alert,
-            w.HBox([self.path_text, open_button, area["dataset"]]), self.info,
-            action_bar,
-            w.HBox([w.VBox([w.HTML("<b>Columns</b>"), columns_panel],
-                           layout=w.Layout(width="45%")), editor],
-                   layout=w.Layout(justify_content="space-between")),
-            self.dag, self.schema_html, self.preview_view, self.preview_html, file_row,
-            self.code]
 
     # ---- messages -------------------------------------------------------------------------
     @property
@@ -335,157 +362,10 @@ class PipelineBuilder(RunActions, w.VBox):
         """Tick exactly ``names`` in the column list."""
         self._need_choice().select(names)
 
-    # ---- palette and form -----------------------------------------------------------------
-    def _build_palette(self) -> None:
-        self.palette.children, self.op_buttons = palette_rows(
-            lambda n: self._guard(lambda: self.palette_click(n), "palette")())
-
-    def choose_operator(self, name: str, values: dict[str, Any] | None = None) -> None:
-        """Pick an operator: highlight it and show its parameter form (nothing is added)."""
-        if name not in OPERATORS:
-            raise IRSError(f"Unknown operator {name!r}; choose one of {sorted(OPERATORS)}.")
-        self._operator = name
-        for op, button in self.op_buttons.items():
-            button.button_style = "info" if op == name else ""
-        self.form.show(name, values)
-
-    def palette_click(self, name: str) -> None:
-        """What a click on an operator does: with ticked columns, add it as a step at once
-        (its form then edits that step, as you type). When its defaults are not a valid
-        operator (``Clip`` needs a bound), show its form: the step is added as soon as the
-        form holds valid parameters (or with Add)."""
-        model = self._need_model()
-        columns = self.selected_columns
-        self._pending = None
-        params = profile_defaults(name, columns, model.profile)
-        try:
-            make_operator(name, params)
-        except IRSError as exc:
-            self.choose_operator(name)
-            self._pending = name if columns else None
-            then = "it is added as soon as the form is valid" if columns else \
-                "tick the columns, then click Add"
-            self.say(f"{name}: {exc} Fill in the form below: {then}.", "info", "palette")
-            return
-        if not columns:
-            self.choose_operator(name)
-            self.say(f"{name}: tick the columns, then click Add.", "info", "palette")
-            return
-        before = len(model.branches)
-        try:
-            k, j = model.add_step(columns, name, params)  # the refresh shows its form
-        except Exception:
-            self.choose_operator(name)
-            raise
-        started = " in a new branch" if len(model.branches) > before else ""
-        self.say(f"Added {name} on {names_text(columns)} as step {j + 1} of branch {k + 1}"
-                 f"{started}; its parameters are below.", "success", "palette")
-
-    @property
-    def operator(self) -> str | None:
-        return self._operator
-
-    def _live_edit(self) -> None:
-        """A form field changed: add the pending operator once its parameters are valid, or
-        apply the form to the selected step when the form shows it."""
-        model = self.model
-        if model is None or self.form.op is None:
-            return
-        if self._pending == self.form.op:
-            columns, params = self.selected_columns, self.form.values()
-            make_operator(self._pending, params)  # not valid yet: the reason is shown
-            # still pending until the step is added: a target typed letter by letter ("l",
-            # "la", ... "label") fails until it names a column, then adds the step
-            k, j = model.add_step(columns, self.form.op, params)
-            self._pending = None
-            self._say_step(f"Added {model.branches[k].steps[j].operator()!r} on "
-                           f"{names_text(columns)} as step {j + 1} of branch {k + 1}.",
-                           self.form.op, params, "palette")
-            return
-        if model.selected is None:
-            return
-        k, j = model.selected
-        step = model.branches[k].steps[j]
-        params = self.form.values()
-        if step.op != self.form.op or params == step.params:
-            return
-        model.update_step(k, j, params=params)
-        new = model.branches[k].steps[j].operator()
-        self._say_step(f"Step {j + 1} of branch {k + 1} is now {new!r}.", self.form.op, params,
-                       "palette")
-
-    def _say_step(self, text: str, op: str, params: dict[str, Any], area: str = "steps") -> None:
-        """A step was added or changed: say so, with a warning (in red) when its parameters
-        cannot work on this dataset (a ``freq_threshold`` above the row count)."""
-        note = self.model.threshold_note(op, params) if self.model is not None else None
-        if note:
-            self.say(f"{text} Warning: {note}", "error", area)
-        else:
-            self.say(text, "success", area)
-
-    # ---- step actions ---------------------------------------------------------------------
     def _need_model(self) -> BuilderModel:
         if self.model is None:
             raise IRSError("No dataset is open: type a dataset path and click Open.")
         return self.model
-
-    def _need_operator(self) -> str:
-        if self._operator is None:
-            raise IRSError("No operator is chosen: click one in the palette first.")
-        return self._operator
-
-    def _add(self) -> None:
-        self._pending = None
-        model = self._need_model()
-        columns = self.selected_columns
-        op = self._need_operator()
-        before = len(model.branches)
-        params = self.form.values()
-        k, j = model.add_step(columns, op, params)
-        started = " in a new branch" if len(model.branches) > before else ""
-        self._say_step(f"Added {op} on {names_text(columns)} as step {j + 1} of branch {k + 1}"
-                       f"{started}.", op, params)
-
-    def _selected_step(self) -> tuple[int, int]:
-        model = self._need_model()
-        if model.selected is None:
-            raise IRSError("No step is selected: click a step in the graph or the step list.")
-        return model.selected
-
-    def _update(self) -> None:
-        k, j = self._selected_step()
-        op = self._need_operator()
-        columns = self.selected_columns
-        params = self.form.values()
-        self.model.update_step(k, j, op=op, params=params, columns=columns)
-        self._say_step(f"Updated step {j + 1} of branch {k + 1}: {op}.", op, params)
-
-    def _remove(self) -> None:
-        what = self._need_model().remove_selected()
-        self.say(f"Removed {what}.", "success")
-
-    def _move(self, offset: int) -> None:
-        k, j = self._selected_step()
-        self.model.move_step(k, j, offset)
-        self.say(f"Moved step {j + 1} of branch {k + 1} {'up' if offset < 0 else 'down'}.",
-                 "success")
-
-    def _undo(self) -> None:
-        self._need_model().undo()
-        self.say("Undid the last change.", "success")
-
-    def _new_branch(self) -> None:
-        k = self._need_model().new_branch()
-        if self.choice is not None:
-            self.select_columns([])
-        self.say(f"Branch {k + 1} started: select its columns and add steps.", "success")
-
-    def _pass_through(self) -> None:
-        model, columns = self._need_model(), self.selected_columns
-        if not columns:
-            raise IRSError("No columns are selected: tick the columns to pass through first.")
-        k = model.new_branch(columns)
-        self.say(f"Branch {k + 1} passes {names_text(columns)} through unchanged.", "success")
 
     # ---- drawing the model, and clicks on the step list and the graph -----------------------
     def _on_branches(self, change: Change) -> None:
@@ -548,21 +428,6 @@ class PipelineBuilder(RunActions, w.VBox):
         cells = ", ".join(f"<code>{html.escape(n)}</code>: {c.dtype}" for n, c in schema.items())
         self.schema_html.value = (f"<small><b>Predicted output</b> ({len(schema)} columns, "
                                   f"before any fit): {cells}</small>")
-
-    def _suggest(self) -> None:
-        model = self._need_model()
-        card = self.suggest_card
-        if model.measured is None:  # the first Suggest counts every row (once)
-            self.say("Counting every value of the categorical columns (one pass over the "
-                     "data, once)...", "busy", "suggest")
-        if self.client is not None:  # the Studio's cluster
-            with self.client.as_current():
-                branches = model.suggest(card.max_loss, card.memory_budget)
-        else:
-            branches = model.suggest(card.max_loss, card.memory_budget)
-        card.show(model.vocab_choices, model.vocab_fits)
-        self.say(f"Suggested: {explain(branches)}. Click a step in the graph to edit it; "
-                 "Undo reverts.", "success" if model.vocab_fits else "error", "suggest")
 
     # ---- hooks for the Studio -------------------------------------------------------------
     def on_preview(self, callback: Callable[[PreviewResult], None]) -> None:

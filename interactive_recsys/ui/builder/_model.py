@@ -46,11 +46,7 @@ from __future__ import annotations
 import copy
 import difflib
 import os
-import posixpath
-import threading
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from functools import reduce
 from operator import add
 from typing import Any
@@ -59,20 +55,17 @@ import dask
 import pyarrow as pa
 
 from interactive_recsys.errors import DatasetError, ParameterError, SchemaError
-from interactive_recsys.io._dataset import Dataset, as_dataset, input_files
-from interactive_recsys.runtime.jobs import Job
+from interactive_recsys.io._dataset import Dataset, as_dataset
 from interactive_recsys.schema import Schema
 from interactive_recsys.selector import flatten
 from interactive_recsys.store import storage
-from interactive_recsys.store._outputs import check_output
 from interactive_recsys.ui.builder._branches import Branch, Step, branches_of, make_operator
-from interactive_recsys.ui.builder._codegen import training_code, workflow_code
 from interactive_recsys.ui.builder._column_profile import ROLES, ColumnProfile, profile_table
 from interactive_recsys.ui.builder._events import FieldEvents
-from interactive_recsys.ui.builder._oov_check import OOVWarning, check_oov
-from interactive_recsys.ui.builder._suggest import suggest_branches, vocab_plan
-from interactive_recsys.ui.builder._vocab_budget import MAX_LOSS, MEMORY_BUDGET
-from interactive_recsys.ui.builder._vocab_measure import MeasuredColumn, measure_columns
+from interactive_recsys.ui.builder._model_run import ModelRuns
+from interactive_recsys.ui.builder._model_store import ModelStore
+from interactive_recsys.ui.builder._model_suggest import ModelSuggest
+from interactive_recsys.ui.builder.suggest import MAX_LOSS, MeasuredColumn, OOVWarning
 from interactive_recsys.workflow._graph import Node
 from interactive_recsys.workflow._workflow import Workflow
 
@@ -82,7 +75,7 @@ def _same_selection(a: Sequence[Any], b: Sequence[Any]) -> bool:
         [list(x) if not isinstance(x, str) else x for x in b]
 
 
-class BuilderModel(FieldEvents):
+class BuilderModel(ModelRuns, ModelSuggest, ModelStore, FieldEvents):
     """Steps and branches of a workflow being built on ``dataset``.
 
     Parameters
@@ -101,6 +94,11 @@ class BuilderModel(FieldEvents):
       None)``, after :meth:`select` or an edit that moves the selection.
 
     An edit that changes both sends ``"branches"`` first.
+
+    Editing, selection and validation are defined here; Preview and Run in
+    :class:`~._model_run.ModelRuns`, Suggest and the vocabulary in
+    :class:`~._model_suggest.ModelSuggest`, save, load and code export in
+    :class:`~._model_store.ModelStore`. The state they share is set in ``__init__``.
     """
 
     FIELDS = ("branches", "selection")
@@ -245,25 +243,6 @@ class BuilderModel(FieldEvents):
         except Exception:  # an invalid state has no outputs to offer
             return set()
 
-    def threshold_note(self, op: str, params: dict[str, Any] | None) -> str | None:
-        """A warning when ``Categorify(freq_threshold=...)`` is above the dataset's row
-        count (when known): every value of its columns would be out of vocabulary.
-
-        >>> import pandas as pd
-        >>> m = BuilderModel(pd.DataFrame({"c": ["x", "y", "x"]}))
-        >>> m.threshold_note("Categorify", {"freq_threshold": 5}).split(":")[0]
-        'freq_threshold=5 is above the 3 rows of the dataset'
-        >>> m.threshold_note("Categorify", {"freq_threshold": 2}) is None
-        True
-        """
-        threshold = (params or {}).get("freq_threshold") or 0
-        rows = self.dataset.known_num_rows
-        if op != "Categorify" or not isinstance(threshold, int) or rows is None \
-                or threshold <= rows:
-            return None
-        return (f"freq_threshold={threshold:,} is above the {rows:,} rows of the dataset: every "
-                f"value would be out of vocabulary (no value can occur {threshold:,} times).")
-
     def _validate(self, branches: list[Branch]) -> None:
         for k, branch in enumerate(branches):
             if not branch.columns and not branch.tags and branch.steps:
@@ -354,37 +333,7 @@ class BuilderModel(FieldEvents):
         branches = branches or [Branch()]
         self._commit(branches, min(self.current, len(branches) - 1), None)
 
-    def suggest(self, max_loss: float | None = None,
-                memory_budget: int | str | None = None, *,
-                measure: bool = True) -> list[Branch]:
-        """Replace the steps by a pipeline proposed from the column profile (:mod:`.suggest`);
-        undoable, every step editable. ``max_loss`` (share of a column's non-null lookups
-        that may become out-of-vocabulary, default 1%) and ``memory_budget`` (of fp32
-        embedding weights, default 16 GiB) set each ``Categorify``'s threshold; the choice
-        per column is in :attr:`vocab_choices` (``vocab_fits``: within budget).
-
-        ``measure``: count every row of the categorical columns first (:meth:`measure`, one
-        pass, done once), so that the thresholds and the lookups they lose are exact;
-        ``False`` estimates them from the profile's sample."""
-        if max_loss is not None and not 0 <= max_loss < 1:
-            raise ParameterError(f"The share of lookups that may be lost must be in [0, 1) "
-                                 f"(0.01 = 1%). Got {max_loss!r} instead.")
-        self.vocab_max_loss = MAX_LOSS if max_loss is None else max_loss
-        self.vocab_choices, self.vocab_fits = vocab_plan(
-            self.profile, self.vocab_max_loss,
-            MEMORY_BUDGET if memory_budget is None else memory_budget,
-            self.measure() if measure else None)
-        branches = suggest_branches(self.profile, self.vocab_choices)
-        self._commit(branches, len(branches) - 1, None)
-        return branches
-
-    def measure(self) -> dict[str, MeasuredColumn]:
-        """Exact value counts of the categorical columns over every row
-        (:func:`.measure_columns`), computed once."""
-        if self.measured is None:
-            self.measured = measure_columns(self.dataset, self.columns_by_role("categorical"))
-        return self.measured
-
+    # ---- selection ------------------------------------------------------------------------
     def items(self) -> list[tuple[str, tuple[int, int]]]:
         """What the step list shows: ``(text, (branch, step))`` per step, and
         ``(text, (branch, -1))`` for a pass-through branch (columns without steps)."""
@@ -459,170 +408,6 @@ class BuilderModel(FieldEvents):
         """Output names and dtypes predicted before any fit."""
         return self.to_workflow().compute_schema(self.schema)
 
-    @classmethod
-    def from_workflow(cls, workflow: Workflow, dataset: Any, **kwargs: Any) -> BuilderModel:
-        """A model holding the branches of ``workflow`` (``a >> op >> op + b >> op ...``)."""
-        model = cls(dataset, **kwargs)
-        branches = branches_of(workflow.output_node)
-        model._validate(branches)
-        model.branches, model.current = branches, len(branches) - 1
-        if workflow.fitted:
-            model.fitted_workflow = model.reuse_run = workflow
-        return model
-
-    def export_code(self, workflow_dir: str = "my_workflow/") -> str:
-        """Python code that builds the identical workflow (see :mod:`..codegen`); after a fit
-        also "Train from raw data": the loader code of the pre-processed and the online path
-        (:func:`~..codegen.training_code`, the fitted workflow saved in ``workflow_dir``)."""
-        code = workflow_code(self.to_workflow())
-        if self.fitted_workflow is None:
-            return code
-        folders = sorted({os.path.dirname(f) for f in self.dataset.files})
-        data = folders[0] + "/" if len(folders) == 1 else "raw/"
-        return (code + "\n\n# ---- Train from raw data " + "-" * 60 + "\n"
-                + training_code(self.fitted_workflow, data=data, workflow_dir=workflow_dir))
-
-    def save(self, path: str | os.PathLike, *, overwrite: bool = False) -> str:
-        """Save as JSON (+ parquet vocabularies when fitted by :meth:`run`)."""
-        wf = self.fitted_workflow or self.to_workflow()
-        return wf.save(path, overwrite=overwrite)
-
-    def load(self, path: str | os.PathLike) -> None:
-        """Replace the steps by those of a saved workflow (undoable)."""
-        wf = Workflow.load(path)
-        branches = branches_of(wf.output_node)
-        self._commit(branches, len(branches) - 1, None)
-        if wf.fitted:
-            self.fitted_workflow = self.reuse_run = wf
-
-    # ---- running --------------------------------------------------------------------------
-    def preview(self, n_rows: int = 1000) -> PreviewResult:
-        """Fit and transform the first ``n_rows`` rows in this process (a quick look)."""
-        started = time.perf_counter()
-        inputs = flatten([g for b in self.branches if b.columns or b.tags
-                          for g in b.selector().resolve(self.schema)])
-        sample = self.head(n_rows, inputs)
-        wf = self.to_workflow()  # a temporary artifacts folder, removed with the workflow
-        with dask.config.set(scheduler="sync"):
-            wf.fit(sample, reuse=self.reuse_preview)  # the same sample: unchanged steps reused
-            output = wf.transform(sample, training=True, dtype_backend="pyarrow")  # as the sample
-        self.reuse_preview = wf
-        return PreviewResult(sample, output, wf, time.perf_counter() - started)
-
-    def default_output(self) -> str | None:
-        """Where Run writes by default: ``<input>-processed`` next to a dataset read from
-        files (a directory ``data/`` -> ``data-processed``); None (fit only) for a dataset
-        in memory.
-
-        >>> import pandas as pd
-        >>> BuilderModel(pd.DataFrame({"a": [1]})).default_output() is None
-        True
-        """
-        import glob
-
-        source = self.source
-        files = self.dataset.files
-        if (source or (files[0] if files else "")).find("://") > 0 and storage.is_remote(
-                source or files[0]):  # URLs: beside them, in the store
-            if source is None or glob.has_magic(source):
-                scheme = files[0].split("://", 1)[0]
-                common = posixpath.commonpath([storage.strip(f) for f in files])
-                source = f"{scheme}://" + (posixpath.dirname(common) if len(files) == 1
-                                           else common)
-            base = source.rstrip("/")
-            return (base.rsplit(".", 1)[0] if base.endswith((".parquet", ".csv")) else base) \
-                + "-processed"
-        if source is None or glob.has_magic(source):
-            files = [os.path.abspath(f) for f in self.dataset.files]
-            if not files:
-                return None
-            source = os.path.dirname(os.path.commonpath(files)) if len(files) == 1 \
-                else os.path.commonpath(files)
-        source = source.rstrip("/" + os.sep) or source
-        if os.path.isfile(source):
-            source = os.path.splitext(source)[0]
-        return source + "-processed"
-
-    def run(self, output: str | os.PathLike | None = None, *,
-            on_done: Callable[[Job], None] | None = None, client: Any = None,
-            overwrite: bool = False) -> Job:
-        """Fit on the whole dataset (and write the transformed data to ``output``) as a
-        background :class:`~interactive_recsys.runtime.jobs.Job` on the active Dask client (if any).
-
-        Written atomically: a failed or cancelled run leaves no partial output. A bad
-        output (:meth:`check_output`; an existing one unless ``overwrite``) raises at once
-        and leaves no job (:meth:`wait_run` gives ``None``). ``on_done(job)``: called from a
-        helper thread at the end; ``client``: a ``distributed.Client`` instead of the active
-        one."""
-        output = self.check_output(output, overwrite)
-        wf, dataset, previous = self.to_workflow(), self.dataset, self.reuse_run
-        nodes = wf.to_config()["nodes"]
-
-        def work() -> Workflow:
-            wf.fit(dataset, reuse=previous)  # only the steps edited since are computed
-            if output is not None:
-                wf.transform(dataset).to_parquet(output, overwrite=overwrite)
-            return wf
-
-        job = Job(work, name="builder-run", client=client).start()
-        self.last_job = job
-        ended = self._run_ended = threading.Event()
-
-        def finished() -> None:
-            job.exception()  # waits for the end
-            try:
-                if job.status == "finished":
-                    self.reuse_run = wf
-                    self.oov_warnings = check_oov(wf, self.vocab_choices,
-                                                  max_loss=self.vocab_max_loss,
-                                                  measured=self.measured)
-                if job.status == "finished" and self.to_workflow().to_config()["nodes"] == nodes:
-                    self.fitted_workflow = wf
-                if on_done is not None:
-                    on_done(job)
-            finally:
-                ended.set()
-
-        threading.Thread(target=finished, name="irs-builder-run-done", daemon=True).start()
-        return job
-
-    def check_output(self, output: Any, overwrite: bool = False) -> str | None:
-        """Every output check of :meth:`run` now, before any work (exists, is, contains or
-        is inside the input, not writable); the "last run" is this one from now on."""
-        if not self.running:
-            self.last_job, self._run_ended = None, None
-            self.oov_warnings = []
-        if output is None:
-            return None
-        if not os.fspath(output).strip():
-            raise ParameterError("The output path is empty: type a directory to write "
-                                 "to, or run without an output (fit only).")
-        output = os.fspath(output)
-        if storage.is_remote(output):  # object stores: exists, is/contains the input
-            storage.check_remote_destination(output, {"the input": input_files(self.dataset)})
-            if storage.exists(output, self.dataset.storage_options) and not overwrite:
-                raise DatasetError(f"Output {output!r} already exists; choose another path "
-                                   "or allow replacing it (overwrite=True, the 'replace' box).")
-        else:
-            check_output(output, input_files(self.dataset), overwrite=overwrite)
-        return output
-
-    @property
-    def running(self) -> bool:
-        """Whether the last :meth:`run` (or its ``on_done``) has not ended yet."""
-        ended = getattr(self, "_run_ended", None)
-        return ended is not None and not ended.is_set()
-
-    def wait_run(self, timeout: float | None = None) -> Job | None:
-        """Wait until the last :meth:`run` has ended and its ``on_done`` has returned; its job,
-        or ``None`` when it was refused before anything ran (an existing output, say)."""
-        ended = getattr(self, "_run_ended", None)
-        if ended is not None and not ended.wait(timeout):
-            raise TimeoutError(f"The run did not end within {timeout} s; its status is "
-                               f"{self.last_job.status!r}.")
-        return self.last_job
-
-
 def did_you_mean(name: str, names: Sequence[str]) -> str:
     """`` (did you mean 'label'?)`` for the closest of ``names``, or nothing.
 
@@ -635,27 +420,4 @@ def did_you_mean(name: str, names: Sequence[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def job_text(job: Job) -> str:
-    """One line about a run: running (with progress per phase), finished or why it failed."""
-    seconds = ((job.stopped or time.time()) - job.started) if job.started else 0.0
-    if job.status in ("error", "cancelled"):
-        error = job.exception(0)
-        return f"Run {job.status} after {seconds:.1f} s: {type(error).__name__}: {error}"
-    progress = ", ".join(f"{name} {fraction:.0%}" for name, fraction in job.progress.items())
-    if job.status == "finished":
-        return f"Run finished in {seconds:.1f} s" + (f" ({progress})." if progress else ".")
-    return f"Run {job.status}: {progress or 'starting'}..."
-
-
-@dataclass
-class PreviewResult:
-    """Input sample and its transformed rows (``workflow`` is fitted on the sample only)."""
-
-    input: Any
-    output: Any
-    workflow: Workflow
-    seconds: float
-
-
-__all__ = ["Branch", "BuilderModel", "PreviewResult", "Step", "branches_of", "job_text",
-           "make_operator"]
+__all__ = ["Branch", "BuilderModel", "Step", "branches_of", "did_you_mean", "make_operator"]

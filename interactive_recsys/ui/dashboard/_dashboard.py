@@ -1,24 +1,26 @@
 """A live view of a Dask cluster in the notebook: a thin widget over :class:`Monitor`.
 
-The figures are small components (:mod:`.dashboard_figures`: host memory per worker against
-the limit, GPU memory per device with capacity and limit when the cluster has GPUs, spilled
+The figures are small components (:mod:`._figures`: host memory per worker against the
+limit, GPU memory per device with capacity and limit when the cluster has GPUs, spilled
 bytes, CPU/GPU utilization, the task stream coloured by operator), shown together in one
-:class:`~.bokeh_widget.BokehWidget`; the progress of each phase, per operator, is a row of
-ipywidgets (:mod:`.dashboard_progress`). Controls: pause/resume, "whole run" (the time
-axes show the last 60 s by default), close, and a link to Dask's own dashboard when the
-cluster has one. Errors raised in callbacks are shown in the log area.
+:class:`~interactive_recsys.ui._bokeh_widget.BokehWidget`; the progress of each phase, per
+operator, is a row of ipywidgets (:mod:`._progress`); the header line is written by
+:mod:`._header`. Controls: pause/resume, "whole run" (the time axes show the last 60 s by
+default), close, and a link to Dask's own dashboard when the cluster has one. Errors raised
+in callbacks are shown in the log area.
 
 **Live wherever displayed.** The plots start streaming when a browser view of the dashboard
-is drawn: an invisible :func:`~.bokeh_widget.render_signal` widget tells the kernel, which
-first sends the figures whole (everything so far), then streams each sample. That works for
-a cell's output, a tab of the Studio and a reloaded page alike. (Displayed as a cell's
-result, it also goes live :data:`LIVE_AFTER_S` seconds later, in case the kernel is busy.)
+is drawn: an invisible :func:`~interactive_recsys.ui._bokeh_widget.render_signal` widget
+tells the kernel, which first sends the figures whole (everything so far), then streams each
+sample. That works for a cell's output, a tab of the Studio and a reloaded page alike.
+(Displayed as a cell's result, it also goes live :data:`LIVE_AFTER_S` seconds later, in case
+the kernel is busy.)
 
 **Final state kept.** When a workflow phase ends and when the dashboard closes, the figures
 are stored whole in the widget's state, so a saved notebook, ``irs report`` and nbviewer show
 the run's end. :meth:`Dashboard.close` freezes the last picture in place (sampling stops,
 the controls go, the figures and progress stay); re-running the cell that made a dashboard
-disposes of the old one (no widget or thread left behind).
+disposes of the old one (no widget or thread left behind; see :mod:`._notebook`).
 
 >>> import interactive_recsys as irs
 >>> client = irs.start_cluster(1, memory_limit="1GB", dashboard=False, gpu=False)
@@ -34,17 +36,14 @@ from __future__ import annotations
 
 import html
 import os
-import re
 import threading
 import time
 import traceback
-import weakref
 from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as widgets
 from bokeh.layouts import column, row
-from bokeh.resources import Resources
 
 from interactive_recsys.redact import redact_text
 from interactive_recsys.runtime.monitor import Monitor
@@ -62,84 +61,20 @@ from interactive_recsys.ui.dashboard._figures import (
     UtilizationFigure,
     time_range,
 )
+from interactive_recsys.ui.dashboard._header import cluster_summary, status_html
+from interactive_recsys.ui.dashboard._notebook import (
+    BOKEHJS,
+    client_dashboard_link,
+    hook_cells,
+    load_bokehjs,
+    made_in_cell,
+)
 from interactive_recsys.ui.dashboard._progress import ProgressView
 
 __all__ = ["BOKEHJS", "LIVE_AFTER_S", "ROLLOVER", "TASK_ROLLOVER", "Dashboard"]
 
-#: BokehJS for the notebook page: inline (works offline), core only (plots need no more).
-BOKEHJS = Resources(mode="inline", components=["bokeh"])
 #: Seconds after the dashboard is displayed as a cell's result before it goes live anyway.
 LIVE_AFTER_S = 2.0
-
-
-def _load_bokehjs() -> None:
-    """Put BokehJS on the notebook page once (inline: works offline)."""
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return
-    shell = get_ipython()
-    if shell is None or not hasattr(shell, "kernel"):
-        return
-    from bokeh.io import output_notebook
-    from bokeh.io.state import curstate
-
-    if not curstate().notebook:
-        output_notebook(resources=BOKEHJS, hide_banner=True)
-
-
-# ---- re-running a cell disposes of the dashboards it made ----------------------------------
-_BY_CELL: dict[str, list[weakref.ref]] = {}
-_CURRENT_CELL: list[str | None] = [None]
-_HOOKED: list[bool] = [False]
-
-
-def _hook_cells() -> None:
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return
-    shell = get_ipython()
-    if shell is None or _HOOKED[0]:
-        return
-
-    def pre_run_cell(info: Any) -> None:
-        cell = getattr(info, "cell_id", None)
-        _CURRENT_CELL[0] = cell
-        for ref in _BY_CELL.pop(cell, []) if cell else []:
-            dash = ref()
-            if dash is not None:
-                dash.dispose()
-
-    shell.events.register("pre_run_cell", pre_run_cell)
-    _HOOKED[0] = True
-
-
-def _current_cell() -> str | None:
-    """The id of the notebook cell running now (JupyterLab sends it with each execution)."""
-    try:
-        from IPython import get_ipython
-
-        kernel = get_ipython().kernel
-        parent = kernel.get_parent("shell") if hasattr(kernel, "get_parent") else {}
-        return (parent.get("metadata") or {}).get("cellId") or _CURRENT_CELL[0]
-    except Exception:
-        return _CURRENT_CELL[0]
-
-
-def _client_dashboard_link(client: Any) -> str | None:
-    """Dask's own dashboard address, when the cluster serves one (the scheduler's HTTP
-    server may run without the dashboard pages: the link is only given if they answer)."""
-    import urllib.request
-
-    try:
-        if "dashboard" not in client.scheduler_info().get("services", {}):
-            return None
-        link = client.dashboard_link
-        with urllib.request.urlopen(link, timeout=1.0) as response:
-            return link if response.status == 200 else None
-    except Exception:
-        return None
 
 
 class Dashboard(widgets.VBox):
@@ -167,8 +102,8 @@ class Dashboard(widgets.VBox):
             self.monitor = Monitor(source, interval_ms=interval_ms, start=False, since=since)
             self._owns_monitor = True
         self._whole = False
-        _load_bokehjs()
-        _hook_cells()
+        load_bokehjs()
+        hook_cells()
         self._lock = threading.RLock()
         self._paused = self._closed = self._disposed = self._live = False
         self._reason = ""
@@ -201,7 +136,7 @@ class Dashboard(widgets.VBox):
         self.pause_button.observe(self._guard(self._on_pause), names="value")
         self.window_button.observe(self._guard(self._on_window), names="value")
         self.close_button.on_click(self._guard(lambda _: self.close()))
-        link = _client_dashboard_link(self.monitor.client)
+        link = client_dashboard_link(self.monitor.client)
         self.dask_link = widgets.HTML(
             f'<a href="{html.escape(link)}" target="_blank" class="irs-dask-dashboard" '
             f'title="Dask\'s own dashboard" style="white-space:nowrap">Dask ↗</a>' if link else "",
@@ -217,9 +152,7 @@ class Dashboard(widgets.VBox):
         super().__init__([self.controls, self.plots, widgets.HTML("<b>Progress</b>"),
                           self.progress_view, widgets.HTML("<b>Log</b>"), self.log_area])
         self.add_class("irs-dashboard")
-        cell = _current_cell()
-        if cell:
-            _BY_CELL.setdefault(cell, []).append(weakref.ref(self))
+        made_in_cell(self)
         self.monitor.subscribe(self._on_sample)
         self.monitor.on_closed(self._on_client_closed)
         if self._owns_monitor:
@@ -519,43 +452,10 @@ class Dashboard(widgets.VBox):
         return "live" if self._live else "starting"
 
     def _status_html(self) -> str:
-        """The header's text on one line: the state first, the cluster's size last (what
-        a narrow view clips); the whole line is its tooltip."""
-        text = (f"<b>Cluster</b> · <i>{self._state()}</i>{self._job_state()} · "
-                f"{html.escape(self._summary())}")
-        plain = html.escape(html.unescape(re.sub(r"<[^>]+>", "", text)), quote=True)
-        return (f'<div title="{plain}" style="white-space:nowrap;overflow:hidden;'
-                f'text-overflow:ellipsis;line-height:28px">{text}</div>')
-
-    def _job_state(self) -> str:
-        """`` · finished (name, N s)`` once the latest job's phases have all ended (or
-        running / failed), on the monitor's clock; empty before any phase, and for a job
-        that ended before the monitor started."""
-        phases = self.monitor.progress()
-        if not phases:
-            return ""
-        last = phases[-1]
-        job = [p for p in phases if p["job"] == last["job"]] if last["job"] else [last]
-        if any(p["status"] == "running" for p in job):
-            return f" · <b>running</b> ({html.escape(last['name'])})"
-        stopped = max(p["stopped"] or 0 for p in job) - self.monitor.started
-        if stopped < 0:  # a job that ended before this dashboard started is not its news
-            return ""
-        failed = [p for p in job if p["status"] != "finished"]
-        word = f"{failed[0]['status']} in {failed[0]['name']}" if failed else "finished"
-        return (f" · <b class='irs-dashboard-{'failed' if failed else 'finished'}'>{word}</b>"
-                f" at {stopped:.1f} s")
+        return status_html(self._state(), self.monitor)
 
     def _summary(self) -> str:
-        if self.monitor.samples:
-            n = len(self.monitor.samples[-1]["workers"])
-        else:
-            try:
-                n = len(self.monitor.client.scheduler_info(n_workers=-1)["workers"])
-            except Exception:
-                n = 0
-        return (f"{n} worker{'s' if n != 1 else ''}, {self.monitor.gpu_status}, every "
-                f"{self.monitor.interval_ms} ms")
+        return cluster_summary(self.monitor)
 
     def __repr__(self) -> str:
         return f"Dashboard({self._summary()})"

@@ -19,8 +19,10 @@ from interactive_recsys.ui.builder._column_profile import (
     infer_role,
     profile_table,
 )
-from interactive_recsys.ui.builder._model import Branch, BuilderModel, Step, job_text
+from interactive_recsys.ui.builder._model import Branch, BuilderModel, Step
+from interactive_recsys.ui.builder._model_run import job_text
 from interactive_recsys.ui.builder._param_text import param_from_text, param_to_text
+from interactive_recsys.workflow._graph import Node
 from tests.conftest import assert_frames_equal, make_criteo_frame, output_dtypes, partitioned
 from tests.unit.ops.test_operator_contract import CASES as CONTRACT_CASES
 from tests.unit.ops.test_operator_contract import graph as contract_graph
@@ -245,7 +247,7 @@ def test_export_code_round_trip(frame):
 
 
 def test_export_code_of_other_graph_shapes():
-    sel = irs.graph.Node.as_node(["a", "b"])
+    sel = Node.as_node(["a", "b"])
     shapes = [
         irs.Workflow(((sel >> ops.LogOp()) + (sel >> ops.Rename(postfix="_x"))) >> ops.Normalize()),
         irs.Workflow(["a"] + (["b"] >> ops.LogOp())),
@@ -267,7 +269,7 @@ def test_from_workflow_and_back(frame):
     assert [b.columns for b in m.branches] == [CATS, CONTS, ["label"]]
     assert m.branches[1].steps == [Step("FillMissing", {"fill_val": 1}), Step("Normalize", {})]
     assert m.to_workflow().to_config()["nodes"] == wf.to_config()["nodes"]
-    sel = irs.graph.Node.as_node(["I1"])
+    sel = Node.as_node(["I1"])
     diamond = irs.Workflow(((sel >> ops.LogOp()) + (["I2"] >> ops.LogOp())) >> ops.Normalize())
     with pytest.raises(irs.SchemaError, match="columns >> op >> op"):
         BuilderModel.from_workflow(diamond, frame)

@@ -146,7 +146,7 @@ def lost_by_pandas(frame: pd.DataFrame, name: str, threshold: int) -> float:
 
 def suggest_and_fit(path, **suggest_kwargs):
     """Suggest on ``path``, then fit the suggested workflow on the whole data."""
-    from interactive_recsys.ui.builder._oov_check import lost_lookups
+    from interactive_recsys.ui.builder.suggest import lost_lookups
 
     model = BuilderModel(str(path))
     branches = model.suggest(**suggest_kwargs)
@@ -207,7 +207,7 @@ def test_suggest_over_budget_promises_the_lookups_the_run_loses(tmp_path):
         if c.option.nbytes < 2**20 or frame[c.column].nunique() < 1000:
             assert thresholds[c.column] == 0, c.column  # small tables keep every value
     # after the run: the columns over 1% are flagged, as losses Suggest chose to fit memory
-    from interactive_recsys.ui.builder._oov_check import check_oov
+    from interactive_recsys.ui.builder.suggest import check_oov
 
     flagged = check_oov(wf, model.vocab_choices, max_loss=0.01, measured=model.measured)
     over = {c.column for c in model.vocab_choices
@@ -219,7 +219,7 @@ def test_suggest_over_budget_promises_the_lookups_the_run_loses(tmp_path):
 
 def test_a_run_over_its_lookup_budget_is_flagged_with_the_fix(tmp_path):
     from interactive_recsys.ui.builder._builder import PipelineBuilder
-    from interactive_recsys.ui.builder._oov_check import check_oov
+    from interactive_recsys.ui.builder.suggest import check_oov
 
     frame = skewed_frame(20_000)
     path = tmp_path / "data.parquet"

@@ -105,7 +105,7 @@ def test_the_cluster_tab_is_filled_once_when_two_threads_show_it(monkeypatch) ->
     cluster: one dashboard is made, and the tab shows it."""
     import threading
 
-    import interactive_recsys.ui.dashboard._dashboard as dashboard
+    import interactive_recsys.ui.dashboard as dashboard
 
     made = []
 

@@ -4,7 +4,7 @@ One rule per role, each decided from what the sample shows (:class:`.ColumnProfi
 
 * **categorical** -> ``Categorify``, every value kept while all tables fit
   ``memory_budget`` (16 GiB of fp32 weights); past it a ``freq_threshold`` chosen by its
-  effect (:mod:`.vocab_budget`) from the counts of every row (:mod:`.vocab_measure`), at most
+  effect (:mod:`._vocab_budget`) from the counts of every row (:mod:`._vocab_measure`), at most
   ``max_loss`` (1%) of a column's non-null lookups lost where that is enough; never on a
   column whose whole table is small (under 1 MiB);
 * **continuous** -> ``FillMissing`` -> ``Clip(min_value=0)`` when the column is a
@@ -37,14 +37,14 @@ from typing import Any
 
 from interactive_recsys.ui.builder._branches import Branch, Step
 from interactive_recsys.ui.builder._column_profile import ColumnProfile
-from interactive_recsys.ui.builder._vocab_budget import (
+from interactive_recsys.ui.builder.suggest._vocab_budget import (
     MAX_LOSS,
     MEMORY_BUDGET,
     VocabChoice,
     choose,
     column_options,
 )
-from interactive_recsys.ui.builder._vocab_measure import MeasuredColumn
+from interactive_recsys.ui.builder.suggest._vocab_measure import MeasuredColumn
 
 #: Skewness above which a non-negative column is log-transformed.
 SKEWED = 1.0

@@ -26,7 +26,7 @@ each column's lookups, then beyond, until they fit; it says so (``fits`` and eac
 ``lost``). A column whose whole table is under :data:`SMALL_TABLE` (1 MiB) is never
 thresholded: dropping its rare values saves nothing worth a lookup.
 
-With measured counts (``sample_rows == total_rows``: :mod:`.vocab_measure` counts every
+With measured counts (``sample_rows == total_rows``: :mod:`._vocab_measure` counts every
 row) the options are exact: the lookups a threshold loses are what ``Categorify`` will
 send out of vocabulary.
 

@@ -2,7 +2,7 @@
 
 Before anything runs, the user sees for every categorical column the estimated distinct
 count, the ``freq_threshold`` chosen, the table it gives and the share of lookups it keeps
-(:mod:`.vocab_budget`), and can change the two budgets and suggest again.
+(:mod:`._vocab_budget`), and can change the two budgets and suggest again.
 
 >>> card = SuggestCard()
 >>> card.max_loss, card.memory_budget
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import ipywidgets as w
 
-from interactive_recsys.ui.builder._vocab_budget import (
+from interactive_recsys.ui.builder.suggest._vocab_budget import (
     MAX_LOSS,
     MEMORY_BUDGET,
     SMALL_TABLE,
@@ -105,7 +105,7 @@ class SuggestCard(w.VBox):
 def basis(choices: Sequence[VocabChoice]) -> str:
     """Where the numbers come from, with their uncertainty.
 
-    >>> from interactive_recsys.ui.builder._vocab_budget import VocabOption
+    >>> from interactive_recsys.ui.builder.suggest._vocab_budget import VocabOption
     >>> o = VocabOption(0, 10, 0.0)
     >>> basis([VocabChoice("a", 7, o, counted_rows=1000)])
     'Exact: every value counted over all 1,000 rows'

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from interactive_recsys.ops._categorify import Categorify
-from interactive_recsys.ui.builder._vocab_budget import MAX_LOSS, VocabChoice
-from interactive_recsys.ui.builder._vocab_measure import MeasuredColumn
+from interactive_recsys.ui.builder.suggest._vocab_budget import MAX_LOSS, VocabChoice
+from interactive_recsys.ui.builder.suggest._vocab_measure import MeasuredColumn
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,75 @@
+"""Save, load and export the builder's model: the workflow as JSON (+ parquet vocabularies
+once fitted), a model made from an existing workflow, and the Python code that rebuilds it.
+
+A mixin of :class:`~interactive_recsys.ui.builder._model.BuilderModel` (which supplies
+``dataset``, ``to_workflow``, ``_validate``, ``_commit`` and ``fitted_workflow``); plain
+Python, no widgets.
+
+>>> import pandas as pd, tempfile, os
+>>> from interactive_recsys.ui.builder._model import BuilderModel
+>>> frame = pd.DataFrame({"c": ["x", "y", "x"]})
+>>> m = BuilderModel(frame)
+>>> m.add_step(["c"], "Categorify")
+(0, 0)
+>>> tmp = tempfile.TemporaryDirectory()
+>>> path = m.save(os.path.join(tmp.name, "wf"))
+>>> other = BuilderModel(frame); other.load(path)
+>>> other.branches == m.branches, other.can_undo
+(True, True)
+>>> print(other.export_code().splitlines()[-1])
+workflow = irs.Workflow(["c"] >> ops.Categorify())
+>>> tmp.cleanup()
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Self
+
+from interactive_recsys.ui.builder._branches import branches_of
+from interactive_recsys.ui.builder._codegen import training_code, workflow_code
+from interactive_recsys.workflow._workflow import Workflow
+
+
+class ModelStore:
+    """:meth:`from_workflow`, :meth:`save`, :meth:`load` and :meth:`export_code` of a
+    builder model."""
+
+    @classmethod
+    def from_workflow(cls, workflow: Workflow, dataset: Any, **kwargs: Any) -> Self:
+        """A model holding the branches of ``workflow`` (``a >> op >> op + b >> op ...``)."""
+        model = cls(dataset, **kwargs)
+        branches = branches_of(workflow.output_node)
+        model._validate(branches)
+        model.branches, model.current = branches, len(branches) - 1
+        if workflow.fitted:
+            model.fitted_workflow = model.reuse_run = workflow
+        return model
+
+    def export_code(self, workflow_dir: str = "my_workflow/") -> str:
+        """Python code that builds the identical workflow (see :mod:`..codegen`); after a fit
+        also "Train from raw data": the loader code of the pre-processed and the online path
+        (:func:`~..codegen.training_code`, the fitted workflow saved in ``workflow_dir``)."""
+        code = workflow_code(self.to_workflow())
+        if self.fitted_workflow is None:
+            return code
+        folders = sorted({os.path.dirname(f) for f in self.dataset.files})
+        data = folders[0] + "/" if len(folders) == 1 else "raw/"
+        return (code + "\n\n# ---- Train from raw data " + "-" * 60 + "\n"
+                + training_code(self.fitted_workflow, data=data, workflow_dir=workflow_dir))
+
+    def save(self, path: str | os.PathLike, *, overwrite: bool = False) -> str:
+        """Save as JSON (+ parquet vocabularies when fitted by :meth:`run`)."""
+        wf = self.fitted_workflow or self.to_workflow()
+        return wf.save(path, overwrite=overwrite)
+
+    def load(self, path: str | os.PathLike) -> None:
+        """Replace the steps by those of a saved workflow (undoable)."""
+        wf = Workflow.load(path)
+        branches = branches_of(wf.output_node)
+        self._commit(branches, len(branches) - 1, None)
+        if wf.fitted:
+            self.fitted_workflow = self.reuse_run = wf
+
+
+__all__ = ["ModelStore"]

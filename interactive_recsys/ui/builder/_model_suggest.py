@@ -1,0 +1,89 @@
+"""Suggest and the vocabulary of the builder's model: a pipeline proposed from the column
+profile, each ``Categorify``'s threshold chosen from exact counts (:mod:`.suggest`), and
+the warning for a threshold that no value can reach.
+
+A mixin of :class:`~interactive_recsys.ui.builder._model.BuilderModel` (which supplies
+``dataset``, ``profile``, ``columns_by_role``, ``_commit`` and the vocabulary state set in
+its ``__init__``); plain Python, no widgets.
+
+>>> import pandas as pd
+>>> from interactive_recsys.ui.builder._model import BuilderModel
+>>> m = BuilderModel(pd.DataFrame({"c": ["x", "y", "x"], "n": [1.0, None, 3.0]}))
+>>> [[s.op for s in b.steps] for b in m.suggest()]
+[['Categorify'], ['FillMissing', 'Clip', 'Normalize']]
+>>> m.measured["c"].distinct, m.vocab_fits
+(2, True)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from interactive_recsys.errors import ParameterError
+from interactive_recsys.ui.builder._branches import Branch
+from interactive_recsys.ui.builder.suggest import (
+    MAX_LOSS,
+    MEMORY_BUDGET,
+    MeasuredColumn,
+    measure_columns,
+    suggest_branches,
+    vocab_plan,
+)
+
+
+class ModelSuggest:
+    """:meth:`suggest`, :meth:`measure` and :meth:`threshold_note` of a builder model."""
+
+    def suggest(self, max_loss: float | None = None,
+                memory_budget: int | str | None = None, *,
+                measure: bool = True) -> list[Branch]:
+        """Replace the steps by a pipeline proposed from the column profile (:mod:`.suggest`);
+        undoable, every step editable. ``max_loss`` (share of a column's non-null lookups
+        that may become out-of-vocabulary, default 1%) and ``memory_budget`` (of fp32
+        embedding weights, default 16 GiB) set each ``Categorify``'s threshold; the choice
+        per column is in :attr:`vocab_choices` (``vocab_fits``: within budget).
+
+        ``measure``: count every row of the categorical columns first (:meth:`measure`, one
+        pass, done once), so that the thresholds and the lookups they lose are exact;
+        ``False`` estimates them from the profile's sample."""
+        if max_loss is not None and not 0 <= max_loss < 1:
+            raise ParameterError(f"The share of lookups that may be lost must be in [0, 1) "
+                                 f"(0.01 = 1%). Got {max_loss!r} instead.")
+        self.vocab_max_loss = MAX_LOSS if max_loss is None else max_loss
+        self.vocab_choices, self.vocab_fits = vocab_plan(
+            self.profile, self.vocab_max_loss,
+            MEMORY_BUDGET if memory_budget is None else memory_budget,
+            self.measure() if measure else None)
+        branches = suggest_branches(self.profile, self.vocab_choices)
+        self._commit(branches, len(branches) - 1, None)
+        return branches
+
+    def measure(self) -> dict[str, MeasuredColumn]:
+        """Exact value counts of the categorical columns over every row
+        (:func:`.measure_columns`), computed once."""
+        if self.measured is None:
+            self.measured = measure_columns(self.dataset, self.columns_by_role("categorical"))
+        return self.measured
+
+    def threshold_note(self, op: str, params: dict[str, Any] | None) -> str | None:
+        """A warning when ``Categorify(freq_threshold=...)`` is above the dataset's row
+        count (when known): every value of its columns would be out of vocabulary.
+
+        >>> import pandas as pd
+        >>> from interactive_recsys.ui.builder._model import BuilderModel
+        >>> m = BuilderModel(pd.DataFrame({"c": ["x", "y", "x"]}))
+        >>> m.threshold_note("Categorify", {"freq_threshold": 5}).split(":")[0]
+        'freq_threshold=5 is above the 3 rows of the dataset'
+        >>> m.threshold_note("Categorify", {"freq_threshold": 2}) is None
+        True
+        """
+        threshold = (params or {}).get("freq_threshold") or 0
+        rows = self.dataset.known_num_rows
+        if op != "Categorify" or not isinstance(threshold, int) or rows is None \
+                or threshold <= rows:
+            return None
+        return (f"freq_threshold={threshold:,} is above the {rows:,} rows of the dataset: every "
+                f"value would be out of vocabulary (no value can occur {threshold:,} times).")
+
+
+__all__ = ["ModelSuggest"]

@@ -1,0 +1,25 @@
+"""Suggest: a complete pipeline proposed from the column profile (:mod:`._rules`), each
+``Categorify``'s vocabulary chosen against a memory budget and a share of lost lookups
+(:mod:`._vocab_budget`) from exact counts (:mod:`._vocab_measure`), the card that shows the
+choice (:mod:`._card`), and the check of a fitted workflow's lost lookups
+(:mod:`._oov_check`)."""
+
+from interactive_recsys.ui.builder.suggest._card import SuggestCard
+from interactive_recsys.ui.builder.suggest._oov_check import OOVWarning, check_oov, lost_lookups
+from interactive_recsys.ui.builder.suggest._rules import (
+    explain,
+    profile_defaults,
+    suggest_branches,
+    vocab_plan,
+)
+from interactive_recsys.ui.builder.suggest._vocab_budget import (
+    MAX_LOSS,
+    MEMORY_BUDGET,
+    VocabChoice,
+    VocabOption,
+)
+from interactive_recsys.ui.builder.suggest._vocab_measure import MeasuredColumn, measure_columns
+
+__all__ = ["MAX_LOSS", "MEMORY_BUDGET", "MeasuredColumn", "OOVWarning", "SuggestCard",
+           "VocabChoice", "VocabOption", "check_oov", "explain", "lost_lookups",
+           "measure_columns", "profile_defaults", "suggest_branches", "vocab_plan"]
