@@ -174,14 +174,14 @@ class Node:
         """Statistics steps grouped so that each group depends only on earlier groups; the
         steps in ``skip`` (step ids whose states are known: reused) take no phase."""
         ids = self.node_ids()
-        stats = {id(n) for n in self.stat_nodes() if ids[id(n)] not in skip}
+        stats = [n for n in self.stat_nodes() if ids[id(n)] not in skip]
+        taking = {id(n) for n in stats}
         level: dict[int, int] = {}
         for node in self.walk():
             upstream = max((level[id(p)] for p in node.parents), default=0)
-            level[id(node)] = upstream + (id(node) in stats)
-        count = max((level[i] for i in stats), default=0)
-        return [[n for n in self.stat_nodes() if id(n) in stats and level[id(n)] == k]
-                for k in range(1, count + 1)]
+            level[id(node)] = upstream + (id(node) in taking)
+        count = max((level[id(n)] for n in stats), default=0)
+        return [[n for n in stats if level[id(n)] == k] for k in range(1, count + 1)]
 
     def row_filters(self) -> dict[str, list[str]]:
         """Each statistics step's upstream row filters, as text (for "saw no rows" errors)."""
