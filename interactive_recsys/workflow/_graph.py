@@ -4,7 +4,7 @@ Three node types: a :class:`SelectNode` picks input columns, an :class:`OpNode` 
 operator to its parents' outputs, a :class:`ConcatNode` puts its parents' outputs side by
 side. ``>>`` and ``+`` on column selections and operators (:mod:`.operands`, mixins they
 inherit) build these nodes (this module registers :class:`Node` there).
-:func:`interactive_recsys.workflow._execution.compile_plan` turns a graph into the
+:func:`interactive_recsys.workflow._plan.compile_plan` turns a graph into the
 :class:`~interactive_recsys.workflow._plan.Plan` that runs, with every step's schema computed once.
 
 >>> from interactive_recsys import ops

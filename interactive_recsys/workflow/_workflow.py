@@ -43,14 +43,7 @@ from interactive_recsys.workflow._format import (
     read_config,
     write_workflow,
 )
-from interactive_recsys.workflow._graph import (
-    ConcatNode,
-    Node,
-    OpNode,
-    SelectNode,
-    States,
-    checked_names,
-)
+from interactive_recsys.workflow._graph import ConcatNode, Node, OpNode, SelectNode, checked_names
 from interactive_recsys.workflow._incremental import updated
 from interactive_recsys.workflow._keys import state_digest, step_keys
 from interactive_recsys.workflow._plan import Plan, compile_plan, fit_phases, prepare, transform
@@ -121,7 +114,7 @@ class Workflow:
         self._state = replace(self._state, fit_stats=value)
 
     @property
-    def _states(self) -> States:
+    def _states(self) -> dict[str, dict[str, Any]]:
         """The fitted states by step id (read them with :meth:`fitted_steps`)."""
         return self._state.states
 
@@ -180,7 +173,7 @@ class Workflow:
 
         ``reuse``: a fitted workflow, or the folder of a saved one. Every statistics step
         whose key (its operator and parameters, the steps upstream, the columns it reads
-        and a fingerprint of the data: see :mod:`.reuse`) equals one of ``reuse``'s takes
+        and a fingerprint of the data: see :mod:`.keys`) equals one of ``reuse``'s takes
         that state (its artifacts are linked or copied here) and is not computed; only the
         other steps are, in as few phases as their dependencies allow, and none at all
         (no pass over the data) when every state is reused. ``fitted_steps()`` tells which
@@ -206,7 +199,7 @@ class Workflow:
             check_temporary_artifacts_reach_workers()
             temporary = TemporaryArtifacts()
             artifacts_dir = temporary.path
-        states: States = {}
+        states: dict[str, dict[str, Any]] = {}
         stats: dict[str, Any] = {"phases": []}
         self._state = FittedState(states, ds.schema, fit_stats=stats,  # unfitted until done
                                   artifacts_dir=artifacts_dir, temporary=temporary)
