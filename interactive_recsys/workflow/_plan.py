@@ -1,13 +1,12 @@
 """The plan: a workflow graph compiled once into steps that run on one partition, and the
 Dask graphs built around them (the fit phases, the shuffles and the transform).
 
-A :class:`Plan` is what travels to Dask workers: plain steps with integer parent indices,
-each operator with its fitted state and context, every step with its schema (computed here
-once). Evaluating a partition runs every needed step once, in order, fused into one task.
+A :class:`Plan` travels to the workers: steps with integer parent indices, each operator
+with its state and context; evaluating a partition runs every needed step once, in one task.
 On the client, :func:`prepare` checks the data and compiles the plan a fit or an update
-starts from, :func:`fit_phases` runs the statistics phases (one Dask computation each,
-through :func:`~interactive_recsys.runtime.jobs.compute`: named, cancellable) and
-:func:`transform` applies the plan lazily.
+starts from, :func:`fit_phases` runs one named, cancellable Dask computation
+(:func:`~interactive_recsys.runtime.jobs.compute`) per phase and :func:`transform` applies
+the plan lazily.
 
 >>> import pandas as pd, interactive_recsys as irs
 >>> from interactive_recsys import ops
@@ -370,11 +369,10 @@ class Plan:
 # ---- preparing a fit ------------------------------------------------------------------------
 def prepare(output: Node, data: Any, action: str, fitted: Schema | None = None,
             why: str = "") -> tuple[Dataset, Plan]:
-    """The dataset of ``data`` and the plan (without states) that a fit or an update of the
-    graph ending at ``output`` starts from, checked before any work: ``data`` has rows,
-    no column changed its kind of values since the fit on ``fitted`` (an update), no name
-    read or output is reserved, and shuffling steps line up. ``action`` (``"fit on"``,
-    ``"update with"``) and ``why`` word the empty-data error."""
+    """The dataset of ``data`` and the plan (without states) a fit or an update of the graph
+    ending at ``output`` starts from, checked before any work: ``data`` has rows, no column
+    changed its kind since the fit on ``fitted`` (an update), no name read or output is
+    reserved, shuffling steps line up. ``action`` and ``why`` word the empty-data error."""
     ds = as_dataset(data)
     if ds.npartitions == 0 or ds.known_num_rows == 0:
         raise DatasetError(f"Cannot {action} an empty dataset: {describe_input(ds)} has no "
