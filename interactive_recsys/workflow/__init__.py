@@ -2,6 +2,7 @@
 reusing and updating fitted statistics, and its saved format (``workflow.json`` + parquet).
 """
 
-from interactive_recsys.workflow._workflow import FittedStep, Workflow
+from interactive_recsys.workflow._fitted import FittedStep
+from interactive_recsys.workflow._workflow import Workflow
 
 __all__ = ["FittedStep", "Workflow"]

@@ -1,4 +1,8 @@
-"""Reading ``workflow.json``: every field checked, every failure one :class:`WorkflowFormatError`.
+"""The saved format: ``workflow.json`` + ``artifacts/``, written atomically, read back with
+every field checked, every failure one :class:`WorkflowFormatError`.
+
+:func:`write_workflow` writes a folder (only the artifact files the states name, each with
+its SHA-256).
 
 A saved workflow is a file people send to each other, so :func:`read_config` trusts nothing
 in it: wrong types, missing keys, bad JSON, references to later nodes (cycles), deep nesting
@@ -20,7 +24,6 @@ and artifact paths leading outside the workflow folder all give a
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,9 +35,16 @@ from interactive_recsys.ops._base import Operator
 from interactive_recsys.ops._lambda_op import LambdaOp
 from interactive_recsys.schema import Schema
 from interactive_recsys.selector import ColumnSelector
-from interactive_recsys.store import storage
+from interactive_recsys.store import commit, storage
 from interactive_recsys.store._artifacts import resolve
-from interactive_recsys.store._folder_rules import named_files, refuse_links, verify_checksums
+from interactive_recsys.store._folder_rules import (
+    artifact_paths,
+    copy_named,
+    named_files,
+    refuse_links,
+    verify_checksums,
+)
+from interactive_recsys.store._outputs import atomic_directory
 from interactive_recsys.tables._vocabulary_check import check_parquet_files
 from interactive_recsys.workflow._graph import NODE_TYPES, Node, OpNode
 
@@ -124,21 +134,6 @@ def _spelled(where: Any) -> str:
         where, part = where
         parts.append(f"[{part}]" if isinstance(part, int) else part)
     return "".join(reversed(parts))
-
-
-def json_safe(value: Any) -> Any:
-    """``value`` with every non-finite float (which JSON cannot hold) replaced by None.
-
-    >>> json_safe({"sums": {"x": float("inf")}, "n": [1.5, float("nan")]})
-    {'sums': {'x': None}, 'n': [1.5, None]}
-    """
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(v) for v in value]
-    return value
 
 
 def read_json(config_path: str, storage_options: Any = None) -> dict[str, Any]:
@@ -248,6 +243,49 @@ def read_config(path: str, functions: dict[str, Callable] | None = None,
     config_path = storage.join(path, "workflow.json")
     refuse_links(path)  # a link would read (and a save copy) a file from elsewhere
     config = read_json(config_path, storage_options)
+    nodes, output = _graph_of(config_path, config, functions)
+    fitted = _expect(config_path, "fitted", config.get("fitted", False), bool)
+    artifacts = storage.join(path, "artifacts")
+    artifacts_dir = artifacts if storage.isdir(artifacts, storage_options) else None
+    ids = nodes[output].node_ids()  # states are keyed by step id (unreachable steps: dropped)
+    states = _states_of(config_path, config, nodes, ids, artifacts_dir, storage_options)
+    keys: dict[str, dict[str, str]] = {}
+    for key, value in _expect(config_path, "keys", config.get("keys", {}), dict).items():
+        _expect(config_path, f"keys.{key}", value, dict)
+        for part in ("key", "state"):
+            _expect(config_path, f"keys.{key}.{part}", value.get(part), str)
+        if not key.isdigit() or not int(key) < len(nodes):
+            raise _fail(config_path, f"keys.{key}", "is not the index of a node.")
+        if id(nodes[int(key)]) in ids and ids[id(nodes[int(key)])] in states:
+            keys[ids[id(nodes[int(key)])]] = {"key": value["key"], "state": value["state"]}
+    sums = _sums_of(config_path, config, artifacts_dir, not storage.is_remote(path))
+    input_schema = _input_schema_of(config_path, config)
+    if fitted:
+        missing = [i for i, n in enumerate(nodes) if isinstance(n, OpNode) and n.op.is_stat
+                   and id(n) in ids and ids[id(n)] not in states]
+        if missing:
+            raise _fail(config_path, f"states.{missing[0]}", "is missing: the workflow is "
+                                                             "marked fitted.")
+        if input_schema is None:
+            raise _fail(config_path, "input_schema", "is missing: the workflow is marked "
+                                                     "fitted.")
+    if input_schema is not None:  # the graph, its parameters and states must fit together
+        try:
+            nodes[output].output_schema(input_schema, states if fitted else None)
+        except NotFittedError:
+            pass  # a LambdaOp's function not passed yet: it says so when used
+        except (IRSError, TypeError, ValueError, KeyError, IndexError, AttributeError,
+                RecursionError) as exc:
+            raise _fail(config_path, "states" if fitted else "nodes",
+                        f"do not match the input schema: {type(exc).__name__}: "
+                        f"{str(exc)[:300]}") from exc
+    return LoadedConfig(nodes, nodes[output], states, input_schema, fitted, artifacts_dir, keys,
+                        sums)
+
+
+def _graph_of(config_path: str, config: dict[str, Any],
+              functions: dict[str, Callable] | None) -> tuple[list[Node], int]:
+    """The nodes of ``config`` (parents first) and the index of the output node."""
     raw_nodes = _expect(config_path, "nodes", config.get("nodes"), list)
     if not raw_nodes:
         raise _fail(config_path, "nodes", "is empty; a workflow has at least one node.")
@@ -258,11 +296,15 @@ def read_config(path: str, functions: dict[str, Callable] | None = None,
     if not 0 <= output < len(nodes):
         raise _fail(config_path, "output", f"is {output}, not a node index (0 to "
                                            f"{len(nodes) - 1}).")
-    fitted = _expect(config_path, "fitted", config.get("fitted", False), bool)
-    artifacts = storage.join(path, "artifacts")
-    artifacts_dir = artifacts if storage.isdir(artifacts, storage_options) else None
+    return nodes, output
+
+
+def _states_of(config_path: str, config: dict[str, Any], nodes: list[Node],
+               ids: dict[int, str], artifacts_dir: str | None,
+               storage_options: Any) -> dict[str, dict[str, Any]]:
+    """The saved states by step id, each checked by its operator, with every artifact it
+    names inside the artifacts folder and present."""
     raw_states = _expect(config_path, "states", config.get("states", {}), dict)
-    ids = nodes[output].node_ids()  # states are keyed by step id (unreachable steps: dropped)
     states: dict[str, dict[str, Any]] = {}
     for key, state in raw_states.items():
         field = f"states.{key}"
@@ -290,61 +332,71 @@ def read_config(path: str, functions: dict[str, Callable] | None = None,
             node.op.check_saved_files(state, artifacts_dir, storage_options)
         if id(node) in ids:
             states[ids[id(node)]] = state
-    keys: dict[str, dict[str, str]] = {}
-    for key, value in _expect(config_path, "keys", config.get("keys", {}), dict).items():
-        _expect(config_path, f"keys.{key}", value, dict)
-        for part in ("key", "state"):
-            _expect(config_path, f"keys.{key}.{part}", value.get(part), str)
-        if not key.isdigit() or not int(key) < len(nodes):
-            raise _fail(config_path, f"keys.{key}", "is not the index of a node.")
-        if id(nodes[int(key)]) in ids and ids[id(nodes[int(key)])] in states:
-            keys[ids[id(nodes[int(key)])]] = {"key": value["key"], "state": value["state"]}
-    sums = None
-    if config.get("artifacts") is not None:
-        sums = _expect(config_path, "artifacts", config["artifacts"], dict)
-        for rel, digest in sums.items():
-            _expect(config_path, f"artifacts.{rel}", digest, str)
-            if len(digest) != 64 or artifacts_dir is None:
-                raise _fail(config_path, f"artifacts.{rel}", "is not the SHA-256 of a file of "
-                                                             "the artifacts folder.")
-            resolve(artifacts_dir, rel, f"artifact file (artifacts.{rel})")
-        if not storage.is_remote(path) and artifacts_dir is not None:
-            verify_checksums(artifacts_dir, sums, config_path)
-    input_schema = None
-    if config.get("input_schema") is not None:
-        raw = _expect(config_path, "input_schema", config["input_schema"], dict)
-        try:
-            columns = _expect(config_path, "input_schema.columns", raw.get("columns"), list)
-            for j, c in enumerate(columns):
-                _expect(config_path, f"input_schema.columns[{j}]", c, dict)
-                _expect(config_path, f"input_schema.columns[{j}].name", c.get("name"), str)
-                _expect(config_path, f"input_schema.columns[{j}].dtype", c.get("dtype"), str)
-                _expect(config_path, f"input_schema.columns[{j}].tags", c.get("tags", []), list)
-                _expect(config_path, f"input_schema.columns[{j}].properties",
-                        c.get("properties", {}), dict)
-            input_schema = Schema.from_dict(raw)
-        except WorkflowFormatError:
-            raise
-        except (IRSError, TypeError, ValueError) as exc:
-            raise _fail(config_path, "input_schema", f"is invalid: {exc}") from exc
-    if fitted:
-        missing = [i for i, n in enumerate(nodes) if isinstance(n, OpNode) and n.op.is_stat
-                   and id(n) in ids and ids[id(n)] not in states]
-        if missing:
-            raise _fail(config_path, f"states.{missing[0]}", "is missing: the workflow is "
-                                                             "marked fitted.")
-        if input_schema is None:
-            raise _fail(config_path, "input_schema", "is missing: the workflow is marked "
-                                                     "fitted.")
-    if input_schema is not None:  # the graph, its parameters and states must fit together
-        try:
-            nodes[output].output_schema(input_schema, states if fitted else None)
-        except NotFittedError:
-            pass  # a LambdaOp's function not passed yet: it says so when used
-        except (IRSError, TypeError, ValueError, KeyError, IndexError, AttributeError,
-                RecursionError) as exc:
-            raise _fail(config_path, "states" if fitted else "nodes",
-                        f"do not match the input schema: {type(exc).__name__}: "
-                        f"{str(exc)[:300]}") from exc
-    return LoadedConfig(nodes, nodes[output], states, input_schema, fitted, artifacts_dir, keys,
-                        sums)
+    return states
+
+
+def _sums_of(config_path: str, config: dict[str, Any], artifacts_dir: str | None,
+             local: bool) -> dict[str, str] | None:
+    """The artifact files' SHA-256 recorded at save (None when saved without them), checked
+    against the files for a ``local`` folder."""
+    if config.get("artifacts") is None:
+        return None
+    sums = _expect(config_path, "artifacts", config["artifacts"], dict)
+    for rel, digest in sums.items():
+        _expect(config_path, f"artifacts.{rel}", digest, str)
+        if len(digest) != 64 or artifacts_dir is None:
+            raise _fail(config_path, f"artifacts.{rel}", "is not the SHA-256 of a file of "
+                                                         "the artifacts folder.")
+        resolve(artifacts_dir, rel, f"artifact file (artifacts.{rel})")
+    if local and artifacts_dir is not None:
+        verify_checksums(artifacts_dir, sums, config_path)
+    return sums
+
+
+def _input_schema_of(config_path: str, config: dict[str, Any]) -> Schema | None:
+    if config.get("input_schema") is None:
+        return None
+    raw = _expect(config_path, "input_schema", config["input_schema"], dict)
+    try:
+        columns = _expect(config_path, "input_schema.columns", raw.get("columns"), list)
+        for j, c in enumerate(columns):
+            _expect(config_path, f"input_schema.columns[{j}]", c, dict)
+            _expect(config_path, f"input_schema.columns[{j}].name", c.get("name"), str)
+            _expect(config_path, f"input_schema.columns[{j}].dtype", c.get("dtype"), str)
+            _expect(config_path, f"input_schema.columns[{j}].tags", c.get("tags", []), list)
+            _expect(config_path, f"input_schema.columns[{j}].properties",
+                    c.get("properties", {}), dict)
+        return Schema.from_dict(raw)
+    except WorkflowFormatError:
+        raise
+    except (IRSError, TypeError, ValueError) as exc:
+        raise _fail(config_path, "input_schema", f"is invalid: {exc}") from exc
+
+
+# ---- writing ----------------------------------------------------------------------------------
+def write_workflow(path: str, config: dict[str, Any], states: dict[str, dict[str, Any]],
+                   artifacts_dir: str | None, artifacts_options: Any, options: Any,
+                   overwrite: bool) -> str:
+    """Write ``config`` as ``workflow.json`` into folder ``path`` (opened with ``options``)
+    with the files of ``artifacts_dir`` that ``states`` name, copied file by file with
+    their SHA-256 recorded (``config["artifacts"]``), atomically: a failed write leaves no
+    partial folder; a URL's folder is published with a ``_SUCCESS`` manifest, as a local
+    one is."""
+    has_artifacts = bool(artifacts_dir) and storage.isdir(artifacts_dir, artifacts_options)
+    named = artifact_paths(states) if has_artifacts else []
+    if storage.is_remote(path):
+        with commit.remote_atomic_directory(path, options, overwrite=overwrite) as tmp:
+            config["artifacts"] = copy_named(artifacts_dir, storage.join(
+                tmp, "artifacts"), named, artifacts_options, options) if named else {}
+            text = json.dumps(config, indent=2, allow_nan=False)
+            storage.guarded(storage.filesystem(path, options).pipe_file, path,
+                            storage.strip(storage.join(tmp, "workflow.json")), text.encode())
+            commit.expect(tmp, {"workflow.json": len(text.encode())})
+        return path
+    with atomic_directory(path, overwrite=overwrite) as tmp:
+        config["artifacts"] = copy_named(artifacts_dir, os.path.join(
+            tmp, "artifacts"), named, artifacts_options) if named else {}
+        with open(os.path.join(tmp, "workflow.json"), "w") as f:
+            f.write(json.dumps(config, indent=2, allow_nan=False))
+        storage.local_manifest(tmp)  # last: every file with its size
+    return path

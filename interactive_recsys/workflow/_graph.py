@@ -4,7 +4,7 @@ Three node types: a :class:`SelectNode` picks input columns, an :class:`OpNode` 
 operator to its parents' outputs, a :class:`ConcatNode` puts its parents' outputs side by
 side. ``>>`` and ``+`` on column selections and operators (:mod:`.operands`, mixins they
 inherit) build these nodes (this module registers :class:`Node` there).
-:func:`interactive_recsys.workflow._execution.compile_plan` turns a graph into the
+:func:`interactive_recsys.workflow._plan.compile_plan` turns a graph into the
 :class:`~interactive_recsys.workflow._plan.Plan` that runs, with every step's schema computed once.
 
 >>> from interactive_recsys import ops
@@ -16,7 +16,7 @@ inherit) build these nodes (this module registers :class:`Node` there).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Any, ClassVar
 
 import pyarrow as pa  # noqa: F401  (used by the doctest)
@@ -26,7 +26,7 @@ from interactive_recsys.operands import GraphOperand
 from interactive_recsys.ops._base import Operator
 from interactive_recsys.ops._lambda_op import LambdaOp
 from interactive_recsys.ops._select import DropColumns, SelectColumns
-from interactive_recsys.schema import Schema
+from interactive_recsys.schema import RESERVED_PREFIX, Schema, element_dtype, is_numeric_dtype
 from interactive_recsys.selector import ColumnSelector, flatten
 
 
@@ -165,6 +165,58 @@ class Node:
         :meth:`walk` order, e.g. ``"categorify-1"``), keyed by ``id(node)``. Fitted states
         are keyed by these ids."""
         return {id(n): f"{n.name}-{i}" for i, n in enumerate(self.walk())}
+
+    def stat_nodes(self) -> list[OpNode]:
+        """The statistics steps (operators with ``is_stat``) of the graph, in walk order."""
+        return [n for n in self.walk() if isinstance(n, OpNode) and n.op.is_stat]
+
+    def phases(self, skip: Collection[str] = ()) -> list[list[Node]]:
+        """Statistics steps grouped so that each group depends only on earlier groups; the
+        steps in ``skip`` (step ids whose states are known: reused) take no phase."""
+        ids = self.node_ids()
+        stats = [n for n in self.stat_nodes() if ids[id(n)] not in skip]
+        taking = {id(n) for n in stats}
+        level: dict[int, int] = {}
+        for node in self.walk():
+            upstream = max((level[id(p)] for p in node.parents), default=0)
+            level[id(node)] = upstream + (id(node) in taking)
+        count = max((level[id(n)] for n in stats), default=0)
+        return [[n for n in stats if level[id(n)] == k] for k in range(1, count + 1)]
+
+    def row_filters(self) -> dict[str, list[str]]:
+        """Each statistics step's upstream row filters, as text (for "saw no rows" errors)."""
+        ids = self.node_ids()
+        return {ids[id(node)]: [f"{n.op!r} ({ids[id(n)]})" for n in node.walk()
+                                if n is not node and isinstance(n, OpNode) and n.op.changes_rows]
+                for node in self.stat_nodes()}
+
+    # ---- input checks ---------------------------------------------------------------------
+    def check_input(self, schema: Schema) -> Schema:
+        """``schema``, refused when a column the graph reads has a reserved name."""
+        for node in self.walk():
+            if isinstance(node, SelectNode):
+                checked_names(Schema(schema[n] for n in node.columns(schema)))
+        return schema
+
+    def check_kinds(self, schema: Schema, fitted: Schema | None) -> None:
+        """Refuse a column whose kind of values (strings, numbers, timestamps...) changed
+        since the fit on ``fitted``: its statistics (a vocabulary of strings, a mean) no
+        longer apply, and Categorify would map every value out of vocabulary."""
+        if fitted is None or not self.stat_nodes():
+            return
+        for node in self.walk():
+            if not isinstance(node, SelectNode):
+                continue
+            for name in node.columns(schema):
+                if name in fitted.names and _kind(schema[name].dtype) != _kind(
+                        fitted[name].dtype):
+                    raise SchemaError(
+                        f"Column {name!r} is {schema[name].dtype} here, but it was "
+                        f"{fitted[name].dtype} when this workflow was fit: its statistics do "
+                        f"not apply to these values. Convert it back (e.g. df[{name!r}].astype("
+                        f"{fitted[name].dtype!r}), or dtypes={{{name!r}: "
+                        f"{fitted[name].dtype!r}}} for csv input), or fit the workflow again "
+                        "on data of the new type.")
 
     @property
     def graph(self) -> StepList:
@@ -393,6 +445,25 @@ def merge_outputs(parts: list[tuple[Schema, dict[str, Source]]]
                     "(ops.Rename(postfix=...)), or keep only one.")
             columns[col.name], sources[col.name] = col, source
     return Schema(columns.values()), sources
+
+
+def checked_names(schema: Schema) -> Schema:
+    """``schema``, refused when a column name is reserved for internal columns."""
+    for name in schema.names:
+        if name.startswith(RESERVED_PREFIX):
+            raise SchemaError(f"Column {name!r} starts with {RESERVED_PREFIX!r}, which "
+                              "interactive-recsys reserves for its internal columns; rename it "
+                              "(e.g. df.rename(columns=...) or ops.Rename) before the workflow.")
+    return schema
+
+
+def _kind(dtype: str) -> str:
+    """The kind of values of a dtype: string, number (bool, int, float) or the dtype's name
+    without its unit (timestamps, dates, lists of those...)."""
+    base = element_dtype(dtype)
+    kind = ("string" if base in ("string", "large_string") else "number"
+            if is_numeric_dtype(base) else base.split("[")[0])
+    return f"list<{kind}>" if base != dtype else kind
 
 
 #: The node type of each ``kind`` (as ``workflow.json`` names them).

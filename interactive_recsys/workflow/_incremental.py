@@ -37,62 +37,66 @@ import shutil
 import time
 import warnings
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from interactive_recsys.errors import DatasetError, NotMergeableError, WorkflowFormatError
-from interactive_recsys.io._dataset import as_dataset, describe_input
+from interactive_recsys.errors import NotMergeableError, WorkflowFormatError
 from interactive_recsys.ops._base import StateFolders
 from interactive_recsys.store._artifacts import (
     TemporaryArtifacts,
     check_temporary_artifacts_reach_workers,
 )
-from interactive_recsys.workflow._execution import compile_plan, fit_phases
-from interactive_recsys.workflow._graph import OpNode
-from interactive_recsys.workflow._plan import OpStep
-
-if TYPE_CHECKING:  # the workflow calls this module (which never imports it)
-    from interactive_recsys.workflow._workflow import Workflow
+from interactive_recsys.workflow._fitted import FittedState
+from interactive_recsys.workflow._graph import Node, OpNode, States
+from interactive_recsys.workflow._plan import OpStep, Plan, fit_phases, prepare
 
 
 class UpdateWarning(UserWarning):
     """An update left something out (``Categorify(max_size=...)`` refused new values)."""
 
 
-def updated(wf: Workflow, data: Any) -> Workflow:
-    """A new fitted workflow: ``wf`` extended with ``data`` (see the module docstring)."""
-    wf._check_fitted()
-    ds = as_dataset(data)
-    if ds.npartitions == 0 or ds.known_num_rows == 0:
-        raise DatasetError(f"Cannot update with an empty dataset: {describe_input(ds)} has "
-                           "no rows. Check the input path and any filter.")
-    wf._check_types_since_fit(ds.schema)
-    wf._checked_input(ds.schema)
-    steps = {s.node_id: s for s in wf.fitted_steps()}
-    plan = compile_plan(wf.output_node, ds.schema, {}, ds.backend.name, None)
-    for node in wf._stat_nodes():  # refuse before any work
-        step = plan.steps[wf.nodes.index(node)]
+def updated(output: Node, fitted: FittedState, data: Any,
+            storage_options: dict[str, Any] | None = None) -> FittedState:
+    """A new fitted state: ``fitted`` (of the graph ending at ``output``) extended with
+    ``data`` (see the module docstring); ``fitted`` is left as it is."""
+    ds, plan = prepare(output, data, "update with", fitted.input_schema)
+    steps = {s.node_id: s for s in fitted.steps(output)}
+    nodes = list(output.walk())
+    for node in output.stat_nodes():  # refuse before any work
+        step = plan.steps[nodes.index(node)]
         ctx = plan.context(step)
         ctx.groups = list(steps[step.node_id].groups)
         with _older_format(step.node_id, node.op):
             node.op.check_mergeable(steps[step.node_id].state, ctx)
     check_temporary_artifacts_reach_workers()
-    new = type(wf)(wf.output_node, storage_options=wf.storage_options or None)
-    new._temporary = TemporaryArtifacts()
-    new.artifacts_dir = new._temporary.path
-    new.input_schema = wf.input_schema
-    plan.artifacts_dir, plan.keep = new.artifacts_dir, new._temporary
-    plan.storage_options = wf.storage_options or None
+    temporary = TemporaryArtifacts()
+    plan.artifacts_dir, plan.keep = temporary.path, temporary
+    plan.storage_options = storage_options or None
     plan.extra = {"num_rows": ds.known_num_rows, "npartitions": ds.npartitions,
-                  "previous_artifacts": wf.artifacts_dir, "row_filters": wf._row_filters()}
-    folders = StateFolders(wf.artifacts_dir, new.artifacts_dir)
+                  "previous_artifacts": fitted.artifacts_dir,
+                  "row_filters": output.row_filters()}
     started = time.perf_counter()
-    merged: dict[str, dict[str, Any]] = {}
+    merged, report, phases = _merged_phases(output, fitted, plan, ds, temporary.path)
+    _warn_refused(report)
+    return FittedState(merged, fitted.input_schema, True,
+                       fit_stats={"phases": phases, "seconds": time.perf_counter() - started,
+                                  "update": {"rows": ds.known_num_rows, "steps": report}},
+                       artifacts_dir=temporary.path, temporary=temporary)
+
+
+def _merged_phases(output: Node, fitted: FittedState, plan: Plan, ds: Any, target: str
+                   ) -> tuple[States, dict[str, Any], list[dict[str, Any]]]:
+    """Each phase fitted on the new data with the operators' delta operators and merged
+    into the fitted states: the merged states, what the update did per step, the phases."""
+    ids = output.node_ids()
+    walked = list(output.walk())  # step i of the plan is node i
+    folders = StateFolders(fitted.artifacts_dir, target)
+    merged: States = {}
     changed: list[str] = []  # steps whose update changes the outputs of rows already seen
     report: dict[str, Any] = {}
     phases = []
-    for k, nodes in enumerate(wf.phases()):
-        _refuse_after_changed(wf, nodes, changed)
-        targets = [wf.nodes.index(n) for n in nodes]
+    for k, targets in enumerate(plan.phases()):
+        nodes = [walked[t] for t in targets]
+        _refuse_after_changed(output, nodes, changed)
         plan.set_states(merged)  # first: it gives every step its node's operator back
         for t in targets:
             step = plan.steps[t]
@@ -103,23 +107,18 @@ def updated(wf: Workflow, data: Any) -> Workflow:
             for t, node in zip(targets, nodes, strict=True):
                 step = plan.steps[t]
                 step.op = node.op
-                old = wf._states[step.node_id]
+                old = fitted.states[step.node_id]
                 with _older_format(step.node_id, node.op):
                     state = node.op.merge_state(old, delta[step.node_id], plan.context(step),
                                                 folders)
-                _remove_delta_files(new.artifacts_dir, step.node_id)
+                _remove_delta_files(target, step.node_id)
                 if node.op.update_changes_seen_rows(old, state):
                     changed.append(step.node_id)
                 merged[step.node_id] = state
                 report[step.node_id] = _step_report(state)
-        phases.append({"phase": k + 1, "operators": [wf.node_id(n) for n in nodes],
+        phases.append({"phase": k + 1, "operators": [ids[id(n)] for n in nodes],
                        "seconds": time.perf_counter() - phase_started})
-    new._states = merged
-    new.fitted = True
-    new.fit_stats = {"phases": phases, "seconds": time.perf_counter() - started,
-                     "update": {"rows": ds.known_num_rows, "steps": report}}
-    _warn_refused(report)
-    return new
+    return merged, report, phases
 
 
 @contextlib.contextmanager
@@ -137,15 +136,16 @@ def _older_format(node_id: str, op: Any) -> Iterator[None]:
             "and save it; later updates then work.") from None
 
 
-def _refuse_after_changed(wf: Workflow, nodes: list, changed: list[str]) -> None:
+def _refuse_after_changed(output: Node, nodes: list, changed: list[str]) -> None:
     """Refuse a statistics step that reads the output of one whose update changed the
     outputs of rows already seen."""
+    ids = output.node_ids()
     for node in nodes:
-        upstream = [wf.node_id(n) for n in node.walk() if n is not node
-                    and isinstance(n, OpNode) and wf.node_id(n) in changed]
+        upstream = [ids[id(n)] for n in node.walk() if n is not node
+                    and isinstance(n, OpNode) and ids[id(n)] in changed]
         if upstream:
             raise NotMergeableError(
-                f"{type(node.op).__name__} ({wf.node_id(node)}) cannot be updated exactly: it "
+                f"{type(node.op).__name__} ({ids[id(node)]}) cannot be updated exactly: it "
                 f"reads the output of {upstream[0]}, whose update changes the values of rows "
                 f"already seen (e.g. a new mean, or a value that crossed freq_threshold), so "
                 "its statistics of the old rows no longer hold. Refit the workflow on all the "
@@ -184,10 +184,11 @@ def _warn_refused(report: dict[str, Any]) -> None:
                     "Raise max_size and refit to give them ids.", UpdateWarning, stacklevel=3)
 
 
-def new_rows(wf: Workflow) -> dict[str, tuple[int, int]]:
-    """``{vocabulary key: (first, stop)}``: the ids each embedding table gained in the last
-    update (empty ranges for tables that did not grow; none before any update). A trainer
-    appends rows ``first .. stop - 1`` to the table, keeping the trained ones."""
+def new_rows(wf: Any) -> dict[str, tuple[int, int]]:
+    """``{vocabulary key: (first, stop)}`` of a fitted workflow: the ids each embedding
+    table gained in the last update (empty ranges for tables that did not grow; none before
+    any update). A trainer appends rows ``first .. stop - 1`` to the table, keeping the
+    trained ones."""
     out = {}
     for step in wf.fitted_steps():
         for key, info in (step.state.get("vocabs") or {}).items():

@@ -1,24 +1,55 @@
-"""A workflow graph flattened into steps that run on one partition.
+"""The plan: a workflow graph compiled once into steps that run on one partition, and the
+Dask graphs built around them (the fit phases, the shuffles and the transform).
 
-A :class:`Plan` is what travels to Dask workers: plain steps with integer parent
-indices, each operator with its fitted state and context. Evaluating a partition
-runs every needed step once, in order, fused into one task. :mod:`.execution` compiles
-the plan (once per fit or transform) and builds the Dask graphs around it.
+A :class:`Plan` travels to the workers: steps with integer parent indices, each operator
+with its state and context; evaluating a partition runs every needed step once, in one task.
+On the client, :func:`prepare` checks the data and compiles the plan a fit or an update
+starts from, :func:`fit_phases` runs one named, cancellable Dask computation
+(:func:`~interactive_recsys.runtime.jobs.compute`) per phase and :func:`transform` applies
+the plan lazily.
+
+>>> import pandas as pd, interactive_recsys as irs
+>>> from interactive_recsys import ops
+>>> node = ["n"] >> ops.FillMissing(0) >> ops.Normalize()
+>>> ds, plan = prepare(node, pd.DataFrame({"n": [1.0, None, 3.0]}), "fit on")
+>>> plan.phases()
+[[2]]
+>>> for phase, states, seconds in fit_phases(plan, ds, plan.phases()):
+...     print(phase, sorted(states), sorted(states["normalize-2"]))
+1 ['normalize-2'] ['means', 'moments', 'stds']
+>>> [round(v, 3) for v in transform(plan, ds).compute()["n"]]
+[-0.267, -1.069, 1.336]
 """
 
 from __future__ import annotations
 
+import time
+import uuid
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import dask
 import numpy as np
 
 from interactive_recsys.backend import Backend, get_backend
-from interactive_recsys.errors import SchemaError
+from interactive_recsys.errors import DatasetError, SchemaError
+from interactive_recsys.io._dataset import Dataset, as_dataset, describe_input
 from interactive_recsys.ops._base import OpContext, Operator, RowFilter
 from interactive_recsys.runtime._memory_release import release_memory
-from interactive_recsys.schema import RESERVED_PREFIX, Schema
+from interactive_recsys.runtime.jobs import compute
+from interactive_recsys.schema import RESERVED_PREFIX, ColumnSchema, Schema
 from interactive_recsys.selector import flatten
+from interactive_recsys.tables._reduce import delayed_task, delayed_tasks, pick, tree
+from interactive_recsys.workflow._chains import Chain, chain_steps
+from interactive_recsys.workflow._graph import (
+    ConcatNode,
+    Node,
+    OpNode,
+    SelectNode,
+    States,
+    checked_names,
+)
 
 #: Column that carries each row's place in the dataset through a shuffle (dropped after it).
 ORDER_COLUMN = RESERVED_PREFIX + "order"
@@ -108,6 +139,12 @@ class Plan:
         return {s.node_id: s.state for s in self.steps
                 if isinstance(s, OpStep) and s.state is not None}
 
+    def phases(self, skip: Collection[str] = ()) -> list[list[int]]:
+        """The statistics steps by phase (:meth:`Node.phases`), as step indices; the steps in
+        ``skip`` (step ids whose states are known) take no phase."""
+        index = {id(n): i for i, n in enumerate(self.graph.walk())}
+        return [[index[id(n)] for n in nodes] for nodes in self.graph.phases(skip)]
+
     @property
     def backend(self) -> Backend:
         return get_backend(self.backend_name)
@@ -125,7 +162,7 @@ class Plan:
 
         Consecutive per-value steps (``Operator.elementwise``: FillMissing -> Clip -> LogOp
         -> Normalize) whose outputs nothing else reads run as one chain per column
-        (:class:`_Chain`, ``Backend.elementwise``), with no frame built between them.
+        (:class:`~._chains.Chain`, ``Backend.elementwise``), with no frame built between them.
         """
         b = self.backend
         needed = self._ancestors(targets, entry)
@@ -146,7 +183,7 @@ class Plan:
                 if chained is not None:
                     later = readers.get(step.index, [])
                     pending = step.index not in targets and len(later) == 1 and \
-                        self._chain_steps(later[0], chained.columns) is not None
+                        chain_steps(later[0], chained.columns) is not None
                     results[step.index] = (chained if pending else chained.run(b),
                                            results[step.parents[0]][1])
                     continue
@@ -167,33 +204,18 @@ class Plan:
             results[step.index] = (frame, mask)
         return {t: results[t] for t in targets}
 
-    def _chained(self, step: Step, results: dict[int, tuple[Any, Any]]) -> _Chain | None:
+    def _chained(self, step: Step, results: dict[int, tuple[Any, Any]]) -> Chain | None:
         """``step`` appended to the chain of per-value steps its one parent ends (or starts
         one on the parent's output); None when ``step`` is no such step."""
         if len(step.parents) != 1:
             return None
         parent = results[step.parents[0]][0]
         columns = parent.columns
-        steps = self._chain_steps(step, columns)
+        steps = chain_steps(step, columns)
         if steps is None:
             return None
-        chain = parent if isinstance(parent, _Chain) else _Chain(parent, {n: [] for n in columns})
+        chain = parent if isinstance(parent, Chain) else Chain(parent, {n: [] for n in columns})
         return chain.then(steps)
-
-    @staticmethod
-    def _chain_steps(step: Step, columns: Any) -> dict[str, tuple] | None:
-        """The per-value step of ``step`` on each of ``columns`` (None: it has none)."""
-        if not isinstance(step, OpStep) or len(step.parents) != 1 \
-                or isinstance(step.op, RowFilter) or step.op.shuffle_keys() is not None \
-                or (step.op.is_stat and step.state is None):
-            return None
-        steps = {}
-        for n in columns:
-            one = step.op.elementwise(step.state, n)
-            if one is None:
-                return None
-            steps[n] = one
-        return steps
 
     def input_columns(self, targets: list[int]) -> list[str]:
         """Input columns that the ``targets`` steps read (so only those are loaded)."""
@@ -334,7 +356,7 @@ class Plan:
         frames, seen = [], set()
         for p in parents:  # a column two parents output is one column (checked by the schema)
             frame = outputs[p][0]
-            if isinstance(frame, _Chain):
+            if isinstance(frame, Chain):
                 frame = frame.run(b)
             names = [c for c in frame.columns if c not in seen]
             if len(names) < len(frame.columns):
@@ -344,21 +366,130 @@ class Plan:
         return b.hconcat(frames), mask
 
 
-@dataclass
-class _Chain:
-    """Per-value steps pending on the columns of ``frame``: each column's steps run as one
-    ``Backend.elementwise`` call when something reads the result (:meth:`run`)."""
+# ---- preparing a fit ------------------------------------------------------------------------
+def prepare(output: Node, data: Any, action: str, fitted: Schema | None = None,
+            why: str = "") -> tuple[Dataset, Plan]:
+    """The dataset of ``data`` and the plan (without states) a fit or an update of the graph
+    ending at ``output`` starts from, checked before any work: ``data`` has rows, no column
+    changed its kind since the fit on ``fitted`` (an update), no name read or output is
+    reserved, shuffling steps line up. ``action`` and ``why`` word the empty-data error."""
+    ds = as_dataset(data)
+    if ds.npartitions == 0 or ds.known_num_rows == 0:
+        raise DatasetError(f"Cannot {action} an empty dataset: {describe_input(ds)} has no "
+                           f"rows{why}. Check the input path and any filter.")
+    output.check_kinds(ds.schema, fitted)
+    output.check_input(ds.schema)
+    plan = compile_plan(output, ds.schema, {}, ds.backend.name, None)  # once
+    checked_names(plan.steps[-1].schema)
+    plan.shuffles([len(plan.steps) - 1])
+    return ds, plan
 
-    frame: Any
-    steps: dict[str, list[tuple]]
 
-    @property
-    def columns(self) -> list[str]:
-        return list(self.steps)
+# ---- compiling ------------------------------------------------------------------------------
+def compile_plan(output: Node, input_schema: Schema, states: States, backend_name: str,
+                 artifacts_dir: str | None, extra: dict[str, Any] | None = None,
+                 keep: Any = None, storage_options: dict[str, Any] | None = None) -> Plan:
+    """The plan that runs the graph ending at ``output`` on data of ``input_schema``: one
+    step per node in :meth:`Node.walk` order, each with its output schema (and an operator
+    step with its input schema, column groups and fitted state), computed here once; a fit
+    gives the plan its states phase by phase (:meth:`Plan.set_states`), not a new plan."""
+    nodes = list(output.walk())
+    index = {id(n): i for i, n in enumerate(nodes)}
+    ids = output.node_ids()
+    steps: list[Step] = []
+    for i, node in enumerate(nodes):
+        common = {"index": i, "parents": [index[id(p)] for p in node.parents],
+                  "node_id": ids[id(node)], "schema": Schema()}
+        if isinstance(node, SelectNode):
+            steps.append(SelectStep(**common, columns=node.columns(input_schema)))
+        elif isinstance(node, OpNode):
+            steps.append(OpStep(**common, op=node.op))
+        else:
+            assert isinstance(node, ConcatNode)
+            steps.append(ConcatStep(**common))
+    plan = Plan(steps, backend_name, artifacts_dir, dict(extra or {}), keep=keep,
+                storage_options=storage_options, graph=output, input_schema=input_schema)
+    plan.set_states(states)
+    return plan
 
-    def then(self, steps: dict[str, tuple]) -> _Chain:
-        return _Chain(self.frame, {n: [*s, steps[n]] for n, s in self.steps.items()})
 
-    def run(self, b: Backend) -> Any:
-        return b.with_columns(self.frame, {n: b.elementwise(b.column(self.frame, n), s)
-                                           for n, s in self.steps.items()})
+# ---- running --------------------------------------------------------------------------------
+def fit_phases(plan: Plan, ds: Dataset, phases: list[list[int]]
+               ) -> Iterator[tuple[int, States, float]]:
+    """Fit the statistics steps of ``phases`` (lists of step indices, each phase depending
+    only on earlier ones): one Dask computation per phase. Yields ``(phase number, states by
+    step id, seconds)`` after each, once the plan has those states (the next phase's
+    partitions are transformed with them)."""
+    for k, targets in enumerate(phases):
+        started = time.perf_counter()
+        token = uuid.uuid4().hex[:8]
+        picked: dict[int, list] = {}
+        for stage, group in _by_stage(plan, targets).items():  # statistics after a shuffle
+            ddf, entry = stage_ddf(plan, ds, group)             # read the shuffled rows
+            partials = [dask.delayed(plan.fit_partition, pure=False)(
+                part, group, entry, dask_key_name=f"fit-phase{k + 1}{stage}-{i}-{token}")
+                for i, part in enumerate(ddf.to_delayed())]
+            for target in group:
+                picked[target] = [dask.delayed(pick, pure=False)(
+                    p, target, dask_key_name=f"{plan.steps[target].node_id}-partial-{i}-"
+                    f"{token}") for i, p in enumerate(partials)]
+        graphs = [_fit_graph(plan.steps[t], picked[t], plan) for t in targets]
+        computed = compute(*graphs, phase=f"fit {k + 1}/{len(phases)}")
+        states = {plan.steps[t].node_id: s for t, s in zip(targets, computed, strict=True)}
+        plan.set_states({**plan.states(), **states})
+        yield k + 1, states, time.perf_counter() - started
+
+
+def transform(plan: Plan, ds: Dataset) -> Dataset:
+    """The plan's output on ``ds``, lazily (rows dropped by row filters removed)."""
+    output = len(plan.steps) - 1  # the output node comes last in walk order
+    schema = plan.steps[output].schema
+    meta = ds.backend.empty(schema)
+    ddf, entry = stage_ddf(plan, ds, [output])
+    with dask.config.set({"dataframe.convert-string": False}):
+        ddf = ddf.map_partitions(
+            plan.transform_partition, output, schema.names, entry,
+            meta=meta, enforce_metadata=False, token=f"transform-{uuid.uuid4().hex[:8]}")
+    changes_rows = any(isinstance(s, OpStep) and s.op.changes_rows for s in plan.steps)
+    return Dataset.from_ddf(ddf, schema, ds.backend, None if changes_rows else ds.known_num_rows)
+
+
+def stage_ddf(plan: Plan, ds: Dataset, targets: list[int]) -> tuple[Any, int | None]:
+    """The partitions that ``targets`` read, and the shuffling step they start at (None:
+    the dataset's own partitions). Before each shuffling step of the way (an operator with
+    ``shuffle_keys``, e.g. Groupby) the rows are hash-partitioned by its keys."""
+    ddf = ds.arrow_ddf(plan.input_columns(targets), plan.dictionary_columns(targets))
+    entry = None
+    for target in plan.shuffles(targets):
+        step = plan.steps[target]  # an OpStep: its input schema comes with the plan
+        meta = ds.backend.empty(Schema([step.input_schema[c] for c in flatten(step.groups)]
+                                       + [ColumnSchema(ORDER_COLUMN, "int64")]))
+        token = f"{plan.steps[target].node_id}-{uuid.uuid4().hex[:8]}"
+        with dask.config.set({"dataframe.convert-string": False}):
+            ddf = ddf.map_partitions(plan.shuffle_input, entry, target, meta=meta,
+                                     enforce_metadata=False, token=f"shuffle-input-{token}")
+            if ddf.npartitions > 1:  # p2p logs warnings per shuffle: "tasks" by default
+                method = dask.config.get("interactive-recsys.shuffle-method", "tasks")
+                ddf = ddf.shuffle(on=plan.shuffle_keys(target), npartitions=ddf.npartitions,
+                                  shuffle_method=method)
+        entry = target
+    return ddf, entry
+
+
+def _by_stage(plan: Plan, targets: list[int]) -> dict[str, list[int]]:
+    """Targets grouped by the shuffling steps they read through ("" when none)."""
+    stages: dict[str, list[int]] = {}
+    for t in targets:
+        stages.setdefault("".join(f"-s{s}" for s in plan.shuffles([t])), []).append(t)
+    return stages
+
+
+def _fit_graph(step: Any, partials: list[Any], plan: Plan) -> Any:
+    """The delayed state of one statistics step (its operator's own graph, or a tree
+    reduction of the partial statistics)."""
+    op, ctx = step.op, plan.context(step)
+    if hasattr(op, "fit_graph"):
+        return op.fit_graph(partials, ctx)
+    # keys named after the operator: the task stream shows whose work
+    combined = tree(partials, op.fit_combine, delayed_tasks(ctx.node_id, "combine"))
+    return delayed_task(ctx.node_id, "finalize", op.fit_finalize, combined, ctx)

@@ -15,72 +15,39 @@
 from __future__ import annotations
 
 import html
-import json
 import os
 import time
+import warnings
 from collections.abc import Callable, Collection, Iterator
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
 from interactive_recsys._version import __version__ as _library_version
 from interactive_recsys.backend import convert
 from interactive_recsys.backend._user_frames import check_dtype_backend, user_frame
-from interactive_recsys.errors import (
-    DatasetError,
-    IRSError,
-    NotFittedError,
-    ParameterWarning,
-    SchemaError,
-    WorkflowFormatError,
-)
-from interactive_recsys.io._dataset import Dataset, as_dataset, describe_input
-from interactive_recsys.ops._base import Operator
+from interactive_recsys.errors import DatasetError, NotFittedError, ParameterWarning
+from interactive_recsys.io._dataset import Dataset, as_dataset
 from interactive_recsys.ops._lambda_op import functions_by_name
 from interactive_recsys.params import param_error
 from interactive_recsys.runtime.jobs import Job, background_job, compute
-from interactive_recsys.schema import RESERVED_PREFIX, Schema, element_dtype, is_numeric_dtype
-from interactive_recsys.selector import flatten
-from interactive_recsys.store import commit, storage
+from interactive_recsys.schema import Schema
+from interactive_recsys.store import storage
 from interactive_recsys.store._artifacts import (
     TemporaryArtifacts,
     check_temporary_artifacts_reach_workers,
 )
-from interactive_recsys.store._folder_rules import artifact_paths, copy_named, verify_checksums
-from interactive_recsys.store._outputs import atomic_directory
-from interactive_recsys.workflow._execution import compile_plan, fit_phases, transform
-from interactive_recsys.workflow._format import FORMAT_NAME, FORMAT_VERSION, json_safe, read_config
-from interactive_recsys.workflow._graph import ConcatNode, Node, OpNode, SelectNode
+from interactive_recsys.workflow._fitted import FittedState, FittedStep
+from interactive_recsys.workflow._format import (
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    read_config,
+    write_workflow,
+)
+from interactive_recsys.workflow._graph import ConcatNode, Node, OpNode, SelectNode, checked_names
 from interactive_recsys.workflow._incremental import updated
-from interactive_recsys.workflow._plan import Plan
-from interactive_recsys.workflow._reuse import adopt, matches, state_digest, step_keys
-
-
-@dataclass(frozen=True)
-class FittedStep:
-    """One fitted statistics step of a workflow (see :meth:`Workflow.fitted_steps`).
-
-    Attributes
-    ----------
-    node_id : the step id, e.g. ``"categorify-1"``.
-    op : the operator (never changed by fitting).
-    columns : the input columns it reads.
-    outputs : the output columns it produces.
-    state : its fitted state (JSON-like; file paths in it are relative to the
-        workflow's ``artifacts_dir``).
-    groups : the input column groups (singletons unless the selection grouped columns).
-    reused : whether the last fit adopted this state from ``fit(..., reuse=previous)``
-        instead of computing it.
-    key : what the state depends on, hashed (see :mod:`.reuse`); None when unknown.
-    """
-
-    node_id: str
-    op: Operator
-    columns: tuple[str, ...]
-    outputs: tuple[str, ...]
-    state: dict[str, Any]
-    groups: tuple[tuple[str, ...], ...] = ()
-    reused: bool = False
-    key: str | None = None
+from interactive_recsys.workflow._keys import state_digest, step_keys
+from interactive_recsys.workflow._plan import Plan, compile_plan, fit_phases, prepare, transform
+from interactive_recsys.workflow._reuse import adopt, matches
 
 
 class Workflow:
@@ -102,24 +69,54 @@ class Workflow:
         self.output_node = Node.as_node(output)
         self.nodes: list[Node] = list(self.output_node.walk())
         self._ids = self.output_node.node_ids()
-        #: fitted states by step id (``node_id``); read them with :meth:`fitted_steps`
-        self._states: dict[str, dict[str, Any]] = {}
-        #: what each state depends on, hashed (:mod:`.reuse`), and the states the last fit
-        #: adopted from ``reuse=`` (by step id)
-        self._keys: dict[str, str | None] = {}
-        self._reused: set[str] = set()
-        #: each state's digest when its fit made it: a state changed since (``update``)
-        #: no longer matches its key (:func:`.reuse.state_digest`)
-        self._state_digests: dict[str, str | None] = {}
-        self.input_schema: Schema | None = None
-        self.artifacts_dir = os.fspath(artifacts_dir) if artifacts_dir else None
         self.storage_options: dict[str, Any] = dict(storage_options or {})
-        #: the temporary artifacts folder this workflow made (removed once unused), if any
-        self._temporary: TemporaryArtifacts | None = None
-        #: artifacts of a loaded folder: read, never written (a refit writes fresh ones)
-        self._read_only_artifacts = False
-        self.fitted = False
-        self.fit_stats: dict[str, Any] = {}
+        #: everything fitting made (states, keys, input schema, artifacts folder): one
+        #: object that fit, update and load replace (:mod:`.fitted`)
+        self._state = FittedState(artifacts_dir=os.fspath(artifacts_dir) if artifacts_dir
+                                  else None)
+
+    # ---- the fitted state -----------------------------------------------------------------
+    @property
+    def fitted(self) -> bool:
+        """Whether every statistics step has its fitted state."""
+        return self._state.fitted
+
+    @fitted.setter
+    def fitted(self, value: bool) -> None:
+        self._state = replace(self._state, fitted=value)
+
+    @property
+    def input_schema(self) -> Schema | None:
+        """The schema of the data the workflow was fitted on (None before a fit)."""
+        return self._state.input_schema
+
+    @input_schema.setter
+    def input_schema(self, value: Schema | None) -> None:
+        self._state = replace(self._state, input_schema=value)
+
+    @property
+    def artifacts_dir(self) -> str | None:
+        """The folder (or URL) of the fitted artifacts (see the class parameters)."""
+        return self._state.artifacts_dir
+
+    @artifacts_dir.setter
+    def artifacts_dir(self, value: str | os.PathLike | None) -> None:
+        self._state = replace(self._state, artifacts_dir=os.fspath(value) if value else None)
+
+    @property
+    def fit_stats(self) -> dict[str, Any]:
+        """The last fit's phases (operators, seconds), its seconds and, with ``reuse=``,
+        the steps it reused; an update's rows and what it did per step."""
+        return self._state.fit_stats
+
+    @fit_stats.setter
+    def fit_stats(self, value: dict[str, Any]) -> None:
+        self._state = replace(self._state, fit_stats=value)
+
+    @property
+    def _states(self) -> dict[str, dict[str, Any]]:
+        """The fitted states by step id (read them with :meth:`fitted_steps`)."""
+        return self._state.states
 
     # ---- schema ---------------------------------------------------------------------------
     def node_id(self, node: Node) -> str:
@@ -131,8 +128,8 @@ class Workflow:
         filled in after ``fit``)."""
         if isinstance(input_schema, Dataset):
             input_schema = input_schema.schema
-        return _checked(self.output_node.output_schema(self._checked_input(input_schema),
-                                                          self._states))
+        return checked_names(self.output_node.output_schema(self._checked_input(input_schema),
+                                                            self._state.states))
 
     @property
     def output_schema(self) -> Schema:
@@ -157,46 +154,12 @@ class Workflow:
         >>> [(s.node_id, s.columns, s.outputs) for s in wf.fitted_steps(ops.Categorify)]
         [('categorify-1', ('c',), ('c',))]
         """
-        if not self._states:
-            return
-        if self.input_schema is None:
-            raise NotFittedError("This workflow has fitted states but no input schema; fit "
-                                 "it again with wf.fit(dataset).")
-        schemas = self.output_node.schemas(self.input_schema, self._states)
-        for node in self.nodes:
-            state = self._states.get(self.node_id(node))
-            if state is None or (op_type is not None and not isinstance(node.op, op_type)):
-                continue
-            groups = tuple(tuple(g) for g in node.input_groups(self.input_schema, schemas))
-            node_id = self.node_id(node)
-            yield FittedStep(node_id, node.op, tuple(flatten(groups)),
-                             tuple(schemas[id(node)].names), state, groups,
-                             node_id in self._reused, self._keys.get(node_id))
-
-    # ---- planning -------------------------------------------------------------------------
-    def _plan(self, input_schema: Schema, backend_name: str, extra: dict | None = None) -> Plan:
-        """The plan for data of ``input_schema`` with the fitted states (each step's schema
-        computed once, in the plan; see :mod:`.execution`)."""
-        return compile_plan(self.output_node, input_schema, self._states, backend_name,
-                            self.artifacts_dir, extra, keep=self._temporary,
-                            storage_options=self.storage_options or None)
-
-    def _stat_nodes(self) -> list[OpNode]:
-        return [n for n in self.nodes if isinstance(n, OpNode) and n.op.is_stat]
+        return iter(self._state.steps(self.output_node, op_type))
 
     def phases(self, skip: Collection[str] = ()) -> list[list[Node]]:
         """Statistics operators grouped so that each group depends only on earlier groups;
         the steps in ``skip`` (step ids whose states are known: reused) take no phase."""
-        phase: dict[int, int] = {}
-        stats = [n for n in self._stat_nodes() if self.node_id(n) not in skip]
-        for node in self.nodes:
-            upstream = [phase[id(p)] for p in node.parents]
-            level = max(upstream, default=0)
-            if any(node is n for n in stats):
-                level += 1
-            phase[id(node)] = level
-        count = max((phase[id(n)] for n in stats), default=0)
-        return [[n for n in stats if phase[id(n)] == k] for k in range(1, count + 1)]
+        return self.output_node.phases(skip)
 
     # ---- fit ------------------------------------------------------------------------------
     @background_job("fit")
@@ -210,7 +173,7 @@ class Workflow:
 
         ``reuse``: a fitted workflow, or the folder of a saved one. Every statistics step
         whose key (its operator and parameters, the steps upstream, the columns it reads
-        and a fingerprint of the data: see :mod:`.reuse`) equals one of ``reuse``'s takes
+        and a fingerprint of the data: see :mod:`.keys`) equals one of ``reuse``'s takes
         that state (its artifacts are linked or copied here) and is not computed; only the
         other steps are, in as few phases as their dependencies allow, and none at all
         (no pass over the data) when every state is reused. ``fitted_steps()`` tells which
@@ -226,62 +189,54 @@ class Workflow:
         >>> [(s.node_id, s.reused) for s in edited.fitted_steps()]
         [('categorify-1', True), ('normalizeminmax-3', False)]
         """
-        source = self._reuse_source(reuse)  # before this fit resets anything (reuse=self)
-        ds = as_dataset(data)
-        if ds.npartitions == 0 or ds.known_num_rows == 0:
-            raise DatasetError(f"Cannot fit on an empty dataset: {describe_input(ds)} has no "
-                               "rows, and statistics of zero rows mean nothing. Check the "
-                               "input path and any filter.")
-        self._checked_input(ds.schema)  # before any work: names, schemas, shuffles
-        plan = compile_plan(self.output_node, ds.schema, {}, ds.backend.name, None)  # once
-        _checked(plan.steps[-1].schema)
-        plan.shuffles([len(plan.steps) - 1])
-        previous, previous_owner = self.artifacts_dir, self._temporary  # alive during the fit
-        if self.artifacts_dir is None or self._temporary is not None \
-                or self._read_only_artifacts:  # a refit never rewrites what others may read
+        source = self._reuse_source(reuse)  # before this fit replaces the state (reuse=self)
+        ds, plan = prepare(self.output_node, data, "fit on",
+                           why=", and statistics of zero rows mean nothing")
+        previous = self._state  # alive during the fit (its temporary folder)
+        artifacts_dir, temporary = previous.artifacts_dir, None
+        if artifacts_dir is None or previous.temporary is not None \
+                or previous.read_only:  # a refit never rewrites what others may read
             check_temporary_artifacts_reach_workers()
-            self._temporary = TemporaryArtifacts()
-            self.artifacts_dir, self._read_only_artifacts = self._temporary.path, False
-        self._states, self.fitted = {}, False  # a failed fit leaves an unfitted workflow
-        self._keys, self._reused, self._state_digests = {}, set(), {}
-        self.input_schema = ds.schema
-        self.fit_stats = {"phases": []}
+            temporary = TemporaryArtifacts()
+            artifacts_dir = temporary.path
+        states: dict[str, dict[str, Any]] = {}
+        stats: dict[str, Any] = {"phases": []}
+        self._state = FittedState(states, ds.schema, fit_stats=stats,  # unfitted until done
+                                  artifacts_dir=artifacts_dir, temporary=temporary)
         started = time.perf_counter()
-        self._keys = step_keys(self.output_node, ds.schema, ds)
+        keys = step_keys(self.output_node, ds.schema, ds)
         if source is not None:
-            states, keys, folder, options, _owner = source
-            self._states = adopt(matches(self._keys, keys, states), states, folder,
-                                 self.artifacts_dir, options, self.storage_options)
-            self._reused = set(self._states)
-            plan.set_states(self._states)
-        plan.artifacts_dir, plan.keep = self.artifacts_dir, self._temporary
+            reused, options = source
+            states.update(adopt(matches(keys, reused.reusable_keys(), reused.states),
+                                reused.states, reused.artifacts_dir, artifacts_dir, options,
+                                self.storage_options))
+            plan.set_states(states)
+        adopted = frozenset(states)
+        plan.artifacts_dir, plan.keep = artifacts_dir, temporary
         plan.storage_options = self.storage_options or None
         plan.extra = {"num_rows": ds.known_num_rows, "npartitions": ds.npartitions,
-                      "previous_artifacts": previous,  # e.g. JoinExternal's stored side table
-                      "row_filters": self._row_filters()}
-        phases = [[self.nodes.index(n) for n in nodes] for nodes in self.phases(self._reused)]
-        for k, states, seconds in fit_phases(plan, ds, phases):
-            self._states.update(states)
-            self.fit_stats["phases"].append({"phase": k, "operators": list(states),
-                                             "seconds": seconds})
-        del previous_owner, source  # previous temporary folders may go once nothing reads them
-        self._state_digests = {i: state_digest(s) for i, s in self._states.items()}
+                      "previous_artifacts": previous.artifacts_dir,  # e.g. a side table
+                      "row_filters": self.output_node.row_filters()}
+        for k, new, seconds in fit_phases(plan, ds, plan.phases(adopted)):
+            states.update(new)
+            stats["phases"].append({"phase": k, "operators": list(new), "seconds": seconds})
+        del previous, source  # previous temporary folders may go once nothing reads them
         if reuse is not None:  # which states were adopted (those not: computed)
-            self.fit_stats["reused"] = [i for i in self._keys if i in self._reused]
-        self.fit_stats["seconds"] = time.perf_counter() - started
-        self.fitted = True
+            stats["reused"] = [i for i in keys if i in adopted]
+        stats["seconds"] = time.perf_counter() - started
+        self._state = FittedState(states, ds.schema, True, keys,
+                                  {i: state_digest(s) for i, s in states.items()}, adopted,
+                                  stats, artifacts_dir, temporary)
         self._warn_thresholds()
         return self
 
     def _warn_thresholds(self) -> None:
         """A ``ParameterWarning`` per Categorify whose ``freq_threshold`` is above the rows it
         was fitted on: every value of its columns is out of vocabulary."""
-        import warnings
-
         for node in self.nodes:
             op = node.op if isinstance(node, OpNode) else None
             threshold = getattr(op, "freq_threshold", 0) or 0
-            state = self._states.get(self.node_id(node)) if threshold > 1 else None
+            state = self._state.states.get(self.node_id(node)) if threshold > 1 else None
             for key, info in ((state or {}).get("vocabs") or {}).items():
                 rows = info.get("value_count")
                 if rows is not None and threshold > rows:
@@ -290,9 +245,9 @@ class Workflow:
                         f"the {rows:,} values it was fitted on: every value is out of vocabulary. "
                         f"Lower freq_threshold (or remove it).", ParameterWarning, stacklevel=3)
 
-    def _reuse_source(self, reuse: Any) -> tuple | None:
-        """``(states, keys, artifacts folder, its storage options, owner)`` of ``reuse`` (a
-        fitted workflow or a saved folder); the owner keeps a temporary folder alive."""
+    def _reuse_source(self, reuse: Any) -> tuple[FittedState, Any] | None:
+        """The fitted state of ``reuse`` (a fitted workflow or a saved folder) and its
+        storage options; the state keeps a temporary folder alive."""
         if reuse is None:
             return None
         if isinstance(reuse, str | os.PathLike):
@@ -304,13 +259,7 @@ class Workflow:
             raise param_error("reuse", "Workflow.fit", "must be a fitted Workflow, but this "
                               "one is not fitted: fit it first, or pass reuse=None.")
         reuse.verify_artifacts()  # a changed vocabulary is never adopted
-        keys = {}
-        for i, key in reuse._keys.items():  # only the states unchanged since their fit
-            digest = state_digest(reuse._states[i]) if i in reuse._states else None
-            if digest is not None and reuse._state_digests.get(i) == digest:
-                keys[i] = key
-        return (dict(reuse._states), keys, reuse.artifacts_dir,
-                reuse.storage_options or None, reuse._temporary)
+        return reuse._state, reuse.storage_options or None
 
     @background_job("update")
     def update(self, data: Any, *, background: bool = False) -> Workflow | Job:
@@ -331,52 +280,34 @@ class Workflow:
         [3, 4, 5]
         """
         self.verify_artifacts()
-        return updated(self, data)
+        self._check_fitted()
+        new = type(self)(self.output_node, storage_options=self.storage_options or None)
+        new._state = updated(self.output_node, self._state, data, self.storage_options or None)
+        return new
 
+    # ---- checks ---------------------------------------------------------------------------
     def _checked_input(self, schema: Schema) -> Schema:
         """``schema``, refused when a column the workflow reads has a reserved name."""
-        for node in self.nodes:
-            if isinstance(node, SelectNode):
-                _checked(Schema(schema[n] for n in node.columns(schema)))
-        return schema
+        return self.output_node.check_input(schema)
 
     def _check_types_since_fit(self, schema: Schema) -> None:
-        """Refuse a column whose kind of values (strings, numbers, timestamps...) changed since
-        the fit: its statistics (a vocabulary of strings, a mean) no longer apply, and
-        Categorify would map every value out of vocabulary."""
-        fitted = self.input_schema
-        if fitted is None or not self._stat_nodes():
-            return
-        for node in self.nodes:
-            if not isinstance(node, SelectNode):
-                continue
-            for name in node.columns(schema):
-                if name in fitted.names and _kind(schema[name].dtype) != _kind(
-                        fitted[name].dtype):
-                    raise SchemaError(
-                        f"Column {name!r} is {schema[name].dtype} here, but it was "
-                        f"{fitted[name].dtype} when this workflow was fit: its statistics do "
-                        f"not apply to these values. Convert it back (e.g. df[{name!r}].astype("
-                        f"{fitted[name].dtype!r}), or dtypes={{{name!r}: "
-                        f"{fitted[name].dtype!r}}} for csv input), or fit the workflow again "
-                        "on data of the new type.")
+        """Refuse a column whose kind of values changed since the fit (:meth:`Node.check_kinds`)."""
+        self.output_node.check_kinds(schema, self.input_schema)
 
-    def _row_filters(self) -> dict[str, list[str]]:
-        """Each statistics step's upstream row filters, as text (for "saw no rows" errors)."""
-        out = {}
-        for node in self._stat_nodes():
-            out[self.node_id(node)] = [f"{n.op!r} ({self.node_id(n)})" for n in node.walk()
-                                       if n is not node and isinstance(n, OpNode)
-                                       and n.op.changes_rows]
-        return out
-
-    # ---- transform ------------------------------------------------------------------------
     def _check_fitted(self) -> None:
         if not self.fitted:
-            needs = [self.node_id(n) for n in self._stat_nodes()]
+            needs = [self.node_id(n) for n in self.output_node.stat_nodes()]
             if needs or self.input_schema is None:
                 raise NotFittedError(f"This workflow is not fitted (statistics needed by "
                                      f"{needs or 'no operator'}); call wf.fit(dataset) first.")
+
+    # ---- transform ------------------------------------------------------------------------
+    def _plan(self, input_schema: Schema, backend_name: str, extra: dict | None = None) -> Plan:
+        """The plan for data of ``input_schema`` with the fitted states (each step's schema
+        computed once, in the plan; see :mod:`.plan`)."""
+        return compile_plan(self.output_node, input_schema, self._state.states, backend_name,
+                            self.artifacts_dir, extra, keep=self._state.temporary,
+                            storage_options=self.storage_options or None)
 
     def transform(self, data: Any, *, training: bool = False,
                   dtype_backend: str = "numpy_nullable") -> Any:
@@ -388,7 +319,7 @@ class Workflow:
         ``dtype_backend`` (a pandas frame's result, as ``Dataset.compute``): NumPy dtypes
         (nullable ones for integer/boolean columns with nulls), or ``"pyarrow"``."""
         check_dtype_backend(dtype_backend, "Workflow.transform")
-        if not self.fitted and not self._stat_nodes():
+        if not self.fitted and not self.output_node.stat_nodes():
             self.fitted = True  # nothing to fit
         self._check_fitted()
         in_memory = not isinstance(data, Dataset | str | os.PathLike | list | tuple) \
@@ -403,7 +334,7 @@ class Workflow:
     def _transform_dataset(self, ds: Dataset, training: bool = False) -> Dataset:
         self._check_types_since_fit(ds.schema)
         plan = self._plan(self._checked_input(ds.schema), ds.backend.name, {"training": training})
-        _checked(plan.steps[-1].schema)
+        checked_names(plan.steps[-1].schema)
         out = transform(plan, ds)
         out.storage_options = ds.storage_options  # to_parquet's default for URLs
         return out
@@ -417,22 +348,13 @@ class Workflow:
 
     # ---- persistence ----------------------------------------------------------------------
     def to_config(self) -> dict[str, Any]:
+        """What ``workflow.json`` holds (without the output schema and artifact sums)."""
         index = {id(n): i for i, n in enumerate(self.nodes)}
-        return {
-            "format": FORMAT_NAME, "format_version": FORMAT_VERSION,
-            "library_version": _library_version,
-            "nodes": [n.to_config(index) for n in self.nodes],
-            "output": index[id(self.output_node)],
-            "fitted": self.fitted,
-            "input_schema": self.input_schema.to_dict() if self.input_schema else None,
-            "states": {str(i): json_safe(self._states[self.node_id(n)])
-                       for i, n in enumerate(self.nodes) if self.node_id(n) in self._states},
-            "keys": {str(i): {"key": self._keys[self.node_id(n)],
-                              "state": self._state_digests[self.node_id(n)]}
-                     for i, n in enumerate(self.nodes) if self._keys.get(self.node_id(n))
-                     and self._state_digests.get(self.node_id(n))
-                     and self.node_id(n) in self._states},
-        }
+        return {"format": FORMAT_NAME, "format_version": FORMAT_VERSION,
+                "library_version": _library_version,
+                "nodes": [n.to_config(index) for n in self.nodes],
+                "output": index[id(self.output_node)],
+                **self._state.config(self.nodes, self._ids)}
 
     def save(self, path: str | os.PathLike, *, overwrite: bool = False,
              storage_options: dict[str, Any] | None = None) -> str:
@@ -450,27 +372,9 @@ class Workflow:
         config = self.to_config()
         if self.fitted and self.input_schema is not None:
             config["output_schema"] = self.output_schema.to_dict()
-        has_artifacts = bool(self.artifacts_dir) and storage.isdir(self.artifacts_dir,
-                                                                   self.storage_options)
-        named = artifact_paths(self._states) if has_artifacts else []
         self.verify_artifacts()  # a loaded folder's changed file is never copied on
-        if storage.is_remote(path):
-            with commit.remote_atomic_directory(path, options, overwrite=overwrite) as tmp:
-                config["artifacts"] = copy_named(self.artifacts_dir, storage.join(
-                    tmp, "artifacts"), named, self.storage_options, options) if named else {}
-                text = json.dumps(config, indent=2, allow_nan=False)
-                storage.guarded(storage.filesystem(path, options).pipe_file, path,
-                                storage.strip(storage.join(tmp, "workflow.json")),
-                                text.encode())
-                commit.expect(tmp, {"workflow.json": len(text.encode())})
-            return path
-        with atomic_directory(path, overwrite=overwrite) as tmp:
-            config["artifacts"] = copy_named(self.artifacts_dir, os.path.join(
-                tmp, "artifacts"), named, self.storage_options) if named else {}
-            with open(os.path.join(tmp, "workflow.json"), "w") as f:
-                f.write(json.dumps(config, indent=2, allow_nan=False))
-            storage.local_manifest(tmp)  # last: every file with its size
-        return path
+        return write_workflow(path, config, self._state.states, self.artifacts_dir,
+                              self.storage_options, options, overwrite)
 
     @classmethod
     def load(cls, path: str | os.PathLike,
@@ -507,16 +411,8 @@ class Workflow:
         functions = functions_by_name(functions)  # before reading: a bad argument is named
         loaded = read_config(path, functions, storage_options)
         wf = cls(loaded.output, storage_options=storage_options)
-        wf._states = loaded.states
-        wf._keys = {i: k["key"] for i, k in loaded.keys.items()}
-        wf._state_digests = {i: k["state"] for i, k in loaded.keys.items()}
-        wf.input_schema = loaded.input_schema
-        wf.fitted = loaded.fitted
-        wf.artifacts_dir = loaded.artifacts_dir
-        wf._read_only_artifacts = True
-        wf._artifact_sums = loaded.artifact_sums
-        wf._sums_checked = not storage.is_remote(path)  # read_config checked local files
-        wf._check_state_keys(storage.join(path, "workflow.json"))
+        wf._state = FittedState.from_loaded(loaded, remote=storage.is_remote(path))
+        wf._state.check_state_keys(wf.output_node, storage.join(path, "workflow.json"))
         return wf
 
     def verify_artifacts(self) -> None:
@@ -524,37 +420,7 @@ class Workflow:
         a loaded workflow that changed since it was saved (their SHA-256 is recorded in
         ``workflow.json``); run before a reuse or an update reads them. Nothing to do for a
         workflow fitted here or saved without checksums."""
-        sums = getattr(self, "_artifact_sums", None)
-        if sums and not getattr(self, "_sums_checked", True) and self.artifacts_dir:
-            verify_checksums(self.artifacts_dir, sums,
-                             storage.join(os.path.dirname(self.artifacts_dir.rstrip("/")),
-                                          "workflow.json"), self.storage_options)
-            self._sums_checked = True
-
-    def _check_state_keys(self, config_path: str) -> None:
-        """Refuse a loaded state that lacks an entry its step needs (a raw ``KeyError`` at
-        transform otherwise); the step's input groups are known once the schema is."""
-        if not self.fitted or self.input_schema is None:
-            return
-        try:
-            steps = list(self.fitted_steps())
-        except KeyError as exc:  # a schema read from a state entry that is not there
-            raise WorkflowFormatError(
-                f"{config_path}: a step's state has no entry {exc}, which the step needs. "
-                "The file was changed after saving: save the workflow again from a fitted "
-                "one.") from None
-        except IRSError:  # a graph that does not fit its schema: reported when used
-            return
-        for step in steps:
-            for entry, keys in step.op.state_keys(step.groups).items():
-                held = step.state.get(entry, {})
-                missing = [k for k in keys if k not in held]
-                if missing:
-                    raise WorkflowFormatError(
-                        f"{config_path}: the state of step {step.node_id!r} has no "
-                        f"{entry}[{missing[0]!r}], which the step needs for its input "
-                        f"{missing[0]!r}. The file was changed after saving: save the "
-                        "workflow again from a fitted one.")
+        self._state.verify_artifacts(self.storage_options)
 
     # ---- display --------------------------------------------------------------------------
     def source_text(self, node: Node) -> str:
@@ -589,22 +455,3 @@ class Workflow:
         schema = self.output_schema._repr_html_() if self.input_schema is not None else ""
         return (f"<b>Workflow</b> ({status})<table><tr><th>step</th><th>operator</th></tr>"
                 f"{rows}</table>{schema}")
-
-
-def _kind(dtype: str) -> str:
-    """The kind of values of a dtype: string, number (bool, int, float) or the dtype's name
-    without its unit (timestamps, dates, lists of those...)."""
-    base = element_dtype(dtype)
-    kind = ("string" if base in ("string", "large_string") else "number"
-            if is_numeric_dtype(base) else base.split("[")[0])
-    return f"list<{kind}>" if base != dtype else kind
-
-
-def _checked(schema: Schema) -> Schema:
-    """``schema``, refused when a column name is reserved for internal columns."""
-    for name in schema.names:
-        if name.startswith(RESERVED_PREFIX):
-            raise SchemaError(f"Column {name!r} starts with {RESERVED_PREFIX!r}, which "
-                              "interactive-recsys reserves for its internal columns; rename it "
-                              "(e.g. df.rename(columns=...) or ops.Rename) before the workflow.")
-    return schema

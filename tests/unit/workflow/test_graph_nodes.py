@@ -17,9 +17,8 @@ import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.errors import SchemaError
 from interactive_recsys.schema import Schema
-from interactive_recsys.workflow._execution import compile_plan
 from interactive_recsys.workflow._graph import ConcatNode, Node, OpNode, SelectNode
-from interactive_recsys.workflow._plan import ConcatStep, OpStep, SelectStep
+from interactive_recsys.workflow._plan import ConcatStep, OpStep, SelectStep, compile_plan
 from tests.conftest import partitioned
 
 PACKAGE = Path(irs.__file__).parent
@@ -148,7 +147,7 @@ def test_a_transform_through_shuffles_computes_the_schemas_once(monkeypatch):
 def test_a_fit_compiles_the_plan_once_and_gives_it_the_states_phase_by_phase(monkeypatch):
     """Two dependent phases (Normalize of Categorify's codes; Categorify of normalised
     values): one plan, given each phase's states and the schemas that follow from them."""
-    from interactive_recsys.workflow import _execution as execution
+    from interactive_recsys.workflow import _plan as execution
     from interactive_recsys.workflow import _workflow as workflow
 
     df = pd.DataFrame({"c": ["x", "y", "x", "z"] * 5, "n": [1.0, 2.0, None, 4.0] * 5})
@@ -156,7 +155,7 @@ def test_a_fit_compiles_the_plan_once_and_gives_it_the_states_phase_by_phase(mon
     graph = codes + (["n"] >> ops.FillMissing(0) >> ops.Normalize() >> ops.Categorify())
     compiled, phases = [], []
     original = execution.compile_plan
-    monkeypatch.setattr(workflow, "compile_plan", lambda *a, **k: compiled.append(
+    monkeypatch.setattr(execution, "compile_plan", lambda *a, **k: compiled.append(
         original(*a, **k)) or compiled[-1])
     original_fit = execution.fit_phases
 

@@ -112,7 +112,7 @@ def test_checksums_are_recorded_for_every_saved_artifact(tmp_path):
 def test_a_large_parquet_file_rewritten_with_an_equal_footer_refits(tmp_path, monkeypatch):
     """Past WHOLE_FILE_BYTES a parquet file is known by its footer and inode change time:
     the same rewrite (its footer equal, its mtime set back) still changes the key."""
-    from interactive_recsys.workflow import _reuse as reuse
+    from interactive_recsys.workflow import _keys as reuse
 
     monkeypatch.setattr(reuse, "WHOLE_FILE_BYTES", 0)
     path = str(tmp_path / "part.parquet")
