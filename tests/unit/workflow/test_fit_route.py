@@ -12,7 +12,7 @@ computes, not how it gets there:
 * ``backend/``: the pandas/cuDF kernels the operators and fingerprints call.
 
 Also measured (not asserted): how often the call sequence returns to a lower layer, the
-layers being those of ``tests/test_imports.py`` and, inside ``workflow/``, the order in which
+layers being those of ``tests/unit/project/test_imports.py`` and, inside ``workflow/``, the order in which
 its modules import each other (:data:`WORKFLOW_ORDER`).
 """
 
@@ -28,7 +28,7 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys import ops
-from tests.test_imports import LAYERS
+from tests.unit.project.test_imports import LAYERS
 
 ROOT = pathlib.Path(irs.__file__).parent
 #: folders of the operators' own code: not the workflow's route (see the module docstring)
@@ -40,7 +40,7 @@ MAX_ROUTE_FILES = 9
 
 
 def _rank(rel: str) -> tuple[int, int]:
-    """A file's layer (``tests/test_imports.py``), then its place inside ``workflow/``."""
+    """A file's layer (``tests/unit/project/test_imports.py``), then its place inside ``workflow/``."""
     top = rel.split("/")[0].removesuffix(".py")
     layer = next((i for i, names in enumerate(LAYERS) if top in names), len(LAYERS))
     inner = pathlib.PurePosixPath(rel).stem
