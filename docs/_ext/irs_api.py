@@ -151,16 +151,22 @@ def operator_page(name: str, op: type) -> str:
     return "\n".join(lines)
 
 
+#: Packages whose submodules mirror another library's modules for porting (``nvt.ops``,
+#: ``nvt.io``...): their API is that library's; the package's own page lists them.
+MIRRORS = (f"{PACKAGE}.compat.nvtabular",)
+
+
 def public_modules() -> list[str]:
     """The public packages and modules, by their real dotted names: every module of the
-    package at most two levels down (``interactive_recsys.io``,
-    ``interactive_recsys.runtime.jobs``) with no name part that starts with ``_``. Private
+    package with no name part that starts with ``_`` (``interactive_recsys.io``,
+    ``interactive_recsys.runtime.jobs``), but the submodules of :data:`MIRRORS`. Private
     implementation modules (``io/_dataset.py``) never get a page: their public names are
     documented where their package's ``__all__`` re-exports them."""
     import interactive_recsys as irs
     names = [info.name for info in pkgutil.walk_packages(irs.__path__, f"{PACKAGE}.")]
-    return sorted(name for name in names if name.count(".") <= 2
-                  and not any(part.startswith("_") for part in name.split(".")))
+    return sorted(name for name in names
+                  if not any(part.startswith("_") for part in name.split("."))
+                  and not any(name.startswith(mirror + ".") for mirror in MIRRORS))
 
 
 class Owners:
