@@ -2,12 +2,18 @@
 
 * one page per public name of ``interactive_recsys``: ``__all__`` and the names it imports
   on first use (``irs.Loader``, ``irs.ui``...). Classes, exceptions and functions get an
-  autodoc page; a module gets a page with its docstring and a table of its public names
-  (its ``__all__``, else what it defines), and each class, function or submodule among those
-  its own page (a submodule's page lists its names without a page each);
+  autodoc page; a top-level name that is a module under another name (``irs.cluster``,
+  ``irs.storage``, ``irs.jobs``...) a page that points to that module's page;
 * one page per operator registered in ``interactive_recsys.ops.OPERATORS``, whose parameter
   table is built from the operator's declared :class:`~interactive_recsys.params.Param`
-  table (the one the constructor validates against), so the page cannot drift from the code.
+  table (the one the constructor validates against), so the page cannot drift from the code;
+* one page per public package and module, by its real dotted name
+  (``interactive_recsys.io``, ``interactive_recsys.runtime.jobs``): its docstring, a table
+  of its public names (its ``__all__``, else what it defines) and its subpackages, and a
+  page for each of its classes and functions that no page above describes. A module whose
+  name has a part starting with ``_`` is private (the implementation) and gets no page.
+
+Each object is described on one page; every other table that lists it links there.
 
 Pages go to ``docs/api/generated/`` (git-ignored); a file is rewritten only when its text
 changes, so an unchanged page is not read again by an incremental build.
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import pkgutil
 import re
 import shutil
 from pathlib import Path
@@ -144,32 +151,84 @@ def operator_page(name: str, op: type) -> str:
     return "\n".join(lines)
 
 
-def module_page(shown: str, module: ModuleType, pages: bool = True
-                ) -> tuple[str, list[tuple[str, Any]]]:
-    """A module's page (its docstring, a table of its public names) and the (qualified name,
-    object) of each name that gets a page of its own: with ``pages``, its classes,
-    functions and submodules; constants are documented on the module's page."""
-    names = module_public_names(module)
+#: Packages whose submodules mirror another library's modules for porting (``nvt.ops``,
+#: ``nvt.io``...): their API is that library's; the package's own page lists them.
+MIRRORS = (f"{PACKAGE}.compat.nvtabular",)
+
+
+def public_modules() -> list[str]:
+    """The public packages and modules, by their real dotted names: every module of the
+    package with no name part that starts with ``_`` (``interactive_recsys.io``,
+    ``interactive_recsys.runtime.jobs``), but the submodules of :data:`MIRRORS`. Private
+    implementation modules (``io/_dataset.py``) never get a page: their public names are
+    documented where their package's ``__all__`` re-exports them."""
+    import interactive_recsys as irs
+    names = [info.name for info in pkgutil.walk_packages(irs.__path__, f"{PACKAGE}.")]
+    return sorted(name for name in names
+                  if not any(part.startswith("_") for part in name.split("."))
+                  and not any(name.startswith(mirror + ".") for mirror in MIRRORS))
+
+
+class Owners:
+    """Which document describes each object (by identity; the objects are held, so an id is
+    never reused by another object while the pages are made)."""
+
+    def __init__(self) -> None:
+        self._pages: dict[int, tuple[Any, str]] = {}
+
+    def claim(self, obj: Any, page: str) -> str:
+        """The page of ``obj``: ``page`` unless another claimed it first."""
+        return self._pages.setdefault(id(obj), (obj, page))[1]
+
+    def get(self, obj: Any) -> str | None:
+        found = self._pages.get(id(obj))
+        return found[1] if found else None
+
+
+def module_page(shown: str, module: ModuleType, pages: Owners,
+                modules: dict[str, ModuleType]) -> tuple[str, list[tuple[str, Any]]]:
+    """A module's page (its docstring, a table of its public names) and the (document name,
+    object) of each of its classes, functions and submodules whose page is its own: a name
+    with a page elsewhere (``pages``: object -> document name) is linked there, so
+    every object is described once. Constants are documented on the module's page."""
     own, data = [], []
-    for name in names:
+    for name in module_public_names(module):
         obj = getattr(module, name)
         (data if _kind(obj) == "data" else own).append((name, obj))
+    listed = {id(obj) for _, obj in own}
+    own += [(name.rsplit(".", 1)[-1], sub) for name, sub in modules.items()  # its subpackages
+            if name.rsplit(".", 1)[0] == module.__name__ and id(sub) not in listed]
+    children = []
+    for name, obj in own:
+        if _kind(obj) != "module":  # a module has its own page, or none (too deep)
+            if pages.claim(obj, f"{shown}.{name}") == f"{shown}.{name}":
+                children.append((f"{shown}.{name}", obj))
 
-    def link(name: str) -> str:
-        return f":doc:`{name} <{shown}.{name}>`" if pages else f"``{name}``"
+    def link(name: str, obj: Any) -> str:
+        page = pages.get(obj)
+        return f":doc:`{name} <{page}>`" if page else f"``{name}``"
 
-    rows = [f"   * - {link(name)}\n     - {_cell(summary_line(obj))}" for name, obj in own]
+    rows = [f"   * - {link(name, obj)}\n     - {_cell(summary_line(obj))}" for name, obj in own]
     lines = [_title(shown), f".. automodule:: {module.__name__}\n   :no-members:\n"]
     if rows:
         lines.append(".. list-table::\n   :widths: 25 75\n\n" + "\n".join(rows) + "\n")
-        if pages:
-            lines.append(".. toctree::\n   :hidden:\n\n" + "\n".join(
-                f"   {shown}.{name}" for name, _ in own) + "\n")
-    if data and pages:
+    if children:
+        lines.append(".. toctree::\n   :hidden:\n\n" + "\n".join(
+            f"   {child}" for child, _ in children) + "\n")
+    if data:
         lines.append(".. rubric:: Constants\n")
         lines.append(f".. currentmodule:: {module.__name__}\n")
         lines += [f".. autodata:: {name}\n   :no-value:\n" for name, _ in data]
-    return "\n".join(lines), [(f"{shown}.{name}", obj) for name, obj in own] if pages else []
+    return "\n".join(lines), children
+
+
+def alias_page(shown: str, module: ModuleType) -> str:
+    """The page of a top-level name that is a module under another name (``irs.cluster`` is
+    ``interactive_recsys.runtime.cluster``): a pointer to the module's own page."""
+    name = shown.rsplit(".", 1)[-1]
+    return "\n".join([_title(shown),
+                      f"``irs.{name}`` is the module :doc:`{module.__name__} <{module.__name__}>`"
+                      f" (``import interactive_recsys as irs``). {summary_line(module)}\n"])
 
 
 def public_names() -> list[str]:
@@ -179,27 +238,48 @@ def public_names() -> list[str]:
     return list(dict.fromkeys([*irs.__all__, *getattr(irs, "_LAZY", {})]))
 
 
-def _collect(pages: dict[str, str], qualified: str, obj: Any, module: str, depth: int) -> None:
-    """The page of ``obj`` (found in ``module``) and, for a module, of its names: a
-    module's own submodules get a page with their docstring and names, not one per name."""
-    kind = _kind(obj)
-    if kind == "module":
-        text, children = module_page(qualified, obj, pages=depth == 0)
-        pages[qualified] = text
-        for child, value in children:
-            _collect(pages, child, value, obj.__name__, depth + 1)
-    elif kind != "data":
-        pages[qualified] = object_page(qualified, module, obj)
+def _home(obj: Any, modules: dict[str, ModuleType]) -> str | None:
+    """The public module an object belongs to: the deepest one that lists it and whose name
+    its ``__module__`` starts with (``io._dataset.Dataset`` -> ``io``), if any."""
+    defined = getattr(obj, "__module__", None) or ""
+    homes = [name for name, module in modules.items()
+             if (defined == name or defined.startswith(name + "."))
+             and any(getattr(module, n, None) is obj for n in module_public_names(module))]
+    return max(homes, key=len, default=None)
 
 
 def all_pages() -> dict[str, str]:
-    """Document name (without ``generated/``) -> rst text of every API page."""
+    """Document name (without ``generated/``) -> rst text of every API page: the top-level
+    names, the operators, then each public module by its real name. Each object is described
+    on one page, the others that list it link there: a top-level name's page, an operator's,
+    else its home module's (:func:`_home`), else the first module that lists it."""
     import interactive_recsys as irs
     pages: dict[str, str] = {}
+    owner = Owners()
+    modules = {name: importlib.import_module(name) for name in public_modules()}
+    for name, module in modules.items():
+        owner.claim(module, name)
     for name in public_names():
-        _collect(pages, f"{PACKAGE}.{name}", getattr(irs, name), PACKAGE, 0)
+        obj = getattr(irs, name)
+        if _kind(obj) not in ("module", "data"):
+            owner.claim(obj, f"{PACKAGE}.{name}")
+            pages[f"{PACKAGE}.{name}"] = object_page(f"{PACKAGE}.{name}", PACKAGE, obj)
+        elif _kind(obj) == "module" and f"{PACKAGE}.{name}" not in modules:
+            pages[f"{PACKAGE}.{name}"] = alias_page(f"{PACKAGE}.{name}", obj)
     for name, op in operators().items():
+        owner.claim(op, f"{PACKAGE}.ops.{name}")
         pages[f"{PACKAGE}.ops.{name}"] = operator_page(name, op)
+    for name, module in modules.items():
+        for child in module_public_names(module):
+            obj = getattr(module, child)
+            if _kind(obj) not in ("data", "module") and _home(obj, modules) == name:
+                owner.claim(obj, f"{name}.{child}")
+    for name, module in modules.items():
+        text, children = module_page(name, module, owner, modules)
+        pages[name] = text
+        for child, obj in children:
+            if child not in pages:  # an operator's page is written above
+                pages[child] = object_page(child, name, obj)
     return pages
 
 
@@ -208,22 +288,28 @@ def contents_page(pages: dict[str, str]) -> str:
     import interactive_recsys as irs
     names = public_names()
     core = [n for n in names if _kind(getattr(irs, n)) != "module"]
-    modules = [n for n in names if _kind(getattr(irs, n)) == "module"]
+    aliases = [n for n in names if f"{PACKAGE}.{n}" in pages
+               and pages[f"{PACKAGE}.{n}"] == alias_page(f"{PACKAGE}.{n}", getattr(irs, n))]
+    modules = public_modules()
 
-    def row(name: str, obj: Any) -> str:
-        return f"| [{name}]({page_name(f'{PACKAGE}.{name}')}) | {_md(summary_line(obj))} |"
+    def row(name: str, page: str, obj: Any) -> str:
+        return f"| [{name}]({page_name(page)}) | {_md(summary_line(obj))} |"
 
     out = ["## Top level\n", "| Name | Summary |", "|---|---|"]
-    out += [row(n, getattr(irs, n)) for n in core]
+    out += [row(n, f"{PACKAGE}.{n}", getattr(irs, n)) for n in core]
     out += ["", "## Operators\n",
             "Compose them with `>>` (chain) and `+` (concatenate); each page has the "
             "operator's parameter table.\n", "| Operator | Category | Summary |", "|---|---|---|"]
     out += [f"| [{n}]({page_name(f'{PACKAGE}.ops.{n}')}) | {op.category} | "
             f"{_md(summary_line(op))} |" for n, op in operators().items()]
-    out += ["", "## Modules\n", "| Module | Summary |", "|---|---|"]
-    out += [row(n, getattr(irs, n)) for n in modules]
-    # the top-level names; a module's page lists its own names (operators under ops)
-    out += ["", "```{toctree}", ":hidden:", ""] + [page_name(f"{PACKAGE}.{n}") for n in names]
+    out += ["", "## Packages and modules\n",
+            "Each package's page lists the public names of its `__all__`. Modules whose name "
+            "starts with `_` hold the implementation and are not part of the API. "
+            + ", ".join(f"`irs.{n}` is `{getattr(irs, n).__name__}`" for n in aliases)
+            + ".\n", "| Module | Summary |", "|---|---|"]
+    out += [row(m, m, importlib.import_module(m)) for m in modules]
+    top = [f"{PACKAGE}.{n}" for n in core] + modules + [f"{PACKAGE}.{n}" for n in aliases]
+    out += ["", "```{toctree}", ":hidden:", ""] + [page_name(t) for t in top]
     out.append("```")
     return "\n".join(out) + "\n"
 
