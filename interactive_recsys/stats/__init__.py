@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from interactive_recsys.lazy import lazy_exports
 
-_EXPORTS = {"EmbeddingReport": "._embedding_report"}
+_EXPORTS = {"EmbeddingReport": "._embedding_report", "DIMS_RULE": "._embedding_report",
+            "EmbeddingTable": "._memory_plan", "MemoryPlan": "._memory_plan"}
 
 __all__ = sorted(_EXPORTS)
 

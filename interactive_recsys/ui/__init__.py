@@ -17,6 +17,9 @@ _EXPORTS = {
     "EmbeddingView": ".embeddings",
     "Studio": ".studio",
     "Experiments": ".studio",
+    "BokehWidget": "._bokeh_widget",
+    "load_bokeh": ".embeddings",
+    "BOKEHJS": ".dashboard",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,5 +1,5 @@
 """The live dashboard: GPU and host memory, spilling, the task stream and job progress."""
 
-from interactive_recsys.ui.dashboard._dashboard import Dashboard
+from interactive_recsys.ui.dashboard._dashboard import BOKEHJS, Dashboard
 
-__all__ = ["Dashboard"]
+__all__ = ["BOKEHJS", "Dashboard"]
