@@ -7,6 +7,7 @@ Operators call the kernels of a :class:`Backend` (``fill_missing``, ``lookup``,
 * :mod:`._cpu` -- :class:`CpuBackend`: pandas DataFrames with Arrow-backed columns;
 * :mod:`._gpu` -- :class:`GpuBackend`: cuDF DataFrames (imports cuDF only when created);
 * :mod:`._select` -- :func:`get_backend`, :func:`backend_of`, :func:`convert`;
+* :mod:`._parquet` -- row groups read as Arrow tables conformed to a schema;
 * :mod:`._arrow` -- the Arrow-level helpers both share (one definition of a kernel, one
   result on both devices; the NaN-is-missing rule).
 
@@ -29,11 +30,9 @@ from __future__ import annotations
 from interactive_recsys.backend._arrow import (
     ARROW_AGGREGATIONS,
     check_fill_value,
-    dictionary_schema,
     integer_bounds,
     merge_moments,
     merge_sums,
-    read_parquet_table,
     slice_bounds,
     sum_counts,
 )
@@ -42,6 +41,7 @@ from interactive_recsys.backend._gpu import (
     GpuBackend,  # imports cuDF only when a GpuBackend is created
 )
 from interactive_recsys.backend._interface import Backend, kernel_names
+from interactive_recsys.backend._parquet import dictionary_schema, read_parquet_table
 from interactive_recsys.backend._select import (
     BACKENDS,
     backend_of,
