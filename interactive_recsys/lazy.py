@@ -19,7 +19,8 @@ def lazy_exports(module: str, exports: dict[str, str]) -> Callable[[str], Any]:
     name to the module that defines it, or that *is* it (``{"stats": ".stats"}``: the
     submodule), relative to ``module``'s package as the module's own imports are.
 
-    >>> cli_getattr = lazy_exports("interactive_recsys.cli._main", {"Workflow": ".workflow"})
+    >>> cli_getattr = lazy_exports("interactive_recsys.cli._main",
+    ...                            {"Workflow": "interactive_recsys.workflow"})
     >>> cli_getattr("Workflow").__module__
     'interactive_recsys.workflow._workflow'
     """
