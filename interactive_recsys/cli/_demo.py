@@ -11,15 +11,11 @@ import time
 from typing import Any
 
 from interactive_recsys.cli._cluster import (
-    add_cluster_args,
     check_cluster_args,
     cluster_client,
     describe_client,
 )
-from interactive_recsys.cli._options import (
-    at_least,
-    say,
-)
+from interactive_recsys.cli._options import say
 from interactive_recsys.cli._progress import run_with_bars
 from interactive_recsys.datasets import synthetic_criteo
 from interactive_recsys.embedding import embedding_sizes
@@ -88,21 +84,3 @@ def _print_summary(summary: dict[str, Any]) -> None:
     say("  embedding tables (cardinality, dim):")
     for col, (card, dim) in summary["embedding_sizes"].items():
         say(f"    {col:>4}: {card:>10,} x {dim}")
-
-
-def add_demo_parser(sub: Any) -> None:
-    """``irs demo``'s arguments."""
-    d = sub.add_parser("demo", help="the main job: generate Criteo-shaped data, fit and apply "
-                       "the standard workflow on a local cluster, print a summary",
-                       description="Generate Criteo-shaped data, start a local cluster, fit + "
-                       "transform the standard Criteo workflow, write parquet, vocabularies and "
-                       "a summary.")
-    d.add_argument("--rows", type=at_least(1), default=1_000_000,
-                   help="rows to generate (default 1M)")
-    d.add_argument("--seed", type=at_least(0), default=0)
-    d.add_argument("--output", default="irs-demo-output", help="output directory")
-    d.add_argument("--data", default=None, help="where to generate the input data")
-    d.add_argument("--freq-threshold", type=at_least(0), default=0)
-    d.add_argument("--quiet", action="store_true", help="no progress bars")
-    add_cluster_args(d)
-    d.set_defaults(func=demo)

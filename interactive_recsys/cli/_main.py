@@ -4,19 +4,12 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 from concurrent.futures import CancelledError
 
-from interactive_recsys._version import __version__
-from interactive_recsys.cli._clean import add_clean_parser
 from interactive_recsys.cli._cluster import one_line_dask_logs
-from interactive_recsys.cli._criteo import add_criteo_parser
-from interactive_recsys.cli._demo import add_demo_parser
-from interactive_recsys.cli._predict import add_predict_parser
-from interactive_recsys.cli._report import add_report_parser
-from interactive_recsys.cli._workflow_commands import add_run_parser, add_update_parser
+from interactive_recsys.cli._parser import build_parser
 from interactive_recsys.errors import IRSError
 from interactive_recsys.lazy import lazy_exports
 from interactive_recsys.redact import redact_text
@@ -25,23 +18,6 @@ from interactive_recsys.redact import redact_text
 __getattr__ = lazy_exports(__name__, {
     "standard_criteo_workflow": "interactive_recsys.datasets._criteo_workflow",
     "Workflow": "interactive_recsys.workflow", "Dataset": "interactive_recsys.io"})
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The ``irs`` parser: one subcommand per module of this package."""
-    parser = argparse.ArgumentParser(
-        prog="irs", description="interactive-recsys: prepare RecSys data (categorify, "
-        "normalize, ...) with Dask on CPU or GPU.")
-    parser.add_argument("--version", action="version", version=f"irs {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-    add_demo_parser(sub)
-    add_run_parser(sub)
-    add_update_parser(sub)
-    add_predict_parser(sub)
-    add_report_parser(sub)
-    add_criteo_parser(sub)
-    add_clean_parser(sub)
-    return parser
 
 
 #: Exit status of an error in the input or the options (and of argparse's usage errors).

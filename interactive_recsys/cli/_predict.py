@@ -7,17 +7,11 @@ import time
 from typing import Any
 
 from interactive_recsys.cli._cluster import (
-    add_cluster_args,
     check_cluster_args,
     cluster_client,
     describe_client,
 )
-from interactive_recsys.cli._options import (
-    at_least,
-    check_inputs,
-    say,
-    storage_options,
-)
+from interactive_recsys.cli._options import check_inputs, say, storage_options
 
 
 def predict(args: argparse.Namespace) -> dict[str, Any]:
@@ -40,22 +34,3 @@ def predict(args: argparse.Namespace) -> dict[str, Any]:
               f"rows) to {written['path']} in {time.perf_counter() - t0:.2f} s on "
               f"{describe_client(client)}")
     return written
-
-
-def add_predict_parser(sub: Any) -> None:
-    """``irs predict``'s arguments."""
-    pr = sub.add_parser("predict", help="top-K items per user with a saved model",
-                        description="Top-K recommendations for every user of USERS (their "
-                        "items there are the model's input and are not recommended again), "
-                        "data-parallel on the cluster, written as parquet atomically: user, "
-                        "rank, item, score.")
-    pr.add_argument("--model", required=True, help="directory written by model.save")
-    pr.add_argument("--users", required=True, nargs="+",
-                    help="parquet/csv with the user column (and the item column: history)")
-    pr.add_argument("--k", type=at_least(1), default=100, help="items per user (default 100)")
-    pr.add_argument("--output", required=True, help="output directory")
-    pr.add_argument("--keep-seen", action="store_true",
-                    help="also recommend the items a user already has")
-    pr.add_argument("--overwrite", action="store_true")
-    add_cluster_args(pr)
-    pr.set_defaults(func=predict)

@@ -6,10 +6,7 @@ import argparse
 import os
 from typing import Any
 
-from interactive_recsys.cli._options import (
-    say,
-    storage_options,
-)
+from interactive_recsys.cli._options import say, storage_options
 from interactive_recsys.report._notebook_report import notebook_report
 from interactive_recsys.store import storage
 from interactive_recsys.store.storage import is_remote
@@ -47,23 +44,3 @@ def _remote_report(args: argparse.Namespace, options: dict[str, Any] | None) -> 
             storage.guarded(fs.put_file, output, html, storage.strip(output))
     say(f"Wrote {output}")
     return output
-
-
-def add_report_parser(sub: Any) -> None:
-    """``irs report``'s arguments."""
-    rep = sub.add_parser("report", help="HTML report of an executed notebook (widgets and "
-                         "dashboards drawn statically, readable offline)",
-                         description="Convert a notebook to one HTML file that opens offline: "
-                         "outputs, dashboard and Bokeh figures (BokehJS inline), widgets "
-                         "drawn from their saved state. Written atomically.")
-    rep.add_argument("notebook", help="the .ipynb file")
-    rep.add_argument("-o", "--output", default=None,
-                     help="HTML file to write (default: NOTEBOOK with .html)")
-    rep.add_argument("--execute", action="store_true",
-                     help="run the notebook first in a new kernel (the .ipynb is not changed)")
-    rep.add_argument("--timeout", type=int, default=600,
-                     help="seconds allowed per cell with --execute (default 600)")
-    rep.add_argument("--storage-options", default=None, metavar="JSON",
-                     help="fsspec options when NOTEBOOK or --output is an s3:// gs:// abfs:// "
-                     "URL")
-    rep.set_defaults(func=report)

@@ -8,17 +8,11 @@ import time
 from typing import Any
 
 from interactive_recsys.cli._cluster import (
-    add_cluster_args,
     check_cluster_args,
     cluster_client,
     describe_client,
 )
-from interactive_recsys.cli._options import (
-    check_inputs,
-    refuse_no_rows,
-    say,
-    storage_options,
-)
+from interactive_recsys.cli._options import check_inputs, refuse_no_rows, say, storage_options
 from interactive_recsys.cli._progress import run_with_bars
 from interactive_recsys.store._outputs import check_destination, check_not_inside_input
 from interactive_recsys.store.storage import is_remote
@@ -95,41 +89,3 @@ def update(args: argparse.Namespace) -> dict[str, Any]:
             say(f"  {key}: vocabulary version {info['version']}, {info['appended']:,} new "
                   f"rows (ids {first}..{stop - 1}){refused}")
     return summary
-
-
-def add_run_parser(sub: Any) -> None:
-    """``irs run``'s arguments."""
-    r = sub.add_parser("run", help="apply a saved workflow to data",
-                       description="Apply a workflow saved with Workflow.save to parquet/csv "
-                       "input and write parquet atomically.")
-    r.add_argument("--workflow", required=True, help="directory written by Workflow.save")
-    r.add_argument("--input", required=True, nargs="+", help="files, directory or glob")
-    r.add_argument("--output", required=True, help="output directory")
-    r.add_argument("--overwrite", action="store_true")
-    r.add_argument("--label", action="append", default=[], metavar="COLUMN",
-                   help="a label (target) column (default: the targets the workflow was fit "
-                   "with)")
-    r.add_argument("--hugectr", action="store_true",
-                   help="also write HugeCTR's _file_list.txt, _metadata.json and keysets")
-    r.add_argument("--hugectr-one-key-space", action="store_true",
-                   help="with HugeCTR output, add the per-slot offsets to the keys")
-    r.add_argument("--quiet", action="store_true", help="no progress bars")
-    add_cluster_args(r)
-    r.set_defaults(func=run)
-
-
-def add_update_parser(sub: Any) -> None:
-    """``irs update``'s arguments."""
-    u = sub.add_parser("update", help="extend a saved workflow with new data (stable ids)",
-                       description="Extend a workflow saved with Workflow.save with new data "
-                       "(e.g. the next day's logs): Categorify keeps every id and appends new "
-                       "values, the other statistics are merged exactly. The result is saved "
-                       "atomically as a NEW folder; the workflow folder is only read.")
-    u.add_argument("--workflow", required=True, help="directory written by Workflow.save")
-    u.add_argument("--input", required=True, nargs="+", help="the new data: files, directory "
-                   "or glob")
-    u.add_argument("--output", required=True, help="new workflow directory (not --workflow)")
-    u.add_argument("--overwrite", action="store_true")
-    u.add_argument("--quiet", action="store_true", help="no progress bars")
-    add_cluster_args(u)
-    u.set_defaults(func=update)
