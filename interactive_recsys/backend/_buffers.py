@@ -8,7 +8,7 @@ Why not ``pyarrow.compute`` or plain NumPy:
   bitmap is unpacked (one bit a value) and the fill is arithmetic (about 1 ns a value).
 * A fresh NumPy array for a column of a 500k-row partition is 4 MB that is page-faulted in
   anew for every column (about 2 ms on a VM, against 0.3 ms of arithmetic). Outputs here
-  come from Arrow's pool (jemalloc, see :func:`.arrow.prefer_jemalloc`), which keeps freed
+  come from Arrow's pool (jemalloc, see :func:`._arrow.prefer_jemalloc`), which keeps freed
   pages for the next column and partition, and they become Arrow arrays without a copy.
 * Temporaries (``log1p``'s float64 values, the moments' deviations) are computed in blocks
   that stay in the CPU cache.

@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 
 from interactive_recsys.backend import _arrow as ax
 from interactive_recsys.backend import _frames as frames
-from interactive_recsys.backend._arrow import read_parquet_table
+from interactive_recsys.backend._parquet import read_parquet_table
 from interactive_recsys.hashing import hash_array
 from interactive_recsys.schema import Schema
 

@@ -22,7 +22,6 @@ from interactive_recsys.datasets._criteo import (
     CRITEO_NULL_RATES,
     criteo_csv_options,
     read_criteo,
-    synthetic_criteo,
 )
 from interactive_recsys.datasets._criteo_kaggle import (
     expected_distinct as criteo_kaggle_expected_distinct,
@@ -33,6 +32,7 @@ from interactive_recsys.datasets._movielens_workflow import (
     movielens_workflow,
     synthetic_movielens,
 )
+from interactive_recsys.datasets._synthetic_criteo import synthetic_criteo
 
 __all__ = [
     "CRITEO_CATEGORICAL",

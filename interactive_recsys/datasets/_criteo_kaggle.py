@@ -2,7 +2,7 @@
 
 Each categorical column ``C1..C26`` draws popularity ranks from a bounded power law
 ``P(r) ~ (r + 1) ** -s`` over a vocabulary of ``V`` ranks (the same sampler as the default
-profile, see ``criteo._power_law_ranks``). ``(s, V)`` were fitted per column so that the
+profile, see ``_criteo_columns._power_law_ranks``). ``(s, V)`` were fitted per column so that the
 *expected number of distinct values* of such a draw matches two real measurements:
 
 * the distinct counts over the 45,840,617 rows of the Criteo Kaggle train set

@@ -34,9 +34,8 @@ differences are listed in docs/guide/nvtabular.md.
 
 from __future__ import annotations
 
-from typing import Any
-
 from interactive_recsys.compat.nvtabular import dispatch, io, ops, tags, utils
+from interactive_recsys.compat.nvtabular._operators import operator_attribute
 from interactive_recsys.compat.nvtabular.dataset import Dataset
 from interactive_recsys.compat.nvtabular.schema import ColumnSchema, Schema
 from interactive_recsys.compat.nvtabular.tags import Tags, TagSet
@@ -46,16 +45,8 @@ from interactive_recsys.selector import ColumnSelector
 #: NVTabular's pre-0.6 name of a column selection (``ColumnGroup(["a"]) >> op``).
 ColumnGroup = ColumnSelector
 
-
-def __getattr__(name: str) -> Any:
-    """``nvt.Categorify`` and the other operators, as ``nvt.ops.*`` (the module's old form
-    ``from interactive_recsys.compat import nvtabular as ops`` keeps working)."""
-    try:
-        return getattr(ops, name)
-    except AttributeError:
-        raise AttributeError(f"{__name__} has no operator {name!r} (nor other attribute so "
-                             "named)") from None
-
+#: ``nvt.Categorify`` and the other operators, as ``nvt.ops.*``.
+__getattr__ = operator_attribute
 
 __all__ = ["ColumnGroup", "ColumnSchema", "ColumnSelector", "Dataset", "Schema", "TagSet",
            "Tags", "Workflow", "dispatch", "io", "ops", "tags", "utils"]

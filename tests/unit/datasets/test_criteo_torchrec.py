@@ -156,7 +156,7 @@ def test_counts_spilled_in_hash_buckets_give_the_same_ids(tmp_path, monkeypatch,
 def test_id_counter_sums_in_memory_before_it_writes(tmp_path):
     """Past the budget the blocks' counts are summed; they are written only if the sum
     still holds more than half the budget. The file holds each column's counts, by bucket."""
-    from interactive_recsys.datasets import _criteo_torchrec as ct
+    from interactive_recsys.datasets import _criteo_id_counts as ct
 
     rng = np.random.default_rng(0)
     block = rng.integers(0, 40, size=(100, 3)).astype(np.int64)

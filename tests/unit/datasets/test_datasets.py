@@ -136,7 +136,7 @@ def test_synthetic_criteo_reuses_complete_directory(
     def fail(*args: object) -> None:
         raise AssertionError("must not write again")
 
-    monkeypatch.setattr(datasets._criteo, "_write_part", fail)
+    monkeypatch.setattr(datasets._synthetic_criteo, "_write_part", fail)
     assert synthetic_criteo(ROWS, seed=7, path=criteo_dir) == criteo_dir
     assert {p.name: p.stat().st_mtime_ns for p in criteo_dir.iterdir()} == mtimes
 
@@ -178,7 +178,7 @@ def test_synthetic_criteo_leaves_nothing_on_failure(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     written = []
-    write_part = datasets._criteo._write_part
+    write_part = datasets._synthetic_criteo._write_part
 
     def fail_second(table: pa.Table, file_path: Path) -> None:
         if written:
@@ -186,7 +186,7 @@ def test_synthetic_criteo_leaves_nothing_on_failure(
         written.append(file_path)
         write_part(table, file_path)
 
-    monkeypatch.setattr(datasets._criteo, "_write_part", fail_second)
+    monkeypatch.setattr(datasets._synthetic_criteo, "_write_part", fail_second)
     target = tmp_path / "criteo"
     with pytest.raises(OSError, match="disk full"):
         synthetic_criteo(3_000, path=target, rows_per_file=1_000)
@@ -215,9 +215,9 @@ def test_synthetic_criteo_rejects_bad_arguments(tmp_path: Path, kwargs: dict) ->
 def test_power_law_ranks_bounded() -> None:
     rng = np.random.default_rng(0)
     for k, exponent in [(1, 1.1), (3, 1.1), (1_000, 1.0), (1_000, 0.0), (2**30, 1.1)]:
-        ranks = datasets._criteo._power_law_ranks(rng, 50_000, k, exponent)
+        ranks = datasets._criteo_columns._power_law_ranks(rng, 50_000, k, exponent)
         assert ranks.min() >= 0 and ranks.max() < k
-    uniform = np.bincount(datasets._criteo._power_law_ranks(rng, 100_000, 4, 0.0), minlength=4)
+    uniform = np.bincount(datasets._criteo_columns._power_law_ranks(rng, 100_000, 4, 0.0), minlength=4)
     assert np.all(np.abs(uniform / 100_000 - 0.25) < 0.01)
 
 

@@ -1,0 +1,151 @@
+"""The ``irs`` argument parser: one subcommand per command module of this package."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from interactive_recsys._version import __version__
+from interactive_recsys.cli._clean import clean
+from interactive_recsys.cli._cluster import add_cluster_args, add_where_to_run_args
+from interactive_recsys.cli._criteo import criteo
+from interactive_recsys.cli._demo import demo
+from interactive_recsys.cli._options import at_least
+from interactive_recsys.cli._predict import predict
+from interactive_recsys.cli._report import report
+from interactive_recsys.cli._workflow_commands import run, update
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of every ``irs`` command (``irs --help``)."""
+    parser = argparse.ArgumentParser(
+        prog="irs", description="interactive-recsys: prepare RecSys data (categorify, "
+        "normalize, ...) with Dask on CPU or GPU.")
+    parser.add_argument("--version", action="version", version=f"irs {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    _add_data_commands(sub)
+    _add_file_commands(sub)
+    return parser
+
+
+def _add_data_commands(sub: Any) -> None:
+    """``irs demo``, ``run``, ``update`` and ``predict``: data through a workflow or a model."""
+    d = sub.add_parser("demo", help="the main job: generate Criteo-shaped data, fit and apply "
+                       "the standard workflow on a local cluster, print a summary",
+                       description="Generate Criteo-shaped data, start a local cluster, fit + "
+                       "transform the standard Criteo workflow, write parquet, vocabularies and "
+                       "a summary.")
+    d.add_argument("--rows", type=at_least(1), default=1_000_000,
+                   help="rows to generate (default 1M)")
+    d.add_argument("--seed", type=at_least(0), default=0)
+    d.add_argument("--output", default="irs-demo-output", help="output directory")
+    d.add_argument("--data", default=None, help="where to generate the input data")
+    d.add_argument("--freq-threshold", type=at_least(0), default=0)
+    d.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_cluster_args(d)
+    d.set_defaults(func=demo)
+    r = sub.add_parser("run", help="apply a saved workflow to data",
+                       description="Apply a workflow saved with Workflow.save to parquet/csv "
+                       "input and write parquet atomically.")
+    r.add_argument("--workflow", required=True, help="directory written by Workflow.save")
+    r.add_argument("--input", required=True, nargs="+", help="files, directory or glob")
+    r.add_argument("--output", required=True, help="output directory")
+    r.add_argument("--overwrite", action="store_true")
+    r.add_argument("--label", action="append", default=[], metavar="COLUMN",
+                   help="a label (target) column (default: the targets the workflow was fit "
+                   "with)")
+    r.add_argument("--hugectr", action="store_true",
+                   help="also write HugeCTR's _file_list.txt, _metadata.json and keysets")
+    r.add_argument("--hugectr-one-key-space", action="store_true",
+                   help="with HugeCTR output, add the per-slot offsets to the keys")
+    r.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_cluster_args(r)
+    r.set_defaults(func=run)
+    u = sub.add_parser("update", help="extend a saved workflow with new data (stable ids)",
+                       description="Extend a workflow saved with Workflow.save with new data "
+                       "(e.g. the next day's logs): Categorify keeps every id and appends new "
+                       "values, the other statistics are merged exactly. The result is saved "
+                       "atomically as a NEW folder; the workflow folder is only read.")
+    u.add_argument("--workflow", required=True, help="directory written by Workflow.save")
+    u.add_argument("--input", required=True, nargs="+", help="the new data: files, directory "
+                   "or glob")
+    u.add_argument("--output", required=True, help="new workflow directory (not --workflow)")
+    u.add_argument("--overwrite", action="store_true")
+    u.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_cluster_args(u)
+    u.set_defaults(func=update)
+    pr = sub.add_parser("predict", help="top-K items per user with a saved model",
+                        description="Top-K recommendations for every user of USERS (their "
+                        "items there are the model's input and are not recommended again), "
+                        "data-parallel on the cluster, written as parquet atomically: user, "
+                        "rank, item, score.")
+    pr.add_argument("--model", required=True, help="directory written by model.save")
+    pr.add_argument("--users", required=True, nargs="+",
+                    help="parquet/csv with the user column (and the item column: history)")
+    pr.add_argument("--k", type=at_least(1), default=100, help="items per user (default 100)")
+    pr.add_argument("--output", required=True, help="output directory")
+    pr.add_argument("--keep-seen", action="store_true",
+                    help="also recommend the items a user already has")
+    pr.add_argument("--overwrite", action="store_true")
+    add_cluster_args(pr)
+    pr.set_defaults(func=predict)
+
+
+def _add_file_commands(sub: Any) -> None:
+    """``irs report``, ``criteo`` and ``clean``: notebooks, raw Criteo files, temporaries."""
+    rep = sub.add_parser("report", help="HTML report of an executed notebook (widgets and "
+                         "dashboards drawn statically, readable offline)",
+                         description="Convert a notebook to one HTML file that opens offline: "
+                         "outputs, dashboard and Bokeh figures (BokehJS inline), widgets "
+                         "drawn from their saved state. Written atomically.")
+    rep.add_argument("notebook", help="the .ipynb file")
+    rep.add_argument("-o", "--output", default=None,
+                     help="HTML file to write (default: NOTEBOOK with .html)")
+    rep.add_argument("--execute", action="store_true",
+                     help="run the notebook first in a new kernel (the .ipynb is not changed)")
+    rep.add_argument("--timeout", type=int, default=600,
+                     help="seconds allowed per cell with --execute (default 600)")
+    rep.add_argument("--storage-options", default=None, metavar="JSON",
+                     help="fsspec options when NOTEBOOK or --output is an s3:// gs:// abfs:// "
+                     "URL")
+    rep.set_defaults(func=report)
+    cr = sub.add_parser("criteo", help="raw Criteo day files to the files TorchRec's DLRM "
+                        "reads (or to the standard workflow's parquet)",
+                        description="Convert raw Criteo TSV (the 1TB day_0 ... day_23 files, "
+                        "plain or .gz, or Kaggle's train.txt) to what TorchRec's "
+                        "npy_preproc_criteo.py + contiguous_preproc_criteo.py write: "
+                        "day_N_dense.npy, day_N_sparse.npy, day_N_labels.npy and "
+                        "day_N_sparse_contig_freq.npy, out of core, published atomically "
+                        "with a _SUCCESS manifest.")
+    cr.add_argument("input", help="folder of day_N files (or of train.txt), or one file")
+    cr.add_argument("output", help="output folder")
+    cr.add_argument("--to", choices=["torchrec", "parquet"], default="torchrec",
+                    help="torchrec: TorchRec's npy files (default); parquet: the standard "
+                    "Criteo workflow's parquet and the fitted workflow")
+    cr.add_argument("--frequency-threshold", type=at_least(0), default=0,
+                    help="ids seen fewer times than this over all days become 1 "
+                    "(default 0: none), as TorchRec's --frequency_threshold")
+    cr.add_argument("--days", default=None, help="day files to take, e.g. 0-23 or 0,1,5-7 "
+                    "(default: every day_N found)")
+    cr.add_argument("--overwrite", action="store_true")
+    cr.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_where_to_run_args(cr)
+    cr.set_defaults(func=criteo)
+    cl = sub.add_parser("clean", help="remove temporaries left by killed writes to PATH",
+                        description="Remove the hidden .NAME.tmp-* / .NAME.old-* folders that a "
+                        "killed write to PATH left next to it (and, for a folder PATH, inside "
+                        "it), when the process that made them is gone, after putting back an "
+                        "output that a writer killed between two renames left missing. For a "
+                        "URL: finish a dead writer's committed publish, then remove staging "
+                        "under PATH/_temporary/ whose writer's lease (renewed every 30 s, "
+                        "fresh for 10 minutes) has expired. Temporaries of running writers "
+                        "and of other machines are kept.")
+    cl.add_argument("paths", nargs="+", metavar="PATH", help="output path(s) written by irs")
+    cl.add_argument("--older-than", type=float, default=24, metavar="HOURS",
+                    help="for URLs (s3://...): remove the PATH/_temporary/ staging folders of "
+                    "writes started more than HOURS ago whose writer stopped renewing its "
+                    "lease (default 24; at least the lease age, 10 minutes = 0.17 hours; the "
+                    "staging of a writer that renews its lease is always kept)")
+    cl.add_argument("--storage-options", default=None, metavar="JSON",
+                    help="fsspec options for URL paths")
+    cl.set_defaults(func=clean)

@@ -1,0 +1,91 @@
+"""``irs run`` (apply a saved workflow) and ``irs update`` (extend it with new data)."""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import time
+from typing import Any
+
+from interactive_recsys.cli._cluster import (
+    check_cluster_args,
+    cluster_client,
+    describe_client,
+)
+from interactive_recsys.cli._options import check_inputs, refuse_no_rows, say, storage_options
+from interactive_recsys.cli._progress import run_with_bars
+from interactive_recsys.store._outputs import check_destination, check_not_inside_input
+from interactive_recsys.store.storage import is_remote
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from interactive_recsys.io._dataset import Dataset  # lazy: as above
+    from interactive_recsys.io._hugectr import describe  # lazy: Dask
+    from interactive_recsys.workflow._workflow import Workflow  # lazy: as above
+
+    options = storage_options(args)
+    inputs = [p for item in args.input if not is_remote(item)
+              for p in (glob.glob(item) if glob.has_magic(item) else [item])]
+    if not is_remote(args.output):
+        check_destination(args.output, {"the input": inputs, "the workflow folder":
+                                        [] if is_remote(args.workflow) else [args.workflow]})
+        check_not_inside_input(args.output, inputs)
+    check_inputs(args.input)
+    check_cluster_args(args)
+    wf = Workflow.load(args.workflow, storage_options=options)
+    with cluster_client(args.scheduler, args.workers, args.memory_limit, args.local) as client:
+        labels = args.label or ([c.name for c in wf.input_schema.values() if "target" in c.tags]
+                                if wf.input_schema is not None else [])
+        ds = Dataset(args.input if len(args.input) > 1 else args.input[0],
+                     part_size=args.part_size, tags={c: ["target"] for c in labels},
+                     storage_options=options)
+        refuse_no_rows(ds, "run")
+        t0 = time.perf_counter()
+        hugectr = {"one_key_space": True} if args.hugectr_one_key_space else args.hugectr
+        written = run_with_bars(
+            lambda: wf.transform(ds).to_parquet(args.output, shuffle=args.shuffle,
+                                                overwrite=args.overwrite, hugectr=hugectr),
+            name="irs run", rows=ds.known_num_rows, quiet=args.quiet, client=client)
+        seconds = time.perf_counter() - t0
+        say(f"Wrote {written['num_rows']:,} rows in {len(written['files'])} files to "
+              f"{written['path']} in {seconds:.2f} s on {describe_client(client)}")
+        if "hugectr" in written:
+            say(describe(written["hugectr"]))
+    return written
+
+
+def update(args: argparse.Namespace) -> dict[str, Any]:
+    """``irs update``: a saved workflow extended with new data, saved as a new folder."""
+    from interactive_recsys.io._dataset import Dataset  # lazy: Dask
+    from interactive_recsys.workflow._workflow import Workflow  # lazy: as above
+
+    options = storage_options(args)
+    inputs = [p for item in args.input if not is_remote(item)
+              for p in (glob.glob(item) if glob.has_magic(item) else [item])]
+    if not is_remote(args.output):
+        workflow = [] if is_remote(args.workflow) else [args.workflow]
+        check_destination(args.output, {"the input": inputs, "the workflow folder": workflow})
+        check_not_inside_input(args.output, [*inputs, *workflow])
+    check_inputs(args.input)
+    check_cluster_args(args)
+    wf = Workflow.load(args.workflow, storage_options=options)
+    with cluster_client(args.scheduler, args.workers, args.memory_limit, args.local) as client:
+        ds = Dataset(args.input if len(args.input) > 1 else args.input[0],
+                     part_size=args.part_size, storage_options=options)
+        refuse_no_rows(ds, "update")
+        t0 = time.perf_counter()
+        new = run_with_bars(lambda: wf.update(ds), name="irs update", rows=ds.known_num_rows,
+                            quiet=args.quiet, client=client)
+        new.save(args.output, overwrite=args.overwrite, storage_options=options)
+        summary = {"workflow": args.output, "rows": new.fit_stats["update"]["rows"],
+                   "seconds": time.perf_counter() - t0,
+                   "tables": {key: info for steps in new.fit_stats["update"]["steps"].values()
+                              for key, info in steps.items()}}
+        say(f"Updated {args.workflow} with {summary['rows']:,} rows in "
+              f"{summary['seconds']:.2f} s on {describe_client(client)} -> {args.output}")
+        for key, info in summary["tables"].items():
+            first, stop = info["new_rows"]
+            refused = f", {info['refused']:,} refused (max_size)" if info["refused"] else ""
+            say(f"  {key}: vocabulary version {info['version']}, {info['appended']:,} new "
+                  f"rows (ids {first}..{stop - 1}){refused}")
+    return summary
