@@ -107,6 +107,16 @@ def phase_rate(phase: dict[str, Any], rows: int | None, now: float) -> Rate:
                 finished=phase["status"] == "finished")
 
 
+def left_text(seconds: float) -> str:
+    """``'about 36 s left'``; under a second: ``'less than a second left'``.
+
+    >>> left_text(36.2), left_text(0.3)
+    ('about 36 s left', 'less than a second left')
+    """
+    return "less than a second left" if seconds < 0.5 else \
+        f"about {duration_text(seconds)} left"
+
+
 def _per_second(r: Rate) -> str:
     return f"{count_text(r.per_second)} {r.unit}/s" if r.per_second else ""
 
@@ -127,7 +137,7 @@ def phase_text(phase: dict[str, Any], rows: int | None, now: float) -> str:
            f"({r.fraction:.0%})"
     if r.per_second is None:
         return text + ", measuring the rate..."
-    return text + f", {_per_second(r)}, about {duration_text(r.left)} left"
+    return text + f", {_per_second(r)}, {left_text(r.left)}"
 
 
 def operator_texts(phase: dict[str, Any], rows: int | None, now: float) -> list[str]:
@@ -143,7 +153,7 @@ def operator_texts(phase: dict[str, Any], rows: int | None, now: float) -> list[
         r = rate(op["done"], op["total"], seconds, rows)
         text = f"{op['label']} {r.fraction:.0%}"
         if r.per_second:
-            text += f", {_per_second(r)}, about {duration_text(r.left)} left"
+            text += f", {_per_second(r)}, {left_text(r.left)}"
         out.append(text)
     return out
 
@@ -194,5 +204,5 @@ def job_alive(name: str) -> bool:
     return any(t.name == thread_name and t.is_alive() for t in threading.enumerate())
 
 
-__all__ = ["Rate", "count_text", "duration_text", "header_text", "job_alive",
+__all__ = ["Rate", "count_text", "duration_text", "header_text", "job_alive", "left_text",
            "operator_texts", "phase_rate", "phase_text", "progress_lines", "rate"]
