@@ -179,3 +179,22 @@ def test_a_failed_run_sends_its_error_as_the_run_ended_event(monkeypatch):
     assert (ended["n"], ended["status"], ended["title"]) == (1, "error", "✗ Run error")
     assert "column 'n' broke" in ended["body"]
     assert run_progress_html([], 10, 0.0) == ""
+
+
+def test_job_alive_sees_a_real_job_until_its_function_returns():
+    """The header's "still running between phases" rests on a Job's thread name: a real
+    Job is seen while its function runs and not after (guards a rename in runtime.jobs)."""
+    from interactive_recsys.runtime.jobs import Job
+
+    release = threading.Event()
+    job = Job(lambda: release.wait(30), name="alive-check").start()
+    try:
+        assert job_alive("alive-check") and not job.done()
+    finally:
+        release.set()
+    job.result(30)
+    for _ in range(50):
+        if not job_alive("alive-check"):
+            break
+        time.sleep(0.05)
+    assert not job_alive("alive-check")
