@@ -2,6 +2,8 @@
 // Synced traits: nodes (id, kind, label, detail, tooltip, x, y, width, height, status:
 // "reused" / "computed" after a Run, drawn as a badge), edges
 // (source, target), selected (id of the clicked node), message. No external libraries.
+// A click on an operator node (or Enter on it) also brings the builder's parameter form
+// (.irs-builder-params, far above the graph) into view and focuses its first field.
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 const PAD = 8;
@@ -50,6 +52,28 @@ function edgePath(source, target) {
   const x2 = target.x, y2 = target.y + target.height / 2;
   const bend = Math.max(20, (x2 - x1) / 2);
   return `M${x1},${y1} C${x1 + bend},${y1} ${x2 - bend},${y2} ${x2},${y2}`;
+}
+
+function revealForm(el) {
+  // The builder (Python) loads the clicked step into its form after the click: show the
+  // form now, and again (with its first field focused) once its new fields have arrived.
+  const builder = el.closest && el.closest(".irs-builder");
+  const form = builder && builder.querySelector(".irs-builder-params");
+  if (!form) return;
+  const show = () => {
+    form.scrollIntoView({ block: "nearest" });
+    const field = form.querySelector(
+      "input:not([type=hidden]):not([disabled]), select:not([disabled]), textarea");
+    if (field) field.focus({ preventScroll: true });
+  };
+  show();
+  let timer = null;
+  const observer = new MutationObserver(() => {
+    clearTimeout(timer);
+    timer = setTimeout(show, 50);
+  });
+  observer.observe(form, { childList: true, subtree: true });
+  setTimeout(() => observer.disconnect(), 2000);
 }
 
 function draw(model, root, tooltip) {
@@ -126,6 +150,7 @@ function draw(model, root, tooltip) {
     const choose = () => {
       model.set("selected", node.id);
       model.save_changes();
+      if (node.kind === "op") revealForm(root.parentElement);
     };
     group.addEventListener("click", choose);
     group.addEventListener("keydown", (event) => {

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import html
 import os
+import threading
+import time
 from typing import Any
 
 from interactive_recsys.errors import IRSError
 from interactive_recsys.runtime.jobs import active_client
 from interactive_recsys.store import storage
+from interactive_recsys.ui._run_progress import progress_lines
 from interactive_recsys.ui.builder._dag import model_graph
 from interactive_recsys.ui.builder._feedback import COLOURS, busy
 from interactive_recsys.ui.builder._fit_status import reuse_text
@@ -52,8 +55,15 @@ class RunActions:
 
     def _run(self) -> None:
         model = self._need_model()
+        ended = threading.Event()  # set (under the lock) once the final status is shown
+        lock = threading.Lock()
 
         def done(job: Any) -> None:
+            with lock:
+                ended.set()
+                show_end(job)
+
+        def show_end(job: Any) -> None:
             text = job_text(job)
             reuse = reuse_text(job.result()) if job.status == "finished" else ""
             if reuse:  # the steps kept from the previous Run
@@ -70,6 +80,7 @@ class RunActions:
             self.feedback.last = (text, level, "run")
             self.feedback.areas["run"].value = ""
             self.oov_alert.value = oov_alert_html(model.oov_warnings)
+            self.run_notice.run_ended(job.status, text)
             for callback in list(self._run_listeners):
                 callback(job)
 
@@ -92,6 +103,17 @@ class RunActions:
         self.status.value = '<span class="irs-run-running">Run started...</span>'
         writes = f"fit, then write {output!r}" if output else "fit only (no output path)"
         self.say(f"Running in the background {where}: {writes}...", "busy", "run")
+        rows = model.dataset.known_num_rows
+        job = self.job
+
+        def tick() -> None:  # the status line: rows/s and time left, until the end
+            while not ended.wait(PROGRESS_SECONDS):
+                text = run_progress_html([p.to_dict() for p in job.phases], rows, time.time())
+                with lock:
+                    if not ended.is_set() and text:
+                        self.status.value = text
+
+        threading.Thread(target=tick, name="irs-builder-run-progress", daemon=True).start()
 
     def _cancel(self) -> None:
         if self.job is None or not self.job.cancel():
@@ -124,6 +146,32 @@ class RunActions:
         self.code.layout.display = None
         self.say("Exported code below: running it builds the identical workflow.", "success",
                  "run")
+
+
+#: Seconds between two updates of the status line while a run goes on.
+PROGRESS_SECONDS = 1.0
+
+
+def run_progress_html(phases: list[dict[str, Any]], rows: int | None, now: float) -> str:
+    """The status line during a run: the running phase with rows/s and time left, its
+    operators under way, the phases done (see :mod:`interactive_recsys.ui._run_progress`).
+
+    >>> phase = {"name": "fit 1/1", "status": "running", "done": 1, "total": 4,
+    ...          "fraction": 0.25, "started": 0.0, "stopped": None, "operators": []}
+    >>> print(run_progress_html([phase], 1000, 2.0))  # doctest: +NORMALIZE_WHITESPACE
+    <div class="irs-run-running irs-run-progress"><b>Running</b> ·
+    fit 1/1: about 250 of 1.0k rows (25%), 125 rows/s, about 6 s left</div>
+    >>> run_progress_html([], 1000, 2.0)
+    ''
+    """
+    lines = progress_lines(phases, rows, now)
+    if not lines:
+        return ""
+    first, rest = lines[0], lines[1:]
+    more = "".join(f'<div class="irs-run-progress-more" style="font-size:11px;color:#555">'
+                   f"{html.escape(line)}</div>" for line in rest)
+    return (f'<div class="irs-run-running irs-run-progress"><b>Running</b> · '
+            f"{html.escape(first)}</div>{more}")
 
 
 def oov_alert_html(warnings: Any) -> str:

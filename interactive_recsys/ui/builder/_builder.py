@@ -49,6 +49,7 @@ from interactive_recsys.ui.builder._feedback import STYLE, Feedback
 from interactive_recsys.ui.builder._model import BuilderModel
 from interactive_recsys.ui.builder._model_run import PreviewResult
 from interactive_recsys.ui.builder._param_form import ParamForm
+from interactive_recsys.ui.builder._run_notice import RunNotice
 from interactive_recsys.ui.builder._step_actions import StepActions
 from interactive_recsys.ui.builder.suggest import SuggestCard
 
@@ -123,7 +124,9 @@ class PipelineBuilder(StepActions, RunActions, w.VBox):
         run_row, file_row = self._run_row(), self._file_row()
         self._build_outputs()
         # Run, its output path and its messages on top: in view above any graph's height
-        action_bar = w.VBox([run_row, area["run"], self.status])
+        #: tells the browser a Run ended (a notification when the page is hidden)
+        self.run_notice = RunNotice()
+        action_bar = w.VBox([run_row, area["run"], self.status, self.run_notice])
         action_bar.add_class("irs-builder-actionbar")
         self.children = [
             w.HTML(STYLE), self.oov_alert,

@@ -123,7 +123,8 @@ class ModelRuns:
                 wf.transform(dataset).to_parquet(output, overwrite=overwrite)
             return wf
 
-        job = Job(work, name="builder-run", client=client).start()
+        # without a client, the local scheduler's tasks are counted: progress either way
+        job = Job(work, name="builder-run", client=client, track_local=True).start()
         self.last_job = job
         ended = self._run_ended = threading.Event()
 

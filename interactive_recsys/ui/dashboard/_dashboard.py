@@ -102,6 +102,9 @@ class Dashboard(widgets.VBox):
             self.monitor = Monitor(source, interval_ms=interval_ms, start=False, since=since)
             self._owns_monitor = True
         self._whole = False
+        #: the rows each phase of the watched run passes over (the dataset's row count), for
+        #: the header's rows/s and time left; ``None``: progress in tasks (set by the Studio)
+        self.rows: int | None = None
         load_bokehjs()
         hook_cells()
         self._lock = threading.RLock()
@@ -452,7 +455,7 @@ class Dashboard(widgets.VBox):
         return "live" if self._live else "starting"
 
     def _status_html(self) -> str:
-        return status_html(self._state(), self.monitor)
+        return status_html(self._state(), self.monitor, self.rows)
 
     def _summary(self) -> str:
         return cluster_summary(self.monitor)

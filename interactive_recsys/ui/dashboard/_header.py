@@ -13,6 +13,10 @@ as text drawn from a :class:`~interactive_recsys.runtime.monitor.Monitor` (no wi
 '2 workers, no GPU, every 500 ms'
 >>> job_state(Monitor())
 " · <b class='irs-dashboard-finished'>finished</b> at 3.5 s"
+
+While a job runs, the header gives its phase's rows per second and time left (with the
+dataset's row count, ``rows``), and between two phases of a job it says "running",
+never "finished" (see :func:`~interactive_recsys.ui._run_progress.job_alive`).
 >>> "<i>live</i>" in status_html("live", Monitor())
 True
 """
@@ -21,34 +25,41 @@ from __future__ import annotations
 
 import html
 import re
+import time
 from typing import Any
 
+from interactive_recsys.ui._run_progress import header_text, job_alive
 
-def status_html(state: str, monitor: Any) -> str:
+
+def status_html(state: str, monitor: Any, rows: int | None = None) -> str:
     """The header's text on one line: the state first, the cluster's size last (what a
-    narrow view clips); the whole line is its tooltip."""
-    text = (f"<b>Cluster</b> · <i>{state}</i>{job_state(monitor)} · "
+    narrow view clips); the whole line is its tooltip. ``rows``: the rows each phase of the
+    watched run passes over (``None``: progress in tasks)."""
+    text = (f"<b>Cluster</b> · <i>{state}</i>{job_state(monitor, rows)} · "
             f"{html.escape(cluster_summary(monitor))}")
     plain = html.escape(html.unescape(re.sub(r"<[^>]+>", "", text)), quote=True)
     return (f'<div title="{plain}" style="white-space:nowrap;overflow:hidden;'
             f'text-overflow:ellipsis;line-height:28px">{text}</div>')
 
 
-def job_state(monitor: Any) -> str:
-    """`` · finished (name, N s)`` once the latest job's phases have all ended (or
-    running / failed), on the monitor's clock; empty before any phase, and for a job
+def job_state(monitor: Any, rows: int | None = None, now: float | None = None) -> str:
+    """`` · finished at N s`` once the latest job has ended (its thread too, not only its
+    phases so far), `` · running`` with the running phase's rows/s and time left before,
+    `` · failed in <phase>``; on the monitor's clock; empty before any phase, and for a job
     that ended before the monitor started."""
     phases = monitor.progress()
     if not phases:
         return ""
     last = phases[-1]
     job = [p for p in phases if p["job"] == last["job"]] if last["job"] else [last]
-    if any(p["status"] == "running" for p in job):
-        return f" · <b>running</b> ({html.escape(last['name'])})"
+    failed = [p for p in job if p["status"] not in ("finished", "running")]
+    if any(p["status"] == "running" for p in job) or (
+            not failed and last["job"] and job_alive(last["job"])):
+        words = header_text(job, rows, time.time() if now is None else now)
+        return f" · <b class='irs-dashboard-running'>running</b> {html.escape(words)}"
     stopped = max(p["stopped"] or 0 for p in job) - monitor.started
     if stopped < 0:  # a job that ended before this dashboard started is not its news
         return ""
-    failed = [p for p in job if p["status"] != "finished"]
     word = f"{failed[0]['status']} in {failed[0]['name']}" if failed else "finished"
     return (f" · <b class='irs-dashboard-{'failed' if failed else 'finished'}'>{word}</b>"
             f" at {stopped:.1f} s")

@@ -205,6 +205,7 @@ class Studio(w.VBox):
             # opened while a run goes on: show it from its start (phases, tasks, one clock)
             dashboard = Dashboard(client, since=job.started if running else None)
             dashboard.on_closed(self._on_dashboard_closed)
+        dashboard.rows = self._rows()
         self.cluster_tab.children = [dashboard]
         if self._frozen is not None:
             self._frozen.dispose()
@@ -264,6 +265,13 @@ class Studio(w.VBox):
         else:
             self.show_cluster()
         self.builder.client = self.live_client()
+        if self.dashboard is not None:  # its header: rows/s and time left of this run
+            self.dashboard.rows = self._rows()
+
+    def _rows(self) -> int | None:
+        """The rows of the builder's dataset if known without reading it (else ``None``)."""
+        model = self.builder.model
+        return model.dataset.known_num_rows if model is not None else None
 
     def _on_dashboard_closed(self, dashboard: Any) -> None:
         """The dashboard closed (its cluster closed, or Close was clicked): offer to start a

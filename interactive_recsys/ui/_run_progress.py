@@ -1,0 +1,208 @@
+"""Progress of a run in words: rows done, rows per second and the time left, per phase
+and per operator (plain Python; the builder's action bar and the dashboard header only
+show the text).
+
+A phase (``fit 1/2``, ``transform``, ``write``: see
+:class:`~interactive_recsys.runtime.jobs.Phase`) passes over the whole dataset, so its
+share of tasks done maps to rows: ``fraction * rows``. While it runs that number is an
+estimate (tasks are not all the same size), and so is the time left: the text says
+"about". Without a row count (a dataset whose size is not known without reading it) the
+same is said in tasks.
+
+Phases are the dicts of ``Phase.to_dict()`` (``name``, ``status``, ``done``, ``total``,
+``fraction``, ``started``, ``stopped``, ``operators``); ``now`` is a ``time.time()``.
+
+>>> fit = {"name": "fit 1/1", "status": "finished", "done": 10, "total": 10,
+...        "fraction": 1.0, "started": 100.0, "stopped": 104.0, "operators": []}
+>>> write = {"name": "write", "status": "running", "done": 10, "total": 40,
+...          "fraction": 0.25, "started": 104.0, "stopped": None,
+...          "operators": [{"label": "write parquet", "done": 10, "total": 40}]}
+>>> phase_text(write, rows=8_000_000, now=106.0)
+'write: about 2.0M of 8.0M rows (25%), 1.0M rows/s, about 6 s left'
+>>> phase_text(fit, rows=8_000_000, now=106.0)
+'fit 1/1: 8.0M rows in 4.0 s, 2.0M rows/s'
+>>> progress_lines([fit, write], rows=8_000_000, now=106.0)[-1]
+'done: fit 1/1 (8.0M rows in 4.0 s, 2.0M rows/s)'
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+#: Seconds a phase must have run before a rate (and so a time left) is given.
+MIN_SECONDS = 0.5
+
+
+def count_text(n: float) -> str:
+    """A row count or rate in a few characters: ``950``, ``12.3k``, ``8.0M``, ``1.2B``
+    (one decimal under 10: ``0.4``).
+
+    >>> count_text(950), count_text(12_345), count_text(8_000_000), count_text(1.2e9)
+    ('950', '12.3k', '8.0M', '1.2B')
+    >>> count_text(0.4), count_text(2.0)
+    ('0.4', '2')
+    """
+    for size, unit in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if abs(n) >= size:
+            return f"{n / size:.1f}{unit}"
+    return f"{n:.1f}" if abs(n) < 10 and n != round(n) else f"{n:.0f}"
+
+
+def duration_text(seconds: float) -> str:
+    """``'7 s'``, ``'2 min 05 s'``, ``'1 h 03 min'``.
+
+    >>> duration_text(6.6), duration_text(125), duration_text(3780)
+    ('7 s', '2 min 05 s', '1 h 03 min')
+    """
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+@dataclass(frozen=True)
+class Rate:
+    """Progress of one phase or operator: units done of ``total`` (rows, or tasks when the
+    row count is unknown), per second, and the seconds left (``None``: not known yet)."""
+
+    done: float
+    total: float
+    unit: str
+    per_second: float | None
+    left: float | None
+    estimated: bool  # done (and so the rate) derived from the share of tasks
+
+    @property
+    def fraction(self) -> float:
+        return self.done / self.total if self.total else 0.0
+
+
+def rate(done_tasks: int, total_tasks: int, seconds: float, rows: int | None,
+         finished: bool = False) -> Rate:
+    """Rows (or tasks) done, per second and left after ``seconds``; ``finished``: all done.
+
+    >>> r = rate(30, 120, 10.0, rows=8_000_000)
+    >>> r.done, r.per_second, r.left, r.estimated
+    (2000000.0, 200000.0, 30.0, True)
+    >>> rate(30, 120, 10.0, rows=None).unit, rate(0, 120, 10.0, rows=100).left
+    ('tasks', None)
+    """
+    share = 1.0 if finished else done_tasks / max(total_tasks, 1)
+    total, unit = (float(rows), "rows") if rows is not None else (float(total_tasks), "tasks")
+    done = share * total
+    per_second = done / seconds if seconds >= MIN_SECONDS and done > 0 else None
+    left = None if finished or not per_second else (total - done) / per_second
+    return Rate(done, total, unit, per_second, 0.0 if finished else left,
+                estimated=not finished and rows is not None)
+
+
+def phase_rate(phase: dict[str, Any], rows: int | None, now: float) -> Rate:
+    """The :class:`Rate` of a phase dict, on its own clock (from its start)."""
+    seconds = (phase.get("stopped") or now) - phase["started"]
+    return rate(phase["done"], phase["total"], seconds, rows,
+                finished=phase["status"] == "finished")
+
+
+def left_text(seconds: float) -> str:
+    """``'about 36 s left'``; under a second: ``'less than a second left'``.
+
+    >>> left_text(36.2), left_text(0.3)
+    ('about 36 s left', 'less than a second left')
+    """
+    return "less than a second left" if seconds < 0.5 else \
+        f"about {duration_text(seconds)} left"
+
+
+def _per_second(r: Rate) -> str:
+    return f"{count_text(r.per_second)} {r.unit}/s" if r.per_second else ""
+
+
+def phase_text(phase: dict[str, Any], rows: int | None, now: float) -> str:
+    """One phase in words: done of total, rate and time left (or its end)."""
+    r = phase_rate(phase, rows, now)
+    seconds = (phase.get("stopped") or now) - phase["started"]
+    name = phase["name"]
+    if phase["status"] == "finished":
+        speed = _per_second(r)
+        return f"{name}: {count_text(r.total)} {r.unit} in {seconds:.1f} s" + \
+            (f", {speed}" if speed else "")
+    if phase["status"] != "running":
+        return f"{name}: {phase['status']} after {seconds:.1f} s"
+    about = "about " if r.estimated else ""
+    text = f"{name}: {about}{count_text(r.done)} of {count_text(r.total)} {r.unit} " \
+           f"({r.fraction:.0%})"
+    if r.per_second is None:
+        return text + ", measuring the rate..."
+    return text + f", {_per_second(r)}, {left_text(r.left)}"
+
+
+def operator_texts(phase: dict[str, Any], rows: int | None, now: float) -> list[str]:
+    """The operators of a running phase that are under way (some tasks done, some not), each
+    with its rows (or tasks) done, rate and time left since the phase began."""
+    if phase["status"] != "running":
+        return []
+    seconds = now - phase["started"]
+    out = []
+    for op in phase.get("operators", []):
+        if not 0 < op["done"] < op["total"]:
+            continue
+        r = rate(op["done"], op["total"], seconds, rows)
+        text = f"{op['label']} {r.fraction:.0%}"
+        if r.per_second:
+            text += f", {_per_second(r)}, {left_text(r.left)}"
+        out.append(text)
+    return out
+
+
+def progress_lines(phases: list[dict[str, Any]], rows: int | None, now: float) -> list[str]:
+    """What a run is doing, newest first: the running phase, its operators under way, then
+    the phases already done. Empty before any phase."""
+    running = [p for p in phases if p["status"] == "running"]
+    ended = [p for p in phases if p["status"] != "running"]
+    lines = [phase_text(p, rows, now) for p in running]
+    for p in running:
+        ops = operator_texts(p, rows, now)
+        if ops:
+            lines.append("now: " + "; ".join(ops))
+    if ended:
+        lines.append("done: " + "; ".join(
+            phase_text(p, rows, now).replace(": ", " (", 1) + ")" for p in ended))
+    return lines
+
+
+def header_text(phases: list[dict[str, Any]], rows: int | None, now: float) -> str:
+    """The dashboard header's words for a running job: its running phase with rate and time
+    left, or the phase just ended while the next one is being prepared.
+
+    >>> header_text([{"name": "fit 1/1", "status": "finished", "done": 4, "total": 4,
+    ...               "fraction": 1.0, "started": 0.0, "stopped": 2.0}], 100, 3.0)
+    'fit 1/1 done in 2.0 s, preparing the next phase'
+    """
+    running = [p for p in phases if p["status"] == "running"]
+    if running:
+        return phase_text(running[-1], rows, now)
+    if not phases:
+        return "starting"
+    last = phases[-1]
+    return (f"{last['name']} done in {(last.get('stopped') or now) - last['started']:.1f} s, "
+            "preparing the next phase")
+
+
+def job_alive(name: str) -> bool:
+    """Whether a :class:`~interactive_recsys.runtime.jobs.Job` called ``name`` is still
+    running: its thread (``irs-job-<name>``) lives until the job's function returns, so
+    this holds between two phases of the job too (after ``fit``, before ``write``).
+
+    >>> job_alive("no-such-job")
+    False
+    """
+    thread_name = f"irs-job-{name}"
+    return any(t.name == thread_name and t.is_alive() for t in threading.enumerate())
+
+
+__all__ = ["Rate", "count_text", "duration_text", "header_text", "job_alive", "left_text",
+           "operator_texts", "phase_rate", "phase_text", "progress_lines", "rate"]

@@ -1,0 +1,200 @@
+"""Progress a user can read: rows/s and time left per phase and per operator (the model
+function), the dashboard header that says "running" between two phases of a job and
+"finished" only after its last one, and the builder's status line during a real Run."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pandas as pd
+
+from interactive_recsys.runtime.jobs import Phase
+from interactive_recsys.ui._run_progress import (
+    header_text,
+    job_alive,
+    operator_texts,
+    phase_text,
+    progress_lines,
+    rate,
+)
+from interactive_recsys.ui.builder import PipelineBuilder
+from interactive_recsys.ui.builder._actions import run_progress_html
+from interactive_recsys.ui.dashboard._header import job_state, status_html
+
+
+def _phase(name, status, done, total, started, stopped=None, job="", operators=()):
+    return {"name": name, "job": job, "status": status, "done": done, "total": total,
+            "fraction": 1.0 if status == "finished" else done / total, "started": started,
+            "stopped": stopped, "operators": list(operators)}
+
+
+def test_rate_maps_tasks_to_rows_and_gives_the_time_left():
+    # 24 of 96 tasks in 12 s on 4,000,000 rows: 1M rows, 83,333 rows/s, 3M rows left
+    r = rate(24, 96, 12.0, rows=4_000_000)
+    assert r.done == 1_000_000 and r.unit == "rows" and r.estimated
+    assert abs(r.per_second - 1_000_000 / 12) < 1e-6
+    assert abs(r.left - 3_000_000 / (1_000_000 / 12)) < 1e-6  # 36 s
+    text = phase_text(_phase("fit 1/2", "running", 24, 96, 100.0), 4_000_000, 112.0)
+    assert text == "fit 1/2: about 1.0M of 4.0M rows (25%), 83.3k rows/s, about 36 s left"
+
+
+def test_without_a_row_count_progress_is_in_tasks_and_not_called_an_estimate():
+    text = phase_text(_phase("write", "running", 10, 40, 0.0), None, 5.0)
+    assert text == "write: 10 of 40 tasks (25%), 2 tasks/s, about 15 s left"
+
+
+def test_no_rate_before_the_first_tasks_or_half_a_second():
+    assert phase_text(_phase("fit 1/1", "running", 0, 8, 0.0), 800, 3.0) == \
+        "fit 1/1: about 0 of 800 rows (0%), measuring the rate..."
+    assert "measuring" in phase_text(_phase("fit 1/1", "running", 4, 8, 0.0), 800, 0.2)
+
+
+def test_finished_failed_and_operator_lines():
+    done = _phase("fit 1/1", "finished", 8, 8, 0.0, stopped=4.0)
+    assert phase_text(done, 2_000_000, 9.0) == "fit 1/1: 2.0M rows in 4.0 s, 500.0k rows/s"
+    failed = _phase("write", "error", 3, 8, 4.0, stopped=6.5)
+    assert phase_text(failed, 2_000_000, 9.0) == "write: error after 2.5 s"
+    ops = [{"label": "read parquet", "done": 4, "total": 4},
+           {"label": "Categorify", "done": 3, "total": 12},
+           {"label": "write parquet", "done": 0, "total": 4}]
+    running = _phase("transform", "running", 7, 20, 10.0, operators=ops)
+    # only the operator under way; 3/12 of 1M rows in 5 s: 50k rows/s, 15 s for the rest
+    assert operator_texts(running, 1_000_000, 15.0) == \
+        ["Categorify 25%, 50.0k rows/s, about 15 s left"]
+    lines = progress_lines([done, running], 1_000_000, 15.0)
+    assert lines[0].startswith("transform: about 350.0k of 1.0M rows (35%)")
+    assert lines[1] == "now: Categorify 25%, 50.0k rows/s, about 15 s left"
+    assert lines[2] == "done: fit 1/1 (1.0M rows in 4.0 s, 250.0k rows/s)"
+
+
+def test_real_phase_objects_give_the_same_numbers():
+    keys = frozenset(f"categorify-0-partial-{i}-ab12cd34" for i in range(4))
+    phase = Phase("fit 1/1", total=4, keys=keys, started=50.0)
+    phase.observe(["categorify-0-partial-0-ab12cd34", "categorify-0-partial-1-ab12cd34"])
+    text = phase_text(phase.to_dict(), 1000, 54.0)
+    assert text == "fit 1/1: about 500 of 1.0k rows (50%), 125 rows/s, about 4 s left"
+
+
+class _Monitor:
+    client, samples, gpu_status, interval_ms = None, [], "no GPU", 500
+
+    def __init__(self, phases, started=0.0):
+        self.phases, self.started = phases, started
+
+    def progress(self):
+        return self.phases
+
+
+def test_header_says_running_between_phases_while_the_job_lives_then_finished():
+    fit = _phase("fit 1/1", "finished", 4, 4, 10.0, stopped=12.0, job="hdr-run")
+    release = threading.Event()
+    thread = threading.Thread(target=release.wait, name="irs-job-hdr-run", daemon=True)
+    thread.start()
+    try:
+        assert job_alive("hdr-run")
+        state = job_state(_Monitor([fit]), rows=1000, now=13.0)
+        assert "finished" not in state and "running" in state
+        assert "fit 1/1 done in 2.0 s, preparing the next phase" in state
+        write = _phase("write", "running", 2, 8, 13.0, job="hdr-run")
+        state = job_state(_Monitor([fit, write]), rows=1000, now=15.0)
+        assert "write: about 250 of 1.0k rows (25%), 125 rows/s, about 6 s left" in state
+    finally:
+        release.set()
+        thread.join(5)
+    write = _phase("write", "finished", 8, 8, 13.0, stopped=16.0, job="hdr-run")
+    assert not job_alive("hdr-run")
+    assert "finished</b> at 16.0 s" in job_state(_Monitor([fit, write]), rows=1000)
+    # ended before this dashboard started: not its news
+    assert job_state(_Monitor([fit, write], started=100.0), rows=1000) == ""
+
+
+def test_header_line_holds_the_rate_and_a_failure_wins_over_a_live_thread():
+    write = _phase("write", "running", 5, 10, time.time() - 10, job="other")
+    line = status_html("live", _Monitor([write]), rows=2_000_000)
+    assert "rows/s" in line and "left" in line and "finished" not in line
+    failed = _phase("write", "error", 3, 10, 1.0, stopped=2.0, job="failing")
+    assert "error in write" in job_state(_Monitor([failed]))
+    assert header_text([], None, 0.0) == "starting"
+
+
+def _builder() -> PipelineBuilder:
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"n": rng.normal(size=4000), "c": rng.integers(0, 9, 4000)})
+    builder = PipelineBuilder(frame)
+    builder.select_columns(["n"])
+    builder.choose_operator("Normalize")
+    builder.add_button.click()
+    builder.output_text.value = ""
+    return builder
+
+
+def test_the_builder_status_line_shows_rows_per_second_during_a_run(monkeypatch):
+    """A Run whose fit is a slow phase of 12 tasks (0.15 s each, the local scheduler's tasks
+    counted): the status line shows rows done of 4,000, rows/s and the time left while it
+    runs; at the end the final text, and the "run ended" event goes to the browser."""
+    import dask
+
+    import interactive_recsys.ui.builder._actions as actions
+    from interactive_recsys.runtime import jobs
+    from interactive_recsys.workflow._workflow import Workflow
+
+    def slow_fit(self, dataset, reuse=None):
+        parts = [dask.delayed(time.sleep)(0.15) for _ in range(12)]
+        with dask.config.set(scheduler="sync"):
+            jobs.compute(*parts, phase="fit 1/1")
+        return self
+
+    monkeypatch.setattr(Workflow, "fit", slow_fit)
+    monkeypatch.setattr(actions, "PROGRESS_SECONDS", 0.1)
+    builder = _builder()
+    seen: list[str] = []
+    builder.status.observe(lambda change: seen.append(change["new"]), "value")
+    builder.buttons["run"].click()
+    job = builder.model.wait_run(120)
+    assert job.status == "finished", builder.status.value
+    running = [t for t in seen if "irs-run-progress" in t]
+    assert running, seen
+    assert any("rows/s" in t and "left" in t for t in running), running
+    assert all("of 4.0k rows" in t for t in running), running
+    assert "Run finished" in builder.status.value  # the ticker never wrote after the end
+    assert seen[-1] == builder.status.value
+    ended = builder.run_notice.ended
+    assert (ended["n"], ended["status"], ended["title"]) == (1, "finished", "✓ Run finished")
+    assert ended["body"].startswith("Run finished in")
+
+
+def test_a_failed_run_sends_its_error_as_the_run_ended_event(monkeypatch):
+    from interactive_recsys.workflow._workflow import Workflow
+
+    def failing_fit(self, dataset, reuse=None):
+        raise ValueError("column 'n' broke")
+
+    monkeypatch.setattr(Workflow, "fit", failing_fit)
+    builder = _builder()
+    builder.buttons["run"].click()
+    assert builder.model.wait_run(60).status == "error"
+    ended = builder.run_notice.ended
+    assert (ended["n"], ended["status"], ended["title"]) == (1, "error", "✗ Run error")
+    assert "column 'n' broke" in ended["body"]
+    assert run_progress_html([], 10, 0.0) == ""
+
+
+def test_job_alive_sees_a_real_job_until_its_function_returns():
+    """The header's "still running between phases" rests on a Job's thread name: a real
+    Job is seen while its function runs and not after (guards a rename in runtime.jobs)."""
+    from interactive_recsys.runtime.jobs import Job
+
+    release = threading.Event()
+    job = Job(lambda: release.wait(30), name="alive-check").start()
+    try:
+        assert job_alive("alive-check") and not job.done()
+    finally:
+        release.set()
+    job.result(30)
+    for _ in range(50):
+        if not job_alive("alive-check"):
+            break
+        time.sleep(0.05)
+    assert not job_alive("alive-check")
