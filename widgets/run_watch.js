@@ -5,7 +5,7 @@
 // every model disconnected when the kernel restarts), the kernel connection's status
 // ("restarting", "autorestarting", "dead") and, as a fallback, a check every second for
 // the "jupyter-widgets-disconnected" class JupyterLab puts on the view. Then the spinner and
-// the "Running..." lines of the enclosing builder are replaced by the message.
+// the "Running..." lines of the enclosing builder are hidden and the message is shown.
 
 const STOPPED = new Set(["restarting", "autorestarting", "dead"]);
 
@@ -30,8 +30,7 @@ function render({ model, el }) {
       // would have replaced them is gone
       builder.querySelectorAll(".irs-msg-busy, .irs-run-running").forEach((node) => {
         node.classList.add("irs-kernel-stopped-replaced");
-        node.replaceChildren(document.createTextNode(
-          "Run stopped: the kernel stopped (see the message below Run)."));
+        node.style.display = "none";
       });
       builder.querySelectorAll(".irs-spinner").forEach((node) => node.remove());
       builder.classList.add("irs-builder-kernel-stopped");

@@ -20,8 +20,8 @@ from interactive_recsys.ui._assets import widget_asset
 
 #: What the browser shows when the kernel stops during a Run.
 STOPPED_MESSAGE = ("The kernel stopped during the run: nothing was published; re-run the "
-                   "notebook's cells and click Run again. The Studio offers to restore the "
-                   "pipeline and to remove the run's temporary output.")
+                   "notebook's cells and click Run again (the new builder offers to restore "
+                   "the pipeline and to remove the run's temporary output).")
 
 __all__ = ["STOPPED_MESSAGE", "RunWatch"]
 
