@@ -104,7 +104,10 @@ class RecoveryActions:
                                  layout=w.Layout(display="none", align_items="center",
                                                  flex_flow="row wrap"))
         self.orphan_row.add_class("irs-builder-orphans")
-        self.output_text.observe(lambda _: self._guard(self.check_orphans, "run")(), "value")
+        # a local output is looked at as it is typed (one folder listing); an object store's
+        # when a dataset is opened, not at every keystroke
+        self.output_text.observe(lambda change: None if "://" in change["new"] else self._guard(
+            self.check_orphans, "run")(), "value")
         self.recovery = w.VBox([self.restore_row, self.autosave_error, self.orphan_row])
         self.recovery.add_class("irs-builder-recovery")
         return self.recovery

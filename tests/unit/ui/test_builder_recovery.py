@@ -255,3 +255,20 @@ def test_an_expired_lease_is_offered_and_a_fresh_one_left_alone():
         assert find_orphans(url) == []
     finally:
         fs.rm("/irs-orphans-test", recursive=True)
+
+
+def test_the_run_watch_is_on_from_run_until_the_run_has_ended(tmp_path):
+    data = tmp_path / "clicks.parquet"
+    _frame().to_parquet(data)
+    builder = PipelineBuilder(str(data), output=str(tmp_path / "out"), autosave=False)
+    builder.select_columns(["C1"])
+    builder.choose_operator("Categorify")
+    builder.add_button.click()
+    seen = []
+    builder.run_watch.observe(lambda change: seen.append(change["new"]), "running")
+    builder.run_button.click()
+    assert builder.model.wait_run(120).status == "finished", builder.message
+    assert seen == [True, False] and builder.run_watch.running is False
+    builder.run_button.click()  # refused (the output exists): never shown as running
+    assert builder.level == "error" and "already exists" in builder.message
+    assert seen == [True, False]
