@@ -122,8 +122,13 @@ class RecoveryActions:
         if self.autosaver is None or model is not self.model:
             return  # a model replaced by another dataset's
         output = self.output_text.value.strip() or None
-        self.autosaver.schedule(pipeline_record(self.model.branches, dataset=self.model.source,
-                                                output=output))
+        try:
+            record = pipeline_record(model.branches, dataset=model.source, output=output)
+        except (IRSError, TypeError, ValueError) as exc:  # the edit stands; the note says why
+            self._autosave_note(f"Could not autosave the pipeline: {exc}")
+            return
+        self.autosaver.schedule(record)
+        self.autosave_error.layout.display = "none"  # an unreadable file is replaced now
 
     def offer_restore(self) -> Autosave | None:
         """Read the autosave file and show the restore offer (or the one-line reason the
@@ -133,13 +138,16 @@ class RecoveryActions:
         try:
             saved = read_autosave(self.autosaver.path)
         except AutosaveError as exc:
-            self.autosave_error.value = (f'<div class="irs-msg irs-msg-error" '
-                                         f'style="color:{COLOURS["error"]}">'
-                                         f"{html.escape(str(exc))}</div>")
-            self.autosave_error.layout.display = None
+            self._autosave_note(str(exc))
             return None
         self._show_restore(saved if saved is not None and saved.steps else None)
         return self.saved_pipeline
+
+    def _autosave_note(self, text: str) -> None:
+        """Show ``text`` in red in the offers' row (a file that cannot be read, say)."""
+        self.autosave_error.value = (f'<div class="irs-msg irs-msg-error" style="color:'
+                                     f'{COLOURS["error"]}">{html.escape(text)}</div>')
+        self.autosave_error.layout.display = None
 
     def _show_restore(self, saved: Autosave | None) -> None:
         self.saved_pipeline = saved

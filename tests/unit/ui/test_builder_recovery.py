@@ -169,6 +169,7 @@ def test_a_broken_or_foreign_file_is_named_in_one_line_and_kept_until_an_edit(
     builder.add_button.click()
     builder.autosaver.flush()
     assert read_autosave(path).steps == 1  # the edit replaced it with a real autosave
+    assert builder.autosave_error.layout.display == "none"
 
 
 def test_the_default_path_is_beside_the_notebook(tmp_path, monkeypatch):
@@ -272,3 +273,15 @@ def test_the_run_watch_is_on_from_run_until_the_run_has_ended(tmp_path):
     builder.run_button.click()  # refused (the output exists): never shown as running
     assert builder.level == "error" and "already exists" in builder.message
     assert seen == [True, False]
+
+
+def test_a_pipeline_that_does_not_fit_the_dataset_is_refused_with_the_column(tmp_path):
+    path = tmp_path / ".nb.irs-pipeline.json"
+    first = PipelineBuilder(_frame(), autosave=path)
+    _build(first)
+    first.autosaver.flush()
+    other = PipelineBuilder(_frame().drop(columns=["C2"]), autosave=path)
+    other.restore_button.click()
+    assert other.level == "error" and "'C2'" in other.message, other.message
+    assert other.model.branches == [Branch()]  # nothing half restored
+    assert other.restore_row.layout.display is None  # the offer stays
