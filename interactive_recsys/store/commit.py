@@ -392,18 +392,20 @@ def check_older_than(older_than: float) -> float:
 
 
 def clean_staging(url: str, storage_options: StorageOptions = None,
-                  older_than: float = 24 * 3600) -> list[str]:
+                  older_than: float = 24 * 3600, *, dry_run: bool = False) -> list[str]:
     """Finish publishing a dead writer's committed output (:func:`roll_forward`), then
     remove what killed writers left under the output ``url``: staging folders started more
     than ``older_than`` seconds ago (UTC time in their write id) whose lease
     (:mod:`.lease`) is not fresh, their lease files, and a publishing claim whose writer's
     lease is not fresh. ``older_than`` below the lease age is refused. A writer whose lease
     is fresh keeps everything. Files are removed one by one, by exact name; entries that
-    are not a writer's of this library are left alone. Return what was removed."""
+    are not a writer's of this library are left alone. Return what was removed; with
+    ``dry_run``, what would be (nothing is finished or removed)."""
     check_older_than(older_than)
     fs = filesystem(url, storage_options)
     url = url.rstrip("/")
-    roll_forward(url, storage_options)
+    if not dry_run:
+        roll_forward(url, storage_options)
     root = strip(url)
     staging_root = f"{root}/{STAGING}"
     forget_listing(fs, staging_root)
@@ -418,7 +420,8 @@ def clean_staging(url: str, storage_options: StorageOptions = None,
             owner = claim_owner(fs, url, root)
             if owner is not None and guarded(leases.state, url, fs, root, owner) == "fresh":
                 continue  # its writer is publishing
-            guarded(_remove_files, url, fs, [entry])
+            if not dry_run:
+                guarded(_remove_files, url, fs, [entry])
         elif WRITE_ID.match(write_id):
             if guarded(leases.state, url, fs, root, write_id, now) == "fresh":
                 continue  # a running writer's
@@ -428,14 +431,17 @@ def clean_staging(url: str, storage_options: StorageOptions = None,
                 continue
             if now - started <= older_than:
                 continue
-            if name == write_id:
+            if dry_run:
+                pass
+            elif name == write_id:
                 guarded(_remove_tree, url, fs, entry, attempts=1)
             else:
                 guarded(_remove_files, url, fs, [entry])
         else:
             continue  # not a writer's of this library (e.g. Spark's): left alone
         removed.append(f"{protocol(url)}://{entry}")
-    _remove_empty(fs, staging_root)
+    if not dry_run:
+        _remove_empty(fs, staging_root)
     return removed
 
 

@@ -81,6 +81,7 @@ class RunActions:
             self.feedback.areas["run"].value = ""
             self.oov_alert.value = oov_alert_html(model.oov_warnings)
             self.run_notice.run_ended(job.status, text)
+            self.run_watch.running = False
             for callback in list(self._run_listeners):
                 callback(job)
 
@@ -98,8 +99,13 @@ class RunActions:
         where = ("on the Dask cluster (see the Cluster tab)" if client is not None
                  else "in this process (no Dask cluster is active)")
         self.oov_alert.value = ""
-        self.job = model.run(output, on_done=done, client=client,
-                             overwrite=self.overwrite.value)
+        self.run_watch.running = True  # before the job: its end may come first
+        try:
+            self.job = model.run(output, on_done=done, client=client,
+                                 overwrite=self.overwrite.value)
+        except BaseException:
+            self.run_watch.running = False
+            raise
         self.status.value = '<span class="irs-run-running">Run started...</span>'
         writes = f"fit, then write {output!r}" if output else "fit only (no output path)"
         self.say(f"Running in the background {where}: {writes}...", "busy", "run")

@@ -49,7 +49,9 @@ from interactive_recsys.ui.builder._feedback import STYLE, Feedback
 from interactive_recsys.ui.builder._model import BuilderModel
 from interactive_recsys.ui.builder._model_run import PreviewResult
 from interactive_recsys.ui.builder._param_form import ParamForm
+from interactive_recsys.ui.builder._recovery import RecoveryActions
 from interactive_recsys.ui.builder._run_notice import RunNotice
+from interactive_recsys.ui.builder._run_watch import RunWatch
 from interactive_recsys.ui.builder._step_actions import StepActions
 from interactive_recsys.ui.builder.suggest import SuggestCard
 
@@ -57,7 +59,7 @@ from interactive_recsys.ui.builder.suggest import SuggestCard
 AREAS = ("dataset", "columns", "suggest", "palette", "steps", "run")
 
 
-class PipelineBuilder(StepActions, RunActions, w.VBox):
+class PipelineBuilder(StepActions, RunActions, RecoveryActions, w.VBox):
     """Build a workflow by clicking: columns, Suggest, operator palette, form, DAG view.
 
     Parameters
@@ -67,10 +69,15 @@ class PipelineBuilder(StepActions, RunActions, w.VBox):
     preview_rows : rows of the sample used by "Preview".
     output : where "Run" writes the transformed data (default: ``<input>-processed`` next
         to a dataset read from files, nothing for one in memory); editable in the widget.
+    autosave : where the pipeline is saved after every edit, as JSON: None (default: in a
+        Jupyter kernel ``.<notebook>.irs-pipeline.json`` in its working directory, off
+        elsewhere), True, False or a file path. A builder finding such a file offers to
+        restore it (see :mod:`._recovery`).
     """
 
     def __init__(self, dataset: Any = None, *, preview_rows: int = 1000,
-                 output: str | os.PathLike | None = None, sample_rows: int = 10_000) -> None:
+                 output: str | os.PathLike | None = None, sample_rows: int = 10_000,
+                 autosave: bool | str | os.PathLike | None = None) -> None:
         super().__init__()
         self.add_class("irs-builder")
         self.model: BuilderModel | None = None
@@ -85,11 +92,13 @@ class PipelineBuilder(StepActions, RunActions, w.VBox):
         self._operator: str | None = None
         self._pending: str | None = None  # an operator added once its form is valid
         self.feedback = Feedback(AREAS)
+        self._autosave_option = autosave
         self._build_widgets()
         if dataset is not None:
             self.path_text.value = os.fspath(dataset) if isinstance(dataset, str | os.PathLike) \
                 else ""
             self._guard(lambda: self.open_dataset(dataset), "dataset")()
+        self._guard(self.offer_restore, "dataset")()
 
     # ---- widgets --------------------------------------------------------------------------
     def _button(self, text: str, css: str, action: Callable[[], Any], tip: str = "",
@@ -122,14 +131,18 @@ class PipelineBuilder(StepActions, RunActions, w.VBox):
         self.dag.add_class("irs-builder-dag")
         self.dag.observe(self._on_dag_click, "selected")
         run_row, file_row = self._run_row(), self._file_row()
+        recovery = self._build_recovery(self._autosave_option)
         self._build_outputs()
+        #: ends the spinner with a message when the kernel stops during a Run (browser side)
+        self.run_watch = RunWatch()
         # Run, its output path and its messages on top: in view above any graph's height
         #: tells the browser a Run ended (a notification when the page is hidden)
         self.run_notice = RunNotice()
-        action_bar = w.VBox([run_row, area["run"], self.status, self.run_notice])
+        action_bar = w.VBox([run_row, area["run"], self.status, self.run_notice,
+                             self.run_watch])
         action_bar.add_class("irs-builder-actionbar")
         self.children = [
-            w.HTML(STYLE), self.oov_alert,
+            w.HTML(STYLE), self.oov_alert, recovery,
             w.HBox([self.path_text, open_button, area["dataset"]]), self.info,
             action_bar,
             w.HBox([w.VBox([w.HTML("<b>Columns</b>"), columns_panel],
@@ -318,6 +331,8 @@ class PipelineBuilder(StepActions, RunActions, w.VBox):
         self._build_palette()
         self._show_count()
         self._show_branches()
+        self._watch_model(model)
+        self._guard(self.check_orphans, "run")()
 
     @property
     def shown_columns(self) -> list[str]:

@@ -23,10 +23,11 @@ workflow = irs.Workflow(["c"] >> ops.Categorify())
 
 from __future__ import annotations
 
+import copy
 import os
 from typing import Any, Self
 
-from interactive_recsys.ui.builder._branches import branches_of
+from interactive_recsys.ui.builder._branches import Branch, branches_of
 from interactive_recsys.ui.builder._codegen import training_code, workflow_code
 from interactive_recsys.workflow._workflow import Workflow
 
@@ -62,6 +63,12 @@ class ModelStore:
         """Save as JSON (+ parquet vocabularies when fitted by :meth:`run`)."""
         wf = self.fitted_workflow or self.to_workflow()
         return wf.save(path, overwrite=overwrite)
+
+    def restore(self, branches: list[Branch]) -> None:
+        """Replace the steps by ``branches`` (an autosave's, say), checked against the
+        dataset first (undoable)."""
+        branches = copy.deepcopy(branches)
+        self._commit(branches, len(branches) - 1, None)
 
     def load(self, path: str | os.PathLike) -> None:
         """Replace the steps by those of a saved workflow (undoable)."""

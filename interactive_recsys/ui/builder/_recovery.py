@@ -1,0 +1,219 @@
+"""Nothing lost on a kernel restart: the autosave and its restore offer, and the offer to
+remove a stopped Run's temporary output.
+
+A mixin of :class:`~.builder.PipelineBuilder` (which supplies ``model``, ``output_text``,
+``open_dataset``, ``say`` and ``_guard``). The offers sit in their own row at the top of
+the builder (:attr:`RecoveryActions.recovery`), apart from the message areas, so that a
+later message does not wipe them:
+
+* "Restore the pipeline saved at HH:MM (N steps)": the pipeline autosaved beside the
+  notebook (:mod:`._autosave`) by an earlier builder, e.g. before a kernel restart;
+  a file that is not an autosave is named in one line, and left alone until the next edit;
+* "Remove the temporary output (SIZE)": a Run stopped before publishing left a temporary
+  whose writer is gone (:mod:`._orphans`).
+
+>>> import os, tempfile, pandas as pd
+>>> from interactive_recsys.ui.builder import PipelineBuilder
+>>> path = os.path.join(tempfile.mkdtemp(), ".nb.irs-pipeline.json")
+>>> frame = pd.DataFrame({"c": ["x", "y"]})
+>>> first = PipelineBuilder(frame, autosave=path)
+>>> first.select_columns(["c"]); first.choose_operator("Categorify"); first.add_button.click()
+>>> first.autosaver.flush()
+>>> second = PipelineBuilder(frame, autosave=path)
+>>> second.restore_button.description  # doctest: +ELLIPSIS
+'Restore the pipeline saved at ... (1 step)'
+>>> second.restore_button.click()
+>>> second.model.export_code() == first.model.export_code()
+True
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from typing import Any
+
+import ipywidgets as w
+
+from interactive_recsys.errors import IRSError
+from interactive_recsys.ui.builder._autosave import (
+    Autosave,
+    AutosaveError,
+    Autosaver,
+    autosave_path,
+    pipeline_record,
+    read_autosave,
+)
+from interactive_recsys.ui.builder._feedback import COLOURS
+from interactive_recsys.ui.builder._orphans import (
+    Orphan,
+    find_orphans,
+    orphan_text,
+    remove_orphans,
+    size_text,
+)
+
+
+def in_kernel() -> bool:
+    """Whether this runs in a Jupyter kernel (where the builder autosaves by default)."""
+    try:
+        from IPython import get_ipython  # lazy: only asked once per builder
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+class RecoveryActions:
+    """The autosave, the restore offer and the temporary-output offer of a builder."""
+
+    def _build_recovery(self, autosave: bool | str | os.PathLike | None) -> w.VBox:
+        """Make the offers' row (hidden while it has nothing to offer) and the autosaver.
+
+        ``autosave``: None (on in a Jupyter kernel, off elsewhere), True (on), False (off)
+        or the file's path; on, the file is :func:`~._autosave.autosave_path`."""
+        if autosave is None:
+            autosave = in_kernel()
+        path = autosave_path() if autosave is True else \
+            os.fspath(autosave) if autosave is not False else None
+        #: writes the pipeline after each edit (None: autosave is off)
+        self.autosaver = Autosaver(path, on_error=lambda text: self.say(
+            text, "error", "steps")) if path is not None else None
+        self.saved_pipeline: Autosave | None = None
+        self.orphans: list[Orphan] = []
+        self.restore_note = w.HTML()
+        self.restore_note.add_class("irs-restore-note")
+        self.restore_button = self._button("Restore", "restore", self.restore_autosave,
+                                           "Replace the steps by the autosaved pipeline "
+                                           "(undoable)", "warning", area="dataset")
+        self.restore_dismiss = self._button("Dismiss", "restore-dismiss",
+                                            lambda: self._show_restore(None), area="dataset")
+        self.restore_row = w.HBox([self.restore_button, self.restore_dismiss, self.restore_note],
+                                  layout=w.Layout(display="none", align_items="center",
+                                                  flex_flow="row wrap"))
+        self.restore_row.add_class("irs-builder-restore")
+        self.autosave_error = w.HTML(layout=w.Layout(display="none"))
+        self.autosave_error.add_class("irs-autosave-error")
+        self.orphan_note = w.HTML()
+        self.orphan_note.add_class("irs-orphan-note")
+        self.orphan_button = self._button("Remove the temporary output", "remove-orphans",
+                                          self.remove_orphans, "Remove what the stopped run "
+                                          "left (as irs clean OUTPUT does)", "danger",
+                                          area="run")
+        self.orphan_row = w.HBox([self.orphan_button, self.orphan_note],
+                                 layout=w.Layout(display="none", align_items="center",
+                                                 flex_flow="row wrap"))
+        self.orphan_row.add_class("irs-builder-orphans")
+        # a local output is looked at as it is typed (one folder listing); an object store's
+        # when a dataset is opened, not at every keystroke
+        self.output_text.observe(lambda change: None if "://" in change["new"] else self._guard(
+            self.check_orphans, "run")(), "value")
+        self.recovery = w.VBox([self.restore_row, self.autosave_error, self.orphan_row])
+        self.recovery.add_class("irs-builder-recovery")
+        return self.recovery
+
+    # ---- autosave and restore -------------------------------------------------------------
+    def _watch_model(self, model: Any) -> None:
+        """Called when a model is attached: its edits are autosaved from now on."""
+        if self.autosaver is not None:
+            model.observe(lambda _: self._autosave_edit(model), "branches")
+
+    def _autosave_edit(self, model: Any) -> None:
+        if self.autosaver is None or model is not self.model:
+            return  # a model replaced by another dataset's
+        output = self.output_text.value.strip() or None
+        try:
+            record = pipeline_record(model.branches, dataset=model.source, output=output)
+        except (IRSError, TypeError, ValueError) as exc:  # the edit stands; the note says why
+            self._autosave_note(f"Could not autosave the pipeline: {exc}")
+            return
+        self.autosaver.schedule(record)
+        self.autosave_error.layout.display = "none"  # an unreadable file is replaced now
+
+    def offer_restore(self) -> Autosave | None:
+        """Read the autosave file and show the restore offer (or the one-line reason the
+        file cannot be read); the pipeline it holds, or None."""
+        if self.autosaver is None:
+            return None
+        try:
+            saved = read_autosave(self.autosaver.path)
+        except AutosaveError as exc:
+            self._autosave_note(str(exc))
+            return None
+        self._show_restore(saved if saved is not None and saved.steps else None)
+        return self.saved_pipeline
+
+    def _autosave_note(self, text: str) -> None:
+        """Show ``text`` in red in the offers' row (a file that cannot be read, say)."""
+        self.autosave_error.value = (f'<div class="irs-msg irs-msg-error" style="color:'
+                                     f'{COLOURS["error"]}">{html.escape(text)}</div>')
+        self.autosave_error.layout.display = None
+
+    def _show_restore(self, saved: Autosave | None) -> None:
+        self.saved_pipeline = saved
+        if saved is None:
+            self.restore_row.layout.display = "none"
+            return
+        self.restore_button.description = saved.offer()
+        where = f" on {saved.dataset!r}" if saved.dataset else ""
+        self.restore_note.value = (f"<small>autosaved{html.escape(where)} in "
+                                   f"<code>{html.escape(saved.path)}</code></small>")
+        self.restore_row.layout.display = None
+
+    def restore_autosave(self) -> None:
+        """Replace the steps by the offered autosave (undoable); without an open dataset,
+        open the one it was built on first."""
+        saved = self.saved_pipeline
+        if saved is None:
+            raise IRSError("There is no autosaved pipeline to restore.")
+        if self.model is None:
+            if not saved.dataset:
+                raise IRSError("The autosaved pipeline was built on a dataset in memory: "
+                               "open that dataset, then click Restore.")
+            self.path_text.value = saved.dataset
+            self.open_dataset(saved.dataset)
+        self.model.restore(saved.branches)
+        if saved.output:
+            self.output_text.value = saved.output
+        self._show_restore(None)
+        self.say(f"Restored the pipeline autosaved in {saved.path!r} ({saved.steps} steps); "
+                 "Undo takes it back.", "success", "dataset")
+
+    # ---- the temporary output of a stopped run ---------------------------------------------
+    def check_orphans(self) -> list[Orphan]:
+        """Look for temporaries a stopped run left next to the output path and offer to
+        remove them (with their size)."""
+        output = self.output_text.value.strip()
+        output = os.path.abspath(os.path.expanduser(output)) \
+            if output and "://" not in output else output
+        if self.model is not None and self.model.running:
+            found = []  # this builder's own run is writing them
+        else:
+            options = self.model.dataset.storage_options if self.model is not None else None
+            found = find_orphans(output or None, options)
+        self.orphans = found
+        if not found:
+            self.orphan_row.layout.display = "none"
+            return found
+        total = sum(o.nbytes for o in found)
+        self.orphan_button.description = f"Remove the temporary output ({size_text(total)})"
+        self.orphan_note.value = (f'<span style="color:{COLOURS["error"]}">'
+                                  f"{html.escape(orphan_text(output, found))}</span>")
+        self.orphan_row.layout.display = None
+        return found
+
+    def remove_orphans(self) -> list[str]:
+        """Remove the offered temporaries (``irs clean OUTPUT``'s rules: never a live
+        writer's); return what was removed."""
+        output = self.output_text.value.strip()
+        if not self.orphans or not output:
+            raise IRSError("There is no temporary output of a stopped run to remove.")
+        output = os.path.abspath(os.path.expanduser(output)) if "://" not in output \
+            else output
+        options = self.model.dataset.storage_options if self.model is not None else None
+        removed = remove_orphans(output, options)
+        freed = sum(o.nbytes for o in self.orphans if o.path in removed)
+        self.check_orphans()
+        self.say(f"Removed {len(removed)} temporary output(s) of a stopped run next to "
+                 f"{output!r} ({size_text(freed)} freed).", "success", "run")
+        return removed
