@@ -232,9 +232,18 @@ def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
                        overwrite: bool = False, progress: bool = True,
                        block_size: int = 8 << 20, chunk_rows: int = 1 << 20
                        ) -> dict[str, Any]:
-    """Raw Criteo TSV (the 1TB ``day_N`` files or Kaggle's ``train.txt``) to TorchRec's files
-    (``to="torchrec"``, see the module doc) or to the standard workflow's parquet
-    (``to="parquet"``, for :class:`~interactive_recsys.Loader`).
+    """Raw Criteo TSV (the 1TB ``day_N`` files or Kaggle's ``train.txt``) to the files TorchRec's
+    DLRM reads (``to="torchrec"``) or to the standard workflow's parquet (``to="parquet"``, for
+    :class:`~interactive_recsys.Loader`).
+
+    With ``to="torchrec"``, each input file ``STEM`` gets what TorchRec's
+    ``npy_preproc_criteo.py`` and ``contiguous_preproc_criteo.py`` write:
+    ``STEM_dense.npy`` (float32, ``log(x - m + 2)`` with ``m`` the minimum of the file's 13
+    counts), ``STEM_sparse.npy`` (int64, the hex ids as integers), ``STEM_labels.npy`` (int32,
+    shape (n, 1)) and ``STEM_sparse_contig_freq.npy`` (int64, contiguous ids from 2 per column
+    across all files, by descending frequency; ids seen fewer than ``frequency_threshold``
+    times are 1). A missing value is 0. The guide page *Criteo for TorchRec's DLRM* has the
+    details.
 
     Parameters
     ----------
