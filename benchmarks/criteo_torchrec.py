@@ -1,6 +1,6 @@
 """``python -m benchmarks criteo-torchrec``: raw Criteo day files to TorchRec's npy files.
 
-Three contenders on the same generated day files (``synthetic_criteo(profile="kaggle")``
+Four contenders on the same generated day files (``synthetic_criteo(profile="kaggle")``
 written as raw TSV), each a whole process timed from outside, its peak memory the largest sum
 of the RSS of the process and its children (sampled every 0.2 s):
 
@@ -10,11 +10,19 @@ of the RSS of the process and its children (sampled every 0.2 s):
   ``sparse_to_contiguous`` over all days (what ``npy_preproc_criteo.py`` and
   ``contiguous_preproc_criteo.py`` call; the latter insists on 24 days, so the functions are
   called directly);
+* ``polars``: the same job written with polars (eager, in memory like TorchRec's): each day
+  read with ``pl.read_csv`` (tab, no header, the ids as strings parsed with
+  ``str.to_integer(base=16)``), missing values 0, ``x - m + 2`` in int32 (``m`` the day's
+  minimum count) and its float32 log with numpy (polars' differs in the last bit), the ids
+  of each column counted over all days, those below the threshold 1 and the others
+  numbered from 2 (by descending count, ties by ascending id), written as the same
+  ``.npy`` files;
 * ``floor``: a pyarrow CSV read of each day and ``np.save`` of arrays of the same dtypes and
   shapes as the four output files (no hex parsing, no frequencies).
 
-The outputs of ``irs`` and ``torchrec`` are checked: dense, sparse and labels byte for byte,
-the contiguous ids one-to-one per column. The result goes to
+The outputs of ``irs``, ``irs-local`` and ``polars`` are checked against ``torchrec``'s
+(and polars' against ``irs-local``'s): dense, sparse and labels byte for byte, the
+contiguous ids one-to-one per column. The result goes to
 ``benchmarks/results/criteo-torchrec.json`` and ``.md``.
 """
 
@@ -32,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-HELP = "irs criteo --to torchrec vs TorchRec's own scripts vs the pyarrow floor"
+HELP = "irs criteo --to torchrec vs TorchRec's own scripts vs polars vs the pyarrow floor"
 RESULTS = os.path.join(os.path.dirname(__file__), "results")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -45,6 +53,40 @@ for d in range(days):
                   *(f"{out}/day_{d}_{k}.npy" for k in ("dense", "sparse", "labels")))
 U.sparse_to_contiguous([f"{out}/day_{d}_sparse.npy" for d in range(days)], out,
                        frequency_threshold=t)
+"""
+
+POLARS = """
+import sys
+import numpy as np, polars as pl
+src, out, days, t = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+dense_cols = [f"I{i}" for i in range(1, 14)]
+cats = [f"C{i}" for i in range(1, 27)]
+names = ["label"] + dense_cols + cats
+schema = {n: pl.Int64 for n in names[:14]} | {n: pl.String for n in cats}
+sparse = []
+for d in range(days):
+    df = pl.read_csv(f"{src}/day_{d}", separator="\t", has_header=False, schema=schema,
+                     quote_char=None).fill_null(0)
+    df = df.with_columns([pl.col(c).str.to_integer(base=16).fill_null(0) for c in cats]
+                         + [pl.col(c).cast(pl.Int32) for c in names[:14]])
+    m = df.select(pl.min_horizontal(pl.col(dense_cols).min())).item()
+    # x - m + 2 in int32 in polars; the float32 log in numpy, as TorchRec's (polars' own
+    # float32 log differs from numpy's in the last bit of most values)
+    shifted = df.select(pl.col(c) - (m - 2) for c in dense_cols).to_numpy()
+    np.save(f"{out}/day_{d}_dense.npy", np.log(np.ascontiguousarray(shifted), dtype=np.float32))
+    np.save(f"{out}/day_{d}_sparse.npy", np.ascontiguousarray(df.select(cats).to_numpy()))
+    np.save(f"{out}/day_{d}_labels.npy", df["label"].to_numpy().reshape(-1, 1))
+    sparse.append(df.select(cats))
+everything = pl.concat(sparse)
+lookups = {}
+for c in cats:
+    counts = everything[c].value_counts(name="n").filter(pl.col("n") >= t)
+    counts = counts.sort(["n", c], descending=[True, False])
+    lookups[c] = (counts[c], pl.int_range(2, len(counts) + 2, eager=True))
+for d, day in enumerate(sparse):
+    contig = day.select(pl.col(c).replace_strict(*lookups[c], default=1, return_dtype=pl.Int64)
+                        for c in cats)
+    np.save(f"{out}/day_{d}_sparse_contig_freq.npy", np.ascontiguousarray(contig.to_numpy()))
 """
 
 FLOOR = """
@@ -75,8 +117,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--memory-limit", default="3GB")
     p.add_argument("--contenders", nargs="+",
-                   default=["irs", "irs-local", "irs-local-1day", "torchrec", "floor"],
-                   choices=["irs", "irs-local", "irs-local-1day", "torchrec", "floor"],
+                   default=["irs", "irs-local", "irs-local-1day", "torchrec", "polars",
+                            "floor"],
+                   choices=["irs", "irs-local", "irs-local-1day", "torchrec", "polars",
+                            "floor"],
                    help="irs-local-1day: irs --local on the first day only (its peak memory "
                    "against irs-local's: flat in the number of days)")
     p.add_argument("--workdir", default=os.path.join(ROOT, "benchmarks", "work",
@@ -173,6 +217,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                            "--local", "--quiet"],
         "torchrec": [sys.executable, "-W", "ignore", "-c", TORCHREC, src, "{out}",
                      str(args.days), str(args.frequency_threshold)],
+        "polars": [sys.executable, "-c", POLARS, src, "{out}", str(args.days),
+                   str(args.frequency_threshold)],
         "floor": [sys.executable, "-c", FLOOR, src, "{out}", str(args.days)],
     }
     results: dict[str, Any] = {}
@@ -188,10 +234,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         print(f"  {results[name]}", flush=True)
     check = {ours: _check(os.path.join(work, f"out-{ours}"), os.path.join(work, "out-torchrec"),
                           args.days)
-             for ours in ("irs", "irs-local") if {ours, "torchrec"} <= set(args.contenders)}
+             for ours in ("irs", "irs-local", "polars")
+             if {ours, "torchrec"} <= set(args.contenders)}
+    if {"polars", "irs-local"} <= set(args.contenders):
+        check["polars_vs_irs-local"] = _check(os.path.join(work, "out-polars"),
+                                              os.path.join(work, "out-irs-local"), args.days)
     ratios = {}
     for ours in ("irs", "irs-local"):
-        for other in ("torchrec", "floor"):
+        for other in ("torchrec", "polars", "floor"):
             if ours in results and other in results:
                 for kind in ("seconds", "cpu_seconds"):
                     ratios[f"{ours}_{kind}_vs_{other}"] = round(
@@ -227,7 +277,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
               f"{v['load_average_1min_after']} |" for k, v in results.items()]
     lines += ["", "Ratios (irs / other; below 1 means irs took less):", ""]
     lines += [f"- {k}: {v}" for k, v in ratios.items()]
-    lines += ["", f"Outputs checked against TorchRec's: {check}", "",
+    lines += ["", "Outputs checked (against TorchRec's, and polars' against irs-local's): "
+              f"{check}", "",
               textwrap.dedent(f"""\
               Command: `python -m benchmarks criteo-torchrec --days {args.days} --rows {args.rows}
               --frequency-threshold {args.frequency_threshold} --workers {args.workers}

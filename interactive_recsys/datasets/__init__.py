@@ -2,6 +2,8 @@
 
 * :func:`synthetic_criteo` writes Criteo-shaped parquet files (fast, deterministic, cached).
 * :func:`read_criteo` opens raw Criteo TSV files as a lazy :class:`~interactive_recsys.Dataset`.
+* :func:`criteo_to_torchrec` turns raw Criteo day files into the ``.npy`` files TorchRec's
+  DLRM reads (``irs criteo``), out of core.
 * :func:`read_movielens` loads any common MovieLens release into one pandas DataFrame.
 * :func:`synthetic_movielens` generates ratings in that layout; :func:`movielens_workflow`
   is the example graph that turns ratings into per-user histories.
@@ -26,6 +28,7 @@ from interactive_recsys.datasets._criteo import (
 from interactive_recsys.datasets._criteo_kaggle import (
     expected_distinct as criteo_kaggle_expected_distinct,
 )
+from interactive_recsys.datasets._criteo_torchrec import criteo_to_torchrec
 from interactive_recsys.datasets._movielens import MOVIELENS_100K_GENRES, read_movielens
 from interactive_recsys.datasets._movielens_workflow import (
     MOVIELENS_OUTPUT,
@@ -45,6 +48,7 @@ __all__ = [
     "MOVIELENS_OUTPUT",
     "criteo_csv_options",
     "criteo_kaggle_expected_distinct",
+    "criteo_to_torchrec",
     "movielens_workflow",
     "read_criteo",
     "read_movielens",

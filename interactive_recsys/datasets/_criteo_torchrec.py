@@ -13,15 +13,17 @@ Kaggle's ``train``), what TorchRec's ``npy_preproc_criteo.py`` and
   are numbered from 2 by descending frequency (ties by ascending id).
 
 The phases, each a set of tasks on the cluster (or on threads in this process): **parse**
-(one task per file, streamed in blocks: labels and sparse go to their files, the raw counts
-to a staging file, and the ids are counted per column, in hash buckets, spilled to staging
-past :data:`COUNT_BUDGET`), **dense** (the log transform, in chunks, once each file's
-minimum is known), **fit** (per column: the counts summed over all files a bucket at a
-time, thresholded and numbered into a lookup file) and **map** (the contiguous ids, chunk
-by chunk, from the sparse ``.npy`` files). Memory is bounded by the block and chunk sizes
-and the count budget, not by the number or size of the files (the fit holds one column's
-kept ids). The output folder is published whole, with a ``_SUCCESS`` manifest, or not at
-all.
+(one task per byte range of :data:`RANGE_BYTES` of a plain file, cut on line boundaries, or
+per compressed file, streamed in blocks: labels, sparse ids and raw counts go to staging
+files of the range, and the ids are counted per column, in hash buckets, spilled to staging
+past :data:`COUNT_BUDGET`; the ranges' labels are then joined in file order), **dense** (the
+log transform, in chunks, once each file's minimum is known, written at each range's first
+row), **fit** (per column: the counts summed over all files a bucket at a time, thresholded
+and numbered into a lookup file) and **map** (the contiguous ids, chunk by chunk, from the
+sparse ``.npy`` files; the ranges' sparse ids are joined into the file's on the way).
+Memory is bounded by the block, range and chunk sizes and the count budget, not by the
+number or size of the files (the fit holds one column's kept ids). The output folder is
+published whole, with a ``_SUCCESS`` manifest, or not at all.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ import numpy as np
 
 from interactive_recsys.datasets._criteo import CRITEO_CATEGORICAL, read_criteo
 from interactive_recsys.datasets._criteo_id_counts import _IdCounter, _lookup_file
-from interactive_recsys.datasets._criteo_tsv import read_criteo_blocks
+from interactive_recsys.datasets._criteo_tsv import COMPRESSED, line_ranges, read_criteo_blocks
 from interactive_recsys.errors import DatasetError, ParameterError
 from interactive_recsys.io._npy import (
     NpyAppender,
@@ -56,6 +58,8 @@ _DAY = re.compile(r"^day_(\d+)(\.(gz|bz2|zst|lz4))?$")
 TARGETS = ("torchrec", "parquet")
 #: Distinct (id, column) pairs a parse task counts in memory before it writes them to staging.
 COUNT_BUDGET = 1 << 24
+#: Bytes of a plain input file parsed by one task (a file is cut into ranges of this size).
+RANGE_BYTES = 128 << 20
 #: Bytes of input text per hash bucket of the frequency counts (compressed files count 4x).
 BUCKET_BYTES = 8 << 30
 SUMMARY = "_summary.json"
@@ -114,20 +118,20 @@ def criteo_input_files(path: str | os.PathLike, days: Sequence[int] | None = Non
 
 # ---- tasks ----------------------------------------------------------------------------------
 
-def _parse_file(path: str, stem: str, out_dir: str, staging: str, block_size: int,
-                bits: int = 0) -> dict[str, Any]:
-    """Labels and sparse ids to their final files, the raw counts and the id counts (in
-    ``2**bits`` hash buckets per column) to staging."""
-    files = [os.path.join(out_dir, f"{stem}_labels.npy"),
-             os.path.join(out_dir, f"{stem}_sparse.npy"),
-             os.path.join(staging, f"{stem}_dense_raw.npy")]
-    writers = [NpyAppender(files[0], np.int32, 1), NpyAppender(files[1], np.int64, 26),
-               NpyAppender(files[2], np.int32, 13)]
-    counter = _IdCounter(os.path.join(staging, f"{stem}_ids"), len(CRITEO_CATEGORICAL), bits,
-                         COUNT_BUDGET)
+def _parse_range(path: str, stem: str, part: int, byte_range: tuple[int, int] | None,
+                 staging: str, block_size: int, bits: int = 0) -> dict[str, Any]:
+    """One byte range of a file (``None``: all of it): its labels, sparse ids and raw counts
+    to staging files of the part, and its id counts (in ``2**bits`` hash buckets per column)
+    to staging too."""
+    prefix = os.path.join(staging, f"{stem}.{part}")
+    writers = [NpyAppender(prefix + "_labels.npy", np.int32, 1),
+               NpyAppender(prefix + "_sparse.npy", np.int64, 26),
+               NpyAppender(prefix + "_dense_raw.npy", np.int32, 13)]
+    counter = _IdCounter(prefix + "_ids", len(CRITEO_CATEGORICAL), bits, COUNT_BUDGET)
     dense_min = None
     try:
-        for block in read_criteo_blocks(path, block_size=block_size, has_label=stem != "test"):
+        for block in read_criteo_blocks(path, block_size=block_size, has_label=stem != "test",
+                                        byte_range=byte_range):
             writers[0].append(block.labels.reshape(-1, 1))
             writers[1].append(block.sparse)
             writers[2].append(block.dense)
@@ -142,32 +146,46 @@ def _parse_file(path: str, stem: str, out_dir: str, staging: str, block_size: in
         for w in writers:
             w.abort()
         raise
-    if dense_min is None:
-        raise DatasetError(f"Criteo input {path!r} has no rows; TorchRec's scripts cannot "
-                           "take it either (the minimum of no counts). Remove it or pick "
-                           "other days.")
-    return {"stem": stem, "rows": writers[0].rows, "dense_min": dense_min,
-            "count_files": counter.files}
+    return {"stem": stem, "part": part, "prefix": prefix, "rows": writers[0].rows,
+            "dense_min": dense_min, "count_files": counter.files}
 
 
-def _dense_file(raw_path: str, out_path: str, dense_min: int, chunk_rows: int) -> int:
-    """``log(x - m + 2)`` in float32, computed as TorchRec does (int32, then ``np.log``)."""
-    shape = npy_shape(raw_path)
-    create_npy(out_path, np.float32, shape)
+def _dense_part(raw_path: str, out_path: str, offset: int, dense_min: int,
+                chunk_rows: int) -> int:
+    """``log(x - m + 2)`` in float32, computed as TorchRec does (int32, then ``np.log``), of
+    one part's raw counts, written at row ``offset`` of the file's dense file; the raw file
+    is removed."""
+    rows = npy_shape(raw_path)[0]
     shift = np.int32(dense_min) - np.int32(2)
     with np.errstate(over="ignore"):
-        for start in range(0, shape[0], chunk_rows):
+        for start in range(0, rows, chunk_rows):
             x = read_npy_rows(raw_path, start, start + chunk_rows)
             x -= shift
-            write_npy_rows(out_path, start, np.log(x, dtype=np.float32))
-    return int(shape[0])
+            write_npy_rows(out_path, offset + start, np.log(x, dtype=np.float32))
+    os.remove(raw_path)
+    return int(rows)
 
 
-def _map_chunk(sparse_path: str, start: int, stop: int, out_path: str,
-               lookups: list[str]) -> int:
+def _map_rows(sparse_path: str, start: int, stop: int, out_path: str, offset: int,
+              lookups: list[str], chunk_rows: int, copy_to: str | None = None) -> int:
     """Rows ``start:stop`` of a sparse file to contiguous ids (1: not in the vocabulary,
-    i.e. below the frequency threshold); the number of rows."""
-    block = read_npy_rows(sparse_path, start, stop)
+    i.e. below the frequency threshold), written at row ``offset + start`` of ``out_path``,
+    chunk by chunk. With ``copy_to`` (a part of a file cut in byte ranges), the rows are
+    also copied there, at the same row, and the part's sparse file is removed after.
+    Returns the number of rows."""
+    for first in range(start, stop, chunk_rows):
+        block = read_npy_rows(sparse_path, first, min(first + chunk_rows, stop))
+        if copy_to is not None:
+            write_npy_rows(copy_to, offset + first, block)
+        write_npy_rows(out_path, offset + first, _contiguous(block, lookups))
+    if copy_to is not None:
+        os.remove(sparse_path)
+    return stop - start
+
+
+def _contiguous(block: np.ndarray, lookups: list[str]) -> np.ndarray:
+    """The ids of ``block`` (rows x 26 columns) looked up in the columns' lookup files, in
+    place."""
     for j, lookup in enumerate(lookups):
         table = np.load(lookup, mmap_mode="r")
         values, ids = table[0], table[1]
@@ -183,8 +201,7 @@ def _map_chunk(sparse_path: str, start: int, stop: int, out_path: str,
         else:  # a wide one: binary search in the sorted file (no copy in memory)
             pos = np.minimum(np.searchsorted(values, col), len(values) - 1)
             block[:, j] = np.where(values[pos] == col, ids[pos], 1)
-    write_npy_rows(out_path, start, block)
-    return len(block)
+    return block
 
 
 # ---- running tasks with a progress bar -------------------------------------------------------
@@ -230,11 +247,20 @@ def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
                        to: str = "torchrec", frequency_threshold: int = 0,
                        days: str | Sequence[int] | None = None, client: Any = None,
                        overwrite: bool = False, progress: bool = True,
-                       block_size: int = 8 << 20, chunk_rows: int = 1 << 20
-                       ) -> dict[str, Any]:
-    """Raw Criteo TSV (the 1TB ``day_N`` files or Kaggle's ``train.txt``) to TorchRec's files
-    (``to="torchrec"``, see the module doc) or to the standard workflow's parquet
-    (``to="parquet"``, for :class:`~interactive_recsys.Loader`).
+                       block_size: int = 8 << 20, chunk_rows: int = 1 << 20,
+                       range_bytes: int = RANGE_BYTES) -> dict[str, Any]:
+    """Raw Criteo TSV (the 1TB ``day_N`` files or Kaggle's ``train.txt``) to the files TorchRec's
+    DLRM reads (``to="torchrec"``) or to the standard workflow's parquet (``to="parquet"``, for
+    :class:`~interactive_recsys.Loader`).
+
+    With ``to="torchrec"``, each input file ``STEM`` gets what TorchRec's
+    ``npy_preproc_criteo.py`` and ``contiguous_preproc_criteo.py`` write:
+    ``STEM_dense.npy`` (float32, ``log(x - m + 2)`` with ``m`` the minimum of the file's 13
+    counts), ``STEM_sparse.npy`` (int64, the hex ids as integers), ``STEM_labels.npy`` (int32,
+    shape (n, 1)) and ``STEM_sparse_contig_freq.npy`` (int64, contiguous ids from 2 per column
+    across all files, by descending frequency; ids seen fewer than ``frequency_threshold``
+    times are 1). A missing value is 0. The guide page *Criteo for TorchRec's DLRM* has the
+    details.
 
     Parameters
     ----------
@@ -250,6 +276,9 @@ def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
     progress : a progress bar per phase on stderr.
     block_size, chunk_rows : bytes of text parsed at once, and rows per chunk of the later
         phases: they, not the data size, bound the memory of each task.
+    range_bytes : a plain (uncompressed) file is cut into byte ranges of about this size,
+        on line boundaries, parsed by separate tasks (in parallel) and joined in file order.
+        A compressed file is parsed by one task.
 
     Returns
     -------
@@ -287,7 +316,7 @@ def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
             summary = _to_parquet(files, tmp, frequency_threshold, progress)
         else:
             summary = _to_torchrec(files, tmp, frequency_threshold, client, progress,
-                                   block_size, chunk_rows)
+                                   block_size, chunk_rows, range_bytes)
         summary.update(output=os.path.abspath(os.fspath(output)), to=to,
                        frequency_threshold=int(frequency_threshold),
                        cluster=_describe(client))
@@ -303,30 +332,31 @@ def _describe(client: Any) -> str:
 
 
 def _to_torchrec(files: list[tuple[str, str]], out: str, threshold: int, client: Any,
-                 progress: bool, block_size: int, chunk_rows: int) -> dict[str, Any]:
+                 progress: bool, block_size: int, chunk_rows: int, range_bytes: int
+                 ) -> dict[str, Any]:
     seconds: dict[str, float] = {}
     staging = os.path.join(out, "_staging")
     os.makedirs(staging)
 
     t = time.perf_counter()
     bits = _bucket_bits(files)
-    parsed = _run_tasks(_parse_file, [(f, stem, out, staging, block_size, bits)
-                                      for f, stem in files], client, "parse", progress)
+    calls = [(f, stem, part, byte_range, staging, block_size, bits) for f, stem in files
+             for part, byte_range in enumerate(line_ranges(f, range_bytes))]
+    parts = _run_tasks(_parse_range, calls, client, "parse", progress)
+    days = _join_parts(parts, dict((stem, f) for f, stem in files), out)
     seconds["parse"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    _run_tasks(_dense_file, [(os.path.join(staging, f"{p['stem']}_dense_raw.npy"),
-                              os.path.join(out, f"{p['stem']}_dense.npy"), p["dense_min"],
-                              chunk_rows) for p in parsed], client, "dense", progress)
-    for p in parsed:
-        os.remove(os.path.join(staging, f"{p['stem']}_dense_raw.npy"))
+    for stem, day in days.items():
+        create_npy(os.path.join(out, f"{stem}_dense.npy"), np.float32, (day["rows"], 13))
+    _run_tasks(_dense_part, [(p["prefix"] + "_dense_raw.npy",
+                              os.path.join(out, f"{p['stem']}_dense.npy"), p["offset"],
+                              days[p["stem"]]["dense_min"], chunk_rows) for p in parts],
+               client, "dense", progress)
     seconds["dense"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    chunks = [(os.path.join(out, f"{p['stem']}_sparse.npy"), start,
-               min(start + chunk_rows, p["rows"]), p["stem"])
-              for p in parsed for start in range(0, p["rows"], chunk_rows)]
-    count_files = [c for p in parsed for c in p["count_files"]]
+    count_files = [c for p in parts for c in p["count_files"]]
     lookups = [os.path.join(staging, f"lookup_{name}.npy") for name in CRITEO_CATEGORICAL]
     kept = _run_tasks(_lookup_file, [(count_files, j, bits, threshold, lookup)
                                      for j, lookup in enumerate(lookups)], client, "fit",
@@ -334,36 +364,73 @@ def _to_torchrec(files: list[tuple[str, str]], out: str, threshold: int, client:
     seconds["fit"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    _map_contiguous(chunks, lookups, out, client, progress)
+    _map_contiguous(days, parts, lookups, out, client, progress, chunk_rows)
     shutil.rmtree(staging)
     seconds["map"] = time.perf_counter() - t
-    return {"rows": sum(p["rows"] for p in parsed),
-            "files": {p["stem"]: p["rows"] for p in parsed},
+    return {"rows": sum(day["rows"] for day in days.values()),
+            "files": {stem: day["rows"] for stem, day in days.items()},
             # every kept id occurs (it was counted in these files): the largest id is the
             # number kept + 1, or 1 where none is kept
             "num_embeddings": {f"cat_{j}": int(k) + 2 for j, k in enumerate(kept)},
             "seconds": {k: round(v, 3) for k, v in seconds.items()}}
 
 
+def _join_parts(parts: list[dict[str, Any]], paths: dict[str, str], out: str
+                ) -> dict[str, dict[str, Any]]:
+    """Per file (in input order): its rows, its counts' minimum and its parts. Each part
+    gets its first row in the file (``offset``); the labels are joined into the file's
+    labels file, and a file of one part gets its sparse file as it is."""
+    days: dict[str, dict[str, Any]] = {}
+    for stem, path in paths.items():
+        mine = sorted((p for p in parts if p["stem"] == stem), key=lambda p: p["part"])
+        offset = 0
+        for p in mine:
+            p["offset"], offset = offset, offset + p["rows"]
+        lows = [p["dense_min"] for p in mine if p["dense_min"] is not None]
+        if not lows:
+            raise DatasetError(f"Criteo input {path!r} has no rows; TorchRec's scripts cannot "
+                               "take it either (the minimum of no counts). Remove it or pick "
+                               "other days.")
+        days[stem] = {"rows": offset, "dense_min": min(lows), "parts": mine}
+        labels = os.path.join(out, f"{stem}_labels.npy")
+        if len(mine) == 1:
+            os.replace(mine[0]["prefix"] + "_labels.npy", labels)
+            os.replace(mine[0]["prefix"] + "_sparse.npy", os.path.join(out, f"{stem}_sparse.npy"))
+            continue
+        with NpyAppender(labels, np.int32, 1) as joined:
+            for p in mine:
+                joined.append(np.load(p["prefix"] + "_labels.npy"))
+                os.remove(p["prefix"] + "_labels.npy")
+    return days
+
+
 def _bucket_bits(files: list[tuple[str, str]]) -> int:
     """Hash buckets (``2**bits``) per column for the frequency counts: about one per
     :data:`BUCKET_BYTES` of input text (compressed files counted 4x), so that one bucket of one
     column's counts over all files fits a task's memory."""
-    size = sum(os.path.getsize(f) * (4 if f.endswith((".gz", ".bz2", ".zst", ".lz4")) else 1)
-               for f, _ in files)
+    size = sum(os.path.getsize(f) * (4 if f.endswith(COMPRESSED) else 1) for f, _ in files)
     return (size // BUCKET_BYTES).bit_length()
 
 
-def _map_contiguous(chunks: list[tuple[str, int, int, str]], lookups: list[str], out: str,
-                    client: Any, progress: bool) -> None:
-    """Write ``STEM_sparse_contig_freq.npy`` chunk by chunk."""
-    paths = {}
-    for stem in dict.fromkeys(c[3] for c in chunks):
-        rows = max(c[2] for c in chunks if c[3] == stem)
-        paths[stem] = os.path.join(out, f"{stem}_sparse_contig_freq.npy")
-        create_npy(paths[stem], np.int64, (rows, len(CRITEO_CATEGORICAL)))
-    _run_tasks(_map_chunk, [(c[0], c[1], c[2], paths[c[3]], lookups) for c in chunks],
-               client, "map", progress)
+def _map_contiguous(days: dict[str, dict[str, Any]], parts: list[dict[str, Any]],
+                    lookups: list[str], out: str, client: Any, progress: bool,
+                    chunk_rows: int) -> None:
+    """Write ``STEM_sparse_contig_freq.npy``: a file of one part chunk by chunk (a task per
+    chunk), a file cut in parts a task per part, which also copies the part's sparse ids
+    into the file's ``STEM_sparse.npy``."""
+    calls = []
+    for stem, day in days.items():
+        contig = os.path.join(out, f"{stem}_sparse_contig_freq.npy")
+        sparse = os.path.join(out, f"{stem}_sparse.npy")
+        create_npy(contig, np.int64, (day["rows"], len(CRITEO_CATEGORICAL)))
+        if len(day["parts"]) == 1:
+            calls += [(sparse, start, min(start + chunk_rows, day["rows"]), contig, 0, lookups,
+                       chunk_rows) for start in range(0, day["rows"], chunk_rows)]
+            continue
+        create_npy(sparse, np.int64, (day["rows"], len(CRITEO_CATEGORICAL)))
+        calls += [(p["prefix"] + "_sparse.npy", 0, p["rows"], contig, p["offset"], lookups,
+                   chunk_rows, sparse) for p in day["parts"]]
+    _run_tasks(_map_rows, calls, client, "map", progress)
 
 
 def _to_parquet(files: list[tuple[str, str]], out: str, threshold: int, progress: bool

@@ -16,6 +16,8 @@ read as int64 (``int(x, 16)``). A value those types cannot hold is an error here
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -33,9 +35,49 @@ from interactive_recsys.datasets._criteo import (
 )
 from interactive_recsys.errors import DatasetError
 
-__all__ = ["CriteoBlock", "hex_to_int64", "read_criteo_blocks"]
+__all__ = ["COMPRESSED", "CriteoBlock", "hex_to_int64", "line_ranges", "read_criteo_blocks"]
 
 _INT32 = np.iinfo(np.int32)
+#: Extensions of the compressed inputs (read whole: a compressed file cannot be cut by offset).
+COMPRESSED = (".gz", ".bz2", ".zst", ".lz4")
+
+
+def line_ranges(path: str | os.PathLike, range_bytes: int) -> list[tuple[int, int] | None]:
+    """Byte ranges ``(start, stop)`` that cut a plain text file into pieces of about
+    ``range_bytes``, each holding whole lines, every line in exactly one, in file order.
+
+    The file is cut at the offsets ``k * range_bytes``; a line belongs to the range that holds
+    its first byte, so a cut moves forward to the start of the next line (after the first
+    newline at or after the byte before the cut). A range is never empty; one longer than
+    ``range_bytes`` holds a line that crosses the next cut. A compressed file (see
+    :data:`COMPRESSED`) cannot be cut by offset: it is one range, ``None`` (the whole file).
+
+    >>> import tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "day_0")
+    >>> _ = open(path, "wb").write(b"aaaa\\nbb\\ncccccc\\nd")
+    >>> line_ranges(path, 4)
+    [(0, 5), (5, 8), (8, 15), (15, 16)]
+    >>> line_ranges(path, 100), line_ranges(path + ".gz", 4)
+    ([(0, 16)], [None])
+    """
+    path = os.fspath(path)
+    if path.endswith(COMPRESSED):
+        return [None]
+    if range_bytes < 1:
+        raise ValueError(f"range_bytes must be >= 1; got {range_bytes!r}")
+    size = os.path.getsize(path)
+    bounds = [0]
+    with open(path, "rb") as f:
+        cut = range_bytes
+        while cut < size:
+            f.seek(cut - 1)
+            start = cut - 1 + len(f.readline())  # the first line that starts at or after cut
+            if start >= size:
+                break
+            bounds.append(start)
+            cut = -(-(start + 1) // range_bytes) * range_bytes  # cuts up to start add nothing
+    bounds.append(size)
+    return list(itertools.pairwise(bounds))
 
 
 def _hex_digits(data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -143,7 +185,8 @@ def _int32(column: pa.ChunkedArray | pa.Array, name: str, where: str) -> np.ndar
 
 
 def read_criteo_blocks(path: str | os.PathLike, *, block_size: int = 64 << 20,
-                       has_label: bool = True) -> Iterator[CriteoBlock]:
+                       has_label: bool = True, byte_range: tuple[int, int] | None = None
+                       ) -> Iterator[CriteoBlock]:
     """The rows of one raw Criteo file (plain or ``.gz``/``.bz2``/...), block by block.
 
     Parameters
@@ -152,6 +195,8 @@ def read_criteo_blocks(path: str | os.PathLike, *, block_size: int = 64 << 20,
     block_size : bytes of text parsed at once (memory: about 6x this per block).
     has_label : ``False`` for Kaggle's ``test.txt``, which has no label column; its labels
         are then -1, as TorchRec's.
+    byte_range : ``(start, stop)``: only these bytes of a plain file, which must start and
+        end on a line boundary (:func:`line_ranges` cuts a file so); ``None``: the whole file.
     """
     path = os.fspath(path)
     names = CRITEO_COLUMNS if has_label else CRITEO_COLUMNS[1:]
@@ -159,17 +204,24 @@ def read_criteo_blocks(path: str | os.PathLike, *, block_size: int = 64 << 20,
         name: pa.string() for name in CRITEO_CATEGORICAL}
     if has_label:
         types[CRITEO_LABEL] = pa.int64()
+    source = None
     try:
-        stream = pa.input_stream(path, compression="detect")
+        if byte_range is None:
+            stream = pa.input_stream(path, compression="detect")
+        else:
+            source = pa.OSFile(path)
+            stream = source.get_stream(byte_range[0], byte_range[1] - byte_range[0])
         reader = pacsv.open_csv(
             stream, read_options=pacsv.ReadOptions(column_names=names, block_size=block_size),
             parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False),
             convert_options=pacsv.ConvertOptions(column_types=types, null_values=[""],
                                                  strings_can_be_null=False))
     except pa.ArrowInvalid as exc:
+        if source is not None:
+            source.close()
         raise DatasetError(f"Cannot read {path!r} as a raw Criteo TSV file (label, I1..I13, "
                            f"C1..C26, tab-separated): {exc}") from None
-    with stream:
+    with stream, source if source is not None else contextlib.nullcontext():
         while True:
             try:
                 batch = reader.read_next_batch()

@@ -15,8 +15,13 @@ import pyarrow as pa
 import pytest
 
 from interactive_recsys.cli._main import main
-from interactive_recsys.datasets import CRITEO_CATEGORICAL, CRITEO_COLUMNS, synthetic_criteo
-from interactive_recsys.datasets._criteo_torchrec import criteo_to_torchrec, parse_days
+from interactive_recsys.datasets import (
+    CRITEO_CATEGORICAL,
+    CRITEO_COLUMNS,
+    criteo_to_torchrec,
+    synthetic_criteo,
+)
+from interactive_recsys.datasets._criteo_torchrec import parse_days
 from interactive_recsys.datasets._criteo_tsv import hex_to_int64, write_criteo_tsv
 from interactive_recsys.errors import DatasetError, ParameterError
 
