@@ -48,6 +48,7 @@ from interactive_recsys.io._parquet_pieces import (
     plan_pieces,
     sampled_bytes_per_row,
 )
+from interactive_recsys.io._write_options import DEFAULT_WRITE_OPTIONS, WriteOptions
 from interactive_recsys.params import param_error
 from interactive_recsys.runtime.cluster import MAX_PART_SIZE, MIN_PART_SIZE
 from interactive_recsys.runtime.jobs import background_job, compute
@@ -546,24 +547,29 @@ class Dataset:
         return user_frame(frame.reset_index(drop=True), dtype_backend)
 
     @background_job("to_parquet")
-    def to_parquet(self, path: str | os.PathLike, *, shuffle: str | None = None,
-                   out_files_per_proc: int | None = None, overwrite: bool = False,
-                   seed: int = 0, row_group_size: int = 128 * 1024,
+    def to_parquet(self, path: str | os.PathLike, *,
+                   shuffle: str | None = DEFAULT_WRITE_OPTIONS.shuffle,
+                   out_files_per_proc: int | None = DEFAULT_WRITE_OPTIONS.out_files_per_proc,
+                   overwrite: bool = DEFAULT_WRITE_OPTIONS.overwrite,
+                   seed: int = DEFAULT_WRITE_OPTIONS.seed,
+                   row_group_size: int = DEFAULT_WRITE_OPTIONS.row_group_size,
                    background: bool = False, hugectr: Any = False,
                    storage_options: Mapping[str, Any] | None = None) -> Any:
         """Write parquet files, ``_schema.json``, Merlin's ``schema.pbtxt`` and ``_SUCCESS``
-        atomically; see :mod:`.writer`. ``hugectr=True`` (or a dict of
+        atomically; the keywords are :class:`~interactive_recsys.io._writer.WriteOptions`
+        (see :mod:`~interactive_recsys.io._writer`). ``hugectr=True`` (or a dict of
         :class:`~interactive_recsys.io._hugectr.HugeCTROptions`) also writes what HugeCTR's
         parquet reader needs (``_file_list.txt``, ``_metadata.json``, keysets).
         ``path`` may be an fsspec URL; ``storage_options`` (default: this dataset's) open it.
 
         Returns a summary dict, or with ``background=True`` at once a
         :class:`~interactive_recsys.runtime.jobs.Job` whose result is that summary."""
-        return write_dataset(self, path, shuffle=shuffle, out_files_per_proc=out_files_per_proc,
-                             overwrite=overwrite, seed=seed, row_group_size=row_group_size,
-                             hugectr=hugectr, protect=input_files(self),
-                             storage_options=storage_options if storage_options is not None
-                             else self.storage_options)
+        options = WriteOptions(shuffle=shuffle, out_files_per_proc=out_files_per_proc,
+                               overwrite=overwrite, seed=seed, row_group_size=row_group_size,
+                               storage_options=storage_options if storage_options is not None
+                               else self.storage_options)
+        return write_dataset(self, path, options, hugectr_options=hugectr,
+                             protect=input_files(self))
 
     def __repr__(self) -> str:
         rows = self._num_rows if self._num_rows is not None else "?"
