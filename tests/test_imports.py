@@ -155,11 +155,56 @@ def test_the_compute_scan_finds_dask_compute(tmp_path):
     assert _dask_compute_calls(module) == [2, 5]
 
 
+JOBS = "interactive_recsys.runtime.jobs"
+
+
+def _compute_method_calls(path: pathlib.Path) -> list[int]:
+    """Lines of ``<collection>.compute(...)`` method calls in one module: every call of an
+    attribute ``compute`` but the job layer's function (``jobs.compute``, whatever the
+    module is bound to) and the package's ``Dataset.compute`` (the only ``compute`` that
+    takes ``dtype_backend=``; it is a phase of the job layer itself)."""
+    tree = ast.parse(path.read_text())
+    jobs_names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == JOBS.rsplit(".", 1)[0]:
+            jobs_names |= {a.asname or a.name for a in node.names if a.name == "jobs"}
+        elif isinstance(node, ast.Import):
+            jobs_names |= {a.asname for a in node.names if a.name == JOBS and a.asname}
+    lines = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "compute"):
+            continue
+        receiver = node.func.value
+        if isinstance(receiver, ast.Name) and receiver.id in jobs_names | {"dask"}:
+            continue  # the job layer's function; dask.compute: _dask_compute_calls
+        if any(k.arg == "dtype_backend" for k in node.keywords):
+            continue
+        lines.append(node.lineno)
+    return sorted(lines)
+
+
+def test_the_compute_scan_finds_compute_methods(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text(
+        "from interactive_recsys.runtime import jobs\n"
+        "import interactive_recsys.runtime.jobs as j\n"
+        "def f(ddf, ds, client):\n"
+        "    a = ddf.get_partition(0).compute()\n"  # 4: a collection computed by hand
+        "    b, = jobs.compute(ddf, phase='x')\n"
+        "    c, = j.compute(ddf, phase='x')\n"
+        "    d = ds.compute(dtype_backend='pyarrow')\n"
+        "    e = client.compute([ddf])\n"  # 8: the scheduler asked directly
+        "    return ddf[['a']].compute(scheduler='sync')\n")  # 9
+    assert _compute_method_calls(module) == [4, 8, 9]
+
+
 def test_every_dask_compute_goes_through_jobs_compute():
-    """Only :func:`interactive_recsys.runtime.jobs.compute` calls ``dask.compute``: every computation
-    is a named phase that shows in the dashboard and can be cancelled."""
+    """Only :mod:`interactive_recsys.runtime.jobs` computes: no ``dask.compute`` and no
+    ``.compute()`` of a collection elsewhere, so that every computation is a named phase
+    that shows in the dashboard and can be cancelled."""
     calls = {str(path.relative_to(ROOT)): lines for path in ROOT.rglob("*.py")
-             if (lines := _dask_compute_calls(path))}
+             if (lines := _dask_compute_calls(path) + _compute_method_calls(path))}
     assert calls == {"runtime/jobs.py": calls.get("runtime/jobs.py")} and calls["runtime/jobs.py"]
 
 

@@ -51,7 +51,7 @@ from interactive_recsys.io._parquet_pieces import (
 from interactive_recsys.io._write_options import DEFAULT_WRITE_OPTIONS, WriteOptions
 from interactive_recsys.params import param_error
 from interactive_recsys.runtime.cluster import MAX_PART_SIZE, MIN_PART_SIZE
-from interactive_recsys.runtime.jobs import background_job, compute
+from interactive_recsys.runtime.jobs import background_job, compute, compute_partition
 from interactive_recsys.schema import RESERVED_PREFIX, Schema, Tags, arrow_type, normalize_tags
 from interactive_recsys.store.storage import (
     StorageOptions,
@@ -521,7 +521,7 @@ class Dataset:
         check_dtype_backend(dtype_backend, "Dataset.to_iter")
         ddf = self.arrow_ddf(columns)
         for i in range(ddf.npartitions):
-            yield user_frame(ddf.get_partition(i).compute(), dtype_backend)
+            yield user_frame(compute_partition(ddf, i, phase="read partition"), dtype_backend)
 
     def head(self, n: int = 5, *, dtype_backend: str = "pyarrow") -> pd.DataFrame:
         """The first ``n`` rows as a pandas DataFrame, to look at: the engine's Arrow columns

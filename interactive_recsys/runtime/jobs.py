@@ -24,7 +24,7 @@ import functools
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
 from typing import Any
@@ -330,6 +330,28 @@ def compute(*collections: Any, phase: str) -> tuple[Any, ...]:
     return tuple(results)
 
 
+def compute_partition(ddf: Any, index: int, *, phase: str,
+                      columns: Sequence[str] | None = None) -> Any:
+    """Partition ``index`` of the Dask DataFrame ``ddf`` (only ``columns``, if given) as one
+    frame, computed as the phase ``phase`` of :func:`compute` (cancellable, on the board).
+
+    The one-partition collection is optimized before it is handed to the scheduler, so that
+    the client gets a lowered expression (dask-expr's abstract ones, such as the ``Shuffle``
+    of a groupby or of ``to_parquet(shuffle="full")``, have no tasks of their own until then)
+    with only what that partition needs.
+
+    >>> import dask.dataframe as dd, pandas as pd
+    >>> ddf = dd.from_pandas(pd.DataFrame({"a": range(6), "b": range(6)}), npartitions=3)
+    >>> compute_partition(ddf, 1, phase="read", columns=["a"])["a"].tolist()
+    [2, 3]
+    """
+    part = ddf.get_partition(index)
+    if columns is not None:
+        part = part[list(columns)]
+    frame, = compute(part.optimize(), phase=phase)
+    return frame
+
+
 def _compute_local(collections: tuple[Any, ...], phase: str, job: Job) -> tuple[Any, ...]:
     """``dask.compute`` on the local scheduler as a phase of ``job`` whose tasks are counted
     as they finish (a Dask local callback), so that a job run without a cluster reports
@@ -375,23 +397,40 @@ def _local_pool(collections: tuple[Any, ...]) -> dict[str, int]:
 
 def _wait(client: Any, futures: list, record: Phase, job: Job | None, tracked: bool,
           stream_from: float) -> float:
-    """Until every future is done: check for cancellation and count progress every
-    :data:`POLL_SECONDS`. Polls ``Future.done`` rather than ``distributed.wait(timeout=)``:
+    """Until every future is done: return as soon as the last one ends (a done callback sets
+    an event), and meanwhile check for cancellation and count progress every
+    :data:`POLL_SECONDS`. Waits on the event rather than ``distributed.wait(timeout=)``:
     each wait that times out leaves one pending asyncio task per unfinished future on the
     client's loop until that future ends (10 waits a second on 400 write tasks grew the
-    process hosting the scheduler by 4 MB a second, 10 GB in a 100M-row write)."""
-    pending = list(futures)
-    while True:
-        pending = [f for f in pending if not f.done()]
-        if not pending:
-            return stream_from
-        time.sleep(POLL_SECONDS)
+    process hosting the scheduler by 4 MB a second, 10 GB in a 100M-row write); a done
+    callback is one task per future, once."""
+    all_done = _all_done_event(futures)
+    while not all_done.wait(POLL_SECONDS):
         if job is not None:
             job._check_cancelled(client)
         elif client.status != "running":
             raise CancelledError(f"The Dask client closed while phase {record.name!r} ran.")
         if tracked and BOARD.watchers == 0:  # a watching Monitor counts tasks itself
             stream_from = _observe(client, record, stream_from)
+    return stream_from
+
+
+def _all_done_event(futures: list) -> threading.Event:
+    """An event set once every future of ``futures`` is done (finished, failed, cancelled)."""
+    event, lock = threading.Event(), threading.Lock()
+    left = [len(futures)]
+
+    def one_done(_: Any) -> None:
+        with lock:
+            left[0] -= 1
+            if left[0] <= 0:
+                event.set()
+
+    if not futures:
+        event.set()
+    for future in futures:
+        future.add_done_callback(one_done)
+    return event
 
 
 #: Seconds each read of the task stream goes back before the last stop it saw: a worker's

@@ -83,6 +83,7 @@ from interactive_recsys.compat.nvtabular.vocabulary import vocabulary_steps
 from interactive_recsys.embedding import embedding_sizes
 from interactive_recsys.errors import ParameterError, SchemaError
 from interactive_recsys.operands import OperatorOperand
+from interactive_recsys.runtime import jobs
 from interactive_recsys.schema import Schema
 from interactive_recsys.workflow._graph import Node, SelectNode
 
@@ -639,7 +640,8 @@ def _side_frame(df_ext: Any, kind: Any) -> Any:
     if hasattr(df_ext, "columns") and hasattr(df_ext, "iloc"):
         return df_ext
     if hasattr(df_ext, "to_ddf"):  # an nvt.Dataset
-        return df_ext.to_ddf().compute()
+        frame, = jobs.compute(df_ext.to_ddf(), phase="JoinExternal: side table")
+        return frame
     if isinstance(df_ext, str | os.PathLike):
         read = pd.read_csv if _is_csv(df_ext, kind) else pd.read_parquet
         return read(os.fspath(df_ext))
