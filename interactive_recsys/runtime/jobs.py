@@ -38,7 +38,7 @@ from interactive_recsys.runtime._job import (
     current_job,
     submit,
 )
-from interactive_recsys.runtime._phases import (
+from interactive_recsys.runtime._phases import (  # noqa: F401  (jobs.PHASE_LABELS too)
     BOARD,
     PHASE_LABELS,
     Phase,
@@ -49,10 +49,10 @@ from interactive_recsys.runtime._phases import (
     task_group,
 )
 
-__all__ = ["BOARD", "PHASE_LABELS", "POLL_SECONDS", "ClusterLostError", "Job",
-           "JobCancelledError", "Phase", "ProgressBoard", "active_client", "background_job",
-           "compute", "compute_partition", "current_job", "name_task_group", "operator_label",
-           "submit", "task_group"]
+__all__ = ["ClusterLostError", "Job", "JobCancelledError", "Phase", "ProgressBoard",
+           "active_client", "background_job", "compute", "compute_partition", "current_job",
+           "lost_message", "name_task_group", "operator_label", "scheduler_lost", "submit",
+           "task_group"]
 
 #: Seconds between checks for cancellation and progress while a phase runs.
 POLL_SECONDS = 0.1

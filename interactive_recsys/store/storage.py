@@ -48,7 +48,7 @@ from interactive_recsys.store._manifest import (
     read_manifest,
 )
 from interactive_recsys.store._outputs import atomic_file
-from interactive_recsys.store._urls import (
+from interactive_recsys.store._urls import (  # noqa: F401  (storage.join... for the callers)
     StorageOptions,
     exists,
     filesystem,
@@ -62,10 +62,8 @@ from interactive_recsys.store._urls import (
     strip,
 )
 
-__all__ = ["MANIFEST", "MANIFEST_FORMAT", "STAGING", "StorageError", "StorageOptions", "exists",
-           "filesystem", "guarded", "is_remote", "isdir", "join", "local_path",
-           "manifest_text", "parse_manifest", "protocol", "published_files", "storage_error",
-           "strip"]
+__all__ = ["MANIFEST", "MANIFEST_FORMAT", "STAGING", "StorageError", "filesystem", "is_remote",
+           "manifest_text", "parse_manifest", "published_files", "strip"]
 
 
 # ---- the commit protocol --------------------------------------------------------------------
