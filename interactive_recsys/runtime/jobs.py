@@ -204,14 +204,13 @@ def _local_pool(collections: tuple[Any, ...]) -> dict[str, int]:
 
 def _wait(client: Any, futures: list, record: Phase, job: Job | None, tracked: bool,
           stream_from: float) -> float:
-    """Until every future is done: return as soon as the last one ends (a done callback sets
-    an event), and meanwhile check for cancellation and count progress every
-    :data:`POLL_SECONDS`. Waits on the event rather than ``distributed.wait(timeout=)``:
+    """Until every future is done: return as soon as the last one ends
+    (:func:`_all_done_event`), and meanwhile check for cancellation and count progress
+    every :data:`POLL_SECONDS`. Waits on one event rather than ``distributed.wait(timeout=)``:
     each wait that times out leaves one pending asyncio task per unfinished future on the
     client's loop until that future ends (10 waits a second on 400 write tasks grew the
-    process hosting the scheduler by 4 MB a second, 10 GB in a 100M-row write); a done
-    callback is one task per future, once."""
-    all_done = _all_done_event(futures)
+    process hosting the scheduler by 4 MB a second, 10 GB in a 100M-row write)."""
+    all_done = _all_done_event(client, futures)
     while not all_done.wait(POLL_SECONDS):
         if job is not None:
             job._check_cancelled(client)
@@ -222,21 +221,21 @@ def _wait(client: Any, futures: list, record: Phase, job: Job | None, tracked: b
     return stream_from
 
 
-def _all_done_event(futures: list) -> threading.Event:
-    """An event set once every future of ``futures`` is done (finished, failed, cancelled)."""
-    event, lock = threading.Event(), threading.Lock()
-    left = [len(futures)]
+def _all_done_event(client: Any, futures: list) -> threading.Event:
+    """An event set once every future of ``futures`` is done (finished, failed, cancelled):
+    one coroutine on the client's loop waits for them in turn, as ``Future.add_done_callback``
+    waits for one (a callback per future would be a task per future)."""
+    event = threading.Event()
 
-    def one_done(_: Any) -> None:
-        with lock:
-            left[0] -= 1
-            if left[0] <= 0:
-                event.set()
+    async def wait_all() -> None:
+        try:
+            for future in futures:
+                while future.status == "pending":
+                    await future._state.wait()
+        finally:
+            event.set()
 
-    if not futures:
-        event.set()
-    for future in futures:
-        future.add_done_callback(one_done)
+    client.loop.add_callback(wait_all)
     return event
 
 

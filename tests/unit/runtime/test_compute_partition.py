@@ -51,27 +51,16 @@ def test_dataset_to_iter_reads_each_partition_through_the_job_layer() -> None:
     assert all(p.status == "finished" and p.total > 0 for p in job.phases)
 
 
-class _FakeFuture:
-    def __init__(self) -> None:
-        self.callbacks: list = []
+def test_the_wait_ends_when_the_last_future_does(client) -> None:
+    """The event of a phase's futures is set once all of them are done, failed ones too."""
+    import dask
 
-    def add_done_callback(self, fn) -> None:
-        self.callbacks.append(fn)
-
-    def finish(self) -> None:
-        for fn in self.callbacks:
-            fn(self)
-
-
-def test_the_wait_ends_when_the_last_future_does() -> None:
-    futures = [_FakeFuture() for _ in range(3)]
-    event = jobs._all_done_event(futures)
-    futures[2].finish()
-    futures[0].finish()
-    assert not event.is_set()
-    futures[1].finish()
-    assert event.is_set()
-    assert jobs._all_done_event([]).is_set()
+    slow = client.compute(dask.delayed(time.sleep, pure=False)(0.5))
+    failing = client.compute(dask.delayed(lambda: 1 / 0, pure=False)())
+    event = jobs._all_done_event(client, [failing, slow])
+    assert not event.wait(0.1)  # the slow one still runs
+    assert event.wait(10) and slow.done() and failing.status == "error"
+    assert jobs._all_done_event(client, []).wait(5)
 
 
 def test_a_short_phase_on_a_cluster_returns_before_a_poll_interval(client) -> None:
