@@ -1,5 +1,9 @@
 """Datasets: parquet or csv files, or in-memory frames, as lazy partitions sized in bytes.
 
+The files a Dataset reads are found by :mod:`._paths`, sized by :mod:`._part_size`, their
+parquet footers read by :mod:`._file_schemas`, and named in guards and errors by
+:mod:`._provenance`; this module re-exports those names.
+
 >>> import pandas as pd
 >>> ds = Dataset(pd.DataFrame({"a": [1, 2, 3]}))
 >>> ds.num_rows, ds.schema["a"].dtype
@@ -8,22 +12,17 @@
 
 from __future__ import annotations
 
-import glob
 import json
 import math
 import os
-import stat
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import dask
 import dask.dataframe as dd
 import pandas as pd
-import psutil
 import pyarrow as pa
-import pyarrow.parquet as pq
 from dask.dataframe.io.csv import read_pandas
-from dask.utils import parse_bytes
 
 from interactive_recsys.backend import Backend, backend_of, convert, dictionary_schema, get_backend
 from interactive_recsys.backend._arrow import small_type
@@ -41,6 +40,7 @@ from interactive_recsys.io._csv_input import (
     pandas_csv_dtype,
 )
 from interactive_recsys.io._export import write_dataset
+from interactive_recsys.io._file_schemas import read_metadata, unify_schemas
 from interactive_recsys.io._hive import HivePartitions, discover
 from interactive_recsys.io._parquet_pieces import (
     ParquetPiece,
@@ -48,202 +48,31 @@ from interactive_recsys.io._parquet_pieces import (
     plan_pieces,
     sampled_bytes_per_row,
 )
-from interactive_recsys.params import param_error
-from interactive_recsys.runtime.cluster import MAX_PART_SIZE, MIN_PART_SIZE
-from interactive_recsys.runtime.jobs import background_job, compute
-from interactive_recsys.schema import RESERVED_PREFIX, Schema, Tags, arrow_type, normalize_tags
-from interactive_recsys.store.storage import (
-    StorageOptions,
-    expand_url,
-    filesystem_of,
-    is_remote,
-    published_copy,
-    published_files,
-    strip,
+from interactive_recsys.io._part_size import (
+    MAX_PART_SIZE,
+    MIN_PART_SIZE,
+    default_part_size,
+    parse_part_size,
 )
+from interactive_recsys.io._paths import (
+    CSV_EXTENSIONS,
+    PARQUET_EXTENSIONS,
+    expand_paths,
+    infer_engine,
+    input_folders,
+    refuse_special_file,
+)
+from interactive_recsys.io._provenance import describe_input, input_files, source_files
+from interactive_recsys.io._write_options import DEFAULT_WRITE_OPTIONS, WriteOptions
+from interactive_recsys.params import param_error
+from interactive_recsys.runtime.jobs import background_job, compute, compute_partition
+from interactive_recsys.schema import RESERVED_PREFIX, Schema, Tags, arrow_type, normalize_tags
+from interactive_recsys.store.storage import filesystem_of
 
-PARQUET_EXTENSIONS = (".parquet", ".pq", ".parq")
-CSV_EXTENSIONS = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz")
-
-
-def default_part_size() -> int:
-    """A sixteenth of a worker's memory (of the active Dask client, else of this machine)."""
-    memory = None
-    try:
-        from distributed import default_client
-
-        workers = default_client().scheduler_info(n_workers=-1)["workers"].values()
-        limits = [w.get("memory_limit") or 0 for w in workers]
-        memory = min(limit for limit in limits if limit) if any(limits) else None
-    except (ValueError, ImportError):
-        pass
-    if memory is None:
-        memory = psutil.virtual_memory().total // max(1, os.cpu_count() or 1)
-    return int(min(MAX_PART_SIZE, max(MIN_PART_SIZE, memory // 16)))
-
-
-def parse_part_size(part_size: str | int | None) -> int:
-    if part_size is None:
-        return default_part_size()
-    try:
-        size = parse_bytes(part_size) if isinstance(part_size, str) else int(part_size)
-    except (ValueError, TypeError):
-        size = -1
-    if size <= 0:
-        raise param_error("part_size", None, f"must be a positive size like '128MB' or "
-                          f"a number of bytes. Got {part_size!r} instead.")
-    return size
-
-
-def _data_extensions(engine: str | None) -> tuple[str, ...]:
-    extensions = PARQUET_EXTENSIONS + CSV_EXTENSIONS
-    return extensions if engine == "csv" else tuple(e for e in extensions if e != ".txt")
-
-
-def expand_paths(source: str | os.PathLike | Sequence[str | os.PathLike],
-                 engine: str | None = None,
-                 storage_options: StorageOptions = None) -> list[str]:
-    """Files named by a path, a directory, a glob or a list of those, in sorted order.
-
-    In a directory, ``.txt`` files (often a README) are data only with ``engine="csv"``.
-    Paths may be fsspec URLs (``s3://...``) opened with ``storage_options``; a folder that
-    is an incomplete output (see :func:`.storage.published_files`) is refused. A folder
-    with a ``_SUCCESS`` manifest is read as the files it lists, locally as in a store; a
-    file added to it later is not read. Names starting with ``_`` or ``.`` are skipped.
-    """
-    items = [source] if isinstance(source, str | os.PathLike) else list(source)
-    if not items:
-        raise DatasetError("No input given (an empty list of files). Pass a path, a folder, a "
-                           "glob or a non-empty list of parquet/csv files.")
-    files: list[str] = []
-    for item in items:
-        item = os.fspath(item)
-        if is_remote(item):
-            files.extend(expand_url(item, _data_extensions(engine), storage_options))
-            continue
-        if os.path.isdir(item):
-            listed = published_files(item)  # an interrupted output is refused
-            extensions = PARQUET_EXTENSIONS + CSV_EXTENSIONS
-            if engine != "csv":
-                extensions = tuple(e for e in extensions if e != ".txt")
-            if listed is None:  # a folder of another tool: its data files, as they are
-                candidates = [p for p in glob.glob(os.path.join(item, "**", "*"),
-                                                   recursive=True) if os.path.isfile(p)]
-            else:  # an output: the files its manifest lists, as in a store (not files added)
-                candidates = listed
-            found = sorted(p for p in candidates if p.endswith(extensions) and not any(
-                part.startswith(("_", ".")) for part in os.path.relpath(p, item).split(os.sep)))
-            if not found:
-                skipped = sorted(os.path.relpath(p, item) for p in glob.glob(
-                    os.path.join(item, "**", "*"), recursive=True) if os.path.isfile(p))
-                raise DatasetError(
-                    f"The folder {item!r} holds no parquet or csv data files (found: "
-                    f"{skipped[:5] or 'nothing'}). Parquet files end in {PARQUET_EXTENSIONS}, "
-                    f"csv in {tuple(e for e in CSV_EXTENSIONS if e != '.txt')}; .txt files in a "
-                    "folder are read only with engine='csv'.")
-        elif glob.has_magic(item):
-            found = sorted(p for p in glob.glob(item) if os.path.isfile(p))
-        else:
-            if not os.path.exists(item):
-                raise DatasetError(f"Input file {item!r} does not exist. Check the path (the "
-                                   f"current directory is {os.getcwd()!r}).")
-            refuse_special_file(item)
-            found = [item]
-        if not found:
-            raise DatasetError(f"No data files match {item!r}. Check the path or the glob "
-                               f"pattern (parquet: {PARQUET_EXTENSIONS}, csv: {CSV_EXTENSIONS}).")
-        files.extend(found)
-    return files
-
-
-def refuse_special_file(path: str | os.PathLike) -> None:
-    """Refuse an input that is not a regular file (a FIFO, a socket, a device), before
-    anything reads it: a reader of a named pipe waits for a writer forever, and a device
-    has no end or size.
-
-    >>> try:
-    ...     refuse_special_file("/dev/null")
-    ... except DatasetError as exc:
-    ...     print(str(exc).split(":")[0])
-    Input '/dev/null' is a character device, not a regular file
-    """
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return  # missing or unreadable: the caller's own error names it
-    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
-        return
-    kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
-            else "a character device" if stat.S_ISCHR(mode)
-            else "a block device" if stat.S_ISBLK(mode) else "not a file or a folder")
-    raise DatasetError(
-        f"Input {os.fspath(path)!r} is {kind}, not a regular file: it is refused before any "
-        "read (a pipe or a device would be read without end, or block until a writer "
-        "comes). Write the data to a file first (e.g. cat PIPE > data.csv) and pass that "
-        "file, or a folder of parquet/csv files.")
-
-
-def _infer_engine(files: list[str]) -> str:
-    engines = {"parquet" if f.endswith(PARQUET_EXTENSIONS) else "csv" for f in files}
-    if len(engines) > 1:
-        raise DatasetError(f"The input mixes parquet and csv files ({files[:4]}...); pass one "
-                           "kind, or engine='parquet' / engine='csv'.")
-    return engines.pop()
-
-
-# ---- parquet ---------------------------------------------------------------------------------
-def _unify_type(name: str, types: dict[str, pa.DataType]) -> pa.DataType:
-    distinct = set(types.values())
-    if len(distinct) > 1:  # an all-null file (Arrow null: pandas' all-None) takes any type
-        distinct.discard(pa.null())
-    if len(distinct) == 1:
-        return distinct.pop()
-    if all(pa.types.is_string(t) or pa.types.is_large_string(t) for t in distinct):
-        return pa.large_string()
-    if all(pa.types.is_integer(t) for t in distinct):
-        return pa.int64()
-    if all(pa.types.is_integer(t) or pa.types.is_floating(t) for t in distinct):
-        return pa.float64()
-    shown = ", ".join(f"{os.path.basename(f)}: {t}" for f, t in list(types.items())[:4])
-    raise DatasetError(f"Column {name!r} has incompatible types across files ({shown}). Rewrite "
-                       "the files with one type for it, or read them as separate datasets.")
-
-
-def unify_schemas(file_schemas: Mapping[str, pa.Schema]) -> pa.Schema:
-    """One schema for several files: int/float widen, a column missing in a file is nullable."""
-    order: dict[str, None] = {}
-    for schema in file_schemas.values():
-        for name in schema.names:
-            order.setdefault(name)
-    fields = []
-    for name in order:
-        types = {f: s.field(name).type for f, s in file_schemas.items() if name in s.names}
-        fields.append(pa.field(name, _unify_type(name, types)))
-    return pa.schema(fields)
-
-
-def _read_metadata(files: list[str], fs: Any = None
-                   ) -> tuple[dict[str, pq.FileMetaData], dict[str, pa.Schema]]:
-    metadata, schemas = {}, {}
-    for f in files:
-        try:
-            pf = pq.ParquetFile(f if fs is None else strip(f), filesystem=fs)
-        except FileNotFoundError as exc:  # listed a moment ago: its folder was written again
-            moved = published_copy(fs, f) if fs is not None else None
-            if moved is None:
-                raise DatasetError(f"{f!r} is gone: its folder was written again while this "
-                                   "Dataset was being opened. Open the Dataset again.") from exc
-            pf = pq.ParquetFile(moved, filesystem=fs)  # its publish finished: the same bytes
-        except (OSError, pa.ArrowException) as exc:
-            raise DatasetError(f"{f!r} is not a readable parquet file ({exc}). Remove or "
-                               "rewrite it.") from exc
-        metadata[f], schemas[f] = pf.metadata, pf.schema_arrow
-        dups = sorted({n for n in pf.schema_arrow.names if pf.schema_arrow.names.count(n) > 1})
-        if dups:
-            raise DatasetError(f"{f!r} has duplicate column names {dups}: columns are found by "
-                               "name, so each name must appear once. Rewrite the file with "
-                               "unique names (e.g. rename the second one).")
-    return metadata, schemas
+__all__ = ["CSV_EXTENSIONS", "MAX_PART_SIZE", "MIN_PART_SIZE", "PARQUET_EXTENSIONS", "Dataset",
+           "as_dataset", "default_part_size", "describe_input", "expand_paths", "input_files",
+           "input_folders", "parse_part_size", "refuse_special_file", "source_files",
+           "unify_schemas", "with_written_roles"]
 
 
 class Dataset:
@@ -305,7 +134,7 @@ class Dataset:
             self.folders = input_folders(source)
             self._fs = filesystem_of(self.files, self.storage_options)
             self._hive = discover(self.files, source)
-            engine = engine or _infer_engine(self.files)
+            engine = engine or infer_engine(self.files)
             self.read_options = {"engine": engine} if engine != "csv" else {
                 "engine": engine, "sep": sep, "names": None if names is None else list(names),
                 "dtypes": dict(dtypes or {}), "header": header}
@@ -357,7 +186,7 @@ class Dataset:
         return Schema(cols)
 
     def _open_parquet(self, part_size: int) -> tuple[dd.DataFrame, pa.Schema]:
-        metadata, schemas = _read_metadata(self.files, self._fs)
+        metadata, schemas = read_metadata(self.files, self._fs)
         schema = unify_schemas(schemas)
         first = self.files[0]
         per_row = sampled_bytes_per_row(first, metadata[first], self._fs)
@@ -520,7 +349,7 @@ class Dataset:
         check_dtype_backend(dtype_backend, "Dataset.to_iter")
         ddf = self.arrow_ddf(columns)
         for i in range(ddf.npartitions):
-            yield user_frame(ddf.get_partition(i).compute(), dtype_backend)
+            yield user_frame(compute_partition(ddf, i, phase="read partition"), dtype_backend)
 
     def head(self, n: int = 5, *, dtype_backend: str = "pyarrow") -> pd.DataFrame:
         """The first ``n`` rows as a pandas DataFrame, to look at: the engine's Arrow columns
@@ -546,24 +375,29 @@ class Dataset:
         return user_frame(frame.reset_index(drop=True), dtype_backend)
 
     @background_job("to_parquet")
-    def to_parquet(self, path: str | os.PathLike, *, shuffle: str | None = None,
-                   out_files_per_proc: int | None = None, overwrite: bool = False,
-                   seed: int = 0, row_group_size: int = 128 * 1024,
+    def to_parquet(self, path: str | os.PathLike, *,
+                   shuffle: str | None = DEFAULT_WRITE_OPTIONS.shuffle,
+                   out_files_per_proc: int | None = DEFAULT_WRITE_OPTIONS.out_files_per_proc,
+                   overwrite: bool = DEFAULT_WRITE_OPTIONS.overwrite,
+                   seed: int = DEFAULT_WRITE_OPTIONS.seed,
+                   row_group_size: int = DEFAULT_WRITE_OPTIONS.row_group_size,
                    background: bool = False, hugectr: Any = False,
                    storage_options: Mapping[str, Any] | None = None) -> Any:
         """Write parquet files, ``_schema.json``, Merlin's ``schema.pbtxt`` and ``_SUCCESS``
-        atomically; see :mod:`.writer`. ``hugectr=True`` (or a dict of
+        atomically; the keywords are :class:`~interactive_recsys.io._writer.WriteOptions`
+        (see :mod:`~interactive_recsys.io._writer`). ``hugectr=True`` (or a dict of
         :class:`~interactive_recsys.io._hugectr.HugeCTROptions`) also writes what HugeCTR's
         parquet reader needs (``_file_list.txt``, ``_metadata.json``, keysets).
         ``path`` may be an fsspec URL; ``storage_options`` (default: this dataset's) open it.
 
         Returns a summary dict, or with ``background=True`` at once a
         :class:`~interactive_recsys.runtime.jobs.Job` whose result is that summary."""
-        return write_dataset(self, path, shuffle=shuffle, out_files_per_proc=out_files_per_proc,
-                             overwrite=overwrite, seed=seed, row_group_size=row_group_size,
-                             hugectr=hugectr, protect=input_files(self),
-                             storage_options=storage_options if storage_options is not None
-                             else self.storage_options)
+        options = WriteOptions(shuffle=shuffle, out_files_per_proc=out_files_per_proc,
+                               overwrite=overwrite, seed=seed, row_group_size=row_group_size,
+                               storage_options=storage_options if storage_options is not None
+                               else self.storage_options)
+        return write_dataset(self, path, options, hugectr_options=hugectr,
+                             protect=input_files(self))
 
     def __repr__(self) -> str:
         rows = self._num_rows if self._num_rows is not None else "?"
@@ -590,36 +424,6 @@ class _Converter:
                 f"df[{column!r}].astype(str) (or pd.to_numeric(..., errors='coerce')).") from exc
 
 
-def source_files(ddf: dd.DataFrame) -> list[str]:
-    """The files a Dask DataFrame built by :class:`Dataset` reads (for output guards)."""
-    files: list[str] = []
-
-    def visit(value: Any, depth: int) -> None:
-        try:
-            files.extend(getattr(value, "irs_sources", ()))
-            files.extend(getattr(value, "irs_folders", ()))
-        except Exception:  # e.g. from_delayed's expression: no metadata to look into
-            pass
-        if isinstance(value, ParquetPiece):
-            files.append(value.path)
-        elif isinstance(value, list | tuple) and depth < 3:
-            for item in value:
-                visit(item, depth + 1)
-
-    for expr in ddf.expr.walk():
-        for operand in expr.operands:
-            visit(operand, 0)
-    return sorted(set(files))
-
-
-def input_files(ds: Dataset) -> list[str]:
-    """The files ``ds`` reads: its own, those it was derived from, or found in its graph;
-    with the folders named as input (for :func:`~interactive_recsys.store._outputs.
-    check_not_inside_input`)."""
-    own = {*ds.files, *getattr(ds, "sources", ()), *getattr(ds, "folders", ())}
-    return sorted(own) or source_files(ds.arrow_ddf())
-
-
 def with_written_roles(schema: Schema, folders: Sequence[str]) -> Schema:
     """``schema`` with the tags and properties (cardinality...) that ``_schema.json`` of a
     folder this library wrote gives its columns (read as one folder, dtypes unchanged),
@@ -635,28 +439,6 @@ def with_written_roles(schema: Schema, folders: Sequence[str]) -> Schema:
     return Schema(c.with_(tags=c.tags | w.tags, properties={**w.properties, **c.properties})
                   if (w := written.get(c.name)) is not None and w.dtype == c.dtype else c
                   for c in schema.values())
-
-
-def describe_input(ds: Dataset) -> str:
-    """The input of ``ds`` as errors name it: its folder, its file, or its first files.
-
-    >>> describe_input(Dataset(pd.DataFrame({"a": [1]})))
-    'the in-memory frame'
-    """
-    files = list(ds.files or getattr(ds, "sources", ()))
-    if len(ds.folders) == 1:
-        return f"the folder {ds.folders[0]!r}"
-    if len(files) == 1:
-        return f"the file {files[0]!r}"
-    if files:
-        return f"the {len(files)} files {files[:3]}" + (" ..." if len(files) > 3 else "")
-    return "the in-memory frame"
-
-
-def input_folders(source: Any) -> list[str]:
-    """The folders among the paths of a Dataset's ``source``."""
-    items = [source] if isinstance(source, str | os.PathLike) else list(source)
-    return [os.fspath(i) for i in items if isinstance(i, str | os.PathLike) and os.path.isdir(i)]
 
 
 def as_dataset(data: Any) -> Dataset:

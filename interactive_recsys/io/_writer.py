@@ -24,7 +24,8 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import dask
@@ -33,16 +34,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from interactive_recsys.backend import get_backend
-from interactive_recsys.params import Param, validate_params
+from interactive_recsys.io._write_options import DEFAULT_WRITE_OPTIONS, WriteOptions
 from interactive_recsys.runtime._memory_release import release_memory
 from interactive_recsys.runtime.jobs import compute
 from interactive_recsys.schema import RESERVED_PREFIX
 from interactive_recsys.store import commit, storage
 from interactive_recsys.store._outputs import atomic_directory, check_not_inside_input
 
-__all__ = ["SHUFFLE_MODES", "atomic_directory", "write_parquet"]
+__all__ = ["StagedOutput", "atomic_directory", "staged_parquet", "write_parquet"]
 
-SHUFFLE_MODES = (None, "partition", "worker", "full")
 _KEY = RESERVED_PREFIX + "shuffle_key__"
 
 
@@ -182,90 +182,118 @@ def _output_directory(path: str, overwrite: bool, protect: dict,
         yield staging, storage.filesystem(path, storage_options)
 
 
-@validate_params({
-    "shuffle": Param(choices=SHUFFLE_MODES, nullable=True, must=f"one of {SHUFFLE_MODES}"),
-    "out_files_per_proc": Param(kind="int", low=1, nullable=True, show_type=True),
-    "seed": Param(kind="int", low=0, show_type=True),
-    "row_group_size": Param(kind="int", low=1, show_type=True),
-    "overwrite": Param(kind="bool", must="True or False"),
-})
-def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = None,
-                  out_files_per_proc: int | None = None, overwrite: bool = False, seed: int = 0,
-                  row_group_size: int = 128 * 1024, protect: Sequence[str] = (),
-                  finish: Callable[..., dict[str, Any]] | None = None,
-                  storage_options: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Write a Dataset as parquet files + ``_schema.json`` + ``_SUCCESS``; return a summary.
+def _worker_shuffle_tasks(parts: list, tmp: str, schema: pa.Schema, backend: str,
+                          options: WriteOptions, workers: int, fs: Any
+                          ) -> tuple[list, list[str]]:
+    """``shuffle="worker"``: each worker's share of partitions spread at random over that
+    share's ``out_files_per_proc`` files, each shuffled once merged."""
+    files_per_group = options.out_files_per_proc or 1
+    pieces = [dask.delayed(_split_random)(p, options.seed, files_per_group, tmp, i, schema,
+                                          backend, fs) for i, p in enumerate(parts)]
+    tasks, names = [], []
+    for g in range(min(workers, len(parts))):
+        members = pieces[g * len(parts) // workers:(g + 1) * len(parts) // workers]
+        for j in range(files_per_group):
+            name = f"part.{len(names):05d}.parquet"
+            paths = [dask.delayed(lambda ps, j=j: ps[j])(m) for m in members]
+            tasks.append(dask.delayed(_merge_pieces)(paths, storage.join(tmp, name), schema,
+                                                     options.seed + len(names),
+                                                     options.row_group_size, fs))
+            names.append(name)
+    return tasks, names
 
-    This writer knows files, not formats: the output steps above it
-    (:func:`interactive_recsys.io._export.write_dataset`: Merlin's schema, HugeCTR's files) pass
-    ``finish(tmp_dir, final_dir, file_names)``, called on the finished files in the
-    temporary directory before the atomic rename; the dict it returns joins the summary.
+
+def _write_parts(ds: Any, tmp: str, fs: Any, options: WriteOptions) -> tuple[list[str],
+                                                                              list[int]]:
+    """Write the data files of ``ds`` into ``tmp`` as ``options.shuffle`` says; return their
+    names and row counts."""
+    backend, schema, ddf = ds.backend.name, ds.schema.to_arrow(), ds.arrow_ddf()
+    workers = _n_workers()
+    per_proc = options.out_files_per_proc
+    n_out = per_proc * workers if per_proc else ddf.npartitions
+    if options.shuffle == "full":
+        keyed = ddf.map_partitions(_add_key, options.seed, 0, 2**62, backend,
+                                   meta=ds.backend.with_columns(ddf._meta, {
+                                       _KEY: ds.backend.from_numpy(np.zeros(0, np.int64))}))
+        ddf = keyed.shuffle(on=_KEY, npartitions=n_out)
+    elif ddf.npartitions != n_out and options.shuffle != "worker":
+        ddf = ddf.repartition(npartitions=n_out)
+    parts = ddf.to_delayed()
+    if options.shuffle == "worker":
+        tasks, names = _worker_shuffle_tasks(parts, tmp, schema, backend, options, workers, fs)
+    else:
+        names = [f"part.{i:05d}.parquet" for i in range(len(parts))]
+        permute = options.shuffle == "partition"
+        dictionary = dictionary_columns(ds.schema)
+        tasks = [dask.delayed(_write_part)(p, storage.join(tmp, n), schema, backend,
+                                           options.row_group_size,
+                                           options.seed + i if permute else None,
+                                           dictionary, fs)
+                 for i, (p, n) in enumerate(zip(parts, names, strict=True))]
+    return names, [int(r) for r in compute(*tasks, phase="write")]
+
+
+@dataclass
+class StagedOutput:
+    """A parquet output whose data files are written but not yet published.
+
+    :func:`staged_parquet` yields it; the output steps above the writer add their files to
+    :attr:`directory` and their entries to :attr:`summary` before the block ends, so that
+    they are published with the data, or not at all.
+    """
+
+    #: the local folder for the output's small files: the temporary sibling of a local
+    #: output, or a local folder uploaded into the staging prefix of a URL
+    directory: str
+    #: where the output is published (an absolute path, or the URL)
+    final: str
+    #: the data files, relative to the output folder
+    files: list[str]
+    #: the summary ``to_parquet`` returns, also written as ``_schema.json``
+    summary: dict[str, Any]
+    #: where the data files are: :attr:`directory` locally, the staging URL for a URL
+    data_dir: str
+    #: the fsspec filesystem of a URL output, else ``None``
+    fs: Any = None
+
+
+@contextlib.contextmanager
+def staged_parquet(ds: Any, path: str | os.PathLike,
+                   options: WriteOptions = DEFAULT_WRITE_OPTIONS, *,
+                   protect: Sequence[str] = ()) -> Iterator[StagedOutput]:
+    """Write a Dataset's parquet files into a temporary folder, yield the
+    :class:`StagedOutput` for the caller to add files, then publish everything at once.
+
+    The block's end writes ``_schema.json`` (the summary) and the ``_SUCCESS`` manifest
+    and publishes the output: locally a rename of the temporary sibling (:mod:`.outputs`);
+    for a fsspec URL (``s3://bucket/out``, opened with ``options.storage_options``) the
+    workers write under ``path/_temporary/``, the small files are uploaded there, and
+    everything is published with the manifest (:func:`.commit.remote_atomic_directory`).
+    An error in the block publishes nothing. After the block, the summary also has the
+    output's ``path`` and the ``seconds`` it took.
 
     ``path`` must not be, or contain, ``protect`` (the dataset's input files), the current
     directory, home or ``/``, nor lie inside a folder read as input (see :mod:`.outputs`).
-
-    ``path`` may be an fsspec URL (``s3://bucket/out``, with ``storage_options``): the
-    workers then write the files under ``path/_temporary/``, ``finish`` writes into a local
-    folder (with ``data_dir=`` the staging URL and ``fs=`` its filesystem, to read the
-    data), and everything is published with the ``_SUCCESS`` manifest
-    (:func:`.commit.remote_atomic_directory`). Locally ``_SUCCESS`` is the same manifest,
-    written last before the rename."""
+    """
     path = os.fspath(path)
     remote = storage.is_remote(path)
     started = time.perf_counter()
-    backend = ds.backend.name
-    schema = ds.schema.to_arrow()
-    ddf = ds.arrow_ddf()
-    workers = _n_workers()
-    n_out = out_files_per_proc * workers if out_files_per_proc else ddf.npartitions
     inputs = list(protect)
     check_not_inside_input(path, inputs)
     final = path if remote else os.path.abspath(storage.local_path(path))
-    with _output_directory(path, overwrite, {"the input": inputs},
-                           storage_options) as (tmp, fs):
-        if shuffle == "full":
-            keyed = ddf.map_partitions(_add_key, seed, 0, 2**62, backend,
-                                       meta=ds.backend.with_columns(ddf._meta, {
-                                           _KEY: ds.backend.from_numpy(np.zeros(0, np.int64))}))
-            ddf = keyed.shuffle(on=_KEY, npartitions=n_out)
-        elif ddf.npartitions != n_out and shuffle != "worker":
-            ddf = ddf.repartition(npartitions=n_out)
-        parts = ddf.to_delayed()
-        if shuffle == "worker":
-            files_per_group = out_files_per_proc or 1
-            pieces = [dask.delayed(_split_random)(p, seed, files_per_group, tmp, i, schema, backend,
-                                                  fs) for i, p in enumerate(parts)]
-            tasks, names = [], []
-            for g in range(min(workers, len(parts))):
-                members = pieces[g * len(parts) // workers:(g + 1) * len(parts) // workers]
-                for j in range(files_per_group):
-                    name = f"part.{len(names):05d}.parquet"
-                    paths = [dask.delayed(lambda ps, j=j: ps[j])(m) for m in members]
-                    tasks.append(dask.delayed(_merge_pieces)(paths, storage.join(tmp, name),
-                                                             schema, seed + len(names),
-                                                             row_group_size, fs))
-                    names.append(name)
-        else:
-            names = [f"part.{i:05d}.parquet" for i in range(len(parts))]
-            permute = shuffle == "partition"
-            dictionary = dictionary_columns(ds.schema)
-            tasks = [dask.delayed(_write_part)(p, storage.join(tmp, n), schema, backend,
-                                               row_group_size, seed + i if permute else None,
-                                               dictionary, fs)
-                     for i, (p, n) in enumerate(zip(parts, names, strict=True))]
-        rows = [int(r) for r in compute(*tasks, phase="write")]
+    with _output_directory(path, options.overwrite, {"the input": inputs},
+                           options.storage_options) as (tmp, fs):
+        names, rows = _write_parts(ds, tmp, fs, options)
         summary = {"files": names, "rows_per_file": rows, "num_rows": sum(rows),
-                   "shuffle": shuffle, "schema": ds.schema.to_dict()}
+                   "shuffle": options.shuffle, "schema": ds.schema.to_dict()}
         local = tempfile.mkdtemp(prefix="irs-output-") if remote else tmp
-        try:  # small metadata files: written here, uploaded for a URL
-            if finish is not None:
-                summary.update(finish(local, final, names, **(
-                    {"data_dir": tmp, "fs": fs} if remote else {})))
+        try:  # small files: written here, uploaded for a URL
+            yield StagedOutput(local, final, names, summary, tmp, fs)
             with open(os.path.join(local, "_schema.json"), "w") as f:
                 json.dump(summary, f, indent=2)
             if remote:  # every file this write staged, checked before it is published
                 commit.expect(tmp, {name: None for name in names})
-                commit.expect(tmp, storage.upload_directory(local, tmp, storage_options))
+                commit.expect(tmp, storage.upload_directory(local, tmp, options.storage_options))
             else:
                 storage.local_manifest(tmp)  # last: lists every file with its size
         finally:
@@ -273,4 +301,25 @@ def write_parquet(ds: Any, path: str | os.PathLike, *, shuffle: str | None = Non
                 shutil.rmtree(local, ignore_errors=True)
     summary["path"] = final
     summary["seconds"] = time.perf_counter() - started
-    return summary
+
+
+def write_parquet(ds: Any, path: str | os.PathLike,
+                  options: WriteOptions = DEFAULT_WRITE_OPTIONS, *,
+                  protect: Sequence[str] = ()) -> dict[str, Any]:
+    """Write a Dataset as parquet files + ``_schema.json`` + ``_SUCCESS``; return a summary.
+
+    This writer knows files, not formats: the output steps above it
+    (:func:`interactive_recsys.io._export.write_dataset`: Merlin's schema, HugeCTR's files)
+    use :func:`staged_parquet` to add their files before the output is published.
+
+    >>> import tempfile, pandas as pd
+    >>> from interactive_recsys.io._dataset import Dataset
+    >>> out = tempfile.mkdtemp() + "/out"
+    >>> summary = write_parquet(Dataset(pd.DataFrame({"a": [1, 2, 3]})), out,
+    ...                         WriteOptions(row_group_size=2))
+    >>> summary["files"], summary["num_rows"], sorted(os.listdir(out))
+    (['part.00000.parquet'], 3, ['_SUCCESS', '_schema.json', 'part.00000.parquet'])
+    """
+    with staged_parquet(ds, path, options, protect=protect) as output:
+        pass
+    return output.summary

@@ -173,7 +173,8 @@ class DatasetSource:
     def read(self, unit: int, columns: Sequence[str], start: int = 0,
              stop: int | None = None) -> pa.Table:
         try:
-            frame = self._ddf.get_partition(unit)[list(columns)].compute()
+            frame = jobs.compute_partition(self._ddf, unit, phase="loader: read partition",
+                                           columns=columns)
             table = self.dataset.backend.to_arrow(frame)
         except Exception as exc:
             raise DatasetError(f"Cannot compute {self.describe(unit)}: {exc}") from exc

@@ -34,7 +34,7 @@ import pytest
 import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.errors import DatasetError, ParameterError
-from interactive_recsys.io._export import hugectr as hugectr_export
+from interactive_recsys.io import _hugectr as hugectr_export
 
 
 class HugeCTRReader:

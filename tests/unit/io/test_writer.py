@@ -101,8 +101,8 @@ def test_output_files_follow_the_predicted_schema(tmp_path):
 
 def test_the_generic_writer_knows_files_not_formats(tmp_path):
     """``writer.write_parquet`` writes parquet, ``_schema.json`` and ``_SUCCESS`` only; the
-    Merlin schema is an output step above it (``exports.write_dataset``, which
-    ``Dataset.to_parquet`` runs) that it calls back on the finished files before the rename."""
+    Merlin schema is an output step above it (``_export.write_dataset``, which
+    ``Dataset.to_parquet`` runs) that adds its files to the staged output before the rename."""
     write_parquet = writer.write_parquet
     ds = irs.Dataset(pd.DataFrame({"a": range(10), "b": [0.5] * 10}), part_size=40)
     plain = write_parquet(ds, tmp_path / "plain")
@@ -115,7 +115,9 @@ def test_the_generic_writer_knows_files_not_formats(tmp_path):
                      sorted(os.listdir(directory))))
         return {"extra": len(files)}
 
-    hooked = write_parquet(ds, tmp_path / "hooked", finish=finish)
+    with writer.staged_parquet(ds, tmp_path / "hooked") as staged:
+        staged.summary.update(finish(staged.directory, staged.final, staged.files))
+    hooked = staged.summary
     [(in_temporary, final_dir, files, listed)] = seen
     assert in_temporary and final_dir == str(tmp_path / "hooked") and files == hooked["files"]
     assert "_SUCCESS" not in listed and set(files) <= set(listed)  # before the rename

@@ -8,6 +8,7 @@ import is still a circle), but not under ``if TYPE_CHECKING:`` (never run).
 from __future__ import annotations
 
 import ast
+import itertools
 import pathlib
 from collections import defaultdict
 
@@ -154,28 +155,118 @@ def test_the_compute_scan_finds_dask_compute(tmp_path):
     assert _dask_compute_calls(module) == [2, 5]
 
 
+JOBS = "interactive_recsys.runtime.jobs"
+
+
+def _compute_method_calls(path: pathlib.Path) -> list[int]:
+    """Lines of ``<collection>.compute(...)`` method calls in one module: every call of an
+    attribute ``compute`` but the job layer's function (``jobs.compute``, whatever the
+    module is bound to) and the package's ``Dataset.compute`` (the only ``compute`` that
+    takes ``dtype_backend=``; it is a phase of the job layer itself)."""
+    tree = ast.parse(path.read_text())
+    jobs_names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == JOBS.rsplit(".", 1)[0]:
+            jobs_names |= {a.asname or a.name for a in node.names if a.name == "jobs"}
+        elif isinstance(node, ast.Import):
+            jobs_names |= {a.asname for a in node.names if a.name == JOBS and a.asname}
+    lines = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "compute"):
+            continue
+        receiver = node.func.value
+        if isinstance(receiver, ast.Name) and receiver.id in jobs_names | {"dask"}:
+            continue  # the job layer's function; dask.compute: _dask_compute_calls
+        if any(k.arg == "dtype_backend" for k in node.keywords):
+            continue
+        lines.append(node.lineno)
+    return sorted(lines)
+
+
+def test_the_compute_scan_finds_compute_methods(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text(
+        "from interactive_recsys.runtime import jobs\n"
+        "import interactive_recsys.runtime.jobs as j\n"
+        "def f(ddf, ds, client):\n"
+        "    a = ddf.get_partition(0).compute()\n"  # 4: a collection computed by hand
+        "    b, = jobs.compute(ddf, phase='x')\n"
+        "    c, = j.compute(ddf, phase='x')\n"
+        "    d = ds.compute(dtype_backend='pyarrow')\n"
+        "    e = client.compute([ddf])\n"  # 8: the scheduler asked directly
+        "    return ddf[['a']].compute(scheduler='sync')\n")  # 9
+    assert _compute_method_calls(module) == [4, 8, 9]
+
+
 def test_every_dask_compute_goes_through_jobs_compute():
-    """Only :func:`interactive_recsys.runtime.jobs.compute` calls ``dask.compute``: every computation
-    is a named phase that shows in the dashboard and can be cancelled."""
+    """Only :mod:`interactive_recsys.runtime.jobs` computes: no ``dask.compute`` and no
+    ``.compute()`` of a collection elsewhere, so that every computation is a named phase
+    that shows in the dashboard and can be cancelled."""
     calls = {str(path.relative_to(ROOT)): lines for path in ROOT.rglob("*.py")
-             if (lines := _dask_compute_calls(path))}
+             if (lines := _dask_compute_calls(path) + _compute_method_calls(path))}
     assert calls == {"runtime/jobs.py": calls.get("runtime/jobs.py")} and calls["runtime/jobs.py"]
 
 
+#: The output route of ``Dataset.to_parquet``, top first: each step calls the next, and the
+#: formats (Merlin's schema, HugeCTR's files) are leaves the exporter calls.
+OUTPUT_ROUTE = ["interactive_recsys.io._dataset", "interactive_recsys.io._export",
+                "interactive_recsys.io._writer", "interactive_recsys.store._outputs"]
+OUTPUT_LEAVES = {"interactive_recsys.io._export": {"interactive_recsys.io._hugectr",
+                                                   "interactive_recsys.io._merlin_schema"}}
+
+
+def _route_breaks(imported: dict[str, set[str]], route: list[str],
+                  leaves: dict[str, set[str]]) -> list[str]:
+    """Where ``route`` does not run top-down: a step that does not import the next one, a
+    step (or a leaf) that imports a step above it or another step's leaf, or a step called
+    from outside the route's step above it (but the last, a floor others use too; a package's
+    ``__init__``, which only re-exports its modules, calls nothing)."""
+    breaks = []
+    for step, below in itertools.pairwise(route):
+        if below not in imported[step]:
+            breaks.append(f"{step} does not call {below}")
+        callers = {m for m, targets in imported.items() if below in targets
+                   and not below.startswith(m + ".")}
+        if below != route[-1] and callers != {step}:
+            breaks.append(f"{below} is called from {sorted(callers - {step})}")
+    for i, step in enumerate(route):
+        above = set(route[:i]) | {leaf for s in route[:i] for leaf in leaves.get(s, ())}
+        for module in {step, *leaves.get(step, ())}:
+            if imported[module] & (above - {module}):
+                breaks.append(f"{module} imports {sorted(imported[module] & above)}")
+            others = {leaf for s, ls in leaves.items() if s != step for leaf in ls}
+            if imported[module] & others:
+                breaks.append(f"{module} imports another step's leaf")
+    return breaks
+
+
+def test_the_route_check_finds_a_zig_zag():
+    """The check itself: a made-up route whose writer calls back its exporter is found."""
+    route, leaves = ["d", "e", "w", "o"], {"e": {"f"}}
+    good = defaultdict(set, {"d": {"e", "opts"}, "e": {"w", "f", "opts"}, "w": {"o", "opts"}})
+    assert _route_breaks(good, route, leaves) == []
+    up = defaultdict(set, {**good, "w": {"o", "e"}})
+    assert _route_breaks(up, route, leaves) == ["e is called from ['w']", "w imports ['e']"]
+    leaf_down = defaultdict(set, {**good, "w": {"o", "f"}})
+    assert _route_breaks(leaf_down, route, leaves)  # the writer calls a format
+    skip = defaultdict(set, {**good, "d": {"e", "w"}})
+    assert _route_breaks(skip, route, leaves) == ["w is called from ['d']"]
+
+
 def test_the_output_side_runs_top_down():
-    """``Dataset.to_parquet`` -> ``exports`` (Merlin, HugeCTR) -> the generic ``writer`` ->
-    ``outputs`` (atomic folders): no step imports one above it."""
-    imported = defaultdict(set)
+    """``Dataset.to_parquet`` (io._dataset) -> ``io._export`` (Merlin's schema and HugeCTR's
+    files as its leaves) -> the generic ``io._writer`` (files, not formats) -> the atomic
+    folders of ``store``: each step calls only the next, none calls one above it (no
+    callback module), and the writer's options are declared once (``io._write_options``)."""
+    imported: dict[str, set[str]] = defaultdict(set)
     for module, target, _, _, _ in _imports():
         imported[module].add(target)
-    above = {"interactive_recsys.io._dataset", "interactive_recsys.io._export",
-             "interactive_recsys.io._hugectr", "interactive_recsys.io._merlin_schema"}
-    assert "interactive_recsys.io._export" in imported["interactive_recsys.io._dataset"]
-    assert "interactive_recsys.io._writer" in imported["interactive_recsys.io._export"]
-    assert not imported["interactive_recsys.io._writer"] & above
-    assert not imported["interactive_recsys.store._outputs"] & (above | {"interactive_recsys.io._writer"})
-    assert {m for m, targets in imported.items()  # the generic writer is called from there
-            if "interactive_recsys.io._writer" in targets} == {"interactive_recsys.io._export"}
+    assert _route_breaks(imported, OUTPUT_ROUTE, OUTPUT_LEAVES) == []
+    options = "interactive_recsys.io._write_options"
+    assert options in imported["interactive_recsys.io._dataset"]
+    assert options in imported["interactive_recsys.io._writer"]
+    assert not imported[options] & {*OUTPUT_ROUTE, *OUTPUT_LEAVES["interactive_recsys.io._export"]}
 
 
 #: The layers of the table in docs/guide/architecture.md, bottom first: the package's folders

@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from interactive_recsys.compat.nvtabular.operator import core_ops as _ops
 from interactive_recsys.errors import ParameterError
+from interactive_recsys.runtime import jobs
 
 #: NVTabular's ``ExtData`` formats of a JoinExternal side table: the port infers the format
 #: from the table itself, so ``kind_ext`` only has to agree with it.
@@ -84,7 +85,8 @@ def _side_frame(df_ext: Any, kind: Any) -> Any:
     if hasattr(df_ext, "columns") and hasattr(df_ext, "iloc"):
         return df_ext
     if hasattr(df_ext, "to_ddf"):  # an nvt.Dataset
-        return df_ext.to_ddf().compute()
+        frame, = jobs.compute(df_ext.to_ddf(), phase="JoinExternal: side table")
+        return frame
     if isinstance(df_ext, str | os.PathLike):
         read = pd.read_csv if _is_csv(df_ext, kind) else pd.read_parquet
         return read(os.fspath(df_ext))

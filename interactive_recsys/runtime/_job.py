@@ -1,0 +1,199 @@
+"""Background jobs: a function (``wf.fit``, ``ds.to_parquet``...) run in a thread on the
+active Dask client, so the notebook kernel stays free to draw widgets; its computations are
+the phases :func:`~interactive_recsys.runtime.jobs.compute` records, and cancelling it stops
+their tasks.
+
+>>> job = Job(lambda: sum(range(4)), name="sum").start()
+>>> job.result(timeout=10)
+6
+>>> job.status, job.done()
+('finished', True)
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import CancelledError
+from typing import Any
+
+from interactive_recsys.errors import IRSError
+from interactive_recsys.runtime._phases import Phase
+
+__all__ = ["Job", "JobCancelledError", "active_client", "background_job", "current_job",
+           "submit"]
+
+_CURRENT_JOB: contextvars.ContextVar[Job | None] = contextvars.ContextVar("irs_job",
+                                                                          default=None)
+
+
+class JobCancelledError(IRSError, CancelledError):
+    """A job was cancelled (by ``job.cancel()`` or because its cluster was closed)."""
+
+
+def active_client() -> Any:
+    """The ``distributed.Client`` that ``dask.compute`` would use now, or ``None``."""
+    from dask.base import get_scheduler
+
+    try:
+        scheduler = get_scheduler()
+    except RuntimeError:  # dask asks for "dask.distributed" but every client is closed
+        return None
+    owner = getattr(scheduler, "__self__", None)
+    return owner if type(owner).__name__ == "Client" else None
+
+
+def current_job() -> Job | None:
+    """The job whose thread runs this code, if any."""
+    return _CURRENT_JOB.get()
+
+
+class Job:
+    """A function running in a background thread on the active Dask client.
+
+    Returned by ``wf.fit(ds, background=True)``, ``wf.fit_transform(..., background=True)``
+    and ``ds.to_parquet(..., background=True)``. Like a ``concurrent.futures.Future``:
+    :meth:`result`, :meth:`done`, :meth:`exception`, :meth:`cancel`; plus :attr:`status` and
+    :attr:`progress` per phase. Cancelling (or closing the client while it runs) stops its
+    Dask tasks; outputs are written atomically, so a cancelled write leaves nothing behind.
+    """
+
+    def __init__(self, fn: Callable[[], Any], *, name: str = "job",
+                 client: Any = None, track_local: bool = False) -> None:
+        self.name = name
+        #: without a client, count the local scheduler's tasks per phase (the CLI's bars)
+        self.track_local = track_local
+        self._fn = fn
+        self._client = client
+        self._phases: list[Phase] = []
+        self._cancel = threading.Event()
+        self._finished = threading.Event()
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self.status = "pending"
+        self.started: float | None = None
+        self.stopped: float | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> Job:
+        """Start the thread (once); returns ``self``."""
+        if self._thread is None:
+            if self._client is None:
+                self._client = active_client()
+            self._thread = threading.Thread(target=self._run, name=f"irs-job-{self.name}",
+                                            daemon=True)
+            self.status, self.started = "running", time.time()
+            self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        _CURRENT_JOB.set(self)
+        try:
+            if self._client is not None:
+                with self._client.as_current():
+                    self._value = self._fn()
+            else:
+                self._value = self._fn()
+            self.status = "finished"
+        except JobCancelledError as err:
+            self._error, self.status = err, "cancelled"
+        except BaseException as err:
+            self._error = err
+            self.status = "cancelled" if self._cancel.is_set() else "error"
+        finally:
+            self.stopped = time.time()
+            self._finished.set()
+
+    # ---- cancellation ---------------------------------------------------------------------
+    @property
+    def cancel_requested(self) -> bool:
+        return self._cancel.is_set()
+
+    def cancel(self) -> bool:
+        """Ask the job to stop; its running Dask tasks are cancelled within about 0.1 s.
+
+        Returns ``False`` if it had already finished, ``True`` otherwise.
+        """
+        if self._finished.is_set():
+            return False
+        self._cancel.set()
+        return True
+
+    def _check_cancelled(self, client: Any) -> None:
+        if self._cancel.is_set() or client.status != "running":
+            raise JobCancelledError(self._cancel_message(client))
+
+    def _cancel_message(self, client: Any) -> str:
+        if self._cancel.is_set():
+            return f"Job {self.name!r} was cancelled by job.cancel(); it wrote no output."
+        return (f"Job {self.name!r} was cancelled because its Dask client/cluster closed "
+                f"(client status {client.status!r}); it wrote no output. Start a cluster "
+                "again and re-run.")
+
+    # ---- results --------------------------------------------------------------------------
+    def done(self) -> bool:
+        return self._finished.is_set()
+
+    def result(self, timeout: float | None = None) -> Any:
+        """The function's return value; waits up to ``timeout`` seconds (``None``: forever).
+
+        Raises ``TimeoutError`` if not done in time, :class:`JobCancelledError` if
+        cancelled, and the function's own exception if it failed.
+        """
+        if not self._finished.wait(timeout):
+            raise TimeoutError(f"Job {self.name!r} did not finish within {timeout} s "
+                               f"(status {self.status!r}); call result() again later or "
+                               "job.cancel().")
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    def exception(self, timeout: float | None = None) -> BaseException | None:
+        """The exception the job ended with (``None`` if it succeeded)."""
+        if not self._finished.wait(timeout):
+            raise TimeoutError(f"Job {self.name!r} did not finish within {timeout} s.")
+        return self._error
+
+    @property
+    def phases(self) -> list[Phase]:
+        return list(self._phases)
+
+    @property
+    def progress(self) -> dict[str, float]:
+        """Fraction of tasks done per phase, in the order the phases started."""
+        return {p.name: p.fraction for p in self._phases}
+
+    def __repr__(self) -> str:
+        phases = ", ".join(f"{p.name} {p.fraction:.0%}" for p in self._phases)
+        return f"<Job {self.name!r}: {self.status}{'; ' + phases if phases else ''}>"
+
+
+def submit(fn: Callable[[], Any], *, name: str) -> Job:
+    """Start ``fn`` as a :class:`Job` on the active client."""
+    return Job(fn, name=name).start()
+
+
+def background_job(name: str | Callable[..., str]) -> Callable[[Callable[..., Any]], Any]:
+    """Give a function or method the ``background=True`` choice: called so, it returns at once
+    a :class:`Job` named ``name`` (or ``name(*args, **kwargs)``) that runs the call; else it
+    runs the call and returns its result. The function declares ``background: bool = False``
+    itself (for its signature and docs) and never sees it set.
+
+    >>> @background_job("add")
+    ... def add(a, b, *, background=False):
+    ...     return a + b
+    >>> add(1, 2)
+    3
+    """
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def run(*args: Any, background: bool = False, **kwargs: Any) -> Any:
+            if background:
+                label = name(*args, **kwargs) if callable(name) else name
+                return submit(lambda: fn(*args, **kwargs), name=label)
+            return fn(*args, **kwargs)
+        return run
+    return decorate
