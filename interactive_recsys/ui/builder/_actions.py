@@ -174,7 +174,8 @@ def run_progress_html(phases: list[dict[str, Any]], rows: int | None, now: float
     if not lines:
         return ""
     first, rest = lines[0], lines[1:]
-    more = "".join(f'<div class="irs-run-progress-more" style="font-size:11px;color:#555">'
+    more = "".join(f'<div class="irs-run-progress-more" style="font-size:11px;'
+                   f'color:var(--jp-ui-font-color2, #555)">'
                    f"{html.escape(line)}</div>" for line in rest)
     return (f'<div class="irs-run-running irs-run-progress"><b>Running</b> · '
             f"{html.escape(first)}</div>{more}")

@@ -18,7 +18,9 @@ import ipywidgets as w
 
 from interactive_recsys.redact import redact_text
 
-COLOURS = {"error": "#b00020", "success": "#1b5e20", "busy": "#0d47a1"}
+COLOURS = {"error": "var(--jp-error-color1, #b00020)",
+           "success": "var(--jp-success-color1, #1b5e20)",
+           "busy": "var(--jp-brand-color1, #0d47a1)"}
 
 
 class Feedback:
@@ -94,6 +96,7 @@ STYLE = """<style>
 .irs-preview-scroll th, .irs-preview-scroll td { padding: 3px 10px; white-space: nowrap; }
 .irs-builder .widget-html, .irs-builder .widget-html-content { min-width: 0; }
 .irs-chip { border-radius: 12px !important; }
-.irs-builder-actionbar { background: #f5f7fa; border: 1px solid #dde3ea; border-radius: 4px;
+.irs-builder-actionbar { background: var(--jp-layout-color2, #f5f7fa);
+  border: 1px solid var(--jp-border-color2, #dde3ea); border-radius: 4px;
   padding: 2px 6px; margin: 2px 0 6px 0; }
 </style>"""

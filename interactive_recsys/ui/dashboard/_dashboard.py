@@ -49,6 +49,7 @@ from interactive_recsys.redact import redact_text
 from interactive_recsys.runtime.monitor import Monitor
 from interactive_recsys.store._outputs import atomic_file
 from interactive_recsys.ui._bokeh_widget import BokehWidget, render_signal
+from interactive_recsys.ui._theme import theme_watch
 from interactive_recsys.ui.dashboard._figures import (
     ROLLOVER,
     TASK_ROLLOVER,
@@ -121,6 +122,7 @@ class Dashboard(widgets.VBox):
         self.layout_bokeh.document.remove_on_change(self.plots)
         self.signal = render_signal()
         self.signal.on_render(self._guard(self._on_render))
+        self.theme = theme_watch(self.layout_bokeh)  # plots in JupyterLab's light/dark theme
         # the header: one line at any width (the status shrinks, its end clipped with "…")
         self.status = widgets.HTML(self._status_html(),
                                    layout=widgets.Layout(flex="1 1 auto", min_width="0",
@@ -145,13 +147,14 @@ class Dashboard(widgets.VBox):
             f'title="Dask\'s own dashboard" style="white-space:nowrap">Dask ↗</a>' if link else "",
             layout=widgets.Layout(flex="0 0 auto"))
         self.controls = widgets.HBox([self.status, self.pause_button, self.window_button,
-                                      self.close_button, self.dask_link, self.signal],
+                                      self.close_button, self.dask_link, self.signal,
+                                      self.theme],
                                      layout=widgets.Layout(flex_flow="row nowrap",
                                                            align_items="center", width="100%"))
         self.controls.add_class("irs-dashboard-header")
         self.progress_view = ProgressView()
-        self.log_area = widgets.Output(layout=widgets.Layout(max_height="120px", overflow="auto",
-                                                        border="1px solid #ddd"))
+        self.log_area = widgets.Output(layout=widgets.Layout(
+            max_height="120px", overflow="auto", border="1px solid var(--jp-border-color2, #ddd)"))
         super().__init__([self.controls, self.plots, widgets.HTML("<b>Progress</b>"),
                           self.progress_view, widgets.HTML("<b>Log</b>"), self.log_area])
         self.add_class("irs-dashboard")

@@ -45,8 +45,9 @@ def operators_html(operators: list[dict[str, Any]]) -> str:
     lines = []
     for op in operators:
         share = op["done"] / max(op["total"], 1)
-        bar = (f'<span style="display:inline-block;width:80px;height:8px;background:#eee;'
-               f'vertical-align:middle"><span style="display:block;height:8px;width:'
+        bar = (f'<span style="display:inline-block;width:80px;height:8px;'
+               f'background:var(--jp-layout-color3, #eee);vertical-align:middle">'
+               f'<span style="display:block;height:8px;width:'
                f'{80 * share:.0f}px;background:#5cb85c"></span></span>')
         lines.append(f"<tr><td style='padding:0 8px 0 0'>{html.escape(op['label'])}</td>"
                      f"<td>{bar}</td><td style='padding:0 8px'>{op['done']}/{op['total']}"

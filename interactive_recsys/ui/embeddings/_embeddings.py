@@ -175,11 +175,14 @@ class EmbeddingView(widgets.VBox):
         self.plot = BokehWidget(self.figures)
         self.plot.add_class("irs-embedding-plots")
         self.plan_plot = self._plan_widget()
+        from interactive_recsys.ui._theme import theme_watch  # lazy: anywidget, only when drawn
+
+        self.theme = theme_watch(self.figures, self.plan_figure)
         super().__init__([
             self.message,
             widgets.HBox([self.num_gpus, self.gpu_gib, self.dtype, self.optimizer]),
             widgets.HBox([self.table, self.dim, self.set_dim_button, self.reset_dim_button]),
-            self.summary, self.plot, self.plan_plot])
+            self.summary, self.plot, self.plan_plot, self.theme])
         self.add_class("irs-embedding-view")
         self._show_dim()
         self.summary.value = self.report.to_html()

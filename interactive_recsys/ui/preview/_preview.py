@@ -308,7 +308,8 @@ class Preview(widgets.VBox):
 
     def _render(self) -> None:
         m = self.model
-        self.message.value = (f"<pre style='color:#b00020;white-space:pre-wrap'>"
+        self.message.value = (f"<pre style='color:var(--jp-error-color1, #b00020);"
+                              f"white-space:pre-wrap'>"
                               f"{html.escape(self.error)}</pre>" if self.error else "")
         self.message.layout.display = "" if self.error else "none"
         if self.error or m.output is None:

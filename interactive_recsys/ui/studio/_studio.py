@@ -125,7 +125,7 @@ class Studio(w.VBox):
             action()
         except Exception as exc:  # shown in the Studio, never only in the console
             self.message.value += (
-                f'<div class="irs-msg irs-msg-error" style="color:#b00020">'
+                f'<div class="irs-msg irs-msg-error" style="color:var(--jp-error-color1, #b00020)">'
                 f"{html.escape(type(exc).__name__)}: {html.escape(redact_text(str(exc)))}"
                 f"</div><details><summary>details</summary><pre>"
                 f"{html.escape(redact_text(traceback.format_exc()))}</pre></details>")

@@ -36,8 +36,9 @@ TABLE_STYLE = """<style>
   text-align: right; }
 .irs-suggest-vocab th:first-child, .irs-suggest-vocab td:first-child { text-align: left; }
 .irs-suggest-vocab thead th { position: sticky; top: 0; background: var(--jp-layout-color0,
-  white); border-bottom: 1px solid #ccc; }
-.irs-suggest-vocab tbody tr:nth-child(even) { background: rgba(0, 0, 0, 0.03); }
+  white); border-bottom: 1px solid var(--jp-border-color2, #ccc); }
+.irs-suggest-vocab tbody tr:nth-child(even) { background: var(--jp-layout-color2,
+  rgba(0, 0, 0, 0.03)); }
 </style>"""
 
 
@@ -80,7 +81,7 @@ class SuggestCard(w.VBox):
         for c in choices:
             o = c.option
             over = o.lost > self.max_loss
-            style = " style='color:#b00'" if over else ""
+            style = " style='color:var(--jp-error-color1, #b00)'" if over else ""
             mark = "" if c.exact else "~"
             rule = o.freq_threshold or ("— (small)" if c.small else "—")
             rows.append(
@@ -90,7 +91,8 @@ class SuggestCard(w.VBox):
         total = sum(c.option.nbytes for c in choices)
         verdict = (f"all tables {total / GIB:,.2f} GiB, within {self.memory_budget / GIB:g} GiB"
                    if fits else
-                   f"<b style='color:#b00'>the tables need {total / GIB:,.2f} GiB, over the "
+                   f"<b style='color:var(--jp-error-color1, #b00)'>the tables need "
+                   f"{total / GIB:,.2f} GiB, over the "
                    f"{self.memory_budget / GIB:g} GiB budget even at the largest thresholds"
                    "</b>")
         self.table.value = (
