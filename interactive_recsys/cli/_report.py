@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from typing import Any
 
 from interactive_recsys.cli._options import say, storage_options
 from interactive_recsys.report._notebook_report import notebook_report
+from interactive_recsys.report._widget_state import MISSING_STATE_HINT, widgets_without_state
 from interactive_recsys.store import storage
 from interactive_recsys.store.storage import is_remote
 
@@ -18,7 +20,19 @@ def report(args: argparse.Namespace) -> str:
     path = notebook_report(args.notebook, args.output, execute=args.execute,
                            timeout=args.timeout)
     say(f"Wrote {path}")
+    _hint_missing_state(args.notebook, args.execute)
     return str(path)
+
+
+def _hint_missing_state(notebook: str, executed: bool) -> None:
+    """One line on stderr when the notebook's widget outputs have no saved state (an
+    executed notebook has it: the run stores it)."""
+    import nbformat
+
+    if executed:
+        return
+    if widgets_without_state(nbformat.read(notebook, as_version=4)):
+        print(f"irs report: {MISSING_STATE_HINT}", file=sys.stderr)
 
 
 def _remote_report(args: argparse.Namespace, options: dict[str, Any] | None) -> str:
@@ -39,6 +53,7 @@ def _remote_report(args: argparse.Namespace, options: dict[str, Any] | None) -> 
         html = os.path.join(local, "report.html")
         notebook_report(notebook, html if storage.is_remote(output) else output,
                         execute=args.execute, timeout=args.timeout)
+        _hint_missing_state(notebook, args.execute)
         if storage.is_remote(output):
             fs = storage.filesystem(output, options)
             storage.guarded(fs.put_file, output, html, storage.strip(output))

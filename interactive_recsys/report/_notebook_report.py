@@ -39,6 +39,7 @@ from typing import Any
 from interactive_recsys.errors import IRSError
 from interactive_recsys.redact import redact_text
 from interactive_recsys.report._sanitize import clean_bokeh_doc, clean_html, is_base64
+from interactive_recsys.report._widget_state import missing_state_note, widgets_without_state
 from interactive_recsys.store._outputs import atomic_file
 from interactive_recsys.ui._static_html import anywidget_html, kind_of, widget_css
 
@@ -80,6 +81,7 @@ _TEMPLATE = """\
 .irs-widget-hbox{flex-direction:row;flex-wrap:wrap;align-items:center}</style>
 {{ resources.get("irs_head", "") }}
 {%- endblock extra_css -%}
+{%- block body_header -%}{{ super() }}{{ resources.get("irs_note", "") }}{%- endblock -%}
 """
 
 
@@ -412,11 +414,12 @@ def notebook_html(nb: Any, *, title: str, bokeh_snapshots: dict[str, Any] | None
     nb = copy.deepcopy(nb)
     sanitize_notebook(nb)
     redact_outputs(nb)
+    note = missing_state_note(widgets_without_state(nb))
     drawn = static_widget_outputs(nb, bokeh_snapshots)
     exporter = _ReportExporter(template_name="lab", template_file="irs-report.html.j2",
                                extra_loaders=[DictLoader({"irs-report.html.j2": _TEMPLATE})])
     resources = {"metadata": {"name": title},
-                 "irs_head": drawn.head()}
+                 "irs_head": drawn.head(), "irs_note": note}
     body, _ = exporter.from_notebook_node(nb, resources=resources)
     return body
 
