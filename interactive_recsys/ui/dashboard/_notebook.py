@@ -12,26 +12,14 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-from bokeh.resources import Resources
-
-#: BokehJS for the notebook page: inline (works offline), core only (plots need no more).
-BOKEHJS = Resources(mode="inline", components=["bokeh"])
+from interactive_recsys.ui._bokehjs import BOKEHJS
+from interactive_recsys.ui._bokehjs import load_bokehjs as _load_bokehjs
 
 
 def load_bokehjs() -> None:
-    """Put BokehJS on the notebook page once (inline: works offline)."""
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return
-    shell = get_ipython()
-    if shell is None or not hasattr(shell, "kernel"):
-        return
-    from bokeh.io import output_notebook
-    from bokeh.io.state import curstate
-
-    if not curstate().notebook:
-        output_notebook(resources=BOKEHJS, hide_banner=True)
+    """Put BokehJS on the notebook page once (inline: works offline; one copy, see
+    :mod:`interactive_recsys.ui._bokehjs`)."""
+    _load_bokehjs()
 
 
 # ---- re-running a cell disposes of the dashboards it made ----------------------------------

@@ -39,26 +39,15 @@ GIB = 2**30
 
 
 def load_bokeh() -> bool:
-    """Put BokehJS on the notebook page (inline resources, no CDN), once per kernel.
+    """Put BokehJS on the notebook page (inline resources, no CDN, one copy), once per
+    kernel (:func:`interactive_recsys.ui._bokehjs.load_bokehjs`).
 
     Returns whether it was loaded now; it does nothing outside a Jupyter kernel or when
     Bokeh's notebook output is already on (by this function, the dashboard, or the user).
     """
-    try:
-        from IPython import get_ipython
-    except ImportError:  # pragma: no cover - IPython comes with ipywidgets
-        return False
-    shell = get_ipython()
-    if shell is None or not hasattr(shell, "kernel"):
-        return False
-    from bokeh.io import output_notebook
-    from bokeh.io.state import curstate
-    from bokeh.resources import INLINE
+    from interactive_recsys.ui._bokehjs import load_bokehjs
 
-    if curstate().notebook:
-        return False
-    output_notebook(resources=INLINE, hide_banner=True)
-    return True
+    return load_bokehjs()
 
 
 def table_colours(n: int) -> list[str]:
