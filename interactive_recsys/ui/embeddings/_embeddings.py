@@ -34,6 +34,7 @@ from bokeh.plotting import figure
 
 from interactive_recsys.stats._embedding_report import EmbeddingReport, report_of
 from interactive_recsys.stats._memory_plan import DTYPE_BYTES, OPTIMIZER_STATE
+from interactive_recsys.ui._bokehjs import load_bokehjs
 
 GIB = 2**30
 
@@ -45,8 +46,6 @@ def load_bokeh() -> bool:
     Returns whether it was loaded now; it does nothing outside a Jupyter kernel or when
     Bokeh's notebook output is already on (by this function, the dashboard, or the user).
     """
-    from interactive_recsys.ui._bokehjs import load_bokehjs
-
     return load_bokehjs()
 
 
