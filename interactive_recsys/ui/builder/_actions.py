@@ -20,7 +20,7 @@ from interactive_recsys.ui.builder._dag import model_graph
 from interactive_recsys.ui.builder._feedback import COLOURS, busy
 from interactive_recsys.ui.builder._fit_status import reuse_text
 from interactive_recsys.ui.builder._model_run import job_text
-from interactive_recsys.ui.preview._preview import frame_html
+from interactive_recsys.ui.preview._preview import computed_on, frame_html
 
 
 class RunActions:
@@ -37,8 +37,9 @@ class RunActions:
         self.preview_view.layout.display = None
         self._show_preview()
         reuse = reuse_text(result.workflow)
+        on = computed_on(len(result.input), result.total_rows)
         self.say(f"Preview: fitted and transformed {len(result.input)} sample rows in "
-                 f"{result.seconds:.2f} s" + (f"; {reuse}" if reuse else "")
+                 f"{result.seconds:.2f} s; {on}" + (f"; {reuse}" if reuse else "")
                  + " (below the graph).", "success", "run")
         for callback in list(self._preview_listeners):
             callback(result)
@@ -50,6 +51,8 @@ class RunActions:
         which = self.preview_view.value
         frame = result.output if which == "output" else result.input
         self.preview_html.value = (f'<div class="irs-preview">'
+                                   '<div class="irs-preview-computed-on">Preview '
+                                   f'{computed_on(len(result.input), result.total_rows)}</div>'
                                    f'{frame_html(frame, which.title(), f"irs-preview-{which}")}'
                                    "</div>")
 

@@ -50,6 +50,8 @@ class PreviewResult:
     output: Any
     workflow: Workflow
     seconds: float
+    #: the dataset's row count when known without reading it, else ``None``
+    total_rows: int | None = None
 
 
 class ModelRuns:
@@ -67,7 +69,8 @@ class ModelRuns:
             wf.fit(sample, reuse=self.reuse_preview)  # the same sample: unchanged steps reused
             output = wf.transform(sample, training=True, dtype_backend="pyarrow")  # as the sample
         self.reuse_preview = wf
-        return PreviewResult(sample, output, wf, time.perf_counter() - started)
+        return PreviewResult(sample, output, wf, time.perf_counter() - started,
+                             self.dataset.known_num_rows)
 
     def default_output(self) -> str | None:
         """Where Run writes by default: ``<input>-processed`` next to a dataset read from

@@ -58,6 +58,28 @@ SCROLL_STYLE = ("<style>.irs-preview-rows .widget-html-content { min-width: 0; }
                 f"{CELL_STYLE}</style>")
 
 
+def computed_on(sample_rows: int, total_rows: int | None) -> str:
+    """What a preview was computed on: the sample size and the dataset's row count.
+
+    ``total_rows`` is the count known without reading the data
+    (:attr:`~interactive_recsys.io.Dataset.known_num_rows`), or ``None``.
+
+    Examples
+    --------
+    >>> computed_on(1000, 8_000_000)
+    'computed on 1,000 of 8,000,000 rows'
+    >>> computed_on(1000, None)
+    'computed on 1,000 of an unknown number of rows'
+    >>> computed_on(40, 40)
+    'computed on all 40 rows'
+    """
+    if total_rows is None:
+        return f"computed on {sample_rows:,} of an unknown number of rows"
+    if sample_rows >= total_rows:
+        return f"computed on all {total_rows:,} rows"
+    return f"computed on {sample_rows:,} of {total_rows:,} rows"
+
+
 def input_columns(workflow: Workflow, schema: Any) -> list[str]:
     """The dataset columns the workflow reads, in first-use order."""
     names: list[str] = []
@@ -160,6 +182,8 @@ class PreviewModel:
         self.summary: pd.DataFrame | None = None
         self.fitted: Workflow | None = None
         self.fitted_on_sample = False
+        #: the dataset's row count when known without reading it (``None`` when unknown)
+        self.total_rows: int | None = None
         self.seconds: float | None = None
         self._tmp: str | None = None
         #: the copy fitted on the last sample: the next fit of a copy reuses its unchanged steps
@@ -171,6 +195,7 @@ class PreviewModel:
         started = time.perf_counter()
         self.input = self.output = self.summary = self.fitted = None
         ds = as_dataset(self.dataset)
+        self.total_rows = ds.known_num_rows
         columns = input_columns(self.workflow, ds.schema) or ds.schema.names
         with dask.config.set(scheduler="sync"):  # a small in-process job, off the cluster
             sample = read_sample(ds, self.n_rows, columns)
@@ -228,7 +253,8 @@ class PreviewModel:
         how = ("workflow fitted on the sample" if self.fitted_on_sample
                else "workflow already fitted")
         return (f"Preview: {len(self.input):,} input rows -> {len(self.output):,} output rows "
-                f"x {self.output.shape[1]} columns ({how}; {self.seconds:.2f} s)")
+                f"x {self.output.shape[1]} columns ({how}; {self.seconds:.2f} s); "
+                f"{computed_on(len(self.input), self.total_rows)}")
 
 
 def frame_html(frame: pd.DataFrame, title: str, css: str, rows: int = 10) -> str:
