@@ -442,7 +442,8 @@ def test_click_budget_by_hand(lab):
     page.locator(".irs-builder-status span").filter(  # not the first Run's "reused 0 of 2"
         has_text=re.compile("reused 1 of 2|error|cancelled")).wait_for(timeout=240_000)
     status = page.locator(".irs-builder-status").inner_text()
-    assert "reused 1 of 2 fitted steps; computed normalize-6" in status, status
+    assert "reused 1 of 2 fitted steps; computed Normalize (step 4 of branch 2)" in status, \
+        status
     reused = page.locator('.irs-dag g.irs-dag-reused[data-id="op:0:0"]')
     reused.wait_for()
     assert reused.locator(".irs-dag-badge").text_content() == "reused"

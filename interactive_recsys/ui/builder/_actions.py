@@ -36,7 +36,7 @@ class RunActions:
         self.last_preview = result
         self.preview_view.layout.display = None
         self._show_preview()
-        reuse = reuse_text(result.workflow)
+        reuse = reuse_text(result.workflow, model)
         on = computed_on(len(result.input), result.total_rows)
         self.say(f"Preview: fitted and transformed {len(result.input)} sample rows in "
                  f"{result.seconds:.2f} s; {on}" + (f"; {reuse}" if reuse else "")
@@ -68,7 +68,7 @@ class RunActions:
 
         def show_end(job: Any) -> None:
             text = job_text(job)
-            reuse = reuse_text(job.result()) if job.status == "finished" else ""
+            reuse = reuse_text(job.result(), model) if job.status == "finished" else ""
             if reuse:  # the steps kept from the previous Run
                 text = text.rstrip(".") + f"; {reuse}."
             if job.status == "finished":  # the graph marks them reused / computed

@@ -20,6 +20,8 @@ This module says which, per builder step and in words.
 {(0, 0): 'reused', (1, 0): 'computed'}
 >>> reuse_text(wf)
 'reused 1 of 2 fitted steps; computed normalizeminmax-3'
+>>> reuse_text(wf, m)  # as users read it: operator and position
+'reused 1 of 2 fitted steps; computed NormalizeMinMax (step 1 of branch 2)'
 """
 
 from __future__ import annotations
@@ -37,14 +39,8 @@ def _tails(node: Node) -> list[Node]:
     return [node]
 
 
-def step_status(model: Any, workflow: Workflow | None = None) -> dict[tuple[int, int], str]:
-    """``{(branch, step): "reused" or "computed"}`` for the statistics steps of ``workflow``
-    (default: the one the model's last Run fitted, while its steps are unchanged): whether
-    its fit adopted the state from the previous fit or computed it."""
-    wf = workflow or model.fitted_workflow
-    if wf is None or not wf.fitted:
-        return {}
-    reused = {s.node_id: s.reused for s in wf.fitted_steps()}
+def _positions(model: Any, wf: Workflow) -> dict[tuple[int, int], OpNode]:
+    """``{(branch, step): node}``: the node of ``wf`` that each builder step became."""
     kept = [k for k, b in enumerate(model.branches) if b.columns or b.tags]
     tails = _tails(wf.output_node)
     if len(tails) != len(kept):
@@ -56,18 +52,42 @@ def step_status(model: Any, workflow: Workflow | None = None) -> dict[tuple[int,
             chain.append(node)
             node = node.parents[0]
         for j, step in enumerate(reversed(chain)):
-            if wf.node_id(step) in reused:
-                out[(k, j)] = "reused" if reused[wf.node_id(step)] else "computed"
+            out[(k, j)] = step
     return out
 
 
-def reuse_text(workflow: Workflow) -> str:
+def step_status(model: Any, workflow: Workflow | None = None) -> dict[tuple[int, int], str]:
+    """``{(branch, step): "reused" or "computed"}`` for the statistics steps of ``workflow``
+    (default: the one the model's last Run fitted, while its steps are unchanged): whether
+    its fit adopted the state from the previous fit or computed it."""
+    wf = workflow or model.fitted_workflow
+    if wf is None or not wf.fitted:
+        return {}
+    reused = {s.node_id: s.reused for s in wf.fitted_steps()}
+    out = {}
+    for (k, j), step in _positions(model, wf).items():
+        if wf.node_id(step) in reused:
+            out[(k, j)] = "reused" if reused[wf.node_id(step)] else "computed"
+    return out
+
+
+def step_names(model: Any, workflow: Workflow) -> dict[str, str]:
+    """``{node id: "Categorify (step 1 of branch 1)"}``: the builder steps of ``workflow`` as
+    users read them (operator and position, as in the Steps list), keyed by node id."""
+    return {workflow.node_id(node): f"{type(node.op).__name__} (step {j + 1} of branch {k + 1})"
+            for (k, j), node in _positions(model, workflow).items()}
+
+
+def reuse_text(workflow: Workflow, model: Any = None) -> str:
     """What a fit adopted from the previous one, in words ("" for a fit given nothing to
-    reuse, or without statistics steps)."""
+    reuse, or without statistics steps). With the builder ``model`` that built ``workflow``
+    the computed steps are named by operator and position (:func:`step_names`), else by
+    node id."""
     steps = list(workflow.fitted_steps())
     if not steps or "reused" not in workflow.fit_stats:
         return ""
-    computed = [s.node_id for s in steps if not s.reused]
+    names = step_names(model, workflow) if model is not None else {}
+    computed = [names.get(s.node_id, s.node_id) for s in steps if not s.reused]
     text = f"reused {len(steps) - len(computed)} of {len(steps)} fitted steps"
     if computed and len(computed) < len(steps):
         shown = ", ".join(computed[:4]) + (f" and {len(computed) - 4} more"

@@ -94,7 +94,7 @@ def test_the_builder_says_what_its_run_and_preview_reused(data):
     assert "Preview: fitted and transformed 80" in first and "reused" not in first
     b.model.update_step(1, 1, op="NormalizeMinMax")
     find_button(b, "irs-btn-preview").click()
-    assert "reused 1 of 2 fitted steps; computed normalizeminmax-4" in \
+    assert "reused 1 of 2 fitted steps; computed NormalizeMinMax (step 2 of branch 2)" in \
         b.feedback.areas["run"].value
     b.output_text.value = ""  # fit only
     find_button(b, "irs-btn-run").click()
@@ -103,7 +103,7 @@ def test_the_builder_says_what_its_run_and_preview_reused(data):
     find_button(b, "irs-btn-run").click()
     b.model.wait_run(timeout=60)
     assert "irs-run-finished" in b.status.value
-    assert "reused 1 of 2 fitted steps; computed normalize-4" in b.status.value
+    assert "reused 1 of 2 fitted steps; computed Normalize (step 2 of branch 2)" in b.status.value
     assert {n["id"]: n["status"] for n in b.dag.nodes if n.get("status")} == {
         "op:0:0": "reused", "op:1:1": "computed"}
     tip = next(n["tooltip"] for n in b.dag.nodes if n["id"] == "op:0:0")
