@@ -313,6 +313,7 @@ class PipelineBuilder(StepActions, RunActions, RecoveryActions, w.VBox):
             self.model.unobserve(self._on_branches)
             self.model.unobserve(self._on_selection)
         self.model = model
+        self.suggest_card.show([], True)  # an earlier dataset's suggestion: not this one's
         model.observe(self._on_branches, "branches")
         model.observe(self._on_selection, "selection")
         profile = model.profile
@@ -388,6 +389,8 @@ class PipelineBuilder(StepActions, RunActions, RecoveryActions, w.VBox):
     # ---- drawing the model, and clicks on the step list and the graph -----------------------
     def _on_branches(self, change: Change) -> None:
         self._show_branches()
+        # the card's numbers describe the suggested steps only
+        self.suggest_card.set_stale(not self.model.suggest_current)
 
     def _on_selection(self, change: Change) -> None:
         self._show_selection()

@@ -129,6 +129,8 @@ class BuilderModel(ModelRuns, ModelSuggest, ModelStore, FieldEvents):
         self.vocab_choices: list[Any] = []
         self.vocab_fits = True
         self.vocab_max_loss = MAX_LOSS
+        #: the steps the last :meth:`suggest` proposed (its choices describe these steps only)
+        self.suggested_branches: list[Branch] | None = None
         #: exact counts of the categorical columns over every row (measured by the first
         #: :meth:`suggest`, then kept: the dataset does not change)
         self.measured: dict[str, MeasuredColumn] | None = None

@@ -17,6 +17,7 @@ its ``__init__``); plain Python, no widgets.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from interactive_recsys.errors import ParameterError
@@ -55,8 +56,29 @@ class ModelSuggest:
             MEMORY_BUDGET if memory_budget is None else memory_budget,
             self.measure() if measure else None)
         branches = suggest_branches(self.profile, self.vocab_choices)
+        self.suggested_branches = copy.deepcopy(branches)  # before observers hear of them
         self._commit(branches, len(branches) - 1, None)
         return branches
+
+    @property
+    def suggest_current(self) -> bool:
+        """Whether the last :meth:`suggest`'s choices describe the steps as they are now
+        (``False`` before any Suggest, and after any edit of the steps since; an Undo back
+        to the suggested steps makes them current again).
+
+        >>> import pandas as pd
+        >>> from interactive_recsys.ui.builder._model import BuilderModel
+        >>> m = BuilderModel(pd.DataFrame({"c": ["x", "y", "x"], "n": [1.0, 2.0, 3.0]}))
+        >>> m.suggest_current
+        False
+        >>> _ = m.suggest(measure=False); m.suggest_current
+        True
+        >>> m.update_step(0, 0, params={"freq_threshold": 2}); m.suggest_current
+        False
+        >>> m.undo(); m.suggest_current
+        True
+        """
+        return self.suggested_branches is not None and self.branches == self.suggested_branches
 
     def measure(self) -> dict[str, MeasuredColumn]:
         """Exact value counts of the categorical columns over every row

@@ -10,6 +10,8 @@ count, the ``freq_threshold`` chosen, the table it gives and the share of lookup
 >>> card.loss_percent.value = 0.5
 >>> card.max_loss
 0.005
+>>> card.set_stale(True); card.stale, card.stale_note.layout.display   # nothing shown: no note
+(False, 'none')
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ from interactive_recsys.ui.builder.suggest._vocab_budget import (
 )
 
 GIB = 2**30
+#: Said above the table once the steps change after the Suggest that drew it.
+STALE_TEXT = ("These numbers were computed by Suggest for an earlier pipeline: the steps have "
+              "changed since. Click Suggest again for the current steps (Undo returns to the "
+              "suggested ones).")
 #: Compact rows (the widget's 28 px line height would show 5 of Criteo's 26 columns): about
 #: 16 rows in view, a header that stays on top while the rest scroll.
 TABLE_STYLE = """<style>
@@ -37,6 +43,7 @@ TABLE_STYLE = """<style>
 .irs-suggest-vocab th:first-child, .irs-suggest-vocab td:first-child { text-align: left; }
 .irs-suggest-vocab thead th { position: sticky; top: 0; background: var(--jp-layout-color0,
   white); border-bottom: 1px solid var(--jp-border-color2, #ccc); }
+.irs-suggest-stale .irs-suggest-table { opacity: 0.45; }
 .irs-suggest-vocab tbody tr:nth-child(even) { background: var(--jp-layout-color2,
   rgba(0, 0, 0, 0.03)); }
 </style>"""
@@ -61,8 +68,28 @@ class SuggestCard(w.VBox):
         self.memory_gib.add_class("irs-suggest-memory")
         self.table = w.HTML()
         self.table.add_class("irs-suggest-table")
+        self.stale_note = w.HTML(f"<span style='color:var(--jp-warn-color1, #a65e00)'>"
+                                 f"{html.escape(STALE_TEXT)}</span>",
+                                 layout=w.Layout(display="none"))
+        self.stale_note.add_class("irs-suggest-stale-note")
         super().__init__([w.HBox([self.loss_percent, self.memory_gib],
-                                 layout=w.Layout(flex_flow="row wrap")), self.table])
+                                 layout=w.Layout(flex_flow="row wrap")), self.stale_note,
+                          self.table])
+
+    @property
+    def stale(self) -> bool:
+        """Whether the table shown was computed for steps that have changed since."""
+        return "irs-suggest-stale" in self._dom_classes
+
+    def set_stale(self, stale: bool) -> None:
+        """Mark the table as computed for an earlier pipeline (a note above it, the numbers
+        dimmed), or as current. Without a table there is nothing to mark."""
+        stale = bool(stale) and bool(self.table.value)
+        if stale:
+            self.add_class("irs-suggest-stale")
+        else:
+            self.remove_class("irs-suggest-stale")
+        self.stale_note.layout.display = "" if stale else "none"
 
     @property
     def max_loss(self) -> float:
@@ -73,7 +100,8 @@ class SuggestCard(w.VBox):
         return int(self.memory_gib.value * GIB)
 
     def show(self, choices: Sequence[VocabChoice], fits: bool) -> None:
-        """Draw the table of ``choices`` (empty: nothing categorical, no table)."""
+        """Draw the table of ``choices`` (empty: nothing categorical, no table), as current."""
+        self.set_stale(False)
         if not choices:
             self.table.value = ""
             return
