@@ -35,7 +35,7 @@ from typing import Any
 
 import ipywidgets as w
 
-from interactive_recsys.errors import IRSError
+from interactive_recsys.errors import DatasetError, IRSError
 from interactive_recsys.ui.builder._actions import RunActions
 from interactive_recsys.ui.builder._column_list import (
     ColumnChoice,
@@ -54,6 +54,10 @@ from interactive_recsys.ui.builder._run_notice import RunNotice
 from interactive_recsys.ui.builder._run_watch import RunWatch
 from interactive_recsys.ui.builder._step_actions import StepActions
 from interactive_recsys.ui.builder.suggest import SuggestCard
+
+#: Part of the error for raw Criteo TSV opened as CSV (:func:`~interactive_recsys.io.
+#: _csv_input.check_csv_header`): the builder then offers "Open as Criteo".
+RAW_CRITEO_HINT = "irs.datasets.read_criteo(path)"
 
 #: Feedback areas, each next to its controls.
 AREAS = ("dataset", "columns", "suggest", "palette", "steps", "run")
@@ -124,6 +128,12 @@ class PipelineBuilder(StepActions, RunActions, RecoveryActions, w.VBox):
         self.path_text.add_class("irs-builder-path")
         open_button = self._button("Open", "open", lambda: self.open_dataset(self.path_text.value),
                                    area="dataset")
+        #: shown when the path holds raw Criteo TSV: opens it with read_criteo instead
+        self.criteo_button = self._button(
+            "Open as Criteo", "open-criteo", lambda: self.open_criteo(self.path_text.value),
+            "Read raw Criteo TSV (label, I1..I13, C1..C26; no header) with "
+            "irs.datasets.read_criteo", area="dataset")
+        self.criteo_button.layout.display = "none"
         self.info = w.HTML()
         columns_panel = self._columns_panel()
         editor = self._editor()
@@ -143,7 +153,8 @@ class PipelineBuilder(StepActions, RunActions, RecoveryActions, w.VBox):
         action_bar.add_class("irs-builder-actionbar")
         self.children = [
             w.HTML(STYLE), self.oov_alert, recovery,
-            w.HBox([self.path_text, open_button, area["dataset"]]), self.info,
+            w.HBox([self.path_text, open_button, self.criteo_button, area["dataset"]]),
+            self.info,
             action_bar,
             w.HBox([w.VBox([w.HTML("<b>Columns</b>"), columns_panel],
                            layout=w.Layout(width="45%")), editor],
@@ -304,9 +315,26 @@ class PipelineBuilder(StepActions, RunActions, RecoveryActions, w.VBox):
         """Open a dataset (path, Dataset or DataFrame) and profile its columns."""
         if isinstance(dataset, str) and not dataset.strip():
             raise IRSError("Type the path of a parquet or csv dataset, then click Open.")
-        model = BuilderModel(dataset, sample_rows=self.sample_rows)
+        self.criteo_button.layout.display = "none"
+        try:
+            model = BuilderModel(dataset, sample_rows=self.sample_rows)
+        except DatasetError as exc:  # raw Criteo TSV: offer to open it the way it needs
+            if RAW_CRITEO_HINT in str(exc):
+                self.criteo_button.layout.display = None
+                raise DatasetError(f"{exc} Or click Open as Criteo.") from exc
+            raise
         self._attach(model)
         self.say(f"Opened {model.dataset!r}.", "success", "dataset")
+
+    def open_criteo(self, path: str | os.PathLike) -> None:
+        """Open raw Criteo TSV files (one file, a glob such as ``day_*``, or a folder's
+        pattern) with :func:`~interactive_recsys.datasets.read_criteo`: the "Open as Criteo"
+        button shown when Open finds raw Criteo data."""
+        from interactive_recsys.datasets import read_criteo  # lazy: only for raw Criteo
+
+        if isinstance(path, str) and not path.strip():
+            raise IRSError("Type the path of the raw Criteo files, then click Open as Criteo.")
+        self.open_dataset(read_criteo(os.path.expanduser(os.fspath(path).strip())))
 
     def _attach(self, model: BuilderModel) -> None:
         if self.model is not None:  # another dataset opened: the old model is not drawn
