@@ -52,3 +52,12 @@ def test_other_files_get_no_criteo_button(tmp_path):
     b.path_text.value = str(path)
     find_button(b, "irs-btn-open").click()
     assert b.model is not None and b.criteo_button.layout.display == "none"
+
+
+def test_a_glob_of_day_files_opens_every_day(tmp_path):
+    days = [write_raw_criteo(tmp_path / f"day_{i}", rows=20 + 10 * i, seed=i) for i in range(2)]
+    b = PipelineBuilder(str(tmp_path / "day_*"))
+    assert b.model is None
+    find_button(b, "irs-btn-open-criteo").click()
+    frame = b.model.dataset.to_ddf().compute()
+    assert sorted(frame["C26"]) == sorted(line[39] for day in days for line in day)
