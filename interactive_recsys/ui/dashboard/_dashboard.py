@@ -10,11 +10,18 @@ default), close, and a link to Dask's own dashboard when the cluster has one. Er
 in callbacks are shown in the log area.
 
 **Live wherever displayed.** The plots start streaming when a browser view of the dashboard
-is drawn: an invisible :func:`~interactive_recsys.ui._bokeh_widget.render_signal` widget
-tells the kernel, which first sends the figures whole (everything so far), then streams each
+is drawn: an invisible :func:`~interactive_recsys.ui.dashboard._visibility.visibility_signal`
+widget tells the kernel, which first sends the figures whole (everything so far), then streams each
 sample. That works for a cell's output, a tab of the Studio and a reloaded page alike.
 (Displayed as a cell's result, it also goes live :data:`LIVE_AFTER_S` seconds later, in case
 the kernel is busy.)
+
+**Cheaper than the job.** Only what changed is sent: the memory bars are patched cell by
+cell, the time series stream the points that change their lines, the task stream its new
+tasks, and an idle cluster sends next to nothing (see :mod:`._deltas`). While no view can be
+seen (the browser tab or the notebook's tab hidden, the Studio on another tab, the output
+scrolled away: the same signal tells), the monitor keeps sampling but nothing is sent; shown
+again, the figures catch up with everything missed in one update.
 
 **Final state kept.** When a workflow phase ends and when the dashboard closes, the figures
 are stored whole in the widget's state, so a saved notebook, ``irs report`` and nbviewer show
@@ -39,7 +46,8 @@ import os
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import ipywidgets as widgets
@@ -48,7 +56,7 @@ from bokeh.layouts import column, row
 from interactive_recsys.redact import redact_text
 from interactive_recsys.runtime.monitor import Monitor
 from interactive_recsys.store._outputs import atomic_file
-from interactive_recsys.ui._bokeh_widget import BokehWidget, render_signal
+from interactive_recsys.ui._bokeh_widget import BokehWidget
 from interactive_recsys.ui.dashboard._figures import (
     ROLLOVER,
     TASK_ROLLOVER,
@@ -70,11 +78,18 @@ from interactive_recsys.ui.dashboard._notebook import (
     made_in_cell,
 )
 from interactive_recsys.ui.dashboard._progress import ProgressView
+from interactive_recsys.ui.dashboard._visibility import visibility_signal
 
 __all__ = ["BOKEHJS", "LIVE_AFTER_S", "ROLLOVER", "TASK_ROLLOVER", "Dashboard"]
 
 #: Seconds after the dashboard is displayed as a cell's result before it goes live anyway.
 LIVE_AFTER_S = 2.0
+#: A live view is drawn at most once per this many seconds (the samples between are drawn
+#: together): the browser's rendering, not the data, is what costs.
+DRAW_S = 2.0
+#: While nothing changes (an idle cluster), a live view's time axes move on (and the lines
+#: reach now) once per this many seconds.
+IDLE_AXIS_S = 6.0
 
 
 class Dashboard(widgets.VBox):
@@ -112,6 +127,12 @@ class Dashboard(widgets.VBox):
         self._reason = ""
         self._displayed_at: float | None = None
         self._ended_phases = 0
+        #: the monitor's clock at the last full draw (the axes moved); None: draw the next fully
+        self._drawn_at: float | None = None
+        self._updated = 0.0  # time.monotonic() of the last update
+        #: samples and task records taken while no view was visible, drawn when one is
+        self._pending: deque[dict[str, Any]] = deque(maxlen=ROLLOVER)
+        self._pending_tasks: deque[dict[str, Any]] = deque(maxlen=TASK_ROLLOVER)
         self._errors_shown = 0
         self._closed_callbacks: list[Callable[[Dashboard], Any]] = []
         self._build_figures()
@@ -119,8 +140,9 @@ class Dashboard(widgets.VBox):
         # no patches until a view is drawn (see _go_live): a view created between the parts
         # of one PATCH-DOC message would misread every later patch
         self.layout_bokeh.document.remove_on_change(self.plots)
-        self.signal = render_signal()
+        self.signal = visibility_signal()
         self.signal.on_render(self._guard(self._on_render))
+        self.signal.on_change(self._guard(self._on_visibility))
         # the header: one line at any width (the status shrinks, its end clipped with "…")
         self.status = widgets.HTML(self._status_html(),
                                    layout=widgets.Layout(flex="1 1 auto", min_width="0",
@@ -191,8 +213,13 @@ class Dashboard(widgets.VBox):
     def _on_sample(self, monitor: Monitor, sample: dict[str, Any], tasks: list[dict]) -> None:
         if self._paused or self._closed:
             return
+        with self._lock:
+            self._pending.append(sample)
+            self._pending_tasks.extend(tasks)
+            if self._live and (self.hidden or time.monotonic() - self._updated < DRAW_S):
+                return  # nothing sent while nothing shows it, nor more than once per DRAW_S
         try:
-            self.update(sample, tasks)
+            self.catch_up()
         except Exception:
             self._log(f"dashboard update failed:\n{traceback.format_exc()}")
 
@@ -225,23 +252,53 @@ class Dashboard(widgets.VBox):
                              "utilization": metric.get("utilization", nan)})
         return gpus
 
+    @property
+    def hidden(self) -> bool:
+        """Whether every browser view reported that it cannot be seen."""
+        return not self.signal.visible
+
+    def _on_visibility(self, visible: bool) -> None:
+        if visible:
+            self._drawn_at = None  # shown again: the lines and axes reach now
+            self.catch_up()
+
+    def catch_up(self) -> None:
+        """Draw the samples and tasks not drawn yet (taken while hidden, or since the last
+        draw), in one update."""
+        with self._lock:
+            if not self._pending or self._disposed:
+                return
+            samples, tasks = list(self._pending), list(self._pending_tasks)
+            self._pending.clear()
+            self._pending_tasks.clear()
+            self.update(samples[-1], tasks, earlier=samples[:-1])
+
     def update(self, sample: dict[str, Any] | None = None,
-               tasks: list[dict[str, Any]] | None = None) -> None:
-        """Draw one monitor sample and its new task records (the latest sample if None)."""
+               tasks: list[dict[str, Any]] | None = None, *,
+               earlier: Sequence[dict[str, Any]] = ()) -> None:
+        """Draw one monitor sample and its new task records (the latest sample if None);
+        ``earlier``: samples not drawn yet, before it (their points join the time series)."""
         if sample is None:
             if not self.monitor.samples:
                 return
             sample = self.monitor.samples[-1]
         with self._lock:  # samples arrive from the monitor's thread and from job threads
+            self._updated = time.monotonic()
             frame = self.frame(sample, tasks or [])
+            frames = [self.frame(s, []) for s in earlier] + [frame]
             c = self.components
-            c["memory"].update(frame)
-            gpu_util = c["gpu-memory"].update(frame) if "gpu-memory" in c else None
-            c["spill"].update(frame)
-            c["utilization"].update(frame, gpu_util)
+            changed = c["memory"].update(frame) != "none" or bool(frame.tasks)
+            if "gpu-memory" in c:
+                c["gpu-memory"].update(frame)
+                changed = True
+            # spilling draws at once; utilization alone waits for the axes (idle jitter)
+            changed = c["spill"].extend(frames, send=False) > 0 or changed
+            c["utilization"].extend(frames, send=False)
             c["tasks"].update(frame)
-            self._set_range(frame.time)
             phases = self.monitor.progress()
+            if (changed or not self._live or self._drawn_at is None
+                    or frame.time - self._drawn_at >= IDLE_AXIS_S):
+                self._draw_to(frame.time, phases)
             self.progress_view.update(phases)
             self._show_monitor_errors()
             self.status.value = self._status_html()
@@ -252,6 +309,13 @@ class Dashboard(widgets.VBox):
             if (not self._live and self._displayed_at is not None
                     and time.monotonic() - self._displayed_at > LIVE_AFTER_S):
                 self.refresh()
+
+    def _draw_to(self, now: float, phases: list[dict[str, Any]] | None = None) -> None:
+        """The lines reach ``now`` and the time axes end there."""
+        for name in ("spill", "utilization"):
+            self.components[name].series.flush()
+        self._set_range(now, phases)
+        self._drawn_at = now
 
     def progress(self) -> dict[str, float]:
         """Fraction of tasks done per phase name (latest run of each name), as of now."""
@@ -282,6 +346,7 @@ class Dashboard(widgets.VBox):
                 return
             self.plots.update_from_model(self.layout_bokeh)  # re-attaches the patch stream
             self._live = not self._closed
+            self._updated, self._drawn_at = 0.0, None  # the next sample is drawn at once
             if self._closed:
                 self.layout_bokeh.document.remove_on_change(self.plots)
 
@@ -291,6 +356,8 @@ class Dashboard(widgets.VBox):
         with self._lock:
             if self._disposed:
                 return
+            if self.monitor.samples:  # the lines reach the last sample, the axes too
+                self._draw_to(self.monitor.samples[-1]["time"] - self.monitor.t0)
             self.plots.update_from_model(self.layout_bokeh)
             if not self._live:
                 self.layout_bokeh.document.remove_on_change(self.plots)
@@ -326,13 +393,26 @@ class Dashboard(widgets.VBox):
                 self._set_range(self.monitor.samples[-1]["time"] - self.monitor.t0)
         self.window_button.value = whole
 
-    def _set_range(self, now: float) -> None:
-        """The time axes end at ``now`` (seconds on the monitor's clock) and start at 0 (the
-        whole run) or :data:`WINDOW_S` seconds earlier."""
+    def _set_range(self, now: float, phases: list[dict[str, Any]] | None = None) -> None:
+        """The time axes end at ``now`` (seconds on the monitor's clock) and start where the
+        latest run began ("whole run"; 0 before any run) or :data:`WINDOW_S` seconds
+        earlier."""
         end = max(float(now), 1.0)
-        start = 0.0 if self._whole else max(0.0, end - WINDOW_S)
+        start = (min(self.run_start(phases), end - 1.0) if self._whole
+                 else max(0.0, end - WINDOW_S))
         if (self.x_range.start, self.x_range.end) != (start, end):
             self.x_range.update(start=start, end=end)
+
+    def run_start(self, phases: list[dict[str, Any]] | None = None) -> float:
+        """When the latest run (the job of the latest phase) began, on the monitor's clock
+        (0 before any run, and for a run that began before the monitor)."""
+        phases = self.monitor.progress() if phases is None else phases
+        if not phases:
+            return 0.0
+        job = phases[-1]["job"]
+        began = min(p["started"] for p in phases if p["job"] == job) if job else \
+            phases[-1]["started"]
+        return max(0.0, began - self.monitor.started)
 
     def pause(self) -> None:
         """Stop updating (and sampling, when the dashboard owns its monitor)."""
@@ -344,6 +424,7 @@ class Dashboard(widgets.VBox):
 
     def resume(self) -> None:
         self._paused = False
+        self._drawn_at = None
         if self._owns_monitor:
             self.monitor.resume()
         self.pause_button.value, self.pause_button.description = False, "Pause"
@@ -385,6 +466,8 @@ class Dashboard(widgets.VBox):
         if self._owns_monitor:
             self.monitor.stop()  # its last sample is drawn by _on_sample
         with self._lock:
+            if self._pending:  # the final picture has everything, even if hidden
+                self.catch_up()
             self._closed, self._reason = True, reason
             self.monitor.unsubscribe(self._on_sample)
             try:
