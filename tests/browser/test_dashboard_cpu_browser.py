@@ -90,6 +90,10 @@ def test_dashboard_cpu_idle_hidden_and_during_a_run(lab) -> None:
     idle = _browser_seconds_over(WINDOW_S)
     print(f"\nbrowser CPU, idle dashboard visible: {idle:.1%} of a core over {WINDOW_S:.0f} s")
     lab.screenshot("dashboard-cpu-live")
+    lab.run_cell("dash.pause()")
+    paused = _browser_seconds_over(WINDOW_S)
+    print(f"browser CPU, dashboard paused (the page alone): {paused:.1%} of a core")
+    lab.run_cell("dash.resume()")
 
     # hide the notebook: another JupyterLab tab (a launcher) in front of it
     before = lab.bokeh_source("irs-utilization")["time"][-1]

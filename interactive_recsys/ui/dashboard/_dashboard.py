@@ -16,18 +16,13 @@ sample. That works for a cell's output, a tab of the Studio and a reloaded page 
 (Displayed as a cell's result, it also goes live :data:`LIVE_AFTER_S` seconds later, in case
 the kernel is busy.)
 
-**Cheaper than the job.** Only what changed is sent: the memory bars are patched cell by
-cell, the time series stream the points that change their lines, the task stream its new
-tasks, and an idle cluster sends next to nothing (see :mod:`._deltas`). While no view can be
-seen (the browser tab or the notebook's tab hidden, the Studio on another tab, the output
-scrolled away: the same signal tells), the monitor keeps sampling but nothing is sent; shown
-again, the figures catch up with everything missed in one update.
+**Cheaper than the job.** Only changes are sent (:mod:`._deltas`), at most every
+:data:`DRAW_S`; nothing while no view can be seen (:mod:`._visibility`), then one catch-up.
 
-**Final state kept.** When a workflow phase ends and when the dashboard closes, the figures
-are stored whole in the widget's state, so a saved notebook, ``irs report`` and nbviewer show
-the run's end. :meth:`Dashboard.close` freezes the last picture in place (sampling stops,
-the controls go, the figures and progress stay); re-running the cell that made a dashboard
-disposes of the old one (no widget or thread left behind; see :mod:`._notebook`).
+**Final state kept.** At each phase end (with a live view, at the job's end) and on close,
+the figures are stored whole in the widget's state (a saved notebook, ``irs report``).
+:meth:`Dashboard.close` freezes the last picture in place; re-running the cell that made a
+dashboard disposes of the old one (no widget or thread left behind; :mod:`._notebook`).
 
 >>> import interactive_recsys as irs
 >>> client = irs.start_cluster(1, memory_limit="1GB", dashboard=False, gpu=False)
@@ -69,7 +64,14 @@ from interactive_recsys.ui.dashboard._figures import (
     UtilizationFigure,
     time_range,
 )
-from interactive_recsys.ui.dashboard._header import cluster_summary, status_html
+from interactive_recsys.ui.dashboard._frames import make_frame
+from interactive_recsys.ui.dashboard._header import (
+    cluster_summary,
+    page_html,
+    run_start,
+    running,
+    status_html,
+)
 from interactive_recsys.ui.dashboard._notebook import (
     BOKEHJS,
     client_dashboard_link,
@@ -89,7 +91,7 @@ LIVE_AFTER_S = 2.0
 DRAW_S = 2.0
 #: While nothing changes (an idle cluster), a live view's time axes move on (and the lines
 #: reach now) once per this many seconds.
-IDLE_AXIS_S = 6.0
+IDLE_AXIS_S = 10.0
 
 
 class Dashboard(widgets.VBox):
@@ -127,10 +129,10 @@ class Dashboard(widgets.VBox):
         self._reason = ""
         self._displayed_at: float | None = None
         self._ended_phases = 0
-        #: the monitor's clock at the last full draw (the axes moved); None: draw the next fully
+        # the clock of the last full draw (None: draw the next fully); monotonic() of the last
+        # update; the samples and task records not drawn yet (hidden, or too soon)
         self._drawn_at: float | None = None
-        self._updated = 0.0  # time.monotonic() of the last update
-        #: samples and task records taken while no view was visible, drawn when one is
+        self._updated = 0.0
         self._pending: deque[dict[str, Any]] = deque(maxlen=ROLLOVER)
         self._pending_tasks: deque[dict[str, Any]] = deque(maxlen=TASK_ROLLOVER)
         self._errors_shown = 0
@@ -140,7 +142,7 @@ class Dashboard(widgets.VBox):
         # no patches until a view is drawn (see _go_live): a view created between the parts
         # of one PATCH-DOC message would misread every later patch
         self.layout_bokeh.document.remove_on_change(self.plots)
-        self.signal = visibility_signal()
+        self.signal = visibility_signal()  # a view drawn; whether any view can be seen
         self.signal.on_render(self._guard(self._on_render))
         self.signal.on_change(self._guard(self._on_visibility))
         # the header: one line at any width (the status shrinks, its end clipped with "…")
@@ -149,9 +151,8 @@ class Dashboard(widgets.VBox):
                                                          overflow="hidden"))
         self.status.add_class("irs-dashboard-status")
         button = {"layout": widgets.Layout(width="auto", flex="0 0 auto")}
-        self.pause_button = widgets.ToggleButton(value=False, description="Pause",
-                                                 icon="pause", tooltip="Pause/resume updates",
-                                                 **button)
+        self.pause_button = widgets.ToggleButton(
+            value=False, description="Pause", icon="pause", tooltip="Pause/resume", **button)
         self.window_button = widgets.ToggleButton(
             value=False, description="whole run", icon="arrows-h",
             tooltip="Time axes: the last 60 s (off) or the whole run (on)", **button)
@@ -159,7 +160,8 @@ class Dashboard(widgets.VBox):
                                            tooltip="Stop sampling; keep the last picture",
                                            **button)
         self.pause_button.observe(self._guard(self._on_pause), names="value")
-        self.window_button.observe(self._guard(self._on_window), names="value")
+        self.window_button.observe(self._guard(lambda c: self.show_whole_run(c["new"])),
+                                   names="value")
         self.close_button.on_click(self._guard(lambda _: self.close()))
         link = client_dashboard_link(self.monitor.client)
         self.dask_link = widgets.HTML(
@@ -225,32 +227,7 @@ class Dashboard(widgets.VBox):
 
     def frame(self, sample: dict[str, Any], tasks: list[dict[str, Any]]) -> Frame:
         """A monitor sample as the figures draw it (times relative to the monitor's start)."""
-        names = {a: f"worker {w['name']}" for a, w in sample["workers"].items()}
-        order = sorted(sample["workers"], key=lambda a: names[a])
-        t0 = self.monitor.t0
-        records = [{**r, "worker": names.get(r["worker"], r["worker"]),
-                    "start": r["start"] - t0, "stop": r["stop"] - t0} for r in tasks]
-        return Frame(time=sample["time"] - t0,
-                     workers=[(names[a], sample["workers"][a]) for a in order],
-                     tasks=records, gpus=self._gpus(sample, names))
-
-    def _gpus(self, sample: dict[str, Any], names: dict[str, str]) -> list[dict[str, Any]]:
-        if not self.monitor.has_gpu:
-            return []
-        nan = float("nan")
-        gpus = [{"device": f"{names.get(address, address)}:gpu{g['device']}", "used": g["used"],
-                 "total": g["total"], "limit": g.get("limit") or nan,
-                 "utilization": g["utilization"]}
-                for address, devices in sorted(sample.get("gpus", {}).items()) for g in devices]
-        if gpus:
-            return gpus
-        for address, w in sample["workers"].items():  # NVML unreadable: distributed's metrics
-            metric = w.get("gpu") or {}
-            if "memory-used" in metric:
-                gpus.append({"device": f"{names[address]}:gpu", "used": metric["memory-used"],
-                             "total": nan, "limit": nan,
-                             "utilization": metric.get("utilization", nan)})
-        return gpus
+        return make_frame(sample, tasks, self.monitor.t0, self.monitor.has_gpu)
 
     @property
     def hidden(self) -> bool:
@@ -303,7 +280,9 @@ class Dashboard(widgets.VBox):
             self._show_monitor_errors()
             self.status.value = self._status_html()
             ended = sum(p["status"] != "running" for p in phases)
-            if ended != self._ended_phases:  # a phase ended: its final picture in the state
+            if ended != self._ended_phases and (not self._live or not running(phases)):
+                # a phase ended: its final picture in the state (a live view has it already:
+                # sent whole, the browser draws it all again, so once the job ended)
                 self._ended_phases = ended
                 self.store_state()
             if (not self._live and self._displayed_at is not None
@@ -327,8 +306,7 @@ class Dashboard(widgets.VBox):
             self._displayed_at = time.monotonic()
         return super()._repr_mimebundle_(**kwargs)
 
-    def _on_render(self) -> None:
-        """A browser view was drawn (anywhere): send the plots whole, then stream."""
+    def _on_render(self) -> None:  # a view was drawn: send the plots whole, then stream
         if not self._closed:
             self.refresh()
 
@@ -377,13 +355,7 @@ class Dashboard(widgets.VBox):
         return wrapped
 
     def _on_pause(self, change: dict[str, Any]) -> None:
-        if change["new"]:
-            self.pause()
-        else:
-            self.resume()
-
-    def _on_window(self, change: dict[str, Any]) -> None:
-        self.show_whole_run(change["new"])
+        self.pause() if change["new"] else self.resume()
 
     def show_whole_run(self, whole: bool = True) -> None:
         """Time axes over the whole run (``True``) or the last 60 s (``False``)."""
@@ -398,21 +370,11 @@ class Dashboard(widgets.VBox):
         latest run began ("whole run"; 0 before any run) or :data:`WINDOW_S` seconds
         earlier."""
         end = max(float(now), 1.0)
-        start = (min(self.run_start(phases), end - 1.0) if self._whole
+        phases = self.monitor.progress() if phases is None else phases
+        start = (min(run_start(phases, self.monitor.started), end - 1.0) if self._whole
                  else max(0.0, end - WINDOW_S))
         if (self.x_range.start, self.x_range.end) != (start, end):
             self.x_range.update(start=start, end=end)
-
-    def run_start(self, phases: list[dict[str, Any]] | None = None) -> float:
-        """When the latest run (the job of the latest phase) began, on the monitor's clock
-        (0 before any run, and for a run that began before the monitor)."""
-        phases = self.monitor.progress() if phases is None else phases
-        if not phases:
-            return 0.0
-        job = phases[-1]["job"]
-        began = min(p["started"] for p in phases if p["job"] == job) if job else \
-            phases[-1]["started"]
-        return max(0.0, began - self.monitor.started)
 
     def pause(self) -> None:
         """Stop updating (and sampling, when the dashboard owns its monitor)."""
@@ -509,19 +471,10 @@ class Dashboard(widgets.VBox):
         """Write the figures with their current data, the progress per phase and operator,
         a title and the date as one standalone HTML file (BokehJS inline: opens offline),
         atomically. Returns the path."""
-        from bokeh.embed import file_html
-        from bokeh.resources import INLINE
-
         path = os.fspath(path)
         with self._lock:
-            text = file_html(self.layout_bokeh, resources=INLINE, title=title)
-            phases = self.progress_view.summary()
-        header = (f"<h2>{html.escape(title)}</h2><p class='irs-report-meta'>"
-                  f"{html.escape(time.strftime('%Y-%m-%d %H:%M:%S %Z'))} · "
-                  f"{html.escape(self._summary())}</p>"
-                  f"<h3>Progress</h3>{phases or '<p>no workflow phase ran</p>'}")
-        text = text.replace("<body>", f"<body>{header}", 1)
-
+            text = page_html(self.layout_bokeh, title, self._summary(),
+                             self.progress_view.summary())
         with atomic_file(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
         return path
