@@ -33,8 +33,8 @@ workdir = tempfile.mkdtemp(prefix="irs-browser-cpu-")""",
     """client = irs.start_cluster(n_workers=2, memory_limit="1GB", dashboard=False)
 dash = irs.ui.Dashboard(client)
 dash""",
-    """path = irs.datasets.synthetic_criteo(rows=1_000_000, seed=0, path=f"{workdir}/raw",
-                                      rows_per_file=100_000, cardinalities=[5000] * 26)
+    """path = irs.datasets.synthetic_criteo(rows=3_000_000, seed=0, path=f"{workdir}/raw",
+                                      rows_per_file=250_000, cardinalities=[5000] * 26)
 ds = irs.Dataset(str(path))
 cats = [f"C{i}" for i in range(1, 27)] >> ops.Categorify()
 conts = [f"I{i}" for i in range(1, 14)] >> ops.FillMissing(0) >> ops.LogOp() >> ops.Normalize()
@@ -105,6 +105,7 @@ def test_dashboard_cpu_idle_hidden_and_during_a_run(lab) -> None:
     page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab").filter(has_text=name).click()
     time.sleep(3.0)
     after = lab.bokeh_source("irs-utilization")["time"]
+    page.locator(".irs-dashboard .bk-Figure canvas").first.scroll_into_view_if_needed()
     lab.screenshot("dashboard-cpu-resumed")
 
     # a run: the browser's CPU against the workers'

@@ -88,7 +88,7 @@ __all__ = ["BOKEHJS", "LIVE_AFTER_S", "ROLLOVER", "TASK_ROLLOVER", "Dashboard"]
 LIVE_AFTER_S = 2.0
 #: A live view is drawn at most once per this many seconds (the samples between are drawn
 #: together): the browser's rendering, not the data, is what costs.
-DRAW_S = 2.0
+DRAW_S = 4.0
 #: While nothing changes (an idle cluster), a live view's time axes move on (and the lines
 #: reach now) once per this many seconds.
 IDLE_AXIS_S = 10.0

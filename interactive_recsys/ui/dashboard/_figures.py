@@ -18,8 +18,8 @@ dashboard shows the whole run.
 >>> memory.source.data["worker"], memory.source.data["limit_text"]
 (['worker 0'], ['1.00 GiB'])
 >>> spill = SpillFigure(time_range())
->>> spill.update(frame); spill.nothing.visible
-True
+>>> spill.update(frame); spill.nothing.visible, spill.lines[0].visible
+(True, False)
 """
 
 from __future__ import annotations
@@ -281,6 +281,9 @@ class SpillFigure:
                              text_font_size="11pt")
         self.root.add_layout(self.nothing)
         self.root.yaxis.visible = False
+        self.lines = [r for _, rs in items for r in rs]
+        for line in self.lines:  # no orange line along zero while nothing spilled
+            line.visible = False
         self.peak = 0.0
         self.series = Series(self.source, ROLLOVER)
 
@@ -307,6 +310,8 @@ class SpillFigure:
             self.root.y_range.end = 1.1 * peak
             self.nothing.visible = False
             self.root.yaxis.visible = True
+            for line in self.lines:
+                line.visible = True
         return sent
 
 

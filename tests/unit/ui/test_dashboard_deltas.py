@@ -86,6 +86,11 @@ def test_nothing_spilled_draws_no_orange_sliver() -> None:
     assert len(glyphs) == 3  # managed, unmanaged, spilled
     assert all(g.line_color is None for g in glyphs)  # a zero-width bar has no outline
     assert [g.fill_color for g in glyphs] == ["#1f77b4", "#aec7e8", "#ff7f0e"]
+    spill = SpillFigure(time_range())  # and no orange line along zero in the spill figure
+    spill.update(Frame(time=1.0, workers=[("w", _worker())], tasks=[]))
+    assert [line.visible for line in spill.lines] == [False]
+    spill.update(Frame(time=2.0, workers=[("w", _worker(spilled=MIB))], tasks=[]))
+    assert [line.visible for line in spill.lines] == [True]
 
 
 @pytest.fixture
