@@ -10,17 +10,19 @@ default), close, and a link to Dask's own dashboard when the cluster has one. Er
 in callbacks are shown in the log area.
 
 **Live wherever displayed.** The plots start streaming when a browser view of the dashboard
-is drawn: an invisible :func:`~interactive_recsys.ui._bokeh_widget.render_signal` widget
-tells the kernel, which first sends the figures whole (everything so far), then streams each
+is drawn: an invisible :func:`~interactive_recsys.ui.dashboard._visibility.visibility_signal`
+widget tells the kernel, which first sends the figures whole (everything so far), then streams each
 sample. That works for a cell's output, a tab of the Studio and a reloaded page alike.
 (Displayed as a cell's result, it also goes live :data:`LIVE_AFTER_S` seconds later, in case
 the kernel is busy.)
 
-**Final state kept.** When a workflow phase ends and when the dashboard closes, the figures
-are stored whole in the widget's state, so a saved notebook, ``irs report`` and nbviewer show
-the run's end. :meth:`Dashboard.close` freezes the last picture in place (sampling stops,
-the controls go, the figures and progress stay); re-running the cell that made a dashboard
-disposes of the old one (no widget or thread left behind; see :mod:`._notebook`).
+**Cheaper than the job.** Only changes are sent (:mod:`._deltas`), at most every
+:data:`DRAW_S`; nothing while no view can be seen (:mod:`._visibility`), then one catch-up.
+
+**Final state kept.** At each phase end (with a live view, at the job's end) and on close,
+the figures are stored whole in the widget's state (a saved notebook, ``irs report``).
+:meth:`Dashboard.close` freezes the last picture in place; re-running the cell that made a
+dashboard disposes of the old one (no widget or thread left behind; :mod:`._notebook`).
 
 >>> import interactive_recsys as irs
 >>> client = irs.start_cluster(1, memory_limit="1GB", dashboard=False, gpu=False)
@@ -39,7 +41,8 @@ import os
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import ipywidgets as widgets
@@ -48,7 +51,7 @@ from bokeh.layouts import column, row
 from interactive_recsys.redact import redact_text
 from interactive_recsys.runtime.monitor import Monitor
 from interactive_recsys.store._outputs import atomic_file
-from interactive_recsys.ui._bokeh_widget import BokehWidget, render_signal
+from interactive_recsys.ui._bokeh_widget import BokehWidget
 from interactive_recsys.ui._theme import theme_watch
 from interactive_recsys.ui.dashboard._figures import (
     ROLLOVER,
@@ -62,7 +65,14 @@ from interactive_recsys.ui.dashboard._figures import (
     UtilizationFigure,
     time_range,
 )
-from interactive_recsys.ui.dashboard._header import cluster_summary, status_html
+from interactive_recsys.ui.dashboard._frames import make_frame
+from interactive_recsys.ui.dashboard._header import (
+    cluster_summary,
+    page_html,
+    run_start,
+    running,
+    status_html,
+)
 from interactive_recsys.ui.dashboard._notebook import (
     BOKEHJS,
     client_dashboard_link,
@@ -71,11 +81,18 @@ from interactive_recsys.ui.dashboard._notebook import (
     made_in_cell,
 )
 from interactive_recsys.ui.dashboard._progress import ProgressView
+from interactive_recsys.ui.dashboard._visibility import visibility_signal
 
 __all__ = ["BOKEHJS", "LIVE_AFTER_S", "ROLLOVER", "TASK_ROLLOVER", "Dashboard"]
 
 #: Seconds after the dashboard is displayed as a cell's result before it goes live anyway.
 LIVE_AFTER_S = 2.0
+#: A live view is drawn at most once per this many seconds (the samples between are drawn
+#: together): the browser's rendering, not the data, is what costs.
+DRAW_S = 4.0
+#: While nothing changes (an idle cluster), a live view's time axes move on (and the lines
+#: reach now) once per this many seconds.
+IDLE_AXIS_S = 10.0
 
 
 class Dashboard(widgets.VBox):
@@ -113,6 +130,12 @@ class Dashboard(widgets.VBox):
         self._reason = ""
         self._displayed_at: float | None = None
         self._ended_phases = 0
+        # the clock of the last full draw (None: draw the next fully); monotonic() of the last
+        # update; the samples and task records not drawn yet (hidden, or too soon)
+        self._drawn_at: float | None = None
+        self._updated = 0.0
+        self._pending: deque[dict[str, Any]] = deque(maxlen=ROLLOVER)
+        self._pending_tasks: deque[dict[str, Any]] = deque(maxlen=TASK_ROLLOVER)
         self._errors_shown = 0
         self._closed_callbacks: list[Callable[[Dashboard], Any]] = []
         self._build_figures()
@@ -120,37 +143,36 @@ class Dashboard(widgets.VBox):
         # no patches until a view is drawn (see _go_live): a view created between the parts
         # of one PATCH-DOC message would misread every later patch
         self.layout_bokeh.document.remove_on_change(self.plots)
-        self.signal = render_signal()
+        self.signal = visibility_signal()  # a view drawn; whether any view can be seen
         self.signal.on_render(self._guard(self._on_render))
         self.theme = theme_watch(self.layout_bokeh)  # plots in JupyterLab's light/dark theme
+        self.signal.on_change(self._guard(self._on_visibility))
         # the header: one line at any width (the status shrinks, its end clipped with "…")
-        self.status = widgets.HTML(self._status_html(),
-                                   layout=widgets.Layout(flex="1 1 auto", min_width="0",
-                                                         overflow="hidden"))
+        self.status = widgets.HTML(self._status_html(), layout=widgets.Layout(
+            flex="1 1 auto", min_width="0", overflow="hidden"))
         self.status.add_class("irs-dashboard-status")
         button = {"layout": widgets.Layout(width="auto", flex="0 0 auto")}
-        self.pause_button = widgets.ToggleButton(value=False, description="Pause",
-                                                 icon="pause", tooltip="Pause/resume updates",
-                                                 **button)
+        self.pause_button = widgets.ToggleButton(
+            value=False, description="Pause", icon="pause", tooltip="Pause/resume", **button)
         self.window_button = widgets.ToggleButton(
             value=False, description="whole run", icon="arrows-h",
             tooltip="Time axes: the last 60 s (off) or the whole run (on)", **button)
-        self.close_button = widgets.Button(description="Close", icon="times",
-                                           tooltip="Stop sampling; keep the last picture",
-                                           **button)
+        self.close_button = widgets.Button(
+            description="Close", icon="times", tooltip="Stop sampling; keep the last picture",
+            **button)
         self.pause_button.observe(self._guard(self._on_pause), names="value")
-        self.window_button.observe(self._guard(self._on_window), names="value")
+        self.window_button.observe(self._guard(lambda c: self.show_whole_run(c["new"])),
+                                   names="value")
         self.close_button.on_click(self._guard(lambda _: self.close()))
         link = client_dashboard_link(self.monitor.client)
         self.dask_link = widgets.HTML(
             f'<a href="{html.escape(link)}" target="_blank" class="irs-dask-dashboard" '
             f'title="Dask\'s own dashboard" style="white-space:nowrap">Dask ↗</a>' if link else "",
             layout=widgets.Layout(flex="0 0 auto"))
-        self.controls = widgets.HBox([self.status, self.pause_button, self.window_button,
-                                      self.close_button, self.dask_link, self.signal,
-                                      self.theme],
-                                     layout=widgets.Layout(flex_flow="row nowrap",
-                                                           align_items="center", width="100%"))
+        self.controls = widgets.HBox(
+            [self.status, self.pause_button, self.window_button, self.close_button,
+             self.dask_link, self.signal, self.theme],
+            layout=widgets.Layout(flex_flow="row nowrap", align_items="center", width="100%"))
         self.controls.add_class("irs-dashboard-header")
         self.progress_view = ProgressView()
         self.log_area = widgets.Output(layout=widgets.Layout(
@@ -194,67 +216,86 @@ class Dashboard(widgets.VBox):
     def _on_sample(self, monitor: Monitor, sample: dict[str, Any], tasks: list[dict]) -> None:
         if self._paused or self._closed:
             return
+        with self._lock:
+            self._pending.append(sample)
+            self._pending_tasks.extend(tasks)
+            if self._live and (self.hidden or time.monotonic() - self._updated < DRAW_S):
+                return  # nothing sent while nothing shows it, nor more than once per DRAW_S
         try:
-            self.update(sample, tasks)
+            self.catch_up()
         except Exception:
             self._log(f"dashboard update failed:\n{traceback.format_exc()}")
 
     def frame(self, sample: dict[str, Any], tasks: list[dict[str, Any]]) -> Frame:
         """A monitor sample as the figures draw it (times relative to the monitor's start)."""
-        names = {a: f"worker {w['name']}" for a, w in sample["workers"].items()}
-        order = sorted(sample["workers"], key=lambda a: names[a])
-        t0 = self.monitor.t0
-        records = [{**r, "worker": names.get(r["worker"], r["worker"]),
-                    "start": r["start"] - t0, "stop": r["stop"] - t0} for r in tasks]
-        return Frame(time=sample["time"] - t0,
-                     workers=[(names[a], sample["workers"][a]) for a in order],
-                     tasks=records, gpus=self._gpus(sample, names))
+        return make_frame(sample, tasks, self.monitor.t0, self.monitor.has_gpu)
 
-    def _gpus(self, sample: dict[str, Any], names: dict[str, str]) -> list[dict[str, Any]]:
-        if not self.monitor.has_gpu:
-            return []
-        nan = float("nan")
-        gpus = [{"device": f"{names.get(address, address)}:gpu{g['device']}", "used": g["used"],
-                 "total": g["total"], "limit": g.get("limit") or nan,
-                 "utilization": g["utilization"]}
-                for address, devices in sorted(sample.get("gpus", {}).items()) for g in devices]
-        if gpus:
-            return gpus
-        for address, w in sample["workers"].items():  # NVML unreadable: distributed's metrics
-            metric = w.get("gpu") or {}
-            if "memory-used" in metric:
-                gpus.append({"device": f"{names[address]}:gpu", "used": metric["memory-used"],
-                             "total": nan, "limit": nan,
-                             "utilization": metric.get("utilization", nan)})
-        return gpus
+    @property
+    def hidden(self) -> bool:
+        """Whether every browser view reported that it cannot be seen."""
+        return not self.signal.visible
+
+    def _on_visibility(self, visible: bool) -> None:
+        if visible:
+            self._drawn_at = None  # shown again: the lines and axes reach now
+            self.catch_up()
+
+    def catch_up(self) -> None:
+        """Draw the samples and tasks not drawn yet (taken while hidden, or since the last
+        draw), in one update."""
+        with self._lock:
+            if not self._pending or self._disposed:
+                return
+            samples, tasks = list(self._pending), list(self._pending_tasks)
+            self._pending.clear()
+            self._pending_tasks.clear()
+            self.update(samples[-1], tasks, earlier=samples[:-1])
 
     def update(self, sample: dict[str, Any] | None = None,
-               tasks: list[dict[str, Any]] | None = None) -> None:
-        """Draw one monitor sample and its new task records (the latest sample if None)."""
+               tasks: list[dict[str, Any]] | None = None, *,
+               earlier: Sequence[dict[str, Any]] = ()) -> None:
+        """Draw one monitor sample and its new task records (the latest sample if None);
+        ``earlier``: samples not drawn yet, before it (their points join the time series)."""
         if sample is None:
             if not self.monitor.samples:
                 return
             sample = self.monitor.samples[-1]
         with self._lock:  # samples arrive from the monitor's thread and from job threads
+            self._updated = time.monotonic()
             frame = self.frame(sample, tasks or [])
+            frames = [self.frame(s, []) for s in earlier] + [frame]
             c = self.components
-            c["memory"].update(frame)
-            gpu_util = c["gpu-memory"].update(frame) if "gpu-memory" in c else None
-            c["spill"].update(frame)
-            c["utilization"].update(frame, gpu_util)
+            changed = c["memory"].update(frame) != "none" or bool(frame.tasks)
+            if "gpu-memory" in c:
+                c["gpu-memory"].update(frame)
+                changed = True
+            # spilling draws at once; utilization alone waits for the axes (idle jitter)
+            changed = c["spill"].extend(frames, send=False) > 0 or changed
+            c["utilization"].extend(frames, send=False)
             c["tasks"].update(frame)
-            self._set_range(frame.time)
             phases = self.monitor.progress()
+            if (changed or not self._live or self._drawn_at is None
+                    or frame.time - self._drawn_at >= IDLE_AXIS_S):
+                self._draw_to(frame.time, phases)
             self.progress_view.update(phases)
             self._show_monitor_errors()
             self.status.value = self._status_html()
             ended = sum(p["status"] != "running" for p in phases)
-            if ended != self._ended_phases:  # a phase ended: its final picture in the state
+            if ended != self._ended_phases and (not self._live or not running(phases)):
+                # a phase ended: its final picture in the state (a live view has it already:
+                # sent whole, the browser draws it all again, so once the job ended)
                 self._ended_phases = ended
                 self.store_state()
             if (not self._live and self._displayed_at is not None
                     and time.monotonic() - self._displayed_at > LIVE_AFTER_S):
                 self.refresh()
+
+    def _draw_to(self, now: float, phases: list[dict[str, Any]] | None = None) -> None:
+        """The lines reach ``now`` and the time axes end there."""
+        for name in ("spill", "utilization"):
+            self.components[name].series.flush()
+        self._set_range(now, phases)
+        self._drawn_at = now
 
     def progress(self) -> dict[str, float]:
         """Fraction of tasks done per phase name (latest run of each name), as of now."""
@@ -266,8 +307,7 @@ class Dashboard(widgets.VBox):
             self._displayed_at = time.monotonic()
         return super()._repr_mimebundle_(**kwargs)
 
-    def _on_render(self) -> None:
-        """A browser view was drawn (anywhere): send the plots whole, then stream."""
+    def _on_render(self) -> None:  # a view was drawn: send the plots whole, then stream
         if not self._closed:
             self.refresh()
 
@@ -285,6 +325,7 @@ class Dashboard(widgets.VBox):
                 return
             self.plots.update_from_model(self.layout_bokeh)  # re-attaches the patch stream
             self._live = not self._closed
+            self._updated, self._drawn_at = 0.0, None  # the next sample is drawn at once
             if self._closed:
                 self.layout_bokeh.document.remove_on_change(self.plots)
 
@@ -294,6 +335,8 @@ class Dashboard(widgets.VBox):
         with self._lock:
             if self._disposed:
                 return
+            if self.monitor.samples:  # the lines reach the last sample, the axes too
+                self._draw_to(self.monitor.samples[-1]["time"] - self.monitor.t0)
             self.plots.update_from_model(self.layout_bokeh)
             if not self._live:
                 self.layout_bokeh.document.remove_on_change(self.plots)
@@ -313,13 +356,7 @@ class Dashboard(widgets.VBox):
         return wrapped
 
     def _on_pause(self, change: dict[str, Any]) -> None:
-        if change["new"]:
-            self.pause()
-        else:
-            self.resume()
-
-    def _on_window(self, change: dict[str, Any]) -> None:
-        self.show_whole_run(change["new"])
+        self.pause() if change["new"] else self.resume()
 
     def show_whole_run(self, whole: bool = True) -> None:
         """Time axes over the whole run (``True``) or the last 60 s (``False``)."""
@@ -329,11 +366,14 @@ class Dashboard(widgets.VBox):
                 self._set_range(self.monitor.samples[-1]["time"] - self.monitor.t0)
         self.window_button.value = whole
 
-    def _set_range(self, now: float) -> None:
-        """The time axes end at ``now`` (seconds on the monitor's clock) and start at 0 (the
-        whole run) or :data:`WINDOW_S` seconds earlier."""
+    def _set_range(self, now: float, phases: list[dict[str, Any]] | None = None) -> None:
+        """The time axes end at ``now`` (seconds on the monitor's clock) and start where the
+        latest run began ("whole run"; 0 before any run) or :data:`WINDOW_S` seconds
+        earlier."""
         end = max(float(now), 1.0)
-        start = 0.0 if self._whole else max(0.0, end - WINDOW_S)
+        phases = self.monitor.progress() if phases is None else phases
+        start = (min(run_start(phases, self.monitor.started), end - 1.0) if self._whole
+                 else max(0.0, end - WINDOW_S))
         if (self.x_range.start, self.x_range.end) != (start, end):
             self.x_range.update(start=start, end=end)
 
@@ -347,6 +387,7 @@ class Dashboard(widgets.VBox):
 
     def resume(self) -> None:
         self._paused = False
+        self._drawn_at = None
         if self._owns_monitor:
             self.monitor.resume()
         self.pause_button.value, self.pause_button.description = False, "Pause"
@@ -388,6 +429,8 @@ class Dashboard(widgets.VBox):
         if self._owns_monitor:
             self.monitor.stop()  # its last sample is drawn by _on_sample
         with self._lock:
+            if self._pending:  # the final picture has everything, even if hidden
+                self.catch_up()
             self._closed, self._reason = True, reason
             self.monitor.unsubscribe(self._on_sample)
             try:
@@ -429,19 +472,10 @@ class Dashboard(widgets.VBox):
         """Write the figures with their current data, the progress per phase and operator,
         a title and the date as one standalone HTML file (BokehJS inline: opens offline),
         atomically. Returns the path."""
-        from bokeh.embed import file_html
-        from bokeh.resources import INLINE
-
         path = os.fspath(path)
         with self._lock:
-            text = file_html(self.layout_bokeh, resources=INLINE, title=title)
-            phases = self.progress_view.summary()
-        header = (f"<h2>{html.escape(title)}</h2><p class='irs-report-meta'>"
-                  f"{html.escape(time.strftime('%Y-%m-%d %H:%M:%S %Z'))} · "
-                  f"{html.escape(self._summary())}</p>"
-                  f"<h3>Progress</h3>{phases or '<p>no workflow phase ran</p>'}")
-        text = text.replace("<body>", f"<body>{header}", 1)
-
+            text = page_html(self.layout_bokeh, title, self._summary(),
+                             self.progress_view.summary())
         with atomic_file(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
         return path

@@ -13,12 +13,13 @@ dashboard shows the whole run.
 >>> frame = Frame(time=3.0, workers=[("worker 0", {"managed": 2**20, "unmanaged": 2**21,
 ...     "spilled": 0, "limit": 2**30, "cpu": 50.0})], tasks=[])
 >>> memory = MemoryFigure()
->>> memory.update(frame)
+>>> memory.update(frame), memory.update(frame)     # the second sends nothing
+('replace', 'none')
 >>> memory.source.data["worker"], memory.source.data["limit_text"]
 (['worker 0'], ['1.00 GiB'])
 >>> spill = SpillFigure(time_range())
->>> spill.update(frame); spill.nothing.visible
-True
+>>> spill.update(frame); spill.nothing.visible, spill.lines[0].visible
+(True, False)
 """
 
 from __future__ import annotations
@@ -43,12 +44,18 @@ from bokeh.plotting import figure
 from dask.utils import format_bytes
 
 from interactive_recsys.runtime.jobs import operator_label
+from interactive_recsys.ui.dashboard._deltas import Series, settle_rows, sync_columns
 
 #: Seconds of history the time axes show by default (the "whole run" toggle shows all).
 WINDOW_S = 60.0
 #: Points kept in each streamed time series, and task rectangles kept in the task stream.
 ROLLOVER = 2000
 TASK_ROLLOVER = 5000
+#: Percentage points of CPU/GPU utilization that are no change (an idle worker's jitter).
+UTILIZATION_TOLERANCE = 2.0
+#: Share of the memory axis that is no change (about a pixel): an idle worker's memory
+#: moves by a few KiB between heartbeats, which no screen shows.
+MEMORY_TOLERANCE = 1 / 400
 TOOLS = "pan,wheel_zoom,box_zoom,reset,save"
 MEMORY_COLOURS = ("#1f77b4", "#aec7e8", "#ff7f0e")  # managed, unmanaged, spilled
 
@@ -150,8 +157,10 @@ class MemoryFigure:
         # a Range1d set here from the data, never computed in the browser (see time_range)
         self.root = _figure("Host memory per worker", y_range=FactorRange(),
                             x_range=Range1d(0, self.MIN_END), name="irs-memory-figure")
+        # fill only: with an outline, a zero-width bar (nothing spilled) drew an orange sliver
         bars = self.root.hbar_stack(["managed", "unmanaged", "spilled"], y="worker",
-                                    height=0.7, color=list(MEMORY_COLOURS), source=self.source)
+                                    height=0.7, fill_color=list(MEMORY_COLOURS),
+                                    line_color=None, source=self.source)
         limit = self.root.scatter(x="limit", y="worker", marker="dash", angle=1.5708, size=30,
                                   line_color="red", line_width=2, source=self.source)
         self.root.xaxis.formatter = bytes_formatter()
@@ -187,22 +196,30 @@ class MemoryFigure:
             return end, "no memory limit"
         return end, f"limit {text} per worker: off this scale"
 
-    def update(self, frame: Frame) -> None:
+    def update(self, frame: Frame) -> str:
+        """Draw the workers' memory, sending the changed cells only (nothing when no bar
+        moved by more than :data:`MEMORY_TOLERANCE` of the axis). Returns what was sent:
+        ``"none"``, ``"patch"`` or ``"replace"`` (see :func:`._deltas.sync_columns`)."""
         ws = [w for _, w in frame.workers]
         if list(self.root.y_range.factors) != frame.names:
             self.root.y_range.factors = frame.names
-        self.source.data = {
+        end, label = self.scale([w["managed"] + w["unmanaged"] + w["spilled"] for w in ws],
+                                [w["limit"] or float("nan") for w in ws])
+        data = {
             "worker": frame.names, "managed": [w["managed"] for w in ws],
             "unmanaged": [w["unmanaged"] for w in ws], "spilled": [w["spilled"] for w in ws],
             "limit": [w["limit"] or float("nan") for w in ws],
             "limit_text": [format_bytes(w["limit"]) if w["limit"] else "none" for w in ws],
             "process_text": [format_bytes(w["managed"] + w["unmanaged"]) for w in ws]}
-        end, label = self.scale([w["managed"] + w["unmanaged"] + w["spilled"] for w in ws],
-                                [w["limit"] or float("nan") for w in ws])
+        grain = MEMORY_TOLERANCE * end
+        data = settle_rows(self.source.data, data, "worker",
+                           {"managed": grain, "unmanaged": grain, "spilled": grain})
+        sent = sync_columns(self.source, data)
         if self.root.x_range.end != end:
             self.root.x_range.end = end
         if self.root.xaxis[0].axis_label != label:
             self.root.xaxis.axis_label = label
+        return sent
 
 
 class GpuMemoryFigure:
@@ -264,20 +281,38 @@ class SpillFigure:
                              text_font_size="11pt")
         self.root.add_layout(self.nothing)
         self.root.yaxis.visible = False
+        self.lines = [r for _, rs in items for r in rs]
+        for line in self.lines:  # no orange line along zero while nothing spilled
+            line.visible = False
         self.peak = 0.0
+        self.series = Series(self.source, ROLLOVER)
+
+    def point(self, frame: Frame) -> dict[str, float]:
+        ws = [w for _, w in frame.workers]
+        point = {"time": frame.time, "disk": sum(w["spilled"] for w in ws)}
+        if self.gpu:
+            point["device"] = sum(((w.get("cudf") or {}).get("cudf-spilled") or 0) for w in ws)
+        return point
 
     def update(self, frame: Frame) -> None:
-        ws = [w for _, w in frame.workers]
-        row = {"time": [frame.time], "disk": [sum(w["spilled"] for w in ws)]}
-        if self.gpu:
-            row["device"] = [sum(((w.get("cudf") or {}).get("cudf-spilled") or 0) for w in ws)]
-        self.source.stream(row, rollover=ROLLOVER)
-        peak = max(max(v[0] for k, v in row.items() if k != "time"), self.peak)
+        self.extend([frame])
+
+    def extend(self, frames: list[Frame], send: bool = True) -> int:
+        """Draw ``frames`` (oldest first): the points that change the lines, in one stream
+        (``send=False``: kept for the series' next ``send``/``flush``); returns how many."""
+        points = [self.point(f) for f in frames]
+        if not points:
+            return 0
+        sent = self.series.extend(points) if send else self.series.queue(points)
+        peak = max(max(v for p in points for k, v in p.items() if k != "time"), self.peak)
         if peak > self.peak:  # the scale grows with the data, never shrinks under a line
             self.peak = peak
             self.root.y_range.end = 1.1 * peak
             self.nothing.visible = False
             self.root.yaxis.visible = True
+            for line in self.lines:
+                line.visible = True
+        return sent
 
 
 class UtilizationFigure:
@@ -297,14 +332,27 @@ class UtilizationFigure:
             items.append(("GPU (mean)", [self.root.line("time", "gpu", source=self.source,
                                                         color="#2ca02c", line_width=2)]))
         _legend_outside(self.root, items)
+        self.series = Series(self.source, ROLLOVER, {"cpu": UTILIZATION_TOLERANCE,
+                                                     "gpu": UTILIZATION_TOLERANCE})
+
+    def point(self, frame: Frame, gpu_utilization: list[float] | None = None
+              ) -> dict[str, float]:
+        cpus = [w["cpu"] for _, w in frame.workers if w.get("cpu") is not None]
+        point = {"time": frame.time, "cpu": sum(cpus) / len(cpus) if cpus else float("nan")}
+        if self.gpu:
+            values = ([g["utilization"] for g in frame.gpus] if gpu_utilization is None
+                      else gpu_utilization)
+            point["gpu"] = sum(values) / len(values) if values else float("nan")
+        return point
 
     def update(self, frame: Frame, gpu_utilization: list[float] | None = None) -> None:
-        cpus = [w["cpu"] for _, w in frame.workers if w.get("cpu") is not None]
-        row = {"time": [frame.time], "cpu": [sum(cpus) / len(cpus) if cpus else float("nan")]}
-        if self.gpu:
-            values = gpu_utilization or []
-            row["gpu"] = [sum(values) / len(values) if values else float("nan")]
-        self.source.stream(row, rollover=ROLLOVER)
+        self.series.extend([self.point(frame, gpu_utilization)])
+
+    def extend(self, frames: list[Frame], send: bool = True) -> int:
+        """Draw ``frames`` (oldest first): the points that change the lines, in one stream
+        (``send=False``: kept for the series' next ``send``/``flush``); returns how many."""
+        points = [self.point(f) for f in frames]
+        return self.series.extend(points) if send else self.series.queue(points)
 
 
 class TaskStreamFigure:

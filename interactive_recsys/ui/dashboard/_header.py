@@ -78,4 +78,45 @@ def cluster_summary(monitor: Any) -> str:
             f"{monitor.interval_ms} ms")
 
 
-__all__ = ["cluster_summary", "job_state", "status_html"]
+def page_html(layout: Any, title: str, summary: str, phases: str) -> str:
+    """A standalone HTML page (BokehJS inline: opens offline) of the Bokeh ``layout``, under
+    ``title``, the date, the cluster's ``summary`` and the ``phases`` (HTML)."""
+    from bokeh.embed import file_html
+    from bokeh.resources import INLINE
+
+    text = file_html(layout, resources=INLINE, title=title)
+    header = (f"<h2>{html.escape(title)}</h2><p class='irs-report-meta'>"
+              f"{html.escape(time.strftime('%Y-%m-%d %H:%M:%S %Z'))} · "
+              f"{html.escape(summary)}</p>"
+              f"<h3>Progress</h3>{phases or '<p>no workflow phase ran</p>'}")
+    return text.replace("<body>", f"<body>{header}", 1)
+
+
+def running(phases: list[dict[str, Any]]) -> bool:
+    """Whether a phase runs, or the latest phase's job has more to run.
+
+    >>> running([{"job": "no-such-job", "status": "finished"}]), running([])
+    (False, False)
+    """
+    if any(p["status"] == "running" for p in phases):
+        return True
+    return bool(phases and phases[-1]["job"] and job_alive(phases[-1]["job"]))
+
+
+def run_start(phases: list[dict[str, Any]], started: float) -> float:
+    """When the latest run (the job of the latest phase) began, in seconds after
+    ``started`` (the monitor's start): 0 before any run, and for a run that began earlier.
+
+    >>> run_start([{"job": "a", "started": 95.0}, {"job": "b", "started": 130.0},
+    ...            {"job": "b", "started": 140.0}], started=100.0)
+    30.0
+    """
+    if not phases:
+        return 0.0
+    job = phases[-1]["job"]
+    began = min(p["started"] for p in phases if p["job"] == job) if job else \
+        phases[-1]["started"]
+    return max(0.0, began - started)
+
+
+__all__ = ["cluster_summary", "job_state", "page_html", "run_start", "running", "status_html"]
