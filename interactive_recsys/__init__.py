@@ -22,8 +22,7 @@ from interactive_recsys.io._dataset import Dataset
 from interactive_recsys.lazy import lazy_exports
 from interactive_recsys.runtime import cluster
 from interactive_recsys.runtime.cluster import connect, start_cluster, stop_cluster
-from interactive_recsys.schema import ColumnSchema, Schema, Tags
-from interactive_recsys.selector import ColumnSelector
+from interactive_recsys.schema import ColumnSchema, ColumnSelector, Schema, Tags
 from interactive_recsys.workflow._workflow import Workflow
 
 _LAZY = {"ui": ".ui", "stats": ".stats", "Loader": ".loader", "torchrec": ".torchrec",

@@ -1,6 +1,6 @@
 """``>>`` and ``+`` on the classes that build a workflow graph: column selections and operators.
 
-The methods live on these mixins, which :class:`~interactive_recsys.selector.ColumnSelector`
+The methods live on these mixins, which :class:`~interactive_recsys.schema.ColumnSelector`
 and :class:`~interactive_recsys.ops._base.Operator` inherit. They build nodes of
 :mod:`interactive_recsys.workflow._graph`, which sits above both classes and registers its ``Node``
 class here when it is defined (``GraphOperand.node``), so that no import runs upward.

@@ -47,7 +47,7 @@ OPERATORS: dict[str, type[Operator]] = {}
 
 def is_graph_value(value: Any) -> bool:
     """Whether ``value`` is a workflow step (a node built with ``>>``/``+``) or a
-    :class:`~interactive_recsys.selector.ColumnSelector`, not plain column names."""
+    :class:`~interactive_recsys.schema.ColumnSelector`, not plain column names."""
     node = OperatorOperand.node  # registered by interactive_recsys.workflow._graph
     return isinstance(value, SelectionOperand) or (node is not None and isinstance(value, node))
 

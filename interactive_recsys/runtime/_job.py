@@ -12,8 +12,6 @@ their tasks.
 
 from __future__ import annotations
 
-import contextvars
-import functools
 import threading
 import time
 from collections.abc import Callable
@@ -21,34 +19,12 @@ from concurrent.futures import CancelledError
 from typing import Any
 
 from interactive_recsys.errors import IRSError
-from interactive_recsys.runtime._phases import Phase
+from interactive_recsys.runtime._phases import _CURRENT_JOB, Phase, active_client
 
-__all__ = ["Job", "JobCancelledError", "active_client", "background_job", "current_job",
-           "submit"]
-
-_CURRENT_JOB: contextvars.ContextVar[Job | None] = contextvars.ContextVar("irs_job",
-                                                                          default=None)
-
+__all__ = ["Job", "JobCancelledError", "submit"]
 
 class JobCancelledError(IRSError, CancelledError):
     """A job was cancelled (by ``job.cancel()`` or because its cluster was closed)."""
-
-
-def active_client() -> Any:
-    """The ``distributed.Client`` that ``dask.compute`` would use now, or ``None``."""
-    from dask.base import get_scheduler
-
-    try:
-        scheduler = get_scheduler()
-    except RuntimeError:  # dask asks for "dask.distributed" but every client is closed
-        return None
-    owner = getattr(scheduler, "__self__", None)
-    return owner if type(owner).__name__ == "Client" else None
-
-
-def current_job() -> Job | None:
-    """The job whose thread runs this code, if any."""
-    return _CURRENT_JOB.get()
 
 
 class Job:
@@ -174,26 +150,3 @@ class Job:
 def submit(fn: Callable[[], Any], *, name: str) -> Job:
     """Start ``fn`` as a :class:`Job` on the active client."""
     return Job(fn, name=name).start()
-
-
-def background_job(name: str | Callable[..., str]) -> Callable[[Callable[..., Any]], Any]:
-    """Give a function or method the ``background=True`` choice: called so, it returns at once
-    a :class:`Job` named ``name`` (or ``name(*args, **kwargs)``) that runs the call; else it
-    runs the call and returns its result. The function declares ``background: bool = False``
-    itself (for its signature and docs) and never sees it set.
-
-    >>> @background_job("add")
-    ... def add(a, b, *, background=False):
-    ...     return a + b
-    >>> add(1, 2)
-    3
-    """
-    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(fn)
-        def run(*args: Any, background: bool = False, **kwargs: Any) -> Any:
-            if background:
-                label = name(*args, **kwargs) if callable(name) else name
-                return submit(lambda: fn(*args, **kwargs), name=label)
-            return fn(*args, **kwargs)
-        return run
-    return decorate

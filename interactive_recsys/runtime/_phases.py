@@ -9,6 +9,7 @@ records them.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 from collections import deque
@@ -16,8 +17,30 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["BOARD", "PHASE_LABELS", "Phase", "ProgressBoard", "name_task_group",
-           "operator_label", "task_group"]
+__all__ = ["BOARD", "PHASE_LABELS", "Phase", "ProgressBoard", "active_client", "current_job",
+           "name_task_group", "operator_label", "task_group"]
+
+
+#: The job whose thread runs the current code (set by :class:`~._job.Job`), so that the
+#: phases it computes are recorded as its own.
+_CURRENT_JOB: contextvars.ContextVar[Any] = contextvars.ContextVar("irs_job", default=None)
+
+
+def active_client() -> Any:
+    """The ``distributed.Client`` that ``dask.compute`` would use now, or ``None``."""
+    from dask.base import get_scheduler
+
+    try:
+        scheduler = get_scheduler()
+    except RuntimeError:  # dask asks for "dask.distributed" but every client is closed
+        return None
+    owner = getattr(scheduler, "__self__", None)
+    return owner if type(owner).__name__ == "Client" else None
+
+
+def current_job() -> Any:
+    """The job whose thread runs this code, if any."""
+    return _CURRENT_JOB.get()
 
 
 @dataclass

@@ -22,28 +22,24 @@ This module is the job layer's public face: the phases live in
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError
 from typing import Any
 
 import dask
 
-from interactive_recsys.runtime._job import (
-    Job,
-    JobCancelledError,
-    active_client,
-    background_job,
-    current_job,
-    submit,
-)
+from interactive_recsys.runtime._job import Job, JobCancelledError, submit
 from interactive_recsys.runtime._phases import (  # noqa: F401  (jobs.PHASE_LABELS too)
     BOARD,
     PHASE_LABELS,
     Phase,
     ProgressBoard,
     _norm,
+    active_client,
+    current_job,
     name_task_group,
     operator_label,
     task_group,
@@ -266,3 +262,24 @@ def _cancel(client: Any, futures: list) -> None:
         pass
 
 
+def background_job(name: str | Callable[..., str]) -> Callable[[Callable[..., Any]], Any]:
+    """Give a function or method the ``background=True`` choice: called so, it returns at once
+    a :class:`Job` named ``name`` (or ``name(*args, **kwargs)``) that runs the call; else it
+    runs the call and returns its result. The function declares ``background: bool = False``
+    itself (for its signature and docs) and never sees it set.
+
+    >>> @background_job("add")
+    ... def add(a, b, *, background=False):
+    ...     return a + b
+    >>> add(1, 2)
+    3
+    """
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def run(*args: Any, background: bool = False, **kwargs: Any) -> Any:
+            if background:
+                label = name(*args, **kwargs) if callable(name) else name
+                return submit(lambda: fn(*args, **kwargs), name=label)
+            return fn(*args, **kwargs)
+        return run
+    return decorate

@@ -32,8 +32,7 @@ from typing import Any
 
 from interactive_recsys.errors import IRSError, NotFittedError, WorkflowFormatError
 from interactive_recsys.ops._base import Operator
-from interactive_recsys.schema import Schema
-from interactive_recsys.selector import flatten
+from interactive_recsys.schema import Schema, flatten
 from interactive_recsys.store import storage
 from interactive_recsys.store._artifacts import TemporaryArtifacts
 from interactive_recsys.store._folder_rules import verify_checksums

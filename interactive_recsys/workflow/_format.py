@@ -33,8 +33,7 @@ from interactive_recsys._version import __version__ as _library_version
 from interactive_recsys.errors import IRSError, NotFittedError, VersionError, WorkflowFormatError
 from interactive_recsys.ops._base import Operator
 from interactive_recsys.ops._lambda_op import LambdaOp
-from interactive_recsys.schema import Schema
-from interactive_recsys.selector import ColumnSelector
+from interactive_recsys.schema import ColumnSelector, Schema
 from interactive_recsys.store import commit, storage
 from interactive_recsys.store._artifacts import resolve
 from interactive_recsys.store._folder_rules import (

@@ -26,8 +26,14 @@ from interactive_recsys.operands import GraphOperand
 from interactive_recsys.ops._base import Operator
 from interactive_recsys.ops._lambda_op import LambdaOp
 from interactive_recsys.ops._select import DropColumns, SelectColumns
-from interactive_recsys.schema import RESERVED_PREFIX, Schema, element_dtype, is_numeric_dtype
-from interactive_recsys.selector import ColumnSelector, flatten
+from interactive_recsys.schema import (
+    RESERVED_PREFIX,
+    ColumnSelector,
+    Schema,
+    element_dtype,
+    flatten,
+    is_numeric_dtype,
+)
 
 
 class StepList:

@@ -38,8 +38,7 @@ from interactive_recsys.io._dataset import Dataset, as_dataset, describe_input
 from interactive_recsys.ops._base import OpContext, Operator, RowFilter
 from interactive_recsys.runtime._memory_release import release_memory
 from interactive_recsys.runtime.jobs import compute
-from interactive_recsys.schema import RESERVED_PREFIX, ColumnSchema, Schema
-from interactive_recsys.selector import flatten
+from interactive_recsys.schema import RESERVED_PREFIX, ColumnSchema, Schema, flatten
 from interactive_recsys.tables._reduce import delayed_task, delayed_tasks, pick, tree
 from interactive_recsys.workflow._chains import Chain, chain_steps
 from interactive_recsys.workflow._graph import (

@@ -40,7 +40,7 @@ from interactive_recsys.compat.nvtabular.dataset import Dataset
 from interactive_recsys.compat.nvtabular.schema import ColumnSchema, Schema
 from interactive_recsys.compat.nvtabular.tags import Tags, TagSet
 from interactive_recsys.compat.nvtabular.workflow import Workflow
-from interactive_recsys.selector import ColumnSelector
+from interactive_recsys.schema import ColumnSelector
 
 #: NVTabular's pre-0.6 name of a column selection (``ColumnGroup(["a"]) >> op``).
 ColumnGroup = ColumnSelector

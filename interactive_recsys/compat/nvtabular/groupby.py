@@ -30,7 +30,7 @@ from interactive_recsys import ops as _core
 from interactive_recsys.compat.nvtabular.operator import OperatorAPI
 from interactive_recsys.compat.nvtabular.operator import core_ops as _ops
 from interactive_recsys.operands import OperatorOperand
-from interactive_recsys.selector import ColumnSelector
+from interactive_recsys.schema import ColumnSelector
 from interactive_recsys.workflow._graph import Node, SelectNode
 
 

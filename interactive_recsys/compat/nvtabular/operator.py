@@ -51,9 +51,8 @@ from interactive_recsys.backend import backend_of, convert
 from interactive_recsys.backend._user_frames import user_frame
 from interactive_recsys.compat.nvtabular.schema import Schema
 from interactive_recsys.errors import NotFittedError, SchemaError
-from interactive_recsys.schema import ColumnSchema
+from interactive_recsys.schema import ColumnSchema, ColumnSelector
 from interactive_recsys.schema import Schema as CoreSchema
-from interactive_recsys.selector import ColumnSelector
 from interactive_recsys.workflow._graph import Node, OpNode
 
 #: NVTabular's names of fitted statistics that the core stores under other names:

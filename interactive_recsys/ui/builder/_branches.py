@@ -18,7 +18,7 @@ from typing import Any
 from interactive_recsys.errors import ParameterError, SchemaError
 from interactive_recsys.ops import OPERATORS
 from interactive_recsys.ops._base import Operator
-from interactive_recsys.selector import ColumnSelector
+from interactive_recsys.schema import ColumnSelector
 from interactive_recsys.workflow._graph import ConcatNode, Node, OpNode, SelectNode
 
 

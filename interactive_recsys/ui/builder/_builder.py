@@ -37,10 +37,10 @@ import ipywidgets as w
 
 from interactive_recsys.errors import DatasetError, IRSError
 from interactive_recsys.ui.builder._actions import RunActions
+from interactive_recsys.ui.builder._column_actions import ColumnActions
 from interactive_recsys.ui.builder._column_list import (
     ColumnChoice,
     ColumnList,
-    names_text,
     role_chips,
 )
 from interactive_recsys.ui.builder._dag import DagView, model_graph, op_id, parse_op_id
@@ -63,7 +63,7 @@ RAW_CRITEO_HINT = "irs.datasets.read_criteo(path)"
 AREAS = ("dataset", "columns", "suggest", "palette", "steps", "run")
 
 
-class PipelineBuilder(StepActions, RunActions, RecoveryActions, w.VBox):
+class PipelineBuilder(ColumnActions, StepActions, RunActions, RecoveryActions, w.VBox):
     """Build a workflow by clicking: columns, Suggest, operator palette, form, DAG view.
 
     Parameters
@@ -362,52 +362,6 @@ class PipelineBuilder(StepActions, RunActions, RecoveryActions, w.VBox):
         self._show_branches()
         self._watch_model(model)
         self._guard(self.check_orphans, "run")()
-
-    @property
-    def shown_columns(self) -> list[str]:
-        """Columns the filter box shows."""
-        return self.choice.shown if self.choice is not None else []
-
-    @property
-    def selected_columns(self) -> list[str]:
-        return self.choice.selected if self.choice is not None else []
-
-    def _show_count(self) -> None:
-        if self.choice is not None:
-            self.column_count.value = f"<b>{html.escape(self.choice.summary())}</b>"
-
-    def _filter_columns(self) -> None:
-        if self.choice is None:
-            return
-        self.choice.pattern = self.name_filter.value
-        self.column_list.sync()
-        self._show_count()
-
-    def _need_choice(self) -> ColumnChoice:
-        self._need_model()
-        return self.choice
-
-    def _select_shown(self) -> None:
-        choice = self._need_choice()
-        names = choice.select_shown()
-        which = f"matching {choice.pattern!r}" if choice.pattern.strip() else "(all)"
-        self.say(f"Select shown: ticked the {len(names)} shown columns {which}: "
-                 f"{names_text(names)}.", "success", "columns")
-
-    def _clear(self) -> None:
-        self._need_choice().select([])
-        self.say("Unticked every column.", "success", "columns")
-
-    def select_role(self, role: str) -> list[str]:
-        """Tick exactly the columns of ``role`` (what a role chip does)."""
-        names = self._need_choice().select_role(role)
-        self.say(f"Ticked the {len(names)} {role} columns: {names_text(names)}.", "success",
-                 "columns")
-        return names
-
-    def select_columns(self, names: list[Any]) -> None:
-        """Tick exactly ``names`` in the column list."""
-        self._need_choice().select(names)
 
     def _need_model(self) -> BuilderModel:
         if self.model is None:

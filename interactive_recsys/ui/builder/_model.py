@@ -56,8 +56,7 @@ import pyarrow as pa
 
 from interactive_recsys.errors import DatasetError, ParameterError, SchemaError
 from interactive_recsys.io._dataset import Dataset, as_dataset
-from interactive_recsys.schema import Schema
-from interactive_recsys.selector import flatten
+from interactive_recsys.schema import Schema, flatten
 from interactive_recsys.store import storage
 from interactive_recsys.ui.builder._branches import Branch, Step, branches_of, make_operator
 from interactive_recsys.ui.builder._column_profile import ROLES, ColumnProfile, profile_table

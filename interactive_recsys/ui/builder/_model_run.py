@@ -35,7 +35,7 @@ import dask
 from interactive_recsys.errors import DatasetError, ParameterError
 from interactive_recsys.io._dataset import input_files
 from interactive_recsys.runtime.jobs import Job
-from interactive_recsys.selector import flatten
+from interactive_recsys.schema import flatten
 from interactive_recsys.store import storage
 from interactive_recsys.store._outputs import check_output
 from interactive_recsys.ui.builder.suggest import check_oov

@@ -10,9 +10,8 @@ default), close, and a link to Dask's own dashboard when the cluster has one. Er
 in callbacks are shown in the log area.
 
 **Live wherever displayed.** The plots start streaming when a browser view of the dashboard
-is drawn: an invisible :func:`~interactive_recsys.ui.dashboard._visibility.visibility_signal`
-widget tells the kernel, which first sends the figures whole (everything so far), then streams each
-sample. That works for a cell's output, a tab of the Studio and a reloaded page alike.
+is drawn: an invisible :func:`~._visibility.visibility_signal` widget tells the kernel, which
+sends the figures whole, then streams; for a cell's output, a Studio tab, a reloaded page.
 (Displayed as a cell's result, it also goes live :data:`LIVE_AFTER_S` seconds later, in case
 the kernel is busy.)
 

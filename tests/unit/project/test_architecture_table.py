@@ -24,10 +24,11 @@ def layer_table(text: str) -> list[set[str]]:
     """The layers of the Markdown table under ``## Layers``, bottom (layer 0) first: the names
     of each layer's folders (without their ``/``) and root modules.
 
-    >>> layer_table("## Layers\\n\\n| layer | entry | holds |\\n| --- | --- | --- |\\n"
-    ...             "| 0 | `errors` | error classes |\\n| 1 | `store/` | files |\\n"
-    ...             "| 1 | `backend/` | kernels |\\n")
-    [{'errors'}, {'backend', 'store'}]
+    >>> [sorted(layer) for layer in layer_table(
+    ...     "## Layers\\n\\n| layer | entry | holds |\\n| --- | --- | --- |\\n"
+    ...     "| 0 | `errors` | error classes |\\n| 1 | `store/` | files |\\n"
+    ...     "| 1 | `backend/` | kernels |\\n")]
+    [['errors'], ['backend', 'store']]
     """
     section = text.split("## Layers", 1)[1].split("\n## ", 1)[0]
     rows = [ROW.match(line) for line in section.splitlines() if line.startswith("|")]

@@ -272,7 +272,7 @@ def test_the_output_side_runs_top_down():
 #: The layers of the table in docs/guide/architecture.md, bottom first: the package's folders
 #: and root modules. A module may import its own layer and the layers below it, never above.
 LAYERS = [
-    {"_version", "redact", "errors", "params", "schema", "operands", "selector", "hashing",
+    {"_version", "redact", "errors", "params", "schema", "operands", "hashing",
      "lazy", "embedding"},  # foundation
     {"backend", "store"},  # pandas/cuDF kernels; files, folders and the commit protocol
     {"runtime"},  # clusters, jobs and their phases, the resource monitor

@@ -64,7 +64,7 @@ def reaches(edges: dict[str, set[str]], start: str, goal: str) -> bool:
 def test_the_graph_is_in_no_import_cycle():
     edges = module_imports()
     assert "interactive_recsys.ops._base" in edges["interactive_recsys.workflow._graph"]  # parsed right
-    assert "interactive_recsys.selector" in edges["interactive_recsys.workflow._graph"]
+    assert "interactive_recsys.schema" in edges["interactive_recsys.workflow._graph"]
     for module in ("graph", "selector", "ops.base", "plan"):
         name = f"interactive_recsys.{module}"
         assert not reaches(edges, name, name), f"{name} imports itself through others"
@@ -73,7 +73,7 @@ def test_the_graph_is_in_no_import_cycle():
 
 
 def test_sugar_works_in_a_fresh_interpreter_importing_only_selector_and_ops():
-    code = ("from interactive_recsys.selector import ColumnSelector\n"
+    code = ("from interactive_recsys.schema import ColumnSelector\n"
             "from interactive_recsys.ops import Clip\n"
             "n = ColumnSelector(['a']) >> Clip(min_value=0)\n"
             "m = ['b'] >> Clip(max_value=1)\n"
