@@ -105,7 +105,8 @@ def test_dashboard_updates_live_in_jupyterlab(lab) -> None:
     lab.run_cell("dash.pause()")  # no more samples: both copies settle
     browser = _settled_browser_counts(lab)
     kernel = json.loads(lab.run_cell(KERNEL_COUNTS).strip().splitlines()[-1])
-    assert browser["spill"] > 5 and browser["tasks"] > 20, browser
+    # a flat spill line is sent as its two ends (only changes are streamed): at least a line
+    assert browser["spill"] >= 2 and browser["tasks"] > 20, browser
     assert kernel == browser
     assert _browser_counts(lab) == browser
 
