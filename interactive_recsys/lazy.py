@@ -1,5 +1,5 @@
-"""Names a package imports on first use (PEP 562): widgets, reports and the loader stay out of
-``import interactive_recsys`` until asked for.
+"""Names a package imports on first use (PEP 562): Dask, the widgets, reports and the loader
+stay out of ``import interactive_recsys`` until asked for.
 
 >>> __getattr__ = lazy_exports("interactive_recsys", {"Loader": ".loader", "stats": ".stats"})
 >>> __getattr__("Loader").__name__, __getattr__("stats").__name__
@@ -31,6 +31,23 @@ def lazy_exports(module: str, exports: dict[str, str]) -> Callable[[str], Any]:
         found = sys.modules.get(module)
         package = found.__package__ if found is not None else module
         target = importlib.import_module(exports[name], package)
-        return target if exports[name].rsplit(".", 1)[-1] == name else getattr(target, name)
+        value = target if exports[name].rsplit(".", 1)[-1] == name else getattr(target, name)
+        if found is not None:
+            setattr(found, name, value)  # later lookups find it without this function
+        return value
 
     return __getattr__
+
+
+def lazy_dir(module: str, exports: dict[str, str]) -> Callable[[], list[str]]:
+    """A ``__dir__`` for ``module`` that lists its lazy names beside the loaded ones, so that
+    tab completion and ``dir()`` show what :func:`lazy_exports` serves before it is loaded.
+
+    >>> "Workflow" in lazy_dir("interactive_recsys", {"Workflow": ".workflow._workflow"})()
+    True
+    """
+
+    def __dir__() -> list[str]:
+        return sorted(set(vars(sys.modules[module])) | set(exports))
+
+    return __dir__
