@@ -19,6 +19,7 @@ SUBCOMMANDS.update(loader="loader", dlrm="dlrm")
 SUBCOMMANDS["predict"] = "predict"
 SUBCOMMANDS["refit"] = "refit"
 SUBCOMMANDS["criteo-torchrec"] = "criteo_torchrec"
+SUBCOMMANDS["criteo-day"] = "criteo_day"
 
 DEFAULT_CONTENDERS = [name for name, c in CONTENDERS.items() if c.default]
 

@@ -1,0 +1,180 @@
+"""``python -m benchmarks criteo-day --rows 32000000``: one large Criteo day, out of core.
+
+``irs criteo IN OUT --to torchrec`` on a cluster of ``--workers`` workers with
+``--memory-limit`` each, on one generated day file (``synthetic_criteo(profile="kaggle")``
+written as raw TSV in parts of ``--part-rows`` rows, so the generator never holds the day),
+and the same command on a day of ``--small-rows`` rows: if the largest worker's peak memory is
+the same for both, memory is bounded by the workers' limits and the task sizes, not by the
+size of the day. Measured from outside, whole process: wall seconds, CPU seconds, rows/s,
+the peak RSS of the command's own process and of its largest worker process (sampled every
+0.2 s), the largest disk use of the work folder. The day files and outputs are deleted after.
+The result goes to ``benchmarks/results/criteo-day.json`` and ``.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from typing import Any
+
+HELP = "irs criteo --to torchrec on one large day file: rows/s and peak memory per worker"
+RESULTS = os.path.join(os.path.dirname(__file__), "results")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TSV_BYTES_PER_ROW = 243  # the kaggle profile's raw TSV
+OUTPUT_BYTES_PER_ROW = 26 * 8 * 2 + 13 * 4 + 4  # sparse, contiguous (int64), dense, labels
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--rows", type=int, default=32_000_000, help="rows of the large day")
+    p.add_argument("--small-rows", type=int, default=1_000_000,
+                   help="rows of the small day it is compared with")
+    p.add_argument("--part-rows", type=int, default=4_000_000,
+                   help="rows generated at a time")
+    p.add_argument("--frequency-threshold", type=int, default=3)
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--memory-limit", default="3GB")
+    p.add_argument("--workdir", default=os.path.join(ROOT, "benchmarks", "work", "criteo-day"))
+
+
+def _generate_day(path: str, rows: int, part_rows: int) -> None:
+    """A ``rows``-row TSV day at ``path``, generated and appended ``part_rows`` at a time."""
+    from interactive_recsys.datasets import synthetic_criteo
+    from interactive_recsys.datasets._criteo_tsv import write_criteo_tsv
+
+    folder = os.path.dirname(path)
+    with open(path + ".tmp", "wb") as day:
+        for part, start in enumerate(range(0, rows, part_rows)):
+            pq = synthetic_criteo(min(part_rows, rows - start), seed=1000 + part,
+                                  path=os.path.join(folder, ".part-pq"), profile="kaggle")
+            write_criteo_tsv(pq, os.path.join(folder, ".part.tsv"))
+            with open(os.path.join(folder, ".part.tsv"), "rb") as text:
+                shutil.copyfileobj(text, day, 16 << 20)
+            os.remove(os.path.join(folder, ".part.tsv"))
+            shutil.rmtree(pq)
+    os.replace(path + ".tmp", path)
+
+
+def _folder_bytes(folder: str) -> int:
+    total = 0
+    for top, _, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.path.getsize(os.path.join(top, name))
+            except OSError:
+                pass
+    return total
+
+
+def _measure(cmd: list[str], work: str) -> dict[str, Any]:
+    """Wall and CPU seconds of ``cmd``, the peak RSS of its process and of its largest child
+    (a worker), and the peak bytes under ``work``."""
+    import resource
+
+    import psutil
+
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    parent = psutil.Process(proc.pid)
+    peaks: dict[int, int] = {}
+    disk, tick = 0, 0
+    while proc.poll() is None:
+        try:
+            tree = [parent, *parent.children(recursive=True)]
+        except psutil.Error:
+            tree = []
+        for p in tree:
+            try:
+                peaks[p.pid] = max(peaks.get(p.pid, 0), p.memory_info().rss)
+            except psutil.Error:
+                pass
+        if tick % 25 == 0:
+            disk = max(disk, _folder_bytes(work))
+        tick += 1
+        time.sleep(0.2)
+    seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    output = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
+    if proc.returncode:
+        raise RuntimeError(f"{cmd[:4]} failed ({proc.returncode}):\n{output[-3000:]}")
+    children = [v for pid, v in peaks.items() if pid != proc.pid]
+    return {"seconds": round(seconds, 1),
+            "cpu_seconds": round(after.ru_utime + after.ru_stime
+                                 - before.ru_utime - before.ru_stime, 1),
+            "peak_rss_mb_command": round(peaks.get(proc.pid, 0) / 2**20),
+            "peak_rss_mb_largest_worker": round(max(children, default=0) / 2**20),
+            "processes": len(peaks), "peak_disk_gb": round(disk / 1e9, 1),
+            "summary": output.strip().splitlines()[:2]}
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    work = os.path.abspath(args.workdir)
+    need = args.rows * (TSV_BYTES_PER_ROW * 2 + OUTPUT_BYTES_PER_ROW)
+    free = shutil.disk_usage(os.path.dirname(work) if not os.path.exists(work) else work).free
+    if need > free:
+        raise SystemExit(f"--rows {args.rows:,} needs about {need / 1e9:.0f} GB of disk (input, "
+                         f"staging and output); {free / 1e9:.0f} GB are free. Use fewer rows.")
+    results: dict[str, Any] = {}
+    for rows in (args.small_rows, args.rows):
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(os.path.join(work, "in"))
+        start = time.perf_counter()
+        _generate_day(os.path.join(work, "in", "day_0"), rows, args.part_rows)
+        print(f"{rows:,} rows generated in {time.perf_counter() - start:.0f} s", flush=True)
+        cmd = [sys.executable, "-m", "interactive_recsys.cli", "criteo",
+               os.path.join(work, "in"), os.path.join(work, "out"), "--to", "torchrec",
+               "--frequency-threshold", str(args.frequency_threshold),
+               "--workers", str(args.workers), "--memory-limit", args.memory_limit]
+        result = _measure(cmd, work)
+        result["rows"] = rows
+        result["rows_per_second"] = round(rows / result["seconds"])
+        results[f"{rows:,} rows"] = result
+        print(f"  {result}", flush=True)
+        shutil.rmtree(work, ignore_errors=True)
+    _report(args, results)
+    return results
+
+
+def _report(args: argparse.Namespace, results: dict[str, Any]) -> None:
+    import platform
+
+    import psutil
+
+    from .report import command_line, git_state
+
+    machine = (f"{platform.processor() or platform.machine()}, {psutil.cpu_count()} CPUs "
+               f"(shared), {psutil.virtual_memory().total / 2**30:.0f} GiB")
+    big = results[f"{args.rows:,} rows"]
+    report = {"benchmark": "criteo-day", "command": command_line(), "code": git_state(),
+              "cluster": f"{args.workers} workers x {args.memory_limit}", "machine": machine,
+              "frequency_threshold": args.frequency_threshold, "results": results,
+              "criteo_1tb_day_hours_at_this_rate": round(195_841_983 / big["rows_per_second"]
+                                                         / 3600, 2)}
+    os.makedirs(RESULTS, exist_ok=True)
+    with open(os.path.join(RESULTS, "criteo-day.json"), "w") as f:
+        json.dump(report, f, indent=2)
+    lines = [f"# irs criteo --to torchrec on one day file: {args.small_rows:,} and "
+             f"{args.rows:,} rows (kaggle profile)", "",
+             f"Machine: {machine}; irs on {report['cluster']}, frequency threshold "
+             f"{args.frequency_threshold}. Whole process; peak memory sampled every 0.2 s.", "",
+             "| day | seconds | CPU seconds | rows/s | peak MB, command | peak MB, largest "
+             "worker | peak disk GB |", "|---|---:|---:|---:|---:|---:|---:|"]
+    lines += [f"| {k} | {v['seconds']} | {v['cpu_seconds']} | {v['rows_per_second']:,} | "
+              f"{v['peak_rss_mb_command']:,} | {v['peak_rss_mb_largest_worker']:,} | "
+              f"{v['peak_disk_gb']} |" for k, v in results.items()]
+    lines += ["", f"At this rate a Criteo 1TB day (195,841,983 rows) takes about "
+              f"{report['criteo_1tb_day_hours_at_this_rate']} h on this machine; its input, "
+              "staging and output need about "
+              f"{195_841_983 * (TSV_BYTES_PER_ROW * 2 + OUTPUT_BYTES_PER_ROW) / 1e9:.0f} GB "
+              "of disk.", "",
+              f"Command: `python -m benchmarks criteo-day --rows {args.rows} --small-rows "
+              f"{args.small_rows} --workers {args.workers} --memory-limit {args.memory_limit}`"]
+    with open(os.path.join(RESULTS, "criteo-day.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))

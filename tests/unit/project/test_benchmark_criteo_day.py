@@ -1,0 +1,40 @@
+"""The one-large-day benchmark's parts (its timings live in benchmarks/results): the day is
+generated in parts into one file of exactly the rows asked for, the memory sampler finds the
+largest child process, and a day the disk cannot hold is refused before anything is written."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import pytest
+
+from benchmarks import criteo_day
+
+
+def test_a_day_generated_in_parts_has_every_row_once(tmp_path) -> None:
+    day = tmp_path / "day_0"
+    criteo_day._generate_day(str(day), 2_500, part_rows=1_000)
+    lines = day.read_bytes().splitlines()
+    assert len(lines) == 2_500
+    assert all(line.count(b"\t") == 39 for line in lines)
+    assert len(set(lines)) > 2_400  # three parts of different seeds, not one part repeated
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["day_0"]  # no part left behind
+
+
+def test_the_sampler_reports_the_largest_child_apart_from_the_command(tmp_path) -> None:
+    child = "import time; b = bytearray(300 * 2**20); b[::4096] = b'x' * len(b[::4096]); time.sleep(1.5)"
+    parent = (f"import subprocess, sys; subprocess.run([sys.executable, '-c', {child!r}], "
+              "check=True); print('done')")
+    result = criteo_day._measure([sys.executable, "-c", parent], str(tmp_path))
+    assert result["peak_rss_mb_largest_worker"] >= 300
+    assert result["peak_rss_mb_command"] < 200
+    assert result["summary"] == ["done"]
+
+
+def test_a_day_larger_than_the_free_disk_is_refused_first(tmp_path) -> None:
+    args = argparse.Namespace(rows=10**12, small_rows=10, part_rows=10, frequency_threshold=3,
+                              workers=1, memory_limit="1GB", workdir=str(tmp_path / "w"))
+    with pytest.raises(SystemExit, match=r"--rows 1,000,000,000,000 needs about .* GB of disk"):
+        criteo_day.run(args)
+    assert not (tmp_path / "w").exists()
