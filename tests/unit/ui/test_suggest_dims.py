@@ -6,6 +6,8 @@ against pandas' value counts and the rule worked out here by hand."""
 
 from __future__ import annotations
 
+import html
+
 import pandas as pd
 import pytest
 
@@ -158,6 +160,12 @@ def test_a_budget_nothing_fits_within_the_loss_says_what_it_would_take(kaggle):
     assert f"need {needed / 2**30:,.2f} GiB" in text and f"OOV ≤ {short.fit_loss:.2%}" in text
     for c, loss in over.items():
         assert f"{c} would lose {loss:.2%}" in text
+    from interactive_recsys.ui.builder.suggest import SuggestCard
+
+    card = SuggestCard()  # said in red on the card, under the table of the nearest plan
+    card.memory_gib.value = budget / 2**30
+    card.show(model.vocab_choices, model.vocab_fits, short)
+    assert f"error-color1, #b00)'>{html.escape(text)}</b>" in card.table.value
     # taking that advice fits, and no column loses more than it said
     model.suggest(max_loss=short.fit_loss, memory_budget=budget)
     assert model.vocab_fits
@@ -167,9 +175,6 @@ def test_a_budget_nothing_fits_within_the_loss_says_what_it_would_take(kaggle):
     model.suggest(memory_budget=1024)
     assert not model.vocab_fits and model.vocab_shortfall.fit_loss is None
     assert "No threshold makes them fit" in model.vocab_shortfall.text()
-    from interactive_recsys.ui.builder.suggest import SuggestCard
-
-    card = SuggestCard()
     card.show(model.vocab_choices, model.vocab_fits, model.vocab_shortfall)
     assert "No threshold makes them fit" in card.table.value
 
