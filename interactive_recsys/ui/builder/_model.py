@@ -127,6 +127,8 @@ class BuilderModel(ModelRuns, ModelSuggest, ModelStore, FieldEvents):
         #: the last :meth:`suggest`'s vocabulary choice per categorical column
         self.vocab_choices: list[Any] = []
         self.vocab_fits = True
+        #: when the tables do not fit: by how much, and what loss would fit
+        self.vocab_shortfall: Any = None
         self.vocab_max_loss = MAX_LOSS
         #: the steps the last :meth:`suggest` proposed (its choices describe these steps only)
         self.suggested_branches: list[Branch] | None = None

@@ -2,7 +2,8 @@
 once fitted), a model made from an existing workflow, and the Python code that rebuilds it.
 
 A mixin of :class:`~interactive_recsys.ui.builder._model.BuilderModel` (which supplies
-``dataset``, ``to_workflow``, ``_validate``, ``_commit`` and ``fitted_workflow``); plain
+``dataset``, ``to_workflow``, ``_validate``, ``_commit``, ``fitted_workflow``, and with
+:class:`.ModelSuggest` ``vocab_dims`` and ``suggest_current``); plain
 Python, no widgets.
 
 >>> import pandas as pd, tempfile, os
@@ -48,10 +49,17 @@ class ModelStore:
         return model
 
     def export_code(self, workflow_dir: str = "my_workflow/") -> str:
-        """Python code that builds the identical workflow (see :mod:`..codegen`); after a fit
+        """Python code that builds the identical workflow (see :mod:`..codegen`), with the
+        embedding dimensions the current Suggest lowered (``dims``); after a fit
         also "Train from raw data": the loader code of the pre-processed and the online path
         (:func:`~..codegen.training_code`, the fitted workflow saved in ``workflow_dir``)."""
         code = workflow_code(self.to_workflow())
+        dims = self.vocab_dims if self.suggest_current else {}
+        if dims:
+            code += ("\n\n# Embedding dimensions Suggest lowered to fit the memory budget (the "
+                     "other tables: NVTabular's rule),\n# for the fitted workflow's "
+                     "tables: irs.torchrec.embedding_configs(workflow, dims=dims)\n"
+                     f"dims = {dims!r}")
         if self.fitted_workflow is None:
             return code
         folders = sorted({os.path.dirname(f) for f in self.dataset.files})

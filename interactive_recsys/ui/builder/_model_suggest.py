@@ -28,6 +28,7 @@ from interactive_recsys.ui.builder.suggest import (
     MeasuredColumn,
     measure_columns,
     suggest_branches,
+    suggested_dims,
     vocab_plan,
 )
 
@@ -41,8 +42,10 @@ class ModelSuggest:
         """Replace the steps by a pipeline proposed from the column profile (:mod:`.suggest`);
         undoable, every step editable. ``max_loss`` (share of a column's non-null lookups
         that may become out-of-vocabulary, default 1%) and ``memory_budget`` (of fp32
-        embedding weights, default 16 GiB) set each ``Categorify``'s threshold; the choice
-        per column is in :attr:`vocab_choices` (``vocab_fits``: within budget).
+        embedding weights, default 16 GiB) set each ``Categorify``'s threshold and, past the
+        lookup budget, each table's embedding dimension; the choice per column is in
+        :attr:`vocab_choices` (``vocab_fits``: within budget, else ``vocab_shortfall`` says
+        what it would take), the lowered dimensions in :attr:`vocab_dims`.
 
         ``measure``: count every row of the categorical columns first (:meth:`measure`, one
         pass, done once), so that the thresholds and the lookups they lose are exact;
@@ -51,7 +54,7 @@ class ModelSuggest:
             raise ParameterError(f"The share of lookups that may be lost must be in [0, 1) "
                                  f"(0.01 = 1%). Got {max_loss!r} instead.")
         self.vocab_max_loss = MAX_LOSS if max_loss is None else max_loss
-        self.vocab_choices, self.vocab_fits = vocab_plan(
+        self.vocab_choices, self.vocab_fits, self.vocab_shortfall = vocab_plan(
             self.profile, self.vocab_max_loss,
             MEMORY_BUDGET if memory_budget is None else memory_budget,
             self.measure() if measure else None)
@@ -59,6 +62,14 @@ class ModelSuggest:
         self.suggested_branches = copy.deepcopy(branches)  # before observers hear of them
         self._commit(branches, len(branches) - 1, None)
         return branches
+
+    @property
+    def vocab_dims(self) -> dict[str, int]:
+        """``{column: dim}`` of the tables whose embedding dimension the last :meth:`suggest`
+        lowered below NVTabular's rule to fit the memory budget (empty when none was):
+        the per-table ``dims`` of :class:`~interactive_recsys.stats.EmbeddingReport` and
+        :func:`interactive_recsys.torchrec.embedding_configs`."""
+        return suggested_dims(self.vocab_choices)
 
     @property
     def suggest_current(self) -> bool:

@@ -182,6 +182,6 @@ class StepActions:
                 branches = model.suggest(card.max_loss, card.memory_budget)
         else:
             branches = model.suggest(card.max_loss, card.memory_budget)
-        card.show(model.vocab_choices, model.vocab_fits)
+        card.show(model.vocab_choices, model.vocab_fits, model.vocab_shortfall)
         self.say(f"Suggested: {explain(branches)}. Click a step in the graph to edit it; "
                  "Undo reverts.", "success" if model.vocab_fits else "error", "suggest")

@@ -156,6 +156,10 @@ class Studio(w.VBox):
         if model is None or model.fitted_workflow is None:
             raise RuntimeError("The workflow is not fitted yet: click Run in the Build tab.")
         report = EmbeddingReport(model.fitted_workflow, dataset=model.dataset)
+        if model.suggest_current:  # the dimensions Suggest lowered to fit the memory budget
+            for name, dim in model.vocab_dims.items():
+                if name in report.tables:
+                    report.set_dim(name, dim)
         if not report.tables:
             self.embeddings_tab.children = [_note(
                 "The workflow has no Categorify step, so no embedding tables.",

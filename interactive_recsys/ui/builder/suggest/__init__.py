@@ -1,15 +1,18 @@
 """Suggest: a complete pipeline proposed from the column profile (:mod:`._rules`), each
-``Categorify``'s vocabulary chosen against a memory budget and a share of lost lookups
-(:mod:`._vocab_budget`) from exact counts (:mod:`._vocab_measure`), the card that shows the
+``Categorify``'s vocabulary chosen by its effect (:mod:`._vocab_budget`) from exact counts
+(:mod:`._vocab_measure`), the tables fitted into a memory budget by thresholds within a share
+of lost lookups and then smaller dimensions (:mod:`._vocab_choose`), the card that shows the
 choice (:mod:`._card`), and the check of a fitted workflow's lost lookups
 (:mod:`._oov_check`)."""
 
 from interactive_recsys.ui.builder.suggest._card import SuggestCard
 from interactive_recsys.ui.builder.suggest._oov_check import OOVWarning, check_oov, lost_lookups
 from interactive_recsys.ui.builder.suggest._rules import (
+    VocabPlan,
     explain,
     profile_defaults,
     suggest_branches,
+    suggested_dims,
     vocab_plan,
 )
 from interactive_recsys.ui.builder.suggest._vocab_budget import (
@@ -18,8 +21,10 @@ from interactive_recsys.ui.builder.suggest._vocab_budget import (
     VocabChoice,
     VocabOption,
 )
+from interactive_recsys.ui.builder.suggest._vocab_choose import DIM_FLOOR, Shortfall, choose
 from interactive_recsys.ui.builder.suggest._vocab_measure import MeasuredColumn, measure_columns
 
-__all__ = ["MAX_LOSS", "MEMORY_BUDGET", "MeasuredColumn", "OOVWarning", "SuggestCard",
-           "VocabChoice", "VocabOption", "check_oov", "explain", "lost_lookups",
-           "measure_columns", "profile_defaults", "suggest_branches", "vocab_plan"]
+__all__ = ["DIM_FLOOR", "MAX_LOSS", "MEMORY_BUDGET", "MeasuredColumn", "OOVWarning", "Shortfall",
+           "SuggestCard", "VocabChoice", "VocabOption", "VocabPlan", "check_oov", "choose",
+           "explain", "lost_lookups", "measure_columns", "profile_defaults",
+           "suggest_branches", "suggested_dims", "vocab_plan"]

@@ -1,8 +1,10 @@
 """The Suggest card: the out-of-vocabulary and memory budgets, and what Suggest chose per column.
 
-Before anything runs, the user sees for every categorical column the estimated distinct
-count, the ``freq_threshold`` chosen, the table it gives and the share of lookups it keeps
-(:mod:`._vocab_budget`), and can change the two budgets and suggest again.
+Before anything runs, the user sees for every categorical column the distinct count, the
+``freq_threshold`` chosen, the ids it keeps, the share of lookups it loses, the embedding
+dimension (NVTabular's rule, or lower to fit the memory budget: :mod:`._vocab_choose`) and the
+table's MiB; then the total against the memory budget, or what it would take to fit; and can
+change the two budgets and suggest again.
 
 >>> card = SuggestCard()
 >>> card.max_loss, card.memory_budget
@@ -27,6 +29,7 @@ from interactive_recsys.ui.builder.suggest._vocab_budget import (
     SMALL_TABLE,
     VocabChoice,
 )
+from interactive_recsys.ui.builder.suggest._vocab_choose import DIM_FLOOR, Shortfall
 
 GIB = 2**30
 #: Said above the table once the steps change after the Suggest that drew it.
@@ -63,7 +66,8 @@ class SuggestCard(w.VBox):
             value=MEMORY_BUDGET / GIB, min=0.001, max=1e6, step=1.0,
             description="embeddings ≤ (GiB)", style={"description_width": "auto"},
             tooltip="Memory of all embedding tables together (fp32 weights); past it Suggest "
-            "raises thresholds where that loses the fewest lookups",
+            "raises thresholds within the OOV budget, then lowers the dimension of the "
+            "largest tables",
             layout=w.Layout(width="200px"))
         self.memory_gib.add_class("irs-suggest-memory")
         self.table = w.HTML()
@@ -99,37 +103,48 @@ class SuggestCard(w.VBox):
     def memory_budget(self) -> int:
         return int(self.memory_gib.value * GIB)
 
-    def show(self, choices: Sequence[VocabChoice], fits: bool) -> None:
-        """Draw the table of ``choices`` (empty: nothing categorical, no table), as current."""
+    def show(self, choices: Sequence[VocabChoice], fits: bool,
+             shortfall: Shortfall | None = None) -> None:
+        """Draw the table of ``choices`` (empty: nothing categorical, no table), as current;
+        ``shortfall``: what it would take to fit, when they do not."""
         self.set_stale(False)
         if not choices:
             self.table.value = ""
             return
-        rows = []
-        for c in choices:
-            o = c.option
-            over = o.lost > self.max_loss
-            style = " style='color:var(--jp-error-color1, #b00)'" if over else ""
-            mark = "" if c.exact else "~"
-            rule = o.freq_threshold or ("— (small)" if c.small else "—")
-            rows.append(
-                f"<tr><td>{html.escape(c.column)}</td><td>{mark}{c.distinct:,}</td>"
-                f"<td>{rule}</td><td>{o.table_rows:,} × {o.dim}</td>"
-                f"<td{style}>{html.escape(c.kept_text)}</td><td>{o.nbytes / 2**20:,.1f}</td></tr>")
+        rows = "".join(self._row(c) for c in choices)
         total = sum(c.option.nbytes for c in choices)
-        verdict = (f"all tables {total / GIB:,.2f} GiB, within {self.memory_budget / GIB:g} GiB"
-                   if fits else
-                   f"<b style='color:var(--jp-error-color1, #b00)'>the tables need "
-                   f"{total / GIB:,.2f} GiB, over the "
-                   f"{self.memory_budget / GIB:g} GiB budget even at the largest thresholds"
-                   "</b>")
+        budget = f"{self.memory_budget / GIB:g} GiB"
+        if fits:
+            verdict = f"all tables {total / GIB:,.2f} GiB, within {budget}"
+        elif shortfall is not None:
+            verdict = (f"<b style='color:var(--jp-error-color1, #b00)'>"
+                       f"{html.escape(shortfall.text())}</b>")
+        else:
+            verdict = (f"<b style='color:var(--jp-error-color1, #b00)'>the tables need "
+                       f"{total / GIB:,.2f} GiB, over the {budget} budget</b>")
+        lowered = any(c.option.dim != c.option.rule_dim for c in choices)
+        dims = (f" Dimensions marked ↓ were lowered from NVTabular's rule (in brackets) to fit "
+                f"the memory budget, largest tables first, to powers of two, never under "
+                f"{DIM_FLOOR}." if lowered else "")
         self.table.value = (
             f"{TABLE_STYLE}<div class='irs-suggest-scroll'><table class='irs-suggest-vocab'>"
             "<thead><tr><th>column</th><th>distinct</th><th>freq_threshold</th>"
-            "<th>table (rows × dim)</th><th>lookups kept</th><th>MiB</th></tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table></div>"
+            "<th>ids kept</th><th>lookups lost</th><th>dim</th><th>MiB</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table></div>"
             f"<small>{basis(choices)}; {verdict}. Columns whose whole table is under "
-            f"{SMALL_TABLE / 2**20:g} MiB (small) keep every value.</small>")
+            f"{SMALL_TABLE / 2**20:g} MiB (small) keep every value.{dims}</small>")
+
+    def _row(self, c: VocabChoice) -> str:
+        o = c.option
+        over = o.lost > self.max_loss
+        style = " style='color:var(--jp-error-color1, #b00)'" if over else ""
+        mark = "" if c.exact else "~"
+        rule = o.freq_threshold or ("— (small)" if c.small else "—")
+        dim = f"{o.dim}" if o.dim == o.rule_dim else f"{o.dim} ↓ ({o.rule_dim})"
+        return (f"<tr><td>{html.escape(c.column)}</td><td>{mark}{c.distinct:,}</td>"
+                f"<td>{rule}</td><td>{mark}{c.kept_ids:,}</td>"
+                f"<td{style}>{html.escape(c.lost_text)}</td><td>{dim}</td>"
+                f"<td>{o.nbytes / 2**20:,.1f}</td></tr>")
 
 
 def basis(choices: Sequence[VocabChoice]) -> str:
@@ -145,5 +160,5 @@ def basis(choices: Sequence[VocabChoice]) -> str:
     rows = {c.counted_rows for c in choices}
     if None not in rows:
         return f"Exact: every value counted over all {max(rows):,} rows"
-    return ("Estimated from a sample (~: extrapolated distinct counts, ≥: lookups kept at two "
-            "standard errors)")
+    return ("Estimated from a sample (~: extrapolated distinct counts and ids, ≤: lookups lost "
+            "at two standard errors)")

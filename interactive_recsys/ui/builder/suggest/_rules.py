@@ -5,8 +5,9 @@ One rule per role, each decided from what the sample shows (:class:`.ColumnProfi
 * **categorical** -> ``Categorify``, every value kept while all tables fit
   ``memory_budget`` (16 GiB of fp32 weights); past it a ``freq_threshold`` chosen by its
   effect (:mod:`._vocab_budget`) from the counts of every row (:mod:`._vocab_measure`), at most
-  ``max_loss`` (1%) of a column's non-null lookups lost where that is enough; never on a
-  column whose whole table is small (under 1 MiB);
+  ``max_loss`` (1%) of a column's non-null lookups lost, then smaller embedding dimensions for
+  the largest tables (:mod:`._vocab_choose`); never on a column whose whole table is small
+  (under 1 MiB);
 * **continuous** -> ``FillMissing`` -> ``Clip(min_value=0)`` when the column is a
   non-negative count (no negative value, or a few negative sentinel codes such as -1: at
   most :data:`MAX_SENTINELS` distinct negatives in under half of the rows) -> ``LogOp`` when
@@ -33,7 +34,7 @@ Columns that get the same steps share one branch.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from interactive_recsys.ui.builder._branches import Branch, Step
 from interactive_recsys.ui.builder._column_profile import ColumnProfile
@@ -41,9 +42,9 @@ from interactive_recsys.ui.builder.suggest._vocab_budget import (
     MAX_LOSS,
     MEMORY_BUDGET,
     VocabChoice,
-    choose,
     column_options,
 )
+from interactive_recsys.ui.builder.suggest._vocab_choose import Shortfall, choose, shortfall
 from interactive_recsys.ui.builder.suggest._vocab_measure import MeasuredColumn
 
 #: Skewness above which a non-negative column is log-transformed.
@@ -52,11 +53,33 @@ SKEWED = 1.0
 MAX_SENTINELS = 3
 
 
+class VocabPlan(NamedTuple):
+    """The vocabulary and dimension of every categorical column (:func:`vocab_plan`)."""
+
+    choices: list[VocabChoice]
+    #: all the tables fit the memory budget
+    fits: bool
+    #: when they do not: by how much, and what loss would fit (:class:`.Shortfall`)
+    shortfall: Shortfall | None = None
+
+    @property
+    def dims(self) -> dict[str, int]:
+        """``{column: dim}`` of the tables whose dimension Suggest lowered below NVTabular's
+        rule, the per-table ``dims`` that :class:`~interactive_recsys.stats.EmbeddingReport`
+        and :func:`interactive_recsys.torchrec.embedding_configs` take."""
+        return suggested_dims(self.choices)
+
+
+def suggested_dims(choices: Sequence[VocabChoice]) -> dict[str, int]:
+    """``{column: dim}`` of the ``choices`` whose dimension is lower than the rule's."""
+    return {c.column: c.option.dim for c in choices if c.option.dim != c.option.rule_dim}
+
+
 def vocab_plan(profile: Sequence[ColumnProfile], max_loss: float = MAX_LOSS,
                memory_budget: int | str = MEMORY_BUDGET,
-               measured: Mapping[str, MeasuredColumn] | None = None,
-               ) -> tuple[list[VocabChoice], bool]:
-    """The vocabulary choice of every categorical column, and whether the tables fit.
+               measured: Mapping[str, MeasuredColumn] | None = None) -> VocabPlan:
+    """The vocabulary choice of every categorical column, whether the tables fit, and when
+    they do not the :class:`.Shortfall`.
 
     ``measured``: exact counts per column (:func:`.measure_columns`); a column without them
     is estimated from the profile's sample.
@@ -80,7 +103,9 @@ def vocab_plan(profile: Sequence[ColumnProfile], max_loss: float = MAX_LOSS,
         else:
             columns[p.name] = (column_options(dict(p.histogram), p.sample_rows, p.total_rows,
                                               p.distinct), p.distinct)
-    return choose(columns, max_loss, memory_budget, counted)
+    choices, fits = choose(columns, max_loss, memory_budget, counted)
+    return VocabPlan(choices, fits,
+                     None if fits else shortfall(columns, max_loss, memory_budget))
 
 
 def is_count(p: ColumnProfile) -> bool:

@@ -18,13 +18,10 @@ the histogram allows is an option, and:
   null and out-of-vocabulary). Without a threshold every value is kept: nothing is lost and
   the table holds the estimated distinct count (:func:`.estimate_distinct`).
 
-:func:`choose` keeps every value of every column while all the tables together fit
-``memory_budget`` bytes of fp32 weights (dimensions by NVTabular's rule,
-:func:`~interactive_recsys.embedding.embedding_dim`). Only when they do not does it raise
-thresholds, where that saves the most memory per lookup lost: first within ``max_loss`` of
-each column's lookups, then beyond, until they fit; it says so (``fits`` and each column's
-``lost``). A column whose whole table is under :data:`SMALL_TABLE` (1 MiB) is never
-thresholded: dropping its rare values saves nothing worth a lookup.
+How the options of all columns are combined under the memory budget (thresholds within the
+lookup budget first, then smaller dimensions for the largest tables) is
+:mod:`._vocab_choose`. A column whose whole table is under :data:`SMALL_TABLE` (1 MiB) is
+left alone: dropping its rare values saves nothing worth a lookup.
 
 With measured counts (``sample_rows == total_rows``: :mod:`._vocab_measure` counts every
 row) the options are exact: the lookups a threshold loses are what ``Categorify`` will
@@ -41,11 +38,10 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from interactive_recsys.embedding import embedding_dim
-from interactive_recsys.stats._memory_plan import parse_memory
 
 #: Default share of a column's non-null lookups that may become out-of-vocabulary.
 MAX_LOSS = 0.01
@@ -67,12 +63,23 @@ class VocabOption:
     #: share of non-null lookups estimated to become out-of-vocabulary
     lost: float
     #: ``lost`` plus two standard errors of the sample (a value's rows are lost together):
-    #: what :func:`choose` holds under ``max_loss``
+    #: what :func:`~._vocab_choose.choose` holds under ``max_loss``
     lost_bound: float = 0.0
+    #: the embedding dimension Suggest lowered this table to (a power of two) to fit the
+    #: memory budget; ``None``: the rule's (:attr:`rule_dim`)
+    dim_cap: int | None = None
+
+    @property
+    def rule_dim(self) -> int:
+        """NVTabular's dimension for the table
+        (:func:`~interactive_recsys.embedding.embedding_dim`)."""
+        return embedding_dim(self.table_rows)
 
     @property
     def dim(self) -> int:
-        return embedding_dim(self.table_rows)
+        """The table's dimension: the rule's, or the lower :attr:`dim_cap`."""
+        rule = self.rule_dim
+        return rule if self.dim_cap is None else min(rule, self.dim_cap)
 
     @property
     def nbytes(self) -> int:
@@ -97,20 +104,27 @@ class VocabChoice:
         return self.counted_rows is not None
 
     @property
-    def kept_text(self) -> str:
-        """Lookups kept, with the uncertainty: exact when counted, else a lower bound."""
+    def kept_ids(self) -> int:
+        """Values the vocabulary keeps (the table less its reserved rows)."""
+        return self.option.table_rows - RESERVED_ROWS
+
+    @property
+    def lost_text(self) -> str:
+        """Lookups lost, with the uncertainty: exact when counted, else estimated with its
+        upper bound at two standard errors."""
         o = self.option
         if self.exact or o.lost_bound <= o.lost:
-            return f"{1 - o.lost:.1%}"
-        return f"{1 - o.lost:.1%} (≥ {1 - o.lost_bound:.1%})"
+            return f"{o.lost:.2%}"
+        return f"~{o.lost:.2%} (≤ {o.lost_bound:.2%})"
 
     def describe(self) -> str:
         o = self.option
         rule = f"freq_threshold={o.freq_threshold}" if o.freq_threshold else "every value"
         mark = "" if self.exact else "~"
-        return (f"{self.column}: {mark}{self.distinct:,} distinct, {rule}: {o.table_rows:,} "
-                f"rows x {o.dim} ({o.nbytes / 2**20:,.1f} MiB), {self.kept_text} of lookups "
-                "kept")
+        dim = f"{o.dim}" if o.dim == o.rule_dim else f"{o.dim} (rule: {o.rule_dim})"
+        return (f"{self.column}: {mark}{self.distinct:,} distinct, {rule}: {mark}"
+                f"{self.kept_ids:,} ids x dim {dim} ({o.nbytes / 2**20:,.1f} MiB), "
+                f"{self.lost_text} of lookups lost")
 
 
 def column_options(histogram: Mapping[int, int], sample_rows: int, total_rows: int | None,
@@ -147,63 +161,3 @@ def column_options(histogram: Mapping[int, int], sample_rows: int, total_rows: i
             continue  # loses lookups without a smaller table
         options.append(VocabOption(threshold, kept + RESERVED_ROWS, lost, bound))
     return options
-
-
-def choose(columns: Mapping[str, tuple[Sequence[VocabOption], int]],
-           max_loss: float = MAX_LOSS,
-           memory_budget: int | str = MEMORY_BUDGET,
-           counted_rows: Mapping[str, int] | None = None) -> tuple[list[VocabChoice], bool]:
-    """Per column (``name -> (options, distinct)``) the chosen option; and whether all fit.
-
-    ``counted_rows``: per column, the rows counted when its options are exact.
-
-    >>> a = column_options({1: 900, 100: 1}, 1000, 1000, 901)    # a long tail
-    >>> b = column_options({1: 5, 500: 2}, 1005, 1005, 7)        # a few values, rare noise
-    >>> chosen, fits = choose({"a": (a, 901), "b": (b, 7)})      # all fits: every value
-    >>> [(c.column, c.option.freq_threshold, c.small) for c in chosen], fits
-    ([('a', 0, True), ('b', 0, True)], True)
-    >>> big = column_options({1: 100_000, 10**7: 1}, 10**7 + 10**5, 10**7 + 10**5, 100_001)
-    >>> chosen, fits = choose({"big": (big, 100_001), "b": (b, 7)}, memory_budget=2**20)
-    >>> [(c.column, c.option.freq_threshold, f"{c.option.lost:.2%}") for c in chosen], fits
-    ([('big', 2, '0.99%'), ('b', 0, '0.00%')], True)
-    """
-    budget = parse_memory(memory_budget, "memory_budget")
-    counted_rows = counted_rows or {}
-    names = list(columns)
-    small = {n for n in names if columns[n][0][0].nbytes < SMALL_TABLE}
-    index = dict.fromkeys(names, 0)
-    total = sum(columns[n][0][0].nbytes for n in names)
-    for limit in (max_loss, math.inf):  # thresholds within max_loss first, then beyond
-        while total > budget:
-            best, best_rate = None, -1.0
-            for n in names:
-                options, i = columns[n][0], index[n]
-                if n in small or i + 1 >= len(options) or options[i + 1].lost_bound > limit:
-                    continue
-                saved = options[i].nbytes - options[i + 1].nbytes
-                cost = max(options[i + 1].lost - options[i].lost, 1e-12)
-                if saved > 0 and saved / cost > best_rate:
-                    best, best_rate = n, saved / cost
-            if best is None:
-                break
-            options = columns[best][0]
-            total -= options[index[best]].nbytes - options[index[best] + 1].nbytes
-            index[best] += 1
-    while total <= budget:  # steps overshoot: take back those that still fit, most loss first
-        best, best_rate = None, -1.0
-        for n in names:
-            options, i = columns[n][0], index[n]
-            if i == 0:
-                continue
-            added = options[i - 1].nbytes - options[i].nbytes
-            regained = options[i].lost - options[i - 1].lost
-            if total + added <= budget and regained / max(added, 1) > best_rate:
-                best, best_rate = n, regained / max(added, 1)
-        if best is None:
-            break
-        options = columns[best][0]
-        total += options[index[best] - 1].nbytes - options[index[best]].nbytes
-        index[best] -= 1
-    chosen = [VocabChoice(n, columns[n][1], columns[n][0][index[n]], counted_rows.get(n),
-                          n in small) for n in names]
-    return chosen, total <= budget
