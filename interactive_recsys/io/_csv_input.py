@@ -34,6 +34,10 @@ def pandas_csv_dtype(name: str) -> str:
 #: The column Dask's csv reader fills with each row's file, when hive folders give columns.
 PATH_COLUMN = "__irs_path"
 
+#: The fix named by the error for raw Criteo TSV read as csv (:func:`check_csv_header`);
+#: the Studio and the ``irs`` commands find it there and add their own way to read it.
+RAW_CRITEO_HINT = "irs.datasets.read_criteo(path)"
+
 
 class CsvNormalizer:
     """Raw csv blocks as frames of the backend with the dataset's Arrow schema; with
@@ -252,7 +256,7 @@ def check_csv_header(files: Sequence[str], sep: str, names: Sequence[str] | None
     if _looks_like_criteo(first):
         raise DatasetError(
             f"{files[0]!r} looks like raw Criteo data: 40 tab-separated fields per line and no "
-            f"header (it starts {first[:3]}). Open it with irs.datasets.read_criteo(path), "
+            f"header (it starts {first[:3]}). Open it with {RAW_CRITEO_HINT}, "
             "which names the columns label, I1..I13, C1..C26 and types them.")
     # a number in the first line, where the lines below hold numbers too: data, not a name
     numeric = [i for i, f in enumerate(first) if _is_number(f) and len(rows) > 1
