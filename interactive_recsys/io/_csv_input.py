@@ -230,6 +230,27 @@ def _looks_like_criteo(fields: list[str]) -> bool:
             and all(not f or is_hex(f) for f in fields[14:]))
 
 
+def refuse_mixed_compression(files: Sequence[str], gzipped: Sequence[str]) -> None:
+    """Refuse text input where some files are gzipped and some are not: the csv reader
+    takes one compression for all of them, and would fail on the others ("Not a gzipped
+    file") or read compressed bytes as text.
+
+    >>> try:
+    ...     refuse_mixed_compression(["day_0", "day_1.gz"], ["day_1.gz"])
+    ... except DatasetError as exc:
+    ...     print(str(exc)[:58])
+    The input mixes gzip-compressed and plain text files: 'day
+    """
+    if not gzipped or len(gzipped) == len(files):
+        return
+    plain = [f for f in files if f not in set(gzipped)]
+    raise DatasetError(
+        f"The input mixes gzip-compressed and plain text files: {plain[0]!r} is plain, "
+        f"{gzipped[0]!r} is gzipped ({len(plain)} plain, {len(gzipped)} gzipped), and one "
+        "input is read with one compression. Make them one kind (gzip the plain files, "
+        "or gunzip the others), or pass only one kind of file.")
+
+
 def check_csv_header(files: Sequence[str], sep: str, names: Sequence[str] | None,
                      header: Any) -> None:
     """Refuse raw, headerless or differently separated text read with the defaults.

@@ -139,6 +139,17 @@ def test_raw_day_files_without_the_option_name_it(tmp_path, days, capsys):
     assert "--input-format criteo" not in capsys.readouterr().err
 
 
+def test_a_folder_of_plain_and_gzipped_days_is_refused_before_a_read(tmp_path, days, capsys):
+    folder, plain = days
+    workflow = saved_workflow(tmp_path, read_criteo(str(plain)))
+    shutil.copy(plain, folder / "day_2")
+    assert irs_main("run", "--workflow", workflow, "--input", str(folder), "--input-format",
+                    "criteo", "--output", str(tmp_path / "out"), "--local") == 2
+    err = capsys.readouterr().err
+    assert "mixes gzip-compressed and plain" in err and "day_2' is plain" in err
+    assert "Traceback" not in err and not (tmp_path / "out").exists()
+
+
 def test_update_with_a_new_day_matches_python_and_keeps_ids(tmp_path, days, capsys):
     folder, _ = days
     day0, day1 = str(folder / "day_0.gz"), str(folder / "day_1.gz")
