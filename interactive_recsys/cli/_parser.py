@@ -10,6 +10,7 @@ from interactive_recsys.cli._clean import clean
 from interactive_recsys.cli._cluster import add_cluster_args, add_where_to_run_args
 from interactive_recsys.cli._criteo import criteo
 from interactive_recsys.cli._demo import demo
+from interactive_recsys.cli._input import INPUT_FORMATS
 from interactive_recsys.cli._options import at_least
 from interactive_recsys.cli._predict import predict
 from interactive_recsys.cli._report import report
@@ -46,11 +47,10 @@ def _add_data_commands(sub: Any) -> None:
     d.set_defaults(func=demo)
     r = sub.add_parser("run", help="apply a saved workflow to data",
                        description="Apply a workflow saved with Workflow.save to parquet/csv "
-                       "input and write parquet atomically.")
-    r.add_argument("--workflow", required=True, help="directory written by Workflow.save")
-    r.add_argument("--input", required=True, nargs="+", help="files, directory or glob")
-    r.add_argument("--output", required=True, help="output directory")
-    r.add_argument("--overwrite", action="store_true")
+                       "input (or raw Criteo day files, --input-format criteo) and write "
+                       "parquet atomically.")
+    _add_workflow_data_args(r, input_help="files, directory or glob",
+                            output_help="output directory")
     r.add_argument("--label", action="append", default=[], metavar="COLUMN",
                    help="a label (target) column (default: the targets the workflow was fit "
                    "with)")
@@ -58,21 +58,14 @@ def _add_data_commands(sub: Any) -> None:
                    help="also write HugeCTR's _file_list.txt, _metadata.json and keysets")
     r.add_argument("--hugectr-one-key-space", action="store_true",
                    help="with HugeCTR output, add the per-slot offsets to the keys")
-    r.add_argument("--quiet", action="store_true", help="no progress bars")
-    add_cluster_args(r)
     r.set_defaults(func=run)
     u = sub.add_parser("update", help="extend a saved workflow with new data (stable ids)",
                        description="Extend a workflow saved with Workflow.save with new data "
                        "(e.g. the next day's logs): Categorify keeps every id and appends new "
                        "values, the other statistics are merged exactly. The result is saved "
                        "atomically as a NEW folder; the workflow folder is only read.")
-    u.add_argument("--workflow", required=True, help="directory written by Workflow.save")
-    u.add_argument("--input", required=True, nargs="+", help="the new data: files, directory "
-                   "or glob")
-    u.add_argument("--output", required=True, help="new workflow directory (not --workflow)")
-    u.add_argument("--overwrite", action="store_true")
-    u.add_argument("--quiet", action="store_true", help="no progress bars")
-    add_cluster_args(u)
+    _add_workflow_data_args(u, input_help="the new data: files, directory or glob",
+                            output_help="new workflow directory (not --workflow)")
     u.set_defaults(func=update)
     pr = sub.add_parser("predict", help="top-K items per user with a saved model",
                         description="Top-K recommendations for every user of USERS (their "
@@ -89,6 +82,23 @@ def _add_data_commands(sub: Any) -> None:
     pr.add_argument("--overwrite", action="store_true")
     add_cluster_args(pr)
     pr.set_defaults(func=predict)
+
+
+def _add_workflow_data_args(p: argparse.ArgumentParser, *, input_help: str,
+                            output_help: str) -> None:
+    """What ``irs run`` and ``irs update`` share: the workflow, the input and how to read
+    it, the output, --overwrite, --quiet and where to run."""
+    p.add_argument("--workflow", required=True, help="directory written by Workflow.save")
+    p.add_argument("--input", required=True, nargs="+", help=input_help)
+    p.add_argument("--input-format", choices=INPUT_FORMATS, default="auto",
+                   help="auto: parquet or csv from the file extensions (default); parquet, "
+                   "csv: read as that; criteo: raw Criteo TSV (the day_0 ... day_23 files, "
+                   "plain or .gz, a folder of them, or Kaggle's train.txt: label, I1..I13, "
+                   "C1..C26, no header), read as irs.datasets.read_criteo reads it")
+    p.add_argument("--output", required=True, help=output_help)
+    p.add_argument("--overwrite", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_cluster_args(p)
 
 
 def _add_file_commands(sub: Any) -> None:

@@ -12,33 +12,40 @@ from interactive_recsys.cli._cluster import (
     cluster_client,
     describe_client,
 )
+from interactive_recsys.cli._input import open_input
 from interactive_recsys.cli._options import check_inputs, refuse_no_rows, say, storage_options
 from interactive_recsys.cli._progress import run_with_bars
 from interactive_recsys.store._outputs import check_destination, check_not_inside_input
 from interactive_recsys.store.storage import is_remote
 
 
+def _check_paths(args: argparse.Namespace, *, workflow_is_input: bool) -> None:
+    """Refuse an output over the input or the workflow folder (or, with
+    ``workflow_is_input``, inside the workflow folder), a special input file, or bad cluster
+    options, before anything starts or is written."""
+    inputs = [p for item in args.input if not is_remote(item)
+              for p in (glob.glob(item) if glob.has_magic(item) else [item])]
+    if not is_remote(args.output):
+        workflow = [] if is_remote(args.workflow) else [args.workflow]
+        check_destination(args.output, {"the input": inputs, "the workflow folder": workflow})
+        check_not_inside_input(args.output, [*inputs, *workflow] if workflow_is_input
+                               else inputs)
+    check_inputs(args.input)
+    check_cluster_args(args)
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from interactive_recsys.io._dataset import Dataset  # lazy: as above
+    """``irs run``: a saved workflow applied to the input, written as parquet."""
     from interactive_recsys.io._hugectr import describe  # lazy: Dask
     from interactive_recsys.workflow._workflow import Workflow  # lazy: as above
 
     options = storage_options(args)
-    inputs = [p for item in args.input if not is_remote(item)
-              for p in (glob.glob(item) if glob.has_magic(item) else [item])]
-    if not is_remote(args.output):
-        check_destination(args.output, {"the input": inputs, "the workflow folder":
-                                        [] if is_remote(args.workflow) else [args.workflow]})
-        check_not_inside_input(args.output, inputs)
-    check_inputs(args.input)
-    check_cluster_args(args)
+    _check_paths(args, workflow_is_input=False)
     wf = Workflow.load(args.workflow, storage_options=options)
     with cluster_client(args.scheduler, args.workers, args.memory_limit, args.local) as client:
         labels = args.label or ([c.name for c in wf.input_schema.values() if "target" in c.tags]
                                 if wf.input_schema is not None else [])
-        ds = Dataset(args.input if len(args.input) > 1 else args.input[0],
-                     part_size=args.part_size, tags={c: ["target"] for c in labels},
-                     storage_options=options)
+        ds = open_input(args, options, tags={c: ["target"] for c in labels})
         refuse_no_rows(ds, "run")
         t0 = time.perf_counter()
         hugectr = {"one_key_space": True} if args.hugectr_one_key_space else args.hugectr
@@ -56,22 +63,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def update(args: argparse.Namespace) -> dict[str, Any]:
     """``irs update``: a saved workflow extended with new data, saved as a new folder."""
-    from interactive_recsys.io._dataset import Dataset  # lazy: Dask
+    from interactive_recsys.io._dataset import describe_input  # lazy: Dask
     from interactive_recsys.workflow._workflow import Workflow  # lazy: as above
 
     options = storage_options(args)
-    inputs = [p for item in args.input if not is_remote(item)
-              for p in (glob.glob(item) if glob.has_magic(item) else [item])]
-    if not is_remote(args.output):
-        workflow = [] if is_remote(args.workflow) else [args.workflow]
-        check_destination(args.output, {"the input": inputs, "the workflow folder": workflow})
-        check_not_inside_input(args.output, [*inputs, *workflow])
-    check_inputs(args.input)
-    check_cluster_args(args)
+    _check_paths(args, workflow_is_input=True)
     wf = Workflow.load(args.workflow, storage_options=options)
     with cluster_client(args.scheduler, args.workers, args.memory_limit, args.local) as client:
-        ds = Dataset(args.input if len(args.input) > 1 else args.input[0],
-                     part_size=args.part_size, storage_options=options)
+        ds = open_input(args, options)
         refuse_no_rows(ds, "update")
         t0 = time.perf_counter()
         new = run_with_bars(lambda: wf.update(ds), name="irs update", rows=ds.known_num_rows,
@@ -81,8 +80,10 @@ def update(args: argparse.Namespace) -> dict[str, Any]:
                    "seconds": time.perf_counter() - t0,
                    "tables": {key: info for steps in new.fit_stats["update"]["steps"].values()
                               for key, info in steps.items()}}
-        say(f"Updated {args.workflow} with {summary['rows']:,} rows in "
-              f"{summary['seconds']:.2f} s on {describe_client(client)} -> {args.output}")
+        rows = summary["rows"]  # known from parquet metadata; csv rows are not counted
+        what = f"{rows:,} rows" if rows is not None else describe_input(ds)
+        say(f"Updated {args.workflow} with {what} in {summary['seconds']:.2f} s on "
+            f"{describe_client(client)} -> {args.output}")
         for key, info in summary["tables"].items():
             first, stop = info["new_rows"]
             refused = f", {info['refused']:,} refused (max_size)" if info["refused"] else ""

@@ -80,7 +80,8 @@ def criteo_csv_options() -> dict[str, Any]:
 
 
 def read_criteo(
-    path: PathLike | Sequence[PathLike], *, part_size: str | int | None = None
+    path: PathLike | Sequence[PathLike], *, part_size: str | int | None = None,
+    storage_options: dict[str, Any] | None = None,
 ) -> Dataset:
     r"""Open raw Criteo TSV data (Kaggle ``train.txt`` or the 1TB ``day_N`` files) lazily.
 
@@ -90,6 +91,8 @@ def read_criteo(
         One file, a glob pattern such as ``"criteo/day_*"``, or a list of files.
     part_size : str or int, optional
         Target partition size (``"128MB"`` or bytes), passed to the Dataset.
+    storage_options : dict, optional
+        fsspec options when ``path`` is a URL (``s3://...``), passed to the Dataset.
 
     Returns
     -------
@@ -114,4 +117,5 @@ def read_criteo(
     """
     from interactive_recsys.io._dataset import Dataset  # lazy: Dask, not for the TSV readers
 
-    return Dataset(path, part_size=part_size, **criteo_csv_options())
+    return Dataset(path, part_size=part_size, storage_options=storage_options,
+                   **criteo_csv_options())

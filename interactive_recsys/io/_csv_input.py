@@ -34,6 +34,10 @@ def pandas_csv_dtype(name: str) -> str:
 #: The column Dask's csv reader fills with each row's file, when hive folders give columns.
 PATH_COLUMN = "__irs_path"
 
+#: The fix named by the error for raw Criteo TSV read as csv (:func:`check_csv_header`);
+#: the Studio and the ``irs`` commands find it there and add their own way to read it.
+RAW_CRITEO_HINT = "irs.datasets.read_criteo(path)"
+
 
 class CsvNormalizer:
     """Raw csv blocks as frames of the backend with the dataset's Arrow schema; with
@@ -226,6 +230,27 @@ def _looks_like_criteo(fields: list[str]) -> bool:
             and all(not f or is_hex(f) for f in fields[14:]))
 
 
+def refuse_mixed_compression(files: Sequence[str], gzipped: Sequence[str]) -> None:
+    """Refuse text input where some files are gzipped and some are not: the csv reader
+    takes one compression for all of them, and would fail on the others ("Not a gzipped
+    file") or read compressed bytes as text.
+
+    >>> try:
+    ...     refuse_mixed_compression(["day_0", "day_1.gz"], ["day_1.gz"])
+    ... except DatasetError as exc:
+    ...     print(str(exc)[:58])
+    The input mixes gzip-compressed and plain text files: 'day
+    """
+    if not gzipped or len(gzipped) == len(files):
+        return
+    plain = [f for f in files if f not in set(gzipped)]
+    raise DatasetError(
+        f"The input mixes gzip-compressed and plain text files: {plain[0]!r} is plain, "
+        f"{gzipped[0]!r} is gzipped ({len(plain)} plain, {len(gzipped)} gzipped), and one "
+        "input is read with one compression. Make them one kind (gzip the plain files, "
+        "or gunzip the others), or pass only one kind of file.")
+
+
 def check_csv_header(files: Sequence[str], sep: str, names: Sequence[str] | None,
                      header: Any) -> None:
     """Refuse raw, headerless or differently separated text read with the defaults.
@@ -252,7 +277,7 @@ def check_csv_header(files: Sequence[str], sep: str, names: Sequence[str] | None
     if _looks_like_criteo(first):
         raise DatasetError(
             f"{files[0]!r} looks like raw Criteo data: 40 tab-separated fields per line and no "
-            f"header (it starts {first[:3]}). Open it with irs.datasets.read_criteo(path), "
+            f"header (it starts {first[:3]}). Open it with {RAW_CRITEO_HINT}, "
             "which names the columns label, I1..I13, C1..C26 and types them.")
     # a number in the first line, where the lines below hold numbers too: data, not a name
     numeric = [i for i, f in enumerate(first) if _is_number(f) and len(rows) > 1

@@ -38,6 +38,7 @@ from interactive_recsys.io._csv_input import (
     files_with_rows,
     no_rows_error,
     pandas_csv_dtype,
+    refuse_mixed_compression,
 )
 from interactive_recsys.io._export import write_dataset
 from interactive_recsys.io._file_schemas import read_metadata, unify_schemas
@@ -226,7 +227,9 @@ class Dataset:
             kwargs["names"] = list(names)
         if header != "infer":
             kwargs["header"] = header
-        if any(f.endswith(".gz") for f in self.files):
+        gzipped = [f for f in self.files if f.endswith(".gz")]
+        if gzipped:
+            refuse_mixed_compression(self.files, gzipped)
             kwargs.update(blocksize=None, compression="gzip")
         check_csv_names(self.files, sep, names, self.storage_options)
         files = self.files

@@ -84,21 +84,28 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory, artifacts_dir: Path,
 
 
 @pytest.fixture(scope="session")
-def browser_context(tmp_path_factory: pytest.TempPathFactory,
-                    chromium_executable: str) -> Iterator[Any]:
-    """Playwright's persistent Chromium context with a fresh profile."""
+def playwright_driver(chromium_executable: str) -> Iterator[Any]:
+    """The session's one Playwright driver (its sync API cannot be started twice at once):
+    for ``browser_context`` and for tests that drive a Chromium of their own."""
     from playwright.sync_api import sync_playwright
 
-    profile = tmp_path_factory.mktemp("chromium-profile")
     with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(profile), executable_path=chromium_executable, headless=True,
-            args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 1000})
-        context.set_default_timeout(30_000)
-        try:
-            yield context
-        finally:
-            context.close()
+        yield pw
+
+
+@pytest.fixture(scope="session")
+def browser_context(tmp_path_factory: pytest.TempPathFactory, chromium_executable: str,
+                    playwright_driver: Any) -> Iterator[Any]:
+    """Playwright's persistent Chromium context with a fresh profile."""
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    context = playwright_driver.chromium.launch_persistent_context(
+        str(profile), executable_path=chromium_executable, headless=True,
+        args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(30_000)
+    try:
+        yield context
+    finally:
+        context.close()
 
 
 @pytest.fixture

@@ -88,3 +88,19 @@ def test_ordinary_csv_files_still_open(tmp_path) -> None:
             assert irs.Dataset(str(path), **kwargs).schema.names == ["x"]
             continue
         assert irs.Dataset(str(path), **kwargs).schema.names == columns, name
+
+
+def test_gzipped_and_plain_csv_together_are_refused_naming_one_of_each(tmp_path) -> None:
+    import gzip
+
+    (tmp_path / "a.csv").write_text("x,y\n1,2\n")
+    with gzip.open(tmp_path / "b.csv.gz", "wt") as f:
+        f.write("x,y\n3,4\n")
+    with pytest.raises(DatasetError) as exc:
+        irs.Dataset(str(tmp_path))
+    message = str(exc.value)
+    assert "mixes gzip-compressed and plain" in message
+    assert "a.csv' is plain" in message and "b.csv.gz' is gzipped" in message
+    assert "gzip the plain files" in message
+    # one kind at a time still reads
+    assert irs.Dataset(str(tmp_path / "b.csv.gz")).to_ddf().compute()["x"].tolist() == [3]
