@@ -243,16 +243,22 @@ class GpuMemoryFigure:
                                     ("limit", [limit])])
 
     def update(self, frame: Frame) -> list[float]:
-        """Draw the devices; returns their utilization (%) for the utilization figure."""
+        """Draw the devices, sending the changed cells only (nothing when no bar moved by
+        more than :data:`MEMORY_TOLERANCE` of the axis), as :meth:`MemoryFigure.update`
+        does; returns their utilization (%) for the utilization figure."""
         gpus = frame.gpus
         devices = [g["device"] for g in gpus]
         if list(self.root.y_range.factors) != devices:
             self.root.y_range.factors = devices
-        self.source.data = {"device": devices, "used": [g["used"] for g in gpus],
-                            "total": [g["total"] for g in gpus],
-                            "limit": [g["limit"] for g in gpus]}
         values = [v for g in gpus for v in (g["used"], g["total"], g["limit"]) if v == v]
-        self.root.x_range.end = 1.05 * max(values, default=1.0)
+        end = 1.05 * max(values, default=1.0)
+        data = {"device": devices, "used": [g["used"] for g in gpus],
+                "total": [g["total"] for g in gpus], "limit": [g["limit"] for g in gpus]}
+        grain = MEMORY_TOLERANCE * end
+        sync_columns(self.source, settle_rows(self.source.data, data, "device",
+                                              {"used": grain, "total": grain, "limit": grain}))
+        if self.root.x_range.end != end:
+            self.root.x_range.end = end
         return [g["utilization"] for g in gpus]
 
 

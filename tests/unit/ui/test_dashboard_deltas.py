@@ -153,3 +153,32 @@ def test_whole_run_starts_where_the_latest_run_began(dash: Dashboard, monkeypatc
     dash.show_whole_run(False)
     dash._set_range(95.0)
     assert dash.x_range.start == pytest.approx(35.0)
+
+
+def test_the_gpu_memory_figure_sends_only_what_moved() -> None:
+    from interactive_recsys.ui.dashboard._figures import GpuMemoryFigure
+
+    gib = 2**30
+
+    def frame(t: float, used1: float) -> Frame:
+        return Frame(time=t, workers=[], tasks=[], gpus=[
+            {"device": f"worker {i}:gpu0", "used": used, "total": 80 * gib,
+             "limit": 64 * gib, "utilization": 30}
+            for i, used in enumerate([10 * gib, used1])])
+
+    gpu = GpuMemoryFigure()
+    events = _events(gpu.root)
+    assert gpu.update(frame(0.0, 20 * gib)) == [30, 30]
+    events.clear()
+    # 1 MiB of allocator jitter on an 84 GiB axis: nothing is sent, the old bar stays
+    for t in range(1, 6):
+        gpu.update(frame(float(t), 20 * gib + t * MIB))
+    assert [e for e in events if isinstance(
+        e, (ColumnsPatchedEvent, ColumnsStreamedEvent, ColumnDataChangedEvent))] == []
+    assert gpu.source.data["used"] == [10 * gib, 20 * gib]
+    # device 1 grows by 8 GiB: one patch of its one cell, the axis unchanged
+    gpu.update(frame(6.0, 28 * gib))
+    [patch] = [e for e in events if isinstance(e, ColumnsPatchedEvent)]
+    assert patch.patches == {"used": [(1, 28 * gib)]}
+    assert not [e for e in events if isinstance(e, ColumnDataChangedEvent)]
+    assert gpu.root.x_range.end == pytest.approx(1.05 * 80 * gib)
