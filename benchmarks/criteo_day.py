@@ -110,7 +110,8 @@ def _measure(cmd: list[str], work: str) -> dict[str, Any]:
             "peak_rss_mb_command": round(peaks.get(proc.pid, 0) / 2**20),
             "peak_rss_mb_largest_worker": round(max(children, default=0) / 2**20),
             "processes": len(peaks), "peak_disk_gb": round(disk / 1e9, 1),
-            "summary": output.strip().splitlines()[:2]}
+            "summary": [line.strip() for line in output.splitlines()
+                        if line.startswith(("Wrote ", "  phases:"))]}
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:

@@ -35,7 +35,6 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from dask.sizeof import sizeof
 
 from interactive_recsys.hashing import FLOAT_SEED, INT_SEED, LEN_SEED, fmix64, hash_array
 
@@ -58,10 +57,8 @@ class KeyedCounts:
     def num_rows(self) -> int:
         return len(self.keys)
 
-
-@sizeof.register(KeyedCounts)
-def _sizeof_keyed(counts: KeyedCounts) -> int:  # Dask's memory accounting of a partial
-    return counts.keys.nbytes + counts.counts.nbytes + 64
+    def __sizeof__(self) -> int:  # what Dask's memory accounting of a partial reads
+        return self.keys.nbytes + self.counts.nbytes + 48
 
 
 Counts = KeyedCounts | pa.Table

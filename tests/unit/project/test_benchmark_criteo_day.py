@@ -25,11 +25,11 @@ def test_a_day_generated_in_parts_has_every_row_once(tmp_path) -> None:
 def test_the_sampler_reports_the_largest_child_apart_from_the_command(tmp_path) -> None:
     child = "import time; b = bytearray(300 * 2**20); b[::4096] = b'x' * len(b[::4096]); time.sleep(1.5)"
     parent = (f"import subprocess, sys; subprocess.run([sys.executable, '-c', {child!r}], "
-              "check=True); print('done')")
+              "check=True); print('progress'); print('Wrote 5 rows'); print('  phases: parse 1 s')")
     result = criteo_day._measure([sys.executable, "-c", parent], str(tmp_path))
     assert result["peak_rss_mb_largest_worker"] >= 300
     assert result["peak_rss_mb_command"] < 200
-    assert result["summary"] == ["done"]
+    assert result["summary"] == ["Wrote 5 rows", "phases: parse 1 s"]
 
 
 def test_a_day_larger_than_the_free_disk_is_refused_first(tmp_path) -> None:
