@@ -16,7 +16,7 @@ from interactive_recsys.cli._options import at_least
 def check_cluster_args(args: argparse.Namespace) -> None:
     """Refuse an unreadable --part-size, or a --memory-limit too small for the partitions,
     before anything starts or is written."""
-    from interactive_recsys.io._dataset import parse_part_size  # lazy: Dask
+    from interactive_recsys.io._part_size import parse_part_size  # lazy: distributed
     from interactive_recsys.runtime.cluster import check_memory_limit  # lazy: as above
 
     part_size = parse_part_size(args.part_size) if args.part_size is not None else None

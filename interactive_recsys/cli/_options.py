@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from interactive_recsys.errors import DatasetError, ParameterError
+from interactive_recsys.io._paths import refuse_special_file
 from interactive_recsys.redact import redact_text, remember
 from interactive_recsys.store.storage import is_remote
 
@@ -32,8 +33,6 @@ def at_least(minimum: int) -> Any:
 def check_inputs(items: Sequence[str]) -> None:
     """Refuse an input path that is a FIFO, a socket or a device before anything starts or
     reads it (a named pipe would block the command until a writer comes)."""
-    from interactive_recsys.io._dataset import refuse_special_file  # lazy: Dask
-
     for item in items:
         if not is_remote(item) and not glob.has_magic(item):
             refuse_special_file(item)
@@ -41,7 +40,7 @@ def check_inputs(items: Sequence[str]) -> None:
 
 def refuse_no_rows(ds: Any, command: str) -> None:
     """Refuse an input known to have no rows (parquet metadata), naming it."""
-    from interactive_recsys.io._dataset import describe_input  # lazy: Dask
+    from interactive_recsys.io._provenance import describe_input  # lazy: Dask
 
     if ds.known_num_rows == 0:
         raise DatasetError(f"irs {command}: {describe_input(ds)} has no rows, so there is "

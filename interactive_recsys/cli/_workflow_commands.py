@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def update(args: argparse.Namespace) -> dict[str, Any]:
     """``irs update``: a saved workflow extended with new data, saved as a new folder."""
-    from interactive_recsys.io._dataset import describe_input  # lazy: Dask
+    from interactive_recsys.io._provenance import describe_input  # lazy: Dask
     from interactive_recsys.workflow._workflow import Workflow  # lazy: as above
 
     options = storage_options(args)

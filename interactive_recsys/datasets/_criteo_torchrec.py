@@ -61,7 +61,10 @@ COUNT_BUDGET = 1 << 24
 #: Bytes of a plain input file parsed by one task (a file is cut into ranges of this size).
 RANGE_BYTES = 128 << 20
 #: Bytes of input text per hash bucket of the frequency counts (compressed files count 4x).
-BUCKET_BYTES = 8 << 30
+#: A column's counts are summed a bucket at a time: 1 GiB of text is about 4.4M lines, so a
+#: bucket sums at most that many (id, count) pairs, a few hundred MB in the fit's task,
+#: however large the input.
+BUCKET_BYTES = 1 << 30
 SUMMARY = "_summary.json"
 
 

@@ -50,30 +50,21 @@ from interactive_recsys.io._parquet_pieces import (
     sampled_bytes_per_row,
 )
 from interactive_recsys.io._part_size import (
-    MAX_PART_SIZE,
-    MIN_PART_SIZE,
-    default_part_size,
     parse_part_size,
 )
 from interactive_recsys.io._paths import (
-    CSV_EXTENSIONS,
-    PARQUET_EXTENSIONS,
     expand_paths,
     infer_engine,
     input_folders,
-    refuse_special_file,
 )
-from interactive_recsys.io._provenance import describe_input, input_files, source_files
+from interactive_recsys.io._provenance import input_files
 from interactive_recsys.io._write_options import DEFAULT_WRITE_OPTIONS, WriteOptions
 from interactive_recsys.params import param_error
 from interactive_recsys.runtime.jobs import background_job, compute, compute_partition
 from interactive_recsys.schema import RESERVED_PREFIX, Schema, Tags, arrow_type, normalize_tags
 from interactive_recsys.store.storage import filesystem_of
 
-__all__ = ["CSV_EXTENSIONS", "MAX_PART_SIZE", "MIN_PART_SIZE", "PARQUET_EXTENSIONS", "Dataset",
-           "as_dataset", "default_part_size", "describe_input", "expand_paths", "input_files",
-           "input_folders", "parse_part_size", "refuse_special_file", "source_files",
-           "unify_schemas", "with_written_roles"]
+__all__ = ["Dataset", "as_dataset", "with_written_roles"]
 
 
 class Dataset:

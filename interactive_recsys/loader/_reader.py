@@ -39,8 +39,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from interactive_recsys.errors import DatasetError
-from interactive_recsys.io._dataset import Dataset, expand_paths
+from interactive_recsys.io._dataset import Dataset
 from interactive_recsys.io._hive import discover
+from interactive_recsys.io._paths import expand_paths
 from interactive_recsys.runtime import jobs
 from interactive_recsys.schema import Schema
 from interactive_recsys.store import storage

@@ -38,7 +38,8 @@ import pyarrow as pa
 
 from interactive_recsys.backend import get_backend
 from interactive_recsys.errors import ParameterError
-from interactive_recsys.io._dataset import Dataset, as_dataset, input_files
+from interactive_recsys.io._dataset import Dataset, as_dataset
+from interactive_recsys.io._provenance import input_files
 from interactive_recsys.models._base import MODELS
 from interactive_recsys.models._data import Interactions
 from interactive_recsys.params import Param, validate_params

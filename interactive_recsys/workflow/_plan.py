@@ -34,7 +34,8 @@ import numpy as np
 
 from interactive_recsys.backend import Backend, get_backend
 from interactive_recsys.errors import DatasetError, SchemaError
-from interactive_recsys.io._dataset import Dataset, as_dataset, describe_input
+from interactive_recsys.io._dataset import Dataset, as_dataset
+from interactive_recsys.io._provenance import describe_input
 from interactive_recsys.ops._base import OpContext, Operator, RowFilter
 from interactive_recsys.runtime._memory_release import release_memory
 from interactive_recsys.runtime.jobs import compute

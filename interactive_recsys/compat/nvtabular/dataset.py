@@ -43,6 +43,8 @@ from interactive_recsys.compat.nvtabular.utils import device_mem_size
 from interactive_recsys.datasets._criteo_tsv import hex_to_int64
 from interactive_recsys.errors import ParameterError
 from interactive_recsys.io import _dataset
+from interactive_recsys.io._paths import expand_paths
+from interactive_recsys.io._provenance import input_files
 from interactive_recsys.store.commit import published_folder
 
 #: Dask read options NVTabular passes on that do not change the rows read.
@@ -89,7 +91,7 @@ def _part_size(source: Any, npartitions: int | None, part_size: Any,
             raise ParameterError(f"part_mem_fraction must be in (0, 1]; got {part_mem_fraction}.")
         return max(1, int(part_mem_fraction * device_mem_size(cpu=backend == "cpu")))
     if npartitions and isinstance(source, str | os.PathLike | list | tuple):
-        files = _dataset.expand_paths(source, None, None)
+        files = expand_paths(source, None, None)
         return max(1, math.ceil(sum(os.path.getsize(f) for f in files) / npartitions))
     return None
 
@@ -200,7 +202,7 @@ class Dataset(_dataset.Dataset):
         ddf = self._ddf.shuffle(on=keys, npartitions=npartitions or self.npartitions)
         return Dataset.wrap(_dataset.Dataset.from_ddf(ddf, self.schema, self.backend,
                                                       self.known_num_rows,
-                                                      _dataset.input_files(self)))
+                                                      input_files(self)))
 
     def to_parquet(self, output_path: str | os.PathLike, shuffle: Any = None,
                    preserve_files: bool = False, output_files: Any = None,
@@ -292,7 +294,7 @@ class Dataset(_dataset.Dataset):
             ddf = ddf.map_partitions(_Cast(self.backend.name, names), meta=meta,
                                      enforce_metadata=False)
         return _dataset.Dataset.from_ddf(ddf, new, self.backend, self.known_num_rows,
-                                         _dataset.input_files(self))
+                                         input_files(self))
 
 
 class _Cast:

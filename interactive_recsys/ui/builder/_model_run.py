@@ -33,7 +33,7 @@ from typing import Any
 import dask
 
 from interactive_recsys.errors import DatasetError, ParameterError
-from interactive_recsys.io._dataset import input_files
+from interactive_recsys.io._provenance import input_files
 from interactive_recsys.runtime.jobs import Job
 from interactive_recsys.schema import flatten
 from interactive_recsys.store import storage

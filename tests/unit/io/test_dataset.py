@@ -151,7 +151,7 @@ def test_gpu_backend_is_refused_clearly_without_a_gpu():
 
 
 def test_default_part_size_is_bounded():
-    from interactive_recsys.io._dataset import MAX_PART_SIZE, MIN_PART_SIZE, default_part_size
+    from interactive_recsys.io._part_size import MAX_PART_SIZE, MIN_PART_SIZE, default_part_size
 
     assert MIN_PART_SIZE <= default_part_size() <= MAX_PART_SIZE
     assert os.cpu_count() >= 1
