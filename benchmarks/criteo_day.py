@@ -70,10 +70,45 @@ def _folder_bytes(folder: str) -> int:
     return total
 
 
+PHASES = ("parse", "dense", "fit", "map")
+
+
+def _phase_starts(stream: Any, starts: dict[str, float], lines: list[str]) -> None:
+    """Read the command's output as it comes: the time each phase's progress bar first shows
+    (tqdm redraws a line with carriage returns) and the output's lines."""
+    buffer = b""
+    while chunk := stream.read1(1 << 16):
+        buffer += chunk
+        *done, buffer = buffer.replace(b"\r", b"\n").split(b"\n")
+        for raw in done:
+            line = raw.decode(errors="replace")
+            phase = line.split(":", 1)[0]
+            if phase in PHASES and phase not in starts:
+                starts[phase] = time.perf_counter()
+            lines.append(line)
+    if buffer:
+        lines.append(buffer.decode(errors="replace"))
+
+
+def _phase_peaks(samples: list[tuple[float, int]], starts: dict[str, float], end: float
+                 ) -> dict[str, int]:
+    """The largest worker RSS sampled in each phase's window (from its start to the next's).
+
+    >>> _phase_peaks([(0.5, 10), (1.5, 30), (2.5, 20)], {"parse": 1.0, "map": 2.0}, 3.0)
+    {'parse': 30, 'map': 20}
+    """
+    order = sorted(starts.items(), key=lambda kv: kv[1])
+    bounds = [(name, t, order[i + 1][1] if i + 1 < len(order) else end)
+              for i, (name, t) in enumerate(order)]
+    return {name: max((rss for t, rss in samples if lo <= t < hi), default=0)
+            for name, lo, hi in bounds}
+
+
 def _measure(cmd: list[str], work: str) -> dict[str, Any]:
     """Wall and CPU seconds of ``cmd``, the peak RSS of its process and of its largest child
-    (a worker), and the peak bytes under ``work``."""
+    (a worker), overall and in each phase, and the peak bytes under ``work``."""
     import resource
+    import threading
 
     import psutil
 
@@ -81,36 +116,48 @@ def _measure(cmd: list[str], work: str) -> dict[str, Any]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    starts: dict[str, float] = {}
+    lines: list[str] = []
+    reader = threading.Thread(target=_phase_starts, args=(proc.stdout, starts, lines))
+    reader.start()
     parent = psutil.Process(proc.pid)
     peaks: dict[int, int] = {}
+    samples: list[tuple[float, int]] = []  # (time, the largest child's RSS)
     disk, tick = 0, 0
     while proc.poll() is None:
         try:
             tree = [parent, *parent.children(recursive=True)]
         except psutil.Error:
             tree = []
+        now = 0
         for p in tree:
             try:
-                peaks[p.pid] = max(peaks.get(p.pid, 0), p.memory_info().rss)
+                rss = p.memory_info().rss
             except psutil.Error:
-                pass
+                continue
+            peaks[p.pid] = max(peaks.get(p.pid, 0), rss)
+            if p.pid != proc.pid:
+                now = max(now, rss)
+        samples.append((time.perf_counter(), now))
         if tick % 25 == 0:
             disk = max(disk, _folder_bytes(work))
         tick += 1
         time.sleep(0.2)
-    seconds = time.perf_counter() - start
+    end = time.perf_counter()
+    reader.join()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    output = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
     if proc.returncode:
-        raise RuntimeError(f"{cmd[:4]} failed ({proc.returncode}):\n{output[-3000:]}")
+        raise RuntimeError(f"{cmd[:4]} failed ({proc.returncode}):\n" + "\n".join(lines[-30:]))
     children = [v for pid, v in peaks.items() if pid != proc.pid]
-    return {"seconds": round(seconds, 1),
+    return {"seconds": round(end - start, 1),
             "cpu_seconds": round(after.ru_utime + after.ru_stime
                                  - before.ru_utime - before.ru_stime, 1),
             "peak_rss_mb_command": round(peaks.get(proc.pid, 0) / 2**20),
             "peak_rss_mb_largest_worker": round(max(children, default=0) / 2**20),
+            "peak_rss_mb_largest_worker_by_phase": {
+                k: round(v / 2**20) for k, v in _phase_peaks(samples, starts, end).items()},
             "processes": len(peaks), "peak_disk_gb": round(disk / 1e9, 1),
-            "summary": [line.strip() for line in output.splitlines()
+            "summary": [line.strip() for line in lines
                         if line.startswith(("Wrote ", "  phases:"))]}
 
 
@@ -165,10 +212,13 @@ def _report(args: argparse.Namespace, results: dict[str, Any]) -> None:
              f"Machine: {machine}; irs on {report['cluster']}, frequency threshold "
              f"{args.frequency_threshold}. Whole process; peak memory sampled every 0.2 s.", "",
              "| day | seconds | CPU seconds | rows/s | peak MB, command | peak MB, largest "
-             "worker | peak disk GB |", "|---|---:|---:|---:|---:|---:|---:|"]
+             "worker | largest worker by phase (MB) | peak disk GB |",
+             "|---|---:|---:|---:|---:|---:|---|---:|"]
     lines += [f"| {k} | {v['seconds']} | {v['cpu_seconds']} | {v['rows_per_second']:,} | "
               f"{v['peak_rss_mb_command']:,} | {v['peak_rss_mb_largest_worker']:,} | "
-              f"{v['peak_disk_gb']} |" for k, v in results.items()]
+              + ", ".join(f"{p} {mb:,}" for p, mb in
+                          v["peak_rss_mb_largest_worker_by_phase"].items())
+              + f" | {v['peak_disk_gb']} |" for k, v in results.items()]
     lines += ["", f"At this rate a Criteo 1TB day (195,841,983 rows) takes about "
               f"{report['criteo_1tb_day_hours_at_this_rate']} h on this machine; its input, "
               "staging and output need about "

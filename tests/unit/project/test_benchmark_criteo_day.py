@@ -24,11 +24,16 @@ def test_a_day_generated_in_parts_has_every_row_once(tmp_path) -> None:
 
 def test_the_sampler_reports_the_largest_child_apart_from_the_command(tmp_path) -> None:
     child = "import time; b = bytearray(300 * 2**20); b[::4096] = b'x' * len(b[::4096]); time.sleep(1.5)"
-    parent = (f"import subprocess, sys; subprocess.run([sys.executable, '-c', {child!r}], "
-              "check=True); print('progress'); print('Wrote 5 rows'); print('  phases: parse 1 s')")
+    parent = ("import subprocess, sys, time; print('parse:   0%', end='\\r', flush=True); "
+              "time.sleep(0.6); print('map:   0%', flush=True); "
+              f"subprocess.run([sys.executable, '-c', {child!r}], check=True); "
+              "print('Wrote 5 rows'); print('  phases: parse 1 s')")
     result = criteo_day._measure([sys.executable, "-c", parent], str(tmp_path))
     assert result["peak_rss_mb_largest_worker"] >= 300
     assert result["peak_rss_mb_command"] < 200
+    by_phase = result["peak_rss_mb_largest_worker_by_phase"]
+    assert list(by_phase) == ["parse", "map"]  # the child ran in the map phase, not before
+    assert by_phase["map"] >= 300 and by_phase["parse"] == 0
     assert result["summary"] == ["Wrote 5 rows", "phases: parse 1 s"]
 
 
