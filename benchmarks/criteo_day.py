@@ -1,13 +1,14 @@
-"""``python -m benchmarks criteo-day --rows 32000000``: one large Criteo day, out of core.
+"""``python -m benchmarks criteo-day --rows 1000000 8000000 32000000``: one Criteo day file at
+growing sizes, out of core.
 
 ``irs criteo IN OUT --to torchrec`` on a cluster of ``--workers`` workers with
 ``--memory-limit`` each, on one generated day file (``synthetic_criteo(profile="kaggle")``
 written as raw TSV in parts of ``--part-rows`` rows, so the generator never holds the day),
-and the same command on a day of ``--small-rows`` rows: if the largest worker's peak memory is
-the same for both, memory is bounded by the workers' limits and the task sizes, not by the
-size of the day. Measured from outside, whole process: wall seconds, CPU seconds, rows/s,
-the peak RSS of the command's own process and of its largest worker process (sampled every
-0.2 s), the largest disk use of the work folder. The day files and outputs are deleted after.
+one size after the other: if the largest worker's peak memory levels off as the day grows, it
+is bounded by the task sizes and the workers' limits, not by the size of the day. Measured
+from outside, whole process: wall seconds, CPU seconds, rows/s, the peak RSS of the command's
+own process and of its largest worker process, overall and per phase (sampled every 0.2 s),
+the largest disk use of the work folder. The day files and outputs are deleted after.
 The result goes to ``benchmarks/results/criteo-day.json`` and ``.md``.
 """
 
@@ -30,9 +31,8 @@ OUTPUT_BYTES_PER_ROW = 26 * 8 * 2 + 13 * 4 + 4  # sparse, contiguous (int64), de
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--rows", type=int, default=32_000_000, help="rows of the large day")
-    p.add_argument("--small-rows", type=int, default=1_000_000,
-                   help="rows of the small day it is compared with")
+    p.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 8_000_000, 32_000_000],
+                   help="rows of the day, one run per size (default 1M 8M 32M)")
     p.add_argument("--part-rows", type=int, default=4_000_000,
                    help="rows generated at a time")
     p.add_argument("--frequency-threshold", type=int, default=3)
@@ -163,13 +163,14 @@ def _measure(cmd: list[str], work: str) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     work = os.path.abspath(args.workdir)
-    need = args.rows * (TSV_BYTES_PER_ROW * 2 + OUTPUT_BYTES_PER_ROW)
+    need = max(args.rows) * (TSV_BYTES_PER_ROW * 2 + OUTPUT_BYTES_PER_ROW)
     free = shutil.disk_usage(os.path.dirname(work) if not os.path.exists(work) else work).free
     if need > free:
-        raise SystemExit(f"--rows {args.rows:,} needs about {need / 1e9:.0f} GB of disk (input, "
-                         f"staging and output); {free / 1e9:.0f} GB are free. Use fewer rows.")
+        raise SystemExit(f"--rows {max(args.rows):,} needs about {need / 1e9:.0f} GB of disk "
+                         f"(input, staging and output); {free / 1e9:.0f} GB are free. Use "
+                         "fewer rows.")
     results: dict[str, Any] = {}
-    for rows in (args.small_rows, args.rows):
+    for rows in args.rows:
         shutil.rmtree(work, ignore_errors=True)
         os.makedirs(os.path.join(work, "in"))
         start = time.perf_counter()
@@ -198,8 +199,9 @@ def _report(args: argparse.Namespace, results: dict[str, Any]) -> None:
 
     machine = (f"{platform.processor() or platform.machine()}, {psutil.cpu_count()} CPUs "
                f"(shared), {psutil.virtual_memory().total / 2**30:.0f} GiB")
-    big = results[f"{args.rows:,} rows"]
-    report = {"benchmark": "criteo-day", "command": command_line(), "code": git_state(),
+    big = results[f"{max(args.rows):,} rows"]
+    report = {"benchmark": "criteo-day", "command": command_line(),
+              "date": time.strftime("%Y-%m-%d"), "code": git_state(),
               "cluster": f"{args.workers} workers x {args.memory_limit}", "machine": machine,
               "frequency_threshold": args.frequency_threshold, "results": results,
               "criteo_1tb_day_hours_at_this_rate": round(195_841_983 / big["rows_per_second"]
@@ -207,8 +209,8 @@ def _report(args: argparse.Namespace, results: dict[str, Any]) -> None:
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, "criteo-day.json"), "w") as f:
         json.dump(report, f, indent=2)
-    lines = [f"# irs criteo --to torchrec on one day file: {args.small_rows:,} and "
-             f"{args.rows:,} rows (kaggle profile)", "",
+    sizes = ", ".join(f"{r:,}" for r in args.rows)
+    lines = [f"# irs criteo --to torchrec on one day file of {sizes} rows (kaggle profile)", "",
              f"Machine: {machine}; irs on {report['cluster']}, frequency threshold "
              f"{args.frequency_threshold}. Whole process; peak memory sampled every 0.2 s.", "",
              "| day | seconds | CPU seconds | rows/s | peak MB, command | peak MB, largest "
@@ -224,8 +226,8 @@ def _report(args: argparse.Namespace, results: dict[str, Any]) -> None:
               "staging and output need about "
               f"{195_841_983 * (TSV_BYTES_PER_ROW * 2 + OUTPUT_BYTES_PER_ROW) / 1e9:.0f} GB "
               "of disk.", "",
-              f"Command: `python -m benchmarks criteo-day --rows {args.rows} --small-rows "
-              f"{args.small_rows} --workers {args.workers} --memory-limit {args.memory_limit}`"]
+              f"Command: `python -m benchmarks criteo-day --rows {' '.join(map(str, args.rows))} "
+              f"--workers {args.workers} --memory-limit {args.memory_limit}`"]
     with open(os.path.join(RESULTS, "criteo-day.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -252,7 +252,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     from .report import command_line, git_state
 
-    report = {"benchmark": "criteo-torchrec", "command": command_line(), "code": git_state(),
+    report = {"benchmark": "criteo-torchrec", "command": command_line(),
+              "date": time.strftime("%Y-%m-%d"), "code": git_state(),
               "days": args.days, "rows_per_day": args.rows,
               "rows": rows, "frequency_threshold": args.frequency_threshold,
               "irs_cluster": f"{args.workers} workers x {args.memory_limit}",

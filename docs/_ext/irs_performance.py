@@ -24,6 +24,15 @@ GROUPS = {
                "versions, NVTabular where installed, and the I/O floor (pyarrow reading and "
                "writing the same files). Wall: the whole process as a user pays it; ratios "
                "are wall time over the named contender's (above 1: slower)."),
+    "criteo-torchrec": ("Raw Criteo day files to TorchRec's files",
+                        "`irs criteo --to torchrec` against TorchRec's own preprocessing "
+                        "functions, the same job in polars, and a floor (a pyarrow CSV read "
+                        "and `np.save` of the same arrays), on the same raw TSV day files; "
+                        "each output is checked against TorchRec's."),
+    "criteo-day": ("One large Criteo day, out of core",
+                   "`irs criteo --to torchrec` on a cluster, on one day file far larger than "
+                   "the workers' memory, against a small day: rows/s and the largest "
+                   "worker's peak memory, overall and in each phase."),
     "scaling": ("Scaling",
                 "The same workflow at growing sizes, out of core (data several times the "
                 "workers' memory limit), with wide vocabularies, and the fitted cost curve. "
@@ -46,10 +55,13 @@ GROUPS = {
 
 
 def group_of(label: str) -> str:
-    for prefix in GROUPS:
-        if label == prefix or label.startswith(prefix + "-"):
-            return prefix
-    return "other"
+    """The group of a result label: the longest group name it starts with.
+
+    >>> group_of("criteo-kaggle-8M"), group_of("criteo-torchrec"), group_of("x")
+    ('criteo', 'criteo-torchrec', 'other')
+    """
+    found = [p for p in GROUPS if label == p or label.startswith(p + "-")]
+    return max(found, key=len) if found else "other"
 
 
 def commit_of(result: dict[str, Any]) -> str:
@@ -89,6 +101,13 @@ def data_of(label: str, result: dict[str, Any]) -> str:
         return (f"`synthetic_criteo(profile={s.get('profile', 'default')!r})`, "
                 + ", ".join(f"{n:,}" for n in s.get("sizes", [])) + " rows in "
                 f"{s.get('rows_per_file', 0):,}-row parquet files")
+    if group == "criteo-torchrec":
+        return (f"{result.get('days')} raw Criteo TSV day files of "
+                f"{result.get('rows_per_day', 0):,} rows, written from "
+                "`synthetic_criteo(profile='kaggle')`")
+    if group == "criteo-day":
+        return ("one raw Criteo TSV day file written from `synthetic_criteo(profile='kaggle')`, "
+                "at the sizes in the table")
     if group == "scaling":
         return (f"`synthetic_criteo(profile={s.get('profile')!r})`; the table's `data` and "
                 "`rows` columns give each run's")
@@ -120,6 +139,10 @@ def key_figures(label: str, result: dict[str, Any]) -> list[str]:
         medians = ", ".join(f"{k} {v:.1f} s" for k, v in result["median_s"].items())
         out.append(f"medians: {medians}; 2 workers vs 1: {result['speedup_2_vs_1']:.2f}x "
                    f"faster; 1 worker vs the loop: {result['irs_1_vs_loop']:.2f}")
+    if group == "criteo-torchrec" and "ratios" in result:
+        r = result["ratios"]
+        out.append(", ".join(f"{k.replace('_', ' ')}: {v:.2f}" for k, v in r.items()
+                             if k.startswith("irs-local_")))
     if group == "monitor-overhead" and "summary" in result:
         s = result["summary"]
         out.append(f"CPU overhead {s.get('cpu_overhead_pct', 0):+.1f}%, wall-time overhead "

@@ -38,7 +38,7 @@ def test_the_sampler_reports_the_largest_child_apart_from_the_command(tmp_path) 
 
 
 def test_a_day_larger_than_the_free_disk_is_refused_first(tmp_path) -> None:
-    args = argparse.Namespace(rows=10**12, small_rows=10, part_rows=10, frequency_threshold=3,
+    args = argparse.Namespace(rows=[10, 10**12], part_rows=10, frequency_threshold=3,
                               workers=1, memory_limit="1GB", workdir=str(tmp_path / "w"))
     with pytest.raises(SystemExit, match=r"--rows 1,000,000,000,000 needs about .* GB of disk"):
         criteo_day.run(args)
