@@ -4,7 +4,8 @@
   restart and Run All, the new Studio offers "Restore the pipeline saved at HH:MM (3 steps)",
   and the click brings back the same workflow (its exported code);
 * a kernel restarted from JupyterLab's menu during a Run: the spinner ends with "The kernel
-  stopped during the run: nothing was published; ..."; nothing is published, and after Run
+  stopped during the run: nothing was published; ...", and the run's progress lines (rows/s,
+  time left) go with it; nothing is published, and after Run
   All the new builder offers to remove the run's temporary output, with its size.
 
 Screenshots of the three offers/messages go to the artifacts folder."""
@@ -198,10 +199,14 @@ def test_a_kernel_restart_mid_run_ends_the_spinner_and_offers_to_remove_its_outp
     lab.run_all(timeout=90)
     assert not page.locator(".irs-builder .irs-btn-remove-orphans").is_visible()
 
-    # 1. Kernel -> Restart Kernel during the Run
+    # 1. Kernel -> Restart Kernel during the Run, while its progress lines show rows/s
     _start_run(lab, root)
+    progress = page.locator(".irs-builder .irs-run-progress-more")
+    progress.filter(has_text="rows/s").first.wait_for(timeout=30_000)
     restart_kernel(lab)
     _assert_spinner_ended(lab)
+    # none is left behind, frozen under the message
+    assert not any(progress.nth(i).is_visible() for i in range(progress.count()))
     page.locator(".irs-builder .irs-builder-actionbar").scroll_into_view_if_needed()
     lab.screenshot("kernel-stopped-message")
     assert not (root / "big-processed").exists()  # nothing was published
