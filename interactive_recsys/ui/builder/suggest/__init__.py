@@ -5,7 +5,12 @@ choice (:mod:`._card`), and the check of a fitted workflow's lost lookups
 (:mod:`._oov_check`)."""
 
 from interactive_recsys.ui.builder.suggest._card import SuggestCard
-from interactive_recsys.ui.builder.suggest._oov_check import OOVWarning, check_oov, lost_lookups
+from interactive_recsys.ui.builder.suggest._oov_check import (
+    OOVWarning,
+    check_oov,
+    lost_lookups,
+    oov_summary,
+)
 from interactive_recsys.ui.builder.suggest._rules import (
     explain,
     profile_defaults,
@@ -22,4 +27,4 @@ from interactive_recsys.ui.builder.suggest._vocab_measure import MeasuredColumn,
 
 __all__ = ["MAX_LOSS", "MEMORY_BUDGET", "MeasuredColumn", "OOVWarning", "SuggestCard",
            "VocabChoice", "VocabOption", "check_oov", "explain", "lost_lookups",
-           "measure_columns", "profile_defaults", "suggest_branches", "vocab_plan"]
+           "measure_columns", "oov_summary", "profile_defaults", "suggest_branches", "vocab_plan"]
