@@ -153,9 +153,8 @@ class Shots:
         progress = page.locator(".irs-builder-status .irs-run-progress").filter(
             has_text=re.compile(r"rows/s, about .* left"))
         progress.wait_for(timeout=600_000)
-        page.wait_for_timeout(3000)  # a few rows/s samples
         self.measured["build_progress_text"] = progress.inner_text()
-        self.shot("02a-build-progress")
+        self.lab.screenshot("02a-build-progress")  # now: a small dataset's run is short
         self.tab("Cluster")
         header = page.locator(".irs-studio .irs-dashboard-status")
         try:
