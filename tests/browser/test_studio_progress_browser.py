@@ -162,6 +162,12 @@ def test_a_graph_click_brings_the_steps_form_into_view(lab):
     pitches = form.locator("small").evaluate_all(LINE_PITCHES_JS)
     assert any(p for p in pitches), pitches  # some help wraps in this 1440 px page
     assert all(16 <= d <= 22 for p in pitches for d in p), pitches
+    # an empty message (stacked in a column) takes no room
+    empty = page.evaluate("() => [...document.querySelectorAll('.irs-studio .widget-html')]"
+                          ".filter((el) => el.innerText.trim() === '' && getComputedStyle("
+                          "el.parentElement).flexDirection === 'column')"
+                          ".map((el) => [el.getBoundingClientRect().height, el.className])")
+    assert len(empty) >= 3 and max(e[0] for e in empty) == 0, [e for e in empty if e[0]]
     lab.screenshot("progress-4-form-scrolled-into-view")
     assert lab.errors == []
 
