@@ -17,7 +17,9 @@ item into ``--out``:
    (the second one during a Run);
 9. ``09a-preview-build``, ``09b-preview-tab``: Preview's "computed on N of M rows".
 
-Wall times and CPU measurements go to ``<out>/measurements.json``. Not a test: it runs for
+Wall times and CPU measurements go to ``<out>/measurements.json``; the notebook, the Run's
+output and the browser profile live in a temporary folder removed at the end, and every process
+the script started (JupyterLab, kernels, Dask workers, Chromium) is ended. Not a test: it runs for
 many minutes on large data. Run the second Run (item 8) only when the machine allows it
 (``--skip-mid-run-restart`` leaves it out).
 
@@ -31,6 +33,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import signal
 import tempfile
 import time
@@ -373,6 +376,7 @@ def main(argv: list[str] | None = None) -> int:
             started |= {p.pid for p in psutil.Process(server.proc.pid).children(recursive=True)}
         server.stop()
         kill_tree(os.getpid(), started)
+        shutil.rmtree(base, ignore_errors=True)  # the notebook, its output, the profile
     print(json.dumps(shots.measured if shots else {}, indent=2))
     return 1 if shots is None or shots.failed else 0
 
