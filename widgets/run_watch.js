@@ -5,7 +5,7 @@
 // every model disconnected when the kernel restarts), the kernel connection's status
 // ("restarting", "autorestarting", "dead") and, as a fallback, a check every second for
 // the "jupyter-widgets-disconnected" class JupyterLab puts on the view. Then the spinner and
-// the "Running..." lines of the enclosing builder are hidden and the message is shown.
+// the "Running..." and progress lines of the enclosing builder are hidden and the message is shown.
 
 const STOPPED = new Set(["restarting", "autorestarting", "dead"]);
 
@@ -26,9 +26,11 @@ function render({ model, el }) {
     box.style.display = "";
     const builder = el.closest(".irs-builder");
     if (builder) {
-      // the spinners and "Running..." notes of this builder end here: the kernel that
-      // would have replaced them is gone
-      builder.querySelectorAll(".irs-msg-busy, .irs-run-running").forEach((node) => {
+      // the spinners, "Running..." notes and progress lines (their rows/s and time left
+      // are frozen now) of this builder end here: the kernel that would have replaced
+      // them is gone
+      const running = ".irs-msg-busy, .irs-run-running, .irs-run-progress-more";
+      builder.querySelectorAll(running).forEach((node) => {
         node.classList.add("irs-kernel-stopped-replaced");
         node.style.display = "none";
       });

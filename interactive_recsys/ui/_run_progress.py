@@ -33,6 +33,10 @@ from typing import Any
 
 #: Seconds a phase must have run before a rate (and so a time left) is given.
 MIN_SECONDS = 0.5
+#: Share of a phase's tasks that must be done before a rate (and so a time left) is given:
+#: the first tasks done are the cheap first steps of a few partitions (reading), and a time
+#: left drawn from them is minutes off for a run of seconds.
+MIN_SHARE = 0.02
 
 
 def count_text(n: float) -> str:
@@ -90,11 +94,13 @@ def rate(done_tasks: int, total_tasks: int, seconds: float, rows: int | None,
     (2000000.0, 200000.0, 30.0, True)
     >>> rate(30, 120, 10.0, rows=None).unit, rate(0, 120, 10.0, rows=100).left
     ('tasks', None)
+    >>> rate(3, 1200, 1.0, rows=1_200_000).per_second  # 0.25% done: too early to tell
     """
     share = 1.0 if finished else done_tasks / max(total_tasks, 1)
     total, unit = (float(rows), "rows") if rows is not None else (float(total_tasks), "tasks")
     done = share * total
-    per_second = done / seconds if seconds >= MIN_SECONDS and done > 0 else None
+    measured = seconds >= MIN_SECONDS and done > 0 and (finished or share >= MIN_SHARE)
+    per_second = done / seconds if measured else None
     left = None if finished or not per_second else (total - done) / per_second
     return Rate(done, total, unit, per_second, 0.0 if finished else left,
                 estimated=not finished and rows is not None)

@@ -4,8 +4,10 @@
   restart and Run All, the new Studio offers "Restore the pipeline saved at HH:MM (3 steps)",
   and the click brings back the same workflow (its exported code);
 * a kernel restarted from JupyterLab's menu during a Run: the spinner ends with "The kernel
-  stopped during the run: nothing was published; ..."; nothing is published, and after Run
-  All the new builder offers to remove the run's temporary output, with its size.
+  stopped during the run: nothing was published; ...", and the run's progress lines (rows/s,
+  time left) go with it, and JupyterLab's broken-link mark shows once, not before each inner
+  widget; nothing is published, and after Run All the new builder offers to remove the
+  run's temporary output, with its size.
 
 Screenshots of the three offers/messages go to the artifacts folder."""
 
@@ -37,6 +39,21 @@ from tests.browser.test_studio_browser import (
 #: Prints the builder's exported code, or "empty" for a builder without steps.
 CODE_CELL = ("m = {var}.model\nprint(m.export_code() if any(b.steps for b in m.branches) "
              "else 'empty')")
+
+
+#: The builder's widget views JupyterLab marked disconnected, and how many show its mark.
+DISCONNECTED_MARKS_JS = """
+() => {
+  const root = document.querySelector(".irs-builder");
+  const views = [root, ...root.querySelectorAll("*")].filter(
+    (el) => el.classList.contains("jupyter-widgets-disconnected"));
+  const shown = views.filter((el) => {
+    const mark = getComputedStyle(el, "::before");
+    return mark.display !== "none" && mark.content !== "none";
+  });
+  return {disconnected: views.length, shown: shown.length};
+}
+"""
 
 
 def restart_kernel(lab) -> None:
@@ -198,10 +215,17 @@ def test_a_kernel_restart_mid_run_ends_the_spinner_and_offers_to_remove_its_outp
     lab.run_all(timeout=90)
     assert not page.locator(".irs-builder .irs-btn-remove-orphans").is_visible()
 
-    # 1. Kernel -> Restart Kernel during the Run
+    # 1. Kernel -> Restart Kernel during the Run, while its progress lines show rows/s
     _start_run(lab, root)
+    progress = page.locator(".irs-builder .irs-run-progress-more")
+    progress.filter(has_text="rows/s").first.wait_for(timeout=30_000)
     restart_kernel(lab)
     _assert_spinner_ended(lab)
+    # none is left behind, frozen under the message
+    assert not any(progress.nth(i).is_visible() for i in range(progress.count()))
+    # JupyterLab marks every widget view disconnected: one broken-link mark shows, not dozens
+    marks = page.evaluate(DISCONNECTED_MARKS_JS)
+    assert marks["disconnected"] > 10 and marks["shown"] <= 1, marks
     page.locator(".irs-builder .irs-builder-actionbar").scroll_into_view_if_needed()
     lab.screenshot("kernel-stopped-message")
     assert not (root / "big-processed").exists()  # nothing was published

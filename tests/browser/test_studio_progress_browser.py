@@ -4,7 +4,7 @@
   time left, and so does the dashboard header; the header never says "finished" before the
   Build tab does (the run's last phase);
 * a click on a graph node brings its edit form (far above the graph) into view, its first
-  field focused;
+  field focused; its help texts wrap at a text line's height, not a widget row's;
 * a Run that ends while the page is hidden puts "✓ Run finished" in the page title until the
   page is visible again (no notification permission), or shows a desktop notification (with
   it); permission is asked on the first Run click, not when the page loads.
@@ -66,6 +66,15 @@ VISIBILITY_JS = """
   Object.defineProperty(document, "hidden", {configurable: true, get: () => hidden});
   document.dispatchEvent(new Event("visibilitychange"));
 }
+"""
+
+
+#: For each element: the distances between the tops of its successive line boxes (px).
+LINE_PITCHES_JS = """
+(els) => els.map((el) => {
+  const tops = [...new Set([...el.getClientRects()].map((r) => Math.round(r.top)))];
+  return tops.slice(1).map((t, i) => t - tops[i]);
+})
 """
 
 
@@ -149,6 +158,16 @@ def test_a_graph_click_brings_the_steps_form_into_view(lab):
     assert inside, (before, box)
     assert focused, page.evaluate("() => document.activeElement.outerHTML.slice(0, 200)")
     assert_in_view(form.locator("input, select").first)
+    # its help texts wrap at one text line a line, not the 28 px of a widget row
+    pitches = form.locator("small").evaluate_all(LINE_PITCHES_JS)
+    assert any(p for p in pitches), pitches  # some help wraps in this 1440 px page
+    assert all(16 <= d <= 22 for p in pitches for d in p), pitches
+    # an empty message (stacked in a column) takes no room
+    empty = page.evaluate("() => [...document.querySelectorAll('.irs-studio .widget-html')]"
+                          ".filter((el) => el.innerText.trim() === '' && getComputedStyle("
+                          "el.parentElement).flexDirection === 'column')"
+                          ".map((el) => [el.getBoundingClientRect().height, el.className])")
+    assert len(empty) >= 3 and max(e[0] for e in empty) == 0, [e for e in empty if e[0]]
     lab.screenshot("progress-4-form-scrolled-into-view")
     assert lab.errors == []
 

@@ -20,6 +20,7 @@ from interactive_recsys.ui.builder._dag import model_graph
 from interactive_recsys.ui.builder._feedback import COLOURS, busy
 from interactive_recsys.ui.builder._fit_status import reuse_text
 from interactive_recsys.ui.builder._model_run import job_text
+from interactive_recsys.ui.builder.suggest import oov_summary
 from interactive_recsys.ui.preview._preview import computed_on, frame_html
 
 
@@ -71,6 +72,10 @@ class RunActions:
             reuse = reuse_text(job.result(), model) if job.status == "finished" else ""
             if reuse:  # the steps kept from the previous Run
                 text = text.rstrip(".") + f"; {reuse}."
+            lost = oov_summary(job.result(), model.vocab_max_loss) \
+                if job.status == "finished" else ""
+            if lost:  # the real lookups lost, when no column is over (the alert says that)
+                text = text.rstrip(".") + f"; {lost}."
             if job.status == "finished":  # the graph marks them reused / computed
                 self.dag.set_graph(*model_graph(model))
             if job.status == "finished" and output:

@@ -152,7 +152,7 @@ class PipelineBuilder(ColumnActions, StepActions, RunActions, RecoveryActions, w
                              self.run_watch])
         action_bar.add_class("irs-builder-actionbar")
         self.children = [
-            w.HTML(STYLE), self.oov_alert, recovery,
+            w.HTML(STYLE, layout=w.Layout(display="none")), self.oov_alert, recovery,
             w.HBox([self.path_text, open_button, self.criteo_button, area["dataset"]]),
             self.info,
             action_bar,

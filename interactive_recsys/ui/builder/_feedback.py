@@ -84,7 +84,11 @@ def busy(button: w.Button, text: str) -> Iterator[None]:
         button.remove_class("irs-busy")
 
 
-#: Style of the spinner and busy buttons (once per page, with the builder).
+#: Style of the spinner and busy buttons (once per page, with the builder); text that wraps
+#: (messages, help next to a field) at 20 px a line, not the 28 px of a widget row, which
+#: single lines keep (4 px above and below; an empty message takes no room); once the
+#: kernel is gone, JupyterLab's broken-link mark shows on the Studio (or builder) alone,
+#: not before each of its inner widgets.
 STYLE = """<style>
 .irs-spinner { display: inline-block; width: 10px; height: 10px; vertical-align: -1px;
   border: 2px solid currentColor; border-right-color: transparent; border-radius: 50%;
@@ -95,7 +99,13 @@ STYLE = """<style>
 .irs-preview-scroll { overflow-x: auto; max-width: 100%; }
 .irs-preview-scroll th, .irs-preview-scroll td { padding: 3px 10px; white-space: nowrap; }
 .irs-builder .widget-html, .irs-builder .widget-html-content { min-width: 0; }
+.irs-studio .widget-html > .widget-html-content,
+.irs-builder .widget-html > .widget-html-content { line-height: 20px; padding: 4px 0; }
+.irs-studio .widget-html > .widget-html-content:empty,
+.irs-builder .widget-html > .widget-html-content:empty { padding: 0; }
 .irs-chip { border-radius: 12px !important; }
+.irs-studio .jupyter-widgets-disconnected::before,
+.irs-builder .jupyter-widgets-disconnected::before { display: none; }
 .irs-builder-actionbar { background: var(--jp-layout-color2, #f5f7fa);
   border: 1px solid var(--jp-border-color2, #dde3ea); border-radius: 4px;
   padding: 2px 6px; margin: 2px 0 6px 0; }

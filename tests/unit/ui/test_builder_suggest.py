@@ -3,6 +3,9 @@ plain Python, checked against pandas and hand-written workflows."""
 
 from __future__ import annotations
 
+import html
+import time
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -266,6 +269,15 @@ def test_a_run_over_its_lookup_budget_is_flagged_with_the_fix(tmp_path):
     builder.buttons["run"].click()  # the fix applied: the note goes
     model.wait_run(120)
     assert model.oov_warnings == [] and builder.oov_alert.value == ""
+    # ... and the status line gives the real loss, the worst column's, within the budget
+    lost = {c: lost_by_pandas(frame, c, s.params.get("freq_threshold", 0))
+            for b in model.branches for s in b.steps if s.op == "Categorify" for c in b.columns}
+    worst = max(lost, key=lost.get)
+    deadline = time.monotonic() + 10  # the status is set by the run's end callback
+    while "lookups lost" not in builder.status.value and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert f"lookups lost: at most {lost[worst]:.1%} ({worst}), within the 15.0% budget" \
+        in html.unescape(builder.status.value), builder.status.value
 
 
 def test_suggest_within_a_small_memory_budget_raises_thresholds_and_says_when_it_cannot(

@@ -30,6 +30,16 @@ def _phase(name, status, done, total, started, stopped=None, job="", operators=(
             "stopped": stopped, "operators": list(operators)}
 
 
+def test_no_time_left_from_the_first_few_tasks_of_a_phase():
+    # 3 of 1,200 tasks after 1 s (the cheap reads of a few partitions): a time left drawn
+    # from them would be about 6 min for a run of seconds; the text waits for 2% of tasks
+    early = phase_text(_phase("fit 1/1", "running", 3, 1200, 100.0), 1_200_000, 101.0)
+    assert early == "fit 1/1: about 3.0k of 1.2M rows (0%), measuring the rate..."
+    # 240 of 1,200 after 2 s: 240k rows, 120k rows/s, 960k rows left: 8 s
+    later = phase_text(_phase("fit 1/1", "running", 240, 1200, 100.0), 1_200_000, 102.0)
+    assert later == "fit 1/1: about 240.0k of 1.2M rows (20%), 120.0k rows/s, about 8 s left"
+
+
 def test_rate_maps_tasks_to_rows_and_gives_the_time_left():
     # 24 of 96 tasks in 12 s on 4,000,000 rows: 1M rows, 83,333 rows/s, 3M rows left
     r = rate(24, 96, 12.0, rows=4_000_000)

@@ -6,7 +6,12 @@ choice (:mod:`._card`), and the check of a fitted workflow's lost lookups
 (:mod:`._oov_check`)."""
 
 from interactive_recsys.ui.builder.suggest._card import SuggestCard
-from interactive_recsys.ui.builder.suggest._oov_check import OOVWarning, check_oov, lost_lookups
+from interactive_recsys.ui.builder.suggest._oov_check import (
+    OOVWarning,
+    check_oov,
+    lost_lookups,
+    oov_summary,
+)
 from interactive_recsys.ui.builder.suggest._rules import (
     VocabPlan,
     explain,
@@ -26,5 +31,5 @@ from interactive_recsys.ui.builder.suggest._vocab_measure import MeasuredColumn,
 
 __all__ = ["DIM_FLOOR", "MAX_LOSS", "MEMORY_BUDGET", "MeasuredColumn", "OOVWarning", "Shortfall",
            "SuggestCard", "VocabChoice", "VocabOption", "VocabPlan", "check_oov", "choose",
-           "explain", "lost_lookups", "measure_columns", "profile_defaults",
+           "explain", "lost_lookups", "measure_columns", "oov_summary", "profile_defaults",
            "suggest_branches", "suggested_dims", "vocab_plan"]

@@ -69,6 +69,34 @@ def lost_lookups(workflow: Any) -> dict[str, tuple[float, int]]:
     return out
 
 
+def oov_summary(workflow: Any, max_loss: float = MAX_LOSS) -> str:
+    """What a Run with every column within its lookup budget lost, for the status line: the
+    column that lost most and the budget (or that none lost any); empty without a fitted
+    ``Categorify``, or when a column is over the budget (:func:`check_oov` flags it then).
+
+    >>> import pandas as pd, interactive_recsys as irs
+    >>> from interactive_recsys import ops
+    >>> frame = pd.DataFrame({"a": ["x"] * 99 + ["y"], "b": ["u", "v"] * 50})
+    >>> wf = irs.Workflow(["a", "b"] >> ops.Categorify(freq_threshold=2)).fit(frame)
+    >>> oov_summary(wf, max_loss=0.01)  # y: 1 of a's 100 lookups
+    'lookups lost: at most 1.0% (a), within the 1.0% budget'
+    >>> oov_summary(wf, max_loss=0.005), oov_summary(irs.Workflow(["a"] >> ops.Normalize()))
+    ('', '')
+    >>> oov_summary(irs.Workflow(["a", "b"] >> ops.Categorify()).fit(frame))
+    'no lookup lost in any of the 2 columns'
+    """
+    lost = lost_lookups(workflow)
+    if not lost:
+        return ""
+    column = max(lost, key=lambda c: lost[c][0])
+    worst = lost[column][0]
+    if worst > max_loss + 1e-9:
+        return ""
+    if worst == 0:
+        return f"no lookup lost in any of the {len(lost)} columns"
+    return f"lookups lost: at most {worst:.1%} ({column}), within the {max_loss:.1%} budget"
+
+
 def _fix(m: MeasuredColumn | None, allowed: float) -> int:
     """The threshold of the smallest table that loses at most ``allowed`` of ``m``'s lookups
     (0: none)."""
