@@ -124,6 +124,17 @@ class Shots:
         self.lab.open_notebook(name)
         self.run_all()
 
+    def shown(self, element: str, key: str, around: str, name: str) -> Any:
+        """Wait for the Studio's ``element``, record its text as ``key``, centre ``around``
+        in the window and take the screenshot ``name``; returns the element."""
+        found = self.page.locator(f".irs-studio {element}")
+        found.wait_for(state="visible", timeout=60_000)
+        self.measured[key] = found.inner_text()
+        self.page.locator(f".irs-studio {around}").first.evaluate(
+            "el => el.scrollIntoView({block: 'center'})")
+        self.shot(name)
+        return found
+
     def run_all(self) -> None:
         started = time.monotonic()
         self.lab.run_all(timeout=300)
@@ -299,19 +310,11 @@ class Shots:
                 raise TimeoutError("the second Run ended before it was seen writing")
             time.sleep(0.5)
         restart_kernel(self.lab)
-        message = page.locator(".irs-studio .irs-kernel-stopped")
-        message.wait_for(state="visible", timeout=60_000)
-        self.measured["kernel_stopped_message"] = message.inner_text()
-        page.locator(".irs-studio .irs-builder-actionbar").first.evaluate(
-            "el => el.scrollIntoView({block: 'center'})")
-        self.shot("08b-kernel-stopped")
+        self.shown(".irs-kernel-stopped", "kernel_stopped_message", ".irs-builder-actionbar",
+                   "08b-kernel-stopped")
         self.run_all()
-        button = page.locator(".irs-studio .irs-btn-remove-orphans")
-        button.wait_for(state="visible", timeout=60_000)
-        self.measured["orphan_button"] = button.inner_text()
-        page.locator(".irs-studio .irs-builder-orphans").first.evaluate(
-            "el => el.scrollIntoView({block: 'center'})")
-        self.shot("08c-orphan-offer")
+        button = self.shown(".irs-btn-remove-orphans", "orphan_button", ".irs-builder-orphans",
+                            "08c-orphan-offer")
         button.click()
         page.locator(".irs-builder-messages .irs-msg").filter(
             has_text="Removed").first.wait_for(timeout=120_000)
