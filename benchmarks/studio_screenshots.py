@@ -334,6 +334,11 @@ def kill_tree(root_pid: int, seen: set[int]) -> None:
             pass
 
 
+#: What the script captures, in order (each a method of :class:`Shots`).
+ITEMS = ["suggest", "run", "idle_dashboard", "preview", "node_click", "target_encoding", "dark",
+         "restore", "mid_run_restart"]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True, help="the parquet folder the Studio opens")
@@ -342,6 +347,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chromium", default=os.environ.get("IRS_CHROMIUM", "/usr/bin/chromium"))
     parser.add_argument("--skip-mid-run-restart", action="store_true",
                         help="no second Run (the orphaned-output offer is then not shown)")
+    parser.add_argument("--items", nargs="+", choices=ITEMS, default=ITEMS,
+                        help="the items to capture, in this order (default: all)")
     args = parser.parse_args(argv)
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -364,11 +371,9 @@ def main(argv: list[str] | None = None) -> int:
             shots = Shots(lab, out, str(Path(args.data).resolve()), output)
             shots.open("studio-8m.ipynb", args.memory_limit)
             started |= {p.pid for p in psutil.Process(server.proc.pid).children(recursive=True)}
-            for name in ("suggest", "run", "idle_dashboard", "preview", "node_click",
-                         "target_encoding", "dark", "restore"):
-                shots.step(name, getattr(shots, name))
-            if not args.skip_mid_run_restart:
-                shots.step("mid_run_restart", shots.mid_run_restart)
+            for name in args.items:
+                if name != "mid_run_restart" or not args.skip_mid_run_restart:
+                    shots.step(name, getattr(shots, name))
             shots.measured["page_errors"] = lab.errors
             context.close()
     finally:
