@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from interactive_recsys.io._npy import load_npy
+
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -95,8 +97,8 @@ def _lookup_file(count_files: list[str], column: int, bits: int, threshold: int,
         group = column * (1 << bits) + b
         parts = []
         for prefix in count_files:
-            offsets = np.load(prefix + "_offsets.npy", mmap_mode="r")
-            counts = np.load(prefix + "_counts.npy", mmap_mode="r")
+            offsets = load_npy(prefix + "_offsets.npy")
+            counts = load_npy(prefix + "_counts.npy")
             parts.append(np.asarray(counts[:, offsets[group]:offsets[group + 1]]))
         both = np.concatenate(parts, axis=1) if parts else np.zeros((2, 0), np.int64)
         keys, counts = _sum_counts(both[0], both[1]) if len(parts) > 1 else both

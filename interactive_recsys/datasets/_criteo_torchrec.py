@@ -46,6 +46,7 @@ from interactive_recsys.errors import DatasetError, ParameterError
 from interactive_recsys.io._npy import (
     NpyAppender,
     create_npy,
+    load_npy,
     npy_shape,
     read_npy_rows,
     write_npy_rows,
@@ -190,7 +191,7 @@ def _contiguous(block: np.ndarray, lookups: list[str]) -> np.ndarray:
     """The ids of ``block`` (rows x 26 columns) looked up in the columns' lookup files, in
     place."""
     for j, lookup in enumerate(lookups):
-        table = np.load(lookup, mmap_mode="r")
+        table = load_npy(lookup)
         values, ids = table[0], table[1]
         col = block[:, j]
         if not len(values):
@@ -402,7 +403,7 @@ def _join_parts(parts: list[dict[str, Any]], paths: dict[str, str], out: str
             continue
         with NpyAppender(labels, np.int32, 1) as joined:
             for p in mine:
-                joined.append(np.load(p["prefix"] + "_labels.npy"))
+                joined.append(load_npy(p["prefix"] + "_labels.npy", mmap=False))
                 os.remove(p["prefix"] + "_labels.npy")
     return days
 

@@ -22,13 +22,19 @@ from __future__ import annotations
 import io
 import os
 import shutil
+import threading
 from types import TracebackType
 from typing import Any
 
 import numpy as np
 
-__all__ = ["NpyAppender", "create_npy", "npy_header", "npy_shape", "read_npy_rows",
+__all__ = ["NpyAppender", "create_npy", "load_npy", "npy_header", "npy_shape", "read_npy_rows",
            "write_npy_rows"]
+
+#: NumPy parses an ``.npy`` header with ``ast.literal_eval``, and CPython 3.11's parser is not
+#: safe in threads (``SystemError: AST constructor recursion depth mismatch`` when two threads
+#: compile at once): tasks on threads (``irs criteo --local``) read headers one at a time.
+_HEADER_LOCK = threading.Lock()
 
 
 def npy_header(dtype: Any, shape: tuple[int, ...]) -> bytes:
@@ -114,11 +120,25 @@ def create_npy(path: str | os.PathLike, dtype: Any, shape: tuple[int, ...]) -> N
         f.truncate(len(header) + int(np.prod(shape)) * np.dtype(dtype).itemsize)
 
 
+def load_npy(path: str | os.PathLike, mmap: bool = True) -> np.ndarray:
+    """``np.load(path)``, memory-mapped read-only by default, safe to call from threads.
+
+    >>> import tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "l.npy")
+    >>> np.save(path, np.arange(4))
+    >>> load_npy(path).tolist(), type(load_npy(path)).__name__, type(load_npy(path, False)).__name__
+    ([0, 1, 2, 3], 'memmap', 'ndarray')
+    """
+    with _HEADER_LOCK:
+        return np.load(path, mmap_mode="r" if mmap else None)
+
+
 def _layout(f: Any) -> tuple[int, np.dtype, tuple[int, ...]]:
     version = np.lib.format.read_magic(f)
     read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
             else np.lib.format.read_array_header_2_0)
-    shape, fortran, dtype = read(f)
+    with _HEADER_LOCK:
+        shape, fortran, dtype = read(f)
     if fortran:
         raise ValueError(f"{getattr(f, 'name', f)}: a Fortran-ordered .npy file")
     return f.tell(), dtype, shape
