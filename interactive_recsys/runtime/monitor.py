@@ -135,7 +135,9 @@ def _phase_end_listener(monitor: Monitor) -> Callable[[Any], None]:
 
     def on_end(phase: Any) -> None:
         target = ref()
-        if target is not None:
+        if target is None:  # a monitor dropped without close(): its listener goes too
+            BOARD.remove_on_end(on_end)
+        else:
             target._on_phase_end(phase)
 
     return on_end

@@ -275,7 +275,8 @@ class Dashboard(widgets.VBox):
             phases = self.monitor.progress()
             if (changed or not self._live or self._drawn_at is None
                     or frame.time - self._drawn_at >= IDLE_AXIS_S):
-                self._draw_to(frame.time, phases)
+                # the axes reach the sample, or a task of it that ended after it was taken
+                self._draw_to(max([frame.time, *(r["stop"] for r in frame.tasks)]), phases)
             self.progress_view.update(phases)
             self._show_monitor_errors()
             self.status.value = self._status_html()
