@@ -79,7 +79,14 @@ def fit_route() -> tuple[collections.Counter, list[str]]:
             if not sequence or sequence[-1] != rel:
                 sequence.append(rel)
 
-    gc.collect()  # what earlier tests left (a monitor's phase listener) is not the route
+    from interactive_recsys.runtime._phases import BOARD
+
+    gc.collect()
+    # phase-end listeners (a dashboard's monitor that an earlier test left open) are the
+    # listeners' code, not fit's route: none while measuring
+    listeners = list(BOARD._on_end)
+    for listener in listeners:
+        BOARD.remove_on_end(listener)
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                       dashboard_address=":0") as cluster, Client(cluster):
         graph().fit(ds)  # warm: lazy imports and caches are not the route
@@ -89,6 +96,8 @@ def fit_route() -> tuple[collections.Counter, list[str]]:
             wf.fit(ds)
         finally:
             sys.setprofile(None)
+            for listener in listeners:
+                BOARD.on_end(listener)
     assert wf.fitted
     return files, sequence
 
