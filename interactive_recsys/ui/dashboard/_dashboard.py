@@ -275,7 +275,6 @@ class Dashboard(widgets.VBox):
             phases = self.monitor.progress()
             if (changed or not self._live or self._drawn_at is None
                     or frame.time - self._drawn_at >= IDLE_AXIS_S):
-                # the axes reach the sample, or a task of it that ended after it was taken
                 self._draw_to(max([frame.time, *(r["stop"] for r in frame.tasks)]), phases)
             self.progress_view.update(phases)
             self._show_monitor_errors()
@@ -291,7 +290,7 @@ class Dashboard(widgets.VBox):
                 self.refresh()
 
     def _draw_to(self, now: float, phases: list[dict[str, Any]] | None = None) -> None:
-        """The lines reach ``now`` and the time axes end there."""
+        """The lines reach ``now`` (a sample's time, or its tasks' later end); axes end there."""
         for name in ("spill", "utilization"):
             self.components[name].series.flush()
         self._set_range(now, phases)
