@@ -223,9 +223,12 @@ def test_a_kernel_restart_mid_run_ends_the_spinner_and_offers_to_remove_its_outp
     _assert_spinner_ended(lab)
     # none is left behind, frozen under the message
     assert not any(progress.nth(i).is_visible() for i in range(progress.count()))
-    # JupyterLab marks every widget view disconnected: one broken-link mark shows, not dozens
+    # JupyterLab marks every widget view disconnected (in its own time, after the kernel
+    # restarted): one broken-link mark shows, not dozens
+    page.wait_for_function(f"() => ({DISCONNECTED_MARKS_JS.strip()})().disconnected > 10",
+                           timeout=30_000)
     marks = page.evaluate(DISCONNECTED_MARKS_JS)
-    assert marks["disconnected"] > 10 and marks["shown"] <= 1, marks
+    assert marks["shown"] <= 1, marks
     page.locator(".irs-builder .irs-builder-actionbar").scroll_into_view_if_needed()
     lab.screenshot("kernel-stopped-message")
     assert not (root / "big-processed").exists()  # nothing was published
