@@ -33,7 +33,7 @@ from typing import Any
 
 #: Seconds a phase must have run before a rate (and so a time left) is given.
 MIN_SECONDS = 0.5
-#: Share of a phase's tasks that must be done before a rate (and so a time left) is given:
+#: Share of a phase's tasks that must be done before a time left is given:
 #: the first tasks done are the cheap first steps of a few partitions (reading), and a time
 #: left drawn from them is minutes off for a run of seconds.
 MIN_SHARE = 0.02
@@ -94,14 +94,14 @@ def rate(done_tasks: int, total_tasks: int, seconds: float, rows: int | None,
     (2000000.0, 200000.0, 30.0, True)
     >>> rate(30, 120, 10.0, rows=None).unit, rate(0, 120, 10.0, rows=100).left
     ('tasks', None)
-    >>> rate(3, 1200, 1.0, rows=1_200_000).per_second  # 0.25% done: too early to tell
+    >>> rate(3, 1200, 1.0, rows=1_200_000).left  # 0.25% done: too early for a time left
     """
     share = 1.0 if finished else done_tasks / max(total_tasks, 1)
     total, unit = (float(rows), "rows") if rows is not None else (float(total_tasks), "tasks")
     done = share * total
-    measured = seconds >= MIN_SECONDS and done > 0 and (finished or share >= MIN_SHARE)
-    per_second = done / seconds if measured else None
-    left = None if finished or not per_second else (total - done) / per_second
+    per_second = done / seconds if seconds >= MIN_SECONDS and done > 0 else None
+    left = None if finished or not per_second or share < MIN_SHARE \
+        else (total - done) / per_second
     return Rate(done, total, unit, per_second, 0.0 if finished else left,
                 estimated=not finished and rows is not None)
 
@@ -143,6 +143,8 @@ def phase_text(phase: dict[str, Any], rows: int | None, now: float) -> str:
            f"({r.fraction:.0%})"
     if r.per_second is None:
         return text + ", measuring the rate..."
+    if r.left is None:
+        return text + f", {_per_second(r)}, estimating the time left..."
     return text + f", {_per_second(r)}, {left_text(r.left)}"
 
 

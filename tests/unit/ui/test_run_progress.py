@@ -34,7 +34,8 @@ def test_no_time_left_from_the_first_few_tasks_of_a_phase():
     # 3 of 1,200 tasks after 1 s (the cheap reads of a few partitions): a time left drawn
     # from them would be about 6 min for a run of seconds; the text waits for 2% of tasks
     early = phase_text(_phase("fit 1/1", "running", 3, 1200, 100.0), 1_200_000, 101.0)
-    assert early == "fit 1/1: about 3.0k of 1.2M rows (0%), measuring the rate..."
+    assert early == ("fit 1/1: about 3.0k of 1.2M rows (0%), 3.0k rows/s, estimating the time "
+                     "left...")
     # 240 of 1,200 after 2 s: 240k rows, 120k rows/s, 960k rows left: 8 s
     later = phase_text(_phase("fit 1/1", "running", 240, 1200, 100.0), 1_200_000, 102.0)
     assert later == "fit 1/1: about 240.0k of 1.2M rows (20%), 120.0k rows/s, about 8 s left"
