@@ -85,6 +85,7 @@ def test_dashboard_updates_live_in_jupyterlab(lab) -> None:
     lab.screenshot("dashboard-running")
     assert "write_part" not in _groups(first)
     lab.run_cell(WRITE_CELL, timeout=150)  # the write starts only after the browser saw the fit
+    lab.outputs().locator(".irs-dashboard").first.scroll_into_view_if_needed()  # watched
     final = lab.wait_for_bokeh_source(
         "irs-tasks", lambda d: "write_part" in _groups(d) and len(d["start"]) > len(
             first["start"]), timeout=90)
@@ -206,9 +207,11 @@ def test_studio_cluster_tab_live_closed_restarted(lab) -> None:
 
     # a Run draws points in the tab while it runs
     lab.run_cell("studio.run_button.click()")
+    # watched, as a user does: the new cell scrolled the notebook, and a dashboard out of the
+    # window draws nothing until it is back (one catch-up then)
+    tab.scroll_into_view_if_needed()
     during = lab.wait_for_bokeh_source("irs-tasks", lambda d: len(d["start"]) > 20, timeout=120)
     assert "categorify" in _groups(during)
-    tab.scroll_into_view_if_needed()
     lab.screenshot("studio-cluster-running")
     page.locator(".irs-studio").screenshot(path=str(lab.artifacts / "studio-dashboard.png"))
     out = lab.run_cell("job = studio.builder.model.wait_run(timeout=240)\nprint(job.status)",
