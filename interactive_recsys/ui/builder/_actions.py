@@ -30,18 +30,23 @@ class RunActions:
 
     def _preview(self) -> None:
         model = self._need_model()
-        self.say(f"Preview: fitting and transforming {self.preview_rows:,} sample rows...",
-                 "busy", "run")
+        how = "fitting and transforming" if model.fitted_workflow is None else "transforming"
+        self.say(f"Preview: {how} {self.preview_rows:,} sample rows...", "busy", "run")
         with busy(self.buttons["preview"], "Previewing..."):
             result = model.preview(self.preview_rows)
         self.last_preview = result
         self.preview_view.layout.display = None
         self._show_preview()
-        reuse = reuse_text(result.workflow, model)
         on = computed_on(len(result.input), result.total_rows)
-        self.say(f"Preview: fitted and transformed {len(result.input)} sample rows in "
-                 f"{result.seconds:.2f} s; {on}" + (f"; {reuse}" if reuse else "")
-                 + " (below the graph).", "success", "run")
+        if result.fitted_on_sample:
+            reuse = reuse_text(result.workflow, model)
+            self.say(f"Preview: fitted and transformed {len(result.input)} sample rows in "
+                     f"{result.seconds:.2f} s; {on}" + (f"; {reuse}" if reuse else "")
+                     + " (below the graph).", "success", "run")
+        else:
+            self.say(f"Preview: transformed {len(result.input)} sample rows in "
+                     f"{result.seconds:.2f} s with the workflow the Run fitted on the whole "
+                     f"dataset (the ids it wrote); {on} (below the graph).", "success", "run")
         for callback in list(self._preview_listeners):
             callback(result)
 

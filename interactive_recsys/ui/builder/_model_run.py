@@ -44,7 +44,9 @@ from interactive_recsys.workflow._workflow import Workflow
 
 @dataclass
 class PreviewResult:
-    """Input sample and its transformed rows (``workflow`` is fitted on the sample only)."""
+    """Input sample and its transformed rows, by ``workflow``: fitted on the sample, or the
+    workflow fitted by the last Run when nothing was edited since (``fitted_on_sample``
+    False: the ids are those the Run wrote)."""
 
     input: Any
     output: Any
@@ -52,6 +54,7 @@ class PreviewResult:
     seconds: float
     #: the dataset's row count when known without reading it, else ``None``
     total_rows: int | None = None
+    fitted_on_sample: bool = True
 
 
 class ModelRuns:
@@ -59,18 +62,24 @@ class ModelRuns:
     :class:`~interactive_recsys.runtime.jobs.Job`) of a builder model."""
 
     def preview(self, n_rows: int = 1000) -> PreviewResult:
-        """Fit and transform the first ``n_rows`` rows in this process (a quick look)."""
+        """Transform the first ``n_rows`` rows in this process (a quick look): with the
+        workflow the last Run fitted on the whole dataset when nothing was edited since (the
+        ids it wrote), else with the workflow fitted on these rows."""
         started = time.perf_counter()
         inputs = flatten([g for b in self.branches if b.columns or b.tags
                           for g in b.selector().resolve(self.schema)])
         sample = self.head(n_rows, inputs)
-        wf = self.to_workflow()  # a temporary artifacts folder, removed with the workflow
+        fitted = self.fitted_workflow
         with dask.config.set(scheduler="sync"):
-            wf.fit(sample, reuse=self.reuse_preview)  # the same sample: unchanged steps reused
+            if fitted is None:
+                wf = self.to_workflow()  # a temporary artifacts folder, removed with it
+                wf.fit(sample, reuse=self.reuse_preview)  # the same sample: unchanged reused
+                self.reuse_preview = wf
+            else:
+                wf = fitted
             output = wf.transform(sample, training=True, dtype_backend="pyarrow")  # as the sample
-        self.reuse_preview = wf
         return PreviewResult(sample, output, wf, time.perf_counter() - started,
-                             self.dataset.known_num_rows)
+                             self.dataset.known_num_rows, fitted_on_sample=fitted is None)
 
     def default_output(self) -> str | None:
         """Where Run writes by default: ``<input>-processed`` next to a dataset read from

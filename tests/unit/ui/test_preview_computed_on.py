@@ -3,6 +3,7 @@ parquet files; the count is read back from their footers), or an unknown count (
 
 from __future__ import annotations
 
+import pandas as pd
 import pyarrow.parquet as pq
 
 import interactive_recsys as irs
@@ -46,3 +47,36 @@ def test_preview_model_total_known_unknown_and_whole(tmp_path):
     assert "computed on 30 of an unknown number of rows" in model.describe()
     model = PreviewModel(wf, make_criteo_frame(40), n_rows=100).run()  # fewer rows than asked
     assert "computed on all 40 rows" in model.describe()
+
+
+def test_builder_preview_after_run_shows_the_ids_the_run_wrote(tmp_path):
+    """The first rows hold rare values, the rest one frequent value: a fit on the sample
+    numbers them otherwise than the Run's fit on all rows. After Run, Preview shows the
+    Run's ids (those written); after an edit it fits on the sample again."""
+    data = tmp_path / "data"
+    data.mkdir()
+    head = pd.DataFrame({"item": ["r1", "r2", "r3", "r1"] * 5})
+    tail = pd.DataFrame({"item": ["top"] * 900 + ["r3"] * 300 + ["r2"] * 100})
+    head.to_parquet(data / "part.0.parquet", index=False)
+    tail.to_parquet(data / "part.1.parquet", index=False)
+    b = PipelineBuilder(str(data), preview_rows=20, output=str(tmp_path / "out"))
+    b.select_columns(["item"])
+    find_button(b, "irs-op-Categorify").click()
+
+    find_button(b, "irs-btn-preview").click()
+    on_sample = b.last_preview.output["item"].tolist()
+    assert b.last_preview.fitted_on_sample
+
+    job = b.model.run(str(tmp_path / "out"))
+    assert b.model.wait_run(120) is job and job.status == "finished"
+    find_button(b, "irs-btn-preview").click()
+    written = pd.read_parquet(tmp_path / "out")["item"].head(20).tolist()
+    after = b.last_preview.output["item"].tolist()
+    assert not b.last_preview.fitted_on_sample and after == written
+    assert on_sample != written  # the sample's frequencies number r1, r2, r3 otherwise
+    assert "the workflow the Run fitted on the whole dataset" in b.feedback.areas["run"].value
+
+    b.model.add_step(["item"], "FillMissing")  # an edit: the Run's fit no longer applies
+    find_button(b, "irs-btn-preview").click()
+    assert b.last_preview.fitted_on_sample
+    assert "fitted and transformed 20 sample rows" in b.feedback.areas["run"].value
