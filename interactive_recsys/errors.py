@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from interactive_recsys.redact import redact_text
 
 
@@ -58,3 +60,19 @@ class NotMergeableError(IRSError, ValueError):
 class ParameterWarning(UserWarning):
     """A parameter that is valid but cannot do what it is meant to on this data (a
     ``freq_threshold`` above the number of rows, say); the message names the value."""
+
+
+def names_text(names: Iterable[object], shown: int = 8) -> str:
+    """Names for an error message: all of a few, else the first and last ones and the count
+    (a 40-column log is not listed whole).
+
+    >>> names_text(["a", "b"])
+    "'a', 'b'"
+    >>> names_text([f"C{i}" for i in range(1, 27)])
+    "'C1', 'C2', 'C3', 'C4', 'C5', 'C6', ..., 'C25', 'C26' (26 in all)"
+    """
+    names = [str(n) for n in names]
+    if len(names) <= shown:
+        return ", ".join(map(repr, names))
+    head, tail = names[:shown - 2], names[-2:]
+    return f"{', '.join(map(repr, head))}, ..., {', '.join(map(repr, tail))} ({len(names)} in all)"

@@ -27,7 +27,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from interactive_recsys.errors import SchemaError
+from interactive_recsys.errors import SchemaError, names_text
 from interactive_recsys.operands import SelectionOperand
 
 
@@ -299,8 +299,9 @@ class ColumnSelector(SelectionOperand):
             for name in group:
                 if name not in schema:
                     raise SchemaError(f"Column {name!r} is selected in the workflow but is not in "
-                                      f"the input data; available columns: {schema.names}. Fix "
-                                      "the column name or add the column to the data.")
+                                      "the input data; available columns: "
+                                      f"{names_text(schema.names)}. Fix the column name or add "
+                                      "the column to the data.")
         return groups
 
     def to_config(self) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from interactive_recsys.backend import _keyed_counts as kc
 from interactive_recsys.backend import _shared as shared
 from interactive_recsys.backend._arrow import ARROW_AGGREGATIONS
 from interactive_recsys.backend._interface import Backend
-from interactive_recsys.errors import SchemaError
+from interactive_recsys.errors import SchemaError, names_text
 from interactive_recsys.schema import Schema, arrow_type, dtype_name
 
 
@@ -104,7 +104,7 @@ class CpuBackend(Backend):
     def column(self, df: Any, name: str) -> pa.ChunkedArray:
         if name not in df.columns:
             raise SchemaError(f"Column {name!r} is not in the data; available columns: "
-                              f"{list(df.columns)}.")
+                              f"{names_text(df.columns)}.")
         return self.from_series(df[name])
 
     def series(self, col: Any, index: Any = None) -> pd.Series:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from interactive_recsys.errors import SchemaError
+from interactive_recsys.errors import SchemaError, names_text
 
 
 def select(df: Any, names: Sequence[str]) -> Any:
@@ -19,7 +19,7 @@ def select(df: Any, names: Sequence[str]) -> Any:
     missing = [n for n in names if n not in df.columns]
     if missing:
         raise SchemaError(f"Columns {missing} are not in the data; available columns: "
-                          f"{list(df.columns)}.")
+                          f"{names_text(df.columns)}.")
     return df[list(names)]
 
 

@@ -29,7 +29,7 @@ from interactive_recsys.backend import _arrow as ax
 from interactive_recsys.backend import _keyed_counts as kc
 from interactive_recsys.backend import _shared as shared
 from interactive_recsys.backend._interface import Backend
-from interactive_recsys.errors import SchemaError
+from interactive_recsys.errors import SchemaError, names_text
 from interactive_recsys.schema import Schema, arrow_type, dtype_name
 
 
@@ -100,7 +100,7 @@ class GpuBackend(Backend):
     def column(self, df: Any, name: str) -> Any:
         if name not in df.columns:
             raise SchemaError(f"Column {name!r} is not in the data; available columns: "
-                              f"{list(df.columns)}.")
+                              f"{names_text(df.columns)}.")
         return df[name].reset_index(drop=True)
 
     def series(self, col: Any, index: Any = None) -> Any:

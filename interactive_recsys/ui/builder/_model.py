@@ -54,7 +54,7 @@ from typing import Any
 import dask
 import pyarrow as pa
 
-from interactive_recsys.errors import DatasetError, ParameterError, SchemaError
+from interactive_recsys.errors import DatasetError, ParameterError, SchemaError, names_text
 from interactive_recsys.io._dataset import Dataset, as_dataset
 from interactive_recsys.schema import Schema, flatten
 from interactive_recsys.store import storage
@@ -215,7 +215,7 @@ class BuilderModel(ModelRuns, ModelSuggest, ModelStore, FieldEvents):
         if missing:
             raise SchemaError(f"Column {missing[0]!r} is not in the dataset"
                               f"{did_you_mean(missing[0], self.schema.names)}; available "
-                              f"columns: {self.schema.names}.")
+                              f"columns: {names_text(self.schema.names)}.")
         return columns
 
     def _check_param_columns(self, op: str, params: dict[str, Any] | None) -> None:
@@ -238,7 +238,7 @@ class BuilderModel(ModelRuns, ModelSuggest, ModelStore, FieldEvents):
                         continue
                 raise SchemaError(f"{op}'s {key} {name!r} is not a column of the dataset"
                                   f"{did_you_mean(name, sorted(known))}; available columns: "
-                                  f"{self.schema.names}.")
+                                  f"{names_text(self.schema.names)}.")
 
     def _output_names(self) -> set[str]:
         try:

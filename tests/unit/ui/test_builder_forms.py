@@ -55,6 +55,19 @@ def test_a_misspelt_column_says_did_you_mean(frame):
     with pytest.raises(irs.SchemaError, match="'zzz' is not a column") as unknown:
         model.add_step(["C1"], "TargetEncoding", {"target": "zzz"})
     assert "did you mean" not in str(unknown.value)  # nothing close: no guess
+    assert "available columns: 'C1', 'C2', 'label'." in str(unknown.value)
+
+
+def test_the_columns_of_a_wide_log_are_named_in_short():
+    """40 columns: the first six, the last two and the count, not the whole list."""
+    names = ["label", *[f"I{i}" for i in range(1, 14)], *[f"C{i}" for i in range(1, 27)]]
+    model = BuilderModel(pd.DataFrame({n: [0, 1] for n in names}))
+    with pytest.raises(irs.SchemaError) as unknown:
+        model.add_step(["C1"], "TargetEncoding", {"target": "zzz"})
+    assert str(names) not in str(unknown.value)
+    assert str(unknown.value).endswith(
+        "available columns: 'label', 'I1', 'I2', 'I3', 'I4', 'I5', ..., 'C25', 'C26' "
+        "(40 in all)."), unknown.value
 
 
 def test_freq_threshold_above_the_rows_warns_in_the_builder_and_at_fit(frame):
