@@ -128,6 +128,22 @@ def first_vocab_indices(workflow: Workflow) -> dict[str, int]:
     return out
 
 
+def stat_text(x: float) -> str:
+    """A summary number as people read it: whole numbers in full (ids, counts), others with
+    four significant digits, an exponent only for the very large or small.
+
+    >>> [stat_text(x) for x in (2_015_388.0, -3.0, 0.0, 12.5, 0.3333333, 123456.78, 2.5e-07)]
+    ['2,015,388', '-3', '0', '12.5', '0.3333', '123,457', '2.5e-07']
+    """
+    if x != x or x in (float("inf"), float("-inf")):
+        return str(x)
+    if x == int(x) and abs(x) < 1e15:
+        return f"{int(x):,}"
+    if abs(x) >= 1e4:
+        return f"{x:,.0f}" if abs(x) < 1e15 else f"{x:.4g}"
+    return f"{x:.4g}"
+
+
 def column_summary(frame: pd.DataFrame, categorical: dict[str, int | None]) -> pd.DataFrame:
     """Per column: dtype, nulls, min/max of the (flattened) values and, for encoded
     categorical columns (``categorical`` maps them to their first vocabulary index, or
@@ -362,7 +378,7 @@ class Preview(widgets.VBox):
                                                          f"irs-preview-{view}")
         self.summary.value = "<b>Output columns</b>" + m.summary.to_html(
             classes=["irs-preview-summary-table"], border=0, na_rep="-",
-            float_format=lambda x: f"{x:.4g}")
+            float_format=stat_text)
 
     def __repr__(self) -> str:
         m = self.model

@@ -83,6 +83,15 @@ def test_summary_equals_pandas(frame: pd.DataFrame, dataset: irs.Dataset) -> Non
     assert pd.isna(summary.loc["I1", "OOV index %"])
 
 
+def test_summary_shows_large_ids_in_full() -> None:
+    """A 2-million-row vocabulary's largest id is read as the number it is, not 2.015e+06."""
+    frame = pd.DataFrame({"item": np.arange(2_015_380, 2_015_400), "x": np.linspace(0, 1, 20)})
+    wf = irs.Workflow((["x"] >> ops.Normalize()) + ["item"])
+    view = Preview(wf, frame, n_rows=20)
+    assert "2,015,399" in view.summary.value and "e+06" not in view.summary.value
+    assert view.model.summary.loc["item", "max"] == 2_015_399
+
+
 def test_only_the_first_piece_is_read(frame: pd.DataFrame) -> None:
     pieces = [frame.iloc[:300], frame.iloc[300:]]
 
