@@ -6,8 +6,8 @@ themselves. A Bokeh plot draws on a canvas with colours held in the kernel's doc
 it needs to be told: a :func:`theme_watch` widget (invisible) reads
 ``document.body.dataset.jpThemeLight`` in the browser when it is drawn and whenever the
 theme changes, and sends it to the kernel, which sets the documents of its plots to
-Bokeh's ``dark_minimal`` theme (dark) or back to the default theme (light). The change
-reaches the page as ordinary Bokeh property changes.
+:func:`dark_theme` (dark) or back to the default theme (light). The change reaches the page
+as ordinary Bokeh property changes.
 
 >>> from bokeh.plotting import figure
 >>> plot = figure()
@@ -26,8 +26,31 @@ from __future__ import annotations
 
 from typing import Any
 
-#: Bokeh's built-in theme used when JupyterLab's theme is dark.
+#: Bokeh's built-in theme whose colours are used when JupyterLab's theme is dark.
 DARK_THEME = "dark_minimal"
+
+#: What the dark theme changes: colours and their opacity only, so that fonts, sizes and
+#: spacing (hence the layout) are the same in both themes.
+_COLOUR_KEYS = ("color", "alpha")
+
+
+def dark_theme() -> Any:
+    """Bokeh's ``dark_minimal`` colours without its fonts and spacing, and a dark veil over
+    a hidden legend item (Bokeh's is white: a light box on the dark plot).
+
+    >>> attrs = dark_theme()._json["attrs"]
+    >>> attrs["Plot"]["background_fill_color"], "axis_label_text_font_size" in attrs["Axis"]
+    ('#20262B', False)
+    >>> attrs["Legend"]["inactive_fill_color"]
+    '#20262B'
+    """
+    from bokeh.themes import Theme, built_in_themes  # lazy: bokeh, only with a plot
+
+    attrs = {model: {key: value for key, value in props.items()
+                     if key.endswith(_COLOUR_KEYS)}
+             for model, props in built_in_themes[DARK_THEME]._json["attrs"].items()}
+    attrs["Legend"]["inactive_fill_color"] = attrs["Plot"]["background_fill_color"]
+    return Theme(json={"attrs": attrs})
 
 #: Browser side: report the theme when drawn and each time JupyterLab switches it.
 _THEME_WATCH_ESM = """
@@ -68,9 +91,8 @@ def apply_theme(models: list[Any], dark: bool) -> None:
     '#ffffff'
     """
     from bokeh.document import Document  # lazy: bokeh, only with a plot
-    from bokeh.themes import built_in_themes  # lazy: bokeh, only with a plot
 
-    theme = built_in_themes[DARK_THEME] if dark else None
+    theme = dark_theme() if dark else None
     for model in models:
         document = model.document
         if document is None:

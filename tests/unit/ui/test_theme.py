@@ -43,6 +43,32 @@ def test_embedding_plots_follow_the_theme_the_browser_reports() -> None:
     view.close()
 
 
+def test_the_dark_theme_changes_colours_not_the_layout() -> None:
+    """Fonts, sizes and spacing stay those of the light theme (dark_minimal's own would
+    enlarge the axis labels); a hidden legend item is veiled in the plot's dark colour."""
+    from bokeh.models import Axis, Legend
+
+    view = irs.ui.EmbeddingView(_frame())
+
+    def looks() -> list[tuple]:
+        return [(a.axis_label_text_font_size, a.axis_label_text_font_style,
+                 a.major_label_text_font_size, a.axis_label_standoff)
+                for f in _figures(view) for a in f.select({"type": Axis})] + [
+                (g.label_text_font_size, g.spacing, g.glyph_width)
+                for f in _figures(view) for g in f.select({"type": Legend})]
+
+    light = looks()
+    view.theme._on_msg(view.theme, {"event": "theme", "dark": True}, [])
+    assert looks() == light and len(light) > 2
+    legends = [g for f in _figures(view) for g in f.select({"type": Legend})]
+    assert legends and all(g.inactive_fill_color == DARK["Plot"]["background_fill_color"]
+                           and g.label_text_color == DARK["Legend"]["label_text_color"]
+                           for g in legends)
+    axis = next(a for f in _figures(view) for a in f.select({"type": Axis}))
+    assert axis.major_label_text_color == DARK["Axis"]["major_label_text_color"]
+    view.close()
+
+
 def test_graph_fills_have_a_dark_variant_for_every_light_one() -> None:
     css = widget_asset("dag.css").read_text()
     light = re.search(r"^\.irs-dag \{(.*?)\}", css, re.S | re.M).group(1)
