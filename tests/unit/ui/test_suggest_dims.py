@@ -7,6 +7,7 @@ against pandas' value counts and the rule worked out here by hand."""
 from __future__ import annotations
 
 import html
+import re
 
 import pandas as pd
 import pytest
@@ -119,8 +120,13 @@ def test_thresholds_within_one_percent_then_smaller_dims_fit_the_budget(kaggle):
         o = choices[c].option
         assert (f"<td>{c}</td><td>{choices[c].distinct:,}</td><td>{o.freq_threshold or '—'}"
                 f"</td><td>{choices[c].kept_ids:,}</td><td>{o.lost:.2%}</td>"
-                f"<td>{o.dim} ↓ ({o.rule_dim})</td><td>{o.nbytes / MiB:,.1f}</td>"
-                ) in card.table.value, c
+                f"<td>{o.dim} ↓ ({o.rule_dim})</td><td>") in card.table.value, c
+        # its MiB, cut (never rounded up) to 2 decimals under 10 MiB, 1 above
+        shown = re.search(rf"<td>{c}</td>(?:<td>[^<]*</td>){{5}}<td>([\d,.]+)</td>",
+                          card.table.value).group(1)
+        step = 0.01 if o.nbytes < 10 * MiB else 0.1
+        assert float(shown.replace(",", "")) <= o.nbytes / MiB < float(
+            shown.replace(",", "")) + step, (c, shown, o.nbytes)
     assert f"all tables {total / 2**30:,.2f} GiB, within" in card.table.value
     # the code export carries the dimensions to the model's tables
     assert f"dims = {model.vocab_dims!r}" in model.export_code()

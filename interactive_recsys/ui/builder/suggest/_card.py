@@ -144,7 +144,20 @@ class SuggestCard(w.VBox):
         return (f"<tr><td>{html.escape(c.column)}</td><td>{mark}{c.distinct:,}</td>"
                 f"<td>{rule}</td><td>{mark}{c.kept_ids:,}</td>"
                 f"<td{style}>{html.escape(c.lost_text)}</td><td>{dim}</td>"
-                f"<td>{o.nbytes / 2**20:,.1f}</td></tr>")
+                f"<td>{mib_text(o.nbytes)}</td></tr>")
+
+
+def mib_text(nbytes: int) -> str:
+    """A table's MiB, never rounded up past a limit the card names (a 0.98 MiB table under
+    the 1 MiB "small" line reads 0.98, not 1.0).
+
+    >>> [mib_text(n) for n in (1_027_700, 2**20, 5_500_000, 1_609_000_000)]
+    ['0.98', '1.00', '5.24', '1,534.4']
+    """
+    mib = nbytes / 2**20
+    if mib < 10:
+        return f"{int(mib * 100) / 100:.2f}"
+    return f"{int(mib * 10) / 10:,.1f}"
 
 
 def basis(choices: Sequence[VocabChoice]) -> str:
