@@ -32,9 +32,8 @@ from typing import Any
 import dask
 
 from interactive_recsys.runtime._job import Job, JobCancelledError, submit
-from interactive_recsys.runtime._phases import (  # noqa: F401  (jobs.PHASE_LABELS too)
+from interactive_recsys.runtime._phases import (
     BOARD,
-    PHASE_LABELS,
     Phase,
     ProgressBoard,
     _norm,
