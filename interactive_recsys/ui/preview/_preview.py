@@ -376,8 +376,8 @@ class Preview(widgets.VBox):
         else:
             self.rows.value = SCROLL_STYLE + _table_html(m.page(self.page_index, view),
                                                          f"irs-preview-{view}")
-        self.summary.value = "<b>Output columns</b>" + m.summary.to_html(
-            classes=["irs-preview-summary-table"], border=0, na_rep="-",
+        self.summary.value = "<b>Output columns</b>" + m.summary.reset_index().to_html(
+            classes=["irs-preview-summary-table"], border=0, na_rep="-", index=False,
             float_format=stat_text)
 
     def __repr__(self) -> str:

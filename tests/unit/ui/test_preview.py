@@ -135,6 +135,9 @@ def test_widget_pages_and_toggles(dataset: irs.Dataset) -> None:
     view.prev_button.click()
     assert view.page_label.value == "page 2 / 3"
     assert "irs-preview-summary-table" in view.summary.value
+    # one header row, the column names in the first column (no index row of their own)
+    assert view.summary.value.count("<tr") == len(view.model.summary) + 1
+    assert "<th>column</th>" in view.summary.value.split("</tr>")[0]
     text = view._repr_mimebundle_()["text/plain"]
     assert text.startswith("Preview: 45 input rows -> 45 output rows x 6 columns "
                            "(workflow fitted on the sample;")
