@@ -45,8 +45,8 @@ class RunActions:
                      + " (below the graph).", "success", "run")
         else:
             self.say(f"Preview: transformed {len(result.input)} sample rows in "
-                     f"{result.seconds:.2f} s with the workflow the Run fitted on the whole "
-                     f"dataset (the ids it wrote); {on} (below the graph).", "success", "run")
+                     f"{result.seconds:.2f} s with the fitted workflow (its vocabularies, not "
+                     f"a refit on the sample); {on} (below the graph).", "success", "run")
         for callback in list(self._preview_listeners):
             callback(result)
 

@@ -45,8 +45,8 @@ from interactive_recsys.workflow._workflow import Workflow
 @dataclass
 class PreviewResult:
     """Input sample and its transformed rows, by ``workflow``: fitted on the sample, or the
-    workflow fitted by the last Run when nothing was edited since (``fitted_on_sample``
-    False: the ids are those the Run wrote)."""
+    model's fitted workflow (the last Run's, or one loaded) when nothing was edited since
+    (``fitted_on_sample`` False)."""
 
     input: Any
     output: Any
@@ -63,8 +63,8 @@ class ModelRuns:
 
     def preview(self, n_rows: int = 1000) -> PreviewResult:
         """Transform the first ``n_rows`` rows in this process (a quick look): with the
-        workflow the last Run fitted on the whole dataset when nothing was edited since (the
-        ids it wrote), else with the workflow fitted on these rows."""
+        fitted workflow (the last Run's, or one loaded) when nothing was edited since, so the
+        ids are those the Run wrote; else with the workflow fitted on these rows."""
         started = time.perf_counter()
         inputs = flatten([g for b in self.branches if b.columns or b.tags
                           for g in b.selector().resolve(self.schema)])

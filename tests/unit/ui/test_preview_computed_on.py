@@ -74,7 +74,7 @@ def test_builder_preview_after_run_shows_the_ids_the_run_wrote(tmp_path):
     after = b.last_preview.output["item"].tolist()
     assert not b.last_preview.fitted_on_sample and after == written
     assert on_sample != written  # the sample's frequencies number r1, r2, r3 otherwise
-    assert "the workflow the Run fitted on the whole dataset" in b.feedback.areas["run"].value
+    assert "with the fitted workflow (its vocabularies, not a refit" in b.feedback.areas["run"].value
 
     b.model.add_step(["item"], "FillMissing")  # an edit: the Run's fit no longer applies
     find_button(b, "irs-btn-preview").click()
