@@ -155,14 +155,28 @@ def test_autosave_and_restore_after_a_kernel_restart(lab):
     assert lab.errors == []
 
 
-def _big_dataset(folder, parts: int = 30, rows: int = 300_000) -> None:
-    """Parquet files that a Run needs some 15 s to fit and write here (2 busy cores)."""
+def _big_dataset(folder, parts: int = 30, rows: int = 100_000) -> None:
+    """Parquet files for a Run read through :data:`SLOW_DISK` (each phase at least 6 s)."""
     rng = np.random.default_rng(0)
     part = pd.DataFrame({"C1": rng.integers(0, 50_000, rows), "C2": rng.integers(0, 1000, rows),
                          "I1": rng.normal(size=rows), "I2": rng.normal(size=rows)})
     folder.mkdir()
     for i in range(parts):
         part.to_parquet(folder / f"part{i:02d}.parquet")
+
+
+#: The kernel reads from a slow disk: each parquet piece takes 0.4 s more, two at a time, so
+#: that a Run's fit and write last at least 6 s each however fast the machine (the test acts
+#: while it runs). A fake only at the edge: the engine's reads, timed.
+SLOW_DISK = """import time
+import dask
+import interactive_recsys.io._parquet_pieces as pieces
+_read = pieces.read_parquet_table
+def _slow_read(*args, **kwargs):
+    time.sleep(0.4)
+    return _read(*args, **kwargs)
+pieces.read_parquet_table = _slow_read
+dask.config.set(num_workers=2)"""
 
 
 def _start_run(lab, root, writing: bool = True) -> list[str]:
@@ -210,7 +224,7 @@ def test_a_kernel_restart_mid_run_ends_the_spinner_and_offers_to_remove_its_outp
     root = lab.server.root_dir
     _big_dataset(root / "big")
     name = lab.write_notebook("run.ipynb", [
-        "import interactive_recsys as irs",
+        "import interactive_recsys as irs\n" + SLOW_DISK,
         "builder = irs.ui.PipelineBuilder('big', output='big-processed')\nbuilder",
     ])
     lab.open_notebook(name)

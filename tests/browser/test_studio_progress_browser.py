@@ -86,7 +86,7 @@ def _suggest(page) -> None:
 #: Rows of the progress test's data, in 6 files (6 partitions, so that a phase advances in
 #: steps a user can follow): enough for a run of several seconds, longer than the
 #: dashboard's drawing interval.
-PROGRESS_ROWS = 1_200_000
+PROGRESS_ROWS = 3_600_000
 
 
 def test_progress_with_rows_per_second_in_the_action_bar_and_the_header(lab):
@@ -106,7 +106,7 @@ def test_progress_with_rows_per_second_in_the_action_bar_and_the_header(lab):
         has_text=re.compile(r"rows/s, about .* left"))
     progress.wait_for(timeout=180_000)
     text = progress.inner_text()
-    assert re.search(r"about [\d.]+[kM]? of 1\.2M rows \(\d+%\), [\d.]+[kM]? rows/s, "
+    assert re.search(r"about [\d.]+[kM]? of 3\.6M rows \(\d+%\), [\d.]+[kM]? rows/s, "
                      r"about [\d hmins]+ left", text), text
     bar = page.locator(".irs-studio .irs-builder-actionbar")
     assert_in_view(bar)
