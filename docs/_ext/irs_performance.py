@@ -16,6 +16,10 @@ from typing import Any
 
 from sphinx.application import Sphinx
 
+from benchmarks.headline import IN_MEMORY, OUT_OF_CORE, headline_table
+
+HEADLINE_FILES = IN_MEMORY + OUT_OF_CORE
+
 #: Result label prefix -> the section's title and what the benchmark measures, in page order.
 GROUPS = {
     "criteo": ("The standard Criteo workflow",
@@ -184,7 +188,12 @@ def results_page(folder: Path) -> str:
     labels = sorted(p.stem for p in folder.glob("*.json"))
     if not labels:
         return "No benchmark results are in `benchmarks/results/`.\n"
-    out = ["| Result | Measured | Commit | Machine |", "|---|---|---|---|"]
+    out = []
+    if all((folder / f"{label}.json").exists() for _, label in HEADLINE_FILES):
+        out += ["## Headline", "", "The table README.md shows, made by the same code "
+                "(`benchmarks/headline.py`) from the results below.", "",
+                headline_table(folder), "", "## Every result", ""]
+    out += ["| Result | Measured | Commit | Machine |", "|---|---|---|---|"]
     results = {label: json.loads((folder / f"{label}.json").read_text()) for label in labels}
     reports = {label: (folder / f"{label}.md").read_text()
                if (folder / f"{label}.md").exists() else "" for label in labels}

@@ -109,6 +109,18 @@ def test_the_performance_page_shows_every_current_result(site):
         assert irs_performance.commit_of(result) in text, label
 
 
+def test_the_performance_page_shows_readmes_table(site):
+    """README's headline numbers are on the page it links to, row by row."""
+    from benchmarks.headline import headline_table
+
+    text = " ".join(text_of(site / "performance.html").split())
+    rows = [line for line in headline_table().splitlines() if line.startswith("| ")][1:]
+    assert len(rows) == 3
+    for row in rows:
+        cells = [c.strip().strip("*") for c in row.strip("|").split("|") if c.strip()]
+        assert " ".join(cells) in text, row
+
+
 def test_one_current_result_file_per_scenario():
     """No dated copies or commit hashes in names; each JSON has its report and records what
     the Performance page needs."""

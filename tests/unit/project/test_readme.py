@@ -70,3 +70,45 @@ def test_readme_quick_start_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     with contextlib.redirect_stdout(io.StringIO()):
         exec(compile(code, "README.md", "exec"), {})
     assert pd.read_parquet(tmp_path / "out").equals(out)
+
+
+def test_readme_performance_table_is_the_one_made_from_the_result_files() -> None:
+    from benchmarks.headline import headline_table, readme_block
+
+    assert readme_block(TEXT) == headline_table(), (
+        "README.md's performance table drifted from benchmarks/results: "
+        "run `python -m benchmarks headline`")
+
+
+@pytest.mark.parametrize("rows, label", [("8M", "criteo-kaggle-8M"),
+                                          ("32M", "criteo-kaggle-32M")])
+def test_readme_performance_numbers_are_the_reports_medians(rows: str, label: str) -> None:
+    """Read the other way: each README number is the wall-time median in the harness's own
+    Markdown report (the table the Performance page shows), rounded to 0.1 s."""
+    report = (ROOT / "benchmarks" / "results" / f"{label}.md").read_text()
+    header, _, *body = [line for line in report.splitlines() if line.startswith("|")]
+    names = [c.strip() for c in header.strip("|").split("|")]
+    wall = names.index("wall s, whole process (median)")
+    medians = {cells[0]: float(cells[wall].replace(",", ""))
+               for cells in ([c.strip() for c in line.strip("|").split("|")] for line in body)}
+    (row,) = [line for line in TEXT.splitlines() if line.startswith(f"| {rows} |")]
+    cells = [c.strip().strip("*") for c in row.strip("|").split("|")]
+    order = ["irs-local", "irs-cluster", "polars", "pyarrow-floor"]
+    shown = [float(cell.removesuffix(" s")) for cell in cells[1:5]]
+    # the report rounds to 0.01 s and README to 0.1 s: equal within both roundings
+    assert shown == pytest.approx([medians[name] for name in order], abs=0.051)
+    assert float(cells[5]) == pytest.approx(medians["irs-local"] / medians["pyarrow-floor"],
+                                            abs=0.006)
+
+
+def test_readme_out_of_core_numbers_are_the_reports_medians() -> None:
+    (row,) = [line for line in TEXT.splitlines() if line.startswith("| out of core")]
+    for rows, label in [("32M", "scaling-out-of-core-32M-3GB-kaggle"),
+                        ("100M", "scaling-out-of-core-100M-3GB-kaggle")]:
+        report = (ROOT / "benchmarks" / "results" / f"{label}.md").read_text()
+        header, _, first = [line for line in report.splitlines() if line.startswith("|")][:3]
+        names = [c.strip() for c in header.strip("|").split("|")]
+        cells = [c.strip() for c in first.strip("|").split("|")]
+        wall = float(cells[names.index("wall s, whole process (median)")].replace(",", ""))
+        shown = float(row.split(f"{rows}: ")[1].split(" s")[0])
+        assert shown == pytest.approx(wall, abs=0.051), (label, row)
