@@ -1,4 +1,5 @@
-"""The ``irs`` command line: ``irs demo`` (the main job), ``irs run`` (apply a saved workflow),
+"""The ``irs`` command line: ``irs demo`` (the main job), ``irs fit`` (fit a saved workflow),
+``irs run`` (apply a saved workflow), ``irs update`` (extend it with new data),
 ``irs predict`` (top-K lists with a saved model), ``irs report`` (HTML report of a notebook),
 ``irs clean`` (temporaries of killed writes), ``irs criteo`` (raw Criteo to TorchRec's files)."""
 

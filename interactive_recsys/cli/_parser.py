@@ -14,7 +14,7 @@ from interactive_recsys.cli._input import INPUT_FORMATS
 from interactive_recsys.cli._options import at_least
 from interactive_recsys.cli._predict import predict
 from interactive_recsys.cli._report import report
-from interactive_recsys.cli._workflow_commands import run, update
+from interactive_recsys.cli._workflow_commands import fit, run, update
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,6 +45,19 @@ def _add_data_commands(sub: Any) -> None:
     d.add_argument("--quiet", action="store_true", help="no progress bars")
     add_cluster_args(d)
     d.set_defaults(func=demo)
+    f = sub.add_parser("fit", help="fit a saved workflow on data, saved as a new folder",
+                       description="Fit a workflow saved with Workflow.save (for example by "
+                       "the Studio's Save before any Run) on parquet/csv input (or raw Criteo "
+                       "day files, --input-format criteo): one pass over the data per "
+                       "dependency phase. The fitted workflow is saved atomically as a NEW "
+                       "folder, which `irs run --workflow` applies; the workflow folder is "
+                       "only read.")
+    _add_workflow_data_args(f, input_help="files, directory or glob",
+                            output_help="new workflow directory (not --workflow)")
+    f.add_argument("--label", action="append", default=[], metavar="COLUMN",
+                   help="a label (target) column (default: the targets of the saved "
+                   "workflow's input schema, if any)")
+    f.set_defaults(func=fit)
     r = sub.add_parser("run", help="apply a saved workflow to data",
                        description="Apply a workflow saved with Workflow.save to parquet/csv "
                        "input (or raw Criteo day files, --input-format criteo) and write "

@@ -1,4 +1,5 @@
-"""``irs run`` (apply a saved workflow) and ``irs update`` (extend it with new data)."""
+"""``irs fit`` (fit a saved workflow), ``irs run`` (apply it) and ``irs update`` (extend it
+with new data)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from interactive_recsys.cli._cluster import (
 from interactive_recsys.cli._input import open_input
 from interactive_recsys.cli._options import check_inputs, refuse_no_rows, say, storage_options
 from interactive_recsys.cli._progress import run_with_bars
+from interactive_recsys.errors import NotFittedError
 from interactive_recsys.store._outputs import check_destination, check_not_inside_input
 from interactive_recsys.store.storage import is_remote
 
@@ -34,6 +36,51 @@ def _check_paths(args: argparse.Namespace, *, workflow_is_input: bool) -> None:
     check_cluster_args(args)
 
 
+def _labels(args: argparse.Namespace, wf: Any) -> list[str]:
+    """``--label`` columns, else the targets the workflow was fitted with."""
+    return args.label or ([c.name for c in wf.input_schema.values() if "target" in c.tags]
+                          if wf.input_schema is not None else [])
+
+
+def _refuse_unfitted(wf: Any, args: argparse.Namespace) -> None:
+    """Refuse, before any cluster starts, a workflow folder saved before its fit."""
+    try:
+        wf._check_fitted()
+    except NotFittedError as exc:
+        raise NotFittedError(
+            f"irs {args.command}: the workflow in {args.workflow} was saved before it was "
+            f"fitted ({exc}). Fit it first: irs fit --workflow {args.workflow} --input DATA "
+            f"--output FITTED_DIR, then pass --workflow FITTED_DIR.") from None
+
+
+def fit(args: argparse.Namespace) -> dict[str, Any]:
+    """``irs fit``: a saved workflow (fitted or not) fitted on the input, saved as a new
+    folder that ``irs run`` applies."""
+    from interactive_recsys.embedding import embedding_sizes  # lazy: Dask
+    from interactive_recsys.io._provenance import describe_input  # lazy: as above
+    from interactive_recsys.workflow._workflow import Workflow  # lazy: as above
+
+    options = storage_options(args)
+    _check_paths(args, workflow_is_input=True)
+    wf = Workflow.load(args.workflow, storage_options=options)
+    with cluster_client(args.scheduler, args.workers, args.memory_limit, args.local) as client:
+        ds = open_input(args, options, tags={c: ["target"] for c in _labels(args, wf)})
+        refuse_no_rows(ds, "fit")
+        t0 = time.perf_counter()
+        run_with_bars(lambda: wf.fit(ds), name="irs fit", rows=ds.known_num_rows,
+                      quiet=args.quiet, client=client)
+        wf.save(args.output, overwrite=args.overwrite, storage_options=options)
+        seconds = time.perf_counter() - t0
+        rows = ds.known_num_rows
+        what = f"{rows:,} rows" if rows is not None else describe_input(ds)
+        say(f"Fitted {args.workflow} on {what} in {seconds:.2f} s on "
+            f"{describe_client(client)} -> {args.output}")
+        sizes = embedding_sizes(wf)
+        for column, (cardinality, dim) in sizes.items():
+            say(f"  {column}: {cardinality:,} embedding rows (dim {dim})")
+    return {"workflow": args.output, "seconds": seconds, "embedding_sizes": sizes}
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """``irs run``: a saved workflow applied to the input, written as parquet."""
     from interactive_recsys.io._hugectr import describe  # lazy: Dask
@@ -42,10 +89,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     options = storage_options(args)
     _check_paths(args, workflow_is_input=False)
     wf = Workflow.load(args.workflow, storage_options=options)
+    _refuse_unfitted(wf, args)
     with cluster_client(args.scheduler, args.workers, args.memory_limit, args.local) as client:
-        labels = args.label or ([c.name for c in wf.input_schema.values() if "target" in c.tags]
-                                if wf.input_schema is not None else [])
-        ds = open_input(args, options, tags={c: ["target"] for c in labels})
+        ds = open_input(args, options, tags={c: ["target"] for c in _labels(args, wf)})
         refuse_no_rows(ds, "run")
         t0 = time.perf_counter()
         hugectr = {"one_key_space": True} if args.hugectr_one_key_space else args.hugectr
@@ -69,6 +115,7 @@ def update(args: argparse.Namespace) -> dict[str, Any]:
     options = storage_options(args)
     _check_paths(args, workflow_is_input=True)
     wf = Workflow.load(args.workflow, storage_options=options)
+    _refuse_unfitted(wf, args)
     with cluster_client(args.scheduler, args.workers, args.memory_limit, args.local) as client:
         ds = open_input(args, options)
         refuse_no_rows(ds, "update")
