@@ -30,6 +30,25 @@ def at_least(minimum: int) -> Any:
     return parse
 
 
+def share(text: str) -> float:
+    """An argparse type: a share from 0 to 1, written ``0.01`` or ``1%``.
+
+    >>> share("1%"), share("0.25")
+    (0.01, 0.25)
+    """
+    try:
+        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value <= 1:  # NaN fails too
+        raise argparse.ArgumentTypeError(f"must be a share from 0 to 1 such as 0.01 or 1%, "
+                                         f"got {text!r}")
+    return value
+
+
+share.__name__ = "share"
+
+
 def check_inputs(items: Sequence[str]) -> None:
     """Refuse an input path that is a FIFO, a socket or a device before anything starts or
     reads it (a named pipe would block the command until a writer comes)."""

@@ -11,7 +11,7 @@ from interactive_recsys.cli._cluster import add_cluster_args, add_where_to_run_a
 from interactive_recsys.cli._criteo import criteo
 from interactive_recsys.cli._demo import demo
 from interactive_recsys.cli._input import INPUT_FORMATS
-from interactive_recsys.cli._options import at_least
+from interactive_recsys.cli._options import at_least, share
 from interactive_recsys.cli._predict import predict
 from interactive_recsys.cli._report import report
 from interactive_recsys.cli._workflow_commands import fit, run, update
@@ -71,6 +71,10 @@ def _add_data_commands(sub: Any) -> None:
                    help="also write HugeCTR's _file_list.txt, _metadata.json and keysets")
     r.add_argument("--hugectr-one-key-space", action="store_true",
                    help="with HugeCTR output, add the per-slot offsets to the keys")
+    r.add_argument("--oov-budget", type=share, default=0.01, metavar="SHARE",
+                   help="after the write, print each Categorify column whose non-null "
+                   "lookups went out of vocabulary more often than this share (0.01 or 1%%, "
+                   "the default; values unseen in the fit or below its freq_threshold)")
     r.set_defaults(func=run)
     u = sub.add_parser("update", help="extend a saved workflow with new data (stable ids)",
                        description="Extend a workflow saved with Workflow.save with new data "

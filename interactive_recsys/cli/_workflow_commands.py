@@ -104,7 +104,35 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
               f"{written['path']} in {seconds:.2f} s on {describe_client(client)}")
         if "hugectr" in written:
             say(describe(written["hugectr"]))
+        if not args.hugectr_one_key_space:  # offset keys are not the workflow's ids
+            written["lookup_loss"] = _report_lookup_loss(wf, written["path"], options,
+                                                         args.oov_budget)
     return written
+
+
+def _report_lookup_loss(wf: Any, path: str, options: dict[str, Any] | None,
+                        budget: float) -> dict[str, float]:
+    """Print each Categorify column of the written output whose lookups went out of
+    vocabulary more often than ``budget``, or that none did; the shares by column."""
+    from interactive_recsys.stats._lookup_loss import lookup_loss  # lazy: Dask
+
+    losses = lookup_loss(wf, path, options)
+    if not losses:
+        return {}
+    over = [loss for loss in losses.values() if loss.share > budget]
+    if over:
+        say(f"Lookups out of vocabulary: {len(over)} of {len(losses)} Categorify columns over "
+            f"the {budget:.2%} budget (--oov-budget); the model has no row of its own for "
+            "these values. Refit (irs update or irs fit) on data that holds them, or lower "
+            "the freq_threshold:")
+        for loss in sorted(over, key=lambda loss: -loss.share):
+            say(f"  {loss.text(budget)}")
+    else:
+        worst = max(losses.values(), key=lambda loss: loss.share)
+        say(f"Lookups out of vocabulary: every one of the {len(losses)} Categorify columns "
+            f"within the {budget:.2%} budget (most: {worst.column}, {worst.share:.2%} of its "
+            "non-null lookups)")
+    return {column: loss.share for column, loss in losses.items()}
 
 
 def update(args: argparse.Namespace) -> dict[str, Any]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from interactive_recsys.lazy import lazy_exports
 
 _EXPORTS = {"EmbeddingReport": "._embedding_report", "DIMS_RULE": "._embedding_report",
-            "EmbeddingTable": "._memory_plan", "MemoryPlan": "._memory_plan"}
+            "EmbeddingTable": "._memory_plan", "MemoryPlan": "._memory_plan",
+            "LookupLoss": "._lookup_loss", "lookup_loss": "._lookup_loss"}
 
 __all__ = sorted(_EXPORTS)
 
