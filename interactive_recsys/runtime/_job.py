@@ -21,6 +21,10 @@ from typing import Any
 from interactive_recsys.errors import IRSError
 from interactive_recsys.runtime._phases import _CURRENT_JOB, Phase, active_client
 
+#: What a cancelled job left: writes publish atomically, so nothing of it was published.
+UNCHANGED = ("it published nothing, and whatever its output path held before (an earlier "
+             "output, or nothing) is unchanged.")
+
 __all__ = ["Job", "JobCancelledError", "submit"]
 
 class JobCancelledError(IRSError, CancelledError):
@@ -103,11 +107,12 @@ class Job:
             raise JobCancelledError(self._cancel_message(client))
 
     def _cancel_message(self, client: Any) -> str:
+        """Why the job stopped, and that its destination kept what it held."""
         if self._cancel.is_set():
-            return f"Job {self.name!r} was cancelled by job.cancel(); it wrote no output."
+            return (f"Job {self.name!r} was cancelled by job.cancel(); {UNCHANGED}")
         return (f"Job {self.name!r} was cancelled because its Dask client/cluster closed "
-                f"(client status {client.status!r}); it wrote no output. Start a cluster "
-                "again and re-run.")
+                f"(client status {client.status!r}); {UNCHANGED} Start a cluster again and "
+                "re-run.")
 
     # ---- results --------------------------------------------------------------------------
     def done(self) -> bool:

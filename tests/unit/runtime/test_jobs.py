@@ -98,6 +98,24 @@ def test_cancel_stops_the_write_and_leaves_no_output(client: object, tmp_path: o
     assert job.cancel() is False  # already over
 
 
+def test_a_cancelled_overwrite_keeps_the_earlier_output(client: object,
+                                                         tmp_path: object) -> None:
+    """What the cancel message promises: the earlier output at the path is unchanged."""
+    ds = _dataset(tmp_path, rows=800, parts=8)
+    earlier = pd.DataFrame({"I1": [7.0, 8.0]})
+    irs.Dataset(earlier).to_parquet(tmp_path / "out")  # type: ignore[operator]
+    before = pd.read_parquet(tmp_path / "out")  # type: ignore[operator]
+    job = _slow_workflow(0.4).transform(ds).to_parquet(
+        tmp_path / "out", overwrite=True, background=True)  # type: ignore[operator]
+    while not any(p.observed for p in job.phases) and not job.done():
+        time.sleep(0.05)  # the write has started
+    job.cancel()
+    with pytest.raises(JobCancelledError, match="whatever its output path held before"):
+        job.result(timeout=60)
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "out"), before)  # type: ignore
+    assert sorted(os.listdir(tmp_path)) == ["in", "out"]  # no temporary left
+
+
 @pytest.mark.parametrize("first", ["client", "cluster"])
 def test_closing_the_cluster_cancels_a_running_job(tmp_path: object, first: str) -> None:
     # distributed may leave dask's "scheduler" setting on its closed client when the client
