@@ -17,6 +17,10 @@ workflow = irs.Workflow(branch_1 + branch_2)
 >>> exec(workflow_code(wf), namespace)
 >>> namespace["workflow"].to_config()["nodes"] == wf.to_config()["nodes"]
 True
+
+Exported code never holds a credential: a URL the one redaction rule
+(:func:`~interactive_recsys.redact.redact_text`) would mask, one with a password say, is
+read from an environment variable, with a comment naming it (:class:`Placeholders`).
 """
 
 from __future__ import annotations
@@ -24,16 +28,74 @@ from __future__ import annotations
 import ast
 import json
 import numbers
+import re
 from typing import Any
 
 from interactive_recsys.errors import ParameterError
 from interactive_recsys.ops._base import Operator
 from interactive_recsys.ops._lambda_op import FunctionRef
 from interactive_recsys.params import param_error
+from interactive_recsys.redact import redact_text
 from interactive_recsys.workflow._graph import ConcatNode, Node, OpNode, SelectNode
 from interactive_recsys.workflow._workflow import Workflow
 
 HEADER = ["import interactive_recsys as irs", "from interactive_recsys import ops"]
+
+
+def holds_credential(text: str) -> bool:
+    """Whether ``text`` holds a URL with a credential (the redaction rule changes it).
+
+    Only text with a URL counts: an expression such as ``"session_id==3"`` is code, though
+    the rule's ``name=value`` pattern would mask it in a message.
+
+    >>> holds_credential("https://ann:SECRET@h.example/x"), holds_credential("session_id==3")
+    (True, False)
+    """
+    return "://" in text and redact_text(text) != text
+
+
+class Placeholders:
+    """Values exported code must not write, each read from an environment variable instead.
+
+    :meth:`code` gives a string's Python literal, or ``os.environ["NAME"]`` when the string
+    holds a credential (:func:`holds_credential`); :meth:`lines` are the comments that say
+    what to set, the value shown redacted.
+
+    >>> p = Placeholders()
+    >>> p.code("data/", "IRS_DATA_URL", "the data's URL")
+    "'data/'"
+    >>> p.code("https://ann:SECRET@h.example/data/", "IRS_DATA_URL", "the data's URL")
+    "os.environ['IRS_DATA_URL']"
+    >>> print(p.lines()[0])
+    # Set IRS_DATA_URL to the data's URL with its credentials ('https://***@h.example/data/'): \
+they are not written in this code.
+    """
+
+    def __init__(self) -> None:
+        self.names: dict[str, tuple[str, str]] = {}  # variable -> (value, what it is)
+
+    def code(self, value: str, name: str, what: str) -> str:
+        """``repr(value)``, or the expression reading it from the environment variable
+        ``name`` (``NAME_2``... for a second value) when it holds a credential."""
+        if not holds_credential(value):
+            return repr(value)
+        for known, (held, _) in self.names.items():
+            if held == value:
+                return f"os.environ[{known!r}]"
+        unique, k = name, 2
+        while unique in self.names:
+            unique, k = f"{name}_{k}", k + 1
+        self.names[unique] = (value, what)
+        return f"os.environ[{unique!r}]"
+
+    def lines(self) -> list[str]:
+        """One comment per environment variable the code reads."""
+        return [f"# Set {name} to {what} with its credentials ({redact_text(value)!r}): they "
+                "are not written in this code." for name, (value, what) in self.names.items()]
+
+
+def _env_name(param: str) -> str:
+    return "IRS_" + re.sub(r"\W", "_", param).upper()
 
 
 def _plain(value: Any) -> Any:
@@ -70,6 +132,7 @@ class _Writer:
             for p in node.parents:
                 self.uses[id(p)] = self.uses.get(id(p), 0) + 1
         self.counter = 0
+        self.placeholders = Placeholders()
 
     # ---- pieces -------------------------------------------------------------------------
     def value(self, name: str, value: Any) -> str:
@@ -92,8 +155,15 @@ class _Writer:
                 raise param_error(name, None, "is a table held in memory, which "
                                   "exported code cannot rebuild; write it to parquet and "
                                   "pass its path (df_ext='items.parquet'), then export.")
-            return repr(value.path)
+            return self.placeholders.code(value.path, _env_name(f"{name}_url"),
+                                          f"the {name} table's URL")
+        if isinstance(value, str):
+            return self.placeholders.code(value, _env_name(name), f"the {name} parameter")
         text = repr(_plain(value))
+        if holds_credential(text):
+            raise param_error(name, None, "holds a credential, which exported code does not "
+                              "write; pass it as a string parameter (read from the "
+                              "environment in the exported code), or set it by hand.")
         try:
             ast.literal_eval(text)
         except (ValueError, SyntaxError):
@@ -196,8 +266,9 @@ class _Writer:
         else:
             final = self.expr(out)
         self.lines.append(f"workflow = irs.Workflow({final})")
-        imports = HEADER + sorted(set(self.imports))
-        return "\n".join([*imports, "", *self.lines])
+        notes = self.placeholders.lines()
+        imports = ["import os"] * bool(notes) + HEADER + sorted(set(self.imports))
+        return "\n".join([*imports, "", *notes, *self.lines])
 
 
 def _wrap_chain(head: str, text: str) -> str:
@@ -249,12 +320,16 @@ def training_code(workflow: Workflow | Node, data: str = "raw/",
     # Train from raw data: the workflow applied to each batch on the device (no copy)
     loader = irs.Loader('day_0/', batch_size=65536, workflow=wf, device='cuda')
     """
-    processed = f"{data!r}.rstrip('/') + '-processed/'"
-    lines = ["import interactive_recsys as irs", "",
-             f"wf = irs.Workflow.load({workflow_dir!r})  # the fitted workflow, saved from the "
+    places = Placeholders()
+    data_code = places.code(data, "IRS_DATA_URL", "the raw data's URL")
+    wf_code = places.code(workflow_dir, "IRS_WORKFLOW_URL", "the fitted workflow's URL")
+    processed = f"{data_code}.rstrip('/') + '-processed/'"
+    notes = places.lines()
+    lines = ["import os"] * bool(notes) + ["import interactive_recsys as irs", "", *notes,
+             f"wf = irs.Workflow.load({wf_code})  # the fitted workflow, saved from the "
              "Studio", "",
              "# Train from pre-processed data: write the transformed copy once, then read it",
-             f"wf.transform(irs.Dataset({data!r})).to_parquet({processed})",
+             f"wf.transform(irs.Dataset({data_code})).to_parquet({processed})",
              f"loader = irs.Loader({processed}, batch_size={batch_size}, device={device!r})",
              ""]
     refused = offline_steps(workflow)
@@ -264,6 +339,6 @@ def training_code(workflow: Workflow | Node, data: str = "raw/",
     else:
         lines += ["# Train from raw data: the workflow applied to each batch on the device "
                   "(no copy)",
-                  f"loader = irs.Loader({data!r}, batch_size={batch_size}, workflow=wf, "
+                  f"loader = irs.Loader({data_code}, batch_size={batch_size}, workflow=wf, "
                   f"device={device!r})"]
     return "\n".join(lines)

@@ -8,7 +8,10 @@ later message does not wipe them:
 
 * "Restore the pipeline saved at HH:MM (N steps)": the pipeline autosaved beside the
   notebook (:mod:`._autosave`) by an earlier builder, e.g. before a kernel restart;
-  a file that is not an autosave is named in one line, and left alone until the next edit;
+  a file that is not an autosave is named in one line (with the field at fault), with a
+  "Discard the autosave file" button, and is otherwise left alone until the next edit; a
+  path that is not a regular file (a FIFO) is named and never opened;
+  a dataset or output URL autosaved without its credentials is asked for again;
 * "Remove the temporary output (SIZE)": a Run stopped before publishing left a temporary
   whose writer is gone (:mod:`._orphans`).
 
@@ -31,11 +34,13 @@ from __future__ import annotations
 
 import html
 import os
+import stat
 from typing import Any
 
 import ipywidgets as w
 
 from interactive_recsys.errors import IRSError
+from interactive_recsys.redact import redact_text
 from interactive_recsys.ui.builder._autosave import (
     Autosave,
     AutosaveError,
@@ -94,6 +99,10 @@ class RecoveryActions:
         self.restore_row.add_class("irs-builder-restore")
         self.autosave_error = w.HTML(layout=w.Layout(display="none"))
         self.autosave_error.add_class("irs-autosave-error")
+        self.autosave_discard = self._button("Discard the autosave file", "autosave-discard",
+                                             self.discard_autosave, "Delete the autosave file "
+                                             "that cannot be read", "danger", area="dataset")
+        self.autosave_discard.layout.display = "none"
         self.orphan_note = w.HTML()
         self.orphan_note.add_class("irs-orphan-note")
         self.orphan_button = self._button("Remove the temporary output", "remove-orphans",
@@ -108,7 +117,9 @@ class RecoveryActions:
         # when a dataset is opened, not at every keystroke
         self.output_text.observe(lambda change: None if "://" in change["new"] else self._guard(
             self.check_orphans, "run")(), "value")
-        self.recovery = w.VBox([self.restore_row, self.autosave_error, self.orphan_row])
+        self.recovery = w.VBox([self.restore_row, w.HBox(
+            [self.autosave_error, self.autosave_discard],
+            layout=w.Layout(align_items="center", flex_flow="row wrap")), self.orphan_row])
         self.recovery.add_class("irs-builder-recovery")
         return self.recovery
 
@@ -128,7 +139,7 @@ class RecoveryActions:
             self._autosave_note(f"Could not autosave the pipeline: {exc}")
             return
         self.autosaver.schedule(record)
-        self.autosave_error.layout.display = "none"  # an unreadable file is replaced now
+        self._autosave_note(None)  # an unreadable file is replaced now
 
     def offer_restore(self) -> Autosave | None:
         """Read the autosave file and show the restore offer (or the one-line reason the
@@ -138,16 +149,42 @@ class RecoveryActions:
         try:
             saved = read_autosave(self.autosaver.path)
         except AutosaveError as exc:
-            self._autosave_note(str(exc))
+            self._autosave_note(str(exc), discard=exc.discardable)
             return None
         self._show_restore(saved if saved is not None and saved.steps else None)
         return self.saved_pipeline
 
-    def _autosave_note(self, text: str) -> None:
-        """Show ``text`` in red in the offers' row (a file that cannot be read, say)."""
+    def _autosave_note(self, text: str | None, *, discard: bool = False) -> None:
+        """Show ``text`` in red in the offers' row (a file that cannot be read, say), with
+        the Discard button when ``discard``; None hides both."""
+        if text is None:
+            self.autosave_error.layout.display = "none"
+            self.autosave_discard.layout.display = "none"
+            return
         self.autosave_error.value = (f'<div class="irs-msg irs-msg-error" style="color:'
-                                     f'{COLOURS["error"]}">{html.escape(text)}</div>')
+                                     f'{COLOURS["error"]}">{html.escape(redact_text(text))}'
+                                     "</div>")
         self.autosave_error.layout.display = None
+        self.autosave_discard.layout.display = None if discard else "none"
+
+    def discard_autosave(self) -> None:
+        """Delete the autosave file that cannot be read (a regular file only; a link is
+        removed, not what it names)."""
+        path = self.autosaver.path if self.autosaver is not None else None
+        if path is None or self.autosave_discard.layout.display == "none":
+            raise IRSError("There is no unreadable autosave file to discard.")
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            mode = None
+        if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+            raise IRSError(f"The autosave path {path!r} is not a regular file; remove it "
+                           "yourself, or pass autosave= another file.")
+        if mode is not None:
+            os.remove(path)
+        self._autosave_note(None)
+        self.say(f"Discarded the autosave file {path!r}; the next edit writes a new one.",
+                 "success", "dataset")
 
     def _show_restore(self, saved: Autosave | None) -> None:
         self.saved_pipeline = saved
@@ -156,13 +193,17 @@ class RecoveryActions:
             return
         self.restore_button.description = saved.offer()
         where = f" on {saved.dataset!r}" if saved.dataset else ""
+        masked = [k for k in ("dataset", "output") if k in saved.redacted]
+        hidden = f" (the {' and '.join(masked)} URL without its credentials)" if masked else ""
         self.restore_note.value = (f"<small>autosaved{html.escape(where)} in "
-                                   f"<code>{html.escape(saved.path)}</code></small>")
+                                   f"<code>{html.escape(saved.path)}</code>"
+                                   f"{html.escape(hidden)}</small>")
         self.restore_row.layout.display = None
 
     def restore_autosave(self) -> None:
         """Replace the steps by the offered autosave (undoable); without an open dataset,
-        open the one it was built on first."""
+        open the one it was built on first. A URL autosaved without its credentials is
+        asked for again, never opened or written masked."""
         saved = self.saved_pipeline
         if saved is None:
             raise IRSError("There is no autosaved pipeline to restore.")
@@ -170,14 +211,26 @@ class RecoveryActions:
             if not saved.dataset:
                 raise IRSError("The autosaved pipeline was built on a dataset in memory: "
                                "open that dataset, then click Restore.")
+            if "dataset" in saved.redacted:
+                raise IRSError(f"The autosaved pipeline was built on {saved.dataset!r}, saved "
+                               "without its credentials: type that URL again with them in the "
+                               "Dataset field and click Open, then click Restore.")
             self.path_text.value = saved.dataset
             self.open_dataset(saved.dataset)
         self.model.restore(saved.branches)
-        if saved.output:
+        notes = []
+        if saved.output and "output" not in saved.redacted:
             self.output_text.value = saved.output
+        elif saved.output and redact_text(self.output_text.value.strip()) != saved.output:
+            notes.append(f" The output {saved.output!r} was saved without its credentials: "
+                         "type it again with them in the Output field.")
+        if "branches" in saved.redacted:
+            notes.append(" A step's parameter held a credential, saved as ***: set it again "
+                         "in the step's form.")
         self._show_restore(None)
         self.say(f"Restored the pipeline autosaved in {saved.path!r} ({saved.steps} steps); "
-                 "Undo takes it back.", "success", "dataset")
+                 f"Undo takes it back.{''.join(notes)}", "info" if notes else "success",
+                 "dataset")
 
     # ---- the temporary output of a stopped run ---------------------------------------------
     def check_orphans(self) -> list[Orphan]:

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -147,8 +148,9 @@ def test_the_write_is_atomic_a_reader_never_sees_a_part(tmp_path, monkeypatch):
 @pytest.mark.parametrize("content, why", [
     ("{not json", "JSONDecodeError"),
     ('{"format": "jupyter-notebook", "cells": []}', "'jupyter-notebook'"),
-    ('[1, 2]', "'list'"),
+    ('[1, 2]', "a list, not an object"),
     ('{"format": "interactive-recsys-pipeline-autosave", "format_version": 1, "saved": 1,'
+     ' "dataset": null, "output": null,'
      ' "branches": [{"columns": ["C1"], "tags": [], "steps": [{"op": "Nope"}]}]}', "'Nope'"),
 ])
 def test_a_broken_or_foreign_file_is_named_in_one_line_and_kept_until_an_edit(
@@ -181,6 +183,168 @@ def test_the_default_path_is_beside_the_notebook(tmp_path, monkeypatch):
     builder = PipelineBuilder(_frame())  # not in a kernel: no autosave unless asked
     assert builder.autosaver is None
     assert os.listdir(tmp_path) == []
+
+
+# ---- hostile autosave files ------------------------------------------------------------------
+def _shown(builder: PipelineBuilder) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", builder.autosave_error.value))
+
+
+def _valid_record() -> dict:
+    record = pipeline_record([Branch(["C1"], steps=[Step("Categorify", {"freq_threshold": 2})])],
+                             dataset=None, output=None)
+    assert read_autosave_text(json.dumps(record)) is not None  # the base itself is good
+    return record
+
+
+def read_autosave_text(text: str):
+    """``read_autosave`` of ``text`` written to a temporary file."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "a.json")
+        with open(path, "w") as f:
+            f.write(text)
+        return read_autosave(path)
+
+
+def _with(change):
+    """The valid record's JSON text after ``change(record)``."""
+    def text() -> str:
+        record = _valid_record()
+        change(record)
+        return json.dumps(record)
+    return text
+
+
+def _branch0(key, value):
+    return _with(lambda r: r["branches"][0].__setitem__(key, value))
+
+
+HOSTILE = {
+    "saved 1e300": (_with(lambda r: r.update(saved=1e300)), "'saved' is 1e+300"),
+    "saved negative": (_with(lambda r: r.update(saved=-5)), "'saved' is -5"),
+    "saved a huge integer": (_with(lambda r: r.update(saved=10**400)), "'saved' is 1000"),
+    "saved a string": (_with(lambda r: r.update(saved="yesterday")), "'saved' is 'yesterday'"),
+    "saved true": (_with(lambda r: r.update(saved=True)), "'saved' is True"),
+    "saved NaN": (lambda: json.dumps({**_valid_record(), "saved": float("nan")}),
+                  "'saved' is nan; an autosave holds finite numbers only"),
+    "saved Infinity": (lambda: json.dumps({**_valid_record(), "saved": float("inf")}),
+                       "'saved' is inf"),
+    "a NaN parameter": (_branch0("steps", [{"op": "Categorify",
+                                             "params": {"freq_threshold": float("nan")}}]),
+                        "branches[0].steps[0].params.freq_threshold is nan"),
+    "columns not strings": (_branch0("columns", [1, 2]),
+                            "branches[0].columns[0] is a number (1), not a string"),
+    "a column group with a number": (_branch0("columns", [["C1", 2]]),
+                                      "branches[0].columns[0][1] is a number"),
+    "an empty column group": (_branch0("columns", [[]]), "branches[0].columns[0] is an empty"),
+    "columns a string": (_branch0("columns", "C1"), "branches[0].columns is a string ('C1')"),
+    "columns nested junk": (_branch0("columns", [{"a": [[{}]]}]),
+                            "branches[0].columns[0] is an object"),
+    "tags not strings": (_branch0("tags", [None]), "branches[0].tags[0] is null"),
+    "a step not an object": (_branch0("steps", [[1]]), "branches[0].steps[0] is not an operator"),
+    "a step with junk params": (_branch0("steps", [{"op": "Categorify",
+                                                    "params": {"freq_threshold": {"a": [[]]}}}]),
+                                "branches[0].steps[0]: "),
+    "an unknown operator parameter": (_branch0("steps", [{"op": "Categorify",
+                                                          "params": {"nope": 1}}]),
+                                      "branches[0].steps[0]: "),
+    "a branch not an object": (_with(lambda r: r.update(branches=[7])),
+                               "branches[0] is a number (7), not an object"),
+    "branches an object": (_with(lambda r: r.update(branches={})),
+                           "'branches' is an object ({}), not a list"),
+    "a branch without steps": (_with(lambda r: r["branches"][0].pop("steps")),
+                               "branches[0] has no 'steps' field"),
+    "no saved": (_with(lambda r: r.pop("saved")), "the record has no 'saved' field"),
+    "no branches": (_with(lambda r: r.pop("branches")), "the record has no 'branches' field"),
+    "an unknown field": (_with(lambda r: r.update(extra=1)), "unknown field(s) ['extra']"),
+    "dataset a number": (_with(lambda r: r.update(dataset=5)), "'dataset' is a number (5)"),
+    "output a list": (_with(lambda r: r.update(output=["x"])), "'output' is a list"),
+    "dataset with a NUL": (_with(lambda r: r.update(dataset="a\x00b")), "'dataset' is not a path"),
+    "redacted unknown": (_with(lambda r: r.update(redacted=["password"])),
+                         "'redacted'[0] is 'password'"),
+    "version true": (_with(lambda r: r.update(format_version=True)), "format version True"),
+    "version 3": (_with(lambda r: r.update(format_version=3)), "format version 3"),
+    "not JSON": (lambda: "{not json", "JSONDecodeError"),
+    "not UTF-8": (lambda: b"\xff\xfe{".decode("latin-1"), "UnicodeDecodeError"),
+    "deeply nested": (lambda: "[" * 100_000 + "]" * 100_000, "RecursionError"),
+    "not a dict: a list": (lambda: "[1, 2]", "it holds a list, not an object"),
+    "not a dict: a number": (lambda: "42", "it holds a number, not an object"),
+    "not a dict: null": (lambda: "null", "it holds null, not an object"),
+    "empty": (lambda: "", "JSONDecodeError"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_a_hostile_autosave_is_named_with_its_field_and_can_be_discarded(tmp_path, case):
+    make, why = HOSTILE[case]
+    path = tmp_path / ".nb.irs-pipeline.json"
+    path.write_bytes(make().encode("latin-1" if case == "not UTF-8" else "utf-8"))
+    builder = PipelineBuilder(_frame(), autosave=path)  # opens, whatever the file holds
+    assert builder.model is not None and builder.model.schema.names == ["C1", "C2", "I1"]
+    text = _shown(builder)
+    assert builder.autosave_error.layout.display is None
+    assert str(path) in text and why in text, text
+    assert "Traceback" not in text and "\n" not in text.strip()
+    assert builder.restore_row.layout.display == "none"
+    assert builder.autosave_discard.layout.display is None
+    builder.autosave_discard.click()
+    assert not path.exists()
+    assert builder.autosave_error.layout.display == "none"
+    assert builder.autosave_discard.layout.display == "none"
+    assert builder.level == "success" and "Discarded the autosave file" in builder.message
+
+
+def test_an_autosave_of_the_previous_format_version_is_still_offered(tmp_path):
+    path = tmp_path / ".nb.irs-pipeline.json"
+    record = _valid_record()
+    del record["redacted"]
+    record["format_version"] = 1
+    path.write_text(json.dumps(record))
+    builder = PipelineBuilder(_frame(), autosave=path)
+    assert builder.autosave_error.layout.display == "none", _shown(builder)
+    builder.restore_button.click()
+    assert builder.model.branches == [Branch(["C1"], steps=[Step("Categorify",
+                                                                  {"freq_threshold": 2})])]
+
+
+def test_a_fifo_autosave_path_is_refused_at_once_and_never_replaced(tmp_path):
+    path = tmp_path / ".nb.irs-pipeline.json"
+    os.mkfifo(path)
+    made: list = []
+    thread = threading.Thread(target=lambda: made.append(
+        PipelineBuilder(_frame(), autosave=path)), daemon=True)
+    thread.start()
+    thread.join(60)
+    try:
+        assert not thread.is_alive(), "the builder blocked on the FIFO"
+    finally:
+        if thread.is_alive():  # let a reader blocked in open() go, so nothing hangs
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+            os.close(fd)
+            thread.join(10)
+    builder = made[0]
+    text = _shown(builder)
+    assert str(path) in text and "is a FIFO (named pipe), not a regular file" in text, text
+    assert "pass autosave= another file" in text
+    assert builder.autosave_discard.layout.display == "none"  # not deleted from here
+    assert builder.model is not None
+    builder.select_columns(["C1"])
+    builder.choose_operator("Categorify")
+    builder.add_button.click()
+    builder.autosaver.flush()  # the write is refused too: the FIFO stays a FIFO
+    assert stat.S_ISFIFO(os.lstat(path).st_mode)
+    assert "is a FIFO" in builder.autosaver.error
+    assert os.listdir(tmp_path) == [path.name]  # no temporary left
+
+
+def test_a_folder_autosave_path_is_named(tmp_path):
+    path = tmp_path / ".nb.irs-pipeline.json"
+    path.mkdir()
+    builder = PipelineBuilder(_frame(), autosave=path)
+    assert "is a folder, not a regular file" in _shown(builder)
+    assert builder.autosave_discard.layout.display == "none"
 
 
 # ---- orphaned temporary output ---------------------------------------------------------------
