@@ -33,6 +33,7 @@ import pandas as pd
 from interactive_recsys.errors import ParameterError
 from interactive_recsys.eval import ranking_metrics
 from interactive_recsys.models._predict import predict_topk
+from interactive_recsys.redact import redact_text
 
 DEFAULT_KS = (1, 5, 10, 20, 50, 100)
 
@@ -60,7 +61,8 @@ class Experiments:
         run = {"run": len(self.runs()),
                "time": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
                "name": name or _describe(model), "model": type(model).__name__,
-               "params": model.get_params(), "data": data, "info": dict(model.info_),
+               "params": model.get_params(), "data": redact_text(data),  # a URL's password
+               "info": dict(model.info_),
                "times": {"fit_s": model.info_.get("fit_s"), **(times or {})},
                "metrics": dict(metrics or {}), **extra}
         line = json.dumps(run, default=_json_default)

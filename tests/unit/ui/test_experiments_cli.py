@@ -62,6 +62,15 @@ def test_experiments_record_table_and_curves(tmp_path: Path, split: tuple) -> No
     assert legend.click_policy == "hide"
 
 
+def test_a_data_url_is_recorded_without_its_password(tmp_path: Path, split: tuple) -> None:
+    train, _ = split
+    exp = irs.ui.Experiments(tmp_path / "runs.jsonl")
+    exp.record(Popularity().fit(train), data="https://ann:S3CR3T-PW@data.example/day1/")
+    text = (tmp_path / "runs.jsonl").read_text()
+    assert "S3CR3T-PW" not in text
+    assert exp.runs()[0]["data"] == "https://***@data.example/day1/"
+
+
 def test_cli_predict(tmp_path: Path, split: tuple) -> None:
     train, _ = split
     model = EASE(l2=5.0).fit(train)
