@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
 import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -44,8 +45,9 @@ from interactive_recsys.loader._shuffle import (
     shard_pieces,
     shard_rows,
 )
-from interactive_recsys.loader._transfer import device_stages
+from interactive_recsys.loader._transfer import check_device, device_stages
 from interactive_recsys.params import Param, param_error, validate_params
+from interactive_recsys.workflow._workflow import Workflow
 
 OUTPUTS = ("auto", "numpy", "torch")
 TRANSFORM_AT = ("auto", "batch", "read")
@@ -114,8 +116,10 @@ class Loader:
         fsspec options when ``source`` is a URL (``s3://bucket/train``): row groups are then
         read from the store by the reader threads. An output folder whose ``_SUCCESS``
         manifest is incomplete is refused.
-    workflow : Workflow, optional
-        A fitted workflow: ``source`` is then the *raw* data, and the workflow's per-row steps
+    workflow : Workflow, str or path, optional
+        A fitted workflow, or the folder a fitted one was saved to (``wf.save(path)``, as
+        ``irs run`` takes; a URL is opened with ``storage_options``): ``source`` is then the
+        *raw* data, and the workflow's per-row steps
         (Categorify, HashBucket, FillMissing, FillMedian, Clip, LogOp, Normalize,
         NormalizeMinMax) are applied to every batch with PyTorch on ``device`` (the online
         transform, :mod:`.online`): the same ids and values as ``workflow.transform(source)``
@@ -167,9 +171,14 @@ class Loader:
         if device is not None and output != "torch":
             raise ParameterError(f"device={device!r} needs torch tensors; pass output='torch' "
                                  "(and install PyTorch) or leave device=None.")
-        if workflow is not None and not torch_found:
-            raise ParameterError("workflow=... applies the workflow with PyTorch; install "
-                                 "PyTorch (pip install torch).")
+        if device is not None:
+            check_device(device)
+        if workflow is not None:
+            check_workflow_type(workflow)
+            if not torch_found:
+                raise ParameterError("workflow=... applies the workflow with PyTorch; install "
+                                     "PyTorch (pip install torch).")
+            workflow = loaded_workflow(workflow, storage_options)
         self.source: ParquetSource | DatasetSource = open_source(source, storage_options)
         #: the online transform of ``workflow`` (None: the source is processed data)
         self.online: OnlineTransform | None = None
@@ -317,6 +326,25 @@ class Loader:
                 + (f", device={self.device!r}" if self.device is not None else "")
                 + (f", online transform at {self.transform_at!r}" if self.online is not None
                    else "") + ")")
+
+
+def check_workflow_type(workflow: Any) -> None:
+    """Refuse (``TypeError``) a ``workflow`` that is neither a Workflow nor a path."""
+    if isinstance(workflow, Workflow | str | os.PathLike):
+        return
+    hint = (" The data is the first argument, source." if hasattr(workflow, "columns")
+            or type(workflow).__name__ == "Dataset" else "")
+    raise param_error("workflow", "Loader", "must be a fitted irs.Workflow or the path of a "
+                      "folder it was saved to (wf.save(path), as `irs run` takes). Got a value of "
+                      f"type {type(workflow).__name__!r} instead.{hint}", error=TypeError)
+
+
+def loaded_workflow(workflow: Workflow | str | os.PathLike,
+                    storage_options: dict[str, Any] | None) -> Workflow:
+    """``workflow``, or the workflow saved in the folder it names (as ``irs run`` loads it)."""
+    if isinstance(workflow, Workflow):
+        return workflow
+    return Workflow.load(workflow, storage_options=storage_options)
 
 
 def torch_available() -> bool:

@@ -42,11 +42,15 @@ from interactive_recsys.errors import DatasetError
 from interactive_recsys.io._dataset import Dataset
 from interactive_recsys.io._hive import discover
 from interactive_recsys.io._paths import expand_paths
+from interactive_recsys.io._provenance import input_files
 from interactive_recsys.runtime import jobs
 from interactive_recsys.schema import Schema
 from interactive_recsys.store import storage
+from interactive_recsys.store._pinned import PinnedOutputs, folders_of
 
 SCHEMA_FILE = "_schema.json"
+#: Listings of a source whose output is written again meanwhile, before the Loader gives up.
+LIST_ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
@@ -57,15 +61,50 @@ class RowGroup:
 
 
 class ParquetSource:
-    """Parquet files read row group by row group."""
+    """Parquet files read row group by row group.
+
+    The local output folders it lists are held (:mod:`~interactive_recsys.store._pinned`)
+    from before they are listed: an output written again meanwhile is listed again (up to
+    :data:`LIST_ATTEMPTS` times), and one written again after the listing makes a later
+    read raise the "make the Loader again" error, never return rows of the new output.
+    """
 
     def __init__(self, source: str | os.PathLike | Sequence[str | os.PathLike],
                  storage_options: Mapping[str, Any] | None = None) -> None:
+        self._pins = PinnedOutputs("Loader")
+        guess = folders_of(_named_paths(source))
+        for _ in range(LIST_ATTEMPTS):
+            self._pins.pin(guess)
+            try:
+                self._list(source, storage_options)
+            except DatasetError:  # e.g. a file gone: listed while a writer replaced it
+                changed = self._pins.changed()
+                if not changed:
+                    raise
+                self._pins.release(changed)
+                continue
+            listed = set(self._folder.values())
+            changed = self._pins.changed() or self._pins.unheld(listed)
+            if not changed:
+                self._pins.release(self._pins.folders - listed)
+                return
+            self._pins.release(changed)
+            guess = listed
+        where = changed[0]
+        raise DatasetError(f"The output {where!r} was written again while the Loader was "
+                           f"listing it, {LIST_ATTEMPTS} times in a row. Make the Loader when "
+                           "no writer is replacing it.")
+
+    def _list(self, source: Any, storage_options: Mapping[str, Any] | None) -> None:
+        """The files, their row groups and columns, and the schema."""
         files, schema = _files_and_schema(source, storage_options)
         self.files = files
         remote = [f for f in files if storage.is_remote(f)]
         #: the fsspec filesystem of URL files (None: local files)
         self._fs = storage.filesystem(remote[0], storage_options) if remote else None
+        #: each local file's folder, whose output is checked after each read
+        self._folder = {} if remote else {f: os.path.dirname(os.path.abspath(f))
+                                          for f in files}
         self.row_groups: list[RowGroup] = []
         self._file_columns: dict[str, set[str]] = {}
         for path in files:
@@ -126,12 +165,15 @@ class ParquetSource:
     def read(self, unit: int, columns: Sequence[str], start: int = 0,
              stop: int | None = None) -> pa.Table:
         rg = self.row_groups[unit]
+        folder = self._folder.get(rg.path)
         try:
             with self._open(rg.path) as pf:
                 table = pf.read_row_group(rg.index, columns=list(columns))
         except (OSError, pa.ArrowException) as exc:
+            self._pins.check(folder)  # the output was replaced: that is the error to give
             raise DatasetError(f"Cannot read {self.describe(unit)}: {exc}. The file is damaged "
                                "or was changed after the loader opened it; rewrite it.") from exc
+        self._pins.check(folder)  # read while the path held the output listed, or raise
         return _slice(table, start, stop)
 
     def __repr__(self) -> str:
@@ -139,11 +181,19 @@ class ParquetSource:
 
 
 class DatasetSource:
-    """The partitions of an :class:`~interactive_recsys.io._dataset.Dataset`."""
+    """The partitions of an :class:`~interactive_recsys.io._dataset.Dataset`.
+
+    The local output folders the dataset reads are held from when the source is made, and
+    checked after each partition (as :class:`ParquetSource` does): an output written again
+    during an epoch stops the loader with the "make the Loader again" error.
+    """
 
     def __init__(self, dataset: Dataset) -> None:
         self.dataset = dataset
         self.schema = dataset.schema
+        #: the local output folders it reads, checked after each read (as ParquetSource's)
+        self._pins = PinnedOutputs("Loader")
+        self._pins.pin(folders_of(f for f in input_files(dataset) if not storage.is_remote(f)))
         self._ddf = dataset.arrow_ddf()
         self._unit_rows: list[int] | None = None
 
@@ -178,7 +228,9 @@ class DatasetSource:
                                            columns=columns)
             table = self.dataset.backend.to_arrow(frame)
         except Exception as exc:
+            self._pins.check_all()  # the output was replaced: that is the error to give
             raise DatasetError(f"Cannot compute {self.describe(unit)}: {exc}") from exc
+        self._pins.check_all()
         return _slice(table, start, stop)
 
     @property
@@ -202,6 +254,13 @@ def open_source(source: Any, storage_options: Mapping[str, Any] | None = None
     raise DatasetError(f"The loader cannot read a {type(source).__name__}. Pass a directory "
                        "written by to_parquet, parquet files (a path, a glob or a list), or an "
                        "irs.Dataset (e.g. workflow.transform(dataset)).")
+
+
+def _named_paths(source: Any) -> list[str]:
+    """The local paths ``source`` names (a glob's folder is its pattern's dirname)."""
+    items = [source] if isinstance(source, str | os.PathLike) else list(source)
+    return [storage.local_path(p) for p in items
+            if isinstance(p, str | os.PathLike) and not storage.is_remote(p)]
 
 
 def _files_and_schema(source: Any, storage_options: Mapping[str, Any] | None = None

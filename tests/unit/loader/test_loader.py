@@ -386,6 +386,19 @@ def test_bad_sources(tmp_path):
         irs.Loader(str(tmp_path / "a.csv"), 8)
 
 
+@pytest.mark.parametrize("workflow,kind", [
+    (pd.DataFrame({"C1": [1]}), "DataFrame"), ("dataset", "Dataset"), (3, "int"),
+    ({"path": "wf"}, "dict"),
+])
+def test_a_workflow_that_is_no_workflow_nor_path_is_a_type_error(data, workflow, kind):
+    if isinstance(workflow, str):
+        workflow = irs.Dataset(data)
+    with pytest.raises(TypeError, match=f"'workflow' parameter of Loader must be a fitted "
+                       f"irs.Workflow or the path of a folder it was saved to .* Got a value "
+                       f"of type '{kind}' instead"):
+        irs.Loader(data, 8, workflow=workflow)
+
+
 def test_numpy_batches_without_torch(data):
     """With PyTorch not importable, output='auto' gives NumPy arrays."""
     code = ("import sys; sys.modules['torch'] = None\n"

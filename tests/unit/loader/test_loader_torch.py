@@ -113,6 +113,74 @@ def test_cuda_batches_are_pinned_copies_on_the_device(data):
         assert kjt.length_per_key() == c.sparse.length_per_key
 
 
+def test_cuda_on_a_machine_without_cuda_is_refused_when_the_loader_is_made(data,
+                                                                          monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # a laptop
+    for device in ("cuda", "cuda:0", torch.device("cuda")):
+        with pytest.raises(ParameterError, match=r"'device' parameter of Loader is .*cuda.*, "
+                           r"but CUDA is not available here .* Pass device='cpu'"):
+            irs.Loader(data, 8, device=device)
+
+
+def test_a_cuda_index_beyond_the_gpus_is_refused(data, monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    with pytest.raises(ParameterError, match=r"is 'cuda:3', but this machine has 1 CUDA "
+                       r"device\(s\): cuda:0 to cuda:0"):
+        irs.Loader(data, 8, device="cuda:3")
+
+
+@pytest.mark.parametrize("device,match", [
+    ("tpu", r"must be a PyTorch device such as .* Got 'tpu' instead \(PyTorch has no device "
+            r"type 'tpu'; a TPU is 'xla'"),
+    ("gpu", "Got 'gpu' instead"),
+    ("cuda:x", "Got 'cuda:x' instead"),
+    (1.5, "Got 1.5 instead"),
+])
+def test_a_device_pytorch_does_not_know_is_refused(data, device, match):
+    with pytest.raises(ParameterError, match=match):
+        irs.Loader(data, 8, device=device)
+
+
+def test_a_device_pytorch_cannot_use_here_is_refused(data, monkeypatch):
+    def no_such_backend(*args, **kwargs):
+        raise RuntimeError("Torch not compiled with XPU enabled")
+
+    monkeypatch.setattr(torch, "empty", no_such_backend)
+    with pytest.raises(ParameterError, match=r"is 'xpu', but PyTorch cannot use it here "
+                       r"\(Torch not compiled with XPU enabled\). Pass device='cpu'"):
+        irs.Loader(data, 8, device="xpu")
+
+
+def test_cpu_devices_are_accepted(data):
+    for device in ("cpu", torch.device("cpu")):
+        batch = next(iter(irs.Loader(data, 8, device=device)))
+        assert batch.dense.device.type == "cpu"
+
+
+def test_a_saved_workflow_folder_is_loaded_as_irs_run_loads_it(tmp_path):
+    from interactive_recsys import ops
+    from interactive_recsys.errors import NotFittedError, VersionError
+
+    raw = str(tmp_path / "raw")
+    irs.Dataset(make_frame(40, seed=1)).to_parquet(raw)
+    wf = irs.Workflow((["C1"] >> ops.Categorify()) + (["I1"] >> ops.Normalize()) + ["label"])
+    wf.fit(irs.Dataset(raw, tags={"label": ["target"]}))
+    wf.save(str(tmp_path / "wf"))
+    given = list(irs.Loader(raw, 16, seed=1, workflow=wf, output="numpy"))
+    for path in (str(tmp_path / "wf"), tmp_path / "wf"):
+        loaded = list(irs.Loader(raw, 16, seed=1, workflow=path, output="numpy"))
+        assert len(loaded) == len(given) == 3
+        for a, b in zip(given, loaded, strict=True):
+            np.testing.assert_array_equal(a.sparse.values, b.sparse.values)
+            np.testing.assert_array_equal(a.dense, b.dense)
+    with pytest.raises(VersionError, match="holds no workflow.json"):
+        irs.Loader(raw, 16, workflow=raw)  # data, not a saved workflow
+    unfitted = irs.Workflow(["C1"] >> ops.Categorify())
+    with pytest.raises(NotFittedError, match=r"not fitted .* call wf.fit\(dataset\) first"):
+        irs.Loader(raw, 16, workflow=unfitted)
+
+
 def test_dlrm_example_learns_a_planted_signal(tmp_path, request):
     """The benchmarks' DLRM trained through the loader: AUC against sklearn, and learning."""
     from sklearn.metrics import roc_auc_score
