@@ -160,11 +160,15 @@ class RunActions:
         self.say(f"Loaded the workflow from {path!r}.", "success", "run")
 
     def _export(self) -> None:
-        self.code.value = self._need_model().export_code(self.file_text.value.strip()
-                                                         or "my_workflow/")
+        model = self._need_model()
+        self.code.value = model.export_code(self.file_text.value.strip() or "my_workflow/",
+                                            self.output_text.value.strip() or None)
         self.code.layout.display = None
-        self.say("Exported code below: running it builds the identical workflow.", "success",
-                 "run")
+        what = ("the whole job: it opens the data, fits the identical workflow, writes the "
+                "output and saves the fitted workflow" if model.source is not None else
+                "it builds the identical workflow (the Studio was opened on data in memory: "
+                "open yours, then fit it)")
+        self.say(f"Exported code below: {what}.", "success", "run")
 
 
 #: Seconds between two updates of the status line while a run goes on.

@@ -334,7 +334,10 @@ class PipelineBuilder(ColumnActions, StepActions, RunActions, RecoveryActions, w
 
         if isinstance(path, str) and not path.strip():
             raise IRSError("Type the path of the raw Criteo files, then click Open as Criteo.")
-        self.open_dataset(read_criteo(os.path.expanduser(os.fspath(path).strip())))
+        source = os.path.expanduser(os.fspath(path).strip())
+        self.open_dataset(read_criteo(source))
+        if self.model is not None:  # exported code opens it as it was opened here
+            self.model.source, self.model.source_reader = source, "irs.datasets.read_criteo"
 
     def _attach(self, model: BuilderModel) -> None:
         if self.model is not None:  # another dataset opened: the old model is not drawn

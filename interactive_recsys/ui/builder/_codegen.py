@@ -289,26 +289,65 @@ def workflow_code(workflow: Workflow | Node) -> str:
     return _Writer(node).program()
 
 
+def job_code(workflow: Workflow | Node, data: str, output: str,
+             workflow_dir: str = "my_workflow/", reader: str = "irs.Dataset") -> str:
+    """The whole job as a script that runs as it is: open ``data`` with ``reader``, build
+    the workflow, fit it, write the transformed data to ``output`` as parquet and save the
+    fitted workflow to ``workflow_dir`` (which ``irs run --workflow`` applies to new data).
+
+    >>> from interactive_recsys import ops
+    >>> print(job_code(["c"] >> ops.Categorify(), "day_0/", "day_0-processed/"))
+    import interactive_recsys as irs
+    from interactive_recsys import ops
+    <BLANKLINE>
+    workflow = irs.Workflow(["c"] >> ops.Categorify())
+    <BLANKLINE>
+    # Fit (one pass over the data per dependency phase), write, save the fitted workflow
+    dataset = irs.Dataset('day_0/')
+    workflow.fit(dataset)
+    workflow.transform(dataset).to_parquet('day_0-processed/')  # overwrite=True to replace
+    workflow.save('my_workflow/')  # irs run --workflow my_workflow/ applies it to new data
+    """
+    node = workflow.output_node if isinstance(workflow, Workflow) else Node.as_node(workflow)
+    writer = _Writer(node)
+    places = writer.placeholders
+    data_code = places.code(data, "IRS_DATA_URL", "the data's URL")
+    output_code = places.code(output, "IRS_OUTPUT_URL", "the output's URL")
+    wf_code = places.code(workflow_dir, "IRS_WORKFLOW_URL", "the fitted workflow's URL")
+    return "\n".join([
+        writer.program(), "",
+        "# Fit (one pass over the data per dependency phase), write, save the fitted workflow",
+        f"dataset = {reader}({data_code})",
+        "workflow.fit(dataset)",
+        f"workflow.transform(dataset).to_parquet({output_code})  # overwrite=True to replace",
+        f"workflow.save({wf_code})  # irs run --workflow {redact_text(workflow_dir)} applies "
+        "it to new data"])
+
+
 def offline_steps(workflow: Workflow | Node) -> list[str]:
-    """The steps of ``workflow`` that the online transform refuses (``Operator.online``),
-    as ``"Op (node id)"``; empty when every step can run per batch on the training device."""
+    """The operators of ``workflow`` that the online transform refuses (``Operator.online``:
+    it has no per-batch version of them), each named once, in graph order; empty when every
+    step can run per batch on the training device."""
     wf = workflow if isinstance(workflow, Workflow) else Workflow(workflow)
-    return [f"{type(n.op).__name__} ({wf.node_id(n)})" for n in wf.nodes
-            if isinstance(n, OpNode) and not type(n.op).online]
+    names = [type(n.op).__name__ for n in wf.nodes
+             if isinstance(n, OpNode) and not type(n.op).online]
+    return list(dict.fromkeys(names))
 
 
 def training_code(workflow: Workflow | Node, data: str = "raw/",
                   workflow_dir: str = "my_workflow/", batch_size: int = 65_536,
-                  device: str = "cuda") -> str:
+                  device: str | None = None, processed: str | None = None) -> str:
     """The Studio's "Train from raw data": loader code for both paths after a fit.
 
     The pre-processed path writes the transformed copy once and trains from it; the online
     path reads ``data`` as it is and applies the fitted workflow to every batch on
     ``device`` (:mod:`~interactive_recsys.loader._online`). A workflow with a step that needs
-    more than the row gets the first path only, with a comment naming the step.
+    more than the row gets the first path only, with a comment naming the step. With
+    ``processed`` (the copy the job above this code wrote), the first path reads it. Without
+    ``device``, the code trains on the GPU where PyTorch finds one, else on the CPU.
 
     >>> from interactive_recsys import ops
-    >>> print(training_code(["c"] >> ops.Categorify(), data="day_0/"))
+    >>> print(training_code(["c"] >> ops.Categorify(), data="day_0/", device="cuda"))
     import interactive_recsys as irs
     <BLANKLINE>
     wf = irs.Workflow.load('my_workflow/')  # the fitted workflow, saved from the Studio
@@ -323,22 +362,33 @@ def training_code(workflow: Workflow | Node, data: str = "raw/",
     places = Placeholders()
     data_code = places.code(data, "IRS_DATA_URL", "the raw data's URL")
     wf_code = places.code(workflow_dir, "IRS_WORKFLOW_URL", "the fitted workflow's URL")
-    processed = f"{data_code}.rstrip('/') + '-processed/'"
+    if processed is None:
+        copy = f"{data_code}.rstrip('/') + '-processed/'"
+        first = ["# Train from pre-processed data: write the transformed copy once, then read "
+                 "it", f"wf.transform(irs.Dataset({data_code})).to_parquet({copy})"]
+    else:
+        copy = places.code(processed, "IRS_OUTPUT_URL", "the output's URL")
+        first = ["# Train from pre-processed data: the transformed copy written above"]
     notes = places.lines()
-    lines = ["import os"] * bool(notes) + ["import interactive_recsys as irs", "", *notes,
-             f"wf = irs.Workflow.load({wf_code})  # the fitted workflow, saved from the "
-             "Studio", "",
-             "# Train from pre-processed data: write the transformed copy once, then read it",
-             f"wf.transform(irs.Dataset({data_code})).to_parquet({processed})",
-             f"loader = irs.Loader({processed}, batch_size={batch_size}, device={device!r})",
+    if device is None:
+        imports = ["import torch", ""]
+        pick = ['device = "cuda" if torch.cuda.is_available() else "cpu"']
+        device_code = "device"
+    else:
+        imports, pick, device_code = [], [], repr(device)
+    lines = ["import os"] * bool(notes) + [*imports, "import interactive_recsys as irs", "",
+             *notes, f"wf = irs.Workflow.load({wf_code})  # the fitted workflow, saved from the "
+             "Studio", *pick, "", *first,
+             f"loader = irs.Loader({copy}, batch_size={batch_size}, device={device_code})",
              ""]
     refused = offline_steps(workflow)
     if refused:
-        lines.append(f"# Train from raw data: not available, {', '.join(refused)} needs more "
-                     "than the row (run it offline, as above)")
+        lines.append(f"# Train from raw data: not available, the online transform has no "
+                     f"per-batch version of {', '.join(refused)}: train from the "
+                     "pre-processed copy above")
     else:
         lines += ["# Train from raw data: the workflow applied to each batch on the device "
                   "(no copy)",
                   f"loader = irs.Loader({data_code}, batch_size={batch_size}, workflow=wf, "
-                  f"device={device!r})"]
+                  f"device={device_code})"]
     return "\n".join(lines)

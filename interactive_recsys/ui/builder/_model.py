@@ -112,6 +112,8 @@ class BuilderModel(ModelRuns, ModelSuggest, ModelStore, FieldEvents):
         self.dataset: Dataset = as_dataset(dataset)
         #: the path the dataset was opened from (None for a Dataset or a frame)
         self.source = os.fspath(dataset) if isinstance(dataset, str | os.PathLike) else None
+        #: the call that opens :attr:`source` in exported code
+        self.source_reader = "irs.Dataset"
         self.sample_rows = sample_rows
         self.branches: list[Branch] = [Branch()]
         self.current = 0

@@ -29,8 +29,24 @@ import os
 from typing import Any, Self
 
 from interactive_recsys.ui.builder._branches import Branch, branches_of
-from interactive_recsys.ui.builder._codegen import training_code, workflow_code
+from interactive_recsys.ui.builder._codegen import job_code, training_code, workflow_code
 from interactive_recsys.workflow._workflow import Workflow
+
+
+def processed_path(source: str) -> str:
+    """Where exported code writes the processed copy of ``source`` by default: beside it,
+    named after it (a file's extension and a glob's pattern dropped).
+
+    >>> processed_path("day_0/"), processed_path("s3://b/day_0.parquet"), processed_path("d/*.csv")
+    ('day_0-processed/', 's3://b/day_0-processed/', 'd-processed/')
+    """
+    base = source.rstrip("/")
+    if any(ch in base for ch in "*?["):
+        base = base.rsplit("/", 1)[0] if "/" in base else "data"
+    stem, ext = os.path.splitext(base)
+    if ext.lower() in (".parquet", ".csv", ".tsv", ".txt", ".gz", ".bz2"):
+        base = os.path.splitext(stem)[0] if ext.lower() in (".gz", ".bz2") else stem
+    return base + "-processed/"
 
 
 class ModelStore:
@@ -48,24 +64,34 @@ class ModelStore:
             model.fitted_workflow = model.reuse_run = workflow
         return model
 
-    def export_code(self, workflow_dir: str = "my_workflow/") -> str:
-        """Python code that builds the identical workflow (see :mod:`..codegen`), with the
-        embedding dimensions the current Suggest lowered (``dims``); after a fit
-        also "Train from raw data": the loader code of the pre-processed and the online path
-        (:func:`~..codegen.training_code`, the fitted workflow saved in ``workflow_dir``)."""
-        code = workflow_code(self.to_workflow())
+    def export_code(self, workflow_dir: str = "my_workflow/", output: str | None = None
+                    ) -> str:
+        """Python code that builds the identical workflow (see :mod:`..codegen`); for a
+        dataset opened from a path, the whole job, which runs as it is: open the data, fit,
+        write parquet to ``output`` (default: the data's path + ``-processed/``) and save
+        the fitted workflow to ``workflow_dir`` (:func:`~..codegen.job_code`). Then the
+        embedding dimensions the current Suggest lowered (``dims``), and "Train from raw
+        data": the loader code of the pre-processed and the online path
+        (:func:`~..codegen.training_code`), once the folder is saved or the model fitted."""
+        if self.source is not None:
+            output = output or processed_path(self.source)
+            code = job_code(self.to_workflow(), self.source, output, workflow_dir,
+                            self.source_reader)
+        else:
+            code = workflow_code(self.to_workflow())
         dims = self.vocab_dims if self.suggest_current else {}
         if dims:
             code += ("\n\n# Embedding dimensions Suggest lowered to fit the memory budget (the "
                      "other tables: NVTabular's rule),\n# for the fitted workflow's "
                      "tables: irs.torchrec.embedding_configs(workflow, dims=dims)\n"
                      f"dims = {dims!r}")
-        if self.fitted_workflow is None:
+        if self.fitted_workflow is None and self.source is None:
             return code
         folders = sorted({os.path.dirname(f) for f in self.dataset.files})
         data = folders[0] + "/" if len(folders) == 1 else "raw/"
         return (code + "\n\n# ---- Train from raw data " + "-" * 60 + "\n"
-                + training_code(self.fitted_workflow, data=data, workflow_dir=workflow_dir))
+                + training_code(self.fitted_workflow or self.to_workflow(), data=data,
+                                workflow_dir=workflow_dir, processed=output))
 
     def save(self, path: str | os.PathLike, *, overwrite: bool = False) -> str:
         """Save as JSON (+ parquet vocabularies when fitted by :meth:`run`)."""

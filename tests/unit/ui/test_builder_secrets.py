@@ -126,11 +126,16 @@ def test_exported_code_reads_the_url_from_the_environment(tmp_path, served):
     assert "irs.Dataset(os.environ['IRS_DATA_URL'])" in code
     assert "irs.Loader(os.environ['IRS_DATA_URL'], " in code
     host = served.split("@", 1)[1].rsplit("/", 1)[0]
+    job, training = code.split("# ---- Train from raw data")
+    masked = "http://***@" + served.split("@", 1)[1]
+    assert f"# Set IRS_DATA_URL to the data's URL with its credentials ('{masked}')" in job
+    assert f"# Set IRS_OUTPUT_URL to the output's URL with its credentials ('{masked[:-8]}-processed/')" in job
     assert (
         f"# Set IRS_DATA_URL to the raw data's URL with its credentials ('http://***@{host}/')"
-        in code
+        in training
     )
-    assert code.count("import os") == 1  # only the training part reads the environment
+    for part in (job, training):  # each part runs on its own: it imports what it reads
+        assert part.index("import os") < part.index("os.environ[")
 
 
 def test_a_workflow_url_and_a_side_table_url_are_placeholders_too(tmp_path):
