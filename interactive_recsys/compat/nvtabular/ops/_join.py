@@ -83,7 +83,7 @@ def _drop_identical_rows(table: Any) -> Any:
     hash) are compared by their values."""
     try:
         return table.drop_duplicates(ignore_index=True)
-    except TypeError:  # a list column: compare the lists as tuples
+    except (TypeError, NotImplementedError):  # a list column: compare them as tuples
         frame = table.to_pandas() if hasattr(table, "to_pandas") else table
         hashable = frame.apply(lambda col: col.map(
             lambda v: tuple(v) if isinstance(v, list | tuple | np.ndarray) else v))
@@ -96,15 +96,17 @@ def _check_unique_after_dropping(table: Any, keys: list[str], on_ext: Any) -> No
     the core's join counts them: a null single key matches nothing (so it may repeat), a
     null part of a key of several columns is a value."""
     repeated = table[keys]
+    repeated = repeated.to_pandas() if hasattr(repeated, "to_pandas") else repeated  # cuDF
     if len(keys) == 1:
         repeated = repeated[repeated[keys[0]].notna()]
     repeated = repeated[repeated.duplicated(keep=False)]
     if not len(repeated):
         return
     counts = repeated.value_counts(sort=False, dropna=False)
-    counts = counts.to_pandas() if hasattr(counts, "to_pandas") else counts
-    shown = [f"{key[0] if len(keys) == 1 else key!r} ({n} rows)"
-             for key, n in list(counts.items())[:3]]
+    plain = [tuple(v.item() if isinstance(v, np.generic) else v for v in key)
+             for key in counts.index[:3]]
+    shown = [f"{(key[0] if len(keys) == 1 else key)!r} ({n} rows)"
+             for key, n in zip(plain, counts.to_numpy()[:3], strict=True)]
     name = "on_ext" if on_ext is not None else "on"
     raise ParameterError(
         f"JoinExternal(drop_duplicates_ext=True) dropped the side table's identical rows, but "
