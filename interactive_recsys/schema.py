@@ -32,24 +32,61 @@ from interactive_recsys.operands import SelectionOperand
 
 
 class Tags(enum.StrEnum):
-    """Roles a column can play; a column may carry several."""
+    """Roles a column can play; a column may carry several.
+
+    Every name of Merlin's ``merlin.schema.Tags`` (23.08), with its value, so that code
+    written for Merlin runs with ``irs.Tags`` too, and ``HASHED``. Merlin's compound tags
+    (:data:`COMPOUND_TAGS`: ``USER_ID`` ...) stand for their parts: a column tagged
+    ``Tags.USER_ID`` carries ``user`` and ``id``.
+    """
 
     CATEGORICAL = "categorical"
     CONTINUOUS = "continuous"
     LIST = "list"
-    TARGET = "target"
+    SEQUENCE = "sequence"
+    TEXT = "text"
+    TOKENIZED = "tokenized"
+    TIME = "time"
+    EMBEDDING = "embedding"
     ID = "id"
     USER = "user"
     ITEM = "item"
+    SESSION = "session"
+    CONTEXT = "context"
+    TARGET = "target"
+    REGRESSION = "regression"
+    CLASSIFICATION = "classification"
+    BINARY = "binary"
+    MULTI_CLASS = "multi_class"
+    USER_ID = "user_id"
+    ITEM_ID = "item_id"
+    SESSION_ID = "session_id"
+    TEXT_TOKENIZED = "text_tokenized"
+    BINARY_CLASSIFICATION = "binary_classification"
+    MULTI_CLASS_CLASSIFICATION = "multi_class_classification"
     HASHED = "hashed"
+
+
+#: Merlin's compound tags and their parts (``merlin.schema.tags.COMPOUND_TAGS``).
+COMPOUND_TAGS: dict[str, tuple[str, ...]] = {
+    "user_id": ("user", "id"), "item_id": ("item", "id"), "session_id": ("session", "id"),
+    "text_tokenized": ("text", "tokenized")}
 
 
 def normalize_tags(tags: Iterable[str | Tags]) -> frozenset[str]:
     """Tags as a frozenset of plain strings (``Tags`` members become their value); one
-    string is one tag."""
+    string is one tag. A compound tag becomes its parts.
+
+    >>> sorted(normalize_tags([Tags.USER_ID, "target"]))
+    ['id', 'target', 'user']
+    """
     if isinstance(tags, str):
         tags = [tags]
-    return frozenset(t.value if isinstance(t, Tags) else str(t) for t in tags)
+    out: set[str] = set()
+    for t in tags:
+        name = t.value if isinstance(t, Tags) else str(t)
+        out.update(COMPOUND_TAGS.get(name, (name,)))
+    return frozenset(out)
 
 
 #: Column names starting so are interactive-recsys's own (the shuffle key, the row order...):

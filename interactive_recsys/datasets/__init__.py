@@ -3,7 +3,8 @@
 * :func:`synthetic_criteo` writes Criteo-shaped parquet files (fast, deterministic, cached).
 * :func:`read_criteo` opens raw Criteo TSV files as a lazy :class:`~interactive_recsys.Dataset`.
 * :func:`criteo_to_torchrec` turns raw Criteo day files into the ``.npy`` files TorchRec's
-  DLRM reads (``irs criteo``), out of core.
+  DLRM reads (``irs criteo``), out of core; :func:`parquet_ids_from_torchrec` and
+  :func:`torchrec_ids_from_parquet` convert its ids to and from ``--to parquet``'s.
 * :func:`read_movielens` loads any common MovieLens release into one pandas DataFrame.
 * :func:`synthetic_movielens` generates ratings in that layout; :func:`movielens_workflow`
   is the example graph that turns ratings into per-user histories.
@@ -24,6 +25,10 @@ from interactive_recsys.datasets._criteo import (
     CRITEO_NULL_RATES,
     criteo_csv_options,
     read_criteo,
+)
+from interactive_recsys.datasets._criteo_ids import (
+    parquet_ids_from_torchrec,
+    torchrec_ids_from_parquet,
 )
 from interactive_recsys.datasets._criteo_kaggle import (
     expected_distinct as criteo_kaggle_expected_distinct,
@@ -50,8 +55,10 @@ __all__ = [
     "criteo_kaggle_expected_distinct",
     "criteo_to_torchrec",
     "movielens_workflow",
+    "parquet_ids_from_torchrec",
     "read_criteo",
     "read_movielens",
     "synthetic_criteo",
     "synthetic_movielens",
+    "torchrec_ids_from_parquet",
 ]

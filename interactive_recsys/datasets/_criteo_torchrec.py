@@ -288,8 +288,11 @@ def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
     -------
     dict
         The summary (also written as ``output/_summary.json``): ``rows``, ``files`` (rows per
-        file), ``num_embeddings`` (per column: the largest contiguous id + 1), ``seconds``
-        (per phase) and ``frequency_threshold``.
+        file), ``num_embeddings`` (per column: the largest contiguous id + 1),
+        ``missing_ids`` (per column: the contiguous id of a missing id, 1 when infrequent or
+        absent; with ``to="torchrec"``: how its ids relate to ``to="parquet"``'s, see
+        :func:`parquet_ids_from_torchrec`), ``seconds`` (per phase) and
+        ``frequency_threshold``.
 
     Examples
     --------
@@ -367,6 +370,8 @@ def _to_torchrec(files: list[tuple[str, str]], out: str, threshold: int, client:
                       progress)
     seconds["fit"] = time.perf_counter() - t
 
+    missing = [_missing_id(lookup) for lookup in lookups]
+
     t = time.perf_counter()
     _map_contiguous(days, parts, lookups, out, client, progress, chunk_rows)
     shutil.rmtree(staging)
@@ -376,7 +381,16 @@ def _to_torchrec(files: list[tuple[str, str]], out: str, threshold: int, client:
             # every kept id occurs (it was counted in these files): the largest id is the
             # number kept + 1, or 1 where none is kept
             "num_embeddings": {f"cat_{j}": int(k) + 2 for j, k in enumerate(kept)},
+            # where a missing id went: how the ids relate to --to parquet's (_criteo_ids)
+            "missing_ids": {f"cat_{j}": z for j, z in enumerate(missing)},
             "seconds": {k: round(v, 3) for k, v in seconds.items()}}
+
+
+def _missing_id(lookup: str) -> int:
+    """The contiguous id of a missing id (the id 0) in a column's lookup file: the first
+    of its sorted ids, or 1 (infrequent or absent)."""
+    values, ids = load_npy(lookup)[:, :1]
+    return int(ids[0]) if len(values) and values[0] == 0 else 1
 
 
 def _join_parts(parts: list[dict[str, Any]], paths: dict[str, str], out: str

@@ -247,7 +247,8 @@ class JoinExternal(StatOperator, RowFilter):
         unique = pc.count_distinct(pc.filter(keys, valid)).as_py()
         if unique != pc.sum(valid).as_py():
             raise SchemaError(f"JoinExternal needs unique keys {self.keys} (on) in the side "
-                              f"table, but {pc.sum(valid).as_py() - unique} rows repeat a key. "
+                              f"table, but {pc.sum(valid).as_py() - unique} rows repeat a key "
+                              f"(e.g. {_repeated(pc.filter(keys, valid), len(self.keys))}). "
                               "Deduplicate it (e.g. df.drop_duplicates(subset=on)).")
         path = storage.join(ctx.artifacts_dir or ".", relative)
         if not storage.exists(path, ctx.storage_options):
@@ -297,6 +298,20 @@ def _side_keys(table: pa.Table, keys: list[str]) -> pa.ChunkedArray:
         return table[keys[0]]
     joined = get_backend("cpu").join_as_strings([table[k] for k in keys])
     return joined if isinstance(joined, pa.ChunkedArray) else pa.chunked_array([joined])
+
+
+def _repeated(keys: pa.ChunkedArray, columns: int, shown: int = 3) -> str:
+    """Up to ``shown`` keys that occur more than once, with their counts, as people read
+    them (a key of several columns as a tuple, a null part as None)."""
+    counts = pc.value_counts(keys)
+    many = counts.filter(pc.greater(counts.field("counts"), 1))[:shown].to_pylist()
+    out = []
+    for item in many:
+        key = item["values"]
+        if columns > 1:
+            key = tuple(None if p == "\x00" else p for p in key.split("\x1f"))
+        out.append(f"{key!r} ({item['counts']} rows)")
+    return ", ".join(out)
 
 
 @functools.lru_cache(maxsize=8)

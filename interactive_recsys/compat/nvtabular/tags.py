@@ -14,9 +14,12 @@ import enum
 from collections.abc import Iterable
 from typing import Any
 
+from interactive_recsys.schema import COMPOUND_TAGS
+
 
 class Tags(enum.StrEnum):
-    """Merlin 23.08's standard tags (``merlin.schema.Tags``)."""
+    """Merlin 23.08's standard tags (``merlin.schema.Tags``), exactly: the same names and
+    values. :class:`interactive_recsys.Tags` has them all too, and ``HASHED``."""
 
     CATEGORICAL = "categorical"
     CONTINUOUS = "continuous"
@@ -42,11 +45,6 @@ class Tags(enum.StrEnum):
     TEXT_TOKENIZED = "text_tokenized"
     BINARY_CLASSIFICATION = "binary_classification"
     MULTI_CLASS_CLASSIFICATION = "multi_class_classification"
-
-
-#: Merlin's compound tags and their parts (``merlin.schema.tags.COMPOUND_TAGS``).
-COMPOUND_TAGS = {"user_id": ("user", "id"), "item_id": ("item", "id"),
-                 "session_id": ("session", "id"), "text_tokenized": ("text", "tokenized")}
 
 
 def TagSet(tags: Iterable[Any] | Any = ()) -> frozenset[str]:

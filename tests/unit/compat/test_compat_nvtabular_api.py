@@ -71,6 +71,56 @@ def test_to_parquet_keywords(tmp_path):
         wf.transform(nvt.Dataset(df)).to_parquet(str(tmp_path / "o3"), shuffle="sometimes")
 
 
+#: ``merlin.schema.Tags`` as NVIDIA-Merlin/core defines it (merlin/schema/tags.py, release
+#: 23.08 and its main branch alike): every name and its value.
+MERLIN_TAGS = {
+    "CATEGORICAL": "categorical", "CONTINUOUS": "continuous", "LIST": "list",
+    "SEQUENCE": "sequence", "TEXT": "text", "TOKENIZED": "tokenized", "TIME": "time",
+    "EMBEDDING": "embedding", "ID": "id", "USER": "user", "ITEM": "item",
+    "SESSION": "session", "CONTEXT": "context", "TARGET": "target",
+    "REGRESSION": "regression", "CLASSIFICATION": "classification", "BINARY": "binary",
+    "MULTI_CLASS": "multi_class", "USER_ID": "user_id", "ITEM_ID": "item_id",
+    "SESSION_ID": "session_id", "TEXT_TOKENIZED": "text_tokenized",
+    "BINARY_CLASSIFICATION": "binary_classification",
+    "MULTI_CLASS_CLASSIFICATION": "multi_class_classification",
+}  # fmt: skip
+
+
+def _merlin_tags(out) -> dict[str, set[str]]:
+    """The tags per column of an output's Merlin schema (``.merlin/schema.json``)."""
+    features = json.loads((out / ".merlin" / "schema.json").read_text())["feature"]
+    return {f["name"]: set(f.get("annotation", {}).get("tag", [])) for f in features}
+
+
+def test_every_merlin_tag_in_nvt_tags_and_irs_tags_and_in_the_written_schema(tmp_path):
+    import interactive_recsys as irs
+
+    for tags in (nvt.Tags, nvt.tags.Tags, Tags):
+        assert {t.name: t.value for t in tags} == MERLIN_TAGS
+    # the core's Tags: Merlin's names with the same values, and its own HASHED
+    assert {t.name: t.value for t in irs.Tags} == {**MERLIN_TAGS, "HASHED": "hashed"}
+    df = pd.DataFrame({"userId": [3, 1, 3], "movieId": [7, 7, 8], "rating": [4.0, 2.5, 5.0]})
+    # NVTabular's notebooks: Getting started (AddMetadata) and Advanced workflow (AddTags)
+    nvt_wf = nvt.Workflow(
+        (["userId"] >> ops.Categorify() >> ops.AddTags(tags=[Tags.USER_ID, Tags.CATEGORICAL]))
+        + (["rating"] >> ops.AddMetadata(tags=[Tags.REGRESSION, Tags.TARGET]))
+        + (["movieId"] >> ops.AddTags(tags=[Tags.ITEM_ID, Tags.BINARY_CLASSIFICATION])))
+    # the same with the core's operators and irs.Tags
+    irs_wf = irs.Workflow(
+        (["userId"] >> irs.ops.Categorify() >> irs.ops.AddTags([irs.Tags.USER_ID]))
+        + (["rating"] >> irs.ops.AddTags([irs.Tags.REGRESSION, irs.Tags.TARGET]))
+        + (["movieId"] >> irs.ops.AddTags([irs.Tags.ITEM_ID, irs.Tags.BINARY_CLASSIFICATION])))
+    for name, wf, data in (("nvt", nvt_wf, nvt.Dataset(df)), ("irs", irs_wf, irs.Dataset(df))):
+        out = tmp_path / name
+        wf.fit_transform(data).to_parquet(str(out))
+        tags = _merlin_tags(out)
+        assert {"user", "id", "categorical"} <= tags["userId"], name  # USER_ID: user + id
+        assert {"regression", "target"} <= tags["rating"], name
+        assert {"item", "id", "binary_classification"} <= tags["movieId"], name
+        assert wf.output_schema["userId"].tags >= TagSet([Tags.USER_ID])
+        assert wf.output_schema.select_by_tag(irs.Tags.USER_ID).names == ["userId"]
+
+
 def test_tags_schema_and_column_schema():
     assert TagSet([Tags.USER_ID, "categorical"]) == {"user", "id", "categorical"}
     assert TagSet(Tags.BINARY_CLASSIFICATION) == {"binary_classification"}

@@ -161,6 +161,55 @@ def test_join_external_on_ext_and_drop_duplicates_ext_as_pandas_merge(tmp_path):
         ops.JoinExternal(ext, ["k", "v"], on_ext="k_ext")
 
 
+def _nvt_join(df: pd.DataFrame, side: pd.DataFrame, on: str, on_ext: str) -> pd.DataFrame:
+    """NVTabular 23.08's JoinExternal with drop_duplicates_ext=True (join_external.py):
+    ``side.drop_duplicates()`` over every column, then ``df.merge(..., how="left")`` in the
+    data's row order."""
+    return (df.assign(_row=np.arange(len(df)))
+            .merge(side.drop_duplicates(), left_on=on, right_on=on_ext, how="left")
+            .sort_values("_row", kind="stable").drop(columns="_row").reset_index(drop=True))
+
+
+def _plain(values: pd.Series) -> list:
+    return [None if not isinstance(v, list | np.ndarray) and pd.isna(v)
+            else list(v) if isinstance(v, list | np.ndarray) else v for v in values]
+
+
+def test_join_external_drop_duplicates_ext_drops_identical_rows_as_nvtabular():
+    """NVTabular drops the side table's *identical* rows (every column used) before its
+    merge. Keys left with several different rows would repeat data rows there: refused here,
+    naming the key, whatever the side table's form."""
+    df = pd.DataFrame({"k": [2, 3, 1, 2, 5], "v": [1.0, 2.0, 3.0, 4.0, 5.0]})
+    side = pd.DataFrame({"k_ext": [1, 2, 2, 1, 5, 5], "cat": list("abbaee"),
+                         "tags": [[1], [2, 3], [2, 3], [1], [], []],
+                         "w": [1, 2, 2, 1, 7, 8]})
+    # identical rows (a list column too) dropped; w differs for key 5: left out by columns_ext
+    cols = ["k_ext", "cat", "tags"]
+    flat = side.assign(tags=side["tags"].map(tuple))  # pandas cannot hash the lists
+    want = _nvt_join(df, flat[cols], "k", "k_ext")
+    assert len(want) == len(df)  # one side row per key after NVTabular's drop
+    for ext in (side, pa.Table.from_pandas(side), nvt.Dataset(side)):
+        op = ops.JoinExternal(ext, "k", on_ext="k_ext", columns_ext=cols,
+                              drop_duplicates_ext=True)
+        got = nvt.Workflow(["k", "v"] >> op).fit_transform(nvt.Dataset(df)).compute()
+        assert list(got.columns) == list(want.columns)
+        for c in want.columns:
+            assert _plain(got[c]) == [list(v) if isinstance(v, tuple) else v
+                                      for v in _plain(want[c])], (type(ext).__name__, c)
+    # with w, key 5 keeps two different rows: NVTabular's merge gives 6 rows for 5 here
+    assert len(_nvt_join(df, flat, "k", "k_ext")) == len(df) + 1
+    with pytest.raises(ParameterError, match=r"drop_duplicates_ext=True\) dropped the side "
+                       r"table's identical rows, but 1 key\(s\) of on_ext=\['k_ext'\] still "
+                       r"have different rows, e\.g\. 5 \(2 rows\).*drop_duplicates\(subset="
+                       r"\['k_ext'\]\)"):
+        ops.JoinExternal(side, "k", on_ext="k_ext", drop_duplicates_ext=True)
+    # a null key matches nothing here (docs/guide/nvtabular.md): its rows may differ
+    nulls = pd.DataFrame({"k": pd.array([1, None, None], dtype="Int64"), "c": ["x", "y", "z"]})
+    got = nvt.Workflow(["k"] >> ops.JoinExternal(nulls, "k", drop_duplicates_ext=True)) \
+        .fit_transform(nvt.Dataset(pd.DataFrame({"k": pd.array([1, None], dtype="Int64")})))
+    assert _plain(got.compute()["c"]) == ["x", None]
+
+
 def _te(frame: pd.DataFrame, **kwargs) -> pd.DataFrame:
     node = ["k"] >> ops.TargetEncoding("y", kfold=1, **kwargs)
     return nvt.Workflow(node).fit_transform(nvt.Dataset(frame)).compute()

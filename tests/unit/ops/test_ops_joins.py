@@ -215,6 +215,14 @@ def test_join_external_errors_name_operator_and_column(tmp_path):
             df.astype({"item": "string"}))
     with pytest.raises(irs.SchemaError, match=r"JoinExternal.*unique.*'item'"):
         irs.Workflow(["item"] >> ops.JoinExternal(pd.concat([side, side]), on="item")).fit(df)
+    # the repeated keys are named, as people read them (a joint key as a tuple)
+    twice = pd.concat([side, side.iloc[[2]]])
+    with pytest.raises(irs.SchemaError, match=r"1 rows repeat a key \(e\.g\. 2 \(2 rows\)\)"):
+        irs.Workflow(["item"] >> ops.JoinExternal(twice, on="item")).fit(df)
+    joint = twice.assign(shop=["a", "b", None, "b", None])
+    with pytest.raises(irs.SchemaError, match=r"e\.g\. \('2', None\) \(2 rows\)"):
+        irs.Workflow(["item", "shop"] >> ops.JoinExternal(joint, on=["item", "shop"])).fit(
+            df.assign(shop="a"))
     with pytest.raises(irs.SchemaError, match=r"JoinExternal joins on 'item'"):
         irs.Workflow(["x"] >> ops.JoinExternal(side, on="item")).fit(df)
     with pytest.raises(irs.SchemaError, match=r"JoinExternal would add the column 'x'"):

@@ -29,7 +29,8 @@ properties=)``                              / ``AddProperties``
 ``ReduceDtypeSize(float_dtype=)``           ``np.float32``: as the core; others refused, with
                                             the equivalent (select the integer columns only)
 ``JoinExternal(on_ext=,                     the side table's keys copied under the ``on``
-drop_duplicates_ext=)``                     names; its duplicate rows dropped first
+drop_duplicates_ext=)``                     names; its identical rows dropped first (a key
+                                            left with different rows: refused)
 ``JoinExternal(kind_ext=, cache=)``         no effect (the format is inferred; each worker
                                             reads the table once); a csv path is read
 ``TagAs*(tags=)``                           ignored, as NVTabular ignores it

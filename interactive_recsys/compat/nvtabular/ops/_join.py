@@ -7,6 +7,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
@@ -29,8 +30,12 @@ def JoinExternal(df_ext: Any, on: Any, how: str = "left", on_ext: Any = None,
       gets copies of those columns under the ``on`` names, and the join is on ``on``; the
       side table's own key columns are still added (as pandas' ``merge(left_on=,
       right_on=)`` gives them);
-    * ``drop_duplicates_ext=True``: the side table's duplicate rows (of the columns used)
-      are dropped before the join, as there; without it a key twice is refused by name;
+    * ``drop_duplicates_ext=True``: the side table's identical rows (equal in every column
+      used: ``columns_ext`` and the keys) are dropped before the join, as NVTabular's
+      ``drop_duplicates()`` does; a key left with several *different* rows is refused
+      here, naming it (NVTabular's merge would repeat the data row once per match; the
+      core's join keeps one output row per input row); without it a key twice is refused
+      when the workflow is fitted;
     * ``kind_ext`` (``ExtData``) has no effect: the format is inferred from ``df_ext``
       (a csv file is read with pandas here, as NVTabular reads it); ``cache`` (where the
       table stays between partitions) has no effect: each worker reads it once.
@@ -57,7 +62,8 @@ def JoinExternal(df_ext: Any, on: Any, how: str = "left", on_ext: Any = None,
         if columns_ext is not None:
             table = table[list(dict.fromkeys([*ext_keys, *columns_ext]))]
         if drop_duplicates_ext:
-            table = table.drop_duplicates(ignore_index=True)
+            table = _drop_identical_rows(table)
+            _check_unique_after_dropping(table, ext_keys, on_ext)
         if ext_keys != keys:
             clash = [k for k, e in zip(keys, ext_keys, strict=True) if k != e and k in table]
             if clash:
@@ -70,6 +76,45 @@ def JoinExternal(df_ext: Any, on: Any, how: str = "left", on_ext: Any = None,
         df_ext = table
     return _ops.JoinExternal(df_ext, on, how=how, columns_ext=None if columns_ext is None
                              else list(columns_ext))
+
+
+def _drop_identical_rows(table: Any) -> Any:
+    """``table.drop_duplicates()``, as NVTabular calls it; list columns (which pandas cannot
+    hash) are compared by their values."""
+    try:
+        return table.drop_duplicates(ignore_index=True)
+    except (TypeError, NotImplementedError):  # a list column: compare them as tuples
+        frame = table.to_pandas() if hasattr(table, "to_pandas") else table
+        hashable = frame.apply(lambda col: col.map(
+            lambda v: tuple(v) if isinstance(v, list | tuple | np.ndarray) else v))
+        return frame[~hashable.duplicated()].reset_index(drop=True)
+
+
+def _check_unique_after_dropping(table: Any, keys: list[str], on_ext: Any) -> None:
+    """Refuse a side table whose key still has several rows once its identical rows are
+    dropped, naming up to three such keys and the ways to pick one row per key. Keys count as
+    the core's join counts them: a null single key matches nothing (so it may repeat), a
+    null part of a key of several columns is a value."""
+    repeated = table[keys]
+    repeated = repeated.to_pandas() if hasattr(repeated, "to_pandas") else repeated  # cuDF
+    if len(keys) == 1:
+        repeated = repeated[repeated[keys[0]].notna()]
+    repeated = repeated[repeated.duplicated(keep=False)]
+    if not len(repeated):
+        return
+    counts = repeated.value_counts(sort=False, dropna=False)
+    plain = [tuple(v.item() if isinstance(v, np.generic) else v for v in key)
+             for key in counts.index[:3]]
+    shown = [f"{(key[0] if len(keys) == 1 else key)!r} ({n} rows)"
+             for key, n in zip(plain, counts.to_numpy()[:3], strict=True)]
+    name = "on_ext" if on_ext is not None else "on"
+    raise ParameterError(
+        f"JoinExternal(drop_duplicates_ext=True) dropped the side table's identical rows, but "
+        f"{len(counts)} key(s) of {name}={keys} still have different rows, e.g. "
+        f"{', '.join(shown)}. NVTabular would repeat each matching data row once per side "
+        "row; this join keeps one output row per data row. Keep one row per key first, e.g. "
+        f"df_ext.drop_duplicates(subset={keys}) (the first one) or a groupby of df_ext by "
+        "its key, or leave out the columns that differ with columns_ext.")
 
 
 def _is_csv(df_ext: Any, kind: Any) -> bool:
