@@ -350,7 +350,7 @@ def training_code(workflow: Workflow | Node, data: str = "raw/",
     >>> print(training_code(["c"] >> ops.Categorify(), data="day_0/", device="cuda"))
     import interactive_recsys as irs
     <BLANKLINE>
-    wf = irs.Workflow.load('my_workflow/')  # the fitted workflow, saved from the Studio
+    wf = irs.Workflow.load('my_workflow/')  # the fitted workflow (saved by the Studio or the job)
     <BLANKLINE>
     # Train from pre-processed data: write the transformed copy once, then read it
     wf.transform(irs.Dataset('day_0/')).to_parquet('day_0/'.rstrip('/') + '-processed/')
@@ -377,8 +377,8 @@ def training_code(workflow: Workflow | Node, data: str = "raw/",
     else:
         imports, pick, device_code = [], [], repr(device)
     lines = ["import os"] * bool(notes) + [*imports, "import interactive_recsys as irs", "",
-             *notes, f"wf = irs.Workflow.load({wf_code})  # the fitted workflow, saved from the "
-             "Studio", *pick, "", *first,
+             *notes, f"wf = irs.Workflow.load({wf_code})  # the fitted workflow (saved by the "
+             "Studio or the job)", *pick, "", *first,
              f"loader = irs.Loader({copy}, batch_size={batch_size}, device={device_code})",
              ""]
     refused = offline_steps(workflow)
