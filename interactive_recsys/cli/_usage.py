@@ -93,7 +93,7 @@ class UsageParser(argparse.ArgumentParser):
 
     def parse_args(
         self,
-        args: Sequence[str] | None = None,  # type: ignore[override]
+        args: Sequence[str] | None = None,
         namespace: argparse.Namespace | None = None,
     ) -> argparse.Namespace:
         argv = list(sys.argv[1:] if args is None else args)

@@ -167,6 +167,8 @@ def criteo_input_files(
 def _day_files(
     path: str, found: dict[int, list[str]], days: DayRanges | None
 ) -> list[tuple[str, str]]:
+    """The day files of ``path`` that ``days`` picks (``found``: the names of each day);
+    refused when a day asked for is missing, has two files, or is not a regular file."""
     have = [(d, d) for d in sorted(found)]
     if days is not None:
         missing = list(zip(range(4), _missing(days, found), strict=False))

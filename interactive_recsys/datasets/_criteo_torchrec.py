@@ -267,9 +267,7 @@ def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
         raise ParameterError(f"frequency_threshold must be an integer >= 0; got "
                              f"{frequency_threshold!r}.")
 
-    files = criteo_input_files(input, parse_days(days))
-    if to == "parquet":
-        _refuse_other_compressions(files)
+    files = _readable_by(to, criteo_input_files(input, parse_days(days)))
     client = _active_client(client)
     protect = {"the input": [f for f, _ in files]}
     with published_folder(output, overwrite=overwrite, protect=protect) as tmp:
@@ -428,16 +426,19 @@ def _to_parquet(files: list[tuple[str, str]], out: str, threshold: int, progress
             "seconds": {k: round(v, 3) for k, v in seconds.items()}}
 
 
-def _refuse_other_compressions(files: list[tuple[str, str]]) -> None:
-    """``to="parquet"`` reads the days with :func:`read_criteo` (the csv reader of
-    :class:`~interactive_recsys.Dataset`), which takes plain and ``.gz`` files only."""
-    other = [f for f, _ in files if f.endswith(COMPRESSED) and not f.endswith(".gz")]
+def _readable_by(to: str, files: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``files``, refused if ``to="parquet"`` cannot read them: it reads the days with
+    :func:`read_criteo` (the csv reader of :class:`~interactive_recsys.Dataset`), which
+    takes plain and ``.gz`` files only."""
+    other = [f for f, _ in files if to == "parquet" and f.endswith(COMPRESSED)
+             and not f.endswith(".gz")]
     if other:
         raise DatasetError(f"Criteo input {other[0]!r} is {other[0].rsplit('.', 1)[1]}-"
                            f"compressed ({len(other)} such file(s)), and to='parquet' (--to "
                            "parquet) reads plain and .gz day files only. Decompress them (or "
                            "gzip them), or use to='torchrec' (--to torchrec), which also "
                            "reads .bz2, .zst and .lz4.")
+    return files
 
 
 @contextlib.contextmanager

@@ -34,8 +34,15 @@ COMMANDS = {
     "clean": ["clean", "p"],
 }
 #: An option of each subcommand whose value argparse checks (a type or a choice).
-TYPED = {"demo": "--rows", "run": "--input-format", "update": "--input-format",
-         "predict": "--k", "report": "--timeout", "criteo": "--to", "clean": "--older-than"}
+TYPED = {
+    "demo": "--rows",
+    "run": "--input-format",
+    "update": "--input-format",
+    "predict": "--k",
+    "report": "--timeout",
+    "criteo": "--to",
+    "clean": "--older-than",
+}
 #: Bad words that are argparse's to reject wherever they come after a valid call.
 MISTAKES = {
     "underscore": ["--storage_options", JSON],
@@ -47,9 +54,13 @@ MISTAKES = {
     "secret option": ["--aws-secret", SECRET],
     "unknown option": ["--credentials", KEY],
 }
-CASES = [(command, mistake) for command in COMMANDS for mistake in MISTAKES
-         # clean's PATHs take any word: only options are argparse's to reject there
-         if not (command == "clean" and mistake in ("stray json", "quoting slip", "stray url"))]
+CASES = [
+    (command, mistake)
+    for command in COMMANDS
+    for mistake in MISTAKES
+    # clean's PATHs take any word: only options are argparse's to reject there
+    if not (command == "clean" and mistake in ("stray json", "quoting slip", "stray url"))
+]
 
 
 def _usage_error(argv: list[str], capsys) -> str:
@@ -86,8 +97,9 @@ def test_top_level_errors_mask_too(argv, capsys):
 
 
 @pytest.mark.parametrize("command", ["run", "update", "predict", "report", "clean", "demo"])
-@pytest.mark.parametrize("typed", ["--storage_options", "--storage-opts", "--storage_optoins",
-                                   "--Storage-Options"])
+@pytest.mark.parametrize(
+    "typed", ["--storage_options", "--storage-opts", "--storage_optoins", "--Storage-Options"]
+)
 def test_the_option_meant_is_named(command, typed, capsys):
     err = _usage_error([*COMMANDS[command], typed, JSON], capsys)
     assert f"{typed}: did you mean --storage-options?" in err
@@ -102,8 +114,23 @@ def test_criteo_says_it_has_no_storage_options_and_why(capsys):
 
 def test_harmless_words_are_still_shown(capsys):
     """Only what may hold a credential is masked: plain paths and known options stay."""
-    err = _usage_error(["run", "in", "out", "--workflow", "wf", "--input", "x", "--output", "y",
-                        "s3://bucket/raw", "--days", "3"], capsys)
+    err = _usage_error(
+        [
+            "run",
+            "in",
+            "out",
+            "--workflow",
+            "wf",
+            "--input",
+            "x",
+            "--output",
+            "y",
+            "s3://bucket/raw",
+            "--days",
+            "3",
+        ],
+        capsys,
+    )
     assert "unrecognized arguments: in out s3://bucket/raw --days 3." in err
     assert "--days is an option of other irs commands, not of irs run" in err
     assert MASK not in err
@@ -112,16 +139,35 @@ def test_harmless_words_are_still_shown(capsys):
 def test_a_message_is_masked_by_the_words_of_the_call():
     parser = build_parser()
     argv = ["run", "--storage-options", "plainword", "--token=abc123", "s3://u:pw12345@b/k"]
-    text = masked_message("x 'plainword' --token=abc123 s3://u:pw12345@b/k plainwords", argv,
-                          parser)
+    text = masked_message(
+        "x 'plainword' --token=abc123 s3://u:pw12345@b/k plainwords", argv, parser
+    )
     assert text.startswith("x '***' --token=*** s3://***@b/k plainwords")
 
 
 def test_the_real_command_in_a_subprocess():
     env = dict(os.environ, PYTHONPATH=ROOT)
-    out = subprocess.run([sys.executable, "-m", "interactive_recsys.cli", "run", "--workflow",
-                          "wf", "--input", "x", "--output", "y", "--storage_options", JSON,
-                          *FRAGMENTS], capture_output=True, text=True, env=env, timeout=120)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "interactive_recsys.cli",
+            "run",
+            "--workflow",
+            "wf",
+            "--input",
+            "x",
+            "--output",
+            "y",
+            "--storage_options",
+            JSON,
+            *FRAGMENTS,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert out.returncode == 2
     assert SECRET not in out.stdout + out.stderr and KEY not in out.stdout + out.stderr
     assert "--storage_options: did you mean --storage-options?" in out.stderr

@@ -48,13 +48,18 @@ def test_days_are_ranges_never_listed():
 def test_days_pick_files_and_a_missing_day_is_named(tmp_path):
     folder = _folder(tmp_path, "day_0", "day_1", "day_2", "day_5")
     assert [s for _, s in criteo_input_files(folder, parse_days("1-2,5"))] == [
-        "day_1", "day_2", "day_5"]
+        "day_1",
+        "day_2",
+        "day_5",
+    ]
     assert [s for _, s in criteo_input_files(folder)] == ["day_0", "day_1", "day_2", "day_5"]
     with pytest.raises(DatasetError) as exc:
         criteo_input_files(folder, parse_days("2-4"))
-    assert str(exc.value).startswith(f"Criteo input {folder!r} has no day_3, day_4 files: "
-                                     "--days '2-4' asks for 2 day(s) it does not have (days "
-                                     "found: 0-2,5). Pick days that exist, e.g. --days 0-2,5.")
+    assert str(exc.value).startswith(
+        f"Criteo input {folder!r} has no day_3, day_4 files: "
+        "--days '2-4' asks for 2 day(s) it does not have (days "
+        "found: 0-2,5). Pick days that exist, e.g. --days 0-2,5."
+    )
 
 
 def _limited_memory() -> None:
@@ -66,15 +71,30 @@ def test_a_huge_days_range_is_checked_without_listing_it(tmp_path):
     there are. Run in a process limited to 2 GiB, so a regression fails, not the machine."""
     folder = _folder(tmp_path, *(f"day_{d}" for d in range(24)))
     env = dict(os.environ, PYTHONPATH=ROOT)
-    out = subprocess.run([sys.executable, "-m", "interactive_recsys.cli", "criteo", folder,
-                          str(tmp_path / "out"), "--days", "0-99999999999", "--local"],
-                         capture_output=True, text=True, env=env, timeout=120,
-                         preexec_fn=_limited_memory)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "interactive_recsys.cli",
+            "criteo",
+            folder,
+            str(tmp_path / "out"),
+            "--days",
+            "0-99999999999",
+            "--local",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        preexec_fn=_limited_memory,
+    )
     assert out.returncode == 2, out.stderr
     assert out.stderr.startswith(
         f"irs: error: Criteo input {folder!r} has no day_24, day_25, day_26 and 99,999,999,973 "
         "more files: --days '0-99999999999' asks for 99,999,999,976 day(s) it does not have "
-        "(days found: 0-23). Pick days that exist, e.g. --days 0-23."), out.stderr
+        "(days found: 0-23). Pick days that exist, e.g. --days 0-23."
+    ), out.stderr
     assert not (tmp_path / "out").exists()
 
 
@@ -86,8 +106,9 @@ def test_a_day_that_is_a_folder_is_named_as_one(tmp_path):
     assert [s for _, s in criteo_input_files(folder, parse_days("1"))] == ["day_1"]
 
 
-@pytest.mark.parametrize("names", [("day_0", "day_00"), ("day_0", "day_0.gz"),
-                                   ("day_01", "day_1.bz2")])
+@pytest.mark.parametrize(
+    "names", [("day_0", "day_00"), ("day_0", "day_0.gz"), ("day_01", "day_1.bz2")]
+)
 def test_two_files_of_one_day_are_refused_with_both_names(tmp_path, names):
     folder = _folder(tmp_path, *names, "day_7")
     day = int(names[0].split("_")[1])
@@ -103,8 +124,12 @@ def test_a_fifo_day_is_refused_at_once_as_irs_run_refuses_it(tmp_path, capsys):
     folder = _folder(tmp_path, "day_1")
     os.mkfifo(os.path.join(folder, "day_0"))
     result: dict[str, int] = {}
-    worker = threading.Thread(target=lambda: result.update(code=main(
-        ["criteo", folder, str(tmp_path / "out"), "--local", "--quiet"])), daemon=True)
+    worker = threading.Thread(
+        target=lambda: result.update(
+            code=main(["criteo", folder, str(tmp_path / "out"), "--local", "--quiet"])
+        ),
+        daemon=True,
+    )
     worker.start()
     worker.join(60)
     if worker.is_alive():  # it reads the pipe: give it an end, so that the test ends

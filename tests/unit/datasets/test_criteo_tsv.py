@@ -14,11 +14,15 @@ from interactive_recsys.errors import DatasetError
 
 LINE = "\t".join(["1", "5"] + ["1"] * 12 + ["68fd1e64"] * 26) + "\n"
 #: Extension, pyarrow codec and the command the error names, of each compressed kind.
-KINDS = [(".gz", "gzip", "gzip -t"), (".bz2", "bz2", "bzip2 -t"), (".zst", "zstd", "zstd -t"),
-         (".lz4", "lz4", "lz4 -t")]
+KINDS = [
+    (".gz", "gzip", "gzip -t"),
+    (".bz2", "bz2", "bzip2 -t"),
+    (".zst", "zstd", "zstd -t"),
+    (".lz4", "lz4", "lz4 -t"),
+]
 
 
-def compressed_day(path: str, codec: str, rows: int = 20_000) -> bytes:
+def compressed_day(path: str, codec: str, rows: int = 5_000) -> bytes:
     """A day file of ``rows`` lines compressed with ``codec``; returns its bytes."""
     with pa.CompressedOutputStream(path, codec) as out:
         out.write((LINE * rows).encode())
@@ -32,8 +36,11 @@ def damage(path: str, data: bytes, how: str) -> None:
     if how == "truncated":
         data = data[:middle]
     else:
-        data = data[:middle] + bytes(b ^ 0x5A for b in data[middle:middle + 64]) + data[
-            middle + 64:]
+        data = (
+            data[:middle]
+            + bytes(b ^ 0x5A for b in data[middle : middle + 64])
+            + data[middle + 64 :]
+        )
     with open(path, "wb") as f:
         f.write(data)
 
@@ -43,11 +50,12 @@ def damage(path: str, data: bytes, how: str) -> None:
 def test_a_damaged_compressed_file_is_named_as_corrupt(tmp_path, ext, codec, check, how):
     path = str(tmp_path / f"day_0{ext}")
     good = compressed_day(path, codec)
-    assert sum(len(b.labels) for b in read_criteo_blocks(path)) == 20_000  # as written
+    assert sum(len(b.labels) for b in read_criteo_blocks(path)) == 5_000  # as written
     check_decompresses(path)  # a sound file passes
     damage(path, good, how)
-    expected = (f"Criteo input {path!r} is corrupt or truncated: it cannot be decompressed "
-                f"to its end")
+    expected = (
+        f"Criteo input {path!r} is corrupt or truncated: it cannot be decompressed to its end"
+    )
     with pytest.raises(DatasetError) as exc:
         for _ in read_criteo_blocks(path, block_size=1 << 16):
             pass
