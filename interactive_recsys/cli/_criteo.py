@@ -8,11 +8,8 @@ import os
 from typing import Any
 
 from interactive_recsys.cli._cluster import cluster_client
-from interactive_recsys.datasets._criteo_torchrec import (
-    criteo_input_files,
-    criteo_to_torchrec,
-    parse_days,
-)
+from interactive_recsys.datasets._criteo_input import criteo_input_files, parse_days
+from interactive_recsys.datasets._criteo_torchrec import criteo_to_torchrec
 from interactive_recsys.errors import ParameterError
 from interactive_recsys.store._outputs import check_destination
 

@@ -14,12 +14,14 @@ from interactive_recsys.cli._input import INPUT_FORMATS
 from interactive_recsys.cli._options import at_least, share
 from interactive_recsys.cli._predict import predict
 from interactive_recsys.cli._report import report
+from interactive_recsys.cli._usage import UsageParser
 from interactive_recsys.cli._workflow_commands import fit, run, update
+from interactive_recsys.datasets._criteo_input import LOCAL_ONLY
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser of every ``irs`` command (``irs --help``)."""
-    parser = argparse.ArgumentParser(
+    parser = UsageParser(
         prog="irs", description="interactive-recsys: prepare RecSys data (categorify, "
         "normalize, ...) with Dask on CPU or GPU.")
     parser.add_argument("--version", action="version", version=f"irs {__version__}")
@@ -143,7 +145,8 @@ def _add_file_commands(sub: Any) -> None:
                         "npy_preproc_criteo.py + contiguous_preproc_criteo.py write: "
                         "day_N_dense.npy, day_N_sparse.npy, day_N_labels.npy and "
                         "day_N_sparse_contig_freq.npy, out of core, published atomically "
-                        "with a _SUCCESS manifest.")
+                        "with a _SUCCESS manifest.",
+                        hints={"--storage-options": LOCAL_ONLY})
     cr.add_argument("input", help="folder of day_N files (or of train.txt), or one file")
     cr.add_argument("output", help="output folder")
     cr.add_argument("--to", choices=["torchrec", "parquet"], default="torchrec",

@@ -28,21 +28,28 @@ published whole, with a ``_SUCCESS`` manifest, or not at all.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import re
 import shutil
 import sys
 import time
-from collections.abc import Callable, Sequence
+import zlib
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from interactive_recsys.datasets._criteo import CRITEO_CATEGORICAL, read_criteo
 from interactive_recsys.datasets._criteo_id_counts import _IdCounter, _lookup_file
-from interactive_recsys.datasets._criteo_tsv import COMPRESSED, line_ranges, read_criteo_blocks
-from interactive_recsys.errors import DatasetError, ParameterError
+from interactive_recsys.datasets._criteo_input import criteo_input_files, parse_days
+from interactive_recsys.datasets._criteo_tsv import (
+    COMPRESSED,
+    check_decompresses,
+    line_ranges,
+    read_criteo_blocks,
+)
+from interactive_recsys.errors import DatasetError, IRSError, ParameterError
 from interactive_recsys.io._npy import (
     NpyAppender,
     create_npy,
@@ -55,7 +62,6 @@ from interactive_recsys.store.commit import published_folder
 
 __all__ = ["criteo_input_files", "criteo_to_torchrec", "parse_days"]
 
-_DAY = re.compile(r"^day_(\d+)(\.(gz|bz2|zst|lz4))?$")
 TARGETS = ("torchrec", "parquet")
 #: Distinct (id, column) pairs a parse task counts in memory before it writes them to staging.
 COUNT_BUDGET = 1 << 24
@@ -67,57 +73,6 @@ RANGE_BYTES = 128 << 20
 #: however large the input.
 BUCKET_BYTES = 1 << 30
 SUMMARY = "_summary.json"
-
-
-def parse_days(text: str | Sequence[int] | None) -> list[int] | None:
-    """``"0-23"``, ``"0,3,5-7"`` or a list of day numbers as a sorted list (``None``: all).
-
-    >>> parse_days("0-2,5")
-    [0, 1, 2, 5]
-    """
-    if text is None or not isinstance(text, str):
-        return None if text is None else sorted({int(d) for d in text})
-    days: set[int] = set()
-    for part in text.split(","):
-        m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
-        if not m or (m.group(2) is not None and int(m.group(2)) < int(m.group(1))):
-            raise ParameterError(f"days must look like '0-23' or '0,3,5-7'; got {text!r}.")
-        first = int(m.group(1))
-        days.update(range(first, int(m.group(2) or first) + 1))
-    return sorted(days)
-
-
-def criteo_input_files(path: str | os.PathLike, days: Sequence[int] | None = None
-                       ) -> list[tuple[str, str]]:
-    """``(file, stem)`` pairs of the Criteo input: a folder of ``day_N`` files (plain or
-    compressed; ``days`` picks some), a folder holding Kaggle's ``train.txt`` (and
-    ``test.txt``, whose lines have no label), or one file."""
-    path = os.fspath(path)
-    if os.path.isfile(path):
-        name = os.path.basename(path)
-        stem = _DAY.match(name).group(0).split(".")[0] if _DAY.match(name) else name.split(".")[0]
-        return [(path, stem)]
-    if not os.path.isdir(path):
-        raise DatasetError(f"Criteo input {path!r} does not exist: give the folder of the day_0 "
-                           "... day_23 files (or of Kaggle's train.txt), or one file.")
-    found: dict[int, str] = {}
-    for name in sorted(os.listdir(path)):
-        m = _DAY.match(name)
-        if m:
-            found.setdefault(int(m.group(1)), os.path.join(path, name))
-    if found:
-        wanted = sorted(found) if days is None else list(days)
-        missing = [d for d in wanted if d not in found]
-        if missing:
-            raise DatasetError(f"Criteo input {path!r} has no day_{missing[0]} file (days "
-                               f"found: {sorted(found)}); pick the days with --days.")
-        return [(found[d], f"day_{d}") for d in wanted]
-    kaggle = [(os.path.join(path, f"{stem}{ext}"), stem) for stem in ("train", "test")
-              for ext in (".txt", ".txt.gz") if os.path.isfile(os.path.join(path, f"{stem}{ext}"))]
-    if kaggle and kaggle[0][1] == "train":
-        return list(dict((stem, (f, stem)) for f, stem in kaggle).values())
-    raise DatasetError(f"Criteo input {path!r} holds no day_N file and no train.txt; "
-                       f"found {sorted(os.listdir(path))[:5]}.")
 
 
 # ---- tasks ----------------------------------------------------------------------------------
@@ -315,7 +270,7 @@ def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
         raise ParameterError(f"frequency_threshold must be an integer >= 0; got "
                              f"{frequency_threshold!r}.")
 
-    files = criteo_input_files(input, parse_days(days))
+    files = _readable_by(to, criteo_input_files(input, parse_days(days)))
     client = _active_client(client)
     protect = {"the input": [f for f, _ in files]}
     with published_folder(output, overwrite=overwrite, protect=protect) as tmp:
@@ -468,7 +423,7 @@ def _to_parquet(files: list[tuple[str, str]], out: str, threshold: int, progress
     ds = read_criteo([f for f, _ in files])
     wf = standard_criteo_workflow(threshold)
     with tqdm(total=2, desc="parquet", unit="phase", file=sys.stderr,
-              disable=not progress) as bar:
+              disable=not progress) as bar, _input_errors(files):
         t = time.perf_counter()
         wf.fit(ds)
         seconds["fit"] = time.perf_counter() - t
@@ -484,3 +439,32 @@ def _to_parquet(files: list[tuple[str, str]], out: str, threshold: int, progress
             "num_embeddings": {k: int(v[0]) for k, v in embedding_sizes(wf).items()},
             "seconds": {k: round(v, 3) for k, v in seconds.items()}}
 
+
+def _readable_by(to: str, files: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``files``, refused if ``to="parquet"`` cannot read them: it reads the days with
+    :func:`read_criteo` (the csv reader of :class:`~interactive_recsys.Dataset`), which
+    takes plain and ``.gz`` files only."""
+    other = [f for f, _ in files if to == "parquet" and f.endswith(COMPRESSED)
+             and not f.endswith(".gz")]
+    if other:
+        raise DatasetError(f"Criteo input {other[0]!r} is {other[0].rsplit('.', 1)[1]}-"
+                           f"compressed ({len(other)} such file(s)), and to='parquet' (--to "
+                           "parquet) reads plain and .gz day files only. Decompress them (or "
+                           "gzip them), or use to='torchrec' (--to torchrec), which also "
+                           "reads .bz2, .zst and .lz4.")
+    return files
+
+
+@contextlib.contextmanager
+def _input_errors(files: list[tuple[str, str]]) -> Iterator[None]:
+    """A decompression failure of the csv reader (``EOFError``, ``zlib.error``,
+    ``OSError``) as the error that names the corrupt input file, found by reading the
+    compressed inputs to their end (only then: the failure may be the output's)."""
+    try:
+        yield
+    except (EOFError, OSError, zlib.error) as exc:
+        if isinstance(exc, IRSError):
+            raise
+        for f, _ in files:
+            check_decompresses(f)  # raises for the first corrupt one
+        raise

@@ -35,7 +35,8 @@ from interactive_recsys.datasets._criteo import (
 )
 from interactive_recsys.errors import DatasetError
 
-__all__ = ["COMPRESSED", "CriteoBlock", "hex_to_int64", "line_ranges", "read_criteo_blocks"]
+__all__ = ["COMPRESSED", "CriteoBlock", "check_decompresses", "hex_to_int64", "line_ranges",
+           "read_criteo_blocks", "unreadable_input"]
 
 _INT32 = np.iinfo(np.int32)
 #: Extensions of the compressed inputs (read whole: a compressed file cannot be cut by offset).
@@ -216,9 +217,11 @@ def read_criteo_blocks(path: str | os.PathLike, *, block_size: int = 64 << 20,
             parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False),
             convert_options=pacsv.ConvertOptions(column_types=types, null_values=[""],
                                                  strings_can_be_null=False))
-    except pa.ArrowInvalid as exc:
+    except (pa.ArrowInvalid, OSError) as exc:
         if source is not None:
             source.close()
+        if isinstance(exc, OSError):
+            raise unreadable_input(path, exc) from None
         raise DatasetError(f"Cannot read {path!r} as a raw Criteo TSV file (label, I1..I13, "
                            f"C1..C26, tab-separated): {exc}") from None
     with stream, source if source is not None else contextlib.nullcontext():
@@ -230,7 +233,54 @@ def read_criteo_blocks(path: str | os.PathLike, *, block_size: int = 64 << 20,
             except pa.ArrowInvalid as exc:
                 raise DatasetError(f"Cannot read {path!r} as a raw Criteo TSV file (label, "
                                    f"I1..I13, C1..C26, tab-separated): {exc}") from None
+            except OSError as exc:  # a corrupt or truncated compressed file, a failing disk
+                raise unreadable_input(path, exc) from None
             yield _block(batch, path, has_label)
+
+
+#: The command that checks a compressed file of each kind, named by :func:`unreadable_input`.
+_TEST_COMMANDS = {".gz": "gzip -t", ".bz2": "bzip2 -t", ".zst": "zstd -t", ".lz4": "lz4 -t"}
+
+
+def unreadable_input(path: str, exc: OSError) -> DatasetError:
+    """The error for an input file that cannot be read (``exc``): a compressed file that is
+    corrupt or truncated, a folder, a failing disk. It names the input (never the output,
+    which is not written).
+
+    >>> print(unreadable_input("in/day_0.gz", OSError("Truncated compressed stream")))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    Criteo input 'in/day_0.gz' is corrupt or truncated: it cannot be decompressed to its end
+    (Truncated compressed stream). Download it again; check it with gzip -t 'in/day_0.gz'
+    (or by decompressing it).
+    """
+    path = os.fspath(path)
+    if isinstance(exc, IsADirectoryError) or os.path.isdir(path):
+        return DatasetError(f"Criteo input {path!r} is a folder, not a file: each day must be "
+                            "one file (day_0, or day_0.gz, .bz2, .zst, .lz4). Put the day's "
+                            "file in its place.")
+    detail = exc.strerror or str(exc) or type(exc).__name__
+    suffix = next((s for s in COMPRESSED if path.endswith(s)), None)
+    if suffix is None or isinstance(exc, PermissionError | FileNotFoundError):
+        return DatasetError(f"Cannot read Criteo input {path!r} ({detail}). Check that the "
+                            "file is there and readable, and that its disk works (copy the "
+                            "file elsewhere to test).")
+    return DatasetError(f"Criteo input {path!r} is corrupt or truncated: it cannot be "
+                        f"decompressed to its end ({detail}). Download it again; check it "
+                        f"with {_TEST_COMMANDS[suffix]} {path!r} (or by decompressing it).")
+
+
+def check_decompresses(path: str | os.PathLike, chunk: int = 16 << 20) -> None:
+    """Read a compressed file (see :data:`COMPRESSED`) to its end, raising the error of
+    :func:`unreadable_input` if it is corrupt or truncated; a plain file is not read."""
+    path = os.fspath(path)
+    if not path.endswith(COMPRESSED):
+        return
+    try:
+        with pa.input_stream(path, compression="detect") as stream:
+            while stream.read(chunk):
+                pass
+    except OSError as exc:
+        raise unreadable_input(path, exc) from None
 
 
 def _block(batch: pa.RecordBatch, path: str, has_label: bool) -> CriteoBlock:

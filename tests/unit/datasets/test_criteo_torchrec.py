@@ -267,6 +267,39 @@ def test_count_outside_int32_is_refused_as_numpy_does(tmp_path):
         criteo_to_torchrec(folder, tmp_path / "out", progress=False)
 
 
+@pytest.mark.parametrize("to", ["torchrec", "parquet"])
+def test_a_truncated_gz_day_names_the_input_not_the_output(tmp_path, capsys, to):
+    import gzip
+
+    folder = _days(str(tmp_path), days=2, rows=3000)
+    for d in range(2):  # day_0.gz sound, day_1.gz cut at its middle
+        with open(f"{folder}/day_{d}", "rb") as f:
+            data = gzip.compress(f.read())
+        with open(f"{folder}/day_{d}.gz", "wb") as f:
+            f.write(data[: len(data) // 2] if d else data)
+        os.remove(f"{folder}/day_{d}")
+    out = tmp_path / "out"
+    assert main(["criteo", folder, str(out), "--to", to, "--local", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"Criteo input '{folder}/day_1.gz' is corrupt or truncated" in err, err
+    assert "gzip -t" in err and "Cannot write" not in err and "free space" not in err
+    assert not out.exists() and [p for p in os.listdir(tmp_path) if p.startswith(".out")] == []
+
+
+def test_parquet_target_refuses_the_compressions_it_cannot_read(tmp_path):
+    import bz2
+
+    folder = _days(str(tmp_path), days=1, rows=50)
+    with open(f"{folder}/day_0", "rb") as f, open(f"{folder}/day_0.bz2", "wb") as g:
+        g.write(bz2.compress(f.read()))
+    os.remove(f"{folder}/day_0")
+    with pytest.raises(DatasetError, match=r"day_0.bz2' is bz2-compressed .*reads plain and "
+                                           r"\.gz day files only"):
+        criteo_to_torchrec(folder, tmp_path / "out", to="parquet", progress=False)
+    assert criteo_to_torchrec(folder, tmp_path / "t", progress=False)["rows"] == 50 + len(
+        EDGE_ROWS)
+
+
 def test_hex_ids_as_python_int_reads_them():
     rng = np.random.default_rng(5)
     values = []
