@@ -26,6 +26,7 @@ URL = f"https://ann:{SECRET}@host.example/data.csv"
 #: A valid call of each subcommand, that the bad words are added to.
 COMMANDS = {
     "demo": ["demo"],
+    "fit": ["fit", "--workflow", "wf", "--input", "x", "--output", "y"],
     "run": ["run", "--workflow", "wf", "--input", "x", "--output", "y"],
     "update": ["update", "--workflow", "wf", "--input", "x", "--output", "y"],
     "predict": ["predict", "--model", "m", "--users", "u", "--output", "o"],
@@ -33,10 +34,18 @@ COMMANDS = {
     "criteo": ["criteo", "in", "out"],
     "clean": ["clean", "p"],
 }
+def test_every_subcommand_is_tried():
+    from interactive_recsys.cli._parser import build_parser
+
+    (sub,) = [a for a in build_parser()._actions if a.dest == "command"]
+    assert set(COMMANDS) == set(sub.choices)
+
+
 #: An option of each subcommand whose value argparse checks (a type or a choice).
 TYPED = {
     "demo": "--rows",
-    "run": "--input-format",
+    "fit": "--input-format",
+    "run": "--oov-budget",
     "update": "--input-format",
     "predict": "--k",
     "report": "--timeout",
