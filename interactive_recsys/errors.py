@@ -62,6 +62,12 @@ class ParameterWarning(UserWarning):
     ``freq_threshold`` above the number of rows, say); the message names the value."""
 
 
+class ChecksumWarning(UserWarning):
+    """A saved workflow or model folder holds no SHA-256 record of its files (saved by an
+    older version): it is loaded, its files unchecked; the message names the folder and the
+    fix (save it again, which records them)."""
+
+
 def names_text(names: Iterable[object], shown: int = 8) -> str:
     """Names for an error message: all of a few, else the first and last ones and the count
     (a 40-column log is not listed whole).

@@ -1,5 +1,6 @@
 """What every model shares: declared parameters, fitting on the cluster, scoring from arrays,
-saving as JSON + npz (never pickle).
+saving as JSON + npz (never pickle), the npz checked at load by the SHA-256 that ``model.json``
+records (as a workflow folder's artifacts are, :mod:`~interactive_recsys.store._folder_rules`).
 
 A model is its parameters (declared :class:`~interactive_recsys.params.Param` class attributes,
 as operators declare theirs; the constructor keywords are stored unchanged as attributes and
@@ -20,7 +21,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import time
+import zipfile
 from typing import Any, ClassVar
 
 import dask
@@ -32,11 +35,19 @@ from interactive_recsys.io._dataset import as_dataset
 from interactive_recsys.models._data import Interactions, encode, to_dense
 from interactive_recsys.params import Param, declared_params, validate_values
 from interactive_recsys.runtime.jobs import active_client, background_job, compute
-from interactive_recsys.store._folder_rules import refuse_links
+from interactive_recsys.store._folder_rules import (
+    file_sha256,
+    refuse_links,
+    verify_checksums,
+    warn_unrecorded,
+)
 from interactive_recsys.store.commit import published_folder
 from interactive_recsys.store.storage import is_remote, local_copy
 
 FORMAT, FORMAT_VERSION = "irs-model", 1
+#: The weights file of a saved model folder, its SHA-256 recorded in model.json ("sha256").
+ARRAYS = "arrays.npz"
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 #: Model classes by name (filled by :func:`register`).
 MODELS: dict[str, type[Model]] = {}
 
@@ -189,13 +200,16 @@ class Model:
     def save(self, path: str | os.PathLike, *, overwrite: bool = False,
              storage_options: dict[str, Any] | None = None) -> str:
         """Write ``model.json`` + ``arrays.npz`` into the folder ``path`` (atomically, with
-        a ``_SUCCESS`` manifest); ``path`` may be an fsspec URL (with ``storage_options``)."""
+        a ``_SUCCESS`` manifest); ``path`` may be an fsspec URL (with ``storage_options``).
+        ``model.json`` records the SHA-256 of ``arrays.npz`` (``"sha256"``): :func:`load`
+        refuses a weights file changed since."""
         self._check_fitted()
         meta = {"format": FORMAT, "version": FORMAT_VERSION, **self.config(),
                 "info": self.info_, "arrays": sorted(self.arrays_)}
         with published_folder(path, storage_options, overwrite=overwrite) as tmp:
-            np.savez(os.path.join(tmp, "arrays.npz"), __items__=_savable(self.items_),
+            np.savez(os.path.join(tmp, ARRAYS), __items__=_savable(self.items_),
                      **self.arrays_)
+            meta["sha256"] = {ARRAYS: file_sha256(os.path.join(tmp, ARRAYS))}
             with open(os.path.join(tmp, "model.json"), "w") as f:
                 json.dump(meta, f, indent=2, default=_json_default)
         return os.fspath(path) if is_remote(path) else os.path.abspath(os.fspath(path))
@@ -208,7 +222,13 @@ class Model:
 
 def load(path: str | os.PathLike, *, storage_options: dict[str, Any] | None = None) -> Model:
     """A model saved with :meth:`Model.save` (reads JSON and arrays only, never pickle);
-    ``path`` may be an fsspec URL (with ``storage_options``)."""
+    ``path`` may be an fsspec URL (with ``storage_options``).
+
+    ``arrays.npz`` must have the SHA-256 that ``model.json`` records: a file changed,
+    truncated or removed since the save is a :class:`ModelFormatError` naming it, as a
+    workflow folder's artifact is. A folder saved by an older version, without the record,
+    loads with a :class:`~interactive_recsys.errors.ChecksumWarning` (save it again to
+    record it)."""
     with local_copy(path, storage_options) as local:
         return _load(local, os.fspath(path))
 
@@ -258,12 +278,13 @@ def _load(path: str, shown: str) -> Model:
     except TypeError as err:  # an unknown parameter name
         raise ModelFormatError(f"{meta_path!r}: its params do not make a {name} ({err}); "
                                "save the model again.") from None
-    arrays_path = os.path.join(path, "arrays.npz")
+    _check_record(path, meta_path, meta)
+    arrays_path = os.path.join(path, ARRAYS)
     try:
         with np.load(arrays_path, allow_pickle=False) as npz:
             items = npz["__items__"]
             arrays = {name: npz[name] for name in meta["arrays"]}
-    except (OSError, KeyError, ValueError, TypeError, EOFError) as err:
+    except (OSError, KeyError, ValueError, TypeError, EOFError, zipfile.BadZipFile) as err:
         raise ModelFormatError(f"{arrays_path!r} cannot be read as the arrays {meta['arrays']} "
                                f"named in model.json ({err}); save the model again.") from None
     problem = model.check_arrays(model.get_params(), items, arrays)
@@ -274,6 +295,23 @@ def _load(path: str, shown: str) -> Model:
     model.items_, model.arrays_ = items, arrays
     model.info_ = meta.get("info", {})
     return model
+
+
+def _check_record(path: str, meta_path: str, meta: dict[str, Any]) -> None:
+    """Refuse (:class:`ModelFormatError`) an ``arrays.npz`` whose SHA-256 is not the one
+    ``model.json`` records, or a malformed record; warn when there is none (an older save)."""
+    record = meta.get("sha256")
+    if record is None:
+        warn_unrecorded(meta_path, "model", [ARRAYS], stacklevel=5)
+        return
+    if not isinstance(record, dict) or set(record) != {ARRAYS} or not (
+            isinstance(record[ARRAYS], str) and _SHA256.match(record[ARRAYS])):
+        raise ModelFormatError(
+            f"{meta_path!r}: the field 'sha256' must record the SHA-256 of {ARRAYS} "
+            f"({{{ARRAYS!r}: 64 hexadecimal digits}}), got {json.dumps(record)[:120]}. The "
+            "file was changed or damaged; save the model again from a fitted one.")
+    verify_checksums(path, record, meta_path, what="model", kind="weights file",
+                     field="sha256", contents="weights file", error=ModelFormatError)
 
 
 def _savable(items: np.ndarray) -> np.ndarray:

@@ -12,9 +12,12 @@ A saved workflow or model folder is something people send to each other, so:
   workflow's states name (``categorify-1/vocab-000``, a side table), file by file, never a
   whole folder, refusing links; a stray file in ``artifacts/`` stays behind.
 * **Checksums.** :func:`copy_named` returns the SHA-256 of every file it copied;
-  ``Workflow.save`` records them in ``workflow.json`` (``"artifacts"``), and
-  :func:`verify_checksums` refuses a file that was changed since (a tampered vocabulary),
-  naming it.
+  ``Workflow.save`` records them in ``workflow.json`` (``"artifacts"``), ``Model.save``
+  records :func:`file_sha256` of ``arrays.npz`` in ``model.json`` (``"sha256"``), and
+  :func:`verify_checksums` refuses a file that was changed since (a tampered vocabulary, a
+  changed weight, a truncated file), naming it. A folder saved by an older version, without
+  a record, is loaded unchecked with a :class:`~interactive_recsys.errors.ChecksumWarning`
+  (:func:`warn_unrecorded`).
 
 >>> import os, tempfile
 >>> src, dst = tempfile.mkdtemp(), tempfile.mkdtemp()
@@ -36,10 +39,12 @@ import hashlib
 import os
 import posixpath
 import stat
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from interactive_recsys.errors import WorkflowFormatError
+from interactive_recsys.errors import ChecksumWarning, WorkflowFormatError
+from interactive_recsys.redact import redact_text
 from interactive_recsys.store import storage
 from interactive_recsys.store._artifacts import resolve
 
@@ -172,24 +177,44 @@ def file_sha256(path: str, storage_options: Any = None) -> str:
 
 
 def verify_checksums(folder: str, sums: Mapping[str, str], config_path: str,
-                     storage_options: Any = None) -> None:
-    """Refuse (:class:`WorkflowFormatError`, naming the file) an artifact of ``folder`` whose
-    SHA-256 is not the one recorded at save: it was changed (or replaced) since."""
+                     storage_options: Any = None, *, what: str = "workflow",
+                     kind: str = "artifact file", field: str = "artifacts",
+                     contents: str = "vocabulary or statistics file",
+                     error: type[Exception] = WorkflowFormatError) -> None:
+    """Refuse (``error``, :class:`WorkflowFormatError`, naming the file) a file of ``folder``
+    whose SHA-256 is not the one recorded at save in ``config_path``: it was changed (or
+    replaced, truncated, removed) since. ``what`` is the saved thing (``"workflow"``,
+    ``"model"``), ``field`` the record's key in ``config_path``, ``kind`` and ``contents`` how
+    its files are named in the message."""
+    record = config_path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    fix = f"save the {what} again from a fitted one"
     for rel, expected in sorted(sums.items()):
-        full = resolve(folder, rel, "artifact file (artifacts)")
+        full = resolve(folder, rel, f"{kind} ({field})")
         try:
             actual = file_sha256(full, storage_options)
         except FileNotFoundError:
-            raise WorkflowFormatError(f"{config_path}: the artifact file {rel!r} is missing "
-                                      f"from {folder!r}; save the workflow again from a "
-                                      "fitted one.") from None
+            raise error(f"{config_path}: the {kind} {rel!r} is missing from {folder!r}; "
+                        f"{fix}.") from None
         except OSError as exc:  # O_NOFOLLOW on a link: ELOOP
-            raise WorkflowFormatError(f"{config_path}: the artifact file {rel!r} cannot be "
-                                      f"read as a plain file ({exc.strerror}); save the "
-                                      "workflow again from a fitted one.") from None
+            raise error(f"{config_path}: the {kind} {rel!r} cannot be read as a plain file "
+                        f"({exc.strerror}); {fix}.") from None
         if actual != expected:
-            raise WorkflowFormatError(
-                f"{config_path}: the artifact file {rel!r} was changed after the workflow was "
-                f"saved (its SHA-256 is {actual[:12]}..., workflow.json records "
-                f"{str(expected)[:12]}...). A changed vocabulary or statistics file is never "
-                "used; save the workflow again from a fitted one, or fit it again.")
+            raise error(
+                f"{config_path}: the {kind} {rel!r} was changed after the {what} was saved "
+                f"(its SHA-256 is {actual[:12]}..., {record} records {str(expected)[:12]}...). "
+                f"A changed {contents} is never used; {fix}, or fit it again.")
+
+
+def warn_unrecorded(config_path: str, what: str, files: Iterable[str], stacklevel: int = 4
+                    ) -> None:
+    """Warn (:class:`ChecksumWarning`, at the caller ``stacklevel - 1`` frames up) that the
+    ``files`` of a ``what`` saved by an older version, whose ``config_path`` records no
+    SHA-256, are loaded unchecked."""
+    names = sorted(files)
+    shown = ", ".join(repr(n) for n in names[:3]) + (f" and {len(names) - 3} more"
+                                                     if len(names) > 3 else "")
+    warnings.warn(redact_text(
+        f"{config_path} records no SHA-256 of its files ({shown}): the {what} was saved by "
+        "an older version. They are loaded unchecked, so a changed or damaged file would not "
+        f"be noticed; save the {what} again to record them."), ChecksumWarning,
+        stacklevel=stacklevel)

@@ -44,6 +44,9 @@ WRITE_ID = re.compile(r"^\d{14}-[0-9a-f]{8}$")  # a remote write: UTC start time
 _GLOB = re.compile(r"[*?\[\]]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _LOOSE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+#: a name :func:`bad_name` refuses matches this (one search clears the usual name)
+_SUSPECT = re.compile(r"[\x00-\x1f\x7f\\*?\[\]]|^/|^[A-Za-z]:|(?:^|/)\.{0,2}(?:/|$)"
+                      rf"|^{STAGING}(?:/|$)|^{MANIFEST}$")
 
 __all__ = ["MANIFEST", "STAGING", "Manifest", "bad_name", "manifest_text", "parse_manifest",
            "read_manifest"]
@@ -70,6 +73,8 @@ def manifest_text(files: Mapping[str, int], write_id: str) -> str:
 
 def bad_name(name: object) -> str:
     """Why ``name`` cannot be a file of an output folder ('' when it can)."""
+    if isinstance(name, str) and name and not _SUSPECT.search(name):
+        return ""  # one search clears the usual name; a suspect one is told why below
     if not isinstance(name, str) or not name:
         return "a file name must be a non-empty string"
     if _CONTROL.search(name):
@@ -95,11 +100,13 @@ def _no_constants(value: str) -> None:
 
 
 def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
-    keys = [k for k, _ in pairs]
-    twice = sorted({k for k in keys if keys.count(k) > 1})
-    if twice:
+    """The object of ``pairs``, refusing a key given twice (linear: one dict, one set)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        twice = sorted({k for k, _ in pairs if k in seen or seen.add(k)})
         raise ValueError(f"the key {twice[0]!r} is given twice")
-    return dict(pairs)
+    return out
 
 
 def _damaged(where: str, why: str) -> DatasetError:

@@ -63,6 +63,7 @@ from interactive_recsys.store.storage import (
     forget_listing,
     guarded,
     is_remote,
+    listed_sizes,
     local_manifest,
     local_path,
     manifest_text,
@@ -169,8 +170,7 @@ def roll_forward(url: str, storage_options: StorageOptions = None) -> bool:
     owner = claim_owner(fs, url, root)
     if owner is None or guarded(leases.state, url, fs, root, owner) == "fresh":
         return False  # no write named, or its writer is alive and publishing: not ours
-    listing = guarded(fs.find, url, root, withdirs=False, detail=True)
-    found = {posixpath.relpath(k, root): v.get("size") for k, v in listing.items()}
+    found = listed_sizes(guarded(fs.find, url, root, withdirs=False, detail=True), root)
     pending = claimed_output(fs, url, root, found)
     if pending is None:
         return False

@@ -132,19 +132,20 @@ def published_output(url: str, storage_options: StorageOptions = None, *,
             files = parse_manifest(manifest, f.read())
         if files is None:
             return None
-        for rel, size in files.items():  # names checked: inside the folder, no pattern
-            full = os.path.join(path, *rel.split("/"))
+        # one stat per listed file, each path joined once: linear in the manifest's entries
+        base = os.path.join(path, "")
+        fulls = [base + (rel if os.sep == "/" else rel.replace("/", os.sep)) for rel in files]
+        for full, (rel, size) in zip(fulls, files.items(), strict=True):  # names: checked
             try:
-                actual = os.path.getsize(full)
+                actual = os.stat(full).st_size
             except OSError:
                 raise _incomplete(url, f"{rel!r}, listed in its manifest, is missing") from None
             if sizes and actual != size:
                 raise _incomplete(url, f"{rel!r} has {actual} bytes, its manifest says {size}")
-        return path, [os.path.join(path, *rel.split("/")) for rel in files]
+        return path, fulls
     root = strip(url)
     forget_listing(fs, root)  # another process may have written since this one listed
-    listing = guarded(fs.find, url, root, withdirs=False, detail=True)
-    found = {posixpath.relpath(k, root): v.get("size") for k, v in listing.items()}
+    found = listed_sizes(guarded(fs.find, url, root, withdirs=False, detail=True), root)
     prefix = url.rstrip("/")
     pending = claimed_output(fs, url, root, found)
     if pending is not None:  # committed, its copy into the folder not finished: read it staged
@@ -165,6 +166,19 @@ def published_output(url: str, storage_options: StorageOptions = None, *,
         if sizes and found[rel] != size:
             raise _incomplete(url, f"{rel!r} has {found[rel]} bytes, its manifest says {size}")
     return prefix, [f"{prefix}/{rel}" for rel in files]
+
+
+def listed_sizes(listing: Mapping[str, Mapping[str, Any]], root: str) -> dict[str, Any]:
+    """``{name relative to root: size}`` of a detailed ``fs.find`` listing under ``root``:
+    one listing into one dict, so checking a manifest against it is linear in its entries.
+
+    >>> listed_sizes({"b/out/a.parquet": {"size": 3}, "b/out/d/e": {"size": 0}}, "b/out")
+    {'a.parquet': 3, 'd/e': 0}
+    """
+    head = root.rstrip("/") + "/"
+    cut = len(head)
+    return {k[cut:] if k.startswith(head) else posixpath.relpath(k, root): v.get("size")
+            for k, v in listing.items()}
 
 
 CLAIM = f"{STAGING}/_publishing"

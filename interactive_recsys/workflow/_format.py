@@ -42,6 +42,7 @@ from interactive_recsys.store._folder_rules import (
     named_files,
     refuse_links,
     verify_checksums,
+    warn_unrecorded,
 )
 from interactive_recsys.store._outputs import atomic_directory
 from interactive_recsys.tables._vocabulary_check import check_parquet_files
@@ -258,6 +259,8 @@ def read_config(path: str, functions: dict[str, Callable] | None = None,
         if id(nodes[int(key)]) in ids and ids[id(nodes[int(key)])] in states:
             keys[ids[id(nodes[int(key)])]] = {"key": value["key"], "state": value["state"]}
     sums = _sums_of(config_path, config, artifacts_dir, not storage.is_remote(path))
+    if sums is None and artifacts_dir is not None and artifact_paths(states):
+        warn_unrecorded(config_path, "workflow", artifact_paths(states))  # an older save
     input_schema = _input_schema_of(config_path, config)
     if fitted:
         missing = [i for i, n in enumerate(nodes) if isinstance(n, OpNode) and n.op.is_stat

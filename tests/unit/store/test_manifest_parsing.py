@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import time
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -141,3 +143,100 @@ def test_a_valid_manifest_reads_as_before(tmp_path):
     for p in listed:
         assert Path(p).stat().st_size == json.loads((out / "_SUCCESS").read_text())["files"][
             os.path.relpath(p, out)]
+
+
+# ---- issue 50, item 10: the manifest check is linear in its entries --------------------------
+class _SyntheticStore:
+    """A store folder of ``n`` files whose listing is built here (no file is written): the
+    manifest check reads it through ``find`` and ``cat_file``, and every call is counted."""
+
+    dircache: dict = {}
+
+    def __init__(self, url: str, n: int) -> None:
+        self.root = storage.strip(url)
+        self.files = {f"day={i % 7}/part.{i:06d}.parquet": 100 + i % 13 for i in range(n)}
+        self.text = manifest.manifest_text(self.files, "w1").encode()
+        self.listing = {f"{self.root}/{k}": {"size": v} for k, v in self.files.items()}
+        self.listing[f"{self.root}/_SUCCESS"] = {"size": len(self.text)}
+        self.calls: Counter = Counter()
+
+    def invalidate_cache(self, path: str | None = None) -> None:
+        pass
+
+    def find(self, path: str, **kwargs: object) -> dict:
+        self.calls["find"] += 1
+        return self.listing
+
+    def cat_file(self, path: str) -> bytes:
+        self.calls["cat_file"] += 1
+        assert path == f"{self.root}/_SUCCESS"
+        return self.text
+
+    def __getattr__(self, name: str) -> object:  # any other call (info, exists, size...)
+        self.calls[name] += 1
+        raise AttributeError(name)
+
+
+def _check_store(monkeypatch, n: int) -> tuple[_SyntheticStore, float, list[str]]:
+    url = "memory://irs-issue50/out"
+    store = _SyntheticStore(url, n)
+    monkeypatch.setattr(storage, "filesystem", lambda *a, **k: store)
+    started = time.process_time()  # CPU time: a busy machine does not inflate it
+    folder, files = storage.published_output(url)
+    elapsed = time.process_time() - started
+    assert folder == url
+    return store, elapsed, files
+
+
+@pytest.mark.timeout(120)  # the quadratic check took minutes at 200,000 entries
+def test_a_manifest_of_200000_entries_is_checked_in_under_2_seconds(monkeypatch):
+    store, elapsed, files = _check_store(monkeypatch, 200_000)
+    assert files == [f"memory://irs-issue50/out/{k}" for k in sorted(store.files)]
+    assert elapsed < 2.0, f"the check of 200,000 entries took {elapsed:.2f} s of CPU"
+
+
+def test_the_manifest_check_lists_the_store_once_whatever_its_entries(monkeypatch):
+    small, _, _ = _check_store(monkeypatch, 10)
+    large, _, _ = _check_store(monkeypatch, 20_000)
+    assert small.calls == large.calls == Counter(find=1, cat_file=1)
+
+
+def test_the_local_manifest_check_stats_each_listed_file_once_and_lists_no_folder(
+        tmp_path, monkeypatch):
+    def counted(n: int) -> Counter:
+        out = tmp_path / f"out{n}"
+        (out / "sub").mkdir(parents=True)
+        for i in range(n):
+            (out / ("sub" if i % 2 else ".") / f"part.{i}.parquet").write_bytes(b"x" * (i % 5))
+        storage.local_manifest(str(out))
+        calls: Counter = Counter()
+        for name in ("stat", "lstat", "scandir", "listdir", "walk"):
+            real = getattr(os, name)
+
+            def spy(path=".", *a, _real=real, _name=name, **k):
+                if str(out) in os.fspath(path):
+                    calls[_name] += 1
+                return _real(path, *a, **k)
+
+            monkeypatch.setattr(os, name, spy)
+        try:
+            assert len(storage.published_files(str(out))) == n
+        finally:
+            monkeypatch.undo()
+        return calls
+
+    small, large = counted(20), counted(400)
+    assert large["stat"] - small["stat"] == 380  # one stat per entry, nothing more
+    assert small["scandir"] == small["listdir"] == small["walk"] == 0
+    assert large["scandir"] == large["listdir"] == large["walk"] == 0
+
+
+@pytest.mark.timeout(120)
+def test_a_name_given_twice_among_200000_entries_is_named_at_once():
+    names = ", ".join(f'"part.{i:06d}.parquet": 1' for i in range(200_000))
+    text = (f'{{"format": "{manifest.MANIFEST_FORMAT}", "files": {{{names}, '
+            '"part.199999.parquet": 2}}')
+    started = time.process_time()
+    with pytest.raises(DatasetError, match=r"the key 'part\.199999\.parquet' is given twice"):
+        manifest.parse_manifest("out/_SUCCESS", text)
+    assert time.process_time() - started < 2.0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import warnings
 
 import pandas as pd
 import pyarrow as pa
@@ -14,7 +15,7 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys import ops
-from interactive_recsys.errors import WorkflowFormatError
+from interactive_recsys.errors import ChecksumWarning, WorkflowFormatError
 
 
 def _reused(wf: irs.Workflow) -> list[str]:
@@ -107,6 +108,29 @@ def test_checksums_are_recorded_for_every_saved_artifact(tmp_path):
         with open(os.path.join(saved, "artifacts", *rel.split("/")), "rb") as f:
             assert hashlib.sha256(f.read()).hexdigest() == digest
     assert list(sums) == ["categorify-1/vocab-000/part.00000.parquet"]
+
+
+def test_a_workflow_saved_without_checksums_loads_with_a_warning_naming_the_fix(tmp_path):
+    """An older save (no "artifacts" record): loaded, its files unchecked, and said, as an
+    older model folder is (issue 50, item 6)."""
+    frame = pd.DataFrame({"c": ["x", "y", "x"]})
+    wf = irs.Workflow(["c"] >> ops.Categorify()).fit(frame)
+    saved = wf.save(tmp_path / "saved")
+    config_path = os.path.join(saved, "workflow.json")
+    config = json.load(open(config_path))
+    del config["artifacts"]
+    json.dump(config, open(config_path, "w"))
+    with pytest.warns(ChecksumWarning) as caught:
+        loaded = irs.Workflow.load(saved)
+    text = str(caught[0].message)
+    assert config_path in text and "'categorify-1/vocab-000'" in text
+    assert "older version" in text and "save the workflow again" in text
+    assert caught[0].filename == __file__
+    pd.testing.assert_frame_equal(loaded.transform(frame), wf.transform(frame))
+    stateless = irs.Workflow(["c"] >> ops.Rename(postfix="_r")).fit(frame).save(tmp_path / "s")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no artifact files: nothing unchecked, no warning
+        irs.Workflow.load(stateless)
 
 
 def test_a_large_parquet_file_rewritten_with_an_equal_footer_refits(tmp_path, monkeypatch):
