@@ -101,7 +101,7 @@ class RunActions:
         if model.running:
             raise IRSError("A run is in progress: wait for it to end, or click Cancel.")
 
-        output = self.output_text.value.strip() or None
+        output = self.output_text.real_value.strip() or None
         if output is not None:  # messages name the folder wherever the kernel runs from
             output = os.path.abspath(os.path.expanduser(output))
             # refused before anything starts (a cluster included); run() checks again
@@ -162,7 +162,7 @@ class RunActions:
     def _export(self) -> None:
         model = self._need_model()
         self.code.value = model.export_code(self.file_text.value.strip() or "my_workflow/",
-                                            self.output_text.value.strip() or None)
+                                            self.output_text.real_value.strip() or None)
         self.code.layout.display = None
         what = ("the whole job: it opens the data, fits the identical workflow, writes the "
                 "output and saves the fitted workflow" if model.source is not None else

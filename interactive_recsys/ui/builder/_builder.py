@@ -46,6 +46,7 @@ from interactive_recsys.ui.builder._column_list import (
 from interactive_recsys.ui.builder._dag import DagView, model_graph, op_id, parse_op_id
 from interactive_recsys.ui.builder._events import Change
 from interactive_recsys.ui.builder._feedback import STYLE, Feedback
+from interactive_recsys.ui.builder._masked_text import MaskedText
 from interactive_recsys.ui.builder._model import BuilderModel
 from interactive_recsys.ui.builder._model_run import PreviewResult
 from interactive_recsys.ui.builder._param_form import ParamForm
@@ -123,14 +124,15 @@ class PipelineBuilder(ColumnActions, StepActions, RunActions, RecoveryActions, w
         #: clear
         self.buttons: dict[str, w.Button] = {}
         area = self.feedback.areas
-        self.path_text = w.Text(description="Dataset", placeholder="path of parquet/csv files",
-                                layout=w.Layout(width="50%"))
+        self.path_text = MaskedText(description="Dataset",
+                                    placeholder="path of parquet/csv files",
+                                    layout=w.Layout(width="50%"))
         self.path_text.add_class("irs-builder-path")
-        open_button = self._button("Open", "open", lambda: self.open_dataset(self.path_text.value),
-                                   area="dataset")
+        open_button = self._button(
+            "Open", "open", lambda: self.open_dataset(self.path_text.real_value), area="dataset")
         #: shown when the path holds raw Criteo TSV: opens it with read_criteo instead
         self.criteo_button = self._button(
-            "Open as Criteo", "open-criteo", lambda: self.open_criteo(self.path_text.value),
+            "Open as Criteo", "open-criteo", lambda: self.open_criteo(self.path_text.real_value),
             "Read raw Criteo TSV (label, I1..I13, C1..C26; no header) with "
             "irs.datasets.read_criteo", area="dataset")
         self.criteo_button.layout.display = "none"
@@ -229,8 +231,8 @@ class PipelineBuilder(ColumnActions, StepActions, RunActions, RecoveryActions, w
 
     def _run_row(self) -> w.HBox:
         """The output path, "replace if it exists", Preview, Run and Cancel."""
-        self.output_text = w.Text(description="Output", placeholder="directory to write "
-                                  "(empty: fit only)", layout=w.Layout(width="46%"))
+        self.output_text = MaskedText(description="Output", placeholder="directory to write "
+                                      "(empty: fit only)", layout=w.Layout(width="46%"))
         self.output_text.add_class("irs-builder-output")
         self.overwrite = w.Checkbox(value=False, description="replace if it exists",
                                     indent=False, layout=w.Layout(width="auto"))

@@ -132,7 +132,7 @@ class RecoveryActions:
     def _autosave_edit(self, model: Any) -> None:
         if self.autosaver is None or model is not self.model:
             return  # a model replaced by another dataset's
-        output = self.output_text.value.strip() or None
+        output = self.output_text.real_value.strip() or None
         try:
             record = pipeline_record(model.branches, dataset=model.source, output=output)
         except (IRSError, TypeError, ValueError) as exc:  # the edit stands; the note says why
@@ -221,7 +221,7 @@ class RecoveryActions:
         notes = []
         if saved.output and "output" not in saved.redacted:
             self.output_text.value = saved.output
-        elif saved.output and redact_text(self.output_text.value.strip()) != saved.output:
+        elif saved.output and redact_text(self.output_text.real_value.strip()) != saved.output:
             notes.append(f" The output {saved.output!r} was saved without its credentials: "
                          "type it again with them in the Output field.")
         if "branches" in saved.redacted:
@@ -236,7 +236,7 @@ class RecoveryActions:
     def check_orphans(self) -> list[Orphan]:
         """Look for temporaries a stopped run left next to the output path and offer to
         remove them (with their size)."""
-        output = self.output_text.value.strip()
+        output = self.output_text.real_value.strip()
         output = os.path.abspath(os.path.expanduser(output)) \
             if output and "://" not in output else output
         if self.model is not None and self.model.running:
@@ -258,7 +258,7 @@ class RecoveryActions:
     def remove_orphans(self) -> list[str]:
         """Remove the offered temporaries (``irs clean OUTPUT``'s rules: never a live
         writer's); return what was removed."""
-        output = self.output_text.value.strip()
+        output = self.output_text.real_value.strip()
         if not self.orphans or not output:
             raise IRSError("There is no temporary output of a stopped run to remove.")
         output = os.path.abspath(os.path.expanduser(output)) if "://" not in output \

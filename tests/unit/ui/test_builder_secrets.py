@@ -61,7 +61,7 @@ def test_the_autosave_never_holds_the_password(tmp_path, served):
     path = tmp_path / ".nb.irs-pipeline.json"
     builder = PipelineBuilder(served, autosave=path)
     assert builder.model is not None, builder.message
-    assert SECRET in builder.output_text.value  # the default output: beside the data
+    assert SECRET in builder.output_text.real_value  # the default output: beside the data
     _categorify(builder)
     builder.autosaver.flush()
     data = path.read_bytes()
@@ -71,6 +71,42 @@ def test_the_autosave_never_holds_the_password(tmp_path, served):
     assert record["dataset"] == f"http://***@{host}/data.parquet"
     assert record["output"] == f"http://***@{host}/data-processed"
     assert record["redacted"] == ["dataset", "output"]
+
+
+def _tree(root):
+    """Every widget reachable from ``root`` through its synced traits (children, layouts...)."""
+    import ipywidgets as w
+
+    seen, todo = {}, [root]
+    while todo:
+        widget = todo.pop()
+        if id(widget) in seen:
+            continue
+        seen[id(widget)] = widget
+        for name in widget.keys:
+            value = getattr(widget, name)
+            items = value if isinstance(value, list | tuple) else [value]
+            todo += [item for item in items if isinstance(item, w.Widget)]
+    return list(seen.values())
+
+
+def test_the_widgets_state_never_holds_the_password(served):
+    """What a notebook saved with its widget state holds: every widget's synced state."""
+    builder = PipelineBuilder(served, autosave=False)
+    assert builder.model is not None and builder.model.source == served, builder.message
+    builder.output_text.value = served.rsplit("/", 1)[0] + "/typed-output/"
+    _categorify(builder)
+    widgets = _tree(builder)
+    assert builder.path_text in widgets and builder.output_text in widgets
+    states = json.dumps([widget.get_state() for widget in widgets], default=str)
+    assert SECRET not in states
+    host = served.split("@", 1)[1].rsplit("/", 1)[0]
+    assert builder.path_text.value == f"http://***@{host}/data.parquet"
+    assert builder.output_text.value == f"http://***@{host}/typed-output/"
+    # what the builder uses is the URL as typed, with its password
+    assert builder.output_text.real_value == served.rsplit("/", 1)[0] + "/typed-output/"
+    builder.buttons["open"].click()  # Open again on the masked field: the same dataset
+    assert builder.model.source == served, builder.message
 
 
 def test_a_restore_without_the_dataset_asks_for_the_url_again(tmp_path, served):
@@ -129,7 +165,9 @@ def test_exported_code_reads_the_url_from_the_environment(tmp_path, served):
     job, training = code.split("# ---- Train from raw data")
     masked = "http://***@" + served.split("@", 1)[1]
     assert f"# Set IRS_DATA_URL to the data's URL with its credentials ('{masked}')" in job
-    assert f"# Set IRS_OUTPUT_URL to the output's URL with its credentials ('{masked[:-8]}-processed/')" in job
+    shown = builder.output_text.value  # the Output field, as the page shows it
+    assert SECRET not in shown and "***@" in shown
+    assert f"# Set IRS_OUTPUT_URL to the output's URL with its credentials ('{shown}')" in job
     assert (
         f"# Set IRS_DATA_URL to the raw data's URL with its credentials ('http://***@{host}/')"
         in training
