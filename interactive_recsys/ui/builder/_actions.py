@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from interactive_recsys.errors import IRSError
+from interactive_recsys.redact import redact_text
 from interactive_recsys.runtime.jobs import active_client
 from interactive_recsys.store import storage
 from interactive_recsys.ui._run_progress import progress_lines
@@ -137,8 +138,8 @@ class RunActions:
     def _cancel(self) -> None:
         if self.job is None or not self.job.cancel():
             raise IRSError("No run is in progress.")
-        self.say("Cancelling the run: its Dask tasks stop and it writes no output.", "info",
-                 "run")
+        self.say("Cancelling the run: its Dask tasks stop and it publishes nothing (the "
+                 "output path keeps what it held).", "info", "run")
 
     def _path(self) -> str:
         path = self.file_text.value.strip()
@@ -148,8 +149,15 @@ class RunActions:
 
     def _save(self) -> None:
         path = self._need_model().save(self._path(), overwrite=True)
-        fitted = " (fitted, with vocabularies)" if self.model.fitted_workflow else ""
-        self.say(f"Saved the workflow{fitted} to {path!r}.", "success", "run")
+        if self.model.fitted_workflow:
+            self.say(f"Saved the workflow (fitted, with vocabularies) to {path!r}.", "success",
+                     "run")
+            return
+        self.say(f"Saved the workflow to {path!r}, NOT fitted: it has no vocabularies nor "
+                 "statistics yet, so irs run and irs.Loader refuse it. Click Run to fit it "
+                 "(then Save again), or fit the saved folder from the command line: "
+                 f"irs fit --workflow {redact_text(path)} --input DATA --output FITTED_DIR.",
+                 "info", "run")
 
     def _load(self) -> None:
         path = self._path()

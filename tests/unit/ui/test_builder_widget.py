@@ -232,8 +232,11 @@ def test_preview_export_save_load_run(frame, tmp_path):
     assert namespace["workflow"].to_config()["nodes"] == b.model.to_workflow().to_config()["nodes"]
 
     b.file_text.value = str(tmp_path / "wf")
-    click(b, "irs-btn-save")
-    assert b.level == "success" and (tmp_path / "wf" / "workflow.json").exists()
+    click(b, "irs-btn-save")  # before any Run: saved, and the message says it is not fitted
+    assert (tmp_path / "wf" / "workflow.json").exists()
+    assert b.level == "info" and "NOT fitted" in b.message
+    assert f"irs fit --workflow {tmp_path / 'wf'} --input DATA" in b.message
+    assert not irs.Workflow.load(tmp_path / "wf").fitted  # what the message says
     other = PipelineBuilder(frame)
     other.file_text.value = str(tmp_path / "wf")
     click(other, "irs-btn-load")
@@ -252,6 +255,9 @@ def test_preview_export_save_load_run(frame, tmp_path):
     release.set()
     b.model.wait_run(timeout=10)
     assert "irs-run-finished" in b.status.value and b.model.fitted_workflow.fitted
+    click(b, "irs-btn-save")  # after the Run: the fitted workflow
+    assert b.level == "success" and "fitted, with vocabularies" in b.message
+    assert irs.Workflow.load(tmp_path / "wf").fitted
 
 
 def test_from_workflow(frame):
