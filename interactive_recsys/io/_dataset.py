@@ -43,6 +43,7 @@ from interactive_recsys.io._csv_input import (
 from interactive_recsys.io._export import write_dataset
 from interactive_recsys.io._file_schemas import read_metadata, unify_schemas
 from interactive_recsys.io._hive import HivePartitions, discover
+from interactive_recsys.io._output_pins import OutputCheck, open_pinned
 from interactive_recsys.io._parquet_pieces import (
     ParquetPiece,
     _PieceReader,
@@ -62,6 +63,7 @@ from interactive_recsys.io._write_options import DEFAULT_WRITE_OPTIONS, WriteOpt
 from interactive_recsys.params import param_error
 from interactive_recsys.runtime.jobs import background_job, compute, compute_partition
 from interactive_recsys.schema import RESERVED_PREFIX, Schema, Tags, arrow_type, normalize_tags
+from interactive_recsys.store._pinned import PinnedOutputs
 from interactive_recsys.store.storage import filesystem_of
 
 __all__ = ["Dataset", "as_dataset", "with_written_roles"]
@@ -86,6 +88,11 @@ class Dataset:
         "client_kwargs": {"endpoint_url": ...}}``; they travel to the Dask workers with
         the tasks. A folder written by this library is read only when its ``_SUCCESS``
         manifest is complete.
+
+    A local output written again after the Dataset was opened is never mixed into its
+    rows: each read checks that the folder still holds the output listed, else raises a
+    :class:`~interactive_recsys.errors.DatasetError` saying to open the Dataset again
+    (:mod:`._output_pins`).
     """
 
     def __init__(self, source: Any, *, engine: str | None = None,
@@ -96,8 +103,25 @@ class Dataset:
                  storage_options: Mapping[str, Any] | None = None) -> None:
         self.storage_options = dict(storage_options or {})
         self._fs: Any = None
+        #: the local outputs it reads, checked after each read (:mod:`._output_pins`)
+        self._outputs: OutputCheck | None = None
+        args = (source, engine, part_size, sep, names, dtypes, header, backend, tags)
         with dask.config.set({"dataframe.convert-string": False}):  # keep Arrow dtypes as is
-            self._open(source, engine, part_size, sep, names, dtypes, header, backend, tags)
+            if not isinstance(source, str | os.PathLike | list | tuple):
+                self._open(*args)
+                return
+            _, pins = open_pinned(source, lambda: self._open(*args))
+            self._hold_outputs(pins)
+
+    def _hold_outputs(self, pins: PinnedOutputs) -> None:
+        """Check each read of a local piece against the outputs ``pins`` holds, held since
+        before the files were listed; nothing held (and ``pins`` closed) otherwise."""
+        outputs = OutputCheck(pins, self.files) if self._pieces and self._fs is None else None
+        if not outputs:
+            pins.close()
+            return
+        self._outputs = outputs
+        self._ddf = self._read_pieces(())  # the same partitions, each read then checked
 
     def _open(self, source: Any, engine: str | None, part_size: str | int | None, sep: str,
               names: Sequence[str] | None, dtypes: Mapping[str, str] | None, header: Any,
@@ -121,6 +145,7 @@ class Dataset:
             self.backend, self.frame = source.backend, source.frame
             self.storage_options, self._fs = source.storage_options, source._fs
             self.read_options = source.read_options
+            self._outputs = source._outputs
         elif isinstance(source, str | os.PathLike | list | tuple):
             self.files = expand_paths(source, engine, self.storage_options)
             self.folders = input_folders(source)
@@ -164,6 +189,7 @@ class Dataset:
         ds._hive = None
         ds.folders, ds.frame = [], None
         ds.storage_options, ds._fs, ds.read_options = {}, None, {}
+        ds._outputs = None
         return ds
 
     @staticmethod
@@ -203,7 +229,7 @@ class Dataset:
         meta = self.backend.from_arrow(dictionary_schema(self._full_schema(),
                                                          dictionary).empty_table())
         reader = _PieceReader(self.backend.name, self._file_schema, dictionary, self._fs,
-                              self._hive)
+                              self._hive, self._outputs)
         reader.irs_folders = self.folders
         with dask.config.set({"dataframe.convert-string": False}):
             return dd.from_map(reader, self._pieces, meta=meta, label="read-parquet",

@@ -1,5 +1,7 @@
 """Parquet pieces: row groups of one file read as one partition of a :class:`~.dataset.Dataset`
-(planned by size, read by a picklable reader that Dask's column pushdown reaches).
+(planned by size, read by a picklable reader that Dask's column pushdown reaches). A piece of
+a local output is checked after it is read: its output was not written again since the
+Dataset was opened (:mod:`._output_pins`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import pyarrow.parquet as pq
 from interactive_recsys.backend import get_backend, read_parquet_table
 from interactive_recsys.errors import DatasetError
 from interactive_recsys.io._hive import HivePartitions
+from interactive_recsys.io._output_pins import OutputCheck
 from interactive_recsys.store.storage import published_copy, strip
 
 
@@ -64,15 +67,19 @@ class _PieceReader:
     """Reads one piece with a backend (a picklable callable for ``dd.from_map``).
 
     Its ``columns=`` keyword lets Dask push column selections down: selecting columns of
-    the Dask DataFrame reads only those columns from the files.
+    the Dask DataFrame reads only those columns from the files. ``outputs`` checks, after
+    each local read, that the piece's output was not written again since the Dataset was
+    opened (else the "open the Dataset again" error, never rows of another output).
     """
 
     def __init__(self, backend_name: str, schema: pa.Schema,
                  dictionary: Sequence[str] = (), fs: Any = None,
-                 hive: HivePartitions | None = None) -> None:
+                 hive: HivePartitions | None = None, outputs: OutputCheck | None = None
+                 ) -> None:
         self.backend_name, self.schema, self.dictionary = backend_name, schema, tuple(dictionary)
         self.fs = fs  # an fsspec filesystem for URLs (picklable, with its options); None: local
         self.hive = hive  # the columns of key=value folders (not in the files)
+        self.outputs = outputs or None  # the local outputs held (None: nothing to check)
 
     def __call__(self, piece: ParquetPiece, columns: Sequence[str] | None = None) -> Any:
         backend = get_backend(self.backend_name)
@@ -84,6 +91,8 @@ class _PieceReader:
             if self.fs is None:
                 table = read_parquet_table(piece.path, columns, piece.row_groups, self.schema,
                                            self.dictionary)
+                if self.outputs is not None:  # read from the output opened, or raise
+                    self.outputs.check(piece.path)
             else:
                 with self._open(piece.path) as f:
                     table = read_parquet_table(f, columns, piece.row_groups, self.schema,
@@ -93,6 +102,8 @@ class _PieceReader:
                                        self.dictionary)
             return backend.from_arrow(table)
         except (OSError, pa.ArrowException) as exc:
+            if self.outputs is not None:  # the output was replaced: that is the error to give
+                self.outputs.check(piece.path)
             why = _changed_since_open(piece.path, self.schema) if self.fs is None else ""
             raise DatasetError(f"Cannot read {piece.path!r} (row groups {piece.row_groups}): "
                                f"{exc}{why}") from exc

@@ -17,6 +17,10 @@ is never freed, so its inode number is never given to another file meanwhile):
 A folder without a ``_SUCCESS`` file (written by another tool) is not held: nothing is
 promised for it.
 
+A descriptor cannot travel to the Dask worker processes that read an ``irs.Dataset``'s
+files, but the manifest's identity can (:attr:`PinnedOutputs.keys`): a worker checks it with
+:func:`same_output`, while the process that holds the descriptors keeps the inode taken.
+
 >>> import tempfile
 >>> from interactive_recsys.store.storage import local_manifest
 >>> folder = tempfile.mkdtemp()
@@ -34,6 +38,7 @@ True
 from __future__ import annotations
 
 import os
+import socket
 import stat
 import weakref
 from collections.abc import Iterable
@@ -41,17 +46,23 @@ from collections.abc import Iterable
 from interactive_recsys.errors import DatasetError
 from interactive_recsys.store._manifest import MANIFEST
 
-__all__ = ["PinnedOutputs", "folders_of", "rewritten_error"]
+__all__ = ["HOST", "PinnedOutputs", "folders_of", "rewritten_error", "same_output"]
 
 _Key = tuple[int, int]
 
+#: This machine's name: where an identity taken here is compared device and inode.
+HOST = socket.gethostname()
+_DONE = {"make": "made", "open": "opened"}
 
-def rewritten_error(folder: str, reader: str) -> DatasetError:
-    """The error of a reader (``"Loader"``) whose output ``folder`` was written again."""
+
+def rewritten_error(folder: str, reader: str, again: str = "make") -> DatasetError:
+    """The error of a reader (``"Loader"``) whose output ``folder`` was written again;
+    ``again``: what the user does to the reader to read the output as it is now
+    (``"make"`` or ``"open"``)."""
     return DatasetError(
         f"The output {folder!r} was written again (replaced) after this "
-        f"{reader} was made: its files are no longer the ones the {reader} "
-        "listed, and it stops rather than mix the rows of two outputs. Make "
+        f"{reader} was {_DONE[again]}: its files are no longer the ones the {reader} "
+        f"listed, and it stops rather than mix the rows of two outputs. {again.capitalize()} "
         f"the {reader} again to read the output as it is now."
     )
 
@@ -76,6 +87,17 @@ def current_key(folder: str) -> _Key | None:
     except OSError:
         return None
     return _key(st) if stat.S_ISREG(st.st_mode) else None
+
+
+def same_output(folder: str, key: _Key, host: str = HOST) -> bool:
+    """Whether ``folder`` still holds the manifest whose identity ``key`` was taken on the
+    machine ``host``: the same device and inode there; on another machine (a file system
+    the workers of a cluster share, whose device numbers differ between machines) the same
+    inode. One ``stat``."""
+    now = current_key(folder)
+    if now is None:
+        return False
+    return now == key if host == HOST else now[1] == key[1]
 
 
 def _open_manifest(folder: str) -> tuple[int, _Key] | None:
@@ -120,6 +142,11 @@ class PinnedOutputs:
     def folders(self) -> set[str]:
         """The folders held."""
         return set(self._held)
+
+    @property
+    def keys(self) -> dict[str, _Key]:
+        """The identity (device, inode) of each folder's manifest held, taken on :data:`HOST`."""
+        return {folder: key for folder, (_, key) in self._held.items()}
 
     def pin(self, folders: Iterable[str]) -> None:
         """Hold the manifest of each folder that has one (absolute paths)."""

@@ -51,6 +51,7 @@ import pyarrow as pa
 
 from interactive_recsys._version import __version__ as _library_version
 from interactive_recsys.io._dataset import Dataset
+from interactive_recsys.io._output_pins import check_unchanged
 from interactive_recsys.ops._base import Operator
 from interactive_recsys.schema import Schema
 from interactive_recsys.store import storage
@@ -113,9 +114,14 @@ class _Fingerprints:
     def of(self, columns: list[str]) -> Any:
         if self.ds.files:
             if self._files is None:
-                self._files = _digest({
-                    "read": getattr(self.ds, "read_options", {}),
-                    "files": [_file_entry(f, self.ds.storage_options) for f in self.ds.files]})
+                try:
+                    entries = [_file_entry(f, self.ds.storage_options) for f in self.ds.files]
+                except OSError:
+                    check_unchanged(self.ds)  # the output was written again: that error
+                    raise
+                check_unchanged(self.ds)  # of the files the Dataset opened, or raise
+                self._files = _digest({"read": getattr(self.ds, "read_options", {}),
+                                       "files": entries})
             return self._files
         if self.ds.frame is not None:
             return [self._column(c) for c in columns]

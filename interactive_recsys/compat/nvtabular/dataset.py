@@ -43,6 +43,7 @@ from interactive_recsys.compat.nvtabular.utils import device_mem_size
 from interactive_recsys.datasets._criteo_tsv import hex_to_int64
 from interactive_recsys.errors import ParameterError
 from interactive_recsys.io import _dataset
+from interactive_recsys.io._output_pins import check_unchanged
 from interactive_recsys.io._paths import expand_paths
 from interactive_recsys.io._provenance import input_files
 from interactive_recsys.store.commit import published_folder
@@ -265,6 +266,7 @@ class Dataset(_dataset.Dataset):
                 finally:
                     if writer is not None:
                         writer.close()
+                check_unchanged(self)  # read from the output this Dataset opened, or raise
 
     def _typed(self, dtypes: Mapping[str, Any], cats: Sequence[str], conts: Sequence[str],
                labels: Sequence[str]) -> _dataset.Dataset:

@@ -148,11 +148,12 @@ def test_an_overwrite_with_another_file_count_is_never_mixed(tmp_path, files, so
 def test_a_loader_over_a_dataset_is_never_mixed(tmp_path):
     path = write_old(str(tmp_path / "out"))
     wf = fitted_workflow(path)
-    for data in (
-        irs.Dataset(path, part_size="8KB"),
-        wf.transform(irs.Dataset(path, part_size="8KB")),
+    for make in (
+        lambda: irs.Dataset(path, part_size="8KB"),
+        lambda: wf.transform(irs.Dataset(path, part_size="8KB")),
     ):
-        write_old(path)
+        write_old(path)  # then the Dataset: one opened before a write refuses to read
+        data = make()
         assert data.npartitions > 4
         it = iter(irs.Loader(data, BATCH, shuffle=False, output="numpy", extra_cols=["row_id"]))
         seen = [rows_of(next(it)) for _ in range(3)]

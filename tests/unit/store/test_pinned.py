@@ -12,7 +12,13 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys.errors import DatasetError
-from interactive_recsys.store._pinned import PinnedOutputs, folders_of
+from interactive_recsys.store._pinned import (
+    HOST,
+    PinnedOutputs,
+    folders_of,
+    rewritten_error,
+    same_output,
+)
 
 
 def _write(path: str, value: int) -> str:
@@ -101,3 +107,22 @@ def test_folders_of_files_and_folders(tmp_path):
     assert folders_of(
         [out, os.path.join(out, "part.00000.parquet"), os.path.join(out, "part.*.parquet")]
     ) == {out}
+
+
+def test_the_identity_travels_and_is_checked_by_inode_on_another_machine(tmp_path):
+    out = _write(str(tmp_path / "out"), 1)
+    pins = PinnedOutputs("Dataset")
+    pins.pin([out])
+    st = os.stat(os.path.join(out, "_SUCCESS"))
+    assert pins.keys == {out: (st.st_dev, st.st_ino)}
+    (dev, ino), elsewhere = pins.keys[out], HOST + "-another"
+    assert same_output(out, (dev, ino)) and same_output(out, (dev, ino), elsewhere)
+    # another machine numbers the shared file system's device its own way: the inode decides
+    assert same_output(out, (dev + 1, ino), elsewhere) and not same_output(out, (dev + 1, ino))
+    assert not same_output(out, (dev, ino + 1), elsewhere)
+    _write(out, 2)
+    assert not same_output(out, (dev, ino)) and not same_output(out, (dev, ino), elsewhere)
+    assert not same_output(str(tmp_path / "missing"), (dev, ino))
+    with pytest.raises(DatasetError, match="after this Dataset was opened.*Open the Dataset again"):
+        raise rewritten_error(out, "Dataset", "open")
+    pins.close()

@@ -15,7 +15,11 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys import ops
+<<<<<<< HEAD
 from interactive_recsys.errors import ChecksumWarning, WorkflowFormatError
+=======
+from interactive_recsys.errors import DatasetError, WorkflowFormatError
+>>>>>>> fix50-dataset
 
 
 def _reused(wf: irs.Workflow) -> list[str]:
@@ -174,3 +178,20 @@ def test_a_tampered_vocabulary_at_a_url_is_refused_before_reuse_and_update(s3, t
         irs.Workflow(["c"] >> ops.Categorify()).fit(frame, reuse=tampered)
     with pytest.raises(WorkflowFormatError, match="changed after the workflow was saved"):
         tampered.update(frame)
+
+
+@pytest.mark.parametrize("files", [1, 3], ids=["same-names", "a-file-gone"])
+def test_a_dataset_of_an_output_written_again_is_not_keyed_by_the_new_files(tmp_path, files):
+    """The key of a Dataset over a local output is of the files it opened: after the output
+    was written again (same names, new bytes), a fit of the new output is not reused for it,
+    and a file gone is the "open the Dataset again" error, not a raw FileNotFoundError."""
+    path = str(tmp_path / "out")
+    irs.Dataset(pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0]})).to_parquet(
+        path, out_files_per_proc=files, shuffle=None)
+    stale = irs.Dataset(path)
+    irs.Dataset(pd.DataFrame({"x": [10.0, 20.0, 30.0, 40.0]})).to_parquet(  # as many rows
+        path, overwrite=True, out_files_per_proc=1, shuffle=None)
+    of_new = irs.Workflow(["x"] >> ops.Normalize()).fit(irs.Dataset(path))
+    with pytest.raises(DatasetError, match="after this Dataset was opened.*Open the Dataset "
+                                           "again"):
+        irs.Workflow(["x"] >> ops.Normalize()).fit(stale, reuse=of_new)
