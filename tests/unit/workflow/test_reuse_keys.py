@@ -15,11 +15,7 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys import ops
-<<<<<<< HEAD
-from interactive_recsys.errors import ChecksumWarning, WorkflowFormatError
-=======
-from interactive_recsys.errors import DatasetError, WorkflowFormatError
->>>>>>> fix50-dataset
+from interactive_recsys.errors import ChecksumWarning, DatasetError, WorkflowFormatError
 
 
 def _reused(wf: irs.Workflow) -> list[str]:
