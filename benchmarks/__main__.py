@@ -20,6 +20,7 @@ SUBCOMMANDS["predict"] = "predict"
 SUBCOMMANDS["refit"] = "refit"
 SUBCOMMANDS["criteo-torchrec"] = "criteo_torchrec"
 SUBCOMMANDS["criteo-day"] = "criteo_day"
+SUBCOMMANDS["dashboard-cpu"] = "dashboard_cpu"
 
 DEFAULT_CONTENDERS = [name for name, c in CONTENDERS.items() if c.default]
 
