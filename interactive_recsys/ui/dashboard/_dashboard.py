@@ -133,8 +133,6 @@ class Dashboard(widgets.VBox):
         # update; the samples and task records not drawn yet (hidden, or too soon)
         self._drawn_at: float | None = None
         self._updated = 0.0
-        #: the latest end of a task drawn (monitor's clock): the axes never end before it
-        self._tasks_end = 0.0
         self._pending: deque[dict[str, Any]] = deque(maxlen=ROLLOVER)
         self._pending_tasks: deque[dict[str, Any]] = deque(maxlen=TASK_ROLLOVER)
         self._errors_shown = 0
@@ -274,7 +272,6 @@ class Dashboard(widgets.VBox):
             changed = c["spill"].extend(frames, send=False) > 0 or changed
             c["utilization"].extend(frames, send=False)
             c["tasks"].update(frame)
-            self._tasks_end = max([self._tasks_end, *(r["stop"] for r in frame.tasks)])
             phases = self.monitor.progress()
             if (changed or not self._live or self._drawn_at is None
                     or frame.time - self._drawn_at >= IDLE_AXIS_S):
@@ -293,8 +290,7 @@ class Dashboard(widgets.VBox):
                 self.refresh()
 
     def _draw_to(self, now: float, phases: list[dict[str, Any]] | None = None) -> None:
-        """The lines reach ``now`` (a sample's time); the axes end there, or at the end of
-        a task drawn when it is later (see :meth:`_set_range`)."""
+        """The lines reach ``now`` (a sample's time); the axes too (see :meth:`_set_range`)."""
         for name in ("spill", "utilization"):
             self.components[name].series.flush()
         self._set_range(now, phases)
@@ -370,16 +366,10 @@ class Dashboard(widgets.VBox):
         self.window_button.value = whole
 
     def _set_range(self, now: float, phases: list[dict[str, Any]] | None = None) -> None:
-        """The time axes end at ``now`` (seconds on the monitor's clock), or at the end of the
-        latest task drawn when it is later, and start where the latest run began ("whole
-        run"; 0 before any run) or :data:`WINDOW_S` seconds earlier.
-
-        A task can end after a later sample's time: a worker puts its task times on the
-        scheduler's clock with its estimate of the offset between the two (distributed's
-        ``scheduler_delay``, from its heartbeats), which is off by up to half a heartbeat's
-        round trip, seconds on a busy machine. The axes never fall back before a bar
-        already drawn, nor does the picture stored at a phase end."""
-        end = max(float(now), self._tasks_end, 1.0)
+        """The time axes end at ``now`` (seconds on the monitor's clock), or at the end of a
+        task drawn when later (``TaskStreamFigure.end``), and start where the latest run
+        began ("whole run"; 0 before any run) or :data:`WINDOW_S` seconds earlier."""
+        end = max(float(now), self.components["tasks"].end, 1.0)
         phases = self.monitor.progress() if phases is None else phases
         start = (min(run_start(phases, self.monitor.started), end - 1.0) if self._whole
                  else max(0.0, end - WINDOW_S))
