@@ -21,6 +21,7 @@ SUBCOMMANDS["refit"] = "refit"
 SUBCOMMANDS["criteo-torchrec"] = "criteo_torchrec"
 SUBCOMMANDS["criteo-day"] = "criteo_day"
 SUBCOMMANDS["headline"] = "headline"
+SUBCOMMANDS["dashboard-cpu"] = "dashboard_cpu"
 
 DEFAULT_CONTENDERS = [name for name, c in CONTENDERS.items() if c.default]
 

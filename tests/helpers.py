@@ -1,12 +1,15 @@
 """Helpers shared by several test modules: folder digests, Categorify's ids by hand, a small
-frame, and an edit of a saved workflow.json."""
+frame, an edit of a saved workflow.json, and Dask workers whose clocks a busy machine skewed."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -73,3 +76,30 @@ def edit_workflow_json(saved, change):
     change(config)
     with open(path, "w") as f:
         json.dump(config, f)
+
+
+@contextlib.contextmanager
+def skewed_worker_clocks(client: Any, seconds: float) -> Iterator[None]:
+    """The workers of ``client`` report their task times ``seconds`` off the scheduler's
+    clock, as a busy machine makes them do.
+
+    A Dask worker puts its task times on the scheduler's clock with its estimate of the
+    offset between the two (``Worker.scheduler_delay``: the scheduler's time in a heartbeat's
+    answer minus the middle of the round trip), wrong by up to half that round trip, which
+    lasts seconds at a load of 10 on 2 cores. Here the estimate is set to ``seconds`` and the
+    heartbeats that would correct it are paused; on exit one heartbeat sets it right and
+    they go on."""
+
+    def skew(dask_worker: Any, delay: float) -> None:
+        dask_worker.periodic_callbacks["heartbeat"].stop()
+        dask_worker.scheduler_delay = delay
+
+    async def restore(dask_worker: Any) -> None:
+        await dask_worker.heartbeat()
+        dask_worker.periodic_callbacks["heartbeat"].start()
+
+    client.run(skew, delay=seconds)
+    try:
+        yield
+    finally:
+        client.run(restore)

@@ -55,6 +55,9 @@ GROUPS = {
     "monitor-overhead": ("Dashboard monitor overhead",
                          "The standard workflow with and without the live dashboard's "
                          "monitor sampling the cluster."),
+    "dashboard-cpu": ("What the dashboard costs the browser",
+                      "Chromium's CPU with a live dashboard in JupyterLab: idle, paused, its "
+                      "notebook tab hidden, and during a run against the workers' CPU."),
 }
 
 
@@ -127,6 +130,9 @@ def data_of(label: str, result: dict[str, Any]) -> str:
     if group == "monitor-overhead":
         return (f"{s.get('rows', 0):,} synthetic Criteo rows on {s.get('workers')} workers of "
                 f"{s.get('memory_limit')}")
+    if group == "dashboard-cpu":
+        return (f"{s.get('rows', 0):,} synthetic Criteo rows on {s.get('workers')} workers of "
+                f"{s.get('memory_limit')}; idle windows of {s.get('window_s')} s")
     if group == "movielens":
         return "the MovieLens releases and synthetic ratings named in the table"
     return "see the table"

@@ -195,6 +195,13 @@ class Monitor:
         state = self.client.run_on_scheduler(_scheduler_state)
         # scheduler clock: time origin of plots (earlier when reporting from ``since``)
         self._stream_from = self.t0 = state["time"] - (time.time() - self.started)
+        if since is not None:
+            # a job's first tasks can be reported before ``since``: workers put their task
+            # times on the scheduler's clock with an estimate of the offset (Dask's
+            # ``scheduler_delay``, from heartbeats) that a busy machine gets wrong by up to
+            # half a heartbeat's round trip. Records read before the clock's start are
+            # drawn left of the time axes, whose start is never below 0.
+            self._stream_from -= STREAM_OVERLAP_S
         # task records already read (the stream is re-read from the last stop time, and
         # workers' stop times interleave): a bounded memory of their identities
         self._seen: set[tuple[str, float, str]] = set()

@@ -78,9 +78,29 @@ LINE_PITCHES_JS = """
 """
 
 
+#: Milliseconds any one wait of the progress test may take: a guard against a hang, not a
+#: measure of speed (on a busy machine its Suggest and Run on 3.6M rows take minutes).
+PATIENCE_MS = 900_000
+
+
 def _suggest(page) -> None:
     page.locator(".irs-studio .irs-btn-suggest").first.click()
-    page.locator(".irs-feedback-suggest .irs-msg-success").wait_for(timeout=60_000)
+    page.locator(".irs-feedback-suggest .irs-msg-success").wait_for(timeout=PATIENCE_MS)
+
+
+def _wait_for_text(locator, pattern: re.Pattern, ended) -> str:
+    """The first text of ``locator``'s elements that ``pattern`` finds, read in one go (the
+    progress line changes every second: a second read may find another text); fails once
+    ``ended`` (a locator) is on the page."""
+    deadline = time.monotonic() + PATIENCE_MS / 1000
+    while True:
+        texts = locator.all_inner_texts()
+        found = [t for t in texts if pattern.search(t)]
+        if found:
+            return found[0]
+        assert not ended.count(), f"the run ended before {pattern.pattern!r} showed: {texts}"
+        assert time.monotonic() < deadline, (pattern.pattern, texts)
+        time.sleep(0.2)
 
 
 #: Rows of the progress test's data, in 6 files (6 partitions, so that a phase advances in
@@ -95,17 +115,17 @@ def test_progress_with_rows_per_second_in_the_action_bar_and_the_header(lab):
                                   path=lab.server.root_dir / "criteo")
     name = lab.write_notebook("criteo.ipynb", [
         "import interactive_recsys as irs\nstudio = irs.ui.Studio('criteo')\nstudio"])
-    lab.open_notebook(name)
-    lab.run_all(timeout=120)
+    lab.open_notebook(name, timeout=PATIENCE_MS / 1000)
+    lab.run_all(timeout=PATIENCE_MS / 1000)
     page = lab.page
-    page.locator(".irs-studio .irs-cl-row").nth(39).wait_for(state="attached", timeout=60_000)
+    page.locator(".irs-studio .irs-cl-row").nth(39).wait_for(state="attached",
+                                                              timeout=PATIENCE_MS)
     _suggest(page)
     page.evaluate(HEADER_LOG_JS)
     page.locator(".irs-studio .irs-btn-run").first.click()  # no cluster: a local one starts
-    progress = page.locator(".irs-builder-status .irs-run-progress").filter(
-        has_text=re.compile(r"rows/s, about .* left"))
-    progress.wait_for(timeout=180_000)
-    text = progress.inner_text()
+    text = _wait_for_text(page.locator(".irs-builder-status .irs-run-progress"),
+                          re.compile(r"rows/s, about .* left"),
+                          page.locator(".irs-builder-status .irs-run-finished"))
     assert re.search(r"about [\d.]+[kM]? of 3\.6M rows \(\d+%\), [\d.]+[kM]? rows/s, "
                      r"about [\d hmins]+ left", text), text
     bar = page.locator(".irs-studio .irs-builder-actionbar")
@@ -122,8 +142,8 @@ def test_progress_with_rows_per_second_in_the_action_bar_and_the_header(lab):
     except Exception:  # the run ended first on a fast machine: the log below still holds
         seen_running = False
     wait_finished = page.locator(".irs-builder-status .irs-run-finished")
-    wait_finished.wait_for(state="attached", timeout=300_000)
-    header.filter(has_text="finished").wait_for(timeout=30_000)
+    wait_finished.wait_for(state="attached", timeout=PATIENCE_MS)
+    header.filter(has_text="finished").wait_for(timeout=PATIENCE_MS)
     lab.screenshot("progress-3-dashboard-header-finished")
     log = page.evaluate("window.__irsHeaderLog")
     # never "finished" between fit and write: no "running" after a "finished" (the header

@@ -275,7 +275,7 @@ class Dashboard(widgets.VBox):
             phases = self.monitor.progress()
             if (changed or not self._live or self._drawn_at is None
                     or frame.time - self._drawn_at >= IDLE_AXIS_S):
-                self._draw_to(max([frame.time, *(r["stop"] for r in frame.tasks)]), phases)
+                self._draw_to(frame.time, phases)
             self.progress_view.update(phases)
             self._show_monitor_errors()
             self.status.value = self._status_html()
@@ -290,7 +290,7 @@ class Dashboard(widgets.VBox):
                 self.refresh()
 
     def _draw_to(self, now: float, phases: list[dict[str, Any]] | None = None) -> None:
-        """The lines reach ``now`` (a sample's time, or its tasks' later end); axes end there."""
+        """The lines reach ``now`` (a sample's time); the axes too (see :meth:`_set_range`)."""
         for name in ("spill", "utilization"):
             self.components[name].series.flush()
         self._set_range(now, phases)
@@ -366,10 +366,10 @@ class Dashboard(widgets.VBox):
         self.window_button.value = whole
 
     def _set_range(self, now: float, phases: list[dict[str, Any]] | None = None) -> None:
-        """The time axes end at ``now`` (seconds on the monitor's clock) and start where the
-        latest run began ("whole run"; 0 before any run) or :data:`WINDOW_S` seconds
-        earlier."""
-        end = max(float(now), 1.0)
+        """The time axes end at ``now`` (seconds on the monitor's clock), or at the end of a
+        task drawn when later (``TaskStreamFigure.end``), and start where the latest run
+        began ("whole run"; 0 before any run) or :data:`WINDOW_S` seconds earlier."""
+        end = max(float(now), self.components["tasks"].end, 1.0)
         phases = self.monitor.progress() if phases is None else phases
         start = (min(run_start(phases, self.monitor.started), end - 1.0) if self._whole
                  else max(0.0, end - WINDOW_S))

@@ -381,6 +381,12 @@ class TaskStreamFigure:
         legend.label_text_font_size = "8pt"
         self.root.add_layout(legend, "right")
         self.colours: dict[str, str] = {}
+        #: The latest end of a task drawn (seconds). It can be after a later sample's time:
+        #: a worker puts its task times on the scheduler's clock with its estimate of their
+        #: offset (distributed's ``scheduler_delay``, from heartbeats), which is off by up to
+        #: half a heartbeat's round trip, seconds on a busy machine. The time axes never end
+        #: before it, so no bar already drawn is cut off.
+        self.end = 0.0
 
     def colour(self, group: str) -> str:
         """One colour per operator, stable for the dashboard's life."""
@@ -395,6 +401,7 @@ class TaskStreamFigure:
         tasks = frame.tasks
         if not tasks:
             return
+        self.end = max([self.end, *(r["stop"] for r in tasks)])
         self.source.stream({
             "worker": [r["worker"] for r in tasks], "start": [r["start"] for r in tasks],
             "stop": [r["stop"] for r in tasks], "group": [r["group"] for r in tasks],

@@ -85,7 +85,7 @@ def test_routine_shuffle_messages_stay_out_of_the_log_real_problems_do_not() -> 
 
 
 def test_connect_to_an_existing_scheduler(client: object) -> None:
-    other = irs.connect(client.scheduler.address, timeout=5)  # type: ignore[attr-defined]
+    other = irs.connect(client.scheduler.address, timeout=60)  # type: ignore[attr-defined]
     try:
         assert other.scheduler_info(n_workers=-1)["workers"].keys() == \
             client.scheduler_info(n_workers=-1)["workers"].keys()  # type: ignore[attr-defined]

@@ -147,6 +147,21 @@ def test_overhead_is_measured(run: dict[str, Any]) -> None:
     assert 0 < overhead["busy_fraction"] < 1
 
 
+def _until(ready: Any, timeout: float = 120.0) -> None:
+    """Wait until ``ready()`` holds: a guard against a hang only."""
+    deadline = time.monotonic() + timeout
+    while not ready():
+        assert time.monotonic() < deadline, f"not true after {timeout} s"
+        time.sleep(0.05)
+
+
+def _unchanged_for(value: Any, seconds: float) -> bool:
+    """Whether ``value()`` stays the same for ``seconds``."""
+    before = value()
+    time.sleep(seconds)
+    return value() == before
+
+
 def test_ring_buffers_are_bounded_and_pause_resume_stop(client: object) -> None:
     # monitors of earlier tests' widgets may still be closing: only this one's thread counts
     before = {t for t in threading.enumerate() if t.name == "irs-monitor"}
@@ -155,15 +170,15 @@ def test_ring_buffers_are_bounded_and_pause_resume_stop(client: object) -> None:
         monitor.sample()
     assert len(monitor.samples) == 3
     monitor.start()
-    time.sleep(0.3)
+    _until(lambda: len(monitor._sample_seconds) > 5)  # the thread samples
     monitor.pause()
-    time.sleep(0.1)
-    count = monitor._sample_seconds.__len__()
+    # a sample under way when it paused may still end (late on a busy machine): then none
+    _until(lambda: _unchanged_for(lambda: len(monitor._sample_seconds), 1.0))
+    count = len(monitor._sample_seconds)
     time.sleep(0.3)
     assert len(monitor._sample_seconds) == count  # paused: no sampling
     monitor.resume()
-    time.sleep(0.3)
-    assert len(monitor._sample_seconds) > count
+    _until(lambda: len(monitor._sample_seconds) > count)
     monitor.close()
     assert not monitor.running
     assert not [t for t in threading.enumerate() if t.name == "irs-monitor" and t not in before]
@@ -232,7 +247,7 @@ def test_gpu_series_from_nvml_and_cudf_spill_metric() -> None:
 
 
 def test_monitor_of_a_scheduler_reached_by_address(client: object) -> None:
-    remote = irs.connect(client.scheduler.address, timeout=5)  # type: ignore[attr-defined]
+    remote = irs.connect(client.scheduler.address, timeout=60)  # type: ignore[attr-defined]
     try:
         monitor = Monitor(remote, start=False)
         sample = monitor.sample()

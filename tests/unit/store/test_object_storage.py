@@ -17,6 +17,7 @@ import sys
 import textwrap
 import threading
 import time
+from typing import Any
 
 import dask
 import dask.dataframe as dd
@@ -505,6 +506,35 @@ def test_irs_run_reads_and_writes_s3_urls(s3, bucket, tmp_path):
 
 
 # ---- a cluster whose workers share no disk with the client ----------------------------------
+#: Seconds a test's own scheduler and workers get to start and connect: a guard against a
+#: hang only. On a busy machine (load 15 on 2 cores) a scheduler process took 40 s to answer.
+START_S = 600.0
+
+
+def _client(port: int, procs: list[subprocess.Popen], workers: int) -> Any:
+    """A ``distributed.Client`` of the scheduler that ``procs[0]`` starts on ``port``, once
+    ``workers`` workers joined; fails at once if one of ``procs`` exited."""
+    from distributed import Client
+
+    deadline = time.monotonic() + START_S
+    while True:
+        exited = [p.args for p in procs if p.poll() is not None]
+        assert not exited, f"exited before the cluster was up: {exited}"
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=5):
+                break
+        except OSError:
+            assert time.monotonic() < deadline, f"no scheduler on port {port} in {START_S} s"
+            time.sleep(0.5)
+    client = Client(f"tcp://127.0.0.1:{port}", timeout=START_S)
+    try:
+        client.wait_for_workers(workers, timeout=START_S)
+    except BaseException:
+        client.close()
+        raise
+    return client
+
+
 def _private_tmp_prefix() -> list[str] | None:
     """``unshare`` giving a process its own empty /tmp (a user + mount namespace), if the
     system allows it: then the client's /tmp files do not exist for that process."""
@@ -522,8 +552,6 @@ def test_criteo_workflow_s3_to_s3_on_workers_without_a_shared_disk(s3, bucket, t
     """A scheduler and 2 worker processes, each with its own ``--local-directory`` and its
     own private /tmp, where the client's files (its data, a local artifacts folder) are
     not: everything the workers need must come through the store or the task graph."""
-    from distributed import Client
-
     from interactive_recsys.cli._main import standard_criteo_workflow
     from interactive_recsys.datasets import synthetic_criteo
 
@@ -548,8 +576,7 @@ def test_criteo_workflow_s3_to_s3_on_workers_without_a_shared_disk(s3, bucket, t
         for i in range(2):
             procs.append(subprocess.Popen([*private, sys.executable, "-m", "distributed.cli.dask_worker", f"tcp://127.0.0.1:{port}", "--nthreads", "1", "--memory-limit", "1GB", "--local-directory", f"/tmp/worker-{i}", "--no-dashboard"], env=env,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        with Client(f"tcp://127.0.0.1:{port}", timeout=60) as client:
-            client.wait_for_workers(2, timeout=120)
+        with _client(port, procs, 2) as client:
             # the workers really cannot read the client's files
             seen = client.run(os.path.exists, str(data))
             assert set(seen.values()) == {False}, seen
@@ -706,8 +733,6 @@ def test_irs_predict_and_report_with_s3_urls(s3, bucket, tmp_path):
 def test_a_temporary_artifacts_folder_is_refused_when_workers_are_elsewhere():
     """A worker that advertises another machine's address (``--contact-address``): a
     workflow without ``artifacts_dir`` is refused before any task, naming the fix."""
-    from distributed import Client
-
     port, wport = s3_server.free_port(), s3_server.free_port()
     env = dict(os.environ, PYTHONPATH=ROOT)
     procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler",
@@ -720,8 +745,7 @@ def test_a_temporary_artifacts_folder_is_refused_when_workers_are_elsewhere():
             "--listen-address", f"tcp://127.0.0.1:{wport}",
             "--contact-address", f"tcp://10.255.255.1:{wport}", "--nthreads", "1",
             "--no-dashboard"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        with Client(f"tcp://127.0.0.1:{port}", timeout=60) as client:
-            client.wait_for_workers(1, timeout=120)
+        with _client(port, procs, 1):
             wf = _workflow()
             with pytest.raises(irs.errors.ParameterError,
                                match=r"10\.255\.255\.1.*other machines.*artifacts_dir="):

@@ -48,14 +48,14 @@ def test_a_run_after_editing_one_continuous_step_computes_only_that_step(data):
     build(m)
     first = m.run(None)
     first.result(timeout=60)
-    m.wait_run(timeout=10)
+    m.wait_run(timeout=60)
     assert step_status(m) == {(0, 0): "computed", (1, 1): "computed"}
     assert badges(m) == {"op:0:0": "computed", "op:1:1": "computed"}
     m.update_step(1, 1, op="NormalizeMinMax")  # one continuous step edited
     assert m.fitted_workflow is None and badges(m) == {}  # not fitted as it is now
     job = m.run(None)
     wf = job.result(timeout=60)
-    m.wait_run(timeout=10)
+    m.wait_run(timeout=60)
     assert m.fitted_workflow is wf and m.reuse_run is wf
     assert step_status(m) == {(0, 0): "reused", (1, 1): "computed"}
     assert badges(m) == {"op:0:0": "reused", "op:1:1": "computed"}
@@ -65,7 +65,7 @@ def test_a_run_after_editing_one_continuous_step_computes_only_that_step(data):
     assert_frames_equal(wf.transform(data).compute(), fresh.transform(data).compute())
     m.undo()  # back to Normalize: the Run before last fitted it, but only the last is reused
     again = m.run(None).result(timeout=60)
-    m.wait_run(timeout=10)
+    m.wait_run(timeout=60)
     assert step_status(m) == {(0, 0): "reused", (1, 1): "computed"}
     assert again.fit_stats["reused"] == ["categorify-1"]
 
@@ -118,7 +118,7 @@ def test_a_loaded_fitted_workflow_is_reused_by_the_first_run(data, tmp_path):
     m.load(str(tmp_path / "wf"))
     m.update_step(1, 1, op="NormalizeMinMax")
     wf = m.run(None).result(timeout=60)
-    m.wait_run(timeout=10)
+    m.wait_run(timeout=60)
     assert [s.reused for s in wf.fitted_steps()] == [True, False]
 
 

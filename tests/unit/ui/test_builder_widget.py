@@ -253,7 +253,7 @@ def test_preview_export_save_load_run(frame, tmp_path):
     click(b, "irs-btn-run")  # its end is still being reported: refused
     assert "A run is in progress" in b.message
     release.set()
-    b.model.wait_run(timeout=10)
+    b.model.wait_run(timeout=60)
     assert "irs-run-finished" in b.status.value and b.model.fitted_workflow.fitted
     click(b, "irs-btn-save")  # after the Run: the fitted workflow
     assert b.level == "success" and "fitted, with vocabularies" in b.message

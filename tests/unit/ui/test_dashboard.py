@@ -228,6 +228,27 @@ def test_whole_run_toggle_and_the_time_window(dash: Dashboard) -> None:
     assert dash.x_range.start == 40.0
 
 
+def test_the_time_axis_never_ends_before_a_task_already_drawn(dash: Dashboard) -> None:
+    """Workers put task times on the scheduler's clock with an estimated offset (Dask's
+    ``scheduler_delay``) that a busy machine gets wrong by up to half a heartbeat's round
+    trip: a task may end after a later sample's time. Its bar is never cut off."""
+    sample = dash.monitor.sample()
+    t0, worker = dash.monitor.t0, next(iter(sample["workers"]))
+    task = {"key": "('write_part-ab12', 0)", "group": "write_part", "worker": worker,
+            "action": "compute", "start": t0 + 4.0, "stop": t0 + 7.0}
+    dash.update({**sample, "time": t0 + 5.0}, [task])
+    assert dash.x_range.end == pytest.approx(7.0)
+    dash.update({**sample, "time": t0 + 6.0}, [])  # a later sample, still before its end
+    assert dash.x_range.end == pytest.approx(7.0)
+    dash.store_state()  # the picture stored at a phase end too
+    assert dash.x_range.end == pytest.approx(7.0)
+    dash.show_whole_run(True)
+    assert dash.x_range.end == pytest.approx(7.0)
+    dash.show_whole_run(False)
+    dash.update({**sample, "time": t0 + 8.0}, [])  # past it: the axes follow the clock
+    assert dash.x_range.end == pytest.approx(8.0)
+
+
 def test_a_closed_client_closes_the_dashboard_and_tells_listeners() -> None:
     client = irs.start_cluster(1, memory_limit="500MB", dashboard=False, gpu=False)
     board = Dashboard(client, interval_ms=100)
