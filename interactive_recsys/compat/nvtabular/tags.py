@@ -15,36 +15,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from interactive_recsys.schema import COMPOUND_TAGS
+from interactive_recsys.schema import Tags as CoreTags
 
-
-class Tags(enum.StrEnum):
-    """Merlin 23.08's standard tags (``merlin.schema.Tags``), exactly: the same names and
-    values. :class:`interactive_recsys.Tags` has them all too, and ``HASHED``."""
-
-    CATEGORICAL = "categorical"
-    CONTINUOUS = "continuous"
-    LIST = "list"
-    SEQUENCE = "sequence"
-    TEXT = "text"
-    TOKENIZED = "tokenized"
-    TIME = "time"
-    EMBEDDING = "embedding"
-    ID = "id"
-    USER = "user"
-    ITEM = "item"
-    SESSION = "session"
-    CONTEXT = "context"
-    TARGET = "target"
-    REGRESSION = "regression"
-    CLASSIFICATION = "classification"
-    BINARY = "binary"
-    MULTI_CLASS = "multi_class"
-    USER_ID = "user_id"
-    ITEM_ID = "item_id"
-    SESSION_ID = "session_id"
-    TEXT_TOKENIZED = "text_tokenized"
-    BINARY_CLASSIFICATION = "binary_classification"
-    MULTI_CLASS_CLASSIFICATION = "multi_class_classification"
+Tags = enum.StrEnum("Tags", [(tag.name, tag.value) for tag in CoreTags
+                             if tag is not CoreTags.HASHED], module=__name__)
+Tags.__doc__ = """Merlin 23.08's standard tags (``merlin.schema.Tags``), exactly: the same names and
+values, those of :class:`interactive_recsys.Tags` without its ``HASHED``."""
 
 
 def TagSet(tags: Iterable[Any] | Any = ()) -> frozenset[str]:
