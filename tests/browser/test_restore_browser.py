@@ -130,7 +130,10 @@ def test_autosave_and_restore_after_a_kernel_restart(lab):
 
     autosave = lab.server.root_dir / ".features.irs-pipeline.json"  # beside the notebook
     _wait_for(lambda: _steps_in(autosave) == 3, 20, f"no autosave of 3 steps in {autosave}")
-    expected = BuilderModel.from_workflow(expected_workflow(), make_frame()).export_code()
+    root = lab.server.root_dir  # the notebook opened 'clicks.parquet' in its folder
+    expected = BuilderModel.from_workflow(expected_workflow(), str(root / "clicks.parquet")
+                                          ).export_code().replace(f"{root}/", "")
+    assert "dataset = irs.Dataset('clicks.parquet')" in expected  # the whole job
     before = run_cell(lab, CODE_CELL.format(var="studio.builder"))
     assert before.strip() == expected.strip()
 

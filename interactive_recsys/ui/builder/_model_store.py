@@ -88,7 +88,7 @@ class ModelStore:
         if self.fitted_workflow is None and self.source is None:
             return code
         folders = sorted({os.path.dirname(f) for f in self.dataset.files})
-        data = folders[0] + "/" if len(folders) == 1 else "raw/"
+        data = self.source or (folders[0] + "/" if len(folders) == 1 else "raw/")
         return (code + "\n\n# ---- Train from raw data " + "-" * 60 + "\n"
                 + training_code(self.fitted_workflow or self.to_workflow(), data=data,
                                 workflow_dir=workflow_dir, processed=output))

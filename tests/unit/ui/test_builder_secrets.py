@@ -168,10 +168,8 @@ def test_exported_code_reads_the_url_from_the_environment(tmp_path, served):
     shown = builder.output_text.value  # the Output field, as the page shows it
     assert SECRET not in shown and "***@" in shown
     assert f"# Set IRS_OUTPUT_URL to the output's URL with its credentials ('{shown}')" in job
-    assert (
-        f"# Set IRS_DATA_URL to the raw data's URL with its credentials ('http://***@{host}/')"
-        in training
-    )
+    assert "# Set IRS_DATA_URL to the raw data's URL with its credentials " \
+        f"('{masked}')" in training  # the data as the Studio opened it
     for part in (job, training):  # each part runs on its own: it imports what it reads
         assert part.index("import os") < part.index("os.environ[")
 
