@@ -161,7 +161,6 @@ def test_exported_code_reads_the_url_from_the_environment(tmp_path, served):
     ast.parse(code)
     assert "irs.Dataset(os.environ['IRS_DATA_URL'])" in code
     assert "irs.Loader(os.environ['IRS_DATA_URL'], " in code
-    host = served.split("@", 1)[1].rsplit("/", 1)[0]
     job, training = code.split("# ---- Train from raw data")
     masked = "http://***@" + served.split("@", 1)[1]
     assert f"# Set IRS_DATA_URL to the data's URL with its credentials ('{masked}')" in job
