@@ -264,12 +264,7 @@ def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
     >>> [round(float(v), 3) for v in np.load(f"{tmp}/out/day_0_dense.npy")[1, :2]]  # m = -1
     [0.693, 1.099]
     """
-    if to not in TARGETS:
-        raise ParameterError(f"to must be one of {list(TARGETS)}; got {to!r}.")
-    if not isinstance(frequency_threshold, int | np.integer) or frequency_threshold < 0:
-        raise ParameterError(f"frequency_threshold must be an integer >= 0; got "
-                             f"{frequency_threshold!r}.")
-
+    _check_arguments(to, frequency_threshold)
     files = _readable_by(to, criteo_input_files(input, parse_days(days)))
     client = _active_client(client)
     protect = {"the input": [f for f, _ in files]}
@@ -285,6 +280,14 @@ def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
         with open(os.path.join(tmp, SUMMARY), "w") as f:
             json.dump(summary, f, indent=2)
     return summary
+
+
+def _check_arguments(to: str, frequency_threshold: Any) -> None:
+    if to not in TARGETS:
+        raise ParameterError(f"to must be one of {list(TARGETS)}; got {to!r}.")
+    if not isinstance(frequency_threshold, int | np.integer) or frequency_threshold < 0:
+        raise ParameterError(f"frequency_threshold must be an integer >= 0; got "
+                             f"{frequency_threshold!r}.")
 
 
 def _describe(client: Any) -> str:
