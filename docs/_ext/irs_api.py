@@ -15,8 +15,11 @@
 
 Each object is described on one page; every other table that lists it links there.
 
-Pages go to ``docs/api/generated/`` (git-ignored); a file is rewritten only when its text
-changes, so an unchanged page is not read again by an incremental build.
+The pages are written under the build folder (``irs_sources``), never into ``docs/``, and
+join the site as ``api/generated/<name>``; a file is rewritten only when its text changes,
+so an unchanged page is not read again by an incremental build. The tables of the reference's
+index (``contents_page``) go into ``api/index.md`` as it is read, in place of its
+``<!-- irs-api-contents -->`` line.
 """
 
 from __future__ import annotations
@@ -26,10 +29,10 @@ import inspect
 import pkgutil
 import re
 import shutil
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from irs_sources import add_documents, build_folder, write_if_changed
 from sphinx.application import Sphinx
 
 PACKAGE = "interactive_recsys"
@@ -284,7 +287,7 @@ def all_pages() -> dict[str, str]:
 
 
 def contents_page(pages: dict[str, str]) -> str:
-    """``_contents.md``, included by ``api/index.md``: the tables and the toctree."""
+    """The tables and the toctree of ``api/index.md`` (Markdown)."""
     import interactive_recsys as irs
     names = public_names()
     core = [n for n in names if _kind(getattr(irs, n)) != "module"]
@@ -314,22 +317,27 @@ def contents_page(pages: dict[str, str]) -> str:
     return "\n".join(out) + "\n"
 
 
-def write_if_changed(path: Path, text: str) -> None:
-    if not path.exists() or path.read_text() != text:
-        path.write_text(text)
+#: The line of ``api/index.md`` that the generated tables replace.
+CONTENTS_MARKER = "<!-- irs-api-contents -->"
 
 
 def generate(app: Sphinx) -> None:
-    out = Path(app.srcdir) / "api" / "generated"
-    out.mkdir(parents=True, exist_ok=True)
+    out = build_folder(app, "api")
     pages = all_pages()
-    wanted = {f"{name}.rst" for name in pages} | {"_contents.md"}
+    wanted = {f"{name}.rst" for name in pages}
     for stale in out.iterdir():  # pages of names that are gone
         if stale.name not in wanted:
             shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
     for name, text in pages.items():
         write_if_changed(out / f"{name}.rst", text)
-    write_if_changed(out / "_contents.md", contents_page(pages))
+    add_documents(app, {f"api/{page_name(name)}": out / f"{name}.rst" for name in pages})
+    app.__dict__["_irs_api_contents"] = contents_page(pages)
+
+
+def insert_contents(app: Sphinx, docname: str, source: list[str]) -> None:
+    """``api/index.md`` with its marker line replaced by the generated tables."""
+    if docname == "api/index":
+        source[0] = source[0].replace(CONTENTS_MARKER, app.__dict__["_irs_api_contents"], 1)
 
 
 def drop_operator_parameters(app: Sphinx, what: str, name: str, obj: Any, options: Any,
@@ -351,7 +359,9 @@ def drop_operator_parameters(app: Sphinx, what: str, name: str, obj: Any, option
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
+    app.setup_extension("irs_sources")
     app.connect("builder-inited", generate)
+    app.connect("source-read", insert_contents)
     # before numpydoc (priority 500) turns the sections into rst
     app.connect("autodoc-process-docstring", drop_operator_parameters, priority=400)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
