@@ -105,6 +105,18 @@ def _md(text: str) -> str:
     return text.replace("|", "/")
 
 
+def _qualified(text: str, module: str) -> str:
+    """``text`` (a module's docstring) with the plain names of its roles qualified with the
+    module's name, so they resolve on another module's page too: ``:class:`Builder``` ->
+    ``:class:`~pkg.mod.Builder```."""
+    def qualify(match: re.Match) -> str:
+        role, target = match.group(1), match.group(2)
+        if target.startswith((".", "~", "interactive_recsys")) or "<" in target:
+            return match.group(0)
+        return f"{role}`~{module}.{target}`"
+    return re.sub(r"(:[\w:]+:)`([^`]+)`", qualify, text)
+
+
 def _literal(text: str) -> str:
     return f"``{text}``" if text else ""
 
@@ -211,7 +223,11 @@ def module_page(shown: str, module: ModuleType, pages: Owners,
         page = pages.get(obj)
         return f":doc:`{name} <{page}>`" if page else f"``{name}``"
 
-    rows = [f"   * - {link(name, obj)}\n     - {_cell(summary_line(obj))}" for name, obj in own]
+    def summary(obj: Any) -> str:  # a subpackage's roles name its own names
+        text = summary_line(obj)
+        return _qualified(text, obj.__name__) if _kind(obj) == "module" else text
+
+    rows = [f"   * - {link(name, obj)}\n     - {_cell(summary(obj))}" for name, obj in own]
     lines = [_title(shown), f".. automodule:: {module.__name__}\n   :no-members:\n"]
     if rows:
         lines.append(".. list-table::\n   :widths: 25 75\n\n" + "\n".join(rows) + "\n")
