@@ -19,6 +19,8 @@ class GraphOperand:
     """A class whose instances take part in ``>>`` and ``+``."""
 
     #: ``interactive_recsys.workflow._graph.Node`` (registered by that module).
+    #:
+    #: :meta private:
     node: ClassVar[Any] = None
 
 

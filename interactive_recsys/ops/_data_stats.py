@@ -5,7 +5,7 @@ Per column: ``dtype``, ``rows``, ``missing`` (null, or NaN) and ``missing_pct``,
 for numeric columns ``min``, ``max``, ``mean``, ``std`` (``ddof=1``) of the finite values.
 For list columns ``missing`` counts null lists and the other figures describe the elements.
 The report is the operator's fitted state: read it with
-:meth:`~interactive_recsys.ops.DataStats.report`. The state also keeps each column's moments and its
+``DataStats.report``. The state also keeps each column's moments and its
 distinct value hashes (a parquet file under the artifacts), so ``Workflow.update`` merges new data
 into the report exactly.
 
