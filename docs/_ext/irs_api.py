@@ -340,20 +340,23 @@ CONTENTS_MARKER = "<!-- irs-api-contents -->"
 def generate(app: Sphinx) -> None:
     out = build_folder(app, "api")
     pages = all_pages()
-    wanted = {f"{name}.rst" for name in pages}
+    wanted = {f"{name}.rst" for name in pages} | {"_contents.md"}
     for stale in out.iterdir():  # pages of names that are gone
         if stale.name not in wanted:
             shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
     for name, text in pages.items():
         write_if_changed(out / f"{name}.rst", text)
     add_documents(app, {f"api/{page_name(name)}": out / f"{name}.rst" for name in pages})
-    app.__dict__["_irs_api_contents"] = contents_page(pages)
+    # kept beside the pages so that an incremental build reads api/index.md again when it changes
+    write_if_changed(out / "_contents.md", contents_page(pages))
 
 
 def insert_contents(app: Sphinx, docname: str, source: list[str]) -> None:
     """``api/index.md`` with its marker line replaced by the generated tables."""
     if docname == "api/index":
-        source[0] = source[0].replace(CONTENTS_MARKER, app.__dict__["_irs_api_contents"], 1)
+        contents = build_folder(app, "api") / "_contents.md"
+        source[0] = source[0].replace(CONTENTS_MARKER, contents.read_text(encoding="utf-8"), 1)
+        app.env.note_dependency(str(contents))
 
 
 def drop_operator_parameters(app: Sphinx, what: str, name: str, obj: Any, options: Any,

@@ -47,6 +47,7 @@ def render_source(app: Sphinx, docname: str, source: list[str]) -> None:
     elif docname == "tutorials/index":
         entries = "\n".join(name.removeprefix("tutorials/") for name in notebooks(app))
         source[0] = source[0].replace(MARKER, entries, 1)
+        app.env.note_reread()  # by every build: a notebook may have been added or removed
 
 
 #: Output types that only a live kernel's front end uses.

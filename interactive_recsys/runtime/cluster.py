@@ -212,8 +212,7 @@ def start_cluster(n_workers: int | None = None, *, threads_per_worker: int = 1,
     host : interface to bind scheduler, workers and dashboard to (loopback by default).
     dashboard : start Dask's own HTTP dashboard (on a free port).
     gpu : ``None`` (default) uses GPUs when cuDF is installed and NVML sees one; ``True``
-        requires them and raises :class:`~interactive_recsys.runtime.cluster.ClusterError` when none
-        works; ``False`` never uses them.
+        requires them and raises :class:`~.ClusterError` when none works; ``False`` never uses them.
     device_memory_limit : GPU memory per worker (bytes, ``"30GB"`` or a fraction of the
         device) past which cuDF spills device buffers to host memory.
     rmm_pool_size : size of each GPU worker's RMM memory pool (``None``: no pool).
