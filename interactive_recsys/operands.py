@@ -2,7 +2,7 @@
 
 The methods live on these mixins, which :class:`~interactive_recsys.schema.ColumnSelector`
 and :class:`~interactive_recsys.ops._base.Operator` inherit. They build nodes of
-:mod:`interactive_recsys.workflow._graph`, which sits above both classes and registers its ``Node``
+``interactive_recsys.workflow._graph``, which sits above both classes and registers its ``Node``
 class here when it is defined (``GraphOperand.node``), so that no import runs upward.
 
 >>> from interactive_recsys import ColumnSelector, ops
@@ -19,6 +19,8 @@ class GraphOperand:
     """A class whose instances take part in ``>>`` and ``+``."""
 
     #: ``interactive_recsys.workflow._graph.Node`` (registered by that module).
+    #:
+    #: :meta private:
     node: ClassVar[Any] = None
 
 

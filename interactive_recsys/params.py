@@ -157,7 +157,8 @@ class Param:
         return f"{head}\n    {self.doc}" if self.doc else head
 
     def validate(self, owner: str | None, name: str, value: Any) -> Any:
-        """Return ``value`` (lists become lists) or raise :class:`ParameterError`.
+        """Return ``value`` (lists become lists) or raise
+        :class:`~interactive_recsys.ParameterError`.
 
         ``owner`` (the operator, model or function) is named in the message when given.
         """
@@ -211,7 +212,7 @@ def validate_values(owner: str | None, specs: dict[str, Param],
                     values: dict[str, Any]) -> dict[str, Any]:
     """Every parameter of ``specs``: its value from ``values`` validated, else its default.
 
-    Raises :class:`ParameterError` naming an unknown or missing parameter.
+    Raises :class:`~interactive_recsys.ParameterError` naming an unknown or missing parameter.
     """
     unknown = sorted(set(values) - set(specs))
     if unknown:

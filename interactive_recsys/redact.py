@@ -16,7 +16,7 @@ Error texts, CLI output, logs, the Studio's messages, reports and saved files ne
 * any secret value met before by :func:`redact_options` or :func:`remember` (a store's
   error may quote the access key it was given), wherever it appears.
 
-Each secret becomes :data:`MASK`. The functions never raise and return their input's type.
+Each secret becomes ``MASK``. The functions never raise and return their input's type.
 
 >>> redact_text("Cannot access 'https://ann:SECRET@h.example/x?X-Amz-Signature=abc&v=1'")
 "Cannot access 'https://***@h.example/x?X-Amz-Signature=***&v=1'"

@@ -36,7 +36,7 @@ class Tags(enum.StrEnum):
 
     Every name of Merlin's ``merlin.schema.Tags`` (23.08), with its value, so that code
     written for Merlin runs with ``irs.Tags`` too, and ``HASHED``. Merlin's compound tags
-    (:data:`COMPOUND_TAGS`: ``USER_ID`` ...) stand for their parts: a column tagged
+    (``COMPOUND_TAGS``: ``USER_ID`` ...) stand for their parts: a column tagged
     ``Tags.USER_ID`` carries ``user`` and ``id``.
     """
 

@@ -15,8 +15,11 @@
 
 Each object is described on one page; every other table that lists it links there.
 
-Pages go to ``docs/api/generated/`` (git-ignored); a file is rewritten only when its text
-changes, so an unchanged page is not read again by an incremental build.
+The pages are written under the build folder (``irs_sources``), never into ``docs/``, and
+join the site as ``api/generated/<name>``; a file is rewritten only when its text changes,
+so an unchanged page is not read again by an incremental build. The tables of the reference's
+index (``contents_page``) go into ``api/index.md`` as it is read, in place of its
+``<!-- irs-api-contents -->`` line.
 """
 
 from __future__ import annotations
@@ -26,10 +29,10 @@ import inspect
 import pkgutil
 import re
 import shutil
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from irs_sources import add_documents, build_folder, write_if_changed
 from sphinx.application import Sphinx
 
 PACKAGE = "interactive_recsys"
@@ -100,6 +103,18 @@ def _md(text: str) -> str:
         return f"`{target.rsplit('.', 1)[-1] if target.startswith('~') else target}`"
     text = re.sub(r":[\w:]+:`([^`]+)`", code, text).replace("``", "`")
     return text.replace("|", "/")
+
+
+def _qualified(text: str, module: str) -> str:
+    """``text`` (a module's docstring) with the plain names of its roles qualified with the
+    module's name, so they resolve on another module's page too: ``:class:`Builder``` ->
+    ``:class:`~pkg.mod.Builder```."""
+    def qualify(match: re.Match) -> str:
+        role, target = match.group(1), match.group(2)
+        if target.startswith((".", "~", "interactive_recsys")) or "<" in target:
+            return match.group(0)
+        return f"{role}`~{module}.{target}`"
+    return re.sub(r"(:[\w:]+:)`([^`]+)`", qualify, text)
 
 
 def _literal(text: str) -> str:
@@ -208,7 +223,11 @@ def module_page(shown: str, module: ModuleType, pages: Owners,
         page = pages.get(obj)
         return f":doc:`{name} <{page}>`" if page else f"``{name}``"
 
-    rows = [f"   * - {link(name, obj)}\n     - {_cell(summary_line(obj))}" for name, obj in own]
+    def summary(obj: Any) -> str:  # a subpackage's roles name its own names
+        text = summary_line(obj)
+        return _qualified(text, obj.__name__) if _kind(obj) == "module" else text
+
+    rows = [f"   * - {link(name, obj)}\n     - {_cell(summary(obj))}" for name, obj in own]
     lines = [_title(shown), f".. automodule:: {module.__name__}\n   :no-members:\n"]
     if rows:
         lines.append(".. list-table::\n   :widths: 25 75\n\n" + "\n".join(rows) + "\n")
@@ -284,7 +303,7 @@ def all_pages() -> dict[str, str]:
 
 
 def contents_page(pages: dict[str, str]) -> str:
-    """``_contents.md``, included by ``api/index.md``: the tables and the toctree."""
+    """The tables and the toctree of ``api/index.md`` (Markdown)."""
     import interactive_recsys as irs
     names = public_names()
     core = [n for n in names if _kind(getattr(irs, n)) != "module"]
@@ -314,14 +333,12 @@ def contents_page(pages: dict[str, str]) -> str:
     return "\n".join(out) + "\n"
 
 
-def write_if_changed(path: Path, text: str) -> None:
-    if not path.exists() or path.read_text() != text:
-        path.write_text(text)
+#: The line of ``api/index.md`` that the generated tables replace.
+CONTENTS_MARKER = "<!-- irs-api-contents -->"
 
 
 def generate(app: Sphinx) -> None:
-    out = Path(app.srcdir) / "api" / "generated"
-    out.mkdir(parents=True, exist_ok=True)
+    out = build_folder(app, "api")
     pages = all_pages()
     wanted = {f"{name}.rst" for name in pages} | {"_contents.md"}
     for stale in out.iterdir():  # pages of names that are gone
@@ -329,7 +346,17 @@ def generate(app: Sphinx) -> None:
             shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
     for name, text in pages.items():
         write_if_changed(out / f"{name}.rst", text)
+    add_documents(app, {f"api/{page_name(name)}": out / f"{name}.rst" for name in pages})
+    # kept beside the pages so that an incremental build reads api/index.md again when it changes
     write_if_changed(out / "_contents.md", contents_page(pages))
+
+
+def insert_contents(app: Sphinx, docname: str, source: list[str]) -> None:
+    """``api/index.md`` with its marker line replaced by the generated tables."""
+    if docname == "api/index":
+        contents = build_folder(app, "api") / "_contents.md"
+        source[0] = source[0].replace(CONTENTS_MARKER, contents.read_text(encoding="utf-8"), 1)
+        app.env.note_dependency(str(contents))
 
 
 def drop_operator_parameters(app: Sphinx, what: str, name: str, obj: Any, options: Any,
@@ -351,7 +378,9 @@ def drop_operator_parameters(app: Sphinx, what: str, name: str, obj: Any, option
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
+    app.setup_extension("irs_sources")
     app.connect("builder-inited", generate)
+    app.connect("source-read", insert_contents)
     # before numpydoc (priority 500) turns the sections into rst
     app.connect("autodoc-process-docstring", drop_operator_parameters, priority=400)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

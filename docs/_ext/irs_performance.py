@@ -4,7 +4,8 @@ Each benchmark harness keeps one current result per scenario there: ``<label>.js
 machine, the commit, the command, the settings, every run, medians and ratios) and
 ``<label>.md`` (the same as tables). For each label this writes a section with the command,
 the data, the machine and the commit read from the JSON, and the tables of the ``.md``, into
-``docs/performance/generated/_results.md``, which ``docs/performance.md`` includes.
+``docs/performance.md`` as it is read, in place of its ``<!-- irs-performance-results -->``
+line: nothing is written into ``docs/``. The page is read again when a result file changes.
 """
 
 from __future__ import annotations
@@ -227,16 +228,19 @@ def anchor(label: str) -> str:
     return re.sub(r"[^\w\- ]", "", label.lower()).replace(" ", "-")
 
 
-def generate(app: Sphinx) -> None:
+#: The line of ``performance.md`` that the results replace.
+MARKER = "<!-- irs-performance-results -->"
+
+
+def insert_results(app: Sphinx, docname: str, source: list[str]) -> None:
+    if docname != "performance":
+        return
     folder = Path(app.srcdir).parent / "benchmarks" / "results"
-    out = Path(app.srcdir) / "performance" / "generated"
-    out.mkdir(parents=True, exist_ok=True)
-    text = results_page(folder)
-    target = out / "_results.md"
-    if not target.exists() or target.read_text() != text:
-        target.write_text(text)
+    source[0] = source[0].replace(MARKER, results_page(folder), 1)
+    for path in sorted(folder.iterdir()):  # an incremental build reads the page again
+        app.env.note_dependency(str(path))
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    app.connect("builder-inited", generate)
+    app.connect("source-read", insert_results)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,12 +1,11 @@
 """The tutorials: the notebooks of ``notebooks/``, rendered from the outputs stored in them.
 
-The notebooks stay where they are (the test suite runs them there with nbval); at build start
-each is copied into the git-ignored ``docs/tutorials/generated/``, which
-``docs/tutorials/index.md`` lists with a glob. A copy is rewritten only when the notebook
-changed, and the copy of a notebook that is gone is removed. A copy, not a symbolic link:
-links need privileges on Windows and are lost by some archive tools.
+The notebooks stay where they are (the test suite runs them there with nbval) and are read
+from there: nothing is copied into ``docs/`` (``irs_sources``). Each is the document
+``tutorials/generated/<name>``, and ``docs/tutorials/index.md``'s toctree lists them in file
+order, in place of its ``<!-- irs-tutorials -->`` line.
 
-The copy leaves out one part of the stored outputs: Bokeh's kernel-side messages
+A notebook is rendered without one part of its stored outputs: Bokeh's kernel-side messages
 (``application/vnd.bokehjs_exec.v0+json``, empty data that tells the Jupyter extension which
 plot to update), which have no meaning on a static page and no renderer in myst-nb. The same
 output's JavaScript, HTML and text stay.
@@ -20,26 +19,35 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
+from irs_sources import add_documents, declared_documents
 from sphinx.application import Sphinx
 
+PREFIX = "tutorials/generated/"
+#: The line of ``tutorials/index.md`` that the notebooks' toctree entries replace.
+MARKER = "<!-- irs-tutorials -->"
 
-def copy_notebooks(app: Sphinx) -> None:
-    source = Path(app.srcdir).parent / "notebooks"
-    target = Path(app.srcdir) / "tutorials" / "generated"
-    target.mkdir(parents=True, exist_ok=True)
-    notebooks = {p.name: p for p in sorted(source.glob("*.ipynb"))}
-    for old in target.iterdir():
-        if old.name not in notebooks:
-            shutil.rmtree(old) if old.is_dir() else old.unlink()
-    for name, path in notebooks.items():
-        copy = target / name
-        text = static_copy(path.read_text(encoding="utf-8"))
-        if not copy.exists() or copy.read_text(encoding="utf-8") != text:
-            copy.write_text(text, encoding="utf-8")
+
+def notebooks(app: Sphinx) -> dict[str, Path]:
+    """Document name -> notebook, in file order."""
+    folder = Path(app.srcdir).parent / "notebooks"
+    return {f"{PREFIX}{path.stem}": path for path in sorted(folder.glob("*.ipynb"))}
+
+
+def add_notebooks(app: Sphinx) -> None:
+    add_documents(app, notebooks(app))
+
+
+def render_source(app: Sphinx, docname: str, source: list[str]) -> None:
+    """A notebook without its kernel-only outputs; the tutorials' index with its toctree."""
+    if docname.startswith(PREFIX):
+        source[0] = static_copy(source[0])
+    elif docname == "tutorials/index":
+        entries = "\n".join(name.removeprefix("tutorials/") for name in notebooks(app))
+        source[0] = source[0].replace(MARKER, entries, 1)
+        app.env.note_reread()  # by every build: a notebook may have been added or removed
 
 
 #: Output types that only a live kernel's front end uses.
@@ -72,16 +80,18 @@ def bokeh_version(notebook_text: str) -> str | None:
 
 def add_bokehjs(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
                 doctree: Any) -> None:
-    if not pagename.startswith("tutorials/generated/"):
+    source = declared_documents(app).get(pagename)
+    if source is None or not pagename.startswith(PREFIX):
         return
-    source = Path(app.srcdir) / f"{pagename}.ipynb"
-    version = bokeh_version(source.read_text(encoding="utf-8")) if source.exists() else None
+    version = bokeh_version(source.read_text(encoding="utf-8"))
     if version:  # on this page only (called during html-page-context)
         app.add_js_file(f"https://cdn.bokeh.org/bokeh/release/bokeh-{version}.min.js",
                         crossorigin="anonymous", priority=200)
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    app.connect("builder-inited", copy_notebooks)
+    app.setup_extension("irs_sources")
+    app.connect("builder-inited", add_notebooks)
+    app.connect("source-read", render_source)
     app.connect("html-page-context", add_bokehjs)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

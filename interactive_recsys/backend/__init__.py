@@ -3,12 +3,12 @@
 Operators call the kernels of a :class:`Backend` (``fill_missing``, ``lookup``,
 ``hash64``...) on *native columns* and never test the library themselves.
 
-* :mod:`._interface` -- :class:`Backend`, the abstract list of every kernel;
-* :mod:`._cpu` -- :class:`CpuBackend`: pandas DataFrames with Arrow-backed columns;
-* :mod:`._gpu` -- :class:`GpuBackend`: cuDF DataFrames (imports cuDF only when created);
-* :mod:`._select` -- :func:`get_backend`, :func:`backend_of`, :func:`convert`;
-* :mod:`._parquet` -- row groups read as Arrow tables conformed to a schema;
-* :mod:`._arrow` -- the Arrow-level helpers both share (one definition of a kernel, one
+* ``_interface`` -- :class:`Backend`, the abstract list of every kernel;
+* ``_cpu`` -- :class:`CpuBackend`: pandas DataFrames with Arrow-backed columns;
+* ``_gpu`` -- :class:`GpuBackend`: cuDF DataFrames (imports cuDF only when created);
+* ``_select`` -- :func:`~interactive_recsys.get_backend`, :func:`backend_of`, :func:`convert`;
+* ``_parquet`` -- row groups read as Arrow tables conformed to a schema;
+* ``_arrow`` -- the Arrow-level helpers both share (one definition of a kernel, one
   result on both devices; the NaN-is-missing rule).
 
 Small statistics tables (value counts, vocabularies) are ``pyarrow.Table`` on both

@@ -142,7 +142,7 @@ def nan_to_null(arr: Any) -> Any:
 # ---- statistics tables ----------------------------------------------------------------------
 def sum_counts(tables: list[pa.Table]) -> pa.Table:
     """Sum the counts of equal values over several value/count tables (by their 64-bit keys
-    where the values have them, :mod:`.keyed_counts`)."""
+    where the values have them, ``_keyed_counts``)."""
     merged = keyed_counts.merge([keyed_counts.encode(t) for t in tables])
     return keyed_counts.decode(merged) if merged is not None else merge_sums(tables)
 

@@ -238,7 +238,7 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     def keyed_value_counts(self, col: Any) -> Any:
-        """:meth:`value_counts` as :class:`~.keyed_counts.KeyedCounts` (by 64-bit keys that
+        """:meth:`value_counts` as ``_keyed_counts.KeyedCounts`` (by 64-bit keys that
         sort like the values) where the values have keys, else as that table."""
 
     @abc.abstractmethod

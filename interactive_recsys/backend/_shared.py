@@ -68,8 +68,8 @@ def rename(self: Any, df: Any, mapping: Mapping[str, str]) -> Any:
 
 # ---- columns --------------------------------------------------------------------------------
 def elementwise(self: Any, col: Any, steps: Sequence[tuple]) -> Any:
-    """The steps of :meth:`.interface.Backend.elementwise` one after the other, each with
-    the backend's own kernel."""
+    """The steps of :meth:`~interactive_recsys.backend.Backend.elementwise` one after the other,
+    each with the backend's own kernel."""
     for kind, *args in steps:
         col = step_kernel(self, kind)(col, *args)
     return col

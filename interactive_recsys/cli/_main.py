@@ -39,8 +39,8 @@ def _loaded(module: str, name: str) -> type[BaseException]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; the exit status is 0, :data:`EXIT_ERROR` (bad input, options) or
-    :data:`EXIT_CLUSTER_LOST` (the scheduler went away: run again), with one line on
+    """Run one command; the exit status is 0, ``EXIT_ERROR`` (bad input, options) or
+    ``EXIT_CLUSTER_LOST`` (the scheduler went away: run again), with one line on
     stderr for an error, never a traceback."""
     args = build_parser().parse_args(argv)
     try:

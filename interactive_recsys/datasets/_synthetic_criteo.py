@@ -1,5 +1,5 @@
 """The synthetic Criteo data set: its parameters, its cached folder and its files, written
-whole or not at all (the rows themselves: :mod:`._criteo_columns`)."""
+whole or not at all (the rows themselves: ``_criteo_columns``)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def synthetic_criteo(rows: int = 1_000_000, seed: int = 0, path: PathLike | None
     ``I1``, ``I7``, ``I11``, ``C14`` and ``C17``); ``I1..I13`` int64 heavy-tailed counts
     (floored Lomax draws capped at the Criteo Kaggle maxima; ``I2`` is -1, -2 or -3 in about
     10 % of rows); ``C1..C26`` 8 lowercase hex characters (like ``"68fd1e64"``) drawn from a
-    bounded power law of popularity ranks (:mod:`._criteo_columns`); nulls at Criteo-like
+    bounded power law of popularity ranks (``_criteo_columns``); nulls at Criteo-like
     rates (:data:`CRITEO_NULL_RATES`).
 
     Parameters
@@ -75,7 +75,7 @@ def synthetic_criteo(rows: int = 1_000_000, seed: int = 0, path: PathLike | None
     profile : {"default", "kaggle"}, default "default"
         ``"kaggle"``: each categorical column's exponent, vocabulary and null rate fitted to
         the real Criteo Kaggle data, so that its distinct count grows with ``rows`` as the
-        real column's does (:mod:`._criteo_kaggle`); not with ``cardinalities`` or
+        real column's does (``_criteo_kaggle``); not with ``cardinalities`` or
         ``zipf_exponent``. ``"default"`` is narrower and quicker.
     progress : bool, optional
         Print one line on standard error that counts the rows written, the rate and the

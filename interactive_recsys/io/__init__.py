@@ -1,6 +1,6 @@
-"""Data in and out: :class:`Dataset` (parquet, csv, dataframes in byte-sized partitions) and
-the output step :func:`write_dataset` (the generic parquet writer, with Merlin's schema and
-HugeCTR's files as leaves it calls) and the writer's options, :class:`WriteOptions`.
+"""Data in and out: :class:`~interactive_recsys.Dataset` (parquet, csv, dataframes in byte-sized
+partitions) and the output step :func:`write_dataset` (the generic parquet writer, with Merlin's
+schema and HugeCTR's files as leaves it calls) and the writer's options, :class:`WriteOptions`.
 
 Files, folders and the commit protocol below them live in :mod:`interactive_recsys.store`;
 the saved-workflow format in :mod:`interactive_recsys.workflow`. The names load on first use,

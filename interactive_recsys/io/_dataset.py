@@ -181,7 +181,7 @@ class Dataset:
                  num_rows: int | None = None, sources: Sequence[str] = ()) -> Dataset:
         """Wrap a Dask DataFrame whose partitions already follow ``schema`` (internal use);
         ``sources``: the files it is computed from, when its graph hides them (e.g. built
-        with ``from_delayed``), for the output guards (:func:`input_files`)."""
+        with ``from_delayed``), for the output guards (``input_files``)."""
         ds = cls.__new__(cls)
         ds.backend, ds._ddf, ds._schema, ds._num_rows, ds.files = (backend, ddf, schema,
                                                                   num_rows, [])
@@ -337,7 +337,7 @@ class Dataset:
         ``dtype_backend`` (as pandas' readers): ``"numpy_nullable"`` gives NumPy dtypes, or
         pandas' nullable ones in a partition where the column has nulls, and list columns
         as NumPy arrays per row; ``"pyarrow"`` the Arrow-backed columns the engine uses
-        (see :mod:`~interactive_recsys.backend._user_frames`). The declared dtypes
+        (see ``backend._user_frames``). The declared dtypes
         (``ddf.dtypes``) are the NumPy ones.
         """
         check_dtype_backend(dtype_backend, "Dataset.to_ddf")
@@ -354,8 +354,9 @@ class Dataset:
         on GPU).
 
         String columns named in ``dictionary`` come dictionary-encoded when the data is
-        parquet and the backend can (:attr:`Backend.reads_dictionaries`); for operators
-        that take such input (``Operator.dictionary_input``), never for user code.
+        parquet and the backend can
+        (:attr:`~interactive_recsys.backend.Backend.reads_dictionaries`); for operators that take
+        such input (``Operator.dictionary_input``), never for user code.
         """
         ddf = self._ddf
         if dictionary and self._pieces is not None and self.backend.reads_dictionaries:
@@ -404,8 +405,8 @@ class Dataset:
                    background: bool = False, hugectr: Any = False,
                    storage_options: Mapping[str, Any] | None = None) -> Any:
         """Write parquet files, ``_schema.json``, Merlin's ``schema.pbtxt`` and ``_SUCCESS``
-        atomically; the keywords are :class:`~interactive_recsys.io._writer.WriteOptions`
-        (see :mod:`~interactive_recsys.io._writer`). ``hugectr=True`` (or a dict of
+        atomically; the keywords are :class:`~interactive_recsys.io.WriteOptions`
+        (see ``io._writer``). ``hugectr=True`` (or a dict of
         :class:`~interactive_recsys.io._hugectr.HugeCTROptions`) also writes what HugeCTR's
         parquet reader needs (``_file_list.txt``, ``_metadata.json``, keysets).
         ``path`` may be an fsspec URL; ``storage_options`` (default: this dataset's) open it.

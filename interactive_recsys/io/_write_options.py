@@ -37,7 +37,7 @@ class WriteOptions:
     Got 'rows' instead.
     """
 
-    #: ``None``, ``"partition"``, ``"worker"`` or ``"full"`` (see :mod:`.io._writer`)
+    #: ``None``, ``"partition"``, ``"worker"`` or ``"full"`` (see ``io._writer``)
     shuffle: str | None = _option(Param(None, choices=SHUFFLE_MODES, nullable=True,
                                         must=f"one of {SHUFFLE_MODES}"))
     #: files per Dask worker (default: one file per partition)

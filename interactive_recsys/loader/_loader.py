@@ -66,7 +66,7 @@ class Loader:
     TorchRec ``KeyedJaggedTensor`` without a device synchronization.
 
     Reading (parquet row groups), collating and the copy to the device run in background
-    threads connected by bounded queues; see :mod:`.pipeline`.
+    threads connected by bounded queues; see ``_pipeline``.
 
     Parameters
     ----------
@@ -122,7 +122,7 @@ class Loader:
         *raw* data, and the workflow's per-row steps
         (Categorify, HashBucket, FillMissing, FillMedian, Clip, LogOp, Normalize,
         NormalizeMinMax) are applied to every batch with PyTorch on ``device`` (the online
-        transform, :mod:`.online`): the same ids and values as ``workflow.transform(source)``
+        transform, ``_online``): the same ids and values as ``workflow.transform(source)``
         read by a loader, without writing that copy. Column roles come from the workflow's
         output schema. Any other step is refused by name (run it offline). Needs PyTorch
         (the batches may still be NumPy arrays with ``transform_at="read"``).

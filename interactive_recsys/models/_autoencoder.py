@@ -74,7 +74,7 @@ class AutoEncoder(Model):
 
     @classmethod
     def array_shapes(cls, params: dict[str, Any], n_items: int) -> dict[str, tuple[int, ...]]:
-        """The shapes :func:`_network` gives its parameters."""
+        """The shapes ``_network`` gives its parameters."""
         h = params["hidden"]
         shapes = {"w0": (n_items, h), "b0": (h,), "w_out": (n_items, h), "b_out": (n_items,)}
         for i in range(1, params["layers"]):

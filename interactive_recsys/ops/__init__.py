@@ -1,6 +1,6 @@
 """Operators: compose them with ``>>`` (chain) and ``+`` (concatenate) into a Workflow.
 
-Every operator in :data:`OPERATORS` follows the contract of :mod:`._base`.
+Every operator in :data:`OPERATORS` follows the contract of ``_base``.
 """
 
 from interactive_recsys.ops._base import OPERATORS, OpContext, Operator, RowFilter, StatOperator

@@ -171,7 +171,7 @@ class Operator(OperatorOperand):
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def check_params(self) -> None:
-        """Cross-parameter checks (override); raise :class:`ParameterError`."""
+        """Cross-parameter checks (override); raise :class:`~interactive_recsys.ParameterError`."""
 
     def get_params(self) -> dict[str, Any]:
         return dict(self._params)
@@ -274,7 +274,7 @@ class Operator(OperatorOperand):
     def online_step(self, state: dict[str, Any] | None, column: str,
                     ctx: OpContext) -> tuple | None:
         """This operator on ``column`` as one step of the online transform
-        (:mod:`~interactive_recsys.loader._online`), or None when these parameters have none
+        (``loader._online``), or None when these parameters have none
         (the step is then refused); default: :meth:`elementwise`."""
         return self.elementwise(state, column)
 
@@ -302,7 +302,7 @@ class StatOperator(Operator, register=False):
 
     The workflow maps ``fit_partition`` over partitions, reduces the partial results
     with ``fit_combine`` as a tree, and calls ``fit_finalize`` once to get the state.
-    Operators needing a different reduction override :meth:`fit_graph`.
+    Operators needing a different reduction override ``fit_graph``.
     """
 
     category = "statistics"
@@ -320,7 +320,7 @@ class StatOperator(Operator, register=False):
     def fit_finalize(self, partial: Any, ctx: OpContext) -> dict[str, Any]:
         raise NotImplementedError
 
-    #: The shape of the fitted state (see :mod:`.state_check`), checked on load.
+    #: The shape of the fitted state (see ``_state_check``), checked on load.
     state_shape: ClassVar[Any] = "any"
 
     def check_state(self, state: dict[str, Any]) -> None:
@@ -350,13 +350,15 @@ class StatOperator(Operator, register=False):
         under ``folders.old``, those of ``new`` under ``folders.new`` (relative paths, as in
         the states); the merged state writes its own under ``merged_directory(ctx)``, in
         ``ctx.artifacts_dir``, and never changes the others. The default refuses: an operator
-        whose state cannot be merged raises :class:`NotMergeableError` naming itself."""
+        whose state cannot be merged raises :class:`~interactive_recsys.errors.NotMergeableError`
+        naming itself."""
         raise self.not_mergeable(ctx, "its fitted state holds no partial statistics that "
                                       "can be merged with new data")
 
     def check_mergeable(self, state: dict[str, Any], ctx: OpContext) -> None:
-        """Refuse (:class:`NotMergeableError`) before any work when ``state`` cannot be merged
-        (default: when the operator does not override :meth:`merge_state`)."""
+        """Refuse (:class:`~interactive_recsys.errors.NotMergeableError`) before any work when
+        ``state`` cannot be merged (default: when the operator does not override
+        :meth:`merge_state`)."""
         if type(self).merge_state is StatOperator.merge_state:
             self.merge_state(state, state, ctx, StateFolders(None, None))
 

@@ -8,9 +8,9 @@ Index layout (the same for every column and backend)::
     2+B ..            the vocabulary, by descending frequency, ties by ascending value
 
 ``cardinality = 2 + B + vocabulary size`` (B is 1 when ``num_buckets`` is not set).
-The layout's constants are :mod:`..tables.layout`'s. Vocabularies are parquet files
+The layout's constants are ``tables._layout``'s. Vocabularies are parquet files
 (``value, count, index``) under the workflow's artifacts, readable by people; see
-:mod:`..tables.vocabulary` for how they are built.
+``tables._vocabulary`` for how they are built.
 
 Examples
 --------

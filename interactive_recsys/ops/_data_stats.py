@@ -4,9 +4,10 @@ Per column: ``dtype``, ``rows``, ``missing`` (null, or NaN) and ``missing_pct``,
 ``cardinality`` (distinct non-missing values, counted through their 64-bit value hash), and
 for numeric columns ``min``, ``max``, ``mean``, ``std`` (``ddof=1``) of the finite values.
 For list columns ``missing`` counts null lists and the other figures describe the elements.
-The report is the operator's fitted state: read it with :meth:`DataStats.report`. The state
-also keeps each column's moments and its distinct value hashes (a parquet file under the
-artifacts), so ``Workflow.update`` merges new data into the report exactly.
+The report is the operator's fitted state: read it with
+``DataStats.report``. The state also keeps each column's moments and its
+distinct value hashes (a parquet file under the artifacts), so ``Workflow.update`` merges new data
+into the report exactly.
 
 Examples
 --------

@@ -1,9 +1,9 @@
 """DifferenceLag: the change since the previous (or to the next) row of the same key.
 
 Rows of a key may lie in any partitions: the workflow first hash-partitions the rows by
-``partition_cols`` (a Dask shuffle, see :meth:`Operator.shuffle_keys`), so each key's rows meet
-in one partition, in dataset order. They are then sorted by ``partition_cols`` and
-``sort_cols`` (stable: rows that tie keep their dataset order), and each row is compared with
+``partition_cols`` (a Dask shuffle, see :meth:`~interactive_recsys.ops.Operator.shuffle_keys`), so
+each key's rows meet in one partition, in dataset order. They are then sorted by ``partition_cols``
+and ``sort_cols`` (stable: rows that tie keep their dataset order), and each row is compared with
 the row ``shift`` places before it. Without ``sort_cols`` the dataset order is the time order,
 as with NVTabular, but the data need not be pre-sorted or pre-partitioned by key.
 

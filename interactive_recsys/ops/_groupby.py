@@ -1,8 +1,8 @@
 """Groupby: one row per key with aggregated columns, e.g. each user's history as lists.
 
 Rows of a key may lie in any partitions: the workflow hash-partitions the rows by
-``groupby_cols`` first (a Dask shuffle, see :meth:`Operator.shuffle_keys`), so every key is
-aggregated whole (Dask's task-based shuffle; the dask config key
+``groupby_cols`` first (a Dask shuffle, see :meth:`~interactive_recsys.ops.Operator.shuffle_keys`),
+so every key is aggregated whole (Dask's task-based shuffle; the dask config key
 ``interactive-recsys.shuffle-method`` names another, but ``"p2p"`` fails on list columns
 with distributed 2026.8).
 NVTabular's Groupby instead needs data already partitioned by key. Within a

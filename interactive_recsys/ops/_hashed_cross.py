@@ -4,7 +4,7 @@ Select column groups (``[["user", "item"], ["item", "hour"]]``): each group beco
 column named like NVTabular's, ``user_X_item``. A selection of plain columns only
 (``["user", "item"]``) is one group of all of them.
 
-The index layout is :class:`~.hash_bucket.HashBucket`'s: 0 padding, 1 for a row where any
+The index layout is :class:`~interactive_recsys.ops.HashBucket`'s: 0 padding, 1 for a row where any
 crossed value is null, ``2 + hash % num_buckets`` otherwise. The row hash combines the
 value-defined hashes of :mod:`interactive_recsys.hashing`, so pandas and cuDF give the same
 bucket, and ``1`` crossed with ``"a"`` differs from ``"a"`` crossed with ``1``.

@@ -14,7 +14,7 @@ the category in the fitted data) and ``<key>_<cont>_<stat>`` for every other sta
 * a category not seen by ``fit`` gets count 0 and nulls; a null key gets nulls.
 
 The statistics are built with the hash-partitioned tree reduction of
-:mod:`..tables.keyed_statistics` (bounded memory per task, any cardinality) and stored as
+``tables._keyed_statistics`` (bounded memory per task, any cardinality) and stored as
 parquet under the artifacts.
 
 Examples

@@ -88,7 +88,7 @@ class LambdaOp(Operator):
     """Transform each selected column with an expression of ``x`` or a function.
 
     An expression (``"x * 2"``, ``"log1p(x)"``, ``"x > 3"``) is safe to save and load. A
-    callable ``f(series) -> series`` is saved by name only (see :class:`FunctionRef`).
+    callable ``f(series) -> series`` is saved by name only (see ``FunctionRef``).
 
     >>> import pandas as pd, interactive_recsys as irs
     >>> wf = irs.Workflow(["a"] >> LambdaOp("x * 2 + 1"))

@@ -1,8 +1,8 @@
 """List-column operators: ListSlice (keep part of every list) and ValueCount (list lengths).
 
 Both work on the offsets of the list columns (vectorized, no per-row Python) through the
-backend (:meth:`~interactive_recsys.backend.CpuBackend.list_slice`,
-:meth:`~interactive_recsys.backend.CpuBackend.list_length_range`).
+backend (:meth:`~interactive_recsys.backend.Backend.list_slice`,
+:meth:`~interactive_recsys.backend.Backend.list_length_range`).
 
 Examples
 --------

@@ -7,9 +7,9 @@ gives the sample one (pandas' ``std()``, NVTabular's ``Normalize``).
 
 Both keep their merged statistics of each column in their state (``moments``), so
 ``Workflow.update`` merges new data into them exactly: Normalize the count, mean, spread, min
-and max (Chan et al.'s parallel formula, :func:`~..tables.moments.merge_summaries`, as the
+and max (Chan et al.'s parallel formula, ``tables._moments.merge_summaries``, as the
 fit's own tree does); NormalizeMinMax the count, min and max only, one pass over the data
-(:func:`~..tables.moments.merge_extremes`).
+(``tables._moments.merge_extremes``).
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ class Job:
 
     Returned by ``wf.fit(ds, background=True)``, ``wf.fit_transform(..., background=True)``
     and ``ds.to_parquet(..., background=True)``. Like a ``concurrent.futures.Future``:
-    :meth:`result`, :meth:`done`, :meth:`exception`, :meth:`cancel`; plus :attr:`status` and
+    :meth:`result`, ``done``, :meth:`exception`, :meth:`cancel`; plus ``status`` and
     :attr:`progress` per phase. Cancelling (or closing the client while it runs) stops its
     Dask tasks; outputs are written atomically, so a cancelled write leaves nothing behind.
     """

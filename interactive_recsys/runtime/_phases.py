@@ -165,7 +165,8 @@ def operator_label(group: str) -> str:
 
 class ProgressBoard:
     """The phases of this process, newest last (bounded), who watches them, and who is
-    told when a phase ends (:meth:`on_end`: a Monitor draws the final state at once)."""
+    told when a phase ends (:meth:`~interactive_recsys.runtime.jobs.ProgressBoard.on_end`: a Monitor
+    draws the final state at once)."""
 
     def __init__(self, maxlen: int = 200) -> None:
         self._phases: deque[Phase] = deque(maxlen=maxlen)
@@ -203,7 +204,8 @@ class ProgressBoard:
                 self._on_end.remove(callback)
 
     def end(self, phase: Phase, status: str) -> None:
-        """Mark ``phase`` ended with ``status`` and tell the :meth:`on_end` callbacks.
+        """Mark ``phase`` ended with ``status`` and tell the
+        :meth:`~interactive_recsys.runtime.jobs.ProgressBoard.on_end` callbacks.
 
         >>> board = ProgressBoard()
         >>> ended = []

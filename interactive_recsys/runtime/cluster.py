@@ -1,10 +1,10 @@
 """Start a local Dask cluster (GPU workers when GPUs work) or connect to an existing one.
 
-Without a GPU, :func:`start_cluster` starts a ``distributed.LocalCluster`` whose workers
-spill to disk past their memory limit; with working GPUs a ``dask_cuda.LocalCUDACluster``
+Without a GPU, :func:`~interactive_recsys.start_cluster` starts a ``distributed.LocalCluster`` whose
+workers spill to disk past their memory limit; with working GPUs a ``dask_cuda.LocalCUDACluster``
 (one worker per GPU, cuDF native spilling with spill statistics). Everything binds to
-127.0.0.1 unless told otherwise. :func:`connect` joins a cluster started elsewhere with
-``dask scheduler`` and ``dask worker`` / ``dask cuda worker``.
+127.0.0.1 unless told otherwise. :func:`~interactive_recsys.connect` joins a cluster started
+elsewhere with ``dask scheduler`` and ``dask worker`` / ``dask cuda worker``.
 
 >>> client = start_cluster(n_workers=1, memory_limit="1GB", dashboard=False)
 >>> len(client.scheduler_info(n_workers=-1)["workers"])
@@ -147,7 +147,7 @@ def worker_memory_bytes(memory_limit: Any) -> int | None:
 
 def required_worker_memory(part_size: int) -> int:
     """The smallest memory limit of a worker that processes partitions of ``part_size``
-    bytes: its own process plus :data:`PARTITIONS_IN_MEMORY` partitions.
+    bytes: its own process plus ``PARTITIONS_IN_MEMORY`` partitions.
 
     >>> required_worker_memory(16 * 2**20) // 2**20
     256
@@ -208,11 +208,11 @@ def start_cluster(n_workers: int | None = None, *, threads_per_worker: int = 1,
     memory_limit : host memory per worker (``"2GB"``, bytes, ``"auto"``); past about 60%
         of it a CPU worker spills partitions to disk, and past half of it a worker gives the
         memory a task freed back to the system after the task
-        (:class:`~.memory_release.ReleaseFreedMemory`).
+        (``_memory_release.ReleaseFreedMemory``).
     host : interface to bind scheduler, workers and dashboard to (loopback by default).
     dashboard : start Dask's own HTTP dashboard (on a free port).
     gpu : ``None`` (default) uses GPUs when cuDF is installed and NVML sees one; ``True``
-        requires them and raises :class:`ClusterError` when none works; ``False`` never uses them.
+        requires them and raises :class:`~.ClusterError` when none works; ``False`` never uses them.
     device_memory_limit : GPU memory per worker (bytes, ``"30GB"`` or a fraction of the
         device) past which cuDF spills device buffers to host memory.
     rmm_pool_size : size of each GPU worker's RMM memory pool (``None``: no pool).

@@ -4,7 +4,7 @@ Every Dask computation of a workflow goes through :func:`compute` (one partition
 :func:`compute_partition`), which names it as a *phase* ("fit 1/2", "transform",
 "write"). On a distributed client a phase runs as futures that can be cancelled; its
 progress (tasks finished out of the phase's tasks) is counted from the scheduler's task
-stream while a :class:`Job` runs it or a Monitor watches (:data:`BOARD`). Without a
+stream while a :class:`Job` runs it or a Monitor watches (``BOARD``). Without a
 distributed client it is a plain ``dask.compute``.
 
 A :class:`Job` runs a function (``wf.fit``, ``ds.to_parquet``...) in a background thread,
@@ -17,7 +17,7 @@ so the notebook kernel stays free to draw widgets:
 ('finished', True)
 
 This module is the job layer's public face: the phases live in
-:mod:`~interactive_recsys.runtime._phases`, the jobs in :mod:`~interactive_recsys.runtime._job`.
+``runtime._phases``, the jobs in ``runtime._job``.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Dashboard) after each sample. Per worker it records host memory as the scheduler
 (process = managed + unmanaged; spilled to disk), per GPU memory used/total and utilization
 (NVML read on the workers, plus distributed's ``gpu`` metrics) and cuDF's spilled bytes,
 then the task stream (key prefix, worker, start, stop, action) and the progress of the
-workflow's phases (:data:`interactive_recsys.runtime.jobs.BOARD`). Without a GPU it reports
+workflow's phases (``interactive_recsys.runtime.jobs.BOARD``). Without a GPU it reports
 "no GPU" and records no GPU series at all.
 
 The final state is always recorded: while sampling, a monitor takes one more sample as soon
@@ -250,7 +250,7 @@ class Monitor:
     # ---- sampling -------------------------------------------------------------------------
     def subscribe(self, callback: Callable[[Monitor, dict[str, Any], list[dict]], Any]) -> None:
         """Call ``callback(monitor, sample, new_tasks)`` after each sample (from the sampling
-        thread); its exceptions are recorded in :attr:`errors`, never raised."""
+        thread); its exceptions are recorded in ``errors``, never raised."""
         self._subscribers.append(callback)
 
     def unsubscribe(self, callback: Callable) -> None:
@@ -259,7 +259,7 @@ class Monitor:
 
     def on_closed(self, callback: Callable[[Monitor], Any]) -> None:
         """Call ``callback(monitor)`` (from the sampling thread) when sampling stops because
-        the Dask client closed; its exceptions are recorded in :attr:`errors`."""
+        the Dask client closed; its exceptions are recorded in ``errors``."""
         self._closed_callbacks.append(callback)
 
     def remove_on_closed(self, callback: Callable) -> None:
@@ -388,7 +388,7 @@ class Monitor:
             self._final_sample(f"after phase {phase.name!r} ended")
 
     def pause(self) -> None:
-        """Stop sampling until :meth:`resume` (the thread stays)."""
+        """Stop sampling until ``resume`` (the thread stays)."""
         self._paused.set()
 
     def resume(self) -> None:

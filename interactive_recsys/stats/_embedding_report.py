@@ -9,7 +9,7 @@ rank/frequency distribution of lookups, the coverage curve (share of lookups ser
 ``k`` hottest rows: the hit rate of a GPU cache of ``k`` rows), null and out-of-vocabulary
 rates, list-length statistics and padding waste for multi-hot columns, the recommended
 embedding dimension (:data:`DIMS_RULE`, overridable per table) and a memory plan on GPUs
-(:class:`~.memory_plan.MemoryPlan`).
+(:class:`~interactive_recsys.stats.MemoryPlan`).
 
 Examples
 --------
@@ -68,7 +68,7 @@ class EmbeddingReport:
     freq_threshold, max_size, num_buckets : with data, the ``Categorify`` settings whose
         vocabulary is described (ignored with a workflow: its own settings apply).
     num_gpus, gpu_memory, dtype, optimizer : the memory plan's settings (see
-        :class:`~.memory_plan.MemoryPlan`); change them with :meth:`configure`.
+        :class:`~interactive_recsys.stats.MemoryPlan`); change them with :meth:`configure`.
     max_points : points per curve in ``to_dict`` (log-spaced; curves are downsampled).
     """
 

@@ -154,6 +154,6 @@ def read_manifest(where: str, data: bytes | str) -> Manifest | None:
 
 def parse_manifest(where: str, data: bytes | str) -> dict[str, int] | None:
     """The files (name -> size) of the manifest file ``where`` holding ``data``, or None for
-    an empty marker (see :func:`read_manifest`)."""
+    an empty marker (see ``read_manifest``)."""
     manifest = read_manifest(where, data)
     return None if manifest is None else manifest.files

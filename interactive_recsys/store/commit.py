@@ -1,6 +1,6 @@
 """Publishing an output folder in an object store, which has no atomic rename of a folder.
 
-The commit protocol is Spark's and Delta's, with a lease (:mod:`.lease`):
+The commit protocol is Spark's and Delta's, with a lease (``_lease``):
 
 1. the writer takes a lease, ``DEST/_temporary/WRITE-ID.lease``, renewed every 30 s while
    it runs; every file is written under ``DEST/_temporary/WRITE-ID/`` (readers skip ``_``
@@ -12,7 +12,7 @@ The commit protocol is Spark's and Delta's, with a lease (:mod:`.lease`):
 3. **commit**: the writer claims ``DEST/_temporary/_publishing`` by an exclusive create
    (S3's ``If-None-Match``), writing its write id there, so two writers never publish at
    once. From here the new output is the folder's content: it is whole in staging.
-4. the old ``DEST/_SUCCESS`` (if any) is checked (:mod:`.manifest`), saved beside the staged
+4. the old ``DEST/_SUCCESS`` (if any) is checked (``_manifest``), saved beside the staged
    files and removed, the files are copied into ``DEST/`` (server-side copies), and the
    manifest ``DEST/_SUCCESS`` is written **last**; files of the old output that the new one
    lacks (exact names from the checked old manifest, one by one, never a pattern), the
@@ -396,7 +396,7 @@ def clean_staging(url: str, storage_options: StorageOptions = None,
     """Finish publishing a dead writer's committed output (:func:`roll_forward`), then
     remove what killed writers left under the output ``url``: staging folders started more
     than ``older_than`` seconds ago (UTC time in their write id) whose lease
-    (:mod:`.lease`) is not fresh, their lease files, and a publishing claim whose writer's
+    (``_lease``) is not fresh, their lease files, and a publishing claim whose writer's
     lease is not fresh. ``older_than`` below the lease age is refused. A writer whose lease
     is fresh keeps everything. Files are removed one by one, by exact name; entries that
     are not a writer's of this library are left alone. Return what was removed; with

@@ -14,7 +14,7 @@ touched (no ``_SUCCESS`` manifest, no ``_temporary``): data written by other too
 that its writer committed (claimed, staged whole) but did not finish copying in is read from
 its staged copy. A killed writer leaves either only its staging folder, or a folder without
 ``_SUCCESS`` beside a staging folder: both refused, naming the folder. Local outputs get the
-same manifest (written last, before the atomic rename of :mod:`.outputs`), so both paths
+same manifest (written last, before the atomic rename of ``_outputs``), so both paths
 share the reader check.
 
 >>> filesystem("/data/x.parquet") is None, is_remote("s3://bucket/x")
@@ -106,10 +106,10 @@ def published_files(url: str, storage_options: StorageOptions = None, *,
     as the files their manifest lists, and a file added to the folder afterwards is not
     read by this library (pandas and pyarrow, which know no manifest, read it).
 
-    Raises :class:`DatasetError` naming the folder when it is an incomplete output: a
-    manifest whose files are missing or of another size, or no manifest beside a
+    Raises :class:`~interactive_recsys.DatasetError` naming the folder when it is an incomplete
+    output: a manifest whose files are missing or of another size, or no manifest beside a
     ``_temporary`` staging folder (an interrupted remote write), and naming the manifest
-    when it is damaged (:mod:`.manifest`). ``sizes=False`` checks that the files are there,
+    when it is damaged (``_manifest``). ``sizes=False`` checks that the files are there,
     not their sizes (a saved workflow's JSON may be edited)."""
     found = published_output(url, storage_options, sizes=sizes)
     return None if found is None else found[1]

@@ -74,7 +74,7 @@ class BokehWidget(BokehModel):
             pass
 
     def close_later(self, delay: float | None = None) -> threading.Timer:
-        """Close in ``delay`` seconds (default :data:`CLOSE_DELAY_S`): for a view just taken
+        """Close in ``delay`` seconds (default ``CLOSE_DELAY_S``): for a view just taken
         off the page, whose last layout changes are still on their way (see the module).
 
         >>> from bokeh.plotting import figure

@@ -2,7 +2,7 @@
 
 A :class:`FittedState` holds what fitting a graph produced: each statistics step's state
 (by step id), the input schema it was fitted on, what each state depends on (its key and
-its digest when fitted: :mod:`.keys`), which states the fit adopted (``reuse=``), the fit's
+its digest when fitted: ``_keys``), which states the fit adopted (``reuse=``), the fit's
 statistics, and the artifacts folder the states' files live in (with whether this
 workflow owns it as a temporary folder, or only reads it: a loaded folder). The graph is
 not part of it: the methods that need the steps take the graph's output node.
@@ -42,7 +42,8 @@ from interactive_recsys.workflow._keys import json_safe, state_digest
 
 @dataclass(frozen=True)
 class FittedStep:
-    """One fitted statistics step of a workflow (see :meth:`Workflow.fitted_steps`).
+    """One fitted statistics step of a workflow (see
+    :meth:`~interactive_recsys.Workflow.fitted_steps`).
 
     Attributes
     ----------
@@ -55,7 +56,7 @@ class FittedStep:
     groups : the input column groups (singletons unless the selection grouped columns).
     reused : whether the last fit adopted this state from ``fit(..., reuse=previous)``
         instead of computing it.
-    key : what the state depends on, hashed (see :mod:`.keys`); None when unknown.
+    key : what the state depends on, hashed (see ``_keys``); None when unknown.
     """
 
     node_id: str

@@ -173,7 +173,7 @@ class Workflow:
 
         ``reuse``: a fitted workflow, or the folder of a saved one. Every statistics step
         whose key (its operator and parameters, the steps upstream, the columns it reads
-        and a fingerprint of the data: see :mod:`.keys`) equals one of ``reuse``'s takes
+        and a fingerprint of the data: see ``_keys``) equals one of ``reuse``'s takes
         that state (its artifacts are linked or copied here) and is not computed; only the
         other steps are, in as few phases as their dependencies allow, and none at all
         (no pass over the data) when every state is reused. ``fitted_steps()`` tells which
@@ -265,12 +265,12 @@ class Workflow:
     def update(self, data: Any, *, background: bool = False) -> Workflow | Job:
         """A NEW fitted workflow: this one extended with ``data`` (e.g. the next day's logs),
         as a fit on all the data so far would be, except that Categorify keeps every id it
-        gave and appends new values after them (:mod:`.incremental`).
+        gave and appends new values after them (``_incremental``).
 
         This workflow, and a folder it was loaded from, are never written; ``save`` the new
         one. An operator whose statistics cannot be merged (FillMedian, ...) raises
         :class:`~interactive_recsys.errors.NotMergeableError` naming it and the fix (a full
-        refit). ``background=True`` returns a :class:`~interactive_recsys.jobs.Job`.
+        refit). ``background=True`` returns a :class:`~interactive_recsys.runtime.jobs.Job`.
 
         >>> import pandas as pd, interactive_recsys as irs
         >>> from interactive_recsys import ops
@@ -366,7 +366,7 @@ class Workflow:
         Only the artifact files that the fitted states name are copied, file by file
         (never a link, never a stray file of the artifacts folder), and each one's SHA-256
         is recorded in ``workflow.json`` (``"artifacts"``): :meth:`load` refuses a file
-        changed since (:mod:`.io.folder_rules`). Storage options are never written."""
+        changed since (``store._folder_rules``). Storage options are never written."""
         path = os.fspath(path)
         options = self.storage_options if storage_options is None else dict(storage_options)
         config = self.to_config()

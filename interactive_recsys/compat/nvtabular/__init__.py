@@ -19,8 +19,8 @@ NVTabular / Merlin                                here
 (``device_mem_size``)
 ================================================  ==========================================
 
-Everything maps onto the core (:mod:`interactive_recsys`): ``nvt.Dataset`` and
-``nvt.Workflow`` are its classes with NVTabular's keywords (:mod:`.dataset`,
+Everything maps onto the core (``interactive_recsys``): ``nvt.Dataset`` and
+``nvt.Workflow`` are its classes with NVTabular's keywords (``dataset``,
 :mod:`.workflow`); ``nvt.ops`` holds NVTabular's operator signatures (:mod:`.ops`). The
 differences are listed in docs/guide/nvtabular.md.
 

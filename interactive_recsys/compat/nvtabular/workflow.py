@@ -46,8 +46,8 @@ class Workflow(_workflow.Workflow):
 
     def fit(self, dataset: Any, **kwargs: Any) -> Any:
         """Fit; then, as in NVTabular, every operator holds its fitted statistics
-        (``op.means`` ...), every step its ``node.output_schema`` (:func:`bind_fitted`) and a
-        ``Categorify(out_path=...)`` writes its category files (:mod:`.categories`)."""
+        (``op.means`` ...), every step its ``node.output_schema`` (``bind_fitted``) and a
+        ``Categorify(out_path=...)`` writes its category files (``categories``)."""
         self._first_name_wins(dataset)
         out = super().fit(dataset, **kwargs)
         if out is self:  # not a background job

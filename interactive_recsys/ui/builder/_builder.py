@@ -77,7 +77,7 @@ class PipelineBuilder(ColumnActions, StepActions, RunActions, RecoveryActions, w
     autosave : where the pipeline is saved after every edit, as JSON: None (default: in a
         Jupyter kernel ``.<notebook>.irs-pipeline.json`` in its working directory, off
         elsewhere), True, False or a file path. A builder finding such a file offers to
-        restore it (see :mod:`._recovery`).
+        restore it (see ``_recovery``).
     """
 
     def __init__(self, dataset: Any = None, *, preview_rows: int = 1000,
@@ -295,7 +295,7 @@ class PipelineBuilder(ColumnActions, StepActions, RunActions, RecoveryActions, w
 
     def say(self, text: str, level: str = "info", area: str = "steps",
             details: str = "") -> None:
-        """Show ``text`` next to the controls of ``area`` (one of :data:`AREAS`); other
+        """Show ``text`` next to the controls of ``area`` (one of ``AREAS``); other
         areas are cleared. ``level``: info, success, error or busy."""
         self.feedback.say(text, level, area, details)
 

@@ -32,7 +32,7 @@ class ColumnProfile:
     sample's growth curve (:func:`estimate_distinct`); it is exact (``exact=True``) when the
     sample holds every row. ``histogram`` maps a count ``k`` to the number of values seen
     ``k`` times in the sample (non-null; categorical and list columns), from which
-    :mod:`.suggest._vocab_budget` measures what a frequency threshold would cost.
+    ``suggest._vocab_budget`` measures what a frequency threshold would cost.
     """
 
     name: str

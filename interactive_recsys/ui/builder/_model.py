@@ -84,20 +84,20 @@ class BuilderModel(ModelRuns, ModelSuggest, ModelStore, FieldEvents):
 
     Notes
     -----
-    :meth:`observe` (see :class:`.FieldEvents`) reports two fields, each change once:
+    ``observe`` (see ``FieldEvents``) reports two fields, each change once:
 
-    - ``"branches"``: the list of :class:`Branch` (old and new lists), after adding,
+    - ``"branches"``: the list of ``Branch`` (old and new lists), after adding,
       updating, removing or moving a step, a new or removed branch, :meth:`suggest`,
-      :meth:`load` or :meth:`undo` -- when the steps really differ;
+      ``load`` or :meth:`undo` -- when the steps really differ;
     - ``"selection"``: :attr:`selection`, the pair ``(current branch, selected step or
       None)``, after :meth:`select` or an edit that moves the selection.
 
     An edit that changes both sends ``"branches"`` first.
 
     Editing, selection and validation are defined here; Preview and Run in
-    :class:`~._model_run.ModelRuns`, Suggest and the vocabulary in
-    :class:`~._model_suggest.ModelSuggest`, save, load and code export in
-    :class:`~._model_store.ModelStore`. The state they share is set in ``__init__``.
+    ``ModelRuns``, Suggest and the vocabulary in
+    ``ModelSuggest``, save, load and code export in
+    ``ModelStore``. The state they share is set in ``__init__``.
     """
 
     FIELDS = ("branches", "selection")

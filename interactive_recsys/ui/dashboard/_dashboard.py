@@ -1,4 +1,4 @@
-"""A live view of a Dask cluster in the notebook: a thin widget over :class:`Monitor`.
+"""A live view of a Dask cluster in the notebook: a thin widget over :class:`~.Monitor`.
 
 The figures are small components (:mod:`._figures`: host memory per worker against the
 limit, GPU memory per device with capacity and limit when the cluster has GPUs, spilled
@@ -95,12 +95,12 @@ IDLE_AXIS_S = 10.0
 
 
 class Dashboard(widgets.VBox):
-    """Live cluster dashboard (ipywidgets + Bokeh) over a :class:`Monitor`.
+    """Live cluster dashboard (ipywidgets + Bokeh) over a :class:`~.Monitor`.
 
     Parameters
     ----------
     source : a ``distributed.Client`` (a Monitor is started and owned by the dashboard),
-        a :class:`Monitor` (shared; the dashboard only subscribes), or ``None`` for the
+        a :class:`~.Monitor` (shared; the dashboard only subscribes), or ``None`` for the
         active client.
     interval_ms : sampling period of an owned monitor.
     since : for an owned monitor, a ``time.time()`` from which to show the phases and tasks

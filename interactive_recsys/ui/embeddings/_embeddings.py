@@ -41,7 +41,7 @@ GIB = 2**30
 
 def load_bokeh() -> bool:
     """Put BokehJS on the notebook page (inline resources, no CDN, one copy), once per
-    kernel (:func:`interactive_recsys.ui._bokehjs.load_bokehjs`).
+    kernel (``interactive_recsys.ui._bokehjs.load_bokehjs``).
 
     Returns whether it was loaded now; it does nothing outside a Jupyter kernel or when
     Bokeh's notebook output is already on (by this function, the dashboard, or the user).
@@ -109,7 +109,8 @@ def plan_data(report: EmbeddingReport) -> dict[str, list]:
 
 
 class EmbeddingView(widgets.VBox):
-    """Widget over an :class:`EmbeddingReport` (or a workflow/dataset to report on).
+    """Widget over an :class:`~interactive_recsys.stats.EmbeddingReport` (or a workflow/dataset to
+    report on).
 
     >>> import pandas as pd
     >>> view = EmbeddingView(pd.DataFrame({"c": list("aaab")}))

@@ -110,7 +110,7 @@ class Experiments:
         """Bokeh figures (a row) of ``metric@K`` against K, one line per run.
 
         The legend sits outside the plot, below it, one entry per run labelled with what
-        tells the runs apart first (:func:`run_labels`: ``hidden=32 · AutoEncoder``);
+        tells the runs apart first (``run_labels``: ``hidden=32 · AutoEncoder``);
         clicking an entry hides its run."""
         from bokeh.layouts import row
         from bokeh.models import ColumnDataSource, Legend, LegendItem

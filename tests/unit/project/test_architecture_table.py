@@ -1,4 +1,4 @@
-"""The layer table of docs/guide/architecture.md is the import test's ``LAYERS``, bottom first.
+"""The layer table of docs/develop/architecture.md is the import test's ``LAYERS``, bottom first.
 
 The import test (``test_imports.py``) checks the package against ``LAYERS``; the guide shows
 the same layers to people. This test reads the guide's table and compares it with ``LAYERS``
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").exists())
-GUIDE = ROOT / "docs" / "guide" / "architecture.md"
+GUIDE = ROOT / "docs" / "develop" / "architecture.md"
 
 #: A row of the layer table: ``| 3 | `io/` | what it holds |``.
 ROW = re.compile(r"^\|\s*(\d+)\s*\|\s*`([\w.]+)/?`\s*\|(.*)\|\s*$")

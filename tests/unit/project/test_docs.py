@@ -1,7 +1,8 @@
-"""The documentation site builds with warnings as errors and covers the public API.
+"""The documentation site builds with warnings as errors, every cross-reference resolved,
+writes nothing into ``docs/``, and covers the public API.
 
-One build (``python -m sphinx -W -b html docs OUT``, as CI runs it) into a temporary folder;
-the tests then read the built pages.
+One build (``python -m sphinx -W -n -b html docs OUT``, README's command, run by CI through
+the test suite) into a temporary folder; the tests then read the built pages.
 """
 
 from __future__ import annotations
@@ -29,17 +30,66 @@ import interactive_recsys as irs  # noqa: E402
 from interactive_recsys.ops import OPERATORS  # noqa: E402
 
 
+def snapshot(folder: Path) -> dict[str, tuple[int, int, int]]:
+    """Every file and folder under ``folder``: (mode, size, modification time in ns)."""
+    out = {}
+    for path in sorted(folder.rglob("*")):
+        if "__pycache__" in path.parts:  # Python's own, when it imports docs/_ext
+            continue
+        info = path.lstat()
+        out[str(path.relative_to(folder))] = (info.st_mode, info.st_size, info.st_mtime_ns)
+    return out
+
+
+#: ``docs/`` before and after the build (see ``test_the_build_writes_nothing_into_docs``).
+DOCS_STATES: list[dict[str, tuple[int, int, int]]] = []
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("site")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    DOCS_STATES[:] = [snapshot(DOCS)]
     proc = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
+        [sys.executable, "-m", "sphinx", "-W", "-n", "--keep-going", "-q", "-b", "html",
          "-d", str(out / "doctrees"), str(DOCS), str(out / "html")],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    DOCS_STATES.append(snapshot(DOCS))
     assert proc.returncode == 0, f"the docs build failed:\n{proc.stdout}\n{proc.stderr}"
     return out / "html"
+
+
+def test_the_build_writes_nothing_into_docs(site):
+    """Issue 51: a read-only checkout builds the docs. Generated pages live under the build
+    folder or in memory, so no file or folder under ``docs/`` is added, removed or touched
+    by the build. (A snapshot, not a ``chmod a-w`` copy: CI runs as root, who writes
+    anywhere, and the build also reads ``notebooks/`` and ``benchmarks/`` beside ``docs/``.)"""
+    before, after = DOCS_STATES
+    assert sorted(set(after) - set(before)) == [], "the build created these under docs/"
+    assert sorted(set(before) - set(after)) == [], "the build removed these from docs/"
+    assert [p for p in before if before[p] != after[p]] == [], "the build changed these"
+    assert (site / "api" / "generated").is_dir() and (site / "tutorials" / "generated").is_dir()
+
+
+def toctree_entries(page: Path) -> list[str]:
+    """The entries of every ``{toctree}`` of a MyST page, options left out."""
+    blocks = re.findall(r"```\{toctree\}\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
+    return [line.strip() for block in blocks for line in block.splitlines()
+            if line.strip() and not line.strip().startswith(":")]
+
+
+def test_no_toctree_uses_a_glob_and_each_section_lists_its_pages_once():
+    """Issue 52: every page is placed by hand, in reading order; a new page that is not
+    listed fails here (and the build warns that it is in no toctree)."""
+    for page in sorted(DOCS.rglob("*.md")):
+        assert ":glob:" not in page.read_text(encoding="utf-8"), page
+    for section in ("guide", "develop"):
+        entries = toctree_entries(DOCS / section / "index.md")
+        pages = sorted(p.stem for p in (DOCS / section).glob("*.md") if p.stem != "index")
+        assert sorted(entries) == pages, section
+        assert len(entries) == len(set(entries)), section
+    assert "develop/index" in toctree_entries(DOCS / "index.md")
 
 
 def text_of(page: Path) -> str:
@@ -78,8 +128,8 @@ def test_operator_pages_have_the_declared_parameters_table(site):
 
 
 def test_the_guide_pages_and_tutorials_are_in_the_site(site):
-    for page in sorted((DOCS / "guide").glob("*.md")):
-        assert (site / "guide" / f"{page.stem}.html").exists(), page.name
+    for page in sorted([*(DOCS / "guide").glob("*.md"), *(DOCS / "develop").glob("*.md")]):
+        assert (site / page.parent.name / f"{page.stem}.html").exists(), page.name
     if (DOCS / "getting-started.md").exists():
         assert (site / "getting-started.html").exists()
     notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))

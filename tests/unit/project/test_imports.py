@@ -269,7 +269,7 @@ def test_the_output_side_runs_top_down():
     assert not imported[options] & {*OUTPUT_ROUTE, *OUTPUT_LEAVES["interactive_recsys.io._export"]}
 
 
-#: The layers of the table in docs/guide/architecture.md, bottom first: the package's folders
+#: The layers of the table in docs/develop/architecture.md, bottom first: the package's folders
 #: and root modules. A module may import its own layer and the layers below it, never above.
 LAYERS = [
     {"_version", "redact", "errors", "params", "schema", "operands", "hashing",
@@ -289,7 +289,7 @@ def _layer(module: str) -> int:
         return len(LAYERS)  # the facade imports everything
     top = module.split(".")[1]
     found = [i for i, names in enumerate(LAYERS) if top in names]
-    assert found, f"{module} is in no layer of docs/guide/architecture.md's table"
+    assert found, f"{module} is in no layer of docs/develop/architecture.md's table"
     return found[0]
 
 

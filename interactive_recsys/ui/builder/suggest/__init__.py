@@ -1,9 +1,9 @@
-"""Suggest: a complete pipeline proposed from the column profile (:mod:`._rules`), each
-``Categorify``'s vocabulary chosen by its effect (:mod:`._vocab_budget`) from exact counts
-(:mod:`._vocab_measure`), the tables fitted into a memory budget by thresholds within a share
-of lost lookups and then smaller dimensions (:mod:`._vocab_choose`), the card that shows the
-choice (:mod:`._card`), and the check of a fitted workflow's lost lookups
-(:mod:`._oov_check`)."""
+"""Suggest: a complete pipeline proposed from the column profile (``_rules``), each
+``Categorify``'s vocabulary chosen by its effect (``_vocab_budget``) from exact counts
+(``_vocab_measure``), the tables fitted into a memory budget by thresholds within a share
+of lost lookups and then smaller dimensions (``_vocab_choose``), the card that shows the
+choice (``_card``), and the check of a fitted workflow's lost lookups
+(``_oov_check``)."""
 
 from interactive_recsys.ui.builder.suggest._card import SuggestCard
 from interactive_recsys.ui.builder.suggest._oov_check import (

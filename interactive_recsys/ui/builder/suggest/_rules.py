@@ -4,7 +4,7 @@ One rule per role, each decided from what the sample shows (:class:`.ColumnProfi
 
 * **categorical** -> ``Categorify``, every value kept while all tables fit
   ``memory_budget`` (16 GiB of fp32 weights); past it a ``freq_threshold`` chosen by its
-  effect (:mod:`._vocab_budget`) from the counts of every row (:mod:`._vocab_measure`), at most
+  effect (``_vocab_budget``) from the counts of every row (``_vocab_measure``), at most
   ``max_loss`` (1%) of a column's non-null lookups lost, then smaller embedding dimensions for
   the largest tables (:mod:`._vocab_choose`); never on a column whose whole table is small
   (under 1 MiB);

@@ -20,7 +20,7 @@ the histogram allows is an option, and:
 
 How the options of all columns are combined under the memory budget (thresholds within the
 lookup budget first, then smaller dimensions for the largest tables) is
-:mod:`._vocab_choose`. A column whose whole table is under :data:`SMALL_TABLE` (1 MiB) is
+``_vocab_choose``. A column whose whole table is under ``SMALL_TABLE`` (1 MiB) is
 left alone: dropping its rare values saves nothing worth a lookup.
 
 With measured counts (``sample_rows == total_rows``: :mod:`._vocab_measure` counts every
@@ -63,7 +63,7 @@ class VocabOption:
     #: share of non-null lookups estimated to become out-of-vocabulary
     lost: float
     #: ``lost`` plus two standard errors of the sample (a value's rows are lost together):
-    #: what :func:`~._vocab_choose.choose` holds under ``max_loss``
+    #: what :func:`~interactive_recsys.ui.builder.suggest.choose` holds under ``max_loss``
     lost_bound: float = 0.0
     #: the embedding dimension Suggest lowered this table to (a power of two) to fit the
     #: memory budget; ``None``: the rule's (:attr:`rule_dim`)
@@ -72,7 +72,7 @@ class VocabOption:
     @property
     def rule_dim(self) -> int:
         """NVTabular's dimension for the table
-        (:func:`~interactive_recsys.embedding.embedding_dim`)."""
+        (:func:`~interactive_recsys.embedding_dim`)."""
         return embedding_dim(self.table_rows)
 
     @property
@@ -96,7 +96,7 @@ class VocabChoice:
     option: VocabOption
     #: rows counted to measure the column (exact counts); ``None``: estimated from a sample
     counted_rows: int | None = None
-    #: the table of every value is under :data:`SMALL_TABLE`: never thresholded
+    #: the table of every value is under ``SMALL_TABLE``: never thresholded
     small: bool = False
 
     @property

@@ -6,7 +6,7 @@ From every column's options (:func:`~._vocab_budget.column_options`: by rising
 ``freq_threshold``, smaller tables, more lookups lost), :func:`choose` goes in three steps:
 
 1. **Every value at NVTabular's dimension**
-   (:func:`~interactive_recsys.embedding.embedding_dim`), while all the tables together fit
+   (:func:`~interactive_recsys.embedding_dim`), while all the tables together fit
    ``memory_budget`` bytes of fp32 weights (16 GiB by default).
 2. **Thresholds within the lookup budget.** Past the memory budget, thresholds rise where
    they save the most memory per lookup lost, but no column loses more than ``max_loss``
@@ -22,7 +22,7 @@ From every column's options (:func:`~._vocab_budget.column_options`: by rising
 Once the tables fit, thresholds are taken back (most lookups regained per byte first) while
 they still fit at the dimensions chosen: thresholds overshoot by a step, and halving a
 dimension frees more than needed. A column whose whole table is under
-:data:`~._vocab_budget.SMALL_TABLE` (1 MiB) keeps every value and the rule's dimension.
+``SMALL_TABLE`` (1 MiB) keeps every value and the rule's dimension.
 
 When even every large table at :data:`DIM_FLOOR`, thresholded to the lookup budget, does not
 fit, the plan is that one (the nearest to the budget that loses no more than ``max_loss``

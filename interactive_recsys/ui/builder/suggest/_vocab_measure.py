@@ -6,7 +6,7 @@ where it says they stop. Suggest therefore counts every row, with the engine's o
 pass (:func:`~interactive_recsys.stats._counting.column_counts`, the tree reduction
 ``Categorify`` fits with), and keeps only the *count histogram* per column (how many values
 occur ``k`` times), which is small however large the vocabulary is. From it the table of
-any ``freq_threshold`` and the lookups it loses are exact (:mod:`._vocab_budget`).
+any ``freq_threshold`` and the lookups it loses are exact (``_vocab_budget``).
 
 >>> import pandas as pd, interactive_recsys as irs
 >>> ds = irs.Dataset(pd.DataFrame({"c": ["a", "b", "a", None, "c", "a"]}))
