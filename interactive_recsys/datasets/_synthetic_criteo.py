@@ -78,14 +78,14 @@ def synthetic_criteo(rows: int = 1_000_000, seed: int = 0, path: PathLike | None
         real column's does (``_criteo_kaggle``); not with ``cardinalities`` or
         ``zipf_exponent``. ``"default"`` is narrower and quicker.
     progress : bool, optional
-        Print one line on standard error that counts the rows written, the rate and the
-        time left, rewritten after each file (a notebook shows it in place). The default
-        prints it only when the data set is generated and has more than one file.
+        One line on standard error, rewritten after each file: rows written, rate, time
+        left. By default only when the data set is generated and has more than one file.
 
     Returns
     -------
     pathlib.Path
-        The directory holding the files.
+        The directory holding the files: written into a hidden sibling directory renamed to
+        ``path`` once all are complete, so an interrupted run leaves no partial data set.
 
     Raises
     ------
@@ -94,12 +94,6 @@ def synthetic_criteo(rows: int = 1_000_000, seed: int = 0, path: PathLike | None
         parameters.
     ValueError
         If a parameter is out of range.
-
-    Notes
-    -----
-    Files are written into a hidden sibling directory renamed to ``path`` once all are
-    complete, so an interrupted run leaves no partial data set. About a million rows per
-    second on one core (vectorised; file ``i`` is written while file ``i + 1`` is drawn).
 
     Examples
     --------
