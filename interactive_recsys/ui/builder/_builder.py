@@ -57,8 +57,8 @@ def _forward(panel: str, name: str, settable: bool = False) -> property:
     return property(get, put if settable else None, doc=f"``{panel}.{name}``.")
 
 
-def _forwards(panel: str, names: str) -> dict[str, property]:
-    return {name: _forward(panel, name) for name in names.split()}
+def _forwards(panel: str, names: str) -> tuple[property, ...]:
+    return tuple(_forward(panel, name) for name in names.split())
 
 
 class PipelineBuilder(w.VBox):
@@ -137,21 +137,28 @@ class PipelineBuilder(w.VBox):
                 **self.run_panel.buttons, **self.recovery_panel.buttons}
 
     # ---- the parts' widgets and actions, as the builder's ---------------------------------
-    locals().update(_forwards("columns_panel", "choice chips name_filter column_count "
-                              "column_list column_box shown_columns selected_columns "
-                              "select_role select_columns"))
-    locals().update(_forwards("steps_panel", "suggest_button suggest_card palette op_buttons "
-                              "form add_button steps dag schema_html choose_operator "
-                              "palette_click operator"))
-    locals().update(_forwards("run_panel", "output_text overwrite run_button file_text status "
-                              "oov_alert preview_view preview_html code run_watch "
-                              "run_notice"))
-    locals().update(_forwards("runs", "last_preview job on_preview on_run before_run"))
-    locals().update(_forwards("recovery_panel", "autosaver saved_pipeline orphans "
-                              "restore_note restore_button restore_dismiss restore_row "
-                              "autosave_error autosave_discard orphan_note orphan_button "
-                              "orphan_row offer_restore discard_autosave restore_autosave "
-                              "check_orphans remove_orphans"))
+    (choice, chips, name_filter, column_count, column_list, column_box, shown_columns,
+     selected_columns, select_role, select_columns) = _forwards(
+        "columns_panel", "choice chips name_filter column_count column_list column_box "
+        "shown_columns selected_columns select_role select_columns")
+    (suggest_button, suggest_card, palette, op_buttons, form, add_button, steps, dag,
+     schema_html, choose_operator, palette_click, operator) = _forwards(
+        "steps_panel", "suggest_button suggest_card palette op_buttons form add_button steps "
+        "dag schema_html choose_operator palette_click operator")
+    (output_text, overwrite, run_button, file_text, status, oov_alert, preview_view,
+     preview_html, code, run_watch, run_notice) = _forwards(
+        "run_panel", "output_text overwrite run_button file_text status oov_alert "
+        "preview_view preview_html code run_watch run_notice")
+    last_preview, job, on_preview, on_run, before_run = _forwards(
+        "runs", "last_preview job on_preview on_run before_run")
+    (autosaver, saved_pipeline, orphans, restore_note, restore_button, restore_dismiss,
+     restore_row, autosave_error, autosave_discard, orphan_note, orphan_button, orphan_row,
+     offer_restore, discard_autosave, restore_autosave, check_orphans,
+     remove_orphans) = _forwards(
+        "recovery_panel", "autosaver saved_pipeline orphans restore_note restore_button "
+        "restore_dismiss restore_row autosave_error autosave_discard orphan_note "
+        "orphan_button orphan_row offer_restore discard_autosave restore_autosave "
+        "check_orphans remove_orphans")
     recovery = _forward("recovery_panel", "root")
     client = _forward("runs", "client", settable=True)
     preview_rows = _forward("runs", "preview_rows", settable=True)

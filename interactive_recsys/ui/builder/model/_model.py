@@ -54,18 +54,24 @@ from typing import Any, Self
 import dask
 import pyarrow as pa
 
-from interactive_recsys.errors import DatasetError, ParameterError
+from interactive_recsys.errors import ParameterError
 from interactive_recsys.io._dataset import Dataset, as_dataset
 from interactive_recsys.runtime.jobs import Job
 from interactive_recsys.schema import Schema
-from interactive_recsys.store import storage
-from interactive_recsys.ui.builder._branches import Branch, Step, branches_of, make_operator
+from interactive_recsys.ui.builder._branches import (
+    Branch,
+    Step,
+    branches_of,
+    make_operator,
+    step_items,
+)
 from interactive_recsys.ui.builder._column_profile import ROLES, ColumnProfile, profile_table
 from interactive_recsys.ui.builder.model import _run, _store, _suggest
 from interactive_recsys.ui.builder.model._events import FieldEvents, Listener
 from interactive_recsys.ui.builder.model._run import PreviewResult
 from interactive_recsys.ui.builder.model._validate import (
     check_columns,
+    check_dataset_path,
     check_param_columns,
     did_you_mean,
     validate,
@@ -90,32 +96,19 @@ class BuilderModel:
 
     Notes
     -----
-    :meth:`observe` (see :class:`~._events.FieldEvents`) reports two fields, each change once:
-
-    - ``"branches"``: the list of :class:`Branch` (old and new lists), after adding,
-      updating, removing or moving a step, a new or removed branch, :meth:`suggest`,
-      :meth:`load` or :meth:`undo` -- when the steps really differ;
-    - ``"selection"``: :attr:`selection`, the pair ``(current branch, selected step or
-      None)``, after :meth:`select` or an edit that moves the selection.
-
-    An edit that changes both sends ``"branches"`` first.
-
-    Editing, selection and undo are defined here, validation in :mod:`._validate`; Preview
-    and Run (:mod:`._run`), Suggest (:mod:`._suggest`), save, load and code export
-    (:mod:`._store`) are functions over the model, forwarded by its methods. The state
-    they share is declared in ``__init__``.
+    :meth:`observe` reports two fields, each change once (``"branches"`` first): the list
+    of :class:`Branch` (``"branches"``, when the steps really differ after an edit,
+    :meth:`suggest`, :meth:`load` or :meth:`undo`) and :attr:`selection` (``"selection"``).
+    Validation is in :mod:`._validate`; Preview and Run (:mod:`._run`), Suggest
+    (:mod:`._suggest`), save, load and export (:mod:`._store`) are functions over the
+    model that its methods forward to, on the state its ``__init__`` declares.
     """
 
     FIELDS = ("branches", "selection")
 
     def __init__(self, dataset: Any, *, sample_rows: int = 10_000) -> None:
         self._events = FieldEvents(self.FIELDS, "BuilderModel")
-        if isinstance(dataset, str | os.PathLike) and not storage.is_remote(dataset) \
-                and not os.path.exists(dataset) \
-                and not any(ch in os.fspath(dataset) for ch in "*?["):
-            raise DatasetError(f"Dataset path {os.fspath(dataset)!r} does not exist. Check the "
-                               f"path (the current directory is {os.getcwd()!r}).")
-        self.dataset: Dataset = as_dataset(dataset)
+        self.dataset: Dataset = as_dataset(check_dataset_path(dataset))
         #: the path the dataset was opened from (None for a Dataset or a frame)
         self.source = os.fspath(dataset) if isinstance(dataset, str | os.PathLike) else None
         #: the call that opens :attr:`source` in exported code
@@ -214,8 +207,7 @@ class BuilderModel:
         validate(self.schema, branches)
 
     def observe(self, callback: Listener, names: str | Sequence[str] | None = None) -> None:
-        """Call ``callback(change)`` after each change of a field in ``names`` (``None``:
-        both)."""
+        """Call ``callback(change)`` after each change of a field in ``names`` (None: both)."""
         self._events.observe(callback, names)
 
     def unobserve(self, callback: Listener, names: str | Sequence[str] | None = None) -> None:
@@ -300,17 +292,8 @@ class BuilderModel:
 
     # ---- selection ------------------------------------------------------------------------
     def items(self) -> list[tuple[str, tuple[int, int]]]:
-        """What the step list shows: ``(text, (branch, step))`` per step, and
-        ``(text, (branch, -1))`` for a pass-through branch (columns without steps)."""
-        out = []
-        for k, branch in enumerate(self.branches):
-            if not branch.steps and (branch.columns or branch.tags):
-                out.append((f"branch {k + 1} · pass through: {branch.selector()!r}", (k, -1)))
-            for j, step in enumerate(branch.steps):
-                params = ", ".join(f"{a}={b!r}" for a, b in step.params.items())
-                out.append((f"branch {k + 1} · step {j + 1}: {branch.selector()!r} >> "
-                            f"{step.op}({params})", (k, j)))
-        return out
+        """What the step list shows (:func:`~.._branches.step_items`)."""
+        return step_items(self.branches)
 
     @property
     def selected_item(self) -> tuple[int, int] | None:
@@ -358,7 +341,6 @@ class BuilderModel:
             raise ParameterError(f"There is no step {index + 1} in branch {branch + 1}.") \
                 from None
 
-    # ---- the workflow ---------------------------------------------------------------------
     def output_node(self) -> Node:
         branches = [b for b in self.branches if b.columns or b.tags]
         if not branches:

@@ -14,15 +14,27 @@ Column 'lable' is not in the dataset (did you mean 'label'?)
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from interactive_recsys.errors import ParameterError, SchemaError, names_text
+from interactive_recsys.errors import DatasetError, ParameterError, SchemaError, names_text
 from interactive_recsys.schema import Schema, flatten
+from interactive_recsys.store import storage
 from interactive_recsys.ui.builder._branches import Branch, make_operator
 
 if TYPE_CHECKING:
     from interactive_recsys.ui.builder.model._model import BuilderModel
+
+
+def check_dataset_path(dataset: Any) -> Any:
+    """``dataset`` once a local path (not a pattern) is known to exist."""
+    if isinstance(dataset, str | os.PathLike) and not storage.is_remote(dataset) \
+            and not os.path.exists(dataset) \
+            and not any(ch in os.fspath(dataset) for ch in "*?["):
+        raise DatasetError(f"Dataset path {os.fspath(dataset)!r} does not exist. Check the "
+                           f"path (the current directory is {os.getcwd()!r}).")
+    return dataset
 
 
 def check_columns(schema: Schema, columns: Sequence[Any]) -> list[Any]:
