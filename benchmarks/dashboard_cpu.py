@@ -1,7 +1,7 @@
 """What the live dashboard costs the browser: Chromium's CPU in JupyterLab, at 1440x900.
 
-A real JupyterLab server and headless Chromium (the browser tests' :mod:`tests.browser.lab`
-helpers) open a notebook that starts a 2-worker cluster, shows ``irs.ui.Dashboard`` and
+A real JupyterLab server and headless Chromium (:mod:`tools.lab`, which the browser tests
+use too) open a notebook that starts a 2-worker cluster, shows ``irs.ui.Dashboard`` and
 writes ``--rows`` synthetic Criteo rows. Chromium's CPU time (user + system, summed over
 every process Playwright started) is measured over windows of ``--window`` seconds:
 
@@ -117,7 +117,7 @@ def share_of_a_core(seconds: float) -> float:
 
 
 def measure(lab: Any, rows: int, window: float) -> dict[str, Any]:
-    """Open the notebook in ``lab`` (a :class:`tests.browser.lab.LabPage`) and measure."""
+    """Open the notebook in ``lab`` (a :class:`tools.lab.LabPage`) and measure."""
     page = lab.page
     name = lab.write_notebook("dashboard_cpu.ipynb", notebook_cells(rows))
     lab.open_notebook(name)
@@ -157,7 +157,7 @@ def measure(lab: Any, rows: int, window: float) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> None:
     from playwright.sync_api import sync_playwright
 
-    from tests.browser.lab import CHROMIUM_ARGS, LabPage, LabServer
+    from tools.lab import CHROMIUM_ARGS, LabPage, LabServer
 
     from .report import command_line, git_state, machine_info, result_stem
 

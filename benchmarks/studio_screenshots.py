@@ -1,7 +1,7 @@
 """Screenshots of the Studio as a user sees it, at 1440x900, on a large dataset.
 
-A real JupyterLab server and headless Chromium (the browser tests' :mod:`tests.browser.lab`
-helpers) open a notebook that starts a 2-worker cluster (``--memory-limit`` per worker) and
+A real JupyterLab server and headless Chromium (:mod:`tools.lab`, which the browser tests
+use too) open a notebook that starts a 2-worker cluster (``--memory-limit`` per worker) and
 shows ``irs.ui.Studio`` on ``--data`` (a parquet folder, e.g. 8M rows of the kaggle
 profile). The script then clicks through the Studio as a user would and saves one PNG per
 item into ``--out``:
@@ -43,9 +43,7 @@ from typing import Any
 
 import psutil
 
-from tests.browser.lab import CHROMIUM_ARGS, LabPage, LabServer
-from tests.browser.test_restore_browser import restart_kernel
-from tests.browser.test_theme_browser import set_theme
+from tools.lab import CHROMIUM_ARGS, LabPage, LabServer, restart_kernel, set_theme
 
 VIEWPORT = {"width": 1440, "height": 900}
 #: Seconds the idle dashboard's browser CPU is measured over.

@@ -6,8 +6,9 @@ Runs each notebook top to bottom with nbconvert (widget state stored, so Jupyter
 nbviewer and ``irs report`` can draw the widgets; only the widgets the outputs show are
 kept, not every widget created and closed on the way), then drops the multi-megabyte
 inline BokehJS bundle from cells marked ``# NBVAL_IGNORE_OUTPUT`` (nbval ignores those
-outputs; the bundle is loaded again whenever the notebook runs). Notebooks are written
-atomically.
+outputs; the bundle is loaded again whenever the notebook runs), and stores each cell's
+stdout and stderr as JupyterLab shows them: one output per stream, a line rewritten with
+``\\r`` (a progress line) kept as its last text. Notebooks are written atomically.
 """
 
 from __future__ import annotations
@@ -39,6 +40,38 @@ def strip_large_ignored_outputs(nb: nbformat.NotebookNode) -> int:
             cell.outputs = []
             stripped += 1
     return stripped
+
+
+def collapse_streams(nb: nbformat.NotebookNode) -> int:
+    """Merge each cell's outputs of one stream (stdout, stderr) into its first, and keep of
+    a line rewritten with carriage returns only what is left on screen; return how many
+    outputs were merged away.
+
+    >>> nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x", outputs=[
+    ...     nbformat.v4.new_output("stream", name="stderr", text="\\rdone 1 of 2"),
+    ...     nbformat.v4.new_output("stream", name="stdout", text="rows\\n"),
+    ...     nbformat.v4.new_output("stream", name="stderr", text="\\rdone 2 of 2\\rall\\n")])])
+    >>> collapse_streams(nb), [o.text for o in nb.cells[0].outputs]
+    (1, ['all\\n', 'rows\\n'])
+    """
+    merged = 0
+    for cell in nb.cells:
+        kept, first = [], {}
+        for out in cell.get("outputs", []):
+            if out.get("output_type") != "stream":
+                kept.append(out)
+            elif out.name in first:
+                first[out.name].text += out.text
+                merged += 1
+            else:
+                first[out.name] = out
+                kept.append(out)
+        for out in first.values():
+            out.text = "\n".join(line.rstrip("\r").rsplit("\r", 1)[-1]
+                                 for line in out.text.split("\n"))
+        if "outputs" in cell:
+            cell.outputs = kept
+    return merged
 
 
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -87,6 +120,7 @@ def execute(path: Path, timeout: int = 600) -> None:
     start = time.perf_counter()
     NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={
         "metadata": {"path": str(path.parent)}}, store_widget_state=True).execute()
+    collapse_streams(nb)
     stripped = strip_large_ignored_outputs(nb)
     pruned = prune_widget_state(nb)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".ipynb.tmp")

@@ -38,7 +38,8 @@ def demo(args: argparse.Namespace) -> dict[str, Any]:
     with cluster_client(args.scheduler, args.workers, args.memory_limit, args.local) as client:
         stage(f"generating {args.rows:,} rows of Criteo-shaped data in {data}")
         try:
-            data_dir = synthetic_criteo(rows=args.rows, seed=args.seed, path=data)
+            data_dir = synthetic_criteo(rows=args.rows, seed=args.seed, path=data,
+                                        progress=False if args.quiet else None)
         except FileExistsError:
             raise DatasetError(
                 f"{data} holds other data (another demo's --rows or --seed, or files of your "

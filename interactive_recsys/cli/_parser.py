@@ -73,10 +73,9 @@ def _add_data_commands(sub: Any) -> None:
                    help="also write HugeCTR's _file_list.txt, _metadata.json and keysets")
     r.add_argument("--hugectr-one-key-space", action="store_true",
                    help="with HugeCTR output, add the per-slot offsets to the keys")
-    r.add_argument("--oov-budget", type=share, default=0.01, metavar="SHARE",
-                   help="after the write, print each Categorify column whose non-null "
-                   "lookups went out of vocabulary more often than this share (0.01 or 1%%, "
-                   "the default; values unseen in the fit or below its freq_threshold)")
+    _add_oov_budget(r, "after the write, print each Categorify column whose non-null "
+                    "lookups went out of vocabulary more often than this share (0.01 or 1%%, "
+                    "the default; values unseen in the fit or below its freq_threshold)")
     r.set_defaults(func=run)
     u = sub.add_parser("update", help="extend a saved workflow with new data (stable ids)",
                        description="Extend a workflow saved with Workflow.save with new data "
@@ -85,6 +84,10 @@ def _add_data_commands(sub: Any) -> None:
                        "atomically as a NEW folder; the workflow folder is only read.")
     _add_workflow_data_args(u, input_help="the new data: files, directory or glob",
                             output_help="new workflow directory (not --workflow)")
+    _add_oov_budget(u, "after the update, print each Categorify column whose non-null "
+                    "lookups in the new data still go out of vocabulary more often than this "
+                    "share (0.01 or 1%%, the default; values below freq_threshold even with "
+                    "the new counts, or refused by max_size)")
     u.set_defaults(func=update)
     pr = sub.add_parser("predict", help="top-K items per user with a saved model",
                         description="Top-K recommendations for every user of USERS (their "
@@ -179,3 +182,9 @@ def _add_file_commands(sub: Any) -> None:
     cl.add_argument("--storage-options", default=None, metavar="JSON",
                     help="fsspec options for URL paths")
     cl.set_defaults(func=clean)
+
+
+def _add_oov_budget(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """``--oov-budget``, which ``irs run`` and ``irs update`` share."""
+    parser.add_argument("--oov-budget", type=share, default=0.01, metavar="SHARE",
+                        help=help_text)

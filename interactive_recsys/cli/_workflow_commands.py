@@ -105,31 +105,34 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if "hugectr" in written:
             say(describe(written["hugectr"]))
         if not args.hugectr_one_key_space:  # offset keys are not the workflow's ids
-            written["lookup_loss"] = _report_lookup_loss(wf, written["path"], options,
-                                                         args.oov_budget)
+            written["lookup_loss"] = _report_lookup_loss(
+                wf, written["path"], options, args.oov_budget,
+                "Refit (irs update or irs fit) on data that holds them, or lower the "
+                "freq_threshold")
     return written
 
 
-def _report_lookup_loss(wf: Any, path: str, options: dict[str, Any] | None,
-                        budget: float) -> dict[str, float]:
-    """Print each Categorify column of the written output whose lookups went out of
-    vocabulary more often than ``budget``, or that none did; the shares by column."""
+def _report_lookup_loss(wf: Any, data: Any, options: dict[str, Any] | None, budget: float,
+                        fix: str, title: str = "Lookups out of vocabulary"
+                        ) -> dict[str, float]:
+    """Print each Categorify column of ``data`` (``wf``'s output: a path or a lazy
+    Dataset) whose lookups went out of vocabulary more often than ``budget``, with
+    ``fix``, or that none did, under ``title``; the shares by column."""
     from interactive_recsys.stats._lookup_loss import lookup_loss  # lazy: Dask
 
-    losses = lookup_loss(wf, path, options)
+    losses = lookup_loss(wf, data, options)
     if not losses:
         return {}
     over = [loss for loss in losses.values() if loss.share > budget]
     if over:
-        say(f"Lookups out of vocabulary: {len(over)} of {len(losses)} Categorify columns over "
+        say(f"{title}: {len(over)} of {len(losses)} Categorify columns over "
             f"the {budget:.2%} budget (--oov-budget); the model has no row of its own for "
-            "these values. Refit (irs update or irs fit) on data that holds them, or lower "
-            "the freq_threshold:")
+            f"these values. {fix}:")
         for loss in sorted(over, key=lambda loss: -loss.share):
             say(f"  {loss.text(budget)}")
     else:
         worst = max(losses.values(), key=lambda loss: loss.share)
-        say(f"Lookups out of vocabulary: every one of the {len(losses)} Categorify columns "
+        say(f"{title}: every one of the {len(losses)} Categorify columns "
             f"within the {budget:.2%} budget (most: {worst.column}, {worst.share:.2%} of its "
             "non-null lookups)")
     return {column: loss.share for column, loss in losses.items()}
@@ -162,6 +165,11 @@ def update(args: argparse.Namespace) -> dict[str, Any]:
         for key, info in summary["tables"].items():
             first, stop = info["new_rows"]
             refused = f", {info['refused']:,} refused (max_size)" if info["refused"] else ""
-            say(f"  {key}: vocabulary version {info['version']}, {info['appended']:,} new "
-                  f"rows (ids {first}..{stop - 1}){refused}")
+            added = (f"{info['appended']:,} new rows (ids {first}..{stop - 1})"
+                     if info["appended"] else "no new rows")
+            say(f"  {key}: vocabulary version {info['version']}, {added}{refused}")
+        summary["lookup_loss"] = _report_lookup_loss(  # the new data under the new ids
+            new, new.transform(ds), options, args.oov_budget,
+            "Lower the freq_threshold (or raise max_size) and update again from the same "
+            "workflow folder", title="Lookups of the new data still out of vocabulary")
     return summary

@@ -8,19 +8,17 @@ import json
 import math
 import os
 import shutil
+import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, TextIO
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from interactive_recsys.datasets._criteo_kaggle import KAGGLE_SHAPES
-
-if TYPE_CHECKING:
-    pass
 from interactive_recsys.datasets._criteo import (
     CRITEO_CATEGORICAL,
     CRITEO_CONTINUOUS,
@@ -29,6 +27,7 @@ from interactive_recsys.datasets._criteo import (
     PathLike,
 )
 from interactive_recsys.datasets._criteo_columns import _criteo_table
+from interactive_recsys.datasets._criteo_kaggle import KAGGLE_SHAPES
 
 _GENERATOR = "interactive_recsys.synthetic_criteo"
 _GENERATOR_VERSION = 1
@@ -40,7 +39,8 @@ _MAX_CARDINALITY = 2**30
 
 def synthetic_criteo(rows: int = 1_000_000, seed: int = 0, path: PathLike | None = None, *,
                      rows_per_file: int = 500_000, cardinalities: Sequence[int] | None = None,
-                     zipf_exponent: float = 1.1, profile: str = "default") -> Path:
+                     zipf_exponent: float = 1.1, profile: str = "default",
+                     progress: bool | None = None) -> Path:
     """Write a deterministic, Criteo-shaped synthetic data set as parquet files.
 
     The directory receives ``part-00000.parquet``, ``part-00001.parquet``, ... (at most
@@ -77,6 +77,10 @@ def synthetic_criteo(rows: int = 1_000_000, seed: int = 0, path: PathLike | None
         the real Criteo Kaggle data, so that its distinct count grows with ``rows`` as the
         real column's does (:mod:`._criteo_kaggle`); not with ``cardinalities`` or
         ``zipf_exponent``. ``"default"`` is narrower and quicker.
+    progress : bool, optional
+        Print one line on standard error that counts the rows written, the rate and the
+        time left, rewritten after each file (a notebook shows it in place). The default
+        prints it only when the data set is generated and has more than one file.
 
     Returns
     -------
@@ -115,18 +119,59 @@ def synthetic_criteo(rows: int = 1_000_000, seed: int = 0, path: PathLike | None
     params = _criteo_params(rows, seed, rows_per_file, cardinalities, zipf_exponent, profile)
     target = Path(path) if path is not None else _default_criteo_dir(params)
     if not _is_complete(target, params):
-        _generate(target, params)
+        many = len(_part_sizes(params["rows"], params["rows_per_file"])) > 1
+        _generate(target, params, _Progress(params["rows"], target)
+                  if (many if progress is None else progress) else None)
     return target
 
 
-def _generate(target: Path, params: dict[str, Any]) -> None:
+class _Progress:
+    r"""The one line ``synthetic_criteo`` keeps rewriting on standard error while it writes.
+
+    >>> import io
+    >>> line = _Progress(8_000_000, Path("out"), io.StringIO(), clock=iter([0, 2, 4]).__next__)
+    >>> line.update(2_000_000)
+    >>> line.stream.getvalue().split("\r")[-1]
+    'synthetic_criteo: 2,000,000 of 8,000,000 rows (25%) into out, 1.0M rows/s, about 6 s left'
+    >>> line.close()
+    >>> line.stream.getvalue().split("\r")[-1]
+    'synthetic_criteo: 8,000,000 rows written to out in 4.0 s\n'
+    """
+
+    def __init__(self, rows: int, target: Path, stream: TextIO | None = None,
+                 clock: Any = time.perf_counter) -> None:
+        self.rows, self.target, self.clock = rows, target, clock
+        self.stream = stream if stream is not None else sys.stderr
+        self.started = clock()
+        self._say(f"{rows:,} rows to write into {target}...")
+
+    def _say(self, text: str, end: str = "") -> None:
+        self.stream.write(f"\rsynthetic_criteo: {text}{end}")
+        self.stream.flush()
+
+    def update(self, done: int) -> None:
+        seconds = max(self.clock() - self.started, 1e-9)
+        per_second = done / seconds
+        left = (self.rows - done) / per_second if per_second else 0.0
+        self._say(f"{done:,} of {self.rows:,} rows ({done / max(self.rows, 1):.0%}) into "
+                  f"{self.target}, {per_second / 1e6:.1f}M rows/s, about {left:.0f} s left")
+
+    def close(self) -> None:
+        self._say(f"{self.rows:,} rows written to {self.target} in "
+                  f"{self.clock() - self.started:.1f} s", end="\n")
+
+
+def _generate(target: Path, params: dict[str, Any], progress: _Progress | None = None
+              ) -> None:
     """Write the data set into a hidden sibling of ``target``, renamed to it once complete."""
     _check_target_free(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
     try:
-        _write_criteo_files(staging, params)
+        _write_criteo_files(staging, params, progress)
         _publish(staging, target, params)
+        if progress is not None:
+            progress.close()
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -236,10 +281,12 @@ def _check_target_free(target: Path) -> None:
     )
 
 
-def _write_criteo_files(directory: Path, params: dict[str, Any]) -> None:
+def _write_criteo_files(directory: Path, params: dict[str, Any],
+                        progress: _Progress | None = None) -> None:
     """Generate and write every part file, then ``_params.json``, into ``directory``.
 
-    File ``i`` is written in a background thread while file ``i + 1`` is generated.
+    File ``i`` is written in a background thread while file ``i + 1`` is generated;
+    ``progress`` hears of the rows written after each file.
     """
     sizes = _part_sizes(params["rows"], params["rows_per_file"])
     names = [_part_name(index) for index in range(len(sizes))]
@@ -249,6 +296,8 @@ def _write_criteo_files(directory: Path, params: dict[str, Any]) -> None:
             table = _criteo_table(n, params, index)
             if futures:
                 futures[-1].result()  # at most one finished table waits for the writer
+                if progress is not None:
+                    progress.update(sum(sizes[:index]))
             futures.append(writer.submit(_write_part, table, directory / names[index]))
         futures[-1].result()
     files = {name: (directory / name).stat().st_size for name in names}

@@ -23,9 +23,7 @@ import time
 import numpy as np
 import pandas as pd
 import psutil
-
-from interactive_recsys.ui.builder import BuilderModel
-from tests.browser.test_studio_browser import (
+from lab import (
     CATS,
     CONTS,
     PREVIEW_ROWS,
@@ -33,8 +31,11 @@ from tests.browser.test_studio_browser import (
     click_button,
     expected_workflow,
     make_frame,
+    restart_kernel,
     wait_message,
 )
+
+from interactive_recsys.ui.builder import BuilderModel
 
 #: Prints the builder's exported code, or "empty" for a builder without steps.
 CODE_CELL = ("m = {var}.model\nprint(m.export_code() if any(b.steps for b in m.branches) "
@@ -54,14 +55,6 @@ DISCONNECTED_MARKS_JS = """
   return {disconnected: views.length, shown: shown.length};
 }
 """
-
-
-def restart_kernel(lab) -> None:
-    """Kernel -> Restart Kernel... -> Restart, as a user does; wait for the new kernel."""
-    lab.menu("Kernel", "Restart Kernel…")
-    lab.page.locator(".jp-Dialog .jp-mod-accept").filter(has_text="Restart").click()
-    time.sleep(1.0)
-    lab.wait_for_kernel(60)
 
 
 def run_cell(lab, source: str) -> str:

@@ -20,43 +20,27 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from lab import (
+    CATS,
+    CONTS,
+    CRITEO_ROWS,
+    PREVIEW_ROWS,
+    VIEWPORT,
+    Counted,
+    assert_in_view,
+    click_button,
+    expected_workflow,
+    make_frame,
+    open_criteo_studio,
+    wait_message,
+    wait_run_finished,
+)
 
 import interactive_recsys as irs
 from interactive_recsys import ops
 
-ROWS, PREVIEW_ROWS = 3000, 300
-VIEWPORT = {"width": 1440, "height": 900}
-CRITEO_ROWS = 100_000
 CRITEO_CATS = [f"C{i}" for i in range(1, 27)]
 CRITEO_CONTS = [f"I{i}" for i in range(1, 14)]
-CATS, CONTS = ["C1", "C2"], ["I1", "I2"]
-
-
-def make_frame() -> pd.DataFrame:
-    rng = np.random.default_rng(7)
-    frame = pd.DataFrame({
-        "label": rng.integers(0, 2, ROWS),
-        "I1": rng.poisson(4, ROWS).astype("float64"),
-        "I2": rng.normal(10, 3, ROWS),
-        "C1": [f"a{int(v)}" for v in rng.zipf(1.5, ROWS) % 50],
-        "C2": [f"b{int(v)}" for v in rng.integers(0, 8, ROWS)],
-    })
-    frame.loc[rng.random(ROWS) < 0.1, "I1"] = np.nan
-    return frame
-
-
-def expected_workflow() -> irs.Workflow:
-    return irs.Workflow((CATS >> ops.Categorify(freq_threshold=2))
-                        + (CONTS >> ops.FillMissing() >> ops.Normalize()))
-
-
-def click_button(page, css: str) -> None:
-    page.locator(f".irs-studio .{css}").first.click()
-
-
-def wait_message(page, text: str | re.Pattern) -> None:
-    page.locator(".irs-builder-messages .irs-msg").filter(has_text=text).first.wait_for(
-        timeout=30_000)
 
 
 def test_studio_build_preview_run(lab):
@@ -169,46 +153,6 @@ def test_studio_build_preview_run(lab):
 
 
 # ---- 40 columns at 1440x900 ------------------------------------------------------------------
-class Counted:
-    """Clicks and keystrokes made through it, counted (the click budget)."""
-
-    def __init__(self, page) -> None:
-        self.page, self.clicks, self.keys = page, 0, 0
-
-    def click(self, selector: str, **kwargs) -> None:
-        self.page.locator(selector).first.click(**kwargs)
-        self.clicks += 1
-
-    def key(self, key: str) -> None:
-        self.page.keyboard.press(key)
-        self.keys += 1
-
-
-def open_criteo_studio(lab) -> str:
-    """The 40-column data in the server's root and a notebook showing the Studio on it (the
-    run of that cell is the budget's click "open the Studio"); returns the data path."""
-    lab.page.set_viewport_size(VIEWPORT)
-    path = irs.datasets.synthetic_criteo(rows=CRITEO_ROWS, seed=0,
-                                         path=lab.server.root_dir / "criteo")
-    name = lab.write_notebook("criteo.ipynb", [
-        "import interactive_recsys as irs\nstudio = irs.ui.Studio('criteo')\nstudio"])
-    lab.open_notebook(name)
-    lab.run_all(timeout=120)
-    lab.page.locator(".irs-studio .irs-cl-row").nth(39).wait_for(state="attached",
-                                                                  timeout=60_000)
-    return str(path)
-
-
-def assert_in_view(locator, near=None, within: float = 400) -> None:
-    """``locator`` is on screen (inside the 1440x900 viewport), and within ``within`` px
-    (vertically) of the control ``near`` when given: feedback next to its cause."""
-    box = locator.bounding_box()
-    assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= VIEWPORT["height"], box
-    if near is not None:
-        cause = near.bounding_box()
-        assert abs(box["y"] - cause["y"]) <= within, (box, cause)
-
-
 def count_text(page) -> str:
     return page.locator(".irs-studio .irs-builder-count").inner_text()
 
@@ -230,14 +174,6 @@ def assert_run_in_view(lab, data: str) -> None:
         assert_in_view(control)
     run_top = page.locator(".irs-studio .irs-btn-run").bounding_box()["y"]
     assert run_top < page.locator(".irs-studio .irs-builder-dag").bounding_box()["y"]
-
-
-def wait_run_finished(page, timeout: float = 240) -> None:
-    status = page.locator(".irs-builder-status span")
-    status.filter(has_text=re.compile("finished|error|cancelled")).first.wait_for(
-        timeout=timeout * 1000)
-    assert page.locator(".irs-builder-status .irs-run-finished").count() == 1, \
-        status.inner_text()
 
 
 def read_output(path) -> tuple[pd.DataFrame, dict]:

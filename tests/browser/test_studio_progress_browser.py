@@ -16,14 +16,15 @@ from __future__ import annotations
 import re
 import time
 
-import interactive_recsys as irs
-from tests.browser.test_studio_browser import (
+from lab import (
     VIEWPORT,
     assert_in_view,
     make_frame,
     open_criteo_studio,
     wait_run_finished,
 )
+
+import interactive_recsys as irs
 
 #: Records every text the dashboard header shows, with whether the Build tab's status said
 #: "finished" at that moment (checked after the run).

@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 import time
 
-from interactive_recsys.ui.dashboard._dashboard import IDLE_AXIS_S
-from tests.browser.test_studio_browser import (
+from lab import (
     VIEWPORT,
     Counted,
     assert_in_view,
     open_criteo_studio,
 )
+
+from interactive_recsys.ui.dashboard._dashboard import IDLE_AXIS_S
 
 #: The shared time range of the dashboard's figures, as the browser holds it.
 #: Seconds any one wait may take: a guard against a hang, not a measure of speed.

@@ -17,6 +17,7 @@ import re
 
 import numpy as np
 import pandas as pd
+from lab import set_theme
 
 VIEWPORT = {"width": 1440, "height": 900}
 
@@ -122,17 +123,6 @@ def luminance(hex_colour: str) -> float:
     channels = [int(hex_colour.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4)]
     linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
     return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
-
-
-def set_theme(page, theme: str) -> None:
-    """Settings > Theme > ``theme``; wait until the page's body says so."""
-    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^Settings$")).click()
-    page.locator(".lm-Menu-itemLabel", has_text=re.compile("^Theme$")).hover()
-    page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{re.escape(theme)}$")).click()
-    light = "false" if "Dark" in theme else "true"
-    page.wait_for_function(f"document.body.dataset.jpThemeLight === '{light}'",
-                           timeout=30_000)
-    page.wait_for_timeout(1500)  # the theme's stylesheet is applied, then painted
 
 
 def open_tab(page, title: str) -> None:

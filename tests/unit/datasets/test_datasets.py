@@ -373,3 +373,24 @@ def test_read_movielens_unknown_directory(tmp_path: Path) -> None:
         read_movielens(tmp_path)
     for name in ["u.data", "u.item", "ratings.csv", "movies.csv", "ratings.dat", "movies.dat"]:
         assert name in str(info.value)
+
+
+def test_synthetic_criteo_says_how_far_it_is_while_it_writes(tmp_path, capsys):
+    """One line on stderr, rewritten after each file: rows written of all, then the end; a
+    reused data set, a one-file one and progress=False print nothing."""
+    out = synthetic_criteo(3_000, seed=4, path=tmp_path / "c", rows_per_file=1_000)
+    steps = capsys.readouterr().err.split("\r")[1:]
+    assert steps[0] == f"synthetic_criteo: 3,000 rows to write into {out}..."
+    assert [s.split(" rows (")[0] for s in steps[1:3]] == [
+        "synthetic_criteo: 1,000 of 3,000", "synthetic_criteo: 2,000 of 3,000"]
+    assert "rows/s, about" in steps[1] and steps[1].endswith(" s left")
+    assert steps[-1].startswith(f"synthetic_criteo: 3,000 rows written to {out} in ")
+    assert steps[-1].endswith(" s\n") and len(steps) == 4
+    assert pq.read_table(out).num_rows == 3_000
+    synthetic_criteo(3_000, seed=4, path=out, rows_per_file=1_000)  # reused
+    synthetic_criteo(500, seed=4, path=tmp_path / "one", rows_per_file=1_000)
+    synthetic_criteo(3_000, seed=5, path=tmp_path / "quiet", rows_per_file=1_000,
+                     progress=False)
+    assert capsys.readouterr().err == ""
+    synthetic_criteo(500, seed=5, path=tmp_path / "asked", rows_per_file=1_000, progress=True)
+    assert "500 rows written to" in capsys.readouterr().err

@@ -34,3 +34,13 @@ def test_every_package_folder_is_listed_in_pyproject():
     assert package_folders(ROOT) == listed - {"interactive_recsys._widgets"}
     mapped = tomllib.loads(PYPROJECT.read_text())["tool"]["setuptools"]["package-dir"]
     assert (ROOT.parent / mapped["interactive_recsys._widgets"] / "dag.js").is_file()
+
+
+def test_the_repository_folders_beside_the_package_are_not_shipped():
+    """``tools/`` (the browser driver), ``benchmarks/`` and ``tests/`` are importable from a
+    checkout, never from the wheel: no listed package is one of them or inside them."""
+    listed = listed_packages(PYPROJECT.read_text())
+    for folder in ("tools", "benchmarks", "tests"):
+        assert (ROOT.parent / folder / "__init__.py").is_file() or folder == "tests"
+        assert not {p for p in listed if p == folder or p.startswith(f"{folder}.")}, folder
+    assert not (ROOT / "tools").exists()

@@ -23,7 +23,7 @@ from interactive_recsys.ui.builder.views._dag import (
 )
 from tests.conftest import make_criteo_frame
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 
 
 def criteo_model() -> BuilderModel:
