@@ -32,7 +32,7 @@ The 'min_value' parameter of Clip must be a finite number or None. Got 'a' inste
 1
 
 Views observe the fields they draw: ``"branches"`` (the steps) and ``"selection"`` (the
-current branch and the selected step), each change as one :class:`~.builder_events.Change`:
+current branch and the selected step), each change as one :class:`~._events.Change`:
 
 >>> seen = []
 >>> m.observe(seen.append, names="selection")

@@ -254,7 +254,7 @@ class DagView(anywidget.AnyWidget):
                 self.selected = ""
 
     def show_model(self, model: Any) -> None:
-        """Draw a :class:`~.builder_model.BuilderModel` and mark its selected step."""
+        """Draw a :class:`~..model.BuilderModel` and mark its selected step."""
         self.set_graph(*model_graph(model))
         if model.selected is not None:
             self.selected = op_id(*model.selected)
