@@ -228,7 +228,7 @@ def child(args_json: str) -> None:
 
 def _timed_steps(ds: Any, work: Path, repeats: int, record: Any) -> tuple[Any, Any]:
     """Steps 1-6 of the module docstring; the fresh fit's and the Studio refit's workflows."""
-    from interactive_recsys.ui.builder._model import BuilderModel
+    from interactive_recsys.ui.builder.model._model import BuilderModel
 
     first = record("first fit", lambda: workflow(artifacts=str(work / "first")).fit(ds))
     record("refit, NormalizeMinMax",

@@ -59,6 +59,7 @@ from interactive_recsys.io._paths import (
     input_folders,
 )
 from interactive_recsys.io._provenance import input_files
+from interactive_recsys.io._sample import read_head
 from interactive_recsys.io._write_options import DEFAULT_WRITE_OPTIONS, WriteOptions
 from interactive_recsys.params import param_error
 from interactive_recsys.runtime.jobs import background_job, compute, compute_partition
@@ -372,10 +373,17 @@ class Dataset:
         for i in range(ddf.npartitions):
             yield user_frame(compute_partition(ddf, i, phase="read partition"), dtype_backend)
 
-    def head(self, n: int = 5, *, dtype_backend: str = "pyarrow") -> pd.DataFrame:
+    def head(self, n: int = 5, columns: Sequence[str] | None = None, *,
+             dtype_backend: str = "pyarrow") -> pd.DataFrame:
         """The first ``n`` rows as a pandas DataFrame, to look at: the engine's Arrow columns
         by default (nulls shown as ``<NA>``, lists as lists), NumPy dtypes with
-        ``dtype_backend="numpy_nullable"`` (see :meth:`to_ddf`)."""
+        ``dtype_backend="numpy_nullable"`` (see :meth:`to_ddf`).
+
+        With ``columns``, a sample to compute on (a preview, a profile): only those columns,
+        in the dataset's dtypes; parquet files are read from the first row groups of the
+        first file, decoding only ``n`` rows (:func:`~._sample.read_head`)."""
+        if columns is not None:
+            return read_head(self, n, list(columns))
         check_dtype_backend(dtype_backend, "Dataset.head")
         frames, got = [], 0
         for part in self.to_iter():

@@ -1,8 +1,23 @@
-"""The visual pipeline builder: :class:`PipelineBuilder` (the widget), :class:`BuilderModel`
-(its plain-Python model), the graph view :class:`DagView`, Suggest and the code export."""
+"""The visual pipeline builder: :class:`PipelineBuilder` (the widget, :mod:`._builder`),
+:class:`BuilderModel` (its plain-Python model, :mod:`.model`), the graph view
+:class:`DagView` and the other panels (:mod:`.views`), Suggest (:mod:`.suggest`) and the code
+export (:mod:`._codegen`).
 
-from interactive_recsys.ui.builder._builder import PipelineBuilder
-from interactive_recsys.ui.builder._dag import DagView
-from interactive_recsys.ui.builder._model import BuilderModel
+Names are imported on first use, so the model can be used without loading any widget.
+"""
 
-__all__ = ["BuilderModel", "DagView", "PipelineBuilder"]
+from __future__ import annotations
+
+from interactive_recsys.lazy import lazy_exports
+
+#: public name -> module (relative to this package) that defines it
+_EXPORTS = {
+    "BuilderModel": ".model",
+    "DagView": ".views",
+    "PipelineBuilder": "._builder",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -83,3 +83,21 @@ def branches_of(node: Node) -> list[Branch]:
     if isinstance(node, ConcatNode):
         return [b for p in node.parents for b in branches_of(p)]
     return [_chain(node)]
+
+
+def step_items(branches: list[Branch]) -> list[tuple[str, tuple[int, int]]]:
+    """What the builder's step list shows: ``(text, (branch, step))`` per step, and
+    ``(text, (branch, -1))`` for a pass-through branch (columns without steps).
+
+    >>> step_items([Branch(columns=["n"], steps=[Step("Normalize")])])
+    [("branch 1 · step 1: ['n'] >> Normalize()", (0, 0))]
+    """
+    out = []
+    for k, branch in enumerate(branches):
+        if not branch.steps and (branch.columns or branch.tags):
+            out.append((f"branch {k + 1} · pass through: {branch.selector()!r}", (k, -1)))
+        for j, step in enumerate(branch.steps):
+            params = ", ".join(f"{a}={b!r}" for a, b in step.params.items())
+            out.append((f"branch {k + 1} · step {j + 1}: {branch.selector()!r} >> "
+                        f"{step.op}({params})", (k, j)))
+    return out

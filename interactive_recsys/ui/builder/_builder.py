@@ -1,18 +1,11 @@
-"""PipelineBuilder: build a workflow by clicking, on top of :class:`.BuilderModel`.
+"""PipelineBuilder: build a workflow by clicking, on top of :class:`~.model.BuilderModel`.
 
-The view only draws the model and forwards clicks. It observes the model per field (see
-:class:`~.builder_events.Change`): a change of the steps (``"branches"``) redraws the step
-list, the graph and the predicted schema; a change of the selection only moves the
-highlight in the step list and the graph and loads the step's form. A click in the step
-list or the graph selects in the model unless it shows the model's selection already --
-the one guard against feedback loops (the view never unhooks its own observers).
+The composition root: it makes the model (on Open), the :class:`~.model.RunController` and
+the panels (:mod:`.views`), each built from the model and the feedback areas and drawing
+it, and lays their widgets out. Its attributes and methods forward to them.
 
 Every error (an invalid parameter, an operator on incompatible columns, an empty selection,
 a missing dataset path) is shown in the widget's message area, never only in the console.
-
-This module lays the widgets out, opens the dataset, ticks columns and draws the model; the
-palette, form, step buttons and Suggest are in :mod:`._step_actions`, and Preview, Run,
-Save, Load and Export code in :mod:`._actions` (mixins of :class:`PipelineBuilder`).
 
 >>> import pandas as pd
 >>> builder = PipelineBuilder(pd.DataFrame({"c": ["x", "y"], "n": [1.0, 2.0]}))
@@ -29,32 +22,22 @@ from __future__ import annotations
 
 import html
 import os
-import traceback
 from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as w
 
 from interactive_recsys.errors import DatasetError, IRSError
-from interactive_recsys.ui.builder._actions import RunActions
-from interactive_recsys.ui.builder._column_actions import ColumnActions
-from interactive_recsys.ui.builder._column_list import (
-    ColumnChoice,
-    ColumnList,
-    role_chips,
+from interactive_recsys.ui.builder.model import BuilderModel, RunController
+from interactive_recsys.ui.builder.views import (
+    ColumnsPanel,
+    MaskedText,
+    ParamForm,
+    RecoveryPanel,
+    RunPanel,
+    StepsPanel,
 )
-from interactive_recsys.ui.builder._dag import DagView, model_graph, op_id, parse_op_id
-from interactive_recsys.ui.builder._events import Change
-from interactive_recsys.ui.builder._feedback import STYLE, Feedback
-from interactive_recsys.ui.builder._masked_text import MaskedText
-from interactive_recsys.ui.builder._model import BuilderModel
-from interactive_recsys.ui.builder._model_run import PreviewResult
-from interactive_recsys.ui.builder._param_form import ParamForm
-from interactive_recsys.ui.builder._recovery import RecoveryActions
-from interactive_recsys.ui.builder._run_notice import RunNotice
-from interactive_recsys.ui.builder._run_watch import RunWatch
-from interactive_recsys.ui.builder._step_actions import StepActions
-from interactive_recsys.ui.builder.suggest import SuggestCard
+from interactive_recsys.ui.builder.views._feedback import STYLE, Feedback, make_button
 
 #: Part of the error for raw Criteo TSV opened as CSV (:func:`~interactive_recsys.io.
 #: _csv_input.check_csv_header`): the builder then offers "Open as Criteo".
@@ -64,7 +47,21 @@ RAW_CRITEO_HINT = "irs.datasets.read_criteo(path)"
 AREAS = ("dataset", "columns", "suggest", "palette", "steps", "run")
 
 
-class PipelineBuilder(ColumnActions, StepActions, RunActions, RecoveryActions, w.VBox):
+def _forward(panel: str, name: str, settable: bool = False) -> property:
+    """A property of the builder that is attribute ``name`` of its part ``panel``."""
+    def get(self: Any) -> Any:
+        return getattr(getattr(self, panel), name)
+
+    def put(self: Any, value: Any) -> None:
+        setattr(getattr(self, panel), name, value)
+    return property(get, put if settable else None, doc=f"``{panel}.{name}``.")
+
+
+def _forwards(panel: str, names: str) -> tuple[property, ...]:
+    return tuple(_forward(panel, name) for name in names.split())
+
+
+class PipelineBuilder(w.VBox):
     """Build a workflow by clicking: columns, Suggest, operator palette, form, DAG view.
 
     Parameters
@@ -77,7 +74,7 @@ class PipelineBuilder(ColumnActions, StepActions, RunActions, RecoveryActions, w
     autosave : where the pipeline is saved after every edit, as JSON: None (default: in a
         Jupyter kernel ``.<notebook>.irs-pipeline.json`` in its working directory, off
         elsewhere), True, False or a file path. A builder finding such a file offers to
-        restore it (see ``_recovery``).
+        restore it (see ``views._recovery``).
     """
 
     def __init__(self, dataset: Any = None, *, preview_rows: int = 1000,
@@ -86,202 +83,85 @@ class PipelineBuilder(ColumnActions, StepActions, RunActions, RecoveryActions, w
         super().__init__()
         self.add_class("irs-builder")
         self.model: BuilderModel | None = None
-        self.choice: ColumnChoice | None = None
-        self.preview_rows, self.output, self.sample_rows = preview_rows, output, sample_rows
-        self.client: Any = None  # Run's Dask client (None: the active one); set by the Studio
-        self.last_preview: PreviewResult | None = None
-        self.job: Any = None  # the last run (a jobs.Job)
-        self._preview_listeners: list[Callable[[PreviewResult], None]] = []
-        self._run_listeners: list[Callable[[Any], None]] = []
-        self._before_run_listeners: list[Callable[[], None]] = []
-        self._operator: str | None = None
-        self._pending: str | None = None  # an operator added once its form is valid
+        self.output, self.sample_rows = output, sample_rows
         self.feedback = Feedback(AREAS)
-        self._autosave_option = autosave
-        self._build_widgets()
+        self.runs = RunController(preview_rows=preview_rows)
+        self.columns_panel = ColumnsPanel(None, self.feedback)
+        self.steps_panel = StepsPanel(None, self.feedback, self.columns_panel, self.runs)
+        self.run_panel = RunPanel(None, self.feedback, self.runs)
+        self.recovery_panel = RecoveryPanel(None, self.feedback, self.run_panel.output_text,
+                                            self._open_path, autosave)
+        self._layout()
         if dataset is not None:
             self.path_text.value = os.fspath(dataset) if isinstance(dataset, str | os.PathLike) \
                 else ""
             self._guard(lambda: self.open_dataset(dataset), "dataset")()
         self._guard(self.offer_restore, "dataset")()
 
-    # ---- widgets --------------------------------------------------------------------------
-    def _button(self, text: str, css: str, action: Callable[[], Any], tip: str = "",
-                style: str = "", area: str = "steps") -> w.Button:
-        button = w.Button(description=text, tooltip=tip or text, button_style=style,
-                          layout=w.Layout(width="auto", flex="0 0 auto"))
-        button.add_class(f"irs-btn-{css}")
-        button.on_click(lambda _: self._guard(action, area)())
-        self.buttons[css] = button
-        return button
-
-    def _build_widgets(self) -> None:
-        """Make the widgets and lay them out: the dataset row, the action bar (Run and its
-        messages), the columns beside the editor, then the graph, the predicted schema, the
-        preview, the workflow file row and the exported code."""
-        #: the action buttons by name: open, suggest, add, update, remove, up, down, undo,
-        #: new-branch, pass-through, preview, run, cancel, save, load, export, select-shown,
-        #: clear
-        self.buttons: dict[str, w.Button] = {}
-        area = self.feedback.areas
-        self.path_text = MaskedText(description="Dataset",
-                                    placeholder="path of parquet/csv files",
-                                    layout=w.Layout(width="50%"))
+    def _layout(self) -> None:
+        """The dataset row, the action bar (Run and its messages), the columns beside the
+        editor, then the graph, the predicted schema, the preview, the workflow file row
+        and the exported code."""
+        self._buttons: dict[str, w.Button] = {}
+        self.path_text = MaskedText(description="Dataset", placeholder="path of parquet/csv "
+                                    "files", layout=w.Layout(width="50%"))
         self.path_text.add_class("irs-builder-path")
-        open_button = self._button(
-            "Open", "open", lambda: self.open_dataset(self.path_text.real_value), area="dataset")
+        open_button = make_button(self._buttons, self.feedback, "Open", "open", lambda: (
+            self.open_dataset(self.path_text.real_value)), area="dataset")
         #: shown when the path holds raw Criteo TSV: opens it with read_criteo instead
-        self.criteo_button = self._button(
-            "Open as Criteo", "open-criteo", lambda: self.open_criteo(self.path_text.real_value),
-            "Read raw Criteo TSV (label, I1..I13, C1..C26; no header) with "
-            "irs.datasets.read_criteo", area="dataset")
+        self.criteo_button = make_button(
+            self._buttons, self.feedback, "Open as Criteo", "open-criteo",
+            lambda: self.open_criteo(self.path_text.real_value), "Read raw Criteo TSV "
+            "(label, I1..I13, C1..C26; no header) with irs.datasets.read_criteo",
+            area="dataset")
         self.criteo_button.layout.display = "none"
         self.info = w.HTML()
-        columns_panel = self._columns_panel()
-        editor = self._editor()
-        self.dag = DagView()
-        self.dag.add_class("irs-builder-dag")
-        self.dag.observe(self._on_dag_click, "selected")
-        run_row, file_row = self._run_row(), self._file_row()
-        recovery = self._build_recovery(self._autosave_option)
-        self._build_outputs()
-        #: ends the spinner with a message when the kernel stops during a Run (browser side)
-        self.run_watch = RunWatch()
-        # Run, its output path and its messages on top: in view above any graph's height
-        #: tells the browser a Run ended (a notification when the page is hidden)
-        self.run_notice = RunNotice()
-        action_bar = w.VBox([run_row, area["run"], self.status, self.run_notice,
-                             self.run_watch])
-        action_bar.add_class("irs-builder-actionbar")
+        run, steps = self.run_panel, self.steps_panel
         self.children = [
-            w.HTML(STYLE, layout=w.Layout(display="none")), self.oov_alert, recovery,
-            w.HBox([self.path_text, open_button, self.criteo_button, area["dataset"]]),
-            self.info,
-            action_bar,
-            w.HBox([w.VBox([w.HTML("<b>Columns</b>"), columns_panel],
-                           layout=w.Layout(width="45%")), editor],
+            w.HTML(STYLE, layout=w.Layout(display="none")), run.oov_alert,
+            self.recovery_panel.root,
+            w.HBox([self.path_text, open_button, self.criteo_button,
+                    self.feedback.areas["dataset"]]),
+            self.info, run.root,
+            w.HBox([self.columns_panel.root, steps.root],
                    layout=w.Layout(justify_content="space-between")),
-            self.dag, self.schema_html, self.preview_view, self.preview_html, file_row,
-            self.code]
+            steps.dag, steps.schema_html, run.preview_view, run.preview_html, run.file_row,
+            run.code]
 
-    def _columns_panel(self) -> w.VBox:
-        """The role chips, the name filter with Select shown / Clear, and the column list."""
-        self.chips = w.HBox(layout=w.Layout(flex_flow="row wrap"))
-        self.chips.add_class("irs-builder-chips")
-        self.name_filter = w.Text(placeholder="filter: C*, I1, I2 or a role",
-                                  continuous_update=True, layout=w.Layout(width="190px"))
-        self.name_filter.add_class("irs-builder-name-filter")
-        self.name_filter.observe(lambda _: self._filter_columns(), "value")
-        self.column_count = w.HTML()
-        self.column_count.add_class("irs-builder-count")
-        self.column_list: ColumnList | None = None
-        self.column_box = w.VBox(layout=w.Layout(width="100%"))
-        self.column_box.add_class("irs-builder-columns")
-        return w.VBox([
-            self.chips,
-            w.HBox([self.name_filter,
-                    self._button("Select shown", "select-shown", self._select_shown,
-                                 "Tick every column the filter shows", area="columns"),
-                    self._button("Clear", "clear", self._clear, "Untick every column",
-                                 area="columns"),
-                    self.column_count], layout=w.Layout(flex_flow="row wrap",
-                                                        align_items="center")),
-            self.feedback.areas["columns"], self.column_box])
+    @property
+    def buttons(self) -> dict[str, w.Button]:
+        """The action buttons by name: open, suggest, add, update, remove, up, down, undo,
+        new-branch, pass-through, preview, run, cancel, save, load, export, select-shown,
+        clear, and the recovery offers'."""
+        return {**self._buttons, **self.columns_panel.buttons, **self.steps_panel.buttons,
+                **self.run_panel.buttons, **self.recovery_panel.buttons}
 
-    def _editor(self) -> w.VBox:
-        """Suggest and its card, the operator palette, the parameter form, the step buttons
-        and the step list."""
-        area = self.feedback.areas
-        self.suggest_button = self._button(
-            "Suggest a pipeline", "suggest", self._suggest, "Propose steps for every column "
-            "from the column profile (editable, undoable)", "warning", area="suggest")
-        self.suggest_button.layout.align_self = "flex-start"
-        self.suggest_card = SuggestCard()
-        self.palette = w.VBox()
-        self.palette.add_class("irs-builder-palette")
-        self.op_buttons: dict[str, w.Button] = {}
-        self.form = ParamForm()
-        self.form.show(None)
-        self.form.on_edit(lambda: self._guard(self._live_edit, "palette")())
-        self.add_button = self._button("Add", "add", self._add, "Add the form's operator as a "
-                                       "step on the ticked columns", "primary")
-        step_buttons = w.HBox([
-            self.add_button,
-            self._button("Update", "update", self._update, "Apply the form and the ticked "
-                         "columns to the selected step"),
-            self._button("Remove", "remove", self._remove, "Remove the selected step or "
-                         "pass-through branch"),
-            self._button("Up", "up", lambda: self._move(-1)),
-            self._button("Down", "down", lambda: self._move(+1)),
-            self._button("Undo", "undo", self._undo),
-            self._button("New branch", "new-branch", self._new_branch,
-                         "Start a new branch (joined with +)"),
-            self._button("Pass through", "pass-through", self._pass_through,
-                         "Output the ticked columns unchanged (a branch without steps)"),
-        ], layout=w.Layout(flex_flow="row wrap"))
-        self.steps = w.Select(options=[], rows=7, layout=w.Layout(width="100%"))
-        self.steps.add_class("irs-builder-steps")
-        self.steps.observe(self._on_step_list, "value")
-        return w.VBox([
-            self.suggest_button, self.suggest_card, area["suggest"],
-            w.HTML("<b>Operators</b> <small>(a click adds the operator to the ticked columns;"
-                   " edit its parameters below, applied as you type)</small>"),
-            self.palette, area["palette"], self.form, step_buttons, area["steps"],
-            w.HTML("<b>Steps</b>"), self.steps], layout=w.Layout(width="54%"))
-
-    def _run_row(self) -> w.HBox:
-        """The output path, "replace if it exists", Preview, Run and Cancel."""
-        self.output_text = MaskedText(description="Output", placeholder="directory to write "
-                                      "(empty: fit only)", layout=w.Layout(width="46%"))
-        self.output_text.add_class("irs-builder-output")
-        self.overwrite = w.Checkbox(value=False, description="replace if it exists",
-                                    indent=False, layout=w.Layout(width="auto"))
-        self.overwrite.add_class("irs-builder-overwrite")
-        self.run_button = self._button("Run", "run", self._run, "Fit the full dataset and "
-                                       "write the output, in the background", "success",
-                                       area="run")
-        return w.HBox([
-            self.output_text, self.overwrite,
-            self._button("Preview", "preview", self._preview, "Fit and transform a sample",
-                         "info", area="run"),
-            self.run_button,
-            self._button("Cancel", "cancel", self._cancel, "Cancel the run in progress",
-                         area="run")], layout=w.Layout(flex_flow="row wrap",
-                                                       align_items="center"))
-
-    def _file_row(self) -> w.HBox:
-        """The workflow directory with Save, Load and Export code."""
-        self.file_text = w.Text(description="Workflow", placeholder="directory to save/load",
-                                layout=w.Layout(width="40%"))
-        self.file_text.add_class("irs-builder-file")
-        return w.HBox([
-            self.file_text,
-            self._button("Save", "save", self._save, area="run"),
-            self._button("Load", "load", self._load, area="run"),
-            self._button("Export code", "export", self._export, area="run")],
-            layout=w.Layout(flex_flow="row wrap"))
-
-    def _build_outputs(self) -> None:
-        """What shows results: the run status, the lookups-lost alert, the predicted schema,
-        the preview with its output/input toggle, and the exported code."""
-        self.status = w.HTML()
-        self.status.add_class("irs-builder-status")
-        #: after a Run, the columns that lost more lookups than their budget, in red, with
-        #: the fix (empty otherwise)
-        self.oov_alert = w.HTML()
-        self.oov_alert.add_class("irs-builder-oov-alert")
-        self.schema_html = w.HTML(layout=w.Layout(width="100%"))
-        self.schema_html.add_class("irs-builder-schema")
-        self.preview_view = w.ToggleButtons(options=["output", "input"], value="output",
-                                            style={"button_width": "auto"},
-                                            layout=w.Layout(display="none"))
-        self.preview_view.add_class("irs-builder-preview-toggle")
-        self.preview_view.observe(lambda _: self._show_preview(), "value")
-        self.preview_html = w.HTML(layout=w.Layout(width="100%"))
-        self.preview_html.add_class("irs-builder-preview")
-        self.code = w.Textarea(layout=w.Layout(width="100%", height="160px",
-                                               display="none"))
-        self.code.add_class("irs-builder-code")
+    # ---- the parts' widgets and actions, as the builder's ---------------------------------
+    (choice, chips, name_filter, column_count, column_list, column_box, shown_columns,
+     selected_columns, select_role, select_columns) = _forwards(
+        "columns_panel", "choice chips name_filter column_count column_list column_box "
+        "shown_columns selected_columns select_role select_columns")
+    (suggest_button, suggest_card, palette, op_buttons, form, add_button, steps, dag,
+     schema_html, choose_operator, palette_click, operator) = _forwards(
+        "steps_panel", "suggest_button suggest_card palette op_buttons form add_button steps "
+        "dag schema_html choose_operator palette_click operator")
+    (output_text, overwrite, run_button, file_text, status, oov_alert, preview_view,
+     preview_html, code, run_watch, run_notice) = _forwards(
+        "run_panel", "output_text overwrite run_button file_text status oov_alert "
+        "preview_view preview_html code run_watch run_notice")
+    last_preview, job, on_preview, on_run, before_run = _forwards(
+        "runs", "last_preview job on_preview on_run before_run")
+    (autosaver, saved_pipeline, orphans, restore_note, restore_button, restore_dismiss,
+     restore_row, autosave_error, autosave_discard, orphan_note, orphan_button, orphan_row,
+     offer_restore, discard_autosave, restore_autosave, check_orphans,
+     remove_orphans) = _forwards(
+        "recovery_panel", "autosaver saved_pipeline orphans restore_note restore_button "
+        "restore_dismiss restore_row autosave_error autosave_discard orphan_note "
+        "orphan_button orphan_row offer_restore discard_autosave restore_autosave "
+        "check_orphans remove_orphans")
+    recovery = _forward("recovery_panel", "root")
+    client = _forward("runs", "client", settable=True)
+    preview_rows = _forward("runs", "preview_rows", settable=True)
 
     # ---- messages -------------------------------------------------------------------------
     @property
@@ -301,18 +181,9 @@ class PipelineBuilder(ColumnActions, StepActions, RunActions, RecoveryActions, w
 
     def _guard(self, action: Callable[[], Any], area: str = "steps") -> Callable[[], Any]:
         """Run a callback; errors go next to its control, never to the console only."""
-        def run() -> Any:
-            try:
-                return action()
-            except (IRSError, ValueError, FileNotFoundError, FileExistsError, KeyError) as exc:
-                self.say(str(exc).strip("'\""), "error", area)
-            except Exception as exc:  # unexpected: show it, with the traceback
-                self.say(f"Unexpected error: {type(exc).__name__}: {exc}", "error", area,
-                         traceback.format_exc())
-            return None
-        return run
+        return self.feedback.guard(action, area)
 
-    # ---- dataset and columns --------------------------------------------------------------
+    # ---- the dataset ----------------------------------------------------------------------
     def open_dataset(self, dataset: Any) -> None:
         """Open a dataset (path, Dataset or DataFrame) and profile its columns."""
         if isinstance(dataset, str) and not dataset.strip():
@@ -328,6 +199,12 @@ class PipelineBuilder(ColumnActions, StepActions, RunActions, RecoveryActions, w
         self._attach(model)
         self.say(f"Opened {model.dataset!r}.", "success", "dataset")
 
+    def _open_path(self, path: str) -> BuilderModel:
+        """Open ``path`` as typed in the Dataset field (an autosave's dataset)."""
+        self.path_text.value = path
+        self.open_dataset(path)
+        return self.model
+
     def open_criteo(self, path: str | os.PathLike) -> None:
         """Open raw Criteo TSV files (one file, a glob such as ``day_*``, or a folder's
         pattern) with :func:`~interactive_recsys.datasets.read_criteo`: the "Open as Criteo"
@@ -342,112 +219,21 @@ class PipelineBuilder(ColumnActions, StepActions, RunActions, RecoveryActions, w
             self.model.source, self.model.source_reader = source, "irs.datasets.read_criteo"
 
     def _attach(self, model: BuilderModel) -> None:
-        if self.model is not None:  # another dataset opened: the old model is not drawn
-            self.model.unobserve(self._on_branches)
-            self.model.unobserve(self._on_selection)
+        """Draw ``model`` in every panel (another dataset opened: the old one is dropped)."""
         self.model = model
-        self.suggest_card.show([], True)  # an earlier dataset's suggestion: not this one's
-        model.observe(self._on_branches, "branches")
-        model.observe(self._on_selection, "selection")
         profile = model.profile
         self.info.value = (f"<span class='irs-builder-info'>{html.escape(repr(model.dataset))}"
                            f"; column profile from {profile[0].sample_rows if profile else 0:,}"
                            " sampled rows</span>")
-        self.choice = ColumnChoice(profile)
-        self.choice.observe(self._show_count)
-        self.column_list = ColumnList(self.choice, on_error=lambda exc: self.say(
-            str(exc), "error", "columns"))
-        self.column_box.children = [self.column_list]
-        self.chips.children = role_chips(self.choice, lambda role: self._guard(
-            lambda: self.select_role(role), "columns")())
-        output = self.output if self.output is not None else model.default_output()
-        self.output_text.value = os.fspath(output) if output is not None else ""
-        self._build_palette()
-        self._show_count()
-        self._show_branches()
-        self._watch_model(model)
-        self._guard(self.check_orphans, "run")()
+        self.columns_panel.attach(model)
+        self.run_panel.attach(model, self.output)
+        self.steps_panel.attach(model)
+        self.recovery_panel.attach(model)
 
     def _need_model(self) -> BuilderModel:
         if self.model is None:
             raise IRSError("No dataset is open: type a dataset path and click Open.")
         return self.model
-
-    # ---- drawing the model, and clicks on the step list and the graph -----------------------
-    def _on_branches(self, change: Change) -> None:
-        self._show_branches()
-        # the card's numbers describe the suggested steps only
-        self.suggest_card.set_stale(not self.model.suggest_current)
-
-    def _on_selection(self, change: Change) -> None:
-        self._show_selection()
-
-    def _show_branches(self) -> None:
-        """Redraw what shows the steps: the step list's items, the graph and the predicted
-        schema; then the selection on them (new items, or the undone step's parameters)."""
-        model = self.model
-        with self.steps.hold_sync():
-            self.steps.index = None  # else new options select the first one (a "click")
-            self.steps.options = model.items()
-            self.dag.set_graph(*model_graph(model))
-            self._show_schema()
-            self._show_selection()
-
-    def _show_selection(self) -> None:
-        """Mark the model's selection in the step list and the graph; load it into the form.
-        The click handlers below ignore these changes: they equal the model's selection."""
-        model = self.model
-        item = model.selected_item
-        self.steps.value = item if item in dict(self.steps.options).values() else None
-        self.dag.selected = "" if model.selected is None else op_id(*model.selected)
-        self._load_selected_into_form()
-
-    def _on_step_list(self, change: dict[str, Any]) -> None:
-        if change["new"] is not None and self.model is not None \
-                and change["new"] != self.model.selected_item:
-            self._guard(lambda: self.model.select(*change["new"]))()
-
-    def _on_dag_click(self, change: dict[str, Any]) -> None:
-        picked = parse_op_id(change["new"] or "")
-        if picked is not None and self.model is not None and picked != self.model.selected:
-            self._guard(lambda: self.model.select(*picked))()
-
-    def _load_selected_into_form(self) -> None:
-        model = self.model
-        item = model.selected_item if model is not None else None
-        if item is None:
-            return
-        k, j = item
-        branch = model.branches[k]
-        if j >= 0:
-            step = branch.steps[j]
-            if self.form.op != step.op or self.form.values() != step.params:
-                self.choose_operator(step.op, step.params)  # not while it is being typed in
-        columns = [c for c in branch.columns if isinstance(c, str)]
-        if self.choice is not None and self.choice.selected != columns:
-            self.select_columns(columns)
-
-    def _show_schema(self) -> None:
-        model = self.model
-        if not any(b.columns or b.tags for b in model.branches):
-            self.schema_html.value = ""
-            return
-        schema = model.output_schema()
-        cells = ", ".join(f"<code>{html.escape(n)}</code>: {c.dtype}" for n, c in schema.items())
-        self.schema_html.value = (f"<small><b>Predicted output</b> ({len(schema)} columns, "
-                                  f"before any fit): {cells}</small>")
-
-    # ---- hooks for the Studio -------------------------------------------------------------
-    def on_preview(self, callback: Callable[[PreviewResult], None]) -> None:
-        self._preview_listeners.append(callback)
-
-    def on_run(self, callback: Callable[[Any], None]) -> None:
-        """``callback(job)`` when a run has ended (called from a helper thread)."""
-        self._run_listeners.append(callback)
-
-    def before_run(self, callback: Callable[[], None]) -> None:
-        """``callback()`` when Run is clicked, after the output checks, before the job."""
-        self._before_run_listeners.append(callback)
 
     @classmethod
     def from_workflow(cls, workflow: Any, dataset: Any, **kwargs: Any) -> PipelineBuilder:
@@ -465,3 +251,5 @@ class PipelineBuilder(ColumnActions, StepActions, RunActions, RecoveryActions, w
         return (f"PipelineBuilder({self.model.dataset!r}, {len(self.model.branches)} "
                 f"branch(es), {steps} step(s))")
 
+
+__all__ = ["AREAS", "RAW_CRITEO_HINT", "ParamForm", "PipelineBuilder"]

@@ -362,33 +362,46 @@ def training_code(workflow: Workflow | Node, data: str = "raw/",
     places = Placeholders()
     data_code = places.code(data, "IRS_DATA_URL", "the raw data's URL")
     wf_code = places.code(workflow_dir, "IRS_WORKFLOW_URL", "the fitted workflow's URL")
-    if processed is None:
-        copy = f"{data_code}.rstrip('/') + '-processed/'"
-        first = ["# Train from pre-processed data: write the transformed copy once, then read "
-                 "it", f"wf.transform(irs.Dataset({data_code})).to_parquet({copy})"]
-    else:
-        copy = places.code(processed, "IRS_OUTPUT_URL", "the output's URL")
-        first = ["# Train from pre-processed data: the transformed copy written above"]
+    copy, first = _preprocessed_path(places, data_code, processed)
     notes = places.lines()
-    if device is None:
-        imports = ["import torch", ""]
-        pick = ['device = "cuda" if torch.cuda.is_available() else "cpu"']
-        device_code = "device"
-    else:
-        imports, pick, device_code = [], [], repr(device)
+    imports, pick, device_code = _device_lines(device)
     lines = ["import os"] * bool(notes) + [*imports, "import interactive_recsys as irs", "",
              *notes, f"wf = irs.Workflow.load({wf_code})  # the fitted workflow (saved by the "
              "Studio or the job)", *pick, "", *first,
              f"loader = irs.Loader({copy}, batch_size={batch_size}, device={device_code})",
              ""]
+    return "\n".join(lines + _online_lines(workflow, data_code, batch_size, device_code))
+
+
+def _preprocessed_path(places: Placeholders, data_code: str,
+                       processed: str | None) -> tuple[str, list[str]]:
+    """The code of the transformed copy's path, and the lines that write it (none when
+    ``processed``, written by the job above, is given)."""
+    if processed is None:
+        copy = f"{data_code}.rstrip('/') + '-processed/'"
+        return copy, ["# Train from pre-processed data: write the transformed copy once, "
+                      "then read it", f"wf.transform(irs.Dataset({data_code})).to_parquet({copy})"]
+    copy = places.code(processed, "IRS_OUTPUT_URL", "the output's URL")
+    return copy, ["# Train from pre-processed data: the transformed copy written above"]
+
+
+def _device_lines(device: str | None) -> tuple[list[str], list[str], str]:
+    """The imports, the lines that pick the device, and the code of the device."""
+    if device is None:
+        return (["import torch", ""],
+                ['device = "cuda" if torch.cuda.is_available() else "cpu"'], "device")
+    return [], [], repr(device)
+
+
+def _online_lines(workflow: Workflow | Node, data_code: str, batch_size: int,
+                  device_code: str) -> list[str]:
+    """The online path's lines, or a comment naming the steps it cannot apply per batch."""
     refused = offline_steps(workflow)
     if refused:
-        lines.append(f"# Train from raw data: not available, the online transform has no "
-                     f"per-batch version of {', '.join(refused)}: train from the "
-                     "pre-processed copy above")
-    else:
-        lines += ["# Train from raw data: the workflow applied to each batch on the device "
-                  "(no copy)",
-                  f"loader = irs.Loader({data_code}, batch_size={batch_size}, workflow=wf, "
-                  f"device={device_code})"]
-    return "\n".join(lines)
+        return [f"# Train from raw data: not available, the online transform has no "
+                f"per-batch version of {', '.join(refused)}: train from the "
+                "pre-processed copy above"]
+    return ["# Train from raw data: the workflow applied to each batch on the device "
+            "(no copy)",
+            f"loader = irs.Loader({data_code}, batch_size={batch_size}, workflow=wf, "
+            f"device={device_code})"]

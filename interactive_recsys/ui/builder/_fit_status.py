@@ -5,7 +5,7 @@ the steps whose key is unchanged adopt their states (see :mod:`interactive_recsy
 This module says which, per builder step and in words.
 
 >>> import pandas as pd
->>> from interactive_recsys.ui.builder._model import BuilderModel
+>>> from interactive_recsys.ui.builder.model._model import BuilderModel
 >>> m = BuilderModel(pd.DataFrame({"c": ["x", "y"], "n": [1.0, 2.0]}))
 >>> m.add_step(["c"], "Categorify"); m.new_branch(); m.add_step(["n"], "Normalize")
 (0, 0)

@@ -34,7 +34,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from interactive_recsys.backend._arrow import element_values
 from interactive_recsys.errors import ParameterError
@@ -43,6 +42,7 @@ from interactive_recsys.ops._categorify import Categorify
 from interactive_recsys.params import Param, validate_params
 from interactive_recsys.schema import Tags, dtype_name
 from interactive_recsys.tables._layout import FIRST_FREE_INDEX, NULL_INDEX
+from interactive_recsys.ui._sample_text import computed_on
 from interactive_recsys.workflow._graph import OpNode, SelectNode
 from interactive_recsys.workflow._workflow import Workflow
 
@@ -58,28 +58,6 @@ SCROLL_STYLE = ("<style>.irs-preview-rows .widget-html-content { min-width: 0; }
                 f"{CELL_STYLE}</style>")
 
 
-def computed_on(sample_rows: int, total_rows: int | None) -> str:
-    """What a preview was computed on: the sample size and the dataset's row count.
-
-    ``total_rows`` is the count known without reading the data
-    (:attr:`~interactive_recsys.io.Dataset.known_num_rows`), or ``None``.
-
-    Examples
-    --------
-    >>> computed_on(1000, 8_000_000)
-    'computed on 1,000 of 8,000,000 rows'
-    >>> computed_on(1000, None)
-    'computed on 1,000 of an unknown number of rows'
-    >>> computed_on(40, 40)
-    'computed on all 40 rows'
-    """
-    if total_rows is None:
-        return f"computed on {sample_rows:,} of an unknown number of rows"
-    if sample_rows >= total_rows:
-        return f"computed on all {total_rows:,} rows"
-    return f"computed on {sample_rows:,} of {total_rows:,} rows"
-
-
 def input_columns(workflow: Workflow, schema: Any) -> list[str]:
     """The dataset columns the workflow reads, in first-use order."""
     names: list[str] = []
@@ -87,35 +65,6 @@ def input_columns(workflow: Workflow, schema: Any) -> list[str]:
         if isinstance(node, SelectNode):
             names += [n for n in node.columns(schema) if n not in names]
     return names
-
-
-def read_sample(ds: Dataset, n_rows: int, columns: list[str]) -> pd.DataFrame:
-    """The first ``n_rows`` rows of ``columns`` as a pandas frame.
-
-    A dataset of parquet files is read from the first row groups of its first file (its
-    first piece), decoding only ``n_rows`` rows of the needed columns; any other dataset
-    from its first partition(s).
-    """
-    arrow_schema = ds.schema.select(columns).to_arrow()
-    pf = _parquet_file(ds.files[0]) if ds.files else None
-    if pf is not None and pf.metadata.num_rows >= n_rows and \
-            set(columns) <= set(pf.schema_arrow.names):
-        batches, got = [], 0
-        for batch in pf.iter_batches(batch_size=n_rows, columns=columns):
-            batches.append(batch.slice(0, n_rows - got))
-            got += batches[-1].num_rows
-            if got >= n_rows:
-                break
-        table = pa.Table.from_batches(batches).select(columns).cast(arrow_schema)
-        return ds.backend.to_pandas(ds.backend.from_arrow(table))
-    return ds.head(n_rows)[columns]
-
-
-def _parquet_file(path: str) -> pq.ParquetFile | None:
-    try:
-        return pq.ParquetFile(path)
-    except (OSError, pa.ArrowException):  # csv input: read through the dataset
-        return None
 
 
 def first_vocab_indices(workflow: Workflow) -> dict[str, int]:
@@ -214,7 +163,7 @@ class PreviewModel:
         self.total_rows = ds.known_num_rows
         columns = input_columns(self.workflow, ds.schema) or ds.schema.names
         with dask.config.set(scheduler="sync"):  # a small in-process job, off the cluster
-            sample = read_sample(ds, self.n_rows, columns)
+            sample = ds.head(self.n_rows, columns)
             tags = {c: ds.schema[c].tags for c in columns if ds.schema[c].tags}
             data = Dataset(sample, backend=ds.backend.name, tags=tags)
             if self.workflow.fitted:

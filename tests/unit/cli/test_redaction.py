@@ -172,7 +172,7 @@ def test_a_saved_workflow_never_stores_storage_options(tmp_path):
 
 def test_the_studio_feedback_and_reports_mask_secrets(tmp_path):
     from interactive_recsys.report._notebook_report import notebook_html
-    from interactive_recsys.ui.builder._feedback import Feedback
+    from interactive_recsys.ui.builder.views._feedback import Feedback
 
     feedback = Feedback(["dataset"])
     feedback.say(f"Cannot open 'https://u:{MARK}@h/x'", "error", "dataset",

@@ -125,7 +125,7 @@ def test_cli_refuses_an_output_inside_the_input_folder(workspace):
 
 
 def test_studio_run_refuses_an_output_inside_the_input_folder(workspace):
-    from interactive_recsys.ui.builder._model import BuilderModel
+    from interactive_recsys.ui.builder.model._model import BuilderModel
 
     model = BuilderModel(str(workspace / "data"))
     model.add_step(["cat"], "Categorify")

@@ -424,7 +424,7 @@ def test_the_training_code_names_a_step_the_online_path_cannot_run():
 
 
 def test_the_studio_exports_the_training_code_after_a_fit():
-    from interactive_recsys.ui.builder._model import BuilderModel
+    from interactive_recsys.ui.builder.model._model import BuilderModel
 
     table = pa.table({"c": pa.array(["a", "b", "a"]), "y": labels(3)})
     raw = write_raw(table)

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import ast
 import itertools
+import os
 import pathlib
+import subprocess
+import sys
 from collections import defaultdict
 
 import interactive_recsys
@@ -315,3 +318,80 @@ def test_no_module_imports_a_layer_above_its_own():
                      if _layer(target) > _layer(module)})
     assert upward == []
     assert import_graph_counts()["upward"] == 0
+
+
+#: The builder's sub-layers: its model is plain Python (no widget library, no view), so it
+#: can be used and tested without a front end; its views draw it.
+BUILDER_MODEL = "interactive_recsys.ui.builder.model"
+BUILDER_VIEWS = "interactive_recsys.ui.builder.views"
+WIDGET_LIBRARIES = ("ipywidgets", "bokeh", "anywidget", "IPython.display", "traitlets")
+
+
+def _library_imports(path: pathlib.Path) -> set[str]:
+    """Every module an import statement of ``path`` names (at any level, but not under
+    ``if TYPE_CHECKING:``), as written: ``from a.b import c`` gives ``a.b`` and ``a.b.c``."""
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            return
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module)
+            found.update(f"{node.module}.{a.name}" for a in node.names)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(path.read_text()))
+    return found
+
+
+def sublayer_breaks(roots: list[str], edges: dict[str, set[str]],
+                    libraries: dict[str, set[str]]) -> list[str]:
+    """What the modules ``roots`` load, directly or through the package's modules they
+    import (and the packages above each, whose ``__init__`` runs first), that a model must
+    not: a widget library or a builder view."""
+    seen, todo = set(), list(roots)
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        parents = [module.rsplit(".", i)[0] for i in range(1, module.count("."))]
+        todo += [*edges.get(module, ()), *(p for p in parents if p in MODULES or p in edges)]
+    breaks = [f"{m} imports {lib}" for m in sorted(seen) for lib in sorted(libraries.get(m, ()))
+              if any(lib == w or lib.startswith(w + ".") for w in WIDGET_LIBRARIES)]
+    return breaks + sorted(f"{m} is a view" for m in seen
+                           if m == BUILDER_VIEWS or m.startswith(BUILDER_VIEWS + "."))
+
+
+def test_the_sublayer_check_finds_a_widget_behind_an_import():
+    """The check itself: a model module that reaches ipywidgets through a helper, or a view,
+    is found; ``IPython`` alone (not its display) and numbers are allowed."""
+    edges = {"m.model": {"m.helper"}, "m.helper": {"m.views"}}
+    libraries = {"m.helper": {"ipywidgets", "IPython"}, "m.model": {"numbers"}}
+    assert sublayer_breaks(["m.model"], edges, libraries) == ["m.helper imports ipywidgets"]
+    assert sublayer_breaks(["m.model"], {"m.model": {f"{BUILDER_VIEWS}._x"}}, {}) == [
+        f"{BUILDER_VIEWS} is a view", f"{BUILDER_VIEWS}._x is a view"]
+
+
+def test_the_builder_model_imports_no_widget_library_and_no_view():
+    edges: dict[str, set[str]] = defaultdict(set)
+    for module, target, _, _, _ in _imports():
+        edges[module].add(target)
+    libraries = {module: _library_imports(path) for module, path in MODULES.items()}
+    roots = [m for m in MODULES if m == BUILDER_MODEL or m.startswith(BUILDER_MODEL + ".")]
+    assert len(roots) > 5
+    assert sublayer_breaks(roots, edges, libraries) == []
+
+
+def test_importing_the_builder_model_loads_no_widget_library():
+    """The same at run time: a fresh interpreter imports the model, no widget module."""
+    code = (f"import sys, {BUILDER_MODEL}\n"
+            f"print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            f"{('ipywidgets', 'bokeh', 'anywidget', 'traitlets')!r} or m == 'IPython.display'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT.parent, env={**os.environ,
+                                                           "PYTHONPATH": str(ROOT.parent)})
+    assert out.stdout.strip() == "[]"

@@ -14,9 +14,9 @@ import nbformat
 import pyarrow as pa
 
 from interactive_recsys.report._notebook_report import WIDGET_STATE, WIDGET_VIEW, notebook_html
-from interactive_recsys.ui.builder._column_list import ColumnChoice, ColumnList
 from interactive_recsys.ui.builder._column_profile import profile_table
-from interactive_recsys.ui.builder._dag import DagView
+from interactive_recsys.ui.builder.views._column_list import ColumnChoice, ColumnList
+from interactive_recsys.ui.builder.views._dag import DagView
 
 NOTEBOOKS = Path(__file__).resolve().parents[3] / "notebooks"
 

@@ -605,7 +605,7 @@ def test_criteo_workflow_s3_to_s3_on_workers_without_a_shared_disk(s3, bucket, t
 
 
 def test_studio_model_reads_and_writes_s3_urls(s3, bucket):
-    from interactive_recsys.ui.builder._model import BuilderModel
+    from interactive_recsys.ui.builder.model._model import BuilderModel
 
     df, opts = _frame(), s3.options()
     irs.Dataset(df).to_parquet(f"s3://{bucket}/day_0", storage_options=opts)

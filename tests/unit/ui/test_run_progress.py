@@ -21,7 +21,7 @@ from interactive_recsys.ui._run_progress import (
     rate,
 )
 from interactive_recsys.ui.builder import PipelineBuilder
-from interactive_recsys.ui.builder._actions import run_progress_html
+from interactive_recsys.ui.builder.views._run import run_progress_html
 from interactive_recsys.ui.dashboard._header import job_state, status_html
 
 
@@ -149,7 +149,7 @@ def test_the_builder_status_line_shows_rows_per_second_during_a_run(monkeypatch)
     the end the final text, and the "run ended" event goes to the browser."""
     import dask
 
-    import interactive_recsys.ui.builder._actions as actions
+    import interactive_recsys.ui.builder.model._controller as controller
     from interactive_recsys.runtime import jobs
     from interactive_recsys.workflow._workflow import Workflow
 
@@ -160,7 +160,7 @@ def test_the_builder_status_line_shows_rows_per_second_during_a_run(monkeypatch)
         return self
 
     monkeypatch.setattr(Workflow, "fit", slow_fit)
-    monkeypatch.setattr(actions, "PROGRESS_SECONDS", 0.1)
+    monkeypatch.setattr(controller, "PROGRESS_SECONDS", 0.1)
     builder = _builder()
     seen: list[str] = []
     builder.status.observe(lambda change: seen.append(change["new"]), "value")

@@ -82,7 +82,7 @@ def test_graph_fills_have_a_dark_variant_for_every_light_one() -> None:
 
 
 def test_python_built_styles_use_jupyterlab_variables() -> None:
-    from interactive_recsys.ui.builder._feedback import COLOURS, STYLE
+    from interactive_recsys.ui.builder.views._feedback import COLOURS, STYLE
 
     assert all(c.startswith("var(--jp-") for c in COLOURS.values())
     bar = re.search(r"\.irs-builder-actionbar \{(.*?)\}", STYLE, re.S).group(1)

@@ -1,11 +1,10 @@
 """Suggest: a complete pipeline proposed from the column profile (``_rules``), each
 ``Categorify``'s vocabulary chosen by its effect (``_vocab_budget``) from exact counts
 (``_vocab_measure``), the tables fitted into a memory budget by thresholds within a share
-of lost lookups and then smaller dimensions (``_vocab_choose``), the card that shows the
-choice (``_card``), and the check of a fitted workflow's lost lookups
-(``_oov_check``)."""
+of lost lookups and then smaller dimensions (``_vocab_choose``), and the check of a
+fitted workflow's lost lookups (``_oov_check``). Plain Python: the card that shows the
+choice is a view (``views.SuggestCard``)."""
 
-from interactive_recsys.ui.builder.suggest._card import SuggestCard
 from interactive_recsys.ui.builder.suggest._oov_check import (
     OOVWarning,
     check_oov,
@@ -30,6 +29,6 @@ from interactive_recsys.ui.builder.suggest._vocab_choose import DIM_FLOOR, Short
 from interactive_recsys.ui.builder.suggest._vocab_measure import MeasuredColumn, measure_columns
 
 __all__ = ["DIM_FLOOR", "MAX_LOSS", "MEMORY_BUDGET", "MeasuredColumn", "OOVWarning", "Shortfall",
-           "SuggestCard", "VocabChoice", "VocabOption", "VocabPlan", "check_oov", "choose",
+           "VocabChoice", "VocabOption", "VocabPlan", "check_oov", "choose",
            "explain", "lost_lookups", "measure_columns", "oov_summary", "profile_defaults",
            "suggest_branches", "suggested_dims", "vocab_plan"]

@@ -12,8 +12,8 @@ import pytest
 import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.ui.builder._builder import PipelineBuilder
-from interactive_recsys.ui.builder._events import Change
-from interactive_recsys.ui.builder._model import Branch, BuilderModel, Step
+from interactive_recsys.ui.builder.model._events import Change
+from interactive_recsys.ui.builder.model._model import Branch, BuilderModel, Step
 from tests.conftest import make_criteo_frame
 
 CATS = ["C1", "C2", "C3"]

@@ -12,7 +12,7 @@ import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.errors import ParameterWarning
 from interactive_recsys.ui.builder._builder import PipelineBuilder
-from interactive_recsys.ui.builder._model import BuilderModel
+from interactive_recsys.ui.builder.model._model import BuilderModel
 from interactive_recsys.ui.studio._studio import find_button
 
 

@@ -19,9 +19,9 @@ from interactive_recsys.ui.builder._column_profile import (
     infer_role,
     profile_table,
 )
-from interactive_recsys.ui.builder._model import Branch, BuilderModel, Step
-from interactive_recsys.ui.builder._model_run import job_text
 from interactive_recsys.ui.builder._param_text import param_from_text, param_to_text
+from interactive_recsys.ui.builder.model._model import Branch, BuilderModel, Step
+from interactive_recsys.ui.builder.model._run import job_text
 from interactive_recsys.workflow._graph import Node
 from tests.conftest import assert_frames_equal, make_criteo_frame, output_dtypes, partitioned
 from tests.unit.ops.test_operator_contract import CASES as CONTRACT_CASES

@@ -13,9 +13,9 @@ import pytest
 import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.ui.builder._builder import PipelineBuilder
-from interactive_recsys.ui.builder._dag import model_graph
 from interactive_recsys.ui.builder._fit_status import reuse_text, step_status
-from interactive_recsys.ui.builder._model import BuilderModel
+from interactive_recsys.ui.builder.model._model import BuilderModel
+from interactive_recsys.ui.builder.views._dag import model_graph
 from interactive_recsys.ui.studio._studio import find_button
 from tests.conftest import assert_frames_equal, make_criteo_frame
 

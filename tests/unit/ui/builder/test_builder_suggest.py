@@ -13,9 +13,9 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys import ops
-from interactive_recsys.ui.builder._column_list import ColumnChoice
 from interactive_recsys.ui.builder._column_profile import numeric_stats, profile_table
-from interactive_recsys.ui.builder._model import BuilderModel
+from interactive_recsys.ui.builder.model._model import BuilderModel
+from interactive_recsys.ui.builder.views._column_list import ColumnChoice
 from tests.conftest import assert_frames_equal
 
 ROWS = 4000

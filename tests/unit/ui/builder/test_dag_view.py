@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 from interactive_recsys.ui._assets import widget_asset
-from interactive_recsys.ui.builder._dag import (
+from interactive_recsys.ui.builder.model._model import BuilderModel
+from interactive_recsys.ui.builder.views._dag import (
     NODE_HEIGHT,
     DagView,
     crossings,
@@ -20,7 +21,6 @@ from interactive_recsys.ui.builder._dag import (
     model_graph,
     parse_op_id,
 )
-from interactive_recsys.ui.builder._model import BuilderModel
 from tests.conftest import make_criteo_frame
 
 REPO = Path(__file__).resolve().parents[4]

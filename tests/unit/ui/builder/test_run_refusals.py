@@ -13,7 +13,7 @@ import pytest
 
 from interactive_recsys.errors import DatasetError
 from interactive_recsys.ui.builder._builder import PipelineBuilder
-from interactive_recsys.ui.builder._model import BuilderModel
+from interactive_recsys.ui.builder.model._model import BuilderModel
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from interactive_recsys.ui.builder._builder import PipelineBuilder
 from interactive_recsys.ui.builder._fit_status import reuse_text, step_names
-from interactive_recsys.ui.builder._model import BuilderModel
+from interactive_recsys.ui.builder.model._model import BuilderModel
 from interactive_recsys.ui.studio._studio import find_button
 from tests.conftest import make_criteo_frame
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import interactive_recsys as irs
-from interactive_recsys.ui.builder._model import BuilderModel
+from interactive_recsys.ui.builder.model._model import BuilderModel
 
 ROWS = 300_000
 MAX_LOSS = 0.01
@@ -111,7 +111,7 @@ def test_thresholds_within_one_percent_then_smaller_dims_fit_the_budget(kaggle):
     assert model.vocab_dims == {c: choices[c].option.dim for c in lowered}
     assert all(d & (d - 1) == 0 and d >= 16 for d in model.vocab_dims.values())  # powers of 2
     # the card: ids kept, lookups lost, dim (lowered ones marked with the rule's), MiB, total
-    from interactive_recsys.ui.builder.suggest import SuggestCard
+    from interactive_recsys.ui.builder.views import SuggestCard
 
     card = SuggestCard()
     card.memory_gib.value = budget / 2**30
@@ -166,7 +166,7 @@ def test_a_budget_nothing_fits_within_the_loss_says_what_it_would_take(kaggle):
     assert f"need {needed / 2**30:,.2f} GiB" in text and f"OOV ≤ {short.fit_loss:.2%}" in text
     for c, loss in over.items():
         assert f"{c} would lose {loss:.2%}" in text
-    from interactive_recsys.ui.builder.suggest import SuggestCard
+    from interactive_recsys.ui.builder.views import SuggestCard
 
     card = SuggestCard()  # said in red on the card, under the table of the nearest plan
     card.memory_gib.value = budget / 2**30

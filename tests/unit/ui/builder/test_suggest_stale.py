@@ -5,7 +5,7 @@ current, and another dataset clears them (the builder's widgets, ipywidgets' dum
 from __future__ import annotations
 
 from interactive_recsys.ui.builder._builder import PipelineBuilder
-from interactive_recsys.ui.builder.suggest._card import STALE_TEXT
+from interactive_recsys.ui.builder.views._suggest_card import STALE_TEXT
 from interactive_recsys.ui.studio._studio import find_button
 from tests.conftest import make_criteo_frame
 

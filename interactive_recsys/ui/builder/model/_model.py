@@ -32,7 +32,7 @@ The 'min_value' parameter of Clip must be a finite number or None. Got 'a' inste
 1
 
 Views observe the fields they draw: ``"branches"`` (the steps) and ``"selection"`` (the
-current branch and the selected step), each change as one :class:`~.builder_events.Change`:
+current branch and the selected step), each change as one :class:`~._events.Change`:
 
 >>> seen = []
 >>> m.observe(seen.append, names="selection")
@@ -44,26 +44,38 @@ current branch and the selected step), each change as one :class:`~.builder_even
 from __future__ import annotations
 
 import copy
-import difflib
 import os
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from functools import reduce
 from operator import add
-from typing import Any
+from typing import Any, Self
 
 import dask
 import pyarrow as pa
 
-from interactive_recsys.errors import DatasetError, ParameterError, SchemaError, names_text
+from interactive_recsys.errors import ParameterError
 from interactive_recsys.io._dataset import Dataset, as_dataset
-from interactive_recsys.schema import Schema, flatten
-from interactive_recsys.store import storage
-from interactive_recsys.ui.builder._branches import Branch, Step, branches_of, make_operator
+from interactive_recsys.runtime.jobs import Job
+from interactive_recsys.schema import Schema
+from interactive_recsys.ui.builder._branches import (
+    Branch,
+    Step,
+    branches_of,
+    make_operator,
+    step_items,
+)
 from interactive_recsys.ui.builder._column_profile import ROLES, ColumnProfile, profile_table
-from interactive_recsys.ui.builder._events import FieldEvents
-from interactive_recsys.ui.builder._model_run import ModelRuns
-from interactive_recsys.ui.builder._model_store import ModelStore
-from interactive_recsys.ui.builder._model_suggest import ModelSuggest
+from interactive_recsys.ui.builder.model import _run, _store, _suggest
+from interactive_recsys.ui.builder.model._events import FieldEvents, Listener
+from interactive_recsys.ui.builder.model._run import PreviewResult
+from interactive_recsys.ui.builder.model._validate import (
+    check_columns,
+    check_dataset_path,
+    check_param_columns,
+    did_you_mean,
+    validate,
+)
 from interactive_recsys.ui.builder.suggest import MAX_LOSS, MeasuredColumn, OOVWarning
 from interactive_recsys.workflow._graph import Node
 from interactive_recsys.workflow._workflow import Workflow
@@ -74,7 +86,7 @@ def _same_selection(a: Sequence[Any], b: Sequence[Any]) -> bool:
         [list(x) if not isinstance(x, str) else x for x in b]
 
 
-class BuilderModel(ModelRuns, ModelSuggest, ModelStore, FieldEvents):
+class BuilderModel:
     """Steps and branches of a workflow being built on ``dataset``.
 
     Parameters
@@ -84,32 +96,19 @@ class BuilderModel(ModelRuns, ModelSuggest, ModelStore, FieldEvents):
 
     Notes
     -----
-    ``observe`` (see ``FieldEvents``) reports two fields, each change once:
-
-    - ``"branches"``: the list of ``Branch`` (old and new lists), after adding,
-      updating, removing or moving a step, a new or removed branch, :meth:`suggest`,
-      ``load`` or :meth:`undo` -- when the steps really differ;
-    - ``"selection"``: :attr:`selection`, the pair ``(current branch, selected step or
-      None)``, after :meth:`select` or an edit that moves the selection.
-
-    An edit that changes both sends ``"branches"`` first.
-
-    Editing, selection and validation are defined here; Preview and Run in
-    ``ModelRuns``, Suggest and the vocabulary in
-    ``ModelSuggest``, save, load and code export in
-    ``ModelStore``. The state they share is set in ``__init__``.
+    :meth:`observe` reports two fields, each change once (``"branches"`` first): the list
+    of ``Branch`` (``"branches"``, when the steps really differ after an edit,
+    :meth:`suggest`, :meth:`load` or :meth:`undo`) and :attr:`selection` (``"selection"``).
+    Validation is in ``_validate``; Preview and Run (``_run``), Suggest (``_suggest``),
+    save, load and export (``_store``) are functions over the model that its methods
+    forward to, on the state its ``__init__`` declares.
     """
 
     FIELDS = ("branches", "selection")
 
     def __init__(self, dataset: Any, *, sample_rows: int = 10_000) -> None:
-        super().__init__()
-        if isinstance(dataset, str | os.PathLike) and not storage.is_remote(dataset) \
-                and not os.path.exists(dataset) \
-                and not any(ch in os.fspath(dataset) for ch in "*?["):
-            raise DatasetError(f"Dataset path {os.fspath(dataset)!r} does not exist. Check the "
-                               f"path (the current directory is {os.getcwd()!r}).")
-        self.dataset: Dataset = as_dataset(dataset)
+        self._events = FieldEvents(self.FIELDS, "BuilderModel")
+        self.dataset: Dataset = as_dataset(check_dataset_path(dataset))
         #: the path the dataset was opened from (None for a Dataset or a frame)
         self.source = os.fspath(dataset) if isinstance(dataset, str | os.PathLike) else None
         #: the call that opens :attr:`source` in exported code
@@ -126,6 +125,8 @@ class BuilderModel(ModelRuns, ModelSuggest, ModelStore, FieldEvents):
         self.reuse_run: Workflow | None = None
         self.reuse_preview: Workflow | None = None
         self.last_job: Any = None
+        #: set when the last Run (and its ``on_done``) ended; None: no run, or refused
+        self.run_ended: threading.Event | None = None
         #: the last :meth:`suggest`'s vocabulary choice per categorical column
         self.vocab_choices: list[Any] = []
         self.vocab_fits = True
@@ -156,12 +157,8 @@ class BuilderModel(ModelRuns, ModelSuggest, ModelStore, FieldEvents):
 
     def head(self, n_rows: int, columns: list[str]) -> Any:
         """The first ``n_rows`` rows of ``columns`` (parquet: only those rows are decoded)."""
-        from interactive_recsys.ui.preview._preview import (  # lazy: ipywidgets
-            read_sample,
-        )
-
         with dask.config.set(scheduler="sync"):  # a quick local read, not a cluster job
-            return read_sample(self.dataset, n_rows, columns)
+            return self.dataset.head(n_rows, columns=columns)
 
     def columns_by_role(self, role: str) -> list[str]:
         if role not in ROLES:
@@ -181,17 +178,17 @@ class BuilderModel(ModelRuns, ModelSuggest, ModelStore, FieldEvents):
         self.branches, self.current, self.selected = branches, current, selected
         if branches != old_branches:
             self.fitted_workflow = None
-            self._emit("branches", old_branches, branches)
-        self._emit("selection", old_selection, self.selection)
+            self._events.emit("branches", old_branches, branches)
+        self._events.emit("selection", old_selection, self.selection)
 
     def _checkpoint(self) -> None:
         self._history.append((copy.deepcopy(self.branches), self.current, self.selected))
         del self._history[:-100]
 
-    def _commit(self, branches: list[Branch], current: int,
-                selected: tuple[int, int] | None) -> None:
+    def commit(self, branches: list[Branch], current: int,
+               selected: tuple[int, int] | None) -> None:
         """Validate ``branches`` as a whole, then make them the model's state (undoable)."""
-        self._validate(branches)
+        self.validate(branches)
         self._checkpoint()
         self._set(branches, current, selected)
 
@@ -205,61 +202,16 @@ class BuilderModel(ModelRuns, ModelSuggest, ModelStore, FieldEvents):
             raise ParameterError("Nothing to undo.")
         self._set(*self._history.pop())
 
-    # ---- validation -----------------------------------------------------------------------
-    def _check_columns(self, columns: Sequence[Any]) -> list[Any]:
-        columns = [c if isinstance(c, str) else list(c) for c in columns]
-        if not columns:
-            raise ParameterError("No columns are selected: select at least one input column "
-                                 "(tick it in the column table, or pick a role) before adding "
-                                 "a step.")
-        missing = [n for n in flatten([(c,) if isinstance(c, str) else tuple(c)
-                                       for c in columns]) if n not in self.schema]
-        if missing:
-            raise SchemaError(f"Column {missing[0]!r} is not in the dataset"
-                              f"{did_you_mean(missing[0], self.schema.names)}; available "
-                              f"columns: {names_text(self.schema.names)}.")
-        return columns
+    def validate(self, branches: list[Branch]) -> None:
+        """Raise when ``branches`` cannot work on the dataset (see :func:`._validate.validate`)."""
+        validate(self.schema, branches)
 
-    def _check_param_columns(self, op: str, params: dict[str, Any] | None) -> None:
-        """Parameters that name columns (TargetEncoding's ``target``, ...) must name a column
-        of the dataset or of a branch's output; a misspelt one says which it could be."""
-        spec = make_operator(op, params).params
-        known, outputs = set(self.schema.names), None
-        for key, value in (params or {}).items():
-            if key not in spec or not spec[key].columns or value is None:
-                continue
-            names = [value] if isinstance(value, str) else \
-                [v for v in value if isinstance(v, str)] if isinstance(value, list | tuple) else []
-            for name in names:
-                if name in known:
-                    continue
-                if outputs is None:  # a column a branch makes counts too
-                    outputs = self._output_names()
-                    known |= outputs
-                    if name in known:
-                        continue
-                raise SchemaError(f"{op}'s {key} {name!r} is not a column of the dataset"
-                                  f"{did_you_mean(name, sorted(known))}; available columns: "
-                                  f"{names_text(self.schema.names)}.")
+    def observe(self, callback: Listener, names: str | Sequence[str] | None = None) -> None:
+        """Call ``callback(change)`` after each change of a field in ``names`` (None: both)."""
+        self._events.observe(callback, names)
 
-    def _output_names(self) -> set[str]:
-        try:
-            return set(self.output_schema().names)
-        except Exception:  # an invalid state has no outputs to offer
-            return set()
-
-    def _validate(self, branches: list[Branch]) -> None:
-        for k, branch in enumerate(branches):
-            if not branch.columns and not branch.tags and branch.steps:
-                raise ParameterError(f"Branch {k + 1} has steps but no columns; select columns.")
-            if branch.columns or branch.tags:  # raises "In step [...] >> Op(): <why>"
-                branch.node().output_schema(self.schema)
-        names = [n for b in branches if b.columns or b.tags
-                 for n in b.node().output_schema(self.schema).names]
-        twice = list(dict.fromkeys(n for n in names if names.count(n) > 1))
-        if twice:
-            raise SchemaError(f"Output column(s) {twice} would come out of two branches; rename "
-                              "one (ops.Rename(postfix=...)) or remove one of the branches.")
+    def unobserve(self, callback: Listener, names: str | Sequence[str] | None = None) -> None:
+        self._events.unobserve(callback, names)
 
     # ---- editing --------------------------------------------------------------------------
     def add_step(self, columns: Sequence[Any], op: str, params: dict[str, Any] | None = None,
@@ -269,8 +221,8 @@ class BuilderModel(ModelRuns, ModelSuggest, ModelStore, FieldEvents):
         The step goes to the current branch when that branch is empty or works on the same
         columns; otherwise a new branch is started for ``columns``.
         """
-        columns = self._check_columns(columns)
-        self._check_param_columns(op, params)
+        columns = check_columns(self.schema, columns)
+        check_param_columns(self, op, params)
         branches = copy.deepcopy(self.branches)
         k = self.current if branch is None else branch
         if not 0 <= k < len(branches):
@@ -281,7 +233,7 @@ class BuilderModel(ModelRuns, ModelSuggest, ModelStore, FieldEvents):
             k, target = len(branches) - 1, branches[-1]
         target.columns = columns
         target.steps.append(Step(op, dict(params or {})))
-        self._commit(branches, k, (k, len(target.steps) - 1))
+        self.commit(branches, k, (k, len(target.steps) - 1))
         return k, len(target.steps) - 1
 
     def update_step(self, branch: int, index: int, *, op: str | None = None,
@@ -291,19 +243,19 @@ class BuilderModel(ModelRuns, ModelSuggest, ModelStore, FieldEvents):
         step = self._step(branch, index)
         op = op or step.op
         params = dict(step.params if params is None and op == step.op else params or {})
-        self._check_param_columns(op, params)
+        check_param_columns(self, op, params)
         branches = copy.deepcopy(self.branches)
         branches[branch].steps[index] = Step(op, params)
         if columns is not None:
-            branches[branch].columns = self._check_columns(columns)
-        self._commit(branches, branch, (branch, index))
+            branches[branch].columns = check_columns(self.schema, columns)
+        self.commit(branches, branch, (branch, index))
 
     def remove_step(self, branch: int, index: int) -> None:
         self._step(branch, index)
         branches = copy.deepcopy(self.branches)
         del branches[branch].steps[index]
         steps = len(branches[branch].steps)
-        self._commit(branches, branch, (branch, min(index, steps - 1)) if steps else None)
+        self.commit(branches, branch, (branch, min(index, steps - 1)) if steps else None)
 
     def move_step(self, branch: int, index: int, offset: int) -> None:
         """Move a step up (``offset=-1``) or down (``+1``) within its branch."""
@@ -316,17 +268,17 @@ class BuilderModel(ModelRuns, ModelSuggest, ModelStore, FieldEvents):
         branches = copy.deepcopy(self.branches)
         steps = branches[branch].steps
         steps[index], steps[new] = steps[new], steps[index]
-        self._commit(branches, branch, (branch, new))
+        self.commit(branches, branch, (branch, new))
 
     def new_branch(self, columns: Sequence[Any] = ()) -> int:
         """Start a new branch (optionally a pass-through of ``columns``); returns its index."""
-        columns = self._check_columns(columns) if columns else []
+        columns = check_columns(self.schema, columns) if columns else []
         branches = copy.deepcopy(self.branches)
         if branches and not branches[-1].columns and not branches[-1].steps and not columns:
-            self._commit(branches, len(branches) - 1, None)  # reuse the empty last branch
+            self.commit(branches, len(branches) - 1, None)  # reuse the empty last branch
             return len(branches) - 1
         branches.append(Branch(columns=columns))
-        self._commit(branches, len(branches) - 1, None)
+        self.commit(branches, len(branches) - 1, None)
         return len(branches) - 1
 
     def remove_branch(self, branch: int) -> None:
@@ -336,21 +288,12 @@ class BuilderModel(ModelRuns, ModelSuggest, ModelStore, FieldEvents):
         branches = copy.deepcopy(self.branches)
         del branches[branch]
         branches = branches or [Branch()]
-        self._commit(branches, min(self.current, len(branches) - 1), None)
+        self.commit(branches, min(self.current, len(branches) - 1), None)
 
     # ---- selection ------------------------------------------------------------------------
     def items(self) -> list[tuple[str, tuple[int, int]]]:
-        """What the step list shows: ``(text, (branch, step))`` per step, and
-        ``(text, (branch, -1))`` for a pass-through branch (columns without steps)."""
-        out = []
-        for k, branch in enumerate(self.branches):
-            if not branch.steps and (branch.columns or branch.tags):
-                out.append((f"branch {k + 1} · pass through: {branch.selector()!r}", (k, -1)))
-            for j, step in enumerate(branch.steps):
-                params = ", ".join(f"{a}={b!r}" for a, b in step.params.items())
-                out.append((f"branch {k + 1} · step {j + 1}: {branch.selector()!r} >> "
-                            f"{step.op}({params})", (k, j)))
-        return out
+        """What the step list shows (:func:`~.._branches.step_items`)."""
+        return step_items(self.branches)
 
     @property
     def selected_item(self) -> tuple[int, int] | None:
@@ -387,7 +330,7 @@ class BuilderModel(ModelRuns, ModelSuggest, ModelStore, FieldEvents):
         old = self.selection
         self.current = branch
         self.selected = None if index is None else (branch, index)
-        self._emit("selection", old, self.selection)
+        self._events.emit("selection", old, self.selection)
 
     def _step(self, branch: int, index: int) -> Step:
         try:
@@ -398,7 +341,6 @@ class BuilderModel(ModelRuns, ModelSuggest, ModelStore, FieldEvents):
             raise ParameterError(f"There is no step {index + 1} in branch {branch + 1}.") \
                 from None
 
-    # ---- the workflow ---------------------------------------------------------------------
     def output_node(self) -> Node:
         branches = [b for b in self.branches if b.columns or b.tags]
         if not branches:
@@ -413,16 +355,82 @@ class BuilderModel(ModelRuns, ModelSuggest, ModelStore, FieldEvents):
         """Output names and dtypes predicted before any fit."""
         return self.to_workflow().compute_schema(self.schema)
 
-def did_you_mean(name: str, names: Sequence[str]) -> str:
-    """`` (did you mean 'label'?)`` for the closest of ``names``, or nothing.
+    # ---- Preview and Run (:mod:`._run`) -------------------------------------------------
+    def preview(self, n_rows: int = 1000) -> PreviewResult:
+        """The first ``n_rows`` rows transformed in this process (:func:`._run.preview`)."""
+        return _run.preview(self, n_rows)
 
-    >>> did_you_mean("lable", ["c", "label"]), did_you_mean("zzz", ["c", "label"])
-    (" (did you mean 'label'?)", '')
-    """
-    close = difflib.get_close_matches(name, list(names), n=1, cutoff=0.6)
-    if not close:
-        close = [n for n in names if n.lower() == name.lower()]
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    def run(self, output: str | os.PathLike | None = None, *,
+            on_done: Callable[[Job], None] | None = None, client: Any = None,
+            overwrite: bool = False) -> Job:
+        """Fit (and write ``output``) as a background job (:func:`._run.run`)."""
+        return _run.run(self, output, on_done=on_done, client=client, overwrite=overwrite)
+
+    def check_output(self, output: Any, overwrite: bool = False) -> str | None:
+        """Every output check of :meth:`run`, now (:func:`._run.check_output`)."""
+        return _run.check_output(self, output, overwrite)
+
+    @property
+    def running(self) -> bool:
+        """Whether the last :meth:`run` (or its ``on_done``) has not ended yet."""
+        return _run.running(self)
+
+    def wait_run(self, timeout: float | None = None) -> Job | None:
+        """Wait for the end of the last :meth:`run` (:func:`._run.wait_run`)."""
+        return _run.wait_run(self, timeout)
+
+    def default_output(self) -> str | None:
+        """Where Run writes by default (:func:`._run.default_output`)."""
+        return _run.default_output(self)
+
+    # ---- Suggest (:mod:`._suggest`) ------------------------------------------------------
+    def suggest(self, max_loss: float | None = None, memory_budget: int | str | None = None,
+                *, measure: bool = True) -> list[Branch]:
+        """Replace the steps by a proposed pipeline (:func:`._suggest.suggest`)."""
+        return _suggest.suggest(self, max_loss, memory_budget, measure=measure)
+
+    def measure(self) -> dict[str, MeasuredColumn]:
+        """Exact value counts of the categorical columns (:func:`._suggest.measure_counts`)."""
+        return _suggest.measure_counts(self)
+
+    def threshold_note(self, op: str, params: dict[str, Any] | None) -> str | None:
+        """A warning for a threshold above the row count (:func:`._suggest.threshold_note`)."""
+        return _suggest.threshold_note(self, op, params)
+
+    @property
+    def vocab_dims(self) -> dict[str, int]:
+        """The embedding dimensions the last Suggest lowered (:func:`._suggest.vocab_dims`)."""
+        return _suggest.vocab_dims(self)
+
+    @property
+    def suggest_current(self) -> bool:
+        """Whether the last Suggest describes the steps now (:func:`._suggest.suggest_current`)."""
+        return _suggest.suggest_current(self)
+
+    # ---- save, load and code (:mod:`._store`) -------------------------------------------
+    @classmethod
+    def from_workflow(cls, workflow: Workflow, dataset: Any, **kwargs: Any) -> Self:
+        """A model holding the branches of ``workflow`` (``a >> op >> op + b >> op ...``)."""
+        model = cls(dataset, **kwargs)
+        _store.adopt_workflow(model, workflow)
+        return model
+
+    def export_code(self, workflow_dir: str = "my_workflow/", output: str | None = None
+                    ) -> str:
+        """Python code of the identical workflow or job (:func:`._store.export_code`)."""
+        return _store.export_code(self, workflow_dir, output)
+
+    def save(self, path: str | os.PathLike, *, overwrite: bool = False) -> str:
+        """Save as JSON (+ parquet vocabularies when fitted by :meth:`run`)."""
+        return _store.save(self, path, overwrite=overwrite)
+
+    def load(self, path: str | os.PathLike) -> None:
+        """Replace the steps by those of a saved workflow (undoable)."""
+        _store.load(self, path)
+
+    def restore(self, branches: list[Branch]) -> None:
+        """Replace the steps by ``branches`` (an autosave's), checked first (undoable)."""
+        _store.restore(self, branches)
 
 
 __all__ = ["Branch", "BuilderModel", "Step", "branches_of", "did_you_mean", "make_operator"]

@@ -2,9 +2,9 @@
 
 Before anything runs, the user sees for every categorical column the distinct count, the
 ``freq_threshold`` chosen, the ids it keeps, the share of lookups it loses, the embedding
-dimension (NVTabular's rule, or lower to fit the memory budget: :mod:`._vocab_choose`) and the
-table's MiB; then the total against the memory budget, or what it would take to fit; and can
-change the two budgets and suggest again.
+dimension (NVTabular's rule, or lower to fit the memory budget:
+:mod:`..suggest._vocab_choose`) and the table's MiB; then the total against the memory
+budget, or what it would take to fit; and can change the two budgets and suggest again.
 
 >>> card = SuggestCard()
 >>> card.max_loss, card.memory_budget

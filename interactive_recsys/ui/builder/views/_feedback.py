@@ -11,11 +11,14 @@ stale messages cleared by the next action, and a visible busy state for slow cli
 from __future__ import annotations
 
 import html
-from collections.abc import Iterator, Sequence
+import traceback
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 import ipywidgets as w
 
+from interactive_recsys.errors import IRSError
 from interactive_recsys.redact import redact_text
 
 COLOURS = {"error": "var(--jp-error-color1, #b00020)",
@@ -60,6 +63,39 @@ class Feedback:
     def clear(self) -> None:
         for widget in self.areas.values():
             widget.value = ""
+
+    def guard(self, action: Callable[[], Any], area: str = "steps") -> Callable[[], Any]:
+        """``action`` as a callback whose errors are said in ``area``, never only in the
+        console (an unexpected one with its traceback)."""
+        def run() -> Any:
+            try:
+                return action()
+            except (IRSError, ValueError, FileNotFoundError, FileExistsError, KeyError) as exc:
+                self.say(str(exc).strip("'\""), "error", area)
+            except Exception as exc:  # unexpected: show it, with the traceback
+                self.say(f"Unexpected error: {type(exc).__name__}: {exc}", "error", area,
+                         traceback.format_exc())
+            return None
+        return run
+
+
+def make_button(buttons: dict[str, w.Button], feedback: Feedback, text: str, css: str,
+                action: Callable[[], Any], tip: str = "", style: str = "",
+                area: str = "steps") -> w.Button:
+    """A button (CSS class ``irs-btn-<css>``) whose click runs ``action`` guarded by
+    ``feedback`` in ``area``; kept in ``buttons[css]``.
+
+    >>> buttons, fb = {}, Feedback(["steps"])
+    >>> _ = make_button(buttons, fb, "Fail", "fail", lambda: 1 / 0)
+    >>> buttons["fail"].click(); fb.last[:2]
+    ('Unexpected error: ZeroDivisionError: division by zero', 'error')
+    """
+    button = w.Button(description=text, tooltip=tip or text, button_style=style,
+                      layout=w.Layout(width="auto", flex="0 0 auto"))
+    button.add_class(f"irs-btn-{css}")
+    button.on_click(lambda _: feedback.guard(action, area)())
+    buttons[css] = button
+    return button
 
 
 @contextmanager

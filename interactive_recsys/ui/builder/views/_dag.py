@@ -47,7 +47,7 @@ def model_graph(model: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
 
     Node ids: ``col:<name>`` (input), ``op:<branch>:<step>`` and ``out:<name>``. A statistics
     step fitted by the last Run has ``status`` ``"reused"`` (its state adopted from the Run
-    before) or ``"computed"`` (see :mod:`.fit_status`).
+    before) or ``"computed"`` (see :mod:`.._fit_status`).
     """
     schema = model.schema
     status = step_status(model)
@@ -66,30 +66,39 @@ def model_graph(model: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
                                              "tooltip": tip})
         previous = [f"col:{n}" for n in dict.fromkeys(inputs)]
         for j, step in enumerate(branch.steps):
-            op = step.operator()
-            outputs = branch.node(j + 1).output_schema(schema)
-            node_id = op_id(k, j)
-            shown = ", ".join(f"{n}: {c.dtype}" for n, c in list(outputs.items())[:8])
-            more = f", ... ({len(outputs)} columns)" if len(outputs) > 8 else ""
-            fit = status.get((k, j), "")
-            note = {"reused": "\n(reused: its state was kept from the previous Run)",
-                    "computed": "\n(computed by the last Run)"}.get(fit, "")
-            nodes[node_id] = {"id": node_id, "kind": "op", "label": step.op,
-                              "detail": _short_params(op), "branch": k, "step": j,
-                              "status": fit, "tooltip": f"{op_tooltip(op)}\n-> {shown}{more}"
-                              f"{note}"}
-            edges += [{"source": s, "target": node_id} for s in previous]
-            previous = [node_id]
-        for name, col in branch.node().output_schema(schema).items():
-            out_id = f"out:{name}"
-            nodes[out_id] = {"id": out_id, "kind": "output", "label": name, "detail": col.dtype,
-                             "tooltip": f"{name}: {col.dtype}" + (
-                                 f"  tags: {', '.join(sorted(col.tags))}" if col.tags else "")}
-            if branch.steps:
-                edges.append({"source": previous[0], "target": out_id})
-            else:
-                edges.append({"source": f"col:{name}", "target": out_id})
+            node = _step_node(k, j, step.op, step.operator(),
+                              branch.node(j + 1).output_schema(schema), status.get((k, j), ""))
+            nodes[node["id"]] = node
+            edges += [{"source": s, "target": node["id"]} for s in previous]
+            previous = [node["id"]]
+        _add_outputs(branch.node().output_schema(schema), previous[0] if branch.steps
+                     else None, nodes, edges)
     return list(nodes.values()), edges
+
+
+def _step_node(k: int, j: int, label: str, op: Operator, outputs: Any,
+               fit: str) -> dict[str, Any]:
+    """The node of step ``j`` of branch ``k``: ``outputs`` its output schema, ``fit`` its
+    status after the last Run ("reused", "computed" or "")."""
+    shown = ", ".join(f"{n}: {c.dtype}" for n, c in list(outputs.items())[:8])
+    more = f", ... ({len(outputs)} columns)" if len(outputs) > 8 else ""
+    note = {"reused": "\n(reused: its state was kept from the previous Run)",
+            "computed": "\n(computed by the last Run)"}.get(fit, "")
+    return {"id": op_id(k, j), "kind": "op", "label": label,
+            "detail": _short_params(op), "branch": k, "step": j,
+            "status": fit, "tooltip": f"{op_tooltip(op)}\n-> {shown}{more}{note}"}
+
+
+def _add_outputs(outputs: Any, last: str | None, nodes: dict[str, dict[str, Any]],
+                 edges: list[dict[str, Any]]) -> None:
+    """The output nodes of a branch, each fed by its ``last`` step (None: a pass-through,
+    fed by the input column of its name)."""
+    for name, col in outputs.items():
+        out_id = f"out:{name}"
+        nodes[out_id] = {"id": out_id, "kind": "output", "label": name, "detail": col.dtype,
+                         "tooltip": f"{name}: {col.dtype}" + (
+                             f"  tags: {', '.join(sorted(col.tags))}" if col.tags else "")}
+        edges.append({"source": last or f"col:{name}", "target": out_id})
 
 
 def _short_params(op: Operator) -> str:
@@ -147,6 +156,25 @@ def layered_layout(nodes: Sequence[dict[str, Any]], edges: Sequence[dict[str, An
     for e in edges:
         neighbours[e["source"]].append(e["target"])
         neighbours[e["target"]].append(e["source"])
+    rows = _ordered_rows(rows, layer, neighbours, edges, sweeps)
+    by_id = {n["id"]: dict(n) for n in nodes}
+    x, y = _positions(rows, by_id, neighbours)
+    out = []
+    for k, row in enumerate(rows):
+        for i in row:
+            node = by_id[i]
+            node.update(layer=k, x=x[i], y=y[i], height=NODE_HEIGHT,
+                        width=NODE_WIDTH.get(node.get("kind", "op"), 150))
+            out.append(node)
+    return out
+
+
+def _ordered_rows(rows: list[list[str]], layer: dict[str, int],
+                  neighbours: dict[str, list[str]], edges: Sequence[dict[str, Any]],
+                  sweeps: int) -> list[list[str]]:
+    """The layers' rows reordered by sweeps down and up (each node at the mean position of
+    its neighbours on one side), the order with the fewest crossings."""
+    count = len(rows)
 
     def sweep(sequence: range, side: int) -> None:
         """Order each layer by the mean position of its neighbours on one side."""
@@ -166,9 +194,13 @@ def layered_layout(nodes: Sequence[dict[str, Any]], edges: Sequence[dict[str, An
         cost = crossings({i: p for r in rows for p, i in enumerate(r)}, layer, edges)
         if cost < best_cost:
             best, best_cost = [list(r) for r in rows], cost
-    rows = best
+    return best
 
-    by_id = {n["id"]: dict(n) for n in nodes}
+
+def _positions(rows: list[list[str]], by_id: dict[str, dict[str, Any]],
+               neighbours: dict[str, list[str]]) -> tuple[dict[str, float], dict[str, float]]:
+    """``x`` and ``y`` of each node: a column per layer; the first and last layers stacked,
+    the others at the mean height of their placed neighbours, without overlaps."""
     y: dict[str, float] = {}
     x, left = {}, 0.0
     for k, row in enumerate(rows):
@@ -176,7 +208,7 @@ def layered_layout(nodes: Sequence[dict[str, Any]], edges: Sequence[dict[str, An
         for i in row:
             x[i] = left
         left += width + LAYER_GAP
-        if k in (0, count - 1):
+        if k in (0, len(rows) - 1):
             for p, i in enumerate(row):
                 y[i] = p * ROW
             continue
@@ -186,14 +218,7 @@ def layered_layout(nodes: Sequence[dict[str, Any]], edges: Sequence[dict[str, An
             want = sum(placed) / len(placed) if placed else floor
             y[i] = max(want, floor)
             floor = y[i] + ROW
-    out = []
-    for k, row in enumerate(rows):
-        for i in row:
-            node = by_id[i]
-            node.update(layer=k, x=x[i], y=y[i], height=NODE_HEIGHT,
-                        width=NODE_WIDTH.get(node.get("kind", "op"), 150))
-            out.append(node)
-    return out
+    return x, y
 
 
 # ---- the widget -------------------------------------------------------------------------------

@@ -6,17 +6,10 @@ value is set to what it already was.
 
 Examples
 --------
->>> class Counter(FieldEvents):
-...     FIELDS = ("count",)
-...     def __init__(self):
-...         super().__init__()
-...         self.count = 0
-...     def set(self, value):
-...         old, self.count = self.count, value
-...         self._emit("count", old, value)
->>> counter, seen = Counter(), []
->>> counter.observe(seen.append, names="count")
->>> counter.set(2); counter.set(2)  # the second is no change: no event
+>>> events, seen = FieldEvents(("count",), "Counter"), []
+>>> events.observe(seen.append, names="count")
+>>> events.emit("count", 0, 2), events.emit("count", 2, 2)  # the second is no change
+(True, False)
 >>> seen
 [Change(name='count', old=0, new=2)]
 """
@@ -36,7 +29,7 @@ class Change:
 
     Attributes
     ----------
-    name : the field that changed (for :class:`~.builder_model.BuilderModel`:
+    name : the field that changed (for :class:`~._model.BuilderModel`:
         ``"branches"`` or ``"selection"``).
     old, new : its value before and after the change (never equal).
     """
@@ -50,21 +43,21 @@ Listener = Callable[[Change], None]
 
 
 class FieldEvents:
-    """Listeners per field; a subclass lists its field names in ``FIELDS`` and calls
-    :meth:`_emit` after it changed one."""
+    """Listeners per field of an owner (a model holds one and forwards ``observe``): the
+    owner calls :meth:`emit` after it changed a field of ``fields``; ``owner`` names it in
+    errors."""
 
-    FIELDS: tuple[str, ...] = ()
-
-    def __init__(self) -> None:
-        self._listeners: dict[str, list[Listener]] = {name: [] for name in self.FIELDS}
+    def __init__(self, fields: Sequence[str], owner: str) -> None:
+        self.fields, self.owner = tuple(fields), owner
+        self._listeners: dict[str, list[Listener]] = {name: [] for name in self.fields}
 
     def _names(self, names: str | Sequence[str] | None) -> list[str]:
-        names = list(self.FIELDS) if names is None else [names] if isinstance(names, str) \
+        names = list(self.fields) if names is None else [names] if isinstance(names, str) \
             else list(names)
-        unknown = [n for n in names if n not in self.FIELDS]
+        unknown = [n for n in names if n not in self.fields]
         if unknown:
-            raise ParameterError(f"{type(self).__name__} has no field {unknown[0]!r} to "
-                                 f"observe; its fields are {list(self.FIELDS)}.")
+            raise ParameterError(f"{self.owner} has no field {unknown[0]!r} to "
+                                 f"observe; its fields are {list(self.fields)}.")
         return names
 
     def observe(self, callback: Listener, names: str | Sequence[str] | None = None) -> None:
@@ -80,7 +73,7 @@ class FieldEvents:
             if callback in self._listeners[name]:
                 self._listeners[name].remove(callback)
 
-    def _emit(self, name: str, old: Any, new: Any) -> bool:
+    def emit(self, name: str, old: Any, new: Any) -> bool:
         """Tell the observers of ``name`` that it changed; nothing when ``old == new``.
         Returns whether it changed."""
         if old == new:

@@ -1,10 +1,11 @@
 """Nothing lost on a kernel restart: the autosave and its restore offer, and the offer to
 remove a stopped Run's temporary output.
 
-A mixin of :class:`~.builder.PipelineBuilder` (which supplies ``model``, ``output_text``,
-``open_dataset``, ``say`` and ``_guard``). The offers sit in their own row at the top of
-the builder (:attr:`RecoveryActions.recovery`), apart from the message areas, so that a
-later message does not wipe them:
+:class:`RecoveryPanel` is built from the model, the feedback, the Output field (where the
+temporaries are looked for) and a function that opens a dataset path (to restore a
+pipeline before any dataset is open). The offers sit in their own row at the top of the
+builder (:attr:`RecoveryPanel.root`), apart from the message areas, so that a later
+message does not wipe them:
 
 * "Restore the pipeline saved at HH:MM (N steps)": the pipeline autosaved beside the
   notebook (:mod:`._autosave`) by an earlier builder, e.g. before a kernel restart;
@@ -35,6 +36,7 @@ from __future__ import annotations
 import html
 import os
 import stat
+from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as w
@@ -49,7 +51,6 @@ from interactive_recsys.ui.builder._autosave import (
     pipeline_record,
     read_autosave,
 )
-from interactive_recsys.ui.builder._feedback import COLOURS
 from interactive_recsys.ui.builder._orphans import (
     Orphan,
     find_orphans,
@@ -57,6 +58,9 @@ from interactive_recsys.ui.builder._orphans import (
     remove_orphans,
     size_text,
 )
+from interactive_recsys.ui.builder.model import BuilderModel, Change
+from interactive_recsys.ui.builder.views._feedback import COLOURS, Feedback, make_button
+from interactive_recsys.ui.builder.views._masked_text import MaskedText
 
 
 def in_kernel() -> bool:
@@ -69,14 +73,33 @@ def in_kernel() -> bool:
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
-class RecoveryActions:
-    """The autosave, the restore offer and the temporary-output offer of a builder."""
+class RecoveryPanel:
+    """The autosave, the restore offer and the temporary-output offer of a builder.
 
-    def _build_recovery(self, autosave: bool | str | os.PathLike | None) -> w.VBox:
-        """Make the offers' row (hidden while it has nothing to offer) and the autosaver.
+    ``output_text``: the Output field; ``open_path(path)``: opens a dataset path and
+    returns its model; ``autosave``: None (on in a Jupyter kernel, off elsewhere), True
+    (on), False (off) or the file's path; on, the file is :func:`~._autosave.autosave_path`.
+    """
 
-        ``autosave``: None (on in a Jupyter kernel, off elsewhere), True (on), False (off)
-        or the file's path; on, the file is :func:`~._autosave.autosave_path`."""
+    def __init__(self, model: BuilderModel | None, feedback: Feedback, output_text: MaskedText,
+                 open_path: Callable[[str], BuilderModel],
+                 autosave: bool | str | os.PathLike | None = None) -> None:
+        self.model: BuilderModel | None = None
+        self.feedback, self.output_text, self.open_path = feedback, output_text, open_path
+        self.buttons: dict[str, w.Button] = {}
+        self._build_autosaver(autosave)
+        self.root = self._build_rows()
+        if model is not None:
+            self.attach(model)
+
+    def _button(self, text: str, css: str, action: Callable[[], Any], tip: str = "",
+                style: str = "", area: str = "dataset") -> w.Button:
+        return make_button(self.buttons, self.feedback, text, css, action, tip, style, area)
+
+    def say(self, text: str, level: str, area: str) -> None:
+        self.feedback.say(text, level, area)
+
+    def _build_autosaver(self, autosave: bool | str | os.PathLike | None) -> None:
         if autosave is None:
             autosave = in_kernel()
         path = autosave_path() if autosave is True else \
@@ -86,6 +109,9 @@ class RecoveryActions:
             text, "error", "steps")) if path is not None else None
         self.saved_pipeline: Autosave | None = None
         self.orphans: list[Orphan] = []
+
+    def _build_rows(self) -> w.VBox:
+        """The offers' rows, hidden while they have nothing to offer."""
         self.restore_note = w.HTML()
         self.restore_note.add_class("irs-restore-note")
         self.restore_button = self._button("Restore", "restore", self.restore_autosave,
@@ -115,23 +141,31 @@ class RecoveryActions:
         self.orphan_row.add_class("irs-builder-orphans")
         # a local output is looked at as it is typed (one folder listing); an object store's
         # when a dataset is opened, not at every keystroke
-        self.output_text.observe(lambda change: None if "://" in change["new"] else self._guard(
-            self.check_orphans, "run")(), "value")
-        self.recovery = w.VBox([self.restore_row, w.HBox(
+        self.output_text.observe(
+            lambda change: None if "://" in change["new"] else self.feedback.guard(
+                self.check_orphans, "run")(), "value")
+        root = w.VBox([self.restore_row, w.HBox(
             [self.autosave_error, self.autosave_discard],
             layout=w.Layout(align_items="center", flex_flow="row wrap")), self.orphan_row])
-        self.recovery.add_class("irs-builder-recovery")
-        return self.recovery
+        root.add_class("irs-builder-recovery")
+        return root
 
     # ---- autosave and restore -------------------------------------------------------------
-    def _watch_model(self, model: Any) -> None:
-        """Called when a model is attached: its edits are autosaved from now on."""
+    def attach(self, model: BuilderModel) -> None:
+        """Work on ``model``: its edits are autosaved from now on (another dataset opened:
+        the old model's are not); look for a stopped run's temporaries."""
+        if self.model is not None:
+            self.model.unobserve(self.update)
+        self.model = model
         if self.autosaver is not None:
-            model.observe(lambda _: self._autosave_edit(model), "branches")
+            model.observe(self.update, "branches")
+        self.feedback.guard(self.check_orphans, "run")()
 
-    def _autosave_edit(self, model: Any) -> None:
-        if self.autosaver is None or model is not self.model:
-            return  # a model replaced by another dataset's
+    def update(self, change: Change) -> None:
+        """The steps changed: autosave them."""
+        model = self.model
+        if self.autosaver is None or model is None:
+            return
         output = self.output_text.real_value.strip() or None
         try:
             record = pipeline_record(model.branches, dataset=model.source, output=output)
@@ -215,8 +249,7 @@ class RecoveryActions:
                 raise IRSError(f"The autosaved pipeline was built on {saved.dataset!r}, saved "
                                "without its credentials: type that URL again with them in the "
                                "Dataset field and click Open, then click Restore.")
-            self.path_text.value = saved.dataset
-            self.open_dataset(saved.dataset)
+            self.open_path(saved.dataset)
         self.model.restore(saved.branches)
         notes = []
         if saved.output and "output" not in saved.redacted:

@@ -1,0 +1,22 @@
+"""The builder's widgets: the panels (:class:`ColumnsPanel`, :class:`StepsPanel`,
+:class:`RunPanel`, :class:`RecoveryPanel`), each built from the model and the feedback
+areas, owning its widgets (``root``) and redrawing in ``update(change)``; and the leaf
+widgets they are made of (column list, parameter form, graph, masked text, run notice,
+Suggest's card, feedback areas)."""
+
+from interactive_recsys.ui.builder.views._column_list import ColumnChoice, ColumnList
+from interactive_recsys.ui.builder.views._columns import ColumnsPanel
+from interactive_recsys.ui.builder.views._dag import DagView
+from interactive_recsys.ui.builder.views._feedback import Feedback
+from interactive_recsys.ui.builder.views._masked_text import MaskedText
+from interactive_recsys.ui.builder.views._param_form import ParamForm
+from interactive_recsys.ui.builder.views._recovery import RecoveryPanel
+from interactive_recsys.ui.builder.views._run import RunPanel
+from interactive_recsys.ui.builder.views._run_notice import RunNotice
+from interactive_recsys.ui.builder.views._run_watch import RunWatch
+from interactive_recsys.ui.builder.views._steps import StepsPanel
+from interactive_recsys.ui.builder.views._suggest_card import SuggestCard
+
+__all__ = ["ColumnChoice", "ColumnList", "ColumnsPanel", "DagView", "Feedback", "MaskedText",
+           "ParamForm", "RecoveryPanel", "RunNotice", "RunPanel", "RunWatch", "StepsPanel",
+           "SuggestCard"]
