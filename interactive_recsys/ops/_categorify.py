@@ -36,13 +36,7 @@ import pyarrow.compute as pc
 
 from interactive_recsys.backend import _keyed_counts as kc
 from interactive_recsys.errors import ParameterError, SchemaError
-from interactive_recsys.ops._base import (
-    OpContext,
-    StateFolders,
-    StatOperator,
-    group_names,
-    merged_directory,
-)
+from interactive_recsys.ops._base import StateFolders, StatOperator, group_names, merged_directory
 from interactive_recsys.ops._hash_bucket import check_index_dtype, encode_column, require_hashable
 from interactive_recsys.ops._state_check import TABLE, check_shape
 from interactive_recsys.params import Param
@@ -51,6 +45,7 @@ from interactive_recsys.store._artifacts import key_directory, resolve
 from interactive_recsys.tables import _ranking as ranking
 from interactive_recsys.tables import _vocabulary as vocab
 from interactive_recsys.tables import _vocabulary_update as update
+from interactive_recsys.tables._context import OpContext
 from interactive_recsys.tables._layout import FIRST_FREE_INDEX, MAX_BUCKETS, NULL_INDEX
 from interactive_recsys.tables._reduce import (
     MAX_SPLITS,
@@ -194,7 +189,7 @@ class Categorify(StatOperator):
 
     # ---- fit ------------------------------------------------------------------------------
     def splits(self, ctx: OpContext) -> int:
-        return num_splits(ctx.extra.get("num_rows"), ctx.extra.get("npartitions", 1),
+        return num_splits(ctx.run.num_rows, ctx.run.npartitions,
                           self.split_out)
 
     def fit_partition(self, df: Any, ctx: OpContext) -> dict[str, Any]:

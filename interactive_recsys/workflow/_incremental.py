@@ -47,7 +47,7 @@ from interactive_recsys.store._artifacts import (
 )
 from interactive_recsys.workflow._fitted import FittedState
 from interactive_recsys.workflow._graph import Node, OpNode, States
-from interactive_recsys.workflow._plan import OpStep, Plan, fit_phases, prepare
+from interactive_recsys.workflow._plan import OpStep, Plan, bind, fit_phases, prepare
 
 
 class UpdateWarning(UserWarning):
@@ -69,11 +69,7 @@ def updated(output: Node, fitted: FittedState, data: Any,
             node.op.check_mergeable(steps[step.node_id].state, ctx)
     check_temporary_artifacts_reach_workers()
     temporary = TemporaryArtifacts()
-    plan.artifacts_dir, plan.keep = temporary.path, temporary
-    plan.storage_options = storage_options or None
-    plan.extra = {"num_rows": ds.known_num_rows, "npartitions": ds.npartitions,
-                  "previous_artifacts": fitted.artifacts_dir,
-                  "row_filters": output.row_filters()}
+    bind(plan, ds, temporary.path, temporary, storage_options, fitted.artifacts_dir)
     started = time.perf_counter()
     merged, report, phases = _merged_phases(output, fitted, plan, ds, temporary.path)
     _warn_refused(report)

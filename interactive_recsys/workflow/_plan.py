@@ -36,10 +36,11 @@ from interactive_recsys.backend import Backend, get_backend
 from interactive_recsys.errors import DatasetError, SchemaError
 from interactive_recsys.io._dataset import Dataset, as_dataset
 from interactive_recsys.io._provenance import describe_input
-from interactive_recsys.ops._base import OpContext, Operator, RowFilter
+from interactive_recsys.ops._base import Operator, RowFilter
 from interactive_recsys.runtime._memory_release import release_memory
 from interactive_recsys.runtime.jobs import compute
 from interactive_recsys.schema import RESERVED_PREFIX, ColumnSchema, Schema, flatten
+from interactive_recsys.tables._context import OpContext, RunFacts
 from interactive_recsys.tables._reduce import delayed_task, delayed_tasks, pick, tree
 from interactive_recsys.workflow._chains import Chain, chain_steps
 from interactive_recsys.workflow._graph import (
@@ -99,12 +100,13 @@ class ConcatStep(Step):
 
 @dataclass
 class Plan:
-    """Steps in topological order plus what they share (backend, artifacts, extras)."""
+    """Steps in topological order plus what they share (backend, artifacts, the run's facts)."""
 
     steps: list[Step]
     backend_name: str
     artifacts_dir: str | None
-    extra: dict[str, Any] = field(default_factory=dict)
+    #: the facts of the run's data every step's context carries (:func:`bind` sets them)
+    run: RunFacts = field(default_factory=RunFacts)
     #: keeps a temporary artifacts folder alive while a lazy result may still read it
     #: (``artifacts.TemporaryArtifacts``; pickled as its path only)
     keep: Any = field(default=None, repr=False, compare=False)
@@ -150,7 +152,7 @@ class Plan:
         return get_backend(self.backend_name)
 
     def context(self, step: OpStep) -> OpContext:
-        return OpContext(self.backend, step.groups, step.node_id, self.artifacts_dir, self.extra,
+        return OpContext(self.backend, step.groups, step.node_id, self.artifacts_dir, self.run,
                          self.storage_options)
 
     def evaluate(self, df: Any, targets: list[int],
@@ -385,9 +387,23 @@ def prepare(output: Node, data: Any, action: str, fitted: Schema | None = None,
     return ds, plan
 
 
+def bind(plan: Plan, ds: Dataset, artifacts_dir: str, keep: Any,
+         storage_options: dict[str, Any] | None, previous_artifacts: str | None) -> None:
+    """Bind ``plan`` to the run of a fit or an update on ``ds``: the artifacts folder its
+    states write into (kept alive by ``keep``, a temporary folder or None) and its options,
+    and the facts every step's :class:`~interactive_recsys.tables._context.OpContext`
+    carries: the rows and partitions of ``ds``, the folder of the fitted state the run starts
+    from (``previous_artifacts``) and each statistics step's row filters."""
+    plan.artifacts_dir, plan.keep = artifacts_dir, keep
+    plan.storage_options = storage_options or None
+    plan.run = RunFacts(num_rows=ds.known_num_rows, npartitions=ds.npartitions,
+                        previous_artifacts=previous_artifacts,
+                        row_filters=plan.graph.row_filters())
+
+
 # ---- compiling ------------------------------------------------------------------------------
 def compile_plan(output: Node, input_schema: Schema, states: States, backend_name: str,
-                 artifacts_dir: str | None, extra: dict[str, Any] | None = None,
+                 artifacts_dir: str | None, run: RunFacts | None = None,
                  keep: Any = None, storage_options: dict[str, Any] | None = None) -> Plan:
     """The plan that runs the graph ending at ``output`` on data of ``input_schema``: one
     step per node in :meth:`Node.walk` order, each with its output schema (and an operator
@@ -407,7 +423,7 @@ def compile_plan(output: Node, input_schema: Schema, states: States, backend_nam
         else:
             assert isinstance(node, ConcatNode)
             steps.append(ConcatStep(**common))
-    plan = Plan(steps, backend_name, artifacts_dir, dict(extra or {}), keep=keep,
+    plan = Plan(steps, backend_name, artifacts_dir, run or RunFacts(), keep=keep,
                 storage_options=storage_options, graph=output, input_schema=input_schema)
     plan.set_states(states)
     return plan

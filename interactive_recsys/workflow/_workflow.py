@@ -36,6 +36,7 @@ from interactive_recsys.store._artifacts import (
     TemporaryArtifacts,
     check_temporary_artifacts_reach_workers,
 )
+from interactive_recsys.tables._context import RunFacts
 from interactive_recsys.workflow._fitted import FittedState, FittedStep
 from interactive_recsys.workflow._format import (
     FORMAT_NAME,
@@ -46,7 +47,14 @@ from interactive_recsys.workflow._format import (
 from interactive_recsys.workflow._graph import ConcatNode, Node, OpNode, SelectNode, checked_names
 from interactive_recsys.workflow._incremental import updated
 from interactive_recsys.workflow._keys import state_digest, step_keys
-from interactive_recsys.workflow._plan import Plan, compile_plan, fit_phases, prepare, transform
+from interactive_recsys.workflow._plan import (
+    Plan,
+    bind,
+    compile_plan,
+    fit_phases,
+    prepare,
+    transform,
+)
 from interactive_recsys.workflow._reuse import adopt, matches
 
 
@@ -212,11 +220,8 @@ class Workflow:
                                 self.storage_options))
             plan.set_states(states)
         adopted = frozenset(states)
-        plan.artifacts_dir, plan.keep = artifacts_dir, temporary
-        plan.storage_options = self.storage_options or None
-        plan.extra = {"num_rows": ds.known_num_rows, "npartitions": ds.npartitions,
-                      "previous_artifacts": previous.artifacts_dir,  # e.g. a side table
-                      "row_filters": self.output_node.row_filters()}
+        bind(plan, ds, artifacts_dir, temporary, self.storage_options,
+             previous.artifacts_dir)  # a side table found there is not read again
         for k, new, seconds in fit_phases(plan, ds, plan.phases(adopted)):
             states.update(new)
             stats["phases"].append({"phase": k, "operators": list(new), "seconds": seconds})
@@ -302,11 +307,12 @@ class Workflow:
                                      f"{needs or 'no operator'}); call wf.fit(dataset) first.")
 
     # ---- transform ------------------------------------------------------------------------
-    def _plan(self, input_schema: Schema, backend_name: str, extra: dict | None = None) -> Plan:
+    def _plan(self, input_schema: Schema, backend_name: str, run: RunFacts | None = None
+              ) -> Plan:
         """The plan for data of ``input_schema`` with the fitted states (each step's schema
         computed once, in the plan; see :mod:`.plan`)."""
         return compile_plan(self.output_node, input_schema, self._state.states, backend_name,
-                            self.artifacts_dir, extra, keep=self._state.temporary,
+                            self.artifacts_dir, run, keep=self._state.temporary,
                             storage_options=self.storage_options or None)
 
     def transform(self, data: Any, *, training: bool = False,
@@ -333,7 +339,8 @@ class Workflow:
 
     def _transform_dataset(self, ds: Dataset, training: bool = False) -> Dataset:
         self._check_types_since_fit(ds.schema)
-        plan = self._plan(self._checked_input(ds.schema), ds.backend.name, {"training": training})
+        plan = self._plan(self._checked_input(ds.schema), ds.backend.name,
+                          RunFacts(training=training))
         checked_names(plan.steps[-1].schema)
         out = transform(plan, ds)
         out.storage_options = ds.storage_options  # to_parquet's default for URLs

@@ -20,8 +20,8 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys import ops
-from interactive_recsys.ops._base import OpContext
 from interactive_recsys.params import Param
+from interactive_recsys.tables._context import OpContext
 from tests.conftest import (
     assert_frames_equal,
     make_criteo_frame,
