@@ -160,6 +160,20 @@ class Operator(OperatorOperand):
     def check_params(self) -> None:
         """Cross-parameter checks (override); raise :class:`ParameterError`."""
 
+    def data_warnings(self, num_rows: int | None,
+                      state: dict[str, Any] | None = None) -> list[str]:
+        """Why these parameters cannot work on the data, one message per problem (override):
+        before a fit (``state`` None) on data of ``num_rows`` rows (None: not known), after
+        one on the data ``state`` was fitted on. The workflow warns each message after a fit
+        (a :class:`~interactive_recsys.errors.ParameterWarning`), the builder shows the first
+        next to the step; by default there is none.
+
+        >>> from interactive_recsys.ops import Clip
+        >>> Clip(min_value=0).data_warnings(3)
+        []
+        """
+        return []
+
     def get_params(self) -> dict[str, Any]:
         return dict(self._params)
 

@@ -143,9 +143,9 @@ def _refuse_after_changed(output: Node, nodes: list, changed: list[str]) -> None
             raise NotMergeableError(
                 f"{type(node.op).__name__} ({ids[id(node)]}) cannot be updated exactly: it "
                 f"reads the output of {upstream[0]}, whose update changes the values of rows "
-                f"already seen (e.g. a new mean, or a value that crossed freq_threshold), so "
-                "its statistics of the old rows no longer hold. Refit the workflow on all the "
-                "data instead (wf.fit(all_days)).")
+                "already seen (e.g. a new mean, or a value that crossed a frequency "
+                "threshold), so its statistics of the old rows no longer hold. Refit the "
+                "workflow on all the data instead (wf.fit(all_days)).")
 
 
 def _remove_delta_files(artifacts_dir: str, node_id: str) -> None:

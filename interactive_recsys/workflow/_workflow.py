@@ -232,23 +232,18 @@ class Workflow:
         self._state = FittedState(states, ds.schema, True, keys,
                                   {i: state_digest(s) for i, s in states.items()}, adopted,
                                   stats, artifacts_dir, temporary)
-        self._warn_thresholds()
+        self._warn_data(ds.known_num_rows)
         return self
 
-    def _warn_thresholds(self) -> None:
-        """A ``ParameterWarning`` per Categorify whose ``freq_threshold`` is above the rows it
-        was fitted on: every value of its columns is out of vocabulary."""
+    def _warn_data(self, num_rows: int | None) -> None:
+        """A ``ParameterWarning`` per message of each operator's
+        :meth:`~interactive_recsys.ops.Operator.data_warnings` on the data it was fitted on
+        (e.g. a frequency threshold above every count: every value out of vocabulary)."""
         for node in self.nodes:
-            op = node.op if isinstance(node, OpNode) else None
-            threshold = getattr(op, "freq_threshold", 0) or 0
-            state = self._state.states.get(self.node_id(node)) if threshold > 1 else None
-            for key, info in ((state or {}).get("vocabs") or {}).items():
-                rows = info.get("value_count")
-                if rows is not None and threshold > rows:
-                    warnings.warn(
-                        f"{type(op).__name__}(freq_threshold={threshold:,}) on {key!r} is above "
-                        f"the {rows:,} values it was fitted on: every value is out of vocabulary. "
-                        f"Lower freq_threshold (or remove it).", ParameterWarning, stacklevel=3)
+            if isinstance(node, OpNode):
+                state = self._state.states.get(self.node_id(node))
+                for message in node.op.data_warnings(num_rows, state):
+                    warnings.warn(message, ParameterWarning, stacklevel=3)
 
     def _reuse_source(self, reuse: Any) -> tuple[FittedState, Any] | None:
         """The fitted state of ``reuse`` (a fitted workflow or a saved folder) and its

@@ -21,7 +21,7 @@ import copy
 from typing import Any
 
 from interactive_recsys.errors import ParameterError
-from interactive_recsys.ui.builder._branches import Branch
+from interactive_recsys.ui.builder._branches import Branch, make_operator
 from interactive_recsys.ui.builder.suggest import (
     MAX_LOSS,
     MEMORY_BUDGET,
@@ -110,13 +110,8 @@ class ModelSuggest:
         >>> m.threshold_note("Categorify", {"freq_threshold": 2}) is None
         True
         """
-        threshold = (params or {}).get("freq_threshold") or 0
-        rows = self.dataset.known_num_rows
-        if op != "Categorify" or not isinstance(threshold, int) or rows is None \
-                or threshold <= rows:
-            return None
-        return (f"freq_threshold={threshold:,} is above the {rows:,} rows of the dataset: every "
-                f"value would be out of vocabulary (no value can occur {threshold:,} times).")
+        notes = make_operator(op, params).data_warnings(self.dataset.known_num_rows)
+        return notes[0] if notes else None
 
 
 __all__ = ["ModelSuggest"]
