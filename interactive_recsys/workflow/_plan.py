@@ -35,7 +35,6 @@ import numpy as np
 from interactive_recsys.backend import Backend, get_backend
 from interactive_recsys.errors import DatasetError, SchemaError
 from interactive_recsys.io._dataset import Dataset, as_dataset
-from interactive_recsys.io._provenance import describe_input
 from interactive_recsys.ops._base import Operator, RowFilter
 from interactive_recsys.runtime._memory_release import release_memory
 from interactive_recsys.runtime.jobs import compute
@@ -377,7 +376,7 @@ def prepare(output: Node, data: Any, action: str, fitted: Schema | None = None,
     reserved, shuffling steps line up. ``action`` and ``why`` word the empty-data error."""
     ds = as_dataset(data)
     if ds.npartitions == 0 or ds.known_num_rows == 0:
-        raise DatasetError(f"Cannot {action} an empty dataset: {describe_input(ds)} has no "
+        raise DatasetError(f"Cannot {action} an empty dataset: {ds.describe_input()} has no "
                            f"rows{why}. Check the input path and any filter.")
     output.check_kinds(ds.schema, fitted)
     output.check_input(ds.schema)

@@ -33,7 +33,6 @@ from typing import Any
 import dask
 
 from interactive_recsys.errors import DatasetError, ParameterError
-from interactive_recsys.io._provenance import input_files
 from interactive_recsys.runtime.jobs import Job
 from interactive_recsys.schema import flatten
 from interactive_recsys.store import storage
@@ -171,12 +170,12 @@ class ModelRuns:
                                  "to, or run without an output (fit only).")
         output = os.fspath(output)
         if storage.is_remote(output):  # object stores: exists, is/contains the input
-            storage.check_remote_destination(output, {"the input": input_files(self.dataset)})
+            storage.check_remote_destination(output, {"the input": self.dataset.input_files()})
             if storage.exists(output, self.dataset.storage_options) and not overwrite:
                 raise DatasetError(f"Output {output!r} already exists; choose another path "
                                    "or allow replacing it (overwrite=True, the 'replace' box).")
         else:
-            check_output(output, input_files(self.dataset), overwrite=overwrite)
+            check_output(output, self.dataset.input_files(), overwrite=overwrite)
         return output
 
     @property
