@@ -335,8 +335,12 @@ def bad_values(spec: Param) -> list[Any]:
     values = list(by_kind[spec.kind])
     if spec.low is not None:
         values.append(spec.low - 1)
+        if spec.closed in ("right", "neither"):
+            values.append(spec.low)  # an open bound itself
     if spec.high is not None:
         values.append(spec.high + 1)
+        if spec.closed in ("left", "neither"):
+            values.append(spec.high)
     if not spec.nullable and spec.kind != "any":
         values.append(None)
     return values
