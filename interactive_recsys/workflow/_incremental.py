@@ -45,9 +45,10 @@ from interactive_recsys.store._artifacts import (
     TemporaryArtifacts,
     check_temporary_artifacts_reach_workers,
 )
+from interactive_recsys.workflow._binding import bind
 from interactive_recsys.workflow._fitted import FittedState
 from interactive_recsys.workflow._graph import Node, OpNode, States
-from interactive_recsys.workflow._plan import OpStep, Plan, bind, fit_phases, prepare
+from interactive_recsys.workflow._plan import OpStep, Plan, fit_phases, prepare
 
 
 class UpdateWarning(UserWarning):

@@ -104,7 +104,7 @@ class Plan:
     steps: list[Step]
     backend_name: str
     artifacts_dir: str | None
-    #: the facts of the run's data every step's context carries (:func:`bind` sets them)
+    #: the facts of the run's data every step's context carries (``_binding.bind``)
     run: RunFacts = field(default_factory=RunFacts)
     #: keeps a temporary artifacts folder alive while a lazy result may still read it
     #: (``artifacts.TemporaryArtifacts``; pickled as its path only)
@@ -384,20 +384,6 @@ def prepare(output: Node, data: Any, action: str, fitted: Schema | None = None,
     checked_names(plan.steps[-1].schema)
     plan.shuffles([len(plan.steps) - 1])
     return ds, plan
-
-
-def bind(plan: Plan, ds: Dataset, artifacts_dir: str, keep: Any,
-         storage_options: dict[str, Any] | None, previous_artifacts: str | None) -> None:
-    """Bind ``plan`` to the run of a fit or an update on ``ds``: the artifacts folder its
-    states write into (kept alive by ``keep``, a temporary folder or None) and its options,
-    and the facts every step's :class:`~interactive_recsys.tables._context.OpContext`
-    carries: the rows and partitions of ``ds``, the folder of the fitted state the run starts
-    from (``previous_artifacts``) and each statistics step's row filters."""
-    plan.artifacts_dir, plan.keep = artifacts_dir, keep
-    plan.storage_options = storage_options or None
-    plan.run = RunFacts(num_rows=ds.known_num_rows, npartitions=ds.npartitions,
-                        previous_artifacts=previous_artifacts,
-                        row_filters=plan.graph.row_filters())
 
 
 # ---- compiling ------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from interactive_recsys.store._artifacts import (
     check_temporary_artifacts_reach_workers,
 )
 from interactive_recsys.tables._context import RunFacts
+from interactive_recsys.workflow._binding import bind
 from interactive_recsys.workflow._fitted import FittedState, FittedStep
 from interactive_recsys.workflow._format import (
     FORMAT_NAME,
@@ -49,7 +50,6 @@ from interactive_recsys.workflow._incremental import updated
 from interactive_recsys.workflow._keys import state_digest, step_keys
 from interactive_recsys.workflow._plan import (
     Plan,
-    bind,
     compile_plan,
     fit_phases,
     prepare,
