@@ -48,13 +48,7 @@ from interactive_recsys.workflow._format import (
 from interactive_recsys.workflow._graph import ConcatNode, Node, OpNode, SelectNode, checked_names
 from interactive_recsys.workflow._incremental import updated
 from interactive_recsys.workflow._keys import state_digest, step_keys
-from interactive_recsys.workflow._plan import (
-    Plan,
-    compile_plan,
-    fit_phases,
-    prepare,
-    transform,
-)
+from interactive_recsys.workflow._plan import Plan, compile_plan, fit_phases, prepare, transform
 from interactive_recsys.workflow._reuse import adopt, matches
 
 
