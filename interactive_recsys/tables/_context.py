@@ -2,7 +2,7 @@
 the facts of the run's data that every step of a fit, an update or a transform shares.
 
 The workflow fills both (one binding step for a fit and an update,
-``workflow._binding.bind``); operators and the statistics tables only read them.
+``workflow._plan.Plan.bind``); operators and the statistics tables only read them.
 
 >>> from interactive_recsys.backend import get_backend
 >>> ctx = OpContext(get_backend("cpu"), [("c",)], "categorify-1",

@@ -45,7 +45,6 @@ from interactive_recsys.store._artifacts import (
     TemporaryArtifacts,
     check_temporary_artifacts_reach_workers,
 )
-from interactive_recsys.workflow._binding import bind
 from interactive_recsys.workflow._fitted import FittedState
 from interactive_recsys.workflow._graph import Node, OpNode, States
 from interactive_recsys.workflow._plan import OpStep, Plan, fit_phases, prepare
@@ -70,7 +69,7 @@ def updated(output: Node, fitted: FittedState, data: Any,
             node.op.check_mergeable(steps[step.node_id].state, ctx)
     check_temporary_artifacts_reach_workers()
     temporary = TemporaryArtifacts()
-    bind(plan, ds, temporary.path, temporary, storage_options, fitted.artifacts_dir)
+    plan.bind(ds, temporary.path, temporary, storage_options, fitted.artifacts_dir)
     started = time.perf_counter()
     merged, report, phases = _merged_phases(output, fitted, plan, ds, temporary.path)
     _warn_refused(report)

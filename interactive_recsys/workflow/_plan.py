@@ -104,10 +104,8 @@ class Plan:
     steps: list[Step]
     backend_name: str
     artifacts_dir: str | None
-    #: the facts of the run's data every step's context carries (``_binding.bind``)
     run: RunFacts = field(default_factory=RunFacts)
-    #: keeps a temporary artifacts folder alive while a lazy result may still read it
-    #: (``artifacts.TemporaryArtifacts``; pickled as its path only)
+    #: keeps a temporary artifacts folder alive while a lazy result may read it (pickled: a path)
     keep: Any = field(default=None, repr=False, compare=False)
     #: fsspec options of ``artifacts_dir`` when it is a URL; they travel with the plan
     storage_options: dict[str, Any] | None = field(default=None, repr=False)
@@ -149,6 +147,14 @@ class Plan:
     @property
     def backend(self) -> Backend:
         return get_backend(self.backend_name)
+
+    def bind(self, ds: Dataset, artifacts_dir: str, keep: Any,
+             storage_options: dict[str, Any] | None, previous_artifacts: str | None) -> None:
+        """Bind a fit's or an update's plan to its run: artifacts, options, facts of ``ds``."""
+        self.artifacts_dir, self.keep = artifacts_dir, keep
+        self.storage_options = storage_options or None
+        self.run = RunFacts(ds.known_num_rows, ds.npartitions, previous_artifacts,
+                            self.graph.row_filters())
 
     def context(self, step: OpStep) -> OpContext:
         return OpContext(self.backend, step.groups, step.node_id, self.artifacts_dir, self.run,
@@ -367,7 +373,7 @@ class Plan:
         return b.hconcat(frames), mask
 
 
-# ---- preparing a fit ------------------------------------------------------------------------
+# ---- preparing a fit and compiling ---------------------------------------------------------
 def prepare(output: Node, data: Any, action: str, fitted: Schema | None = None,
             why: str = "") -> tuple[Dataset, Plan]:
     """The dataset of ``data`` and the plan (without states) a fit or an update of the graph
@@ -386,7 +392,6 @@ def prepare(output: Node, data: Any, action: str, fitted: Schema | None = None,
     return ds, plan
 
 
-# ---- compiling ------------------------------------------------------------------------------
 def compile_plan(output: Node, input_schema: Schema, states: States, backend_name: str,
                  artifacts_dir: str | None, run: RunFacts | None = None,
                  keep: Any = None, storage_options: dict[str, Any] | None = None) -> Plan:
@@ -445,12 +450,11 @@ def transform(plan: Plan, ds: Dataset) -> Dataset:
     """The plan's output on ``ds``, lazily (rows dropped by row filters removed)."""
     output = len(plan.steps) - 1  # the output node comes last in walk order
     schema = plan.steps[output].schema
-    meta = ds.backend.empty(schema)
     ddf, entry = stage_ddf(plan, ds, [output])
     with dask.config.set({"dataframe.convert-string": False}):
-        ddf = ddf.map_partitions(
-            plan.transform_partition, output, schema.names, entry,
-            meta=meta, enforce_metadata=False, token=f"transform-{uuid.uuid4().hex[:8]}")
+        ddf = ddf.map_partitions(plan.transform_partition, output, schema.names, entry,
+                                 meta=ds.backend.empty(schema), enforce_metadata=False,
+                                 token=f"transform-{uuid.uuid4().hex[:8]}")
     changes_rows = any(isinstance(s, OpStep) and s.op.changes_rows for s in plan.steps)
     return Dataset.from_ddf(ddf, schema, ds.backend, None if changes_rows else ds.known_num_rows)
 

@@ -37,7 +37,6 @@ from interactive_recsys.store._artifacts import (
     check_temporary_artifacts_reach_workers,
 )
 from interactive_recsys.tables._context import RunFacts
-from interactive_recsys.workflow._binding import bind
 from interactive_recsys.workflow._fitted import FittedState, FittedStep
 from interactive_recsys.workflow._format import (
     FORMAT_NAME,
@@ -214,8 +213,8 @@ class Workflow:
                                 self.storage_options))
             plan.set_states(states)
         adopted = frozenset(states)
-        bind(plan, ds, artifacts_dir, temporary, self.storage_options,
-             previous.artifacts_dir)  # a side table found there is not read again
+        plan.bind(ds, artifacts_dir, temporary, self.storage_options,
+                  previous.artifacts_dir)  # a side table found there is not read again
         for k, new, seconds in fit_phases(plan, ds, plan.phases(adopted)):
             states.update(new)
             stats["phases"].append({"phase": k, "operators": list(new), "seconds": seconds})
