@@ -41,7 +41,7 @@ import pyarrow.parquet as pq
 
 from interactive_recsys.backend import backend_of, get_backend
 from interactive_recsys.errors import ParameterError, SchemaError
-from interactive_recsys.ops._base import OpContext, RowFilter, StatOperator
+from interactive_recsys.ops._base import RowFilter, StatOperator
 from interactive_recsys.params import Param, param_error
 from interactive_recsys.redact import redact_text
 from interactive_recsys.schema import ColumnSchema, Schema, default_tags, dtype_name
@@ -49,6 +49,7 @@ from interactive_recsys.store import storage
 from interactive_recsys.store._artifacts import resolve
 from interactive_recsys.tables import _keyed_statistics as ks
 from interactive_recsys.tables import _vocabulary as vocab
+from interactive_recsys.tables._context import OpContext
 from interactive_recsys.tables._reduce import delayed_task
 
 SIDE_DIR = "side_tables"
@@ -238,7 +239,7 @@ class JoinExternal(StatOperator, RowFilter):
 
     def fit_graph(self, partials: list[Any], ctx: OpContext) -> Any:
         """Write the side table (on this machine, which holds it) and return the state."""
-        table = self.df_ext.load(ctx.artifacts_dir, ctx.extra.get("previous_artifacts"),
+        table = self.df_ext.load(ctx.artifacts_dir, ctx.run.previous_artifacts,
                                  storage_options=ctx.storage_options)
         sha = self.df_ext.sha256
         relative = os.path.join(SIDE_DIR, f"{sha}.parquet")

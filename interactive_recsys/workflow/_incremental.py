@@ -69,11 +69,7 @@ def updated(output: Node, fitted: FittedState, data: Any,
             node.op.check_mergeable(steps[step.node_id].state, ctx)
     check_temporary_artifacts_reach_workers()
     temporary = TemporaryArtifacts()
-    plan.artifacts_dir, plan.keep = temporary.path, temporary
-    plan.storage_options = storage_options or None
-    plan.extra = {"num_rows": ds.known_num_rows, "npartitions": ds.npartitions,
-                  "previous_artifacts": fitted.artifacts_dir,
-                  "row_filters": output.row_filters()}
+    plan.bind(ds, temporary.path, temporary, storage_options, fitted.artifacts_dir)
     started = time.perf_counter()
     merged, report, phases = _merged_phases(output, fitted, plan, ds, temporary.path)
     _warn_refused(report)
@@ -147,9 +143,9 @@ def _refuse_after_changed(output: Node, nodes: list, changed: list[str]) -> None
             raise NotMergeableError(
                 f"{type(node.op).__name__} ({ids[id(node)]}) cannot be updated exactly: it "
                 f"reads the output of {upstream[0]}, whose update changes the values of rows "
-                f"already seen (e.g. a new mean, or a value that crossed freq_threshold), so "
-                "its statistics of the old rows no longer hold. Refit the workflow on all the "
-                "data instead (wf.fit(all_days)).")
+                "already seen (e.g. a new mean, or a value that crossed a frequency "
+                "threshold), so its statistics of the old rows no longer hold. Refit the "
+                "workflow on all the data instead (wf.fit(all_days)).")
 
 
 def _remove_delta_files(artifacts_dir: str, node_id: str) -> None:

@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 import dask
 
 from interactive_recsys.errors import DatasetError, ParameterError
-from interactive_recsys.io._provenance import input_files
 from interactive_recsys.runtime.jobs import Job
 from interactive_recsys.schema import flatten
 from interactive_recsys.store import storage
@@ -177,12 +176,12 @@ def check_output(model: BuilderModel, output: Any, overwrite: bool = False) -> s
                              "to, or run without an output (fit only).")
     output = os.fspath(output)
     if storage.is_remote(output):  # object stores: exists, is/contains the input
-        storage.check_remote_destination(output, {"the input": input_files(model.dataset)})
+        storage.check_remote_destination(output, {"the input": model.dataset.input_files()})
         if storage.exists(output, model.dataset.storage_options) and not overwrite:
             raise DatasetError(f"Output {output!r} already exists; choose another path "
                                "or allow replacing it (overwrite=True, the 'replace' box).")
     else:
-        check_local_output(output, input_files(model.dataset), overwrite=overwrite)
+        check_local_output(output, model.dataset.input_files(), overwrite=overwrite)
     return output
 
 

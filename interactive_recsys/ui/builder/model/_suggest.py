@@ -21,7 +21,7 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 from interactive_recsys.errors import ParameterError
-from interactive_recsys.ui.builder._branches import Branch
+from interactive_recsys.ui.builder._branches import Branch, make_operator
 from interactive_recsys.ui.builder.suggest import (
     MAX_LOSS,
     MEMORY_BUDGET,
@@ -101,24 +101,10 @@ def measure_counts(model: BuilderModel) -> dict[str, MeasuredColumn]:
 
 
 def threshold_note(model: BuilderModel, op: str, params: dict[str, Any] | None) -> str | None:
-    """A warning when ``Categorify(freq_threshold=...)`` is above the dataset's row
-    count (when known): every value of its columns would be out of vocabulary.
-
-    >>> import pandas as pd
-    >>> from interactive_recsys.ui.builder.model._model import BuilderModel
-    >>> m = BuilderModel(pd.DataFrame({"c": ["x", "y", "x"]}))
-    >>> m.threshold_note("Categorify", {"freq_threshold": 5}).split(":")[0]
-    'freq_threshold=5 is above the 3 rows of the dataset'
-    >>> m.threshold_note("Categorify", {"freq_threshold": 2}) is None
-    True
-    """
-    threshold = (params or {}).get("freq_threshold") or 0
-    rows = model.dataset.known_num_rows
-    if op != "Categorify" or not isinstance(threshold, int) or rows is None \
-            or threshold <= rows:
-        return None
-    return (f"freq_threshold={threshold:,} is above the {rows:,} rows of the dataset: every "
-            f"value would be out of vocabulary (no value can occur {threshold:,} times).")
+    """The operator's own warning about its parameters on this dataset's row count (its
+    ``Operator.data_warnings``), or ``None``: the builder names no operator's rule."""
+    notes = make_operator(op, params).data_warnings(model.dataset.known_num_rows)
+    return notes[0] if notes else None
 
 
 __all__ = ["measure_counts", "suggest", "suggest_current", "threshold_note", "vocab_dims"]
