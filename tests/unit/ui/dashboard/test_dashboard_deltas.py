@@ -126,8 +126,11 @@ def test_hidden_sends_nothing_and_shown_catches_up_in_one_update(dash: Dashboard
     streams = [e for e in events if isinstance(e, ColumnsStreamedEvent)]
     assert sum(e.model is dash.sources["tasks"] for e in streams) == 1
     assert dash.sources["tasks"].data["key"] == ["x-1"]
-    # the axes end at the last sample (at least 1 s after the monitor started)
-    assert dash.x_range.end == pytest.approx(max(samples[-1]["time"] - dash.monitor.t0, 1.0))
+    # the axes end at the last sample, or at the drawn task's end when later (on a quick
+    # machine the 4 samples take less than the task's 0.5 s), and at least 1 s after the start
+    t0 = dash.monitor.t0
+    assert dash.x_range.end == pytest.approx(
+        max(samples[-1]["time"] - t0, fake["stop"] - t0, 1.0))
 
 
 def test_visible_while_any_view_is(dash: Dashboard) -> None:
