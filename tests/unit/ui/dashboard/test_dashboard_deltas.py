@@ -133,6 +133,26 @@ def test_hidden_sends_nothing_and_shown_catches_up_in_one_update(dash: Dashboard
         max(samples[-1]["time"] - t0, fake["stop"] - t0, 1.0))
 
 
+def test_a_phase_that_ends_is_drawn_at_once_not_a_draw_interval_later(dash: Dashboard) -> None:
+    """A live view draws at most once per DRAW_S, except the sample after a phase ended:
+    its progress row says finished at once, with the header (where the Studio says so)."""
+    import dask
+
+    from interactive_recsys.runtime import jobs
+
+    dash.monitor.sample()
+    assert len(dash._pending) == 0 and dash._updated > 0
+    dash.monitor.sample()  # nothing new, within DRAW_S: kept for the next draw
+    assert len(dash._pending) == 1
+    jobs.compute(dask.delayed(sum)([1, 2]), phase="write")
+    dash.monitor.sample()  # a phase ended since: drawn now, with what was kept
+    assert len(dash._pending) == 0
+    assert dash.progress_view.rows[-1].label.value.startswith("1/1 tasks, finished")
+    assert "finished</b> in" in dash.status.value
+    dash.monitor.sample()  # no news again: back to one draw per DRAW_S
+    assert len(dash._pending) == 1
+
+
 def test_visible_while_any_view_is(dash: Dashboard) -> None:
     _visibility(dash, False, "a")
     _visibility(dash, True, "b")
