@@ -381,7 +381,7 @@ class Dataset:
 
         With ``columns``, a sample to compute on (a preview, a profile): only those columns,
         in the dataset's dtypes; parquet files are read from the first row groups of the
-        first file, decoding only ``n`` rows (:func:`~._sample.read_head`)."""
+        first file, decoding only ``n`` rows (``read_head``)."""
         if columns is not None:
             return read_head(self, n, list(columns))
         check_dtype_backend(dtype_backend, "Dataset.head")
@@ -431,7 +431,7 @@ class Dataset:
     def input_files(self) -> list[str]:
         """The files this dataset reads: its own, those it was derived from, or found in its
         graph; with the folders named as input (for the output guards,
-        :func:`~interactive_recsys.store._outputs.check_not_inside_input`).
+        ``check_not_inside_input``).
 
         >>> import pandas as pd
         >>> Dataset(pd.DataFrame({"a": [1]})).input_files()

@@ -1,4 +1,4 @@
-"""What an operator may know about where it runs: :class:`OpContext`, and :class:`RunFacts`,
+"""What an operator may know about where it runs: :class:`OpContext`, and ``RunFacts``,
 the facts of the run's data that every step of a fit, an update or a transform shares.
 
 The workflow fills both (one binding step for a fit and an update,
@@ -66,7 +66,7 @@ class OpContext:
     groups : the operator's input columns, in groups (one per output).
     node_id : the step's id in the workflow (names its files and its Dask tasks).
     artifacts_dir : the folder (or URL) that fitted states write their files into.
-    run : the facts of the run's data (:class:`RunFacts`).
+    run : the facts of the run's data (``RunFacts``).
     storage_options : fsspec options of ``artifacts_dir`` when it is a URL (``s3://...``).
 
     Examples

@@ -1,4 +1,4 @@
-"""PipelineBuilder: build a workflow by clicking, on top of :class:`~.model.BuilderModel`.
+"""PipelineBuilder: build a workflow by clicking, on top of ``BuilderModel``.
 
 The composition root: it makes the model (on Open), the :class:`~.model.RunController` and
 the panels (:mod:`.views`), each built from the model and the feedback areas and drawing

@@ -56,9 +56,9 @@ class RunEnd:
 
 
 class RunController:
-    """Preview and Run of ``model`` (None until a dataset is open; see :meth:`attach`).
+    """Preview and Run of ``model`` (None until a dataset is open; see ``attach``).
 
-    ``preview_rows``: the sample's rows; :attr:`client`: Run's Dask client (None: the
+    ``preview_rows``: the sample's rows; ``client``: Run's Dask client (None: the
     active one).
     """
 

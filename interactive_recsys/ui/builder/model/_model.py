@@ -203,7 +203,7 @@ class BuilderModel:
         self._set(*self._history.pop())
 
     def validate(self, branches: list[Branch]) -> None:
-        """Raise when ``branches`` cannot work on the dataset (see :func:`._validate.validate`)."""
+        """Raise when ``branches`` cannot work on the dataset (see ``_validate.validate``)."""
         validate(self.schema, branches)
 
     def observe(self, callback: Listener, names: str | Sequence[str] | None = None) -> None:
@@ -292,7 +292,7 @@ class BuilderModel:
 
     # ---- selection ------------------------------------------------------------------------
     def items(self) -> list[tuple[str, tuple[int, int]]]:
-        """What the step list shows (:func:`~.._branches.step_items`)."""
+        """What the step list shows (``step_items``)."""
         return step_items(self.branches)
 
     @property
@@ -355,19 +355,19 @@ class BuilderModel:
         """Output names and dtypes predicted before any fit."""
         return self.to_workflow().compute_schema(self.schema)
 
-    # ---- Preview and Run (:mod:`._run`) -------------------------------------------------
+    # ---- Preview and Run (``_run``) -------------------------------------------------
     def preview(self, n_rows: int = 1000) -> PreviewResult:
-        """The first ``n_rows`` rows transformed in this process (:func:`._run.preview`)."""
+        """The first ``n_rows`` rows transformed in this process (``_run.preview``)."""
         return _run.preview(self, n_rows)
 
     def run(self, output: str | os.PathLike | None = None, *,
             on_done: Callable[[Job], None] | None = None, client: Any = None,
             overwrite: bool = False) -> Job:
-        """Fit (and write ``output``) as a background job (:func:`._run.run`)."""
+        """Fit (and write ``output``) as a background job (``_run.run``)."""
         return _run.run(self, output, on_done=on_done, client=client, overwrite=overwrite)
 
     def check_output(self, output: Any, overwrite: bool = False) -> str | None:
-        """Every output check of :meth:`run`, now (:func:`._run.check_output`)."""
+        """Every output check of :meth:`run`, now (``_run.check_output``)."""
         return _run.check_output(self, output, overwrite)
 
     @property
@@ -376,38 +376,38 @@ class BuilderModel:
         return _run.running(self)
 
     def wait_run(self, timeout: float | None = None) -> Job | None:
-        """Wait for the end of the last :meth:`run` (:func:`._run.wait_run`)."""
+        """Wait for the end of the last :meth:`run` (``_run.wait_run``)."""
         return _run.wait_run(self, timeout)
 
     def default_output(self) -> str | None:
-        """Where Run writes by default (:func:`._run.default_output`)."""
+        """Where Run writes by default (``_run.default_output``)."""
         return _run.default_output(self)
 
-    # ---- Suggest (:mod:`._suggest`) ------------------------------------------------------
+    # ---- Suggest (``_suggest``) ------------------------------------------------------
     def suggest(self, max_loss: float | None = None, memory_budget: int | str | None = None,
                 *, measure: bool = True) -> list[Branch]:
-        """Replace the steps by a proposed pipeline (:func:`._suggest.suggest`)."""
+        """Replace the steps by a proposed pipeline (``_suggest.suggest``)."""
         return _suggest.suggest(self, max_loss, memory_budget, measure=measure)
 
     def measure(self) -> dict[str, MeasuredColumn]:
-        """Exact value counts of the categorical columns (:func:`._suggest.measure_counts`)."""
+        """Exact value counts of the categorical columns (``_suggest.measure_counts``)."""
         return _suggest.measure_counts(self)
 
     def threshold_note(self, op: str, params: dict[str, Any] | None) -> str | None:
-        """A warning for a threshold above the row count (:func:`._suggest.threshold_note`)."""
+        """A warning for a threshold above the row count (``_suggest.threshold_note``)."""
         return _suggest.threshold_note(self, op, params)
 
     @property
     def vocab_dims(self) -> dict[str, int]:
-        """The embedding dimensions the last Suggest lowered (:func:`._suggest.vocab_dims`)."""
+        """The embedding dimensions the last Suggest lowered (``_suggest.vocab_dims``)."""
         return _suggest.vocab_dims(self)
 
     @property
     def suggest_current(self) -> bool:
-        """Whether the last Suggest describes the steps now (:func:`._suggest.suggest_current`)."""
+        """Whether the last Suggest describes the steps now (``_suggest.suggest_current``)."""
         return _suggest.suggest_current(self)
 
-    # ---- save, load and code (:mod:`._store`) -------------------------------------------
+    # ---- save, load and code (``_store``) -------------------------------------------
     @classmethod
     def from_workflow(cls, workflow: Workflow, dataset: Any, **kwargs: Any) -> Self:
         """A model holding the branches of ``workflow`` (``a >> op >> op + b >> op ...``)."""
@@ -417,7 +417,7 @@ class BuilderModel:
 
     def export_code(self, workflow_dir: str = "my_workflow/", output: str | None = None
                     ) -> str:
-        """Python code of the identical workflow or job (:func:`._store.export_code`)."""
+        """Python code of the identical workflow or job (``_store.export_code``)."""
         return _store.export_code(self, workflow_dir, output)
 
     def save(self, path: str | os.PathLike, *, overwrite: bool = False) -> str:

@@ -1,7 +1,7 @@
 """Preview and Run of the builder's model: a fit on a sample, or a background fit (and
 write) on the whole dataset, each passing the previous fit as ``fit(..., reuse=)``.
 
-Functions over a :class:`~._model.BuilderModel` (its methods of the same names forward
+Functions over a ``BuilderModel`` (its methods of the same names forward
 here); they read and set the run state its ``__init__`` declares. Plain Python, no widgets.
 
 >>> import pandas as pd

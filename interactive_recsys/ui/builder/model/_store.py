@@ -1,7 +1,7 @@
 """Save, load and export the builder's model: the workflow as JSON (+ parquet vocabularies
 once fitted), a model made from an existing workflow, and the Python code that rebuilds it.
 
-Functions over a :class:`~._model.BuilderModel` (its methods of the same names forward
+Functions over a ``BuilderModel`` (its methods of the same names forward
 here); plain Python, no widgets.
 
 >>> import pandas as pd, tempfile, os

@@ -2,7 +2,7 @@
 profile, each ``Categorify``'s threshold chosen from exact counts (:mod:`.suggest`), and
 the warning for a threshold that no value can reach.
 
-Functions over a :class:`~._model.BuilderModel` (its methods of the same names forward
+Functions over a ``BuilderModel`` (its methods of the same names forward
 here); they read and set the vocabulary state its ``__init__`` declares. Plain Python, no
 widgets.
 

@@ -4,7 +4,7 @@ remove a stopped Run's temporary output.
 :class:`RecoveryPanel` is built from the model, the feedback, the Output field (where the
 temporaries are looked for) and a function that opens a dataset path (to restore a
 pipeline before any dataset is open). The offers sit in their own row at the top of the
-builder (:attr:`RecoveryPanel.root`), apart from the message areas, so that a later
+builder (``RecoveryPanel.root``), apart from the message areas, so that a later
 message does not wipe them:
 
 * "Restore the pipeline saved at HH:MM (N steps)": the pipeline autosaved beside the
@@ -78,7 +78,7 @@ class RecoveryPanel:
 
     ``output_text``: the Output field; ``open_path(path)``: opens a dataset path and
     returns its model; ``autosave``: None (on in a Jupyter kernel, off elsewhere), True
-    (on), False (off) or the file's path; on, the file is :func:`~._autosave.autosave_path`.
+    (on), False (off) or the file's path; on, the file is ``autosave_path``.
     """
 
     def __init__(self, model: BuilderModel | None, feedback: Feedback, output_text: MaskedText,

@@ -35,9 +35,9 @@ from interactive_recsys.ui.preview._preview import frame_html
 
 class RunPanel:
     """Preview, Run, Save, Load and Export code of ``model`` (None: no dataset open yet),
-    through ``runs``. :attr:`root` is the action bar (output, buttons, messages, status);
-    :attr:`oov_alert`, :attr:`preview_view`, :attr:`preview_html`, :attr:`file_row` and
-    :attr:`code` are placed by the builder."""
+    through ``runs``. ``root`` is the action bar (output, buttons, messages, status);
+    ``oov_alert``, ``preview_view``, ``preview_html``, ``file_row`` and
+    ``code`` are placed by the builder."""
 
     def __init__(self, model: BuilderModel | None, feedback: Feedback,
                  runs: RunController) -> None:
