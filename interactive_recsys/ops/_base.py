@@ -222,6 +222,20 @@ class Operator(OperatorOperand):
         return {"op": type(self).__name__, "params": {
             k: v for k, v in self._params.items() if v != self.params[k].default}}
 
+    @classmethod
+    def saved_params(cls, params: dict[str, Any], functions: dict[str, Any] | None
+                     ) -> dict[str, Any]:
+        """The parameters of a step read from a saved ``workflow.json``, as the constructor
+        takes them; default: unchanged. An operator whose saved form differs (a function
+        saved by name, a side table saved by its content hash) overrides it, and refuses a
+        bad saved value with :class:`SavedParamError` naming the parameter.
+
+        >>> from interactive_recsys.ops import Clip
+        >>> Clip.saved_params({"min_value": 0}, None)
+        {'min_value': 0}
+        """
+        return params
+
     @staticmethod
     def from_config(config: dict[str, Any]) -> Operator:
         name = config.get("op")
@@ -370,6 +384,12 @@ class StatOperator(Operator, register=False):
         the old outputs. Default: True unless the states are equal."""
         return old != merged
 
+    def update_warnings(self, merged: dict[str, Any]) -> list[str]:
+        """What an update into ``merged`` left out that the user should know (override),
+        one message each; the workflow warns them as an ``UpdateWarning``, with the step's
+        id. Default: none."""
+        return []
+
     def not_mergeable(self, ctx: OpContext, why: str) -> NotMergeableError:
         """The error of a step that cannot be updated: names it, its columns, why, the fix."""
         columns = [c for g in ctx.groups for c in g]
@@ -388,6 +408,15 @@ class StatOperator(Operator, register=False):
         there, not at transform); default: the input columns in ``per_column_state``."""
         columns = [c for g in groups for c in g]
         return {entry: columns for entry in self.per_column_state}
+
+
+class SavedParamError(ValueError):
+    """A saved step's parameter ``param`` that its operator cannot take back (see
+    :meth:`Operator.saved_params`); the message says why."""
+
+    def __init__(self, param: str, message: str) -> None:
+        super().__init__(message)
+        self.param = param
 
 
 class RowFilter(Operator, register=False):

@@ -295,6 +295,18 @@ class Categorify(StatOperator):
                 "promoted": extended.promoted, **({"pending": True} if threshold > 1 else {})}
         return {"vocabs": vocabs}
 
+    def update_warnings(self, merged: dict[str, Any]) -> list[str]:
+        """The vocabularies that reached ``max_size`` in an update, with the values refused.
+
+        >>> [note.split(",")[0] for note in
+        ...  Categorify(max_size=3).update_warnings({"vocabs": {"c": {"refused": 2}}})]
+        ["the vocabulary of 'c' reached max_size"]
+        """
+        return [f"the vocabulary of {key!r} reached max_size, so {info['refused']} new values "
+                "were refused (encoded as out-of-vocabulary). Raise max_size and refit to give "
+                "them ids." for key, info in merged.get("vocabs", {}).items()
+                if info.get("refused")]
+
     def update_changes_seen_rows(self, old: dict[str, Any], merged: dict[str, Any]) -> bool:
         """Ids never move; only a value that crossed ``freq_threshold`` (out-of-vocabulary
         before, an id now) changes the encoding of rows already seen."""

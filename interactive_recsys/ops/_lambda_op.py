@@ -116,8 +116,8 @@ class LambdaOp(Operator):
         return config
 
     @classmethod
-    def resolve_config(cls, params: dict[str, Any],
-                       functions: dict[str, Callable] | None) -> dict[str, Any]:
+    def saved_params(cls, params: dict[str, Any],
+                     functions: dict[str, Callable] | None) -> dict[str, Any]:
         """Turn a saved function reference back into a callable (or a FunctionRef)."""
         f = params.get("f")
         if isinstance(f, dict):

@@ -51,7 +51,8 @@ from interactive_recsys.workflow._plan import OpStep, Plan, fit_phases, prepare
 
 
 class UpdateWarning(UserWarning):
-    """An update left something out (``Categorify(max_size=...)`` refused new values)."""
+    """An update left something out (an operator's ``update_warnings``: values a vocabulary
+    refused, for example)."""
 
 
 def updated(output: Node, fitted: FittedState, data: Any,
@@ -72,7 +73,10 @@ def updated(output: Node, fitted: FittedState, data: Any,
     plan.bind(ds, temporary.path, temporary, storage_options, fitted.artifacts_dir)
     started = time.perf_counter()
     merged, report, phases = _merged_phases(output, fitted, plan, ds, temporary.path)
-    _warn_refused(report)
+    for node in output.stat_nodes():  # what each step's own update left out
+        node_id = plan.steps[nodes.index(node)].node_id
+        for note in node.op.update_warnings(merged[node_id]):
+            warnings.warn(f"{node_id}: {note}", UpdateWarning, stacklevel=2)
     return FittedState(merged, fitted.input_schema, True,
                        fit_stats={"phases": phases, "seconds": time.perf_counter() - started,
                                   "update": {"rows": ds.known_num_rows, "steps": report}},
@@ -168,16 +172,6 @@ def _step_report(state: dict[str, Any]) -> dict[str, Any]:
     return {key: {name: info[name] for name in ("version", "new_rows", "appended", "refused",
                                                 "promoted") if name in info}
             for key, info in vocabs.items()}
-
-
-def _warn_refused(report: dict[str, Any]) -> None:
-    for node_id, tables in report.items():
-        for key, info in tables.items():
-            if info.get("refused"):
-                warnings.warn(
-                    f"{node_id}: the vocabulary of {key!r} reached max_size, so "
-                    f"{info['refused']} new values were refused (encoded as out-of-vocabulary). "
-                    "Raise max_size and refit to give them ids.", UpdateWarning, stacklevel=3)
 
 
 def new_rows(wf: Any) -> dict[str, tuple[int, int]]:
