@@ -383,7 +383,11 @@ class Dataset:
         in the dataset's dtypes; parquet files are read from the first row groups of the
         first file, decoding only ``n`` rows (``read_head``)."""
         if columns is not None:
-            return read_head(self, n, list(columns))
+            columns = list(columns)
+            table = read_head(self.files, self.schema.select(columns).to_arrow(), n, columns)
+            if table is not None:
+                return self.backend.to_pandas(self.backend.from_arrow(table))
+            return self.head(n)[columns]
         check_dtype_backend(dtype_backend, "Dataset.head")
         frames, got = [], 0
         for part in self.to_iter():

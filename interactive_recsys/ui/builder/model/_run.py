@@ -40,7 +40,7 @@ from interactive_recsys.ui.builder.suggest import check_oov
 from interactive_recsys.workflow._workflow import Workflow
 
 if TYPE_CHECKING:
-    from interactive_recsys.ui.builder.model._model import BuilderModel
+    from interactive_recsys.ui.builder.model._state import ModelState
 
 
 @dataclass
@@ -58,7 +58,7 @@ class PreviewResult:
     fitted_on_sample: bool = True
 
 
-def preview(model: BuilderModel, n_rows: int = 1000) -> PreviewResult:
+def preview(model: ModelState, n_rows: int = 1000) -> PreviewResult:
     """Transform the first ``n_rows`` rows in this process (a quick look): with the
     fitted workflow (the last Run's, or one loaded) when nothing was edited since, so the
     ids are those the Run wrote; else with the workflow fitted on these rows."""
@@ -79,7 +79,7 @@ def preview(model: BuilderModel, n_rows: int = 1000) -> PreviewResult:
                          model.dataset.known_num_rows, fitted_on_sample=fitted is None)
 
 
-def default_output(model: BuilderModel) -> str | None:
+def default_output(model: ModelState) -> str | None:
     """Where Run writes by default: ``<input>-processed`` next to a dataset read from
     files (a directory ``data/`` -> ``data-processed``); None (fit only) for a dataset
     in memory.
@@ -113,7 +113,7 @@ def default_output(model: BuilderModel) -> str | None:
     return source + "-processed"
 
 
-def run(model: BuilderModel, output: str | os.PathLike | None = None, *,
+def run(model: ModelState, output: str | os.PathLike | None = None, *,
         on_done: Callable[[Job], None] | None = None, client: Any = None,
         overwrite: bool = False) -> Job:
     """Fit on the whole dataset (and write the transformed data to ``output``) as a
@@ -143,7 +143,7 @@ def run(model: BuilderModel, output: str | os.PathLike | None = None, *,
     return job
 
 
-def _finished(model: BuilderModel, job: Job, wf: Workflow, nodes: Any,
+def _finished(model: ModelState, job: Job, wf: Workflow, nodes: Any,
               on_done: Callable[[Job], None] | None, ended: threading.Event) -> None:
     """At the end of ``job`` (waited for here, in a helper thread): keep its fitted
     workflow for the next Run (and as the model's, while its steps are unchanged), check
@@ -163,7 +163,7 @@ def _finished(model: BuilderModel, job: Job, wf: Workflow, nodes: Any,
         ended.set()
 
 
-def check_output(model: BuilderModel, output: Any, overwrite: bool = False) -> str | None:
+def check_output(model: ModelState, output: Any, overwrite: bool = False) -> str | None:
     """Every output check of :func:`run` now, before any work (exists, is, contains or
     is inside the input, not writable); the "last run" is this one from now on."""
     if not running(model):
@@ -185,13 +185,13 @@ def check_output(model: BuilderModel, output: Any, overwrite: bool = False) -> s
     return output
 
 
-def running(model: BuilderModel) -> bool:
+def running(model: ModelState) -> bool:
     """Whether the last :func:`run` (or its ``on_done``) has not ended yet."""
     ended = model.run_ended
     return ended is not None and not ended.is_set()
 
 
-def wait_run(model: BuilderModel, timeout: float | None = None) -> Job | None:
+def wait_run(model: ModelState, timeout: float | None = None) -> Job | None:
     """Wait until the last :func:`run` has ended and its ``on_done`` has returned; its job,
     or ``None`` when it was refused before anything ran (an existing output, say)."""
     ended = model.run_ended

@@ -33,10 +33,10 @@ from interactive_recsys.ui.builder.suggest import (
 )
 
 if TYPE_CHECKING:
-    from interactive_recsys.ui.builder.model._model import BuilderModel
+    from interactive_recsys.ui.builder.model._state import ModelState
 
 
-def suggest(model: BuilderModel, max_loss: float | None = None,
+def suggest(model: ModelState, max_loss: float | None = None,
             memory_budget: int | str | None = None, *,
             measure: bool = True) -> list[Branch]:
     """Replace the steps by a pipeline proposed from the column profile (:mod:`.suggest`);
@@ -64,7 +64,7 @@ def suggest(model: BuilderModel, max_loss: float | None = None,
     return branches
 
 
-def vocab_dims(model: BuilderModel) -> dict[str, int]:
+def vocab_dims(model: ModelState) -> dict[str, int]:
     """``{column: dim}`` of the tables whose embedding dimension the last :meth:`suggest`
     lowered below NVTabular's rule to fit the memory budget (empty when none was):
     the per-table ``dims`` of :class:`~interactive_recsys.stats.EmbeddingReport` and
@@ -72,7 +72,7 @@ def vocab_dims(model: BuilderModel) -> dict[str, int]:
     return suggested_dims(model.vocab_choices)
 
 
-def suggest_current(model: BuilderModel) -> bool:
+def suggest_current(model: ModelState) -> bool:
     """Whether the last :meth:`suggest`'s choices describe the steps as they are now
     (``False`` before any Suggest, and after any edit of the steps since; an Undo back
     to the suggested steps makes them current again).
@@ -92,7 +92,7 @@ def suggest_current(model: BuilderModel) -> bool:
     return model.suggested_branches is not None and model.branches == model.suggested_branches
 
 
-def measure_counts(model: BuilderModel) -> dict[str, MeasuredColumn]:
+def measure_counts(model: ModelState) -> dict[str, MeasuredColumn]:
     """Exact value counts of the categorical columns over every row
     (:func:`.measure_columns`), computed once."""
     if model.measured is None:
@@ -100,7 +100,7 @@ def measure_counts(model: BuilderModel) -> dict[str, MeasuredColumn]:
     return model.measured
 
 
-def threshold_note(model: BuilderModel, op: str, params: dict[str, Any] | None) -> str | None:
+def threshold_note(model: ModelState, op: str, params: dict[str, Any] | None) -> str | None:
     """The operator's own warning about its parameters on this dataset's row count (its
     ``Operator.data_warnings``), or ``None``: the builder names no operator's rule."""
     notes = make_operator(op, params).data_warnings(model.dataset.known_num_rows)
