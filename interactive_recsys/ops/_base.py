@@ -228,7 +228,7 @@ class Operator(OperatorOperand):
         """The parameters of a step read from a saved ``workflow.json``, as the constructor
         takes them; default: unchanged. An operator whose saved form differs (a function
         saved by name, a side table saved by its content hash) overrides it, and refuses a
-        bad saved value with :class:`SavedParamError` naming the parameter.
+        bad saved value with ``SavedParamError`` naming the parameter.
 
         >>> from interactive_recsys.ops import Clip
         >>> Clip.saved_params({"min_value": 0}, None)
