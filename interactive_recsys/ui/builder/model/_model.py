@@ -125,6 +125,9 @@ class BuilderModel:
         self.reuse_run: Workflow | None = None
         self.reuse_preview: Workflow | None = None
         self.last_job: Any = None
+        #: ``(output, fitted workflow folder)`` of the last finished Run that wrote an
+        #: output (or of a restored one); None: no such Run
+        self.run_output: tuple[str, str] | None = None
         #: set when the last Run (and its ``on_done``) ended; None: no run, or refused
         self.run_ended: threading.Event | None = None
         #: the last :meth:`suggest`'s vocabulary choice per categorical column
