@@ -119,6 +119,8 @@ def test_a_restored_builder_uses_the_runs_fitted_workflow_without_a_fit(tmp_path
     assert "fitted, with vocabularies" in second.message, second.message
     second.buttons["export"].click()
     assert Workflow.load(tmp_path / "saved").fitted
+    report = irs.stats.EmbeddingReport(model.fitted_workflow, dataset=model.dataset)
+    assert sorted(report.tables) == ["C1", "C2"]  # the Embeddings tab's report
     assert fits == []  # nothing was fitted again
 
 
