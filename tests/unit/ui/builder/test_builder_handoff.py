@@ -8,12 +8,15 @@ from __future__ import annotations
 import html
 import json
 import os
+import shutil
+import threading
 
 import numpy as np
 import pandas as pd
 import pytest
 
 import interactive_recsys as irs
+from interactive_recsys.runtime._job import JobCancelledError
 from interactive_recsys.ui.builder import PipelineBuilder
 from interactive_recsys.workflow._workflow import Workflow
 
@@ -137,13 +140,27 @@ def test_a_restored_builder_refuses_a_workflow_that_does_not_match(tmp_path, mon
     assert second.model.fitted_workflow is None and second.model.reuse_run is None
 
 
-def test_restore_brings_back_the_suggest_card(tmp_path):
+def test_a_restored_builder_names_a_workflow_that_is_gone(tmp_path):
+    _, out, path = _ran_and_saved(tmp_path)
+    shutil.rmtree(out + ".workflow")
+    second = PipelineBuilder(autosave=path)
+    second.restore_button.click()
+    assert "could not be loaded" in second.message and "not used" in second.message
+    assert second.model.fitted_workflow is None
+
+
+def test_restore_brings_back_the_suggest_card(tmp_path, monkeypatch):
     data, path = _data(tmp_path), tmp_path / ".nb.irs-pipeline.json"
     first = PipelineBuilder(data, autosave=path)
     first.suggest_card.loss_percent.value = 2.0
     first.suggest_button.click()
     assert first.suggest_card.table.value, first.message
     first.autosaver.flush()
+
+    def no_count(*args, **kwargs):
+        raise AssertionError("counted the data again")
+    monkeypatch.setattr("interactive_recsys.ui.builder.model._suggest.measure_columns",
+                        no_count)
     second = PipelineBuilder(data, autosave=path)
     second.restore_button.click()
     card = second.suggest_card
@@ -176,3 +193,22 @@ def test_run_and_load_are_disabled_while_a_run_goes_on(tmp_path, monkeypatch, fa
     assert job.status == ("error" if fail else "finished"), builder.message
     assert seen == [True, False] and loads == [True, False]
     assert builder.run_button.disabled is False
+
+
+def test_run_and_load_are_enabled_again_after_a_cancel(tmp_path, monkeypatch):
+    builder = PipelineBuilder(_data(tmp_path), output=str(tmp_path / "out"), autosave=False)
+    _build(builder)
+    started, release = threading.Event(), threading.Event()
+
+    def slow(self, *args, **kwargs):  # stops as a cancelled Dask computation does
+        started.set()
+        release.wait(30)
+        raise JobCancelledError("cancelled by job.cancel()")
+    monkeypatch.setattr(Workflow, "fit", slow)
+    builder.run_button.click()
+    assert started.wait(30) and builder.run_button.disabled
+    assert builder.buttons["load"].disabled
+    builder.buttons["cancel"].click()
+    release.set()
+    assert builder.model.wait_run(60).status == "cancelled", builder.message
+    assert not builder.run_button.disabled and not builder.buttons["load"].disabled

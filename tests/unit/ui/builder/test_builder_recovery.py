@@ -504,3 +504,16 @@ def test_a_record_with_suggest_run_and_options_is_read_back():
     saved = read_autosave_text(json.dumps(record))
     assert saved.suggest["max_loss"] == 0.02 and saved.suggest["measured"] == [_MEASURED]
     assert saved.run == record["run"] and saved.options == {"overwrite": True}
+
+
+def test_an_autosave_of_format_version_2_is_still_offered(tmp_path):
+    path = tmp_path / ".nb.irs-pipeline.json"
+    record = _valid_record()
+    for key in ("run", "suggest", "options"):
+        del record[key]
+    record["format_version"] = 2
+    path.write_text(json.dumps(record))
+    builder = PipelineBuilder(_frame(), autosave=path)
+    assert builder.autosave_error.layout.display == "none", _shown(builder)
+    builder.restore_button.click()
+    assert builder.model.branches[0].steps == [Step("Categorify", {"freq_threshold": 2})]
