@@ -76,7 +76,12 @@ from interactive_recsys.ui.builder.model._validate import (
     did_you_mean,
     validate,
 )
-from interactive_recsys.ui.builder.suggest import MAX_LOSS, MeasuredColumn, OOVWarning
+from interactive_recsys.ui.builder.suggest import (
+    MAX_LOSS,
+    MEMORY_BUDGET,
+    MeasuredColumn,
+    OOVWarning,
+)
 from interactive_recsys.workflow._graph import Node
 from interactive_recsys.workflow._workflow import Workflow
 
@@ -125,6 +130,9 @@ class BuilderModel:
         self.reuse_run: Workflow | None = None
         self.reuse_preview: Workflow | None = None
         self.last_job: Any = None
+        #: ``(output, fitted workflow folder)`` of the last finished Run that wrote an
+        #: output (or of a restored one); None: no such Run
+        self.run_output: tuple[str, str] | None = None
         #: set when the last Run (and its ``on_done``) ended; None: no run, or refused
         self.run_ended: threading.Event | None = None
         #: the last :meth:`suggest`'s vocabulary choice per categorical column
@@ -133,6 +141,8 @@ class BuilderModel:
         #: when the tables do not fit: by how much, and what loss would fit
         self.vocab_shortfall: Any = None
         self.vocab_max_loss = MAX_LOSS
+        #: the memory budget of the last :meth:`suggest` (bytes of fp32 embedding weights)
+        self.vocab_budget: int | str = MEMORY_BUDGET
         #: the steps the last :meth:`suggest` proposed (its choices describe these steps only)
         self.suggested_branches: list[Branch] | None = None
         #: exact counts of the categorical columns over every row (measured by the first

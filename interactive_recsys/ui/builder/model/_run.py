@@ -113,6 +113,20 @@ def default_output(model: ModelState) -> str | None:
     return source + "-processed"
 
 
+#: Appended to a Run's output path to name the folder its fitted workflow is saved to.
+WORKFLOW_SUFFIX = ".workflow"
+
+
+def workflow_path(output: str | os.PathLike) -> str:
+    """Where a Run that writes ``output`` saves its fitted workflow: the sibling folder
+    ``<output>.workflow`` (never inside the output, whose readers list every data file).
+
+    >>> workflow_path("data-processed/"), workflow_path("s3://b/out")
+    ('data-processed.workflow', 's3://b/out.workflow')
+    """
+    return os.fspath(output).rstrip("/" + os.sep) + WORKFLOW_SUFFIX
+
+
 def run(model: ModelState, output: str | os.PathLike | None = None, *,
         on_done: Callable[[Job], None] | None = None, client: Any = None,
         overwrite: bool = False) -> Job:
@@ -123,7 +137,8 @@ def run(model: ModelState, output: str | os.PathLike | None = None, *,
     output (:func:`check_output`; an existing one unless ``overwrite``) raises at once
     and leaves no job (:func:`wait_run` gives ``None``). ``on_done(job)``: called from a
     helper thread at the end; ``client``: a ``distributed.Client`` instead of the active
-    one."""
+    one. With an output, the fitted workflow is saved (atomically, as the output) to
+    :func:`workflow_path` of it, which ``model.run_output`` names once the Run finished."""
     output = check_output(model, output, overwrite)
     wf, dataset, previous = model.to_workflow(), model.dataset, model.reuse_run
     nodes = wf.to_config()["nodes"]
@@ -132,26 +147,30 @@ def run(model: ModelState, output: str | os.PathLike | None = None, *,
         wf.fit(dataset, reuse=previous)  # only the steps edited since are computed
         if output is not None:
             wf.transform(dataset).to_parquet(output, overwrite=overwrite)
+            wf.save(workflow_path(output), overwrite=overwrite)
         return wf
 
     # without a client, the local scheduler's tasks are counted: progress either way
     job = Job(work, name="builder-run", client=client, track_local=True).start()
     model.last_job = job
     ended = model.run_ended = threading.Event()
-    threading.Thread(target=_finished, args=(model, job, wf, nodes, on_done, ended),
+    threading.Thread(target=_finished, args=(model, job, wf, (nodes, output), on_done, ended),
                      name="irs-builder-run-done", daemon=True).start()
     return job
 
 
-def _finished(model: ModelState, job: Job, wf: Workflow, nodes: Any,
+def _finished(model: ModelState, job: Job, wf: Workflow, planned: tuple[Any, str | None],
               on_done: Callable[[Job], None] | None, ended: threading.Event) -> None:
     """At the end of ``job`` (waited for here, in a helper thread): keep its fitted
-    workflow for the next Run (and as the model's, while its steps are unchanged), check
-    its lost lookups, call ``on_done``, then set ``ended``."""
+    workflow for the next Run (and as the model's, while its steps are unchanged) and
+    where it wrote it, check its lost lookups, call ``on_done``, then set ``ended``.
+    ``planned``: the Run's nodes and output."""
+    nodes, output = planned
     job.exception()  # waits for the end
     try:
         if job.status == "finished":
             model.reuse_run = wf
+            model.run_output = (output, workflow_path(output)) if output else None
             model.oov_warnings = check_oov(wf, model.vocab_choices,
                                            max_loss=model.vocab_max_loss,
                                            measured=model.measured)
@@ -182,6 +201,11 @@ def check_output(model: ModelState, output: Any, overwrite: bool = False) -> str
                                "or allow replacing it (overwrite=True, the 'replace' box).")
     else:
         check_local_output(output, model.dataset.input_files(), overwrite=overwrite)
+    saved = workflow_path(output)
+    if not overwrite and storage.exists(saved, model.dataset.storage_options):
+        raise DatasetError(f"The folder {saved!r}, where Run saves the fitted workflow beside "
+                           "its output, already exists; choose another output or allow "
+                           "replacing it (overwrite=True, the 'replace' box).")
     return output
 
 
@@ -213,5 +237,5 @@ def job_text(job: Job) -> str:
     return f"Run {job.status}: {progress or 'starting'}..."
 
 
-__all__ = ["PreviewResult", "check_output", "default_output", "job_text", "preview", "run",
-           "running", "wait_run"]
+__all__ = ["WORKFLOW_SUFFIX", "PreviewResult", "check_output", "default_output", "job_text",
+           "preview", "run", "running", "wait_run", "workflow_path"]

@@ -1,4 +1,5 @@
-"""What the model's function modules (``_run``, ``_store``, ``_suggest``, ``_validate``) use
+"""What the model's function modules (``_run``, ``_store``, ``_suggest``, ``_validate``,
+``_handoff``) use
 of a ``BuilderModel``: its state and the few
 methods they call, as a ``typing.Protocol``. They are typed with it, so none of them
 imports the class whose methods forward to them (no import circle, type hints counted);
@@ -40,6 +41,8 @@ class ModelState(Protocol):
     suggested_branches: list[Branch] | None
     measured: dict[str, MeasuredColumn] | None
     oov_warnings: list[OOVWarning]
+    vocab_budget: int | str
+    run_output: tuple[str, str] | None
 
     @property
     def schema(self) -> Schema: ...

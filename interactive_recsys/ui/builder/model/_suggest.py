@@ -54,9 +54,9 @@ def suggest(model: ModelState, max_loss: float | None = None,
         raise ParameterError(f"The share of lookups that may be lost must be in [0, 1) "
                              f"(0.01 = 1%). Got {max_loss!r} instead.")
     model.vocab_max_loss = MAX_LOSS if max_loss is None else max_loss
+    model.vocab_budget = MEMORY_BUDGET if memory_budget is None else memory_budget
     model.vocab_choices, model.vocab_fits, model.vocab_shortfall = vocab_plan(
-        model.profile, model.vocab_max_loss,
-        MEMORY_BUDGET if memory_budget is None else memory_budget,
+        model.profile, model.vocab_max_loss, model.vocab_budget,
         measure_counts(model) if measure else None)
     branches = suggest_branches(model.profile, model.vocab_choices)
     model.suggested_branches = copy.deepcopy(branches)  # before observers hear of them
