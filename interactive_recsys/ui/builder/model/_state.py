@@ -1,9 +1,8 @@
 """What the model's function modules (``_run``, ``_store``, ``_suggest``, ``_validate``,
-``_handoff``) use
-of a ``BuilderModel``: its state and the few
-methods they call, as a ``typing.Protocol``. They are typed with it, so none of them
-imports the class whose methods forward to them (no import circle, type hints counted);
-``BuilderModel`` is one (``tests/unit/ui/builder/test_builder_model.py`` checks it).
+``_handoff``) use of a ``BuilderModel``: its state and the few methods they call, as a
+``typing.Protocol``. They are typed with it, so none of them imports the class whose methods
+forward to them (no import circle, type hints counted); ``BuilderModel`` is one
+(``tests/unit/ui/builder/test_builder_model.py`` checks it).
 """
 
 from __future__ import annotations
