@@ -1,5 +1,6 @@
 """Helpers shared by several test modules: folder digests, Categorify's ids by hand, a small
-frame, an edit of a saved workflow.json, and Dask workers whose clocks a busy machine skewed."""
+frame, an edit of a saved workflow.json, Dask workers whose clocks a busy machine skewed, and
+how long a test's subprocess may take before it counts as hung."""
 
 from __future__ import annotations
 
@@ -16,6 +17,11 @@ import pandas as pd
 
 import interactive_recsys as irs
 from interactive_recsys import ops
+
+#: Seconds a test's subprocess (a fresh interpreter that imports the package and does some
+#: work: seconds on a quiet machine) may take before it counts as hung: a guard against a
+#: hang, under pytest's 300 s per test, never a speed limit (a busy machine stretches it).
+HANG_S = 270
 
 
 def digest(folder, skip: str | None = None) -> dict[str, str]:

@@ -173,7 +173,8 @@ def test_dashboard_draws_at_its_pace_idle_hidden_and_during_a_run(lab: LabPage) 
     samples = _between(rec["samples"], started, ended)
     print(f"during a run of {ended - started:.0f} s: {len(draws)} draws, "
           f"{len(samples)} samples")
-    assert len(draws) <= _most_draws(ended - started), draws
+    # the run's two phases (fit, write) may each add a draw: a phase's end is drawn at once
+    assert len(draws) <= _most_draws(ended - started) + 2, draws
     assert not [d for d in rec["draws"] if d[1]]  # never drawn while hidden
     tasks = lab.wait_for_bokeh_source("irs-tasks", lambda d: "write_part" in d["group"],
                                       timeout=PATIENCE_S)

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import HANG_S
+
 HERE = Path(__file__).parent
 
 
@@ -23,7 +25,7 @@ def _run_without_chromium(tmp_path: Path, ci: bool) -> tuple[int, str]:
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=",
          "--import-mode=importlib", f"--confcutdir={HERE}", "-rsE", "-q",
          str(HERE / "test_lab_fixtures.py")],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=HANG_S)
     return proc.returncode, proc.stdout + proc.stderr
 
 

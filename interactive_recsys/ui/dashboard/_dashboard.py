@@ -147,7 +147,7 @@ class Dashboard(widgets.VBox):
         self.signal.on_render(self._guard(self._on_render))
         self.theme = theme_watch(self.layout_bokeh)  # plots in JupyterLab's light/dark theme
         self.signal.on_change(self._guard(self._on_visibility))
-        # the header: one line at any width (the status shrinks, its end clipped with "…")
+        # the header: the status shrinks with the width and its text wraps, never clipped
         self.status = widgets.HTML(self._status_html(), layout=widgets.Layout(
             flex="1 1 auto", min_width="0", overflow="hidden"))
         self.status.add_class("irs-dashboard-status")

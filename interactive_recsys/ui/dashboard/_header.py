@@ -39,8 +39,8 @@ def status_html(state: str, monitor: Any, rows: int | None = None) -> str:
     text = (f"<b>Cluster</b> · <i>{state}</i>{job_state(monitor, rows)} · "
             f"{html.escape(cluster_summary(monitor))}")
     plain = html.escape(html.unescape(re.sub(r"<[^>]+>", "", text)), quote=True)
-    return (f'<div class="irs-dashboard-status" title="{plain}" style="white-space:normal;'
-            f'overflow-wrap:anywhere;line-height:20px;padding:4px 0">{text}</div>')
+    return (f'<div title="{plain}" style="white-space:normal;overflow-wrap:anywhere;'
+            f'line-height:20px;padding:4px 0">{text}</div>')
 
 
 def job_state(monitor: Any, rows: int | None = None, now: float | None = None) -> str:

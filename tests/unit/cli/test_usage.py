@@ -15,6 +15,7 @@ from interactive_recsys.cli._main import main
 from interactive_recsys.cli._parser import build_parser
 from interactive_recsys.cli._usage import masked_message
 from interactive_recsys.redact import MASK
+from tests.helpers import HANG_S
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
 KEY, SECRET = "AKIAMARK7Q2Z", "S3CR3T-MARK-9f2c"
@@ -175,7 +176,7 @@ def test_the_real_command_in_a_subprocess():
         capture_output=True,
         text=True,
         env=env,
-        timeout=120,
+        timeout=HANG_S,
     )
     assert out.returncode == 2
     assert SECRET not in out.stdout + out.stderr and KEY not in out.stdout + out.stderr

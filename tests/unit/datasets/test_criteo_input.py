@@ -18,6 +18,7 @@ from interactive_recsys.cli._main import main
 from interactive_recsys.datasets import criteo_to_torchrec
 from interactive_recsys.datasets._criteo_input import criteo_input_files, days_text, parse_days
 from interactive_recsys.errors import DatasetError, ParameterError
+from tests.helpers import HANG_S
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
 LINE = "\t".join(["1", "5"] + ["1"] * 12 + ["68fd1e64"] * 26) + "\n"
@@ -86,7 +87,7 @@ def test_a_huge_days_range_is_checked_without_listing_it(tmp_path):
         capture_output=True,
         text=True,
         env=env,
-        timeout=120,
+        timeout=HANG_S,
         preexec_fn=_limited_memory,
     )
     assert out.returncode == 2, out.stderr

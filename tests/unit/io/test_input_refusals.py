@@ -20,6 +20,7 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys import ops
+from tests.helpers import HANG_S
 from tests.unit.runtime.test_cluster_faults import irs_cli
 
 
@@ -51,7 +52,7 @@ def test_a_fifo_as_input_is_refused_by_name_before_any_read(saved):
         out = saved / f"out-{command[0]}"
         line = _one_error_line(irs_cli(*command, "--workflow", "wf", "--input", "events.csv",
                                        "--output", str(out), "--local", cwd=saved,
-                                       timeout=60))
+                                       timeout=HANG_S))
         assert "'events.csv' is a FIFO (named pipe), not a regular file" in line
         assert "cat PIPE > data.csv" in line  # the fix
         assert not out.exists()

@@ -22,7 +22,7 @@ from interactive_recsys import ops
 from interactive_recsys.cli import _main as cli
 from interactive_recsys.errors import DatasetError
 from interactive_recsys.io import _writer as writer
-from tests.helpers import digest_tree, tagged_frame
+from tests.helpers import HANG_S, digest_tree, tagged_frame
 
 REPO = Path(__file__).resolve().parents[3]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
@@ -117,7 +117,7 @@ def test_cli_refuses_an_output_inside_the_input_folder(workspace):
     done = subprocess.run([sys.executable, "-m", "interactive_recsys.cli", "run", "--local",
                            "--workflow", str(workspace / "wf"), "--input",
                            str(workspace / "data"), "--output", str(workspace / "data" / "o")],
-                          env=ENV, capture_output=True, text=True, timeout=120)
+                          env=ENV, capture_output=True, text=True, timeout=HANG_S)
     assert done.returncode == 2, done.stderr
     assert re.search(_inside_input_messages(workspace), done.stderr), done.stderr
     assert "Traceback" not in done.stderr

@@ -19,7 +19,7 @@ import interactive_recsys as irs
 from interactive_recsys.cli import _main as cli
 from interactive_recsys.errors import ParameterError
 from interactive_recsys.store._outputs import OutputError, clean_stale, stale_temporaries
-from tests.helpers import digest_tree, tagged_frame
+from tests.helpers import HANG_S, digest_tree, tagged_frame
 
 REPO = Path(__file__).resolve().parents[3]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
@@ -66,7 +66,7 @@ def test_disk_full_names_the_file_and_leaves_nothing(tmp_path):
             print("ERROR", exc)
     """)
     done = subprocess.run([sys.executable, "-c", script], env=ENV, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=HANG_S)
     assert done.returncode == 0, done.stderr
     assert re.search(r"ERROR Cannot write '.*out': writing '.*\.parquet' failed \(File too "
                      r"large\)\. Nothing was written", done.stdout), done.stdout

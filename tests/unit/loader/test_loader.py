@@ -23,6 +23,7 @@ import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.errors import DatasetError, ParameterError, SchemaError
 from interactive_recsys.loader._pipeline import THREAD_PREFIX
+from tests.helpers import HANG_S
 
 TAGS = {"C1": ["categorical"], "C2": ["categorical"], "T": ["categorical", "list"],
         "I1": ["continuous"], "I2": ["continuous"], "label": ["target"]}
@@ -409,7 +410,7 @@ def test_numpy_batches_without_torch(data):
             "assert isinstance(b.sparse.values, np.ndarray)\n"
             "print('ok', len(loader))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120)
+                          timeout=HANG_S)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["ok", "13"]
 

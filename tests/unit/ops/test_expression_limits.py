@@ -14,7 +14,7 @@ import pytest
 import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.errors import ParameterError
-from tests.helpers import edit_workflow_json
+from tests.helpers import HANG_S, edit_workflow_json
 
 # ---- 7. expressions -----------------------------------------------------------------------------
 BAD_EXPRESSIONS = [
@@ -60,7 +60,7 @@ def test_expression_bombs_are_refused_fast_even_from_a_saved_workflow(tmp_path):
     """)
     env = {**os.environ, "PYTHONPATH": os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", "")}
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=60, env=env)
+                         timeout=HANG_S, env=env)
     assert run.returncode == 0, run.stderr
     assert "refused:" in run.stdout and "nodes[1].op" in run.stdout and "power" in run.stdout
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import HANG_S
+
 REPO = Path(__file__).resolve().parents[3]
 CI = REPO / ".ci" / "run"
 MARKER = re.compile(r"^<!-- \.ci/run runs this block as printed: (\w+) -->\n```bash\n(.*?)\n```$",
@@ -27,7 +29,7 @@ def _readme_blocks(text: str) -> dict[str, str]:
 
 def _ci(tmp: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([str(tmp / ".ci" / "run"), *args], cwd=tmp, capture_output=True,
-                          text=True, timeout=60, env=env)
+                          text=True, timeout=HANG_S, env=env)
 
 
 def _fake_checkout(tmp: Path, readme: str) -> Path:
@@ -52,7 +54,7 @@ def test_readme_marks_the_main_and_the_test_command():
 def test_ci_prints_exactly_the_commands_readme_prints():
     blocks = _readme_blocks((REPO / "README.md").read_text())
     out = subprocess.run([str(CI), "--print"], capture_output=True, text=True, check=True,
-                         timeout=60).stdout
+                         timeout=HANG_S).stdout
     assert out == f"{blocks['main']}\n{blocks['test']}\n"
 
 

@@ -25,6 +25,7 @@ import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.cli import _main as cli
 from interactive_recsys.runtime import jobs
+from tests.helpers import HANG_S
 
 REPO = Path(__file__).resolve().parents[3]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
@@ -71,7 +72,7 @@ def test_irs_run_whose_scheduler_is_closed_mid_job_prints_one_line(saved):
         address = cluster.scheduler_address
         cluster.sync(cluster.scheduler.close)
         try:
-            _, stderr = proc.communicate(timeout=120)
+            _, stderr = proc.communicate(timeout=HANG_S)
         except subprocess.TimeoutExpired:
             proc.kill()
             pytest.fail("irs run still ran 120 s after its scheduler was closed")

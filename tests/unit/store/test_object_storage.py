@@ -617,6 +617,9 @@ def test_studio_model_reads_and_writes_s3_urls(s3, bucket):
     got = irs.Dataset(f"s3://{bucket}/day_0-processed", storage_options=opts).compute()
     expected = irs.Workflow(["c"] >> ops.Categorify()).fit_transform(df)
     assert got["c"].tolist() == expected["c"].tolist()
+    # the fitted workflow beside the output, in the same store with the same options
+    saved = irs.Workflow.load(f"s3://{bucket}/day_0-processed.workflow", storage_options=opts)
+    assert saved.transform(df)["c"].tolist() == expected["c"].tolist()
     with pytest.raises(DatasetError, match="already exists"):
         model.run(model.default_output())
 

@@ -13,6 +13,7 @@ import pandas as pd
 
 import interactive_recsys as irs
 from interactive_recsys import ops
+from tests.helpers import HANG_S
 
 
 # ---- leftovers: temporary artifacts are removed once unused --------------------------------------
@@ -53,7 +54,7 @@ def test_temporary_artifacts_are_removed_at_interpreter_exit(tmp_path):
     """)
     env = {**os.environ, "PYTHONPATH": os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", "")}
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120, env=env, cwd=tmp_path)
+                         timeout=HANG_S, env=env, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     folder = run.stdout.strip().splitlines()[-1]
     assert "irs-artifacts-" in folder and not os.path.exists(folder)

@@ -16,6 +16,7 @@ import pytest
 import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.errors import SchemaError
+from tests.helpers import HANG_S
 
 REPO = Path(__file__).resolve().parents[3]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
@@ -37,7 +38,7 @@ def test_fit_under_a_file_size_limit_names_the_statistics_file(tmp_path):
             print("ERROR", exc)
     """)
     done = subprocess.run([sys.executable, "-c", script], env=ENV, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=HANG_S)
     assert done.returncode == 0, done.stderr
     assert "ERROR Cannot write '" in done.stdout and "part.00000.parquet" in done.stdout
     assert "(File too large)" in done.stdout and "ulimit -f" in done.stdout

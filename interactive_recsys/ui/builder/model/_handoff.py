@@ -96,7 +96,7 @@ def adopt_run(model: ModelState, output: str, workflow: str) -> tuple[bool, str]
     workflow nodes); else leave the model unfitted. Whether it was used, and the line that
     says so."""
     try:
-        wf = Workflow.load(workflow)
+        wf = Workflow.load(workflow, storage_options=model.dataset.storage_options)
     except Exception as exc:  # removed, moved or damaged since: named, one line
         why = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
         return False, (f"The last Run's fitted workflow {workflow!r} could not be loaded "

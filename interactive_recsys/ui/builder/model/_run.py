@@ -147,7 +147,8 @@ def run(model: ModelState, output: str | os.PathLike | None = None, *,
         wf.fit(dataset, reuse=previous)  # only the steps edited since are computed
         if output is not None:
             wf.transform(dataset).to_parquet(output, overwrite=overwrite)
-            wf.save(workflow_path(output), overwrite=overwrite)
+            wf.save(workflow_path(output), overwrite=overwrite,  # where the output went
+                    storage_options=dataset.storage_options)
         return wf
 
     # without a client, the local scheduler's tasks are counted: progress either way
