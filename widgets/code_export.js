@@ -18,6 +18,7 @@ function button(text, css, tip) {
   b.className = `jupyter-button widget-button irs-btn-${css}`;
   b.textContent = text;
   b.title = tip;
+  b.style.marginRight = "4px";
   return b;
 }
 
