@@ -65,6 +65,7 @@ def test_export_copy_and_insert(lab, browser_context):
         assert fits == (lines <= MAX_LINES - 1), (lines, fits)
         font = area.evaluate("a => getComputedStyle(a).fontFamily").lower()
         assert "mono" in font, font
+        assert area.evaluate("a => getComputedStyle(a).overflowY") == "auto"  # its own scroll
 
         page.locator(".irs-studio .irs-btn-copy-code").click()
         note = page.locator(".irs-studio .irs-code-export-note")
