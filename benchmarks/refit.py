@@ -114,7 +114,7 @@ def partition_ms(path: str, repeats: int = 15) -> dict[str, float]:
     from interactive_recsys import ops
     from interactive_recsys.backend import get_backend
     from interactive_recsys.io._parquet_pieces import ParquetPiece, _PieceReader
-    from interactive_recsys.ops._base import OpContext
+    from interactive_recsys.tables._context import OpContext
 
     cols = [f"I{i}" for i in range(1, 14)]
     md = pq.read_metadata(path)
@@ -157,7 +157,7 @@ def _branch(path: str) -> None:
 
     from interactive_recsys import ops
     from interactive_recsys.backend import get_backend
-    from interactive_recsys.ops._base import OpContext
+    from interactive_recsys.tables._context import OpContext
 
     cols = [f"I{i}" for i in range(1, 14)]
     b = get_backend("cpu")

@@ -89,6 +89,46 @@ _KIND_CHECK: dict[str, Callable[[Any], bool]] = {
 }
 
 
+Closed = Literal["both", "left", "right", "neither"]
+_CLOSED = ("both", "left", "right", "neither")
+
+#: A kind in a range with an open bound ("a number in (0, 1)", "an integer in (0, 5]"), and
+#: its noun after "positive" or "negative".
+_OPEN_TEXT = {"number": ("a number", "number"), "int": ("an integer", "integer")}
+
+
+def _range_text(kind: str, low: float | None, high: float | None, closed: str) -> str:
+    """A kind and its bounds in words: ``a finite number in [0, 1]``, ``an integer >= 1``, and
+    with an open bound ``a number in (0, 1)``, ``a number in [0, 1)``, ``a positive number``.
+
+    >>> _range_text("number", 0, 1, "neither"), _range_text("number", 0, 1, "left")
+    ('a number in (0, 1)', 'a number in [0, 1)')
+    >>> _range_text("number", 0, None, "neither"), _range_text("int", 0, None, "right")
+    ('a positive number', 'a positive integer')
+    >>> _range_text("number", None, 1, "neither"), _range_text("int", 0, 5, "right")
+    ('a finite number < 1', 'an integer in (0, 5]')
+    >>> _range_text("int", 1, 9, "both")
+    'an integer in [1, 9]'
+    """
+    text = _KIND_TEXT[kind]
+    open_text, noun = _OPEN_TEXT.get(kind, (text, "value"))
+    low_open, high_open = closed in ("right", "neither"), closed in ("left", "neither")
+    if low is not None and high is not None:
+        if low_open or high_open:
+            text = open_text
+        return (f"{text} in {'(' if low_open else '['}{low}, {high}"
+                f"{')' if high_open else ']'}")
+    if low is not None:
+        if low_open and low == 0:
+            return f"a positive {noun}"
+        return f"{text} {'>' if low_open else '>='} {low}"
+    if high is not None:
+        if high_open and high == 0:
+            return f"a negative {noun}"
+        return f"{text} {'<' if high_open else '<='} {high}"
+    return text
+
+
 @dataclass(frozen=True)
 class Param:
     """One keyword parameter of an operator, a model or a function.
@@ -99,11 +139,14 @@ class Param:
     kind : one of ``number``, ``int``, ``bool``, ``str``, ``scalar``, ``numbers``, ``strs``,
         ``mapping``, ``callable_or_expr``, ``any``.
     choices : allowed values, when the parameter is an enumeration.
-    low, high : inclusive bounds for numbers.
+    low, high : bounds for numbers (inclusive unless ``closed`` says otherwise).
+    closed : which bounds are inclusive, as scikit-learn's ``Interval``: ``"both"``,
+        ``"left"`` (``low`` only), ``"right"`` (``high`` only) or ``"neither"``.
     nullable : whether ``None`` is allowed.
     doc : one line shown in reprs, docs and the pipeline builder's form.
     must : the constraint in words, when :meth:`describe`'s wording does not fit.
-    check : a further test of a (non-None) value, e.g. ``lambda v: v > 0``.
+    check : a further test of a (non-None) value that no bound can say, e.g. ``bool`` for a
+        non-empty string.
     show_type : whether error messages name the type of the value given.
     columns : whether the value names input columns (``kind`` ``str`` or ``strs``): an
         operator then also takes a workflow step or a selection there (NVTabular's
@@ -115,6 +158,7 @@ class Param:
     choices: tuple | None = None
     low: float | None = None
     high: float | None = None
+    closed: Closed = "both"
     nullable: bool = False
     doc: str = ""
     must: str | None = None
@@ -122,9 +166,26 @@ class Param:
     show_type: bool = False
     columns: bool = False
 
+    def __post_init__(self) -> None:
+        if self.closed not in _CLOSED:
+            raise ValueError(f"Param(closed={self.closed!r}): closed must be one of {_CLOSED}.")
+
     @property
     def required(self) -> bool:
         return self.default is REQUIRED
+
+    def in_bounds(self, value: float) -> bool:
+        """Whether the number ``value`` is within ``low`` and ``high`` (see ``closed``).
+
+        >>> p = Param(kind="number", low=0, high=1, closed="left")
+        >>> p.in_bounds(0), p.in_bounds(0.5), p.in_bounds(1)
+        (True, True, False)
+        """
+        low_open, high_open = self.closed in ("right", "neither"), self.closed in ("left",
+                                                                                "neither")
+        above = self.low is None or (value > self.low if low_open else value >= self.low)
+        below = self.high is None or (value < self.high if high_open else value <= self.high)
+        return above and below
 
     def describe(self) -> str:
         """The constraint in words, as used in error messages."""
@@ -133,13 +194,7 @@ class Param:
         if self.choices is not None:
             text = "one of " + ", ".join(repr(c) for c in self.choices)
         else:
-            text = _KIND_TEXT[self.kind]
-            if self.low is not None and self.high is not None:
-                text += f" in [{self.low}, {self.high}]"
-            elif self.low is not None:
-                text += f" >= {self.low}"
-            elif self.high is not None:
-                text += f" <= {self.high}"
+            text = _range_text(self.kind, self.low, self.high, self.closed)
         return text + (" or None" if self.nullable else "")
 
     @property
@@ -167,8 +222,7 @@ class Param:
         ok = value is not None and (
             value in self.choices if self.choices is not None else _KIND_CHECK[self.kind](value))
         if ok and self.choices is None and _is_number(value):
-            ok = (self.low is None or value >= self.low) and (self.high is None
-                                                               or value <= self.high)
+            ok = self.in_bounds(value)
         if ok and self.check is not None:
             ok = bool(self.check(value))
         if not ok:

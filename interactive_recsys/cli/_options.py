@@ -59,10 +59,8 @@ def check_inputs(items: Sequence[str]) -> None:
 
 def refuse_no_rows(ds: Any, command: str) -> None:
     """Refuse an input known to have no rows (parquet metadata), naming it."""
-    from interactive_recsys.io._provenance import describe_input  # lazy: Dask
-
     if ds.known_num_rows == 0:
-        raise DatasetError(f"irs {command}: {describe_input(ds)} has no rows, so there is "
+        raise DatasetError(f"irs {command}: {ds.describe_input()} has no rows, so there is "
                            "nothing to process and nothing was written. Check the --input "
                            "path (a failed export, an empty day?).")
 

@@ -57,7 +57,6 @@ def fit(args: argparse.Namespace) -> dict[str, Any]:
     """``irs fit``: a saved workflow (fitted or not) fitted on the input, saved as a new
     folder that ``irs run`` applies."""
     from interactive_recsys.embedding import embedding_sizes  # lazy: Dask
-    from interactive_recsys.io._provenance import describe_input  # lazy: as above
     from interactive_recsys.workflow._workflow import Workflow  # lazy: as above
 
     options = storage_options(args)
@@ -72,7 +71,7 @@ def fit(args: argparse.Namespace) -> dict[str, Any]:
         wf.save(args.output, overwrite=args.overwrite, storage_options=options)
         seconds = time.perf_counter() - t0
         rows = ds.known_num_rows
-        what = f"{rows:,} rows" if rows is not None else describe_input(ds)
+        what = f"{rows:,} rows" if rows is not None else ds.describe_input()
         say(f"Fitted {args.workflow} on {what} in {seconds:.2f} s on "
             f"{describe_client(client)} -> {args.output}")
         sizes = embedding_sizes(wf)
@@ -140,8 +139,7 @@ def _report_lookup_loss(wf: Any, data: Any, options: dict[str, Any] | None, budg
 
 def update(args: argparse.Namespace) -> dict[str, Any]:
     """``irs update``: a saved workflow extended with new data, saved as a new folder."""
-    from interactive_recsys.io._provenance import describe_input  # lazy: Dask
-    from interactive_recsys.workflow._workflow import Workflow  # lazy: as above
+    from interactive_recsys.workflow._workflow import Workflow  # lazy: Dask
 
     options = storage_options(args)
     _check_paths(args, workflow_is_input=True)
@@ -159,7 +157,7 @@ def update(args: argparse.Namespace) -> dict[str, Any]:
                    "tables": {key: info for steps in new.fit_stats["update"]["steps"].values()
                               for key, info in steps.items()}}
         rows = summary["rows"]  # known from parquet metadata; csv rows are not counted
-        what = f"{rows:,} rows" if rows is not None else describe_input(ds)
+        what = f"{rows:,} rows" if rows is not None else ds.describe_input()
         say(f"Updated {args.workflow} with {what} in {summary['seconds']:.2f} s on "
             f"{describe_client(client)} -> {args.output}")
         for key, info in summary["tables"].items():

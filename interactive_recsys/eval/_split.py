@@ -35,7 +35,7 @@ _MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
 @validate_params({
-    "test_fraction": Param(kind="number", must="a number in (0, 1)", check=lambda v: 0 < v < 1),
+    "test_fraction": Param(kind="number", low=0, high=1, closed="neither"),
     "seed": Param(kind="int", low=0),
     "min_interactions": Param(kind="int", low=2),
     "k": Param(kind="int", low=1, nullable=True),

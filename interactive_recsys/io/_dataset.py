@@ -1,8 +1,8 @@
 """Datasets: parquet or csv files, or in-memory frames, as lazy partitions sized in bytes.
 
 The files a Dataset reads are found by :mod:`._paths`, sized by :mod:`._part_size`, their
-parquet footers read by :mod:`._file_schemas`, and named in guards and errors by
-:mod:`._provenance`; this module re-exports those names.
+parquet footers read by :mod:`._file_schemas`, and and the files a derived
+dataset reads found in its graph by :mod:`._provenance` (:meth:`Dataset.input_files`).
 
 >>> import pandas as pd
 >>> ds = Dataset(pd.DataFrame({"a": [1, 2, 3]}))
@@ -58,7 +58,7 @@ from interactive_recsys.io._paths import (
     infer_engine,
     input_folders,
 )
-from interactive_recsys.io._provenance import input_files
+from interactive_recsys.io._provenance import source_files
 from interactive_recsys.io._sample import read_head
 from interactive_recsys.io._write_options import DEFAULT_WRITE_OPTIONS, WriteOptions
 from interactive_recsys.params import param_error
@@ -381,9 +381,13 @@ class Dataset:
 
         With ``columns``, a sample to compute on (a preview, a profile): only those columns,
         in the dataset's dtypes; parquet files are read from the first row groups of the
-        first file, decoding only ``n`` rows (:func:`~._sample.read_head`)."""
+        first file, decoding only ``n`` rows (``read_head``)."""
         if columns is not None:
-            return read_head(self, n, list(columns))
+            columns = list(columns)
+            table = read_head(self.files, self.schema.select(columns).to_arrow(), n, columns)
+            if table is not None:
+                return self.backend.to_pandas(self.backend.from_arrow(table))
+            return self.head(n)[columns]
         check_dtype_backend(dtype_backend, "Dataset.head")
         frames, got = [], 0
         for part in self.to_iter():
@@ -426,7 +430,35 @@ class Dataset:
                                storage_options=storage_options if storage_options is not None
                                else self.storage_options)
         return write_dataset(self, path, options, hugectr_options=hugectr,
-                             protect=input_files(self))
+                             protect=self.input_files())
+
+    def input_files(self) -> list[str]:
+        """The files this dataset reads: its own, those it was derived from, or found in its
+        graph; with the folders named as input (for the output guards,
+        ``check_not_inside_input``).
+
+        >>> import pandas as pd
+        >>> Dataset(pd.DataFrame({"a": [1]})).input_files()
+        []
+        """
+        own = {*self.files, *getattr(self, "sources", ()), *getattr(self, "folders", ())}
+        return sorted(own) or source_files(self.arrow_ddf())
+
+    def describe_input(self) -> str:
+        """The input as errors name it: its folder, its file, or its first files.
+
+        >>> import pandas as pd
+        >>> Dataset(pd.DataFrame({"a": [1]})).describe_input()
+        'the in-memory frame'
+        """
+        files = list(self.files or getattr(self, "sources", ()))
+        if len(self.folders) == 1:
+            return f"the folder {self.folders[0]!r}"
+        if len(files) == 1:
+            return f"the file {files[0]!r}"
+        if files:
+            return f"the {len(files)} files {files[:3]}" + (" ..." if len(files) > 3 else "")
+        return "the in-memory frame"
 
     def __repr__(self) -> str:
         rows = self._num_rows if self._num_rows is not None else "?"

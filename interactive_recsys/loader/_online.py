@@ -95,9 +95,9 @@ from interactive_recsys.loader._online_plan import (
     refusal,
 )
 from interactive_recsys.loader._online_plan import online_operators as online_operators
-from interactive_recsys.ops._base import OpContext
 from interactive_recsys.schema import Schema, is_float_dtype, is_integer_dtype, is_list_dtype
 from interactive_recsys.tables import _vocabulary as vocab
+from interactive_recsys.tables._context import RunFacts
 from interactive_recsys.tables._layout import FIRST_FREE_INDEX, NULL_INDEX
 from interactive_recsys.workflow._plan import OpStep, Plan
 
@@ -129,7 +129,7 @@ class OnlineTransform:
         fitted = workflow.input_schema  # its tags (e.g. the target) where the raw files have none
         schema = Schema(c.with_tags(add=fitted[c.name].tags) if c.name in fitted else c
                         for c in schema.values())
-        plan = workflow._plan(workflow._checked_input(schema), "cpu", {"training": False})
+        plan = workflow._plan(workflow._checked_input(schema), "cpu", RunFacts(training=False))
         for step in plan.steps:  # refused before anything else: a row-changing step too
             if isinstance(step, OpStep) and not type(step.op).online:
                 raise refusal(step.op, step.node_id, _why(step.op))
@@ -177,8 +177,7 @@ class OnlineTransform:
         steps: list[tuple] = []
         current = dtype
         for op, step in ops:
-            ctx = OpContext(plan.backend, step.groups, step.node_id, plan.artifacts_dir,
-                            plan.extra, plan.storage_options)
+            ctx = plan.context(step)
             one = op.online_step(step.state, name, ctx)
             if one is None:
                 raise refusal(op, step.node_id, "with these parameters it adds or joins "

@@ -42,7 +42,6 @@ from interactive_recsys.errors import DatasetError
 from interactive_recsys.io._dataset import Dataset
 from interactive_recsys.io._hive import discover
 from interactive_recsys.io._paths import expand_paths
-from interactive_recsys.io._provenance import input_files
 from interactive_recsys.runtime import jobs
 from interactive_recsys.schema import Schema
 from interactive_recsys.store import storage
@@ -193,7 +192,7 @@ class DatasetSource:
         self.schema = dataset.schema
         #: the local output folders it reads, checked after each read (as ParquetSource's)
         self._pins = PinnedOutputs("Loader")
-        self._pins.pin(folders_of(f for f in input_files(dataset) if not storage.is_remote(f)))
+        self._pins.pin(folders_of(f for f in dataset.input_files() if not storage.is_remote(f)))
         self._ddf = dataset.arrow_ddf()
         self._unit_rows: list[int] | None = None
 

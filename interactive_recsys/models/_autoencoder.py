@@ -65,10 +65,9 @@ class AutoEncoder(Model):
     layers = Param(1, kind="int", low=1, doc="Number of hidden layers.")
     epochs = Param(20, kind="int", low=1, doc="Passes over the users.")
     batch_size = Param(64, kind="int", low=1, doc="Users per batch.")
-    lr = Param(1e-3, kind="number", low=0, must="a positive number", check=lambda v: v > 0,
-               doc="Adam's learning rate.")
-    dropout = Param(0.5, kind="number", low=0, must="a number in [0, 1)",
-                    check=lambda v: v < 1, doc="Fraction of a user's input items dropped.")
+    lr = Param(1e-3, kind="number", low=0, closed="neither", doc="Adam's learning rate.")
+    dropout = Param(0.5, kind="number", low=0, high=1, closed="left",
+                    doc="Fraction of a user's input items dropped.")
     weight_decay = Param(0.0, kind="number", low=0, must="a number >= 0", doc="Adam's L2 penalty.")
     seed = Param(0, kind="int", low=0, doc="Seed of the weights, batches and dropout.")
 

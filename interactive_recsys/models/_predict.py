@@ -39,7 +39,6 @@ import pyarrow as pa
 from interactive_recsys.backend import get_backend
 from interactive_recsys.errors import ParameterError
 from interactive_recsys.io._dataset import Dataset, as_dataset
-from interactive_recsys.io._provenance import input_files
 from interactive_recsys.models._base import MODELS
 from interactive_recsys.models._data import Interactions
 from interactive_recsys.params import Param, validate_params
@@ -101,7 +100,7 @@ def predict_topk(model: Any, users: Any, k: int = 100, *, exclude_seen: bool = T
     out = dd.from_delayed(tasks, meta=meta, verify_meta=False)
     # from_delayed hides the input's files: name them, so that output= cannot overwrite them
     result = Dataset.from_ddf(out, Schema.from_arrow(schema), ds.backend,
-                              sources=input_files(ds))
+                              sources=ds.input_files())
     if output is not None:
         return result.to_parquet(output, overwrite=overwrite, storage_options=storage_options
                                  if storage_options is not None

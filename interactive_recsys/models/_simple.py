@@ -101,8 +101,7 @@ class EASE(Model):
     user_col, item_col : the user and item id columns.
     """
 
-    l2 = Param(500.0, kind="number", low=0, must="a positive number (finite)",
-               check=lambda v: v > 0, doc="L2 regularization.")
+    l2 = Param(500.0, kind="number", low=0, closed="neither", doc="L2 regularization.")
 
     @classmethod
     def array_shapes(cls, params: dict[str, Any], n_items: int) -> dict[str, tuple[int, ...]]:

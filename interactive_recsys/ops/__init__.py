@@ -3,7 +3,7 @@
 Every operator in :data:`OPERATORS` follows the contract of ``_base``.
 """
 
-from interactive_recsys.ops._base import OPERATORS, OpContext, Operator, RowFilter, StatOperator
+from interactive_recsys.ops._base import OPERATORS, Operator, RowFilter, StatOperator
 from interactive_recsys.ops._bucketize import Bucketize
 from interactive_recsys.ops._cardinality import DropLowCardinality
 from interactive_recsys.ops._categorify import Categorify
@@ -27,6 +27,7 @@ from interactive_recsys.ops._schema_ops import AddProperties, AddTags
 from interactive_recsys.ops._select import DropColumns, SelectColumns
 from interactive_recsys.ops._target_encoding import TargetEncoding
 from interactive_recsys.params import Param
+from interactive_recsys.tables._context import OpContext
 
 __all__ = ["OPERATORS", "Bucketize", "Categorify", "Clip", "Dropna", "FillMedian", "FillMissing",
            "Filter", "HashBucket", "LambdaOp", "LogOp", "Normalize", "NormalizeMinMax",

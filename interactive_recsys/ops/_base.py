@@ -30,16 +30,16 @@ import inspect
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from interactive_recsys.backend import Backend
 from interactive_recsys.errors import DatasetError, NotMergeableError, ParameterError, SchemaError
 from interactive_recsys.operands import OperatorOperand, SelectionOperand
 from interactive_recsys.ops._state_check import check_shape
 from interactive_recsys.params import REQUIRED, Param, declared_params, param_error, validate_values
 from interactive_recsys.runtime.jobs import name_task_group
 from interactive_recsys.schema import ColumnSchema, Schema, is_numeric_dtype
+from interactive_recsys.tables._context import OpContext
 
 #: Every concrete operator class, by name (filled by ``Operator.__init_subclass__``).
 OPERATORS: dict[str, type[Operator]] = {}
@@ -90,19 +90,6 @@ def _with_parameters_section(doc: str | None, params: dict[str, Param]) -> str |
     if tail.startswith(">>>"):
         tail = "Examples\n--------\n" + tail
     return f"{head}\n\n{section}\n\n{tail}\n"
-
-
-@dataclass
-class OpContext:
-    """What an operator may know about where it runs."""
-
-    backend: Backend
-    groups: list[tuple[str, ...]]
-    node_id: str = ""
-    artifacts_dir: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-    #: fsspec options of ``artifacts_dir`` when it is a URL (``s3://...``)
-    storage_options: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -173,6 +160,20 @@ class Operator(OperatorOperand):
     def check_params(self) -> None:
         """Cross-parameter checks (override); raise :class:`~interactive_recsys.ParameterError`."""
 
+    def data_warnings(self, num_rows: int | None,
+                      state: dict[str, Any] | None = None) -> list[str]:
+        """Why these parameters cannot work on the data, one message per problem (override):
+        before a fit (``state`` None) on data of ``num_rows`` rows (None: not known), after
+        one on the data ``state`` was fitted on. The workflow warns each message after a fit
+        (a :class:`~interactive_recsys.errors.ParameterWarning`), the builder shows the first
+        next to the step; by default there is none.
+
+        >>> from interactive_recsys.ops import Clip
+        >>> Clip(min_value=0).data_warnings(3)
+        []
+        """
+        return []
+
     def get_params(self) -> dict[str, Any]:
         return dict(self._params)
 
@@ -220,6 +221,20 @@ class Operator(OperatorOperand):
                 "schema first (fit it, or Workflow.compute_schema(dataset)).")
         return {"op": type(self).__name__, "params": {
             k: v for k, v in self._params.items() if v != self.params[k].default}}
+
+    @classmethod
+    def saved_params(cls, params: dict[str, Any], functions: dict[str, Any] | None
+                     ) -> dict[str, Any]:
+        """The parameters of a step read from a saved ``workflow.json``, as the constructor
+        takes them; default: unchanged. An operator whose saved form differs (a function
+        saved by name, a side table saved by its content hash) overrides it, and refuses a
+        bad saved value with ``SavedParamError`` naming the parameter.
+
+        >>> from interactive_recsys.ops import Clip
+        >>> Clip.saved_params({"min_value": 0}, None)
+        {'min_value': 0}
+        """
+        return params
 
     @staticmethod
     def from_config(config: dict[str, Any]) -> Operator:
@@ -369,6 +384,12 @@ class StatOperator(Operator, register=False):
         the old outputs. Default: True unless the states are equal."""
         return old != merged
 
+    def update_warnings(self, merged: dict[str, Any]) -> list[str]:
+        """What an update into ``merged`` left out that the user should know (override),
+        one message each; the workflow warns them as an ``UpdateWarning``, with the step's
+        id. Default: none."""
+        return []
+
     def not_mergeable(self, ctx: OpContext, why: str) -> NotMergeableError:
         """The error of a step that cannot be updated: names it, its columns, why, the fix."""
         columns = [c for g in ctx.groups for c in g]
@@ -387,6 +408,15 @@ class StatOperator(Operator, register=False):
         there, not at transform); default: the input columns in ``per_column_state``."""
         columns = [c for g in groups for c in g]
         return {entry: columns for entry in self.per_column_state}
+
+
+class SavedParamError(ValueError):
+    """A saved step's parameter ``param`` that its operator cannot take back (see
+    :meth:`Operator.saved_params`); the message says why."""
+
+    def __init__(self, param: str, message: str) -> None:
+        super().__init__(message)
+        self.param = param
 
 
 class RowFilter(Operator, register=False):
@@ -411,8 +441,8 @@ class RowFilter(Operator, register=False):
 
 def no_rows_error(op: Operator, ctx: OpContext) -> Exception:
     """The error of a statistic fitted on no rows: names the step and the row filters before
-    it (``ctx.extra["row_filters"]``, filled by the workflow)."""
-    filters = ctx.extra.get("row_filters", {}).get(ctx.node_id, [])
+    it (``ctx.run.row_filters``, filled by the workflow)."""
+    filters = ctx.run.row_filters_of(ctx.node_id)
     before = (f"after {', '.join(filters)}, which dropped every row" if filters
               else "(every row was dropped before it)")
     return DatasetError(f"{type(op).__name__} ({ctx.node_id}) saw no rows {before}; its "

@@ -6,9 +6,10 @@ import itertools
 from typing import Any
 
 from interactive_recsys.errors import ParameterError
-from interactive_recsys.ops._base import OpContext, Operator, require_numeric
+from interactive_recsys.ops._base import Operator, require_numeric
 from interactive_recsys.params import Param
 from interactive_recsys.schema import ColumnSchema, Tags
+from interactive_recsys.tables._context import OpContext
 
 
 class Bucketize(Operator):

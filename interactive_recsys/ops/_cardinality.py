@@ -21,9 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from interactive_recsys.ops._base import OpContext, StatOperator
+from interactive_recsys.ops._base import StatOperator
 from interactive_recsys.params import Param
 from interactive_recsys.schema import Schema
+from interactive_recsys.tables._context import OpContext
 
 
 class DropLowCardinality(StatOperator):

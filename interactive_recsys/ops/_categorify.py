@@ -36,13 +36,7 @@ import pyarrow.compute as pc
 
 from interactive_recsys.backend import _keyed_counts as kc
 from interactive_recsys.errors import ParameterError, SchemaError
-from interactive_recsys.ops._base import (
-    OpContext,
-    StateFolders,
-    StatOperator,
-    group_names,
-    merged_directory,
-)
+from interactive_recsys.ops._base import StateFolders, StatOperator, group_names, merged_directory
 from interactive_recsys.ops._hash_bucket import check_index_dtype, encode_column, require_hashable
 from interactive_recsys.ops._state_check import TABLE, check_shape
 from interactive_recsys.params import Param
@@ -51,6 +45,7 @@ from interactive_recsys.store._artifacts import key_directory, resolve
 from interactive_recsys.tables import _ranking as ranking
 from interactive_recsys.tables import _vocabulary as vocab
 from interactive_recsys.tables import _vocabulary_update as update
+from interactive_recsys.tables._context import OpContext
 from interactive_recsys.tables._layout import FIRST_FREE_INDEX, MAX_BUCKETS, NULL_INDEX
 from interactive_recsys.tables._reduce import (
     MAX_SPLITS,
@@ -194,7 +189,7 @@ class Categorify(StatOperator):
 
     # ---- fit ------------------------------------------------------------------------------
     def splits(self, ctx: OpContext) -> int:
-        return num_splits(ctx.extra.get("num_rows"), ctx.extra.get("npartitions", 1),
+        return num_splits(ctx.run.num_rows, ctx.run.npartitions,
                           self.split_out)
 
     def fit_partition(self, df: Any, ctx: OpContext) -> dict[str, Any]:
@@ -300,6 +295,18 @@ class Categorify(StatOperator):
                 "promoted": extended.promoted, **({"pending": True} if threshold > 1 else {})}
         return {"vocabs": vocabs}
 
+    def update_warnings(self, merged: dict[str, Any]) -> list[str]:
+        """The vocabularies that reached ``max_size`` in an update, with the values refused.
+
+        >>> [note.split(",")[0] for note in
+        ...  Categorify(max_size=3).update_warnings({"vocabs": {"c": {"refused": 2}}})]
+        ["the vocabulary of 'c' reached max_size"]
+        """
+        return [f"the vocabulary of {key!r} reached max_size, so {info['refused']} new values "
+                "were refused (encoded as out-of-vocabulary). Raise max_size and refit to give "
+                "them ids." for key, info in merged.get("vocabs", {}).items()
+                if info.get("refused")]
+
     def update_changes_seen_rows(self, old: dict[str, Any], merged: dict[str, Any]) -> bool:
         """Ids never move; only a value that crossed ``freq_threshold`` (out-of-vocabulary
         before, an id now) changes the encoding of rows already seen."""
@@ -370,6 +377,34 @@ class Categorify(StatOperator):
         result = vocab.split_ids(tables, b.to_arrow_array(values), hashes, result)
         result[b.null_mask(values)] = NULL_INDEX
         return result.astype(self.dtype, copy=False)
+
+    def data_warnings(self, num_rows: int | None,
+                      state: dict[str, Any] | None = None) -> list[str]:
+        """A ``freq_threshold`` above the rows of the data (before a fit) or above the values
+        a vocabulary was fitted on (after one): every value is out of vocabulary.
+
+        >>> Categorify(freq_threshold=5).data_warnings(3)[0].split(":")[0]
+        'freq_threshold=5 is above the 3 rows of the dataset'
+        >>> Categorify(freq_threshold=2).data_warnings(3), Categorify().data_warnings(None)
+        ([], [])
+        >>> Categorify(freq_threshold=9).data_warnings(None, {"vocabs": {"c": {"value_count": 4}}})
+        ["Categorify(freq_threshold=9) on 'c' is above the 4 values it was fitted on: every \
+value is out of vocabulary. Lower freq_threshold (or remove it)."]
+        """
+        threshold = self.freq_threshold
+        if state is None:
+            if num_rows is None or threshold <= num_rows:
+                return []
+            return [f"freq_threshold={threshold:,} is above the {num_rows:,} rows of the "
+                    f"dataset: every value would be out of vocabulary (no value can occur "
+                    f"{threshold:,} times)."]
+        if threshold <= 1:
+            return []
+        return [f"{type(self).__name__}(freq_threshold={threshold:,}) on {key!r} is above the "
+                f"{rows:,} values it was fitted on: every value is out of vocabulary. Lower "
+                f"freq_threshold (or remove it)."
+                for key, info in (state.get("vocabs") or {}).items()
+                if (rows := info.get("value_count")) is not None and threshold > rows]
 
     def check_params(self) -> None:
         check_index_dtype(self, self.first_vocab_index + (self.max_size or 0))

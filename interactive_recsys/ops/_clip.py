@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from interactive_recsys.errors import ParameterError
-from interactive_recsys.ops._base import OpContext, Operator, require_numeric, transform_elementwise
+from interactive_recsys.ops._base import Operator, require_numeric, transform_elementwise
 from interactive_recsys.params import Param
 from interactive_recsys.schema import ColumnSchema
+from interactive_recsys.tables._context import OpContext
 
 
 class Clip(Operator):

@@ -30,10 +30,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from interactive_recsys.ops._base import OpContext, StateFolders, StatOperator, merged_directory
+from interactive_recsys.ops._base import StateFolders, StatOperator, merged_directory
 from interactive_recsys.schema import is_numeric_dtype
 from interactive_recsys.store import storage
 from interactive_recsys.store._artifacts import resolve
+from interactive_recsys.tables._context import OpContext
 from interactive_recsys.tables._moments import column_moments, merge_summaries
 from interactive_recsys.tables._vocabulary import write_table_file
 

@@ -8,9 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from interactive_recsys.ops._base import OpContext, Operator, StatOperator, require_numeric
+from interactive_recsys.ops._base import Operator, StatOperator, require_numeric
 from interactive_recsys.params import Param
 from interactive_recsys.schema import ColumnSchema, Schema, is_integer_dtype
+from interactive_recsys.tables._context import OpContext
 
 #: Points kept per partition by the median sketch (exact for smaller partitions).
 SKETCH_POINTS = 2001

@@ -33,9 +33,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from interactive_recsys.errors import SchemaError
-from interactive_recsys.ops._base import OpContext, Operator
+from interactive_recsys.ops._base import Operator
 from interactive_recsys.params import Param, param_error
 from interactive_recsys.schema import ColumnSchema, Schema, Tags, is_float_dtype, is_integer_dtype
+from interactive_recsys.tables._context import OpContext
 
 #: Supported aggregations (``list`` keeps every value in order).
 AGGREGATIONS = ("list", "count", "first", "last", "sum", "mean", "min", "max", "std", "var")

@@ -7,9 +7,10 @@ from typing import Any
 import numpy as np
 
 from interactive_recsys.errors import ParameterError, SchemaError
-from interactive_recsys.ops._base import OpContext, Operator
+from interactive_recsys.ops._base import Operator
 from interactive_recsys.params import Param
 from interactive_recsys.schema import ColumnSchema, Tags, element_dtype
+from interactive_recsys.tables._context import OpContext
 from interactive_recsys.tables._layout import FIRST_FREE_INDEX, MAX_BUCKETS, NULL_INDEX
 
 INT32_MAX = 2**31 - 1

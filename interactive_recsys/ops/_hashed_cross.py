@@ -28,10 +28,11 @@ import numpy as np
 
 from interactive_recsys.errors import SchemaError
 from interactive_recsys.hashing import fmix64
-from interactive_recsys.ops._base import OpContext, Operator, group_names
+from interactive_recsys.ops._base import Operator, group_names
 from interactive_recsys.ops._hash_bucket import check_index_dtype, require_hashable
 from interactive_recsys.params import Param
 from interactive_recsys.schema import ColumnSchema, Schema, Tags
+from interactive_recsys.tables._context import OpContext
 from interactive_recsys.tables._layout import FIRST_FREE_INDEX, MAX_BUCKETS, NULL_INDEX
 
 _CROSS_SALT = np.uint64(0x3C6EF372FE94F82B)

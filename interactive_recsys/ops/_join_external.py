@@ -41,7 +41,7 @@ import pyarrow.parquet as pq
 
 from interactive_recsys.backend import backend_of, get_backend
 from interactive_recsys.errors import ParameterError, SchemaError
-from interactive_recsys.ops._base import OpContext, RowFilter, StatOperator
+from interactive_recsys.ops._base import RowFilter, SavedParamError, StatOperator
 from interactive_recsys.params import Param, param_error
 from interactive_recsys.redact import redact_text
 from interactive_recsys.schema import ColumnSchema, Schema, default_tags, dtype_name
@@ -49,6 +49,7 @@ from interactive_recsys.store import storage
 from interactive_recsys.store._artifacts import resolve
 from interactive_recsys.tables import _keyed_statistics as ks
 from interactive_recsys.tables import _vocabulary as vocab
+from interactive_recsys.tables._context import OpContext
 from interactive_recsys.tables._reduce import delayed_task
 
 SIDE_DIR = "side_tables"
@@ -168,6 +169,23 @@ class JoinExternal(StatOperator, RowFilter):
     """Join the columns of a side table by key, rows in order (see the module docstring)."""
 
     summary = "Join a side table (e.g. item metadata) by key; row order kept"
+
+    @classmethod
+    def saved_params(cls, params: dict[str, Any], functions: dict[str, Any] | None
+                     ) -> dict[str, Any]:
+        """A saved step holds its side table by content hash, never a file to read.
+
+        >>> try:
+        ...     JoinExternal.saved_params({"df_ext": "items.parquet"}, None)
+        ... except SavedParamError as exc:
+        ...     print(exc.param)
+        df_ext
+        """
+        if not isinstance(params.get("df_ext"), dict):
+            raise SavedParamError("df_ext", "must describe the side table by content hash (as "
+                                  "Workflow.save writes it); a saved workflow never reads a "
+                                  "file named in workflow.json.")
+        return params
     state_shape = {"path": "str", "sha256": "str", "rows": "int"}
     category = "transform"
     df_ext = Param(kind="any", doc="The side table: a DataFrame, an Arrow table or a parquet "
@@ -238,7 +256,7 @@ class JoinExternal(StatOperator, RowFilter):
 
     def fit_graph(self, partials: list[Any], ctx: OpContext) -> Any:
         """Write the side table (on this machine, which holds it) and return the state."""
-        table = self.df_ext.load(ctx.artifacts_dir, ctx.extra.get("previous_artifacts"),
+        table = self.df_ext.load(ctx.artifacts_dir, ctx.run.previous_artifacts,
                                  storage_options=ctx.storage_options)
         sha = self.df_ext.sha256
         relative = os.path.join(SIDE_DIR, f"{sha}.parquet")

@@ -42,19 +42,14 @@ import pyarrow.compute as pc
 
 from interactive_recsys.backend import merge_moments
 from interactive_recsys.errors import ParameterError, SchemaError
-from interactive_recsys.ops._base import (
-    OpContext,
-    StateFolders,
-    StatOperator,
-    group_names,
-    merged_directory,
-)
+from interactive_recsys.ops._base import StateFolders, StatOperator, group_names, merged_directory
 from interactive_recsys.ops._state_check import TABLE
 from interactive_recsys.params import Param, param_error
 from interactive_recsys.schema import ColumnSchema, Schema, Tags, is_numeric_dtype
 from interactive_recsys.store._artifacts import key_directory
 from interactive_recsys.tables import _keyed_statistics as ks
 from interactive_recsys.tables import _vocabulary as vocab
+from interactive_recsys.tables._context import OpContext
 from interactive_recsys.tables._reduce import MAX_SPLITS, delayed_task, num_splits
 
 STATS = ("count", "sum", "mean", "std", "var", "min", "max")
@@ -151,7 +146,7 @@ class JoinGroupby(StatOperator):
             aggs += [(f"n{i}", f"x{i}", "count"), (f"s{i}", f"x{i}", "sum"),
                      (f"v{i}", f"x{i}", "var0"), (f"lo{i}", f"x{i}", "min"),
                      (f"hi{i}", f"x{i}", "max")]
-        splits = num_splits(ctx.extra.get("num_rows"), ctx.extra.get("npartitions", 1),
+        splits = num_splits(ctx.run.num_rows, ctx.run.npartitions,
                             self.split_out)
         out = {}
         for key, group in self.key_groups(ctx.groups).items():
@@ -168,7 +163,7 @@ class JoinGroupby(StatOperator):
 
     def fit_graph(self, partials: list[Any], ctx: OpContext) -> Any:
         keys = list(self.key_groups(ctx.groups))
-        splits = num_splits(ctx.extra.get("num_rows"), ctx.extra.get("npartitions", 1),
+        splits = num_splits(ctx.run.num_rows, ctx.run.npartitions,
                             self.split_out)
         tables = ks.fit_tables(partials, ctx, keys, splits,
                                functools.partial(merge_moments, columns=len(self.cont_cols)),

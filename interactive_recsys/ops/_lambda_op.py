@@ -10,10 +10,11 @@ import pyarrow as pa
 
 from interactive_recsys.backend import CpuBackend
 from interactive_recsys.errors import NotFittedError, ParameterError, SchemaError
-from interactive_recsys.ops._base import OpContext, Operator
+from interactive_recsys.ops._base import Operator
 from interactive_recsys.ops._expressions import evaluate, parse
 from interactive_recsys.params import Param, param_error
 from interactive_recsys.schema import ColumnSchema, arrow_type, dtype_name, normalize_tags
+from interactive_recsys.tables._context import OpContext
 
 
 class FunctionRef:
@@ -115,8 +116,8 @@ class LambdaOp(Operator):
         return config
 
     @classmethod
-    def resolve_config(cls, params: dict[str, Any],
-                       functions: dict[str, Callable] | None) -> dict[str, Any]:
+    def saved_params(cls, params: dict[str, Any],
+                     functions: dict[str, Callable] | None) -> dict[str, Any]:
         """Turn a saved function reference back into a callable (or a FunctionRef)."""
         f = params.get("f")
         if isinstance(f, dict):

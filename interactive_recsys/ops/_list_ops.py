@@ -20,9 +20,10 @@ from __future__ import annotations
 from typing import Any
 
 from interactive_recsys.errors import SchemaError
-from interactive_recsys.ops._base import OpContext, Operator, StatOperator
+from interactive_recsys.ops._base import Operator, StatOperator
 from interactive_recsys.params import Param, param_error
 from interactive_recsys.schema import ColumnSchema, is_numeric_dtype
+from interactive_recsys.tables._context import OpContext
 
 
 def require_list(op: Operator, col: ColumnSchema) -> None:

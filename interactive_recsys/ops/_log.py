@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from interactive_recsys.ops._base import OpContext, Operator, require_numeric, transform_elementwise
+from interactive_recsys.ops._base import Operator, require_numeric, transform_elementwise
 from interactive_recsys.schema import ColumnSchema, Tags
+from interactive_recsys.tables._context import OpContext
 
 
 class LogOp(Operator):

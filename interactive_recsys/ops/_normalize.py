@@ -18,7 +18,6 @@ import math
 from typing import Any
 
 from interactive_recsys.ops._base import (
-    OpContext,
     StateFolders,
     StatOperator,
     no_rows_error,
@@ -27,6 +26,7 @@ from interactive_recsys.ops._base import (
 )
 from interactive_recsys.params import Param
 from interactive_recsys.schema import ColumnSchema, Tags
+from interactive_recsys.tables._context import OpContext
 from interactive_recsys.tables._moments import (
     column_extremes,
     column_moments,

@@ -29,8 +29,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from interactive_recsys.ops._base import OpContext, StatOperator
+from interactive_recsys.ops._base import StatOperator
 from interactive_recsys.schema import ColumnSchema, element_dtype, is_float_dtype, is_integer_dtype
+from interactive_recsys.tables._context import OpContext
 
 SIGNED = ("int8", "int16", "int32", "int64")
 UNSIGNED = ("uint8", "uint16", "uint32", "uint64")

@@ -6,9 +6,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from interactive_recsys.errors import ParameterError
-from interactive_recsys.ops._base import OpContext, Operator
+from interactive_recsys.ops._base import Operator
 from interactive_recsys.params import Param
 from interactive_recsys.schema import ColumnSchema, Schema
+from interactive_recsys.tables._context import OpContext
 
 
 class Rename(Operator):

@@ -10,10 +10,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from interactive_recsys.errors import ParameterError, SchemaError
-from interactive_recsys.ops._base import OpContext, RowFilter
+from interactive_recsys.ops._base import RowFilter
 from interactive_recsys.ops._expressions import evaluate, names_in, parse
 from interactive_recsys.params import Param, param_error
 from interactive_recsys.schema import Schema
+from interactive_recsys.tables._context import OpContext
 
 
 class Filter(RowFilter):

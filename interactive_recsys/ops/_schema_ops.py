@@ -19,9 +19,10 @@ import json
 from typing import Any
 
 from interactive_recsys.errors import ParameterError
-from interactive_recsys.ops._base import OpContext, Operator
+from interactive_recsys.ops._base import Operator
 from interactive_recsys.params import Param, param_error
 from interactive_recsys.schema import ColumnSchema
+from interactive_recsys.tables._context import OpContext
 
 
 class AddTags(Operator):

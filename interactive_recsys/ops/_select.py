@@ -21,9 +21,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from interactive_recsys.errors import SchemaError
-from interactive_recsys.ops._base import OpContext, Operator
+from interactive_recsys.ops._base import Operator
 from interactive_recsys.params import Param, param_error
 from interactive_recsys.schema import Schema
+from interactive_recsys.tables._context import OpContext
 
 
 class SelectColumns(Operator):

@@ -52,13 +52,7 @@ import pyarrow.compute as pc
 
 from interactive_recsys.backend import merge_sums
 from interactive_recsys.errors import SchemaError
-from interactive_recsys.ops._base import (
-    OpContext,
-    StateFolders,
-    StatOperator,
-    group_names,
-    merged_directory,
-)
+from interactive_recsys.ops._base import StateFolders, StatOperator, group_names, merged_directory
 from interactive_recsys.ops._hashed_cross import row_hash
 from interactive_recsys.ops._state_check import TABLE
 from interactive_recsys.params import Param
@@ -66,6 +60,7 @@ from interactive_recsys.schema import ColumnSchema, Schema, Tags, is_numeric_dty
 from interactive_recsys.store._artifacts import key_directory
 from interactive_recsys.tables import _keyed_statistics as ks
 from interactive_recsys.tables import _vocabulary as vocab
+from interactive_recsys.tables._context import OpContext
 from interactive_recsys.tables._reduce import (
     MAX_SPLITS,
     delayed_task,
@@ -179,7 +174,7 @@ class TargetEncoding(StatOperator):
                                       self.fold_seed, ctx))
         target = {"y": b.cast(b.column(df, self.target), "float64")}
         aggs = [("n", "y", "count"), ("s", "y", "sum")]
-        splits = num_splits(ctx.extra.get("num_rows"), ctx.extra.get("npartitions", 1),
+        splits = num_splits(ctx.run.num_rows, ctx.run.npartitions,
                             self.split_out)
         tables = {}
         for key, group in self.key_groups(ctx.groups).items():
@@ -195,7 +190,7 @@ class TargetEncoding(StatOperator):
         prefix = ctx.node_id
         per_table = [delayed_task(prefix, "pick", operator.itemgetter("tables"), p)
                      for p in partials]
-        splits = num_splits(ctx.extra.get("num_rows"), ctx.extra.get("npartitions", 1),
+        splits = num_splits(ctx.run.num_rows, ctx.run.npartitions,
                             self.split_out)
         tables = ks.fit_tables(per_table, ctx, keys, splits,
                                functools.partial(merge_sums, keys=("value", "fold")),
@@ -250,7 +245,7 @@ class TargetEncoding(StatOperator):
         fold_count = np.asarray(state["folds"]["count"], dtype=np.float64)
         fold_sum = np.asarray(state["folds"]["sum"], dtype=np.float64)
         global_mean = fold_sum.sum() / fold_count.sum()
-        training = bool(ctx.extra.get("training")) and self.kfold > 1
+        training = ctx.run.training and self.kfold > 1
         if training:  # sums over the other folds only (never a total minus the row's fold,
             # so not even a rounding error of the row's own target reaches its encoding)
             folds = fold_ids(df, self.fold_columns(ctx.groups), self.kfold, self.fold_seed, ctx)

@@ -105,8 +105,8 @@ def check_not_inside_input(path: str | os.PathLike,
                            inputs: Iterable[str | os.PathLike]) -> None:
     """Refuse an output ``path`` inside a folder that is read as input.
 
-    ``inputs`` are the files and folders an input is read from (:func:`~interactive_recsys.
-    dataset.input_files` gives them for a dataset; the folders named by the user are among
+    ``inputs`` are the files and folders an input is read from (:meth:`~interactive_recsys.
+    io.Dataset.input_files` gives them for a dataset; the folders named by the user are among
     them). Writing inside such a folder adds the output to the input: reading the folder
     again reads both (rows doubled, or "incompatible types across files"). A folder that
     is only the parent of an input *file* is not protected (reading that file again does not

@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -42,6 +42,7 @@ from interactive_recsys.store import storage
 from interactive_recsys.store._artifacts import key_directory, resolve
 from interactive_recsys.tables import _vocabulary as vocab
 from interactive_recsys.tables._cache import TABLES
+from interactive_recsys.tables._context import OpContext
 from interactive_recsys.tables._reduce import (
     delayed_task,
     delayed_tasks,
@@ -49,9 +50,6 @@ from interactive_recsys.tables._reduce import (
     pick,
     tree,
 )
-
-if TYPE_CHECKING:  # the operators' context (ops imports this module)
-    from interactive_recsys.ops._base import OpContext
 
 
 def key_values(df: Any, group: Sequence[str], ctx: OpContext) -> Any:

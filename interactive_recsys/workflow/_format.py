@@ -31,8 +31,7 @@ from typing import Any
 
 from interactive_recsys._version import __version__ as _library_version
 from interactive_recsys.errors import IRSError, NotFittedError, VersionError, WorkflowFormatError
-from interactive_recsys.ops._base import Operator
-from interactive_recsys.ops._lambda_op import LambdaOp
+from interactive_recsys.ops._base import OPERATORS, Operator, SavedParamError
 from interactive_recsys.schema import ColumnSelector, Schema
 from interactive_recsys.store import commit, storage
 from interactive_recsys.store._artifacts import resolve
@@ -213,12 +212,11 @@ def _node(config_path: str, i: int, nc: Any, nodes: list[Node],
             oc = _expect(config_path, f"{where}.op", nc.get("op"), dict)
             params = _expect(config_path, f"{where}.op.params", oc.get("params", {}), dict)
             name = _expect(config_path, f"{where}.op.op", oc.get("op"), str)
-            if name == "LambdaOp":
-                params = LambdaOp.resolve_config(params, functions)
-            if name == "JoinExternal" and not isinstance(params.get("df_ext"), dict):
-                raise _fail(config_path, f"{where}.op.params.df_ext", "must describe the side "
-                            "table by content hash (as Workflow.save writes it); a saved "
-                            "workflow never reads a file named in workflow.json.")
+            if name in OPERATORS:
+                try:
+                    params = OPERATORS[name].saved_params(params, functions)
+                except SavedParamError as exc:
+                    raise _fail(config_path, f"{where}.op.params.{exc.param}", str(exc)) from None
             op = Operator.from_config({"op": name, "params": params})
         if kind == "select":
             sc = _expect(config_path, f"{where}.selector", nc.get("selector"), dict)
@@ -275,7 +273,7 @@ def read_config(path: str, functions: dict[str, Callable] | None = None,
         try:
             nodes[output].output_schema(input_schema, states if fitted else None)
         except NotFittedError:
-            pass  # a LambdaOp's function not passed yet: it says so when used
+            pass  # a function not passed back yet (a saved function step): said when used
         except (IRSError, TypeError, ValueError, KeyError, IndexError, AttributeError,
                 RecursionError) as exc:
             raise _fail(config_path, "states" if fitted else "nodes",

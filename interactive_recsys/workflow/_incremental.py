@@ -51,7 +51,8 @@ from interactive_recsys.workflow._plan import OpStep, Plan, fit_phases, prepare
 
 
 class UpdateWarning(UserWarning):
-    """An update left something out (``Categorify(max_size=...)`` refused new values)."""
+    """An update left something out (an operator's ``update_warnings``: values a vocabulary
+    refused, for example)."""
 
 
 def updated(output: Node, fitted: FittedState, data: Any,
@@ -69,14 +70,13 @@ def updated(output: Node, fitted: FittedState, data: Any,
             node.op.check_mergeable(steps[step.node_id].state, ctx)
     check_temporary_artifacts_reach_workers()
     temporary = TemporaryArtifacts()
-    plan.artifacts_dir, plan.keep = temporary.path, temporary
-    plan.storage_options = storage_options or None
-    plan.extra = {"num_rows": ds.known_num_rows, "npartitions": ds.npartitions,
-                  "previous_artifacts": fitted.artifacts_dir,
-                  "row_filters": output.row_filters()}
+    plan.bind(ds, temporary.path, temporary, storage_options, fitted.artifacts_dir)
     started = time.perf_counter()
     merged, report, phases = _merged_phases(output, fitted, plan, ds, temporary.path)
-    _warn_refused(report)
+    for node in output.stat_nodes():  # what each step's own update left out
+        node_id = plan.steps[nodes.index(node)].node_id
+        for note in node.op.update_warnings(merged[node_id]):
+            warnings.warn(f"{node_id}: {note}", UpdateWarning, stacklevel=2)
     return FittedState(merged, fitted.input_schema, True,
                        fit_stats={"phases": phases, "seconds": time.perf_counter() - started,
                                   "update": {"rows": ds.known_num_rows, "steps": report}},
@@ -147,9 +147,9 @@ def _refuse_after_changed(output: Node, nodes: list, changed: list[str]) -> None
             raise NotMergeableError(
                 f"{type(node.op).__name__} ({ids[id(node)]}) cannot be updated exactly: it "
                 f"reads the output of {upstream[0]}, whose update changes the values of rows "
-                f"already seen (e.g. a new mean, or a value that crossed freq_threshold), so "
-                "its statistics of the old rows no longer hold. Refit the workflow on all the "
-                "data instead (wf.fit(all_days)).")
+                "already seen (e.g. a new mean, or a value that crossed a frequency "
+                "threshold), so its statistics of the old rows no longer hold. Refit the "
+                "workflow on all the data instead (wf.fit(all_days)).")
 
 
 def _remove_delta_files(artifacts_dir: str, node_id: str) -> None:
@@ -172,16 +172,6 @@ def _step_report(state: dict[str, Any]) -> dict[str, Any]:
     return {key: {name: info[name] for name in ("version", "new_rows", "appended", "refused",
                                                 "promoted") if name in info}
             for key, info in vocabs.items()}
-
-
-def _warn_refused(report: dict[str, Any]) -> None:
-    for node_id, tables in report.items():
-        for key, info in tables.items():
-            if info.get("refused"):
-                warnings.warn(
-                    f"{node_id}: the vocabulary of {key!r} reached max_size, so "
-                    f"{info['refused']} new values were refused (encoded as out-of-vocabulary). "
-                    "Raise max_size and refit to give them ids.", UpdateWarning, stacklevel=3)
 
 
 def new_rows(wf: Any) -> dict[str, tuple[int, int]]:

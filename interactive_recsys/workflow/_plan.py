@@ -35,11 +35,11 @@ import numpy as np
 from interactive_recsys.backend import Backend, get_backend
 from interactive_recsys.errors import DatasetError, SchemaError
 from interactive_recsys.io._dataset import Dataset, as_dataset
-from interactive_recsys.io._provenance import describe_input
-from interactive_recsys.ops._base import OpContext, Operator, RowFilter
+from interactive_recsys.ops._base import Operator, RowFilter
 from interactive_recsys.runtime._memory_release import release_memory
 from interactive_recsys.runtime.jobs import compute
 from interactive_recsys.schema import RESERVED_PREFIX, ColumnSchema, Schema, flatten
+from interactive_recsys.tables._context import OpContext, RunFacts
 from interactive_recsys.tables._reduce import delayed_task, delayed_tasks, pick, tree
 from interactive_recsys.workflow._chains import Chain, chain_steps
 from interactive_recsys.workflow._graph import (
@@ -99,14 +99,13 @@ class ConcatStep(Step):
 
 @dataclass
 class Plan:
-    """Steps in topological order plus what they share (backend, artifacts, extras)."""
+    """Steps in topological order plus what they share (backend, artifacts, the run's facts)."""
 
     steps: list[Step]
     backend_name: str
     artifacts_dir: str | None
-    extra: dict[str, Any] = field(default_factory=dict)
-    #: keeps a temporary artifacts folder alive while a lazy result may still read it
-    #: (``artifacts.TemporaryArtifacts``; pickled as its path only)
+    run: RunFacts = field(default_factory=RunFacts)
+    #: keeps a temporary artifacts folder alive while a lazy result may read it (pickled: a path)
     keep: Any = field(default=None, repr=False, compare=False)
     #: fsspec options of ``artifacts_dir`` when it is a URL; they travel with the plan
     storage_options: dict[str, Any] | None = field(default=None, repr=False)
@@ -149,8 +148,16 @@ class Plan:
     def backend(self) -> Backend:
         return get_backend(self.backend_name)
 
+    def bind(self, ds: Dataset, artifacts_dir: str, keep: Any,
+             storage_options: dict[str, Any] | None, previous_artifacts: str | None) -> None:
+        """Bind a fit's or an update's plan to its run: artifacts, options, facts of ``ds``."""
+        self.artifacts_dir, self.keep = artifacts_dir, keep
+        self.storage_options = storage_options or None
+        self.run = RunFacts(ds.known_num_rows, ds.npartitions, previous_artifacts,
+                            self.graph.row_filters())
+
     def context(self, step: OpStep) -> OpContext:
-        return OpContext(self.backend, step.groups, step.node_id, self.artifacts_dir, self.extra,
+        return OpContext(self.backend, step.groups, step.node_id, self.artifacts_dir, self.run,
                          self.storage_options)
 
     def evaluate(self, df: Any, targets: list[int],
@@ -366,7 +373,7 @@ class Plan:
         return b.hconcat(frames), mask
 
 
-# ---- preparing a fit ------------------------------------------------------------------------
+# ---- preparing a fit and compiling ---------------------------------------------------------
 def prepare(output: Node, data: Any, action: str, fitted: Schema | None = None,
             why: str = "") -> tuple[Dataset, Plan]:
     """The dataset of ``data`` and the plan (without states) a fit or an update of the graph
@@ -375,7 +382,7 @@ def prepare(output: Node, data: Any, action: str, fitted: Schema | None = None,
     reserved, shuffling steps line up. ``action`` and ``why`` word the empty-data error."""
     ds = as_dataset(data)
     if ds.npartitions == 0 or ds.known_num_rows == 0:
-        raise DatasetError(f"Cannot {action} an empty dataset: {describe_input(ds)} has no "
+        raise DatasetError(f"Cannot {action} an empty dataset: {ds.describe_input()} has no "
                            f"rows{why}. Check the input path and any filter.")
     output.check_kinds(ds.schema, fitted)
     output.check_input(ds.schema)
@@ -385,9 +392,8 @@ def prepare(output: Node, data: Any, action: str, fitted: Schema | None = None,
     return ds, plan
 
 
-# ---- compiling ------------------------------------------------------------------------------
 def compile_plan(output: Node, input_schema: Schema, states: States, backend_name: str,
-                 artifacts_dir: str | None, extra: dict[str, Any] | None = None,
+                 artifacts_dir: str | None, run: RunFacts | None = None,
                  keep: Any = None, storage_options: dict[str, Any] | None = None) -> Plan:
     """The plan that runs the graph ending at ``output`` on data of ``input_schema``: one
     step per node in :meth:`Node.walk` order, each with its output schema (and an operator
@@ -407,7 +413,7 @@ def compile_plan(output: Node, input_schema: Schema, states: States, backend_nam
         else:
             assert isinstance(node, ConcatNode)
             steps.append(ConcatStep(**common))
-    plan = Plan(steps, backend_name, artifacts_dir, dict(extra or {}), keep=keep,
+    plan = Plan(steps, backend_name, artifacts_dir, run or RunFacts(), keep=keep,
                 storage_options=storage_options, graph=output, input_schema=input_schema)
     plan.set_states(states)
     return plan
@@ -444,12 +450,11 @@ def transform(plan: Plan, ds: Dataset) -> Dataset:
     """The plan's output on ``ds``, lazily (rows dropped by row filters removed)."""
     output = len(plan.steps) - 1  # the output node comes last in walk order
     schema = plan.steps[output].schema
-    meta = ds.backend.empty(schema)
     ddf, entry = stage_ddf(plan, ds, [output])
     with dask.config.set({"dataframe.convert-string": False}):
-        ddf = ddf.map_partitions(
-            plan.transform_partition, output, schema.names, entry,
-            meta=meta, enforce_metadata=False, token=f"transform-{uuid.uuid4().hex[:8]}")
+        ddf = ddf.map_partitions(plan.transform_partition, output, schema.names, entry,
+                                 meta=ds.backend.empty(schema), enforce_metadata=False,
+                                 token=f"transform-{uuid.uuid4().hex[:8]}")
     changes_rows = any(isinstance(s, OpStep) and s.op.changes_rows for s in plan.steps)
     return Dataset.from_ddf(ddf, schema, ds.backend, None if changes_rows else ds.known_num_rows)
 

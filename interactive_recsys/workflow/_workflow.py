@@ -36,6 +36,7 @@ from interactive_recsys.store._artifacts import (
     TemporaryArtifacts,
     check_temporary_artifacts_reach_workers,
 )
+from interactive_recsys.tables._context import RunFacts
 from interactive_recsys.workflow._fitted import FittedState, FittedStep
 from interactive_recsys.workflow._format import (
     FORMAT_NAME,
@@ -212,11 +213,8 @@ class Workflow:
                                 self.storage_options))
             plan.set_states(states)
         adopted = frozenset(states)
-        plan.artifacts_dir, plan.keep = artifacts_dir, temporary
-        plan.storage_options = self.storage_options or None
-        plan.extra = {"num_rows": ds.known_num_rows, "npartitions": ds.npartitions,
-                      "previous_artifacts": previous.artifacts_dir,  # e.g. a side table
-                      "row_filters": self.output_node.row_filters()}
+        plan.bind(ds, artifacts_dir, temporary, self.storage_options,
+                  previous.artifacts_dir)  # a side table found there is not read again
         for k, new, seconds in fit_phases(plan, ds, plan.phases(adopted)):
             states.update(new)
             stats["phases"].append({"phase": k, "operators": list(new), "seconds": seconds})
@@ -227,23 +225,18 @@ class Workflow:
         self._state = FittedState(states, ds.schema, True, keys,
                                   {i: state_digest(s) for i, s in states.items()}, adopted,
                                   stats, artifacts_dir, temporary)
-        self._warn_thresholds()
+        self._warn_data(ds.known_num_rows)
         return self
 
-    def _warn_thresholds(self) -> None:
-        """A ``ParameterWarning`` per Categorify whose ``freq_threshold`` is above the rows it
-        was fitted on: every value of its columns is out of vocabulary."""
+    def _warn_data(self, num_rows: int | None) -> None:
+        """A ``ParameterWarning`` per message of each operator's
+        :meth:`~interactive_recsys.ops.Operator.data_warnings` on the data it was fitted on
+        (e.g. a frequency threshold above every count: every value out of vocabulary)."""
         for node in self.nodes:
-            op = node.op if isinstance(node, OpNode) else None
-            threshold = getattr(op, "freq_threshold", 0) or 0
-            state = self._state.states.get(self.node_id(node)) if threshold > 1 else None
-            for key, info in ((state or {}).get("vocabs") or {}).items():
-                rows = info.get("value_count")
-                if rows is not None and threshold > rows:
-                    warnings.warn(
-                        f"{type(op).__name__}(freq_threshold={threshold:,}) on {key!r} is above "
-                        f"the {rows:,} values it was fitted on: every value is out of vocabulary. "
-                        f"Lower freq_threshold (or remove it).", ParameterWarning, stacklevel=3)
+            if isinstance(node, OpNode):
+                state = self._state.states.get(self.node_id(node))
+                for message in node.op.data_warnings(num_rows, state):
+                    warnings.warn(message, ParameterWarning, stacklevel=3)
 
     def _reuse_source(self, reuse: Any) -> tuple[FittedState, Any] | None:
         """The fitted state of ``reuse`` (a fitted workflow or a saved folder) and its
@@ -302,11 +295,12 @@ class Workflow:
                                      f"{needs or 'no operator'}); call wf.fit(dataset) first.")
 
     # ---- transform ------------------------------------------------------------------------
-    def _plan(self, input_schema: Schema, backend_name: str, extra: dict | None = None) -> Plan:
+    def _plan(self, input_schema: Schema, backend_name: str, run: RunFacts | None = None
+              ) -> Plan:
         """The plan for data of ``input_schema`` with the fitted states (each step's schema
         computed once, in the plan; see :mod:`.plan`)."""
         return compile_plan(self.output_node, input_schema, self._state.states, backend_name,
-                            self.artifacts_dir, extra, keep=self._state.temporary,
+                            self.artifacts_dir, run, keep=self._state.temporary,
                             storage_options=self.storage_options or None)
 
     def transform(self, data: Any, *, training: bool = False,
@@ -333,7 +327,8 @@ class Workflow:
 
     def _transform_dataset(self, ds: Dataset, training: bool = False) -> Dataset:
         self._check_types_since_fit(ds.schema)
-        plan = self._plan(self._checked_input(ds.schema), ds.backend.name, {"training": training})
+        plan = self._plan(self._checked_input(ds.schema), ds.backend.name,
+                          RunFacts(training=training))
         checked_names(plan.steps[-1].schema)
         out = transform(plan, ds)
         out.storage_options = ds.storage_options  # to_parquet's default for URLs

@@ -45,7 +45,6 @@ from interactive_recsys.errors import ParameterError
 from interactive_recsys.io import _dataset
 from interactive_recsys.io._output_pins import check_unchanged
 from interactive_recsys.io._paths import expand_paths
-from interactive_recsys.io._provenance import input_files
 from interactive_recsys.store.commit import published_folder
 
 #: Dask read options NVTabular passes on that do not change the rows read.
@@ -203,7 +202,7 @@ class Dataset(_dataset.Dataset):
         ddf = self._ddf.shuffle(on=keys, npartitions=npartitions or self.npartitions)
         return Dataset.wrap(_dataset.Dataset.from_ddf(ddf, self.schema, self.backend,
                                                       self.known_num_rows,
-                                                      input_files(self)))
+                                                      self.input_files()))
 
     def to_parquet(self, output_path: str | os.PathLike, shuffle: Any = None,
                    preserve_files: bool = False, output_files: Any = None,
@@ -296,7 +295,7 @@ class Dataset(_dataset.Dataset):
             ddf = ddf.map_partitions(_Cast(self.backend.name, names), meta=meta,
                                      enforce_metadata=False)
         return _dataset.Dataset.from_ddf(ddf, new, self.backend, self.known_num_rows,
-                                         input_files(self))
+                                         self.input_files())
 
 
 class _Cast:

@@ -1,7 +1,7 @@
-"""The visual pipeline builder: :class:`PipelineBuilder` (the widget, :mod:`._builder`),
-:class:`BuilderModel` (its plain-Python model, :mod:`.model`), the graph view
-:class:`DagView` and the other panels (:mod:`.views`), Suggest (:mod:`.suggest`) and the code
-export (:mod:`._codegen`).
+"""The visual pipeline builder: :class:`PipelineBuilder` (the widget, ``_builder``),
+``BuilderModel`` (its plain-Python model, :mod:`.model`), the graph view
+``DagView`` and the other panels (:mod:`.views`), Suggest (:mod:`.suggest`) and the code
+export (``_codegen``).
 
 Names are imported on first use, so the model can be used without loading any widget.
 """

@@ -56,9 +56,10 @@ from interactive_recsys.ui.builder._branches import Branch, Step
 from interactive_recsys.ui.builder._codegen import holds_credential
 
 #: The ``format`` field of an autosave file, and the version this library writes (it reads
-#: :data:`READS`; version 2 added ``redacted``).
-FORMAT_NAME, FORMAT_VERSION = "interactive-recsys-pipeline-autosave", 2
-READS = (1, 2)
+#: :data:`READS`; version 2 added ``redacted``, version 3 ``run``, ``suggest`` and
+#: ``options``).
+FORMAT_NAME, FORMAT_VERSION = "interactive-recsys-pipeline-autosave", 3
+READS = (1, 2, 3)
 #: Seconds without an edit before the pending autosave is written.
 DEBOUNCE_SECONDS = 1.0
 #: A larger file is not an autosave (they are a few kilobytes).
@@ -101,19 +102,26 @@ def autosave_path(folder: str | os.PathLike | None = None,
 
 
 def pipeline_record(branches: list[Branch], *, dataset: str | None = None,
-                    output: str | None = None) -> dict[str, Any]:
+                    output: str | None = None, run: dict[str, str] | None = None,
+                    suggest: dict[str, Any] | None = None,
+                    options: dict[str, bool] | None = None) -> dict[str, Any]:
     """The JSON-able content of an autosave: the branches (operators as ``{"op", "params"}``
     with the non-default parameters, as a saved workflow writes them), the dataset and the
-    output path, and the time. Credentials are masked (:func:`~interactive_recsys.redact.
-    redact_text`); ``redacted`` names the fields that held one."""
+    output path, the time; ``run``: the last Run's ``{"output", "workflow"}`` (its fitted
+    workflow's folder); ``suggest``: what the last Suggest measured
+    (:func:`~.model._handoff.handoff_fields`); ``options``: the form's ``{"overwrite"}``.
+    Credentials are masked (:func:`~interactive_recsys.redact.redact_text`); ``redacted``
+    names the fields that held one."""
     record = {"dataset": dataset, "output": output,
               "branches": [{"columns": list(b.columns), "tags": list(b.tags),
                             "steps": [s.operator().to_config() for s in b.steps]}
-                           for b in branches]}
-    masked = {k: redact_text(v) if k != "branches" else _mask_urls(v)
+                           for b in branches], "run": run}
+    masked = {k: redact_text(v) if k in ("dataset", "output") else _mask_urls(v)
               for k, v in record.items()}
     return {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "saved": time.time(),
-            **masked, "redacted": [k for k in record if masked[k] != record[k]]}
+            **masked, "redacted": [k for k in record if masked[k] != record[k]],
+            "suggest": suggest, "options": {"overwrite": bool((options or {}).get(
+                "overwrite", False))}}
 
 
 def _mask_urls(value: Any) -> Any:
@@ -170,6 +178,12 @@ class Autosave:
     dataset: str | None
     output: str | None
     redacted: list[str] = field(default_factory=list)
+    #: the last Run's ``{"output", "workflow"}`` (None: no Run wrote an output)
+    run: dict[str, str] | None = None
+    #: what the last Suggest measured (:func:`~.model._handoff.restore_suggest`), or None
+    suggest: dict[str, Any] | None = None
+    #: the form's options: ``{"overwrite": bool}``
+    options: dict[str, bool] = field(default_factory=dict)
 
     @property
     def steps(self) -> int:
@@ -256,7 +270,8 @@ def read_autosave(path: str | os.PathLike) -> Autosave | None:
         raise _fail(path, str(exc)) from None
     branches = [_branch(path, k, b) for k, b in enumerate(record["branches"])]
     return Autosave(path, float(record["saved"]), branches, record["dataset"],
-                    record["output"], list(dict.fromkeys(record.get("redacted", []))))
+                    record["output"], list(dict.fromkeys(record.get("redacted", []))),
+                    record.get("run"), record.get("suggest"), record.get("options", {}))
 
 
 class Autosaver:

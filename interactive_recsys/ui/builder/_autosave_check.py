@@ -29,13 +29,22 @@ MAX_SAVED = 253_402_300_799.0
 #: Longest path, column name or tag an autosave holds (``PATH_MAX`` is 4096 on Linux).
 MAX_TEXT = 4096
 #: The fields a record may name as written redacted (their credentials masked).
-REDACTABLE = ("dataset", "output", "branches")
+REDACTABLE = ("dataset", "output", "branches", "run")
+#: Bounds of the ``suggest`` field: measured columns, value-count pairs over all of them,
+#: files in the data's identity, and the largest count (a 64-bit integer).
+MAX_COLUMNS, MAX_PAIRS, MAX_FILES, MAX_COUNT = 10_000, 200_000, 100_000, 2**63 - 1
 
 #: The top-level keys of a record, by format version.
 KEYS = {
     1: ("format", "format_version", "saved", "dataset", "output", "branches"),
     2: ("format", "format_version", "saved", "dataset", "output", "redacted", "branches"),
+    3: ("format", "format_version", "saved", "dataset", "output", "redacted", "branches",
+        "run", "suggest", "options"),
 }
+RUN_KEYS = ("output", "workflow")
+SUGGEST_KEYS = ("max_loss", "memory_budget", "data", "measured")
+MEASURED_KEYS = ("name", "histogram", "lookups", "nulls", "rows")
+OPTION_KEYS = ("overwrite",)
 BRANCH_KEYS = ("columns", "tags", "steps")
 
 
@@ -133,6 +142,72 @@ def _branch(raw: Any, where: str) -> None:
             )
 
 
+def _count(value: Any, where: str, low: int = 0) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAX_COUNT:
+        raise FieldError(f"{where} is {_show(value)}, not a count ({low} to {MAX_COUNT})")
+
+
+def _run(raw: Any) -> None:
+    if raw is not None:
+        for key in RUN_KEYS:
+            _text(_keys(raw, "'run'", RUN_KEYS)[key], f"run.{key}")
+
+
+def _identity(raw: Any) -> None:
+    """The data's identity: null, or ``[[path, size, mtime_ns], ...]``."""
+    if raw is None:
+        return
+    if len(_list(raw, "suggest.data")) > MAX_FILES:
+        raise FieldError(f"suggest.data lists more than {MAX_FILES:,} files")
+    for j, item in enumerate(raw):
+        if not isinstance(item, list) or len(item) != 3:
+            raise FieldError(f"suggest.data[{j}] is not [path, size, mtime]: {_show(item)}")
+        _text(item[0], f"suggest.data[{j}][0]")
+        _count(item[1], f"suggest.data[{j}][1]")
+        _count(item[2], f"suggest.data[{j}][2]")
+
+
+def _measured(raw: Any, where: str) -> int:
+    """One measured column; the number of its value-count pairs."""
+    column = _keys(raw, where, MEASURED_KEYS)
+    _text(column["name"], f"{where}.name")
+    for key in ("lookups", "nulls", "rows"):
+        _count(column[key], f"{where}.{key}")
+    pairs = _list(column["histogram"], f"{where}.histogram")
+    for j, pair in enumerate(pairs[:MAX_PAIRS + 1]):
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise FieldError(f"{where}.histogram[{j}] is not [count, values]: {_show(pair)}")
+        _count(pair[0], f"{where}.histogram[{j}][0]", 1)
+        _count(pair[1], f"{where}.histogram[{j}][1]", 1)
+    return len(pairs)
+
+
+def _suggest(raw: Any) -> None:
+    """What Suggest measured: budgets, the data's identity, exact counts (bounded)."""
+    if raw is None:
+        return
+    saved = _keys(raw, "'suggest'", SUGGEST_KEYS)
+    loss = saved["max_loss"]
+    if isinstance(loss, bool) or not isinstance(loss, int | float) or not 0 <= loss < 1:
+        raise FieldError(f"suggest.max_loss is {_show(loss)}, not a share in [0, 1)")
+    _count(saved["memory_budget"], "suggest.memory_budget", 1)
+    _identity(saved["data"])
+    columns = _list(saved["measured"], "suggest.measured")
+    if len(columns) > MAX_COLUMNS:
+        raise FieldError(f"suggest.measured holds more than {MAX_COLUMNS:,} columns")
+    pairs = 0
+    for j, column in enumerate(columns):
+        pairs += _measured(column, f"suggest.measured[{j}]")
+        if pairs > MAX_PAIRS:
+            raise FieldError(f"suggest.measured holds more than {MAX_PAIRS:,} value counts")
+
+
+def _options(raw: Any) -> None:
+    options = _keys(raw, "'options'", OPTION_KEYS)
+    if not isinstance(options["overwrite"], bool):
+        raise FieldError(f"options.overwrite is {_show(options['overwrite'])}, not a boolean")
+
+
 def check_record(record: Any, format_name: str, versions: tuple[int, ...]) -> None:
     """Raise :class:`FieldError` naming the first field of ``record`` that an autosave of
     ``format_name`` (one of ``versions``) cannot hold; nothing when all are good."""
@@ -160,3 +235,7 @@ def check_record(record: Any, format_name: str, versions: tuple[int, ...]) -> No
             raise FieldError(f"'redacted'[{j}] is {_show(field)}, not one of {REDACTABLE}")
     for k, branch in enumerate(_list(record["branches"], "'branches'")):
         _branch(branch, f"branches[{k}]")
+    if version >= 3:
+        _run(record["run"])
+        _suggest(record["suggest"])
+        _options(record["options"])

@@ -25,7 +25,7 @@ from interactive_recsys.workflow._graph import ConcatNode, Node, OpNode, SelectN
 # ---- steps and branches -----------------------------------------------------------------------
 @dataclass
 class Step:
-    """One operator of a branch: its class name in :data:`OPERATORS` and its parameters."""
+    """One operator of a branch: its class name in ``OPERATORS`` and its parameters."""
 
     op: str
     params: dict[str, Any] = field(default_factory=dict)

@@ -1,4 +1,4 @@
-"""PipelineBuilder: build a workflow by clicking, on top of :class:`~.model.BuilderModel`.
+"""PipelineBuilder: build a workflow by clicking, on top of ``BuilderModel``.
 
 The composition root: it makes the model (on Open), the :class:`~.model.RunController` and
 the panels (:mod:`.views`), each built from the model and the feedback areas and drawing
@@ -28,7 +28,13 @@ from typing import Any
 import ipywidgets as w
 
 from interactive_recsys.errors import DatasetError, IRSError
+from interactive_recsys.ui.builder._autosave import Autosave
 from interactive_recsys.ui.builder.model import BuilderModel, RunController
+from interactive_recsys.ui.builder.model._handoff import (
+    adopt_run,
+    handoff_fields,
+    restore_suggest,
+)
 from interactive_recsys.ui.builder.views import (
     ColumnsPanel,
     MaskedText,
@@ -92,6 +98,9 @@ class PipelineBuilder(w.VBox):
         self.run_panel = RunPanel(None, self.feedback, self.runs)
         self.recovery_panel = RecoveryPanel(None, self.feedback, self.run_panel.output_text,
                                             self._open_path, autosave)
+        self.recovery_panel.extras, self.recovery_panel.restored = self._extras, self._restored
+        self.runs.on_run(lambda job: self.recovery_panel.update())  # its fitted workflow
+        self.run_panel.overwrite.observe(lambda _: self.recovery_panel.update(), "value")
         self._layout()
         if dataset is not None:
             self.path_text.value = os.fspath(dataset) if isinstance(dataset, str | os.PathLike) \
@@ -237,6 +246,27 @@ class PipelineBuilder(w.VBox):
         running this call, not run: what the Insert button does where the page gives
         widgets no access to the notebook (:func:`.views._code_export.insert_code_cell`)."""
         insert_code_cell(self._need_model().export_code())
+
+    def _extras(self, model: BuilderModel) -> dict[str, Any]:
+        """The autosave's fields beyond the steps: the last Run's output and fitted
+        workflow, what Suggest measured, the form's options."""
+        return {**handoff_fields(model, self.suggest_card.memory_budget),
+                "options": {"overwrite": bool(self.overwrite.value)}}
+
+    def _restored(self, saved: Autosave) -> list[str]:
+        """Put back the form's options, the Suggest card and the last Run's fitted
+        workflow (when it matches the restored steps) of ``saved``; the notes to show."""
+        model, notes = self._need_model(), []
+        self.overwrite.value = bool(saved.options.get("overwrite", False))
+        if saved.suggest is not None:
+            changed = restore_suggest(model, saved.suggest)
+            self.suggest_card.show_restored(
+                model.vocab_choices, model.vocab_fits, model.vocab_shortfall,
+                (model.vocab_max_loss, model.vocab_budget), changed)
+            self.suggest_card.set_stale(not model.suggest_current)
+        if saved.run is not None and "run" not in saved.redacted:
+            notes.append(adopt_run(model, saved.run["output"], saved.run["workflow"])[1])
+        return notes
 
     def _need_model(self) -> BuilderModel:
         if self.model is None:

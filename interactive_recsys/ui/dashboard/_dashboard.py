@@ -80,6 +80,7 @@ from interactive_recsys.ui.dashboard._notebook import (
     made_in_cell,
 )
 from interactive_recsys.ui.dashboard._progress import ProgressView
+from interactive_recsys.ui.dashboard._run_log import RunLog
 from interactive_recsys.ui.dashboard._visibility import visibility_signal
 
 __all__ = ["BOKEHJS", "LIVE_AFTER_S", "ROLLOVER", "TASK_ROLLOVER", "Dashboard"]
@@ -128,7 +129,7 @@ class Dashboard(widgets.VBox):
         self._paused = self._closed = self._disposed = self._live = False
         self._reason = ""
         self._displayed_at: float | None = None
-        self._ended_phases = 0
+        self._ended_phases = self._phases_ended = 0
         # the clock of the last full draw (None: draw the next fully); monotonic() of the last
         # update; the samples and task records not drawn yet (hidden, or too soon)
         self._drawn_at: float | None = None
@@ -173,11 +174,12 @@ class Dashboard(widgets.VBox):
              self.dask_link, self.signal, self.theme],
             layout=widgets.Layout(flex_flow="row nowrap", align_items="center", width="100%"))
         self.controls.add_class("irs-dashboard-header")
-        self.progress_view = ProgressView()
+        self.progress_view, self.run_log = ProgressView(), RunLog()
         self.log_area = widgets.Output(layout=widgets.Layout(
             max_height="120px", overflow="auto", border="1px solid var(--jp-border-color2, #ddd)"))
         super().__init__([self.controls, self.plots, widgets.HTML("<b>Progress</b>"),
-                          self.progress_view, widgets.HTML("<b>Log</b>"), self.log_area])
+                          self.progress_view, widgets.HTML("<b>Log</b> (phases and errors)"),
+                          self.log_area])
         self.add_class("irs-dashboard")
         made_in_cell(self)
         self.monitor.subscribe(self._on_sample)
@@ -215,11 +217,17 @@ class Dashboard(widgets.VBox):
     def _on_sample(self, monitor: Monitor, sample: dict[str, Any], tasks: list[dict]) -> None:
         if self._paused or self._closed:
             return
+        ended = sum(p["status"] != "running" for p in monitor.progress())
         with self._lock:
             self._pending.append(sample)
             self._pending_tasks.extend(tasks)
-            if self._live and (self.hidden or time.monotonic() - self._updated < DRAW_S):
-                return  # nothing sent while nothing shows it, nor more than once per DRAW_S
+            news, self._phases_ended = ended != self._phases_ended, ended
+            if self._live and (self.hidden or (
+                    not news and time.monotonic() - self._updated < DRAW_S)):
+                # nothing sent while nothing shows it, nor more than once per DRAW_S, but a
+                # phase that ended is drawn at once: the progress rows and the header say
+                # "finished" when the Studio does, not DRAW_S later
+                return
         try:
             self.catch_up()
         except Exception:
@@ -277,6 +285,8 @@ class Dashboard(widgets.VBox):
                     or frame.time - self._drawn_at >= IDLE_AXIS_S):
                 self._draw_to(frame.time, phases)
             self.progress_view.update(phases)
+            for line in self.run_log.new_lines(phases, self.rows):
+                self._log(line)
             self._show_monitor_errors()
             self.status.value = self._status_html()
             ended = sum(p["status"] != "running" for p in phases)

@@ -8,11 +8,12 @@ as text drawn from a :class:`~interactive_recsys.runtime.monitor.Monitor` (no wi
 >>> class Monitor:
 ...     client, samples, gpu_status, interval_ms, started = Client(), [], "no GPU", 500, 100.0
 ...     def progress(self):
-...         return [{"job": "j1", "name": "fit", "status": "finished", "stopped": 103.5}]
+...         return [{"job": "j1", "name": "fit", "status": "finished", "started": 101.0,
+...                  "stopped": 103.5}]
 >>> cluster_summary(Monitor())
 '2 workers, no GPU, every 500 ms'
 >>> job_state(Monitor())
-" · <b class='irs-dashboard-finished'>finished</b> at 3.5 s"
+" · <b class='irs-dashboard-finished'>finished</b> in 2.5 s"
 
 While a job runs, the header gives its phase's rows per second and time left (with the
 dataset's row count, ``rows``), and between two phases of a job it says "running",
@@ -32,21 +33,22 @@ from interactive_recsys.ui._run_progress import header_text, job_alive
 
 
 def status_html(state: str, monitor: Any, rows: int | None = None) -> str:
-    """The header's text on one line: the state first, the cluster's size last (what a
-    narrow view clips); the whole line is its tooltip. ``rows``: the rows each phase of the
-    watched run passes over (``None``: progress in tasks)."""
+    """The header's text: the state first, the cluster's size last; it wraps in a narrow
+    view rather than clip, and the whole text is its tooltip. ``rows``: the rows each phase
+    of the watched run passes over (``None``: progress in tasks)."""
     text = (f"<b>Cluster</b> · <i>{state}</i>{job_state(monitor, rows)} · "
             f"{html.escape(cluster_summary(monitor))}")
     plain = html.escape(html.unescape(re.sub(r"<[^>]+>", "", text)), quote=True)
-    return (f'<div title="{plain}" style="white-space:nowrap;overflow:hidden;'
-            f'text-overflow:ellipsis;line-height:28px">{text}</div>')
+    return (f'<div class="irs-dashboard-status" title="{plain}" style="white-space:normal;'
+            f'overflow-wrap:anywhere;line-height:20px;padding:4px 0">{text}</div>')
 
 
 def job_state(monitor: Any, rows: int | None = None, now: float | None = None) -> str:
-    """`` · finished at N s`` once the latest job has ended (its thread too, not only its
+    """`` · finished in N s`` once the latest job has ended (its thread too, not only its
     phases so far), `` · running`` with the running phase's rows/s and time left before,
-    `` · failed in <phase>``; on the monitor's clock; empty before any phase, and for a job
-    that ended before the monitor started."""
+    `` · error in <phase> after N s``; N from the job's first phase's start to its last
+    phase's end; empty before any phase, and for a job that ended before the monitor
+    started."""
     phases = monitor.progress()
     if not phases:
         return ""
@@ -57,12 +59,13 @@ def job_state(monitor: Any, rows: int | None = None, now: float | None = None) -
             not failed and last["job"] and job_alive(last["job"])):
         words = header_text(job, rows, time.time() if now is None else now)
         return f" · <b class='irs-dashboard-running'>running</b> {html.escape(words)}"
-    stopped = max(p["stopped"] or 0 for p in job) - monitor.started
-    if stopped < 0:  # a job that ended before this dashboard started is not its news
+    stopped = max(p["stopped"] or 0 for p in job)
+    if stopped < monitor.started:  # a job that ended before this dashboard started
         return ""
+    seconds = stopped - min(p["started"] for p in job)
     word = f"{failed[0]['status']} in {failed[0]['name']}" if failed else "finished"
     return (f" · <b class='irs-dashboard-{'failed' if failed else 'finished'}'>{word}</b>"
-            f" at {stopped:.1f} s")
+            f" {'after' if failed else 'in'} {seconds:.1f} s")
 
 
 def cluster_summary(monitor: Any) -> str:

@@ -58,6 +58,61 @@ def test_must_check_and_show_type():
     assert str(err.value) == "The 'lr' parameter must be a positive number. Got 0 (int) instead."
 
 
+OPEN_AND_CLOSED = {  # closed: (description, accepted values, rejected values)
+    "both": ("a finite number in [0, 1]", [0, 0.5, 1], [-0.1, 1.1]),
+    "left": ("a number in [0, 1)", [0, 0.5, 0.999], [1, -0.1]),
+    "right": ("a number in (0, 1]", [0.001, 0.5, 1], [0, 1.1]),
+    "neither": ("a number in (0, 1)", [0.001, 0.5, 0.999], [0, 1]),
+}
+
+
+@pytest.mark.parametrize("closed", sorted(OPEN_AND_CLOSED))
+def test_bounds_open_or_closed_at_the_boundary_values(closed):
+    text, accepted, rejected = OPEN_AND_CLOSED[closed]
+    spec = Param(kind="number", low=0, high=1, closed=closed)
+    assert spec.describe() == text
+    assert [spec.validate("Op", "p", v) for v in accepted] == accepted
+    for value in rejected:
+        with pytest.raises(ParameterError) as err:
+            spec.validate("Op", "p", value)
+        assert str(err.value) == f"The 'p' parameter of Op must be {text}. Got {value} instead."
+
+
+@pytest.mark.parametrize(("spec", "text", "accepted", "rejected"), [
+    (Param(kind="number", low=0, closed="neither"), "a positive number", 1e-9, 0),
+    (Param(kind="number", low=0), "a finite number >= 0", 0, -1e-9),
+    (Param(kind="int", low=0, closed="neither"), "a positive integer", 1, 0),
+    (Param(kind="number", high=0, closed="neither"), "a negative number", -1e-9, 0),
+    (Param(kind="number", low=2, closed="neither"), "a finite number > 2", 2.5, 2),
+    (Param(kind="number", high=2, closed="right"), "a finite number <= 2", 2, 2.5),
+    (Param(kind="int", low=0, high=5, closed="right"), "an integer in (0, 5]", 5, 0),
+])
+def test_one_open_bound_is_described_and_checked(spec, text, accepted, rejected):
+    assert spec.describe() == text
+    assert spec.validate(None, "x", accepted) == accepted
+    with pytest.raises(ParameterError) as err:
+        spec.validate(None, "x", rejected)
+    assert str(err.value) == f"The 'x' parameter must be {text}. Got {rejected} instead."
+
+
+def test_closed_takes_four_words_only():
+    with pytest.raises(ValueError, match="closed must be one of"):
+        Param(kind="number", low=0, closed="open")
+
+
+def test_the_models_and_the_split_say_their_open_ranges():
+    from interactive_recsys.eval import split
+
+    assert EASE.params["l2"].describe() == "a positive number"
+    with pytest.raises(ParameterError, match=r"The 'lr' parameter of AutoEncoder must be a "
+                                             r"positive number. Got 0 instead."):
+        AutoEncoder(lr=0)
+    for value in (0, 1):  # both bounds open
+        with pytest.raises(ParameterError, match=rf"The 'test_fraction' parameter of split must "
+                                                 rf"be a number in \(0, 1\). Got {value} "):
+            split([], test_fraction=value)
+
+
 def test_param_error_names_one_or_several_parameters_and_takes_an_error_class():
     err = param_error(("a", "b"), "Op", "must not repeat a name.", error=KeyError)
     assert isinstance(err, KeyError)

@@ -15,10 +15,10 @@ def _categorify_graph_size(split_out: int) -> int:
     from dask import delayed
 
     from interactive_recsys.backend import get_backend
-    from interactive_recsys.ops._base import OpContext
+    from interactive_recsys.tables._context import OpContext, RunFacts
 
     ctx = OpContext(get_backend("cpu"), [("c",)], "categorify-1", "/nonexistent",
-                    {"num_rows": 5, "npartitions": 1})
+                    RunFacts(num_rows=5, npartitions=1))
     partial = delayed(dict, pure=False)(dask_key_name="categorify-1-partial-0")
     state = ops.Categorify(split_out=split_out).fit_graph([partial], ctx)
     return len(state.__dask_graph__())

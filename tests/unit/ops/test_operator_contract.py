@@ -20,8 +20,8 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys import ops
-from interactive_recsys.ops._base import OpContext
 from interactive_recsys.params import Param
+from interactive_recsys.tables._context import OpContext
 from tests.conftest import (
     assert_frames_equal,
     make_criteo_frame,
@@ -335,8 +335,12 @@ def bad_values(spec: Param) -> list[Any]:
     values = list(by_kind[spec.kind])
     if spec.low is not None:
         values.append(spec.low - 1)
+        if spec.closed in ("right", "neither"):
+            values.append(spec.low)  # an open bound itself
     if spec.high is not None:
         values.append(spec.high + 1)
+        if spec.closed in ("left", "neither"):
+            values.append(spec.high)
     if not spec.nullable and spec.kind != "any":
         values.append(None)
     return values

@@ -8,8 +8,8 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys import ops
-from interactive_recsys.ops._base import OpContext
 from interactive_recsys.ops._target_encoding import fold_ids
+from interactive_recsys.tables._context import OpContext
 from tests.conftest import assert_frames_equal, new_workflow, partitioned
 
 P_SMOOTH = 3.0

@@ -1,8 +1,9 @@
 """The package's import graph: no circles, and no import hidden in a function without a reason.
 
 The graph is built from the source with ``ast``: an edge for every import of a module of the
-package, at module level or inside a function (a circle held together by a function-level
-import is still a circle), but not under ``if TYPE_CHECKING:`` (never run).
+package, at module level, inside a function (a circle held together by a function-level
+import is still a circle) or under ``if TYPE_CHECKING:`` (a type hint that names a module of
+a layer above, or closes a circle, is a dependency too, even if it never runs).
 """
 
 from __future__ import annotations
@@ -52,27 +53,43 @@ def _targets(module: str, is_package: bool, node: ast.Import | ast.ImportFrom) -
     return out
 
 
+def _imports_of(module: str, path: pathlib.Path) -> list[tuple[str, str, bool, int, str]]:
+    """``(module, imported module, inside a function, line, source line)`` of every import of
+    the package in one module, those under ``if TYPE_CHECKING:`` included."""
+    found = []
+    lines = path.read_text().splitlines()
+    tree = ast.parse("\n".join(lines))
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            for target in _targets(module, path.name == "__init__.py", node):
+                found.append((module, target, in_function, node.lineno, lines[node.lineno - 1]))
+        inner = in_function or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        for child in ast.iter_child_nodes(node):
+            visit(child, inner)
+
+    visit(tree, False)
+    return found
+
+
 def _imports() -> list[tuple[str, str, bool, int, str]]:
     """``(module, imported module, inside a function, line, source line)`` of every import."""
-    found = []
-    for module, path in MODULES.items():
-        lines = path.read_text().splitlines()
-        tree = ast.parse("\n".join(lines))
+    return [found for module, path in MODULES.items() for found in _imports_of(module, path)]
 
-        def visit(node: ast.AST, in_function: bool, module: str = module,
-                  path: pathlib.Path = path, lines: list[str] = lines) -> None:
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-                return
-            if isinstance(node, ast.Import | ast.ImportFrom):
-                for target in _targets(module, path.name == "__init__.py", node):
-                    found.append((module, target, in_function, node.lineno,
-                                  lines[node.lineno - 1]))
-            inner = in_function or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-            for child in ast.iter_child_nodes(node):
-                visit(child, inner)
 
-        visit(tree, False)
-    return found
+def test_the_scan_counts_type_checking_imports(tmp_path):
+    """The check itself: an import under ``if TYPE_CHECKING:`` is an edge like any other, so a
+    type hint that points a layer up, or closes a circle, is found."""
+    module = tmp_path / "m.py"
+    module.write_text("from typing import TYPE_CHECKING\n"
+                      "if TYPE_CHECKING:\n"
+                      "    from interactive_recsys.workflow._workflow import Workflow\n")
+    found = [(m, t) for m, t, _, _, _ in _imports_of("interactive_recsys.tables._m", module)]
+    assert found == [("interactive_recsys.tables._m", "interactive_recsys.workflow._workflow")]
+    assert _layer(found[0][1]) > _layer(found[0][0])  # an upward arrow
+    edges = {"interactive_recsys.tables._m": {"interactive_recsys.workflow._workflow"},
+             "interactive_recsys.workflow._workflow": {"interactive_recsys.tables._m"}}
+    assert _circles(edges) == [sorted(edges)]
 
 
 def _circles(edges: dict[str, set[str]]) -> list[list[str]]:

@@ -4,8 +4,10 @@ Each case runs ``pip install --dry-run --ignore-installed -e SPEC`` with that st
 one ``ensurepip`` bundles, never upgraded) on a copy of the project, under the machine's pip
 configuration, as a newcomer would. Backtracking shows as CPU time: the resolver that was not
 held back spent over 20 minutes of CPU on ``.[test,torchrec]``; held back it needs well under
-one. The wall-clock limit also covers downloads: pip of that age reads a wheel's metadata from
-the whole wheel, which for ``.[gpu]`` means about 2 GB of RAPIDS and CUDA wheels.
+one. That CPU time is the check. The wall clock has only a deadline against a hang: it also
+covers downloads (pip of that age reads a wheel's metadata from the whole wheel, about 2 GB of
+RAPIDS and CUDA wheels for ``.[gpu]``) and stretches on a busy machine, where a resolution of
+one CPU minute took over 150 s of wall time.
 """
 
 from __future__ import annotations
@@ -29,14 +31,16 @@ REPO = Path(__file__).resolve().parents[3]
 #: CPU seconds (user + system) the resolver may spend on one case
 CPU_LIMIT_S = 120
 
+#: Wall-clock seconds before a case counts as hung (not a speed limit: see the docstring)
+HANG_S = 540
+
 CASES = [
-    # spec, wall-clock limit (s), packages the resolution must contain
-    pytest.param(".", 150, {"interactive-recsys", "dask", "distributed", "jupyterlab"},
-                 id="main"),
-    pytest.param(".[test,torchrec]", 150,
+    # spec, packages the resolution must contain
+    pytest.param(".", {"interactive-recsys", "dask", "distributed", "jupyterlab"}, id="main"),
+    pytest.param(".[test,torchrec]",
                  {"pytest", "s3fs", "moto", "boto3", "sphinx", "myst-nb", "torch", "fbgemm-gpu-cpu"},
                  id="test,torchrec"),
-    pytest.param(".[gpu,test]", 420, {"cudf-cu13", "dask-cudf-cu13", "dask-cuda", "moto", "sphinx"},
+    pytest.param(".[gpu,test]", {"cudf-cu13", "dask-cudf-cu13", "dask-cuda", "moto", "sphinx"},
                  id="gpu,test"),
 ]
 
@@ -73,9 +77,9 @@ def _pip_env() -> dict[str, str]:
 
 
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("spec, wall_limit, expected", CASES)
+@pytest.mark.parametrize("spec, expected", CASES)
 def test_stock_pip_resolves_readme_install_quickly(stock_pip, project, tmp_path, spec,
-                                                   wall_limit, expected):
+                                                   expected):
     report = tmp_path / "report.json"
     cmd = [*stock_pip, "install", "--dry-run", "--ignore-installed", "--quiet",
            "--report", str(report), "-e", spec]
@@ -83,9 +87,9 @@ def test_stock_pip_resolves_readme_install_quickly(stock_pip, project, tmp_path,
     start = time.monotonic()
     try:
         done = subprocess.run(cmd, cwd=project, env=_pip_env(), capture_output=True, text=True,
-                              timeout=wall_limit)
+                              timeout=HANG_S)
     except subprocess.TimeoutExpired:
-        pytest.fail(f"pip install --dry-run -e '{spec}' still resolving after {wall_limit} s")
+        pytest.fail(f"pip install --dry-run -e '{spec}' still resolving after {HANG_S} s")
     wall = time.monotonic() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

@@ -181,10 +181,10 @@ def test_verification_is_skipped_only_where_the_hash_is_a_bijection():
 def test_split_count_follows_rows_or_partitions():
     from interactive_recsys.backend import get_backend
     from interactive_recsys.ops import Categorify
-    from interactive_recsys.ops._base import OpContext
+    from interactive_recsys.tables._context import OpContext, RunFacts
 
-    def ctx(**extra):
-        return OpContext(get_backend("cpu"), [("c",)], extra=extra)
+    def ctx(**facts):
+        return OpContext(get_backend("cpu"), [("c",)], run=RunFacts(**facts))
 
     op = Categorify()
     assert op.splits(ctx(num_rows=1_000)) == 1
@@ -227,10 +227,10 @@ def _fit_graph_tasks(partitions: int, split_out: int, keys: int = 2) -> dict[str
 
     from interactive_recsys.backend import get_backend
     from interactive_recsys.ops import Categorify
-    from interactive_recsys.ops._base import OpContext
+    from interactive_recsys.tables._context import OpContext, RunFacts
 
     ctx = OpContext(get_backend("cpu"), [(f"c{k}",) for k in range(keys)], "categorify-1",
-                    "/nonexistent", {"num_rows": 5, "npartitions": partitions})
+                    "/nonexistent", RunFacts(num_rows=5, npartitions=partitions))
     partials = [delayed(dict, pure=False)(dask_key_name=f"partial-{i}")
                 for i in range(partitions)]
     graph = Categorify(split_out=split_out).fit_graph(partials, ctx).__dask_graph__()

@@ -117,9 +117,28 @@ def test_header_says_running_between_phases_while_the_job_lives_then_finished():
         thread.join(5)
     write = _phase("write", "finished", 8, 8, 13.0, stopped=16.0, job="hdr-run")
     assert not job_alive("hdr-run")
-    assert "finished</b> at 16.0 s" in job_state(_Monitor([fit, write]), rows=1000)
+    # the job's own time, from its first phase's start (10.0) to its last phase's end (16.0)
+    assert "finished</b> in 6.0 s" in job_state(_Monitor([fit, write]), rows=1000)
     # ended before this dashboard started: not its news
     assert job_state(_Monitor([fit, write], started=100.0), rows=1000) == ""
+
+
+def test_finished_in_the_latest_run_s_own_time_not_since_the_dashboard_started():
+    """A dashboard started at 0 watches run 1 (10 s to 50 s) then run 2 (200 s to 314.5 s):
+    the header gives run 2's 114.5 s, not 314.5 s; a failure gives its own time too."""
+    first = _phase("write", "finished", 4, 4, 10.0, stopped=50.0, job="r1")
+    fit = _phase("fit 1/1", "finished", 4, 4, 200.0, stopped=260.0, job="r2")
+    write = _phase("write", "finished", 8, 8, 260.0, stopped=314.5, job="r2")
+    assert job_state(_Monitor([first, fit, write])).endswith("finished</b> in 114.5 s")
+    failed = _phase("write", "error", 3, 8, 260.0, stopped=261.0, job="r3")
+    fit3 = _phase("fit 1/1", "finished", 4, 4, 250.0, stopped=260.0, job="r3")
+    assert job_state(_Monitor([first, fit3, failed])).endswith(
+        "error in write</b> after 11.0 s")
+
+
+def test_the_header_wraps_rather_than_clips():
+    line = status_html("live", _Monitor([]))
+    assert "white-space:normal" in line and "nowrap" not in line and "ellipsis" not in line
 
 
 def test_header_line_holds_the_rate_and_a_failure_wins_over_a_live_thread():

@@ -177,7 +177,8 @@ def test_ids_are_stable_across_three_updates_and_a_threshold_crossed_on_day_3() 
 def test_max_size_caps_growth_and_reports_what_it_refused() -> None:
     wf = irs.Workflow(["c"] >> ops.Categorify(max_size=4)).fit(
         pd.DataFrame({"c": ["a", "a", "b"]}))
-    with pytest.warns(UpdateWarning, match=r"'c'.*3 new values were refused"):
+    with pytest.warns(UpdateWarning, match=r"^categorify-1: the vocabulary of 'c' reached "
+                      r"max_size, so 3 new values were refused .*Raise max_size"):
         updated = wf.update(pd.DataFrame({"c": ["x", "x", "x", "y", "y", "z", "w", "v"]}))
     assert updated.transform(pd.DataFrame({"c": ["a", "b", "x", "y", "z", "w"]}))[
         "c"].tolist() == [3, 4, 5, 6, 2, 2]          # x, y appended; z, w, v out of vocabulary

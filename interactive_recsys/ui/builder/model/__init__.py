@@ -1,9 +1,9 @@
 """The pipeline builder's model: plain Python, no widgets.
 
-:class:`BuilderModel` holds the branches, the selection, undo and validation and tells its
+``BuilderModel`` holds the branches, the selection, undo and validation and tells its
 observers each :class:`Change`; :class:`RunController` owns Preview, Run, the job and its
 progress. Suggest, save / load / export and Run are functions over the model
-(:mod:`._suggest`, :mod:`._store`, :mod:`._run`) that its methods forward to.
+(``_suggest``, ``_store``, ``_run``) that its methods forward to.
 
 >>> import pandas as pd
 >>> model = BuilderModel(pd.DataFrame({"c": ["x", "y"]}))

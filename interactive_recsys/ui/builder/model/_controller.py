@@ -32,17 +32,29 @@ from dataclasses import dataclass
 from typing import Any
 
 from interactive_recsys.errors import IRSError
+from interactive_recsys.redact import redact_text
 from interactive_recsys.runtime.jobs import Job, active_client
 from interactive_recsys.ui._run_progress import progress_lines
 from interactive_recsys.ui._sample_text import computed_on
 from interactive_recsys.ui.builder._fit_status import reuse_text
 from interactive_recsys.ui.builder.model._events import FieldEvents, Listener
 from interactive_recsys.ui.builder.model._model import BuilderModel
-from interactive_recsys.ui.builder.model._run import PreviewResult, job_text
+from interactive_recsys.ui.builder.model._run import PreviewResult, job_text, workflow_path
 from interactive_recsys.ui.builder.suggest import oov_summary
 
 #: Seconds between two updates of the status line while a run goes on.
 PROGRESS_SECONDS = 1.0
+
+
+def handoff_text(saved: str) -> str:
+    """Where a Run saved its fitted workflow, and the command that applies it to new data.
+
+    >>> handoff_text("/d/out.workflow")
+    "fitted workflow saved to '/d/out.workflow'; to apply it to new data: irs run \
+--workflow /d/out.workflow --input NEW --output OUT"
+    """
+    return (f"fitted workflow saved to {saved!r}; to apply it to new data: irs run "
+            f"--workflow {redact_text(saved)} --input NEW --output OUT")
 
 
 @dataclass(frozen=True)
@@ -56,9 +68,9 @@ class RunEnd:
 
 
 class RunController:
-    """Preview and Run of ``model`` (None until a dataset is open; see :meth:`attach`).
+    """Preview and Run of ``model`` (None until a dataset is open; see ``attach``).
 
-    ``preview_rows``: the sample's rows; :attr:`client`: Run's Dask client (None: the
+    ``preview_rows``: the sample's rows; ``client``: Run's Dask client (None: the
     active one).
     """
 
@@ -189,7 +201,8 @@ class RunController:
         notes = [reuse_text(job.result(), model),  # the steps kept from the last Run
                  # the real lookups lost, when no column is over (the alert says that)
                  oov_summary(job.result(), model.vocab_max_loss),
-                 f"output written to {output!r}" if output else ""]
+                 f"output written to {output!r}" if output else "",
+                 handoff_text(workflow_path(output)) if output else ""]
         for note in filter(None, notes):
             text = text.rstrip(".") + f"; {note}."
         return text
@@ -201,4 +214,4 @@ class RunController:
                 "output path keeps what it held).")
 
 
-__all__ = ["PROGRESS_SECONDS", "RunController", "RunEnd"]
+__all__ = ["PROGRESS_SECONDS", "RunController", "RunEnd", "handoff_text"]

@@ -29,7 +29,7 @@ class Change:
 
     Attributes
     ----------
-    name : the field that changed (for :class:`~._model.BuilderModel`:
+    name : the field that changed (for ``BuilderModel``:
         ``"branches"`` or ``"selection"``).
     old, new : its value before and after the change (never equal).
     """

@@ -76,7 +76,12 @@ from interactive_recsys.ui.builder.model._validate import (
     did_you_mean,
     validate,
 )
-from interactive_recsys.ui.builder.suggest import MAX_LOSS, MeasuredColumn, OOVWarning
+from interactive_recsys.ui.builder.suggest import (
+    MAX_LOSS,
+    MEMORY_BUDGET,
+    MeasuredColumn,
+    OOVWarning,
+)
 from interactive_recsys.workflow._graph import Node
 from interactive_recsys.workflow._workflow import Workflow
 
@@ -120,13 +125,15 @@ class BuilderModel:
         self._history: list[tuple[list[Branch], int, tuple[int, int] | None]] = []
         self._profile: list[ColumnProfile] | None = None
         self.fitted_workflow: Workflow | None = None
-        #: the Workflow and Output folders of :meth:`export_code` (the Studio's last Export)
-        self.export_places: tuple[str, str | None] = ("my_workflow/", None)
+        self.export_places: tuple[str, str | None] = ("my_workflow/", None)  #: Export's folders
         #: the workflows fitted by the last Run (or loaded) and the last Preview: each next
         #: Run / Preview passes its own as ``fit(..., reuse=)``, edits or not since
         self.reuse_run: Workflow | None = None
         self.reuse_preview: Workflow | None = None
         self.last_job: Any = None
+        #: ``(output, fitted workflow folder)`` of the last finished Run that wrote an
+        #: output (or of a restored one); None: no such Run
+        self.run_output: tuple[str, str] | None = None
         #: set when the last Run (and its ``on_done``) ended; None: no run, or refused
         self.run_ended: threading.Event | None = None
         #: the last :meth:`suggest`'s vocabulary choice per categorical column
@@ -135,6 +142,8 @@ class BuilderModel:
         #: when the tables do not fit: by how much, and what loss would fit
         self.vocab_shortfall: Any = None
         self.vocab_max_loss = MAX_LOSS
+        #: the memory budget of the last :meth:`suggest` (bytes of fp32 embedding weights)
+        self.vocab_budget: int | str = MEMORY_BUDGET
         #: the steps the last :meth:`suggest` proposed (its choices describe these steps only)
         self.suggested_branches: list[Branch] | None = None
         #: exact counts of the categorical columns over every row (measured by the first
@@ -205,7 +214,7 @@ class BuilderModel:
         self._set(*self._history.pop())
 
     def validate(self, branches: list[Branch]) -> None:
-        """Raise when ``branches`` cannot work on the dataset (see :func:`._validate.validate`)."""
+        """Raise when ``branches`` cannot work on the dataset (see ``_validate.validate``)."""
         validate(self.schema, branches)
 
     def observe(self, callback: Listener, names: str | Sequence[str] | None = None) -> None:
@@ -294,7 +303,7 @@ class BuilderModel:
 
     # ---- selection ------------------------------------------------------------------------
     def items(self) -> list[tuple[str, tuple[int, int]]]:
-        """What the step list shows (:func:`~.._branches.step_items`)."""
+        """What the step list shows (``step_items``)."""
         return step_items(self.branches)
 
     @property
@@ -357,19 +366,19 @@ class BuilderModel:
         """Output names and dtypes predicted before any fit."""
         return self.to_workflow().compute_schema(self.schema)
 
-    # ---- Preview and Run (:mod:`._run`) -------------------------------------------------
+    # ---- Preview and Run (``_run``) -------------------------------------------------
     def preview(self, n_rows: int = 1000) -> PreviewResult:
-        """The first ``n_rows`` rows transformed in this process (:func:`._run.preview`)."""
+        """The first ``n_rows`` rows transformed in this process (``_run.preview``)."""
         return _run.preview(self, n_rows)
 
     def run(self, output: str | os.PathLike | None = None, *,
             on_done: Callable[[Job], None] | None = None, client: Any = None,
             overwrite: bool = False) -> Job:
-        """Fit (and write ``output``) as a background job (:func:`._run.run`)."""
+        """Fit (and write ``output``) as a background job (``_run.run``)."""
         return _run.run(self, output, on_done=on_done, client=client, overwrite=overwrite)
 
     def check_output(self, output: Any, overwrite: bool = False) -> str | None:
-        """Every output check of :meth:`run`, now (:func:`._run.check_output`)."""
+        """Every output check of :meth:`run`, now (``_run.check_output``)."""
         return _run.check_output(self, output, overwrite)
 
     @property
@@ -378,38 +387,38 @@ class BuilderModel:
         return _run.running(self)
 
     def wait_run(self, timeout: float | None = None) -> Job | None:
-        """Wait for the end of the last :meth:`run` (:func:`._run.wait_run`)."""
+        """Wait for the end of the last :meth:`run` (``_run.wait_run``)."""
         return _run.wait_run(self, timeout)
 
     def default_output(self) -> str | None:
-        """Where Run writes by default (:func:`._run.default_output`)."""
+        """Where Run writes by default (``_run.default_output``)."""
         return _run.default_output(self)
 
-    # ---- Suggest (:mod:`._suggest`) ------------------------------------------------------
+    # ---- Suggest (``_suggest``) ------------------------------------------------------
     def suggest(self, max_loss: float | None = None, memory_budget: int | str | None = None,
                 *, measure: bool = True) -> list[Branch]:
-        """Replace the steps by a proposed pipeline (:func:`._suggest.suggest`)."""
+        """Replace the steps by a proposed pipeline (``_suggest.suggest``)."""
         return _suggest.suggest(self, max_loss, memory_budget, measure=measure)
 
     def measure(self) -> dict[str, MeasuredColumn]:
-        """Exact value counts of the categorical columns (:func:`._suggest.measure_counts`)."""
+        """Exact value counts of the categorical columns (``_suggest.measure_counts``)."""
         return _suggest.measure_counts(self)
 
     def threshold_note(self, op: str, params: dict[str, Any] | None) -> str | None:
-        """A warning for a threshold above the row count (:func:`._suggest.threshold_note`)."""
+        """A warning for a threshold above the row count (``_suggest.threshold_note``)."""
         return _suggest.threshold_note(self, op, params)
 
     @property
     def vocab_dims(self) -> dict[str, int]:
-        """The embedding dimensions the last Suggest lowered (:func:`._suggest.vocab_dims`)."""
+        """The embedding dimensions the last Suggest lowered (``_suggest.vocab_dims``)."""
         return _suggest.vocab_dims(self)
 
     @property
     def suggest_current(self) -> bool:
-        """Whether the last Suggest describes the steps now (:func:`._suggest.suggest_current`)."""
+        """Whether the last Suggest describes the steps now (``_suggest.suggest_current``)."""
         return _suggest.suggest_current(self)
 
-    # ---- save, load and code (:mod:`._store`) -------------------------------------------
+    # ---- save, load and code (``_store``) -------------------------------------------
     @classmethod
     def from_workflow(cls, workflow: Workflow, dataset: Any, **kwargs: Any) -> Self:
         """A model holding the branches of ``workflow`` (``a >> op >> op + b >> op ...``)."""
@@ -418,7 +427,7 @@ class BuilderModel:
         return model
 
     def export_code(self, workflow_dir: str | None = None, output: str | None = None) -> str:
-        """Code of the workflow or job (:func:`._store.export_code`; None: ``export_places``)."""
+        """Code of the workflow or job (``_store.export_code``; None: ``export_places``)."""
         return _store.export_code(self, workflow_dir, output)
 
     def save(self, path: str | os.PathLike, *, overwrite: bool = False) -> str:

@@ -1,7 +1,7 @@
 """Preview and Run of the builder's model: a fit on a sample, or a background fit (and
 write) on the whole dataset, each passing the previous fit as ``fit(..., reuse=)``.
 
-Functions over a :class:`~._model.BuilderModel` (its methods of the same names forward
+Functions over a ``BuilderModel`` (its methods of the same names forward
 here); they read and set the run state its ``__init__`` declares. Plain Python, no widgets.
 
 >>> import pandas as pd
@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 import dask
 
 from interactive_recsys.errors import DatasetError, ParameterError
-from interactive_recsys.io._provenance import input_files
 from interactive_recsys.runtime.jobs import Job
 from interactive_recsys.schema import flatten
 from interactive_recsys.store import storage
@@ -41,7 +40,7 @@ from interactive_recsys.ui.builder.suggest import check_oov
 from interactive_recsys.workflow._workflow import Workflow
 
 if TYPE_CHECKING:
-    from interactive_recsys.ui.builder.model._model import BuilderModel
+    from interactive_recsys.ui.builder.model._state import ModelState
 
 
 @dataclass
@@ -59,7 +58,7 @@ class PreviewResult:
     fitted_on_sample: bool = True
 
 
-def preview(model: BuilderModel, n_rows: int = 1000) -> PreviewResult:
+def preview(model: ModelState, n_rows: int = 1000) -> PreviewResult:
     """Transform the first ``n_rows`` rows in this process (a quick look): with the
     fitted workflow (the last Run's, or one loaded) when nothing was edited since, so the
     ids are those the Run wrote; else with the workflow fitted on these rows."""
@@ -80,7 +79,7 @@ def preview(model: BuilderModel, n_rows: int = 1000) -> PreviewResult:
                          model.dataset.known_num_rows, fitted_on_sample=fitted is None)
 
 
-def default_output(model: BuilderModel) -> str | None:
+def default_output(model: ModelState) -> str | None:
     """Where Run writes by default: ``<input>-processed`` next to a dataset read from
     files (a directory ``data/`` -> ``data-processed``); None (fit only) for a dataset
     in memory.
@@ -114,7 +113,21 @@ def default_output(model: BuilderModel) -> str | None:
     return source + "-processed"
 
 
-def run(model: BuilderModel, output: str | os.PathLike | None = None, *,
+#: Appended to a Run's output path to name the folder its fitted workflow is saved to.
+WORKFLOW_SUFFIX = ".workflow"
+
+
+def workflow_path(output: str | os.PathLike) -> str:
+    """Where a Run that writes ``output`` saves its fitted workflow: the sibling folder
+    ``<output>.workflow`` (never inside the output, whose readers list every data file).
+
+    >>> workflow_path("data-processed/"), workflow_path("s3://b/out")
+    ('data-processed.workflow', 's3://b/out.workflow')
+    """
+    return os.fspath(output).rstrip("/" + os.sep) + WORKFLOW_SUFFIX
+
+
+def run(model: ModelState, output: str | os.PathLike | None = None, *,
         on_done: Callable[[Job], None] | None = None, client: Any = None,
         overwrite: bool = False) -> Job:
     """Fit on the whole dataset (and write the transformed data to ``output``) as a
@@ -124,7 +137,8 @@ def run(model: BuilderModel, output: str | os.PathLike | None = None, *,
     output (:func:`check_output`; an existing one unless ``overwrite``) raises at once
     and leaves no job (:func:`wait_run` gives ``None``). ``on_done(job)``: called from a
     helper thread at the end; ``client``: a ``distributed.Client`` instead of the active
-    one."""
+    one. With an output, the fitted workflow is saved (atomically, as the output) to
+    :func:`workflow_path` of it, which ``model.run_output`` names once the Run finished."""
     output = check_output(model, output, overwrite)
     wf, dataset, previous = model.to_workflow(), model.dataset, model.reuse_run
     nodes = wf.to_config()["nodes"]
@@ -133,26 +147,30 @@ def run(model: BuilderModel, output: str | os.PathLike | None = None, *,
         wf.fit(dataset, reuse=previous)  # only the steps edited since are computed
         if output is not None:
             wf.transform(dataset).to_parquet(output, overwrite=overwrite)
+            wf.save(workflow_path(output), overwrite=overwrite)
         return wf
 
     # without a client, the local scheduler's tasks are counted: progress either way
     job = Job(work, name="builder-run", client=client, track_local=True).start()
     model.last_job = job
     ended = model.run_ended = threading.Event()
-    threading.Thread(target=_finished, args=(model, job, wf, nodes, on_done, ended),
+    threading.Thread(target=_finished, args=(model, job, wf, (nodes, output), on_done, ended),
                      name="irs-builder-run-done", daemon=True).start()
     return job
 
 
-def _finished(model: BuilderModel, job: Job, wf: Workflow, nodes: Any,
+def _finished(model: ModelState, job: Job, wf: Workflow, planned: tuple[Any, str | None],
               on_done: Callable[[Job], None] | None, ended: threading.Event) -> None:
     """At the end of ``job`` (waited for here, in a helper thread): keep its fitted
-    workflow for the next Run (and as the model's, while its steps are unchanged), check
-    its lost lookups, call ``on_done``, then set ``ended``."""
+    workflow for the next Run (and as the model's, while its steps are unchanged) and
+    where it wrote it, check its lost lookups, call ``on_done``, then set ``ended``.
+    ``planned``: the Run's nodes and output."""
+    nodes, output = planned
     job.exception()  # waits for the end
     try:
         if job.status == "finished":
             model.reuse_run = wf
+            model.run_output = (output, workflow_path(output)) if output else None
             model.oov_warnings = check_oov(wf, model.vocab_choices,
                                            max_loss=model.vocab_max_loss,
                                            measured=model.measured)
@@ -164,7 +182,7 @@ def _finished(model: BuilderModel, job: Job, wf: Workflow, nodes: Any,
         ended.set()
 
 
-def check_output(model: BuilderModel, output: Any, overwrite: bool = False) -> str | None:
+def check_output(model: ModelState, output: Any, overwrite: bool = False) -> str | None:
     """Every output check of :func:`run` now, before any work (exists, is, contains or
     is inside the input, not writable); the "last run" is this one from now on."""
     if not running(model):
@@ -177,22 +195,27 @@ def check_output(model: BuilderModel, output: Any, overwrite: bool = False) -> s
                              "to, or run without an output (fit only).")
     output = os.fspath(output)
     if storage.is_remote(output):  # object stores: exists, is/contains the input
-        storage.check_remote_destination(output, {"the input": input_files(model.dataset)})
+        storage.check_remote_destination(output, {"the input": model.dataset.input_files()})
         if storage.exists(output, model.dataset.storage_options) and not overwrite:
             raise DatasetError(f"Output {output!r} already exists; choose another path "
                                "or allow replacing it (overwrite=True, the 'replace' box).")
     else:
-        check_local_output(output, input_files(model.dataset), overwrite=overwrite)
+        check_local_output(output, model.dataset.input_files(), overwrite=overwrite)
+    saved = workflow_path(output)
+    if not overwrite and storage.exists(saved, model.dataset.storage_options):
+        raise DatasetError(f"The folder {saved!r}, where Run saves the fitted workflow beside "
+                           "its output, already exists; choose another output or allow "
+                           "replacing it (overwrite=True, the 'replace' box).")
     return output
 
 
-def running(model: BuilderModel) -> bool:
+def running(model: ModelState) -> bool:
     """Whether the last :func:`run` (or its ``on_done``) has not ended yet."""
     ended = model.run_ended
     return ended is not None and not ended.is_set()
 
 
-def wait_run(model: BuilderModel, timeout: float | None = None) -> Job | None:
+def wait_run(model: ModelState, timeout: float | None = None) -> Job | None:
     """Wait until the last :func:`run` has ended and its ``on_done`` has returned; its job,
     or ``None`` when it was refused before anything ran (an existing output, say)."""
     ended = model.run_ended
@@ -214,5 +237,5 @@ def job_text(job: Job) -> str:
     return f"Run {job.status}: {progress or 'starting'}..."
 
 
-__all__ = ["PreviewResult", "check_output", "default_output", "job_text", "preview", "run",
-           "running", "wait_run"]
+__all__ = ["WORKFLOW_SUFFIX", "PreviewResult", "check_output", "default_output", "job_text",
+           "preview", "run", "running", "wait_run", "workflow_path"]

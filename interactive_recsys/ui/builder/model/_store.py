@@ -1,7 +1,7 @@
 """Save, load and export the builder's model: the workflow as JSON (+ parquet vocabularies
 once fitted), a model made from an existing workflow, and the Python code that rebuilds it.
 
-Functions over a :class:`~._model.BuilderModel` (its methods of the same names forward
+Functions over a ``BuilderModel`` (its methods of the same names forward
 here); plain Python, no widgets.
 
 >>> import pandas as pd, tempfile, os
@@ -32,7 +32,7 @@ from interactive_recsys.ui.builder.model._suggest import suggest_current, vocab_
 from interactive_recsys.workflow._workflow import Workflow
 
 if TYPE_CHECKING:
-    from interactive_recsys.ui.builder.model._model import BuilderModel
+    from interactive_recsys.ui.builder.model._state import ModelState
 
 
 def processed_path(source: str) -> str:
@@ -51,7 +51,7 @@ def processed_path(source: str) -> str:
     return base + "-processed/"
 
 
-def adopt_workflow(model: BuilderModel, workflow: Workflow) -> None:
+def adopt_workflow(model: ModelState, workflow: Workflow) -> None:
     """Make the branches of ``workflow`` (``a >> op >> op + b >> op ...``) the model's
     steps, not undoable (a model made from a workflow: ``BuilderModel.from_workflow``)."""
     branches = branches_of(workflow.output_node)
@@ -61,7 +61,7 @@ def adopt_workflow(model: BuilderModel, workflow: Workflow) -> None:
         model.fitted_workflow = model.reuse_run = workflow
 
 
-def export_code(model: BuilderModel, workflow_dir: str | None = None, output: str | None = None
+def export_code(model: ModelState, workflow_dir: str | None = None, output: str | None = None
                 ) -> str:
     """Python code that builds the identical workflow (see :mod:`..codegen`); for a
     dataset opened from a path, the whole job, which runs as it is: open the data, fit,
@@ -96,20 +96,20 @@ def export_code(model: BuilderModel, workflow_dir: str | None = None, output: st
                             workflow_dir=workflow_dir, processed=output))
 
 
-def save(model: BuilderModel, path: str | os.PathLike, *, overwrite: bool = False) -> str:
+def save(model: ModelState, path: str | os.PathLike, *, overwrite: bool = False) -> str:
     """Save as JSON (+ parquet vocabularies when fitted by :meth:`run`)."""
     wf = model.fitted_workflow or model.to_workflow()
     return wf.save(path, overwrite=overwrite)
 
 
-def restore(model: BuilderModel, branches: list[Branch]) -> None:
+def restore(model: ModelState, branches: list[Branch]) -> None:
     """Replace the steps by ``branches`` (an autosave's, say), checked against the
     dataset first (undoable)."""
     branches = copy.deepcopy(branches)
     model.commit(branches, len(branches) - 1, None)
 
 
-def load(model: BuilderModel, path: str | os.PathLike) -> None:
+def load(model: ModelState, path: str | os.PathLike) -> None:
     """Replace the steps by those of a saved workflow (undoable)."""
     wf = Workflow.load(path)
     branches = branches_of(wf.output_node)

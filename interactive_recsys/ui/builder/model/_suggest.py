@@ -2,7 +2,7 @@
 profile, each ``Categorify``'s threshold chosen from exact counts (:mod:`.suggest`), and
 the warning for a threshold that no value can reach.
 
-Functions over a :class:`~._model.BuilderModel` (its methods of the same names forward
+Functions over a ``BuilderModel`` (its methods of the same names forward
 here); they read and set the vocabulary state its ``__init__`` declares. Plain Python, no
 widgets.
 
@@ -21,7 +21,7 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 from interactive_recsys.errors import ParameterError
-from interactive_recsys.ui.builder._branches import Branch
+from interactive_recsys.ui.builder._branches import Branch, make_operator
 from interactive_recsys.ui.builder.suggest import (
     MAX_LOSS,
     MEMORY_BUDGET,
@@ -33,10 +33,10 @@ from interactive_recsys.ui.builder.suggest import (
 )
 
 if TYPE_CHECKING:
-    from interactive_recsys.ui.builder.model._model import BuilderModel
+    from interactive_recsys.ui.builder.model._state import ModelState
 
 
-def suggest(model: BuilderModel, max_loss: float | None = None,
+def suggest(model: ModelState, max_loss: float | None = None,
             memory_budget: int | str | None = None, *,
             measure: bool = True) -> list[Branch]:
     """Replace the steps by a pipeline proposed from the column profile (:mod:`.suggest`);
@@ -54,9 +54,9 @@ def suggest(model: BuilderModel, max_loss: float | None = None,
         raise ParameterError(f"The share of lookups that may be lost must be in [0, 1) "
                              f"(0.01 = 1%). Got {max_loss!r} instead.")
     model.vocab_max_loss = MAX_LOSS if max_loss is None else max_loss
+    model.vocab_budget = MEMORY_BUDGET if memory_budget is None else memory_budget
     model.vocab_choices, model.vocab_fits, model.vocab_shortfall = vocab_plan(
-        model.profile, model.vocab_max_loss,
-        MEMORY_BUDGET if memory_budget is None else memory_budget,
+        model.profile, model.vocab_max_loss, model.vocab_budget,
         measure_counts(model) if measure else None)
     branches = suggest_branches(model.profile, model.vocab_choices)
     model.suggested_branches = copy.deepcopy(branches)  # before observers hear of them
@@ -64,7 +64,7 @@ def suggest(model: BuilderModel, max_loss: float | None = None,
     return branches
 
 
-def vocab_dims(model: BuilderModel) -> dict[str, int]:
+def vocab_dims(model: ModelState) -> dict[str, int]:
     """``{column: dim}`` of the tables whose embedding dimension the last :meth:`suggest`
     lowered below NVTabular's rule to fit the memory budget (empty when none was):
     the per-table ``dims`` of :class:`~interactive_recsys.stats.EmbeddingReport` and
@@ -72,7 +72,7 @@ def vocab_dims(model: BuilderModel) -> dict[str, int]:
     return suggested_dims(model.vocab_choices)
 
 
-def suggest_current(model: BuilderModel) -> bool:
+def suggest_current(model: ModelState) -> bool:
     """Whether the last :meth:`suggest`'s choices describe the steps as they are now
     (``False`` before any Suggest, and after any edit of the steps since; an Undo back
     to the suggested steps makes them current again).
@@ -92,7 +92,7 @@ def suggest_current(model: BuilderModel) -> bool:
     return model.suggested_branches is not None and model.branches == model.suggested_branches
 
 
-def measure_counts(model: BuilderModel) -> dict[str, MeasuredColumn]:
+def measure_counts(model: ModelState) -> dict[str, MeasuredColumn]:
     """Exact value counts of the categorical columns over every row
     (:func:`.measure_columns`), computed once."""
     if model.measured is None:
@@ -100,25 +100,11 @@ def measure_counts(model: BuilderModel) -> dict[str, MeasuredColumn]:
     return model.measured
 
 
-def threshold_note(model: BuilderModel, op: str, params: dict[str, Any] | None) -> str | None:
-    """A warning when ``Categorify(freq_threshold=...)`` is above the dataset's row
-    count (when known): every value of its columns would be out of vocabulary.
-
-    >>> import pandas as pd
-    >>> from interactive_recsys.ui.builder.model._model import BuilderModel
-    >>> m = BuilderModel(pd.DataFrame({"c": ["x", "y", "x"]}))
-    >>> m.threshold_note("Categorify", {"freq_threshold": 5}).split(":")[0]
-    'freq_threshold=5 is above the 3 rows of the dataset'
-    >>> m.threshold_note("Categorify", {"freq_threshold": 2}) is None
-    True
-    """
-    threshold = (params or {}).get("freq_threshold") or 0
-    rows = model.dataset.known_num_rows
-    if op != "Categorify" or not isinstance(threshold, int) or rows is None \
-            or threshold <= rows:
-        return None
-    return (f"freq_threshold={threshold:,} is above the {rows:,} rows of the dataset: every "
-            f"value would be out of vocabulary (no value can occur {threshold:,} times).")
+def threshold_note(model: ModelState, op: str, params: dict[str, Any] | None) -> str | None:
+    """The operator's own warning about its parameters on this dataset's row count (its
+    ``Operator.data_warnings``), or ``None``: the builder names no operator's rule."""
+    notes = make_operator(op, params).data_warnings(model.dataset.known_num_rows)
+    return notes[0] if notes else None
 
 
 __all__ = ["measure_counts", "suggest", "suggest_current", "threshold_note", "vocab_dims"]

@@ -24,7 +24,7 @@ from interactive_recsys.store import storage
 from interactive_recsys.ui.builder._branches import Branch, make_operator
 
 if TYPE_CHECKING:
-    from interactive_recsys.ui.builder.model._model import BuilderModel
+    from interactive_recsys.ui.builder.model._state import ModelState
 
 
 def check_dataset_path(dataset: Any) -> Any:
@@ -53,7 +53,7 @@ def check_columns(schema: Schema, columns: Sequence[Any]) -> list[Any]:
     return columns
 
 
-def check_param_columns(model: BuilderModel, op: str, params: dict[str, Any] | None) -> None:
+def check_param_columns(model: ModelState, op: str, params: dict[str, Any] | None) -> None:
     """Parameters that name columns (TargetEncoding's ``target``, ...) must name a column
     of the dataset or of a branch's output; a misspelt one says which it could be."""
     spec = make_operator(op, params).params
@@ -76,7 +76,7 @@ def check_param_columns(model: BuilderModel, op: str, params: dict[str, Any] | N
                               f"{names_text(model.schema.names)}.")
 
 
-def _output_names(model: BuilderModel) -> set[str]:
+def _output_names(model: ModelState) -> set[str]:
     try:
         return set(model.output_schema().names)
     except Exception:  # an invalid state has no outputs to offer

@@ -30,7 +30,7 @@ from interactive_recsys.ui.builder.views._feedback import Feedback, make_button
 
 class ColumnsPanel:
     """The role chips, the name filter with Select shown / Clear, the count and the column
-    list of ``model`` (None: no dataset open yet); :attr:`root` is its widget."""
+    list of ``model`` (None: no dataset open yet); ``root`` is its widget."""
 
     def __init__(self, model: BuilderModel | None, feedback: Feedback) -> None:
         self.feedback = feedback

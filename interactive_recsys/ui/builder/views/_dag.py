@@ -43,7 +43,7 @@ def op_tooltip(op: Operator) -> str:
 
 
 def model_graph(model: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Nodes and edges of a :class:`~interactive_recsys.ui.builder.BuilderModel`'s branches.
+    """Nodes and edges of a ``BuilderModel``'s branches.
 
     Node ids: ``col:<name>`` (input), ``op:<branch>:<step>`` and ``out:<name>``. A statistics
     step fitted by the last Run has ``status`` ``"reused"`` (its state adopted from the Run
@@ -254,7 +254,7 @@ class DagView(anywidget.AnyWidget):
                 self.selected = ""
 
     def show_model(self, model: Any) -> None:
-        """Draw a :class:`~interactive_recsys.ui.builder.BuilderModel` and mark its selected
+        """Draw a ``BuilderModel`` and mark its selected
         step."""
         self.set_graph(*model_graph(model))
         if model.selected is not None:

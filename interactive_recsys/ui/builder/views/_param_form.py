@@ -41,7 +41,7 @@ def _same_value(a: Any, b: Any) -> bool:
 
 
 class ParamForm(w.VBox):
-    """Fields generated from an operator's declared :class:`~..ops.params.Param` table."""
+    """Fields generated from an operator's declared ``Param`` table."""
 
     def __init__(self) -> None:
         super().__init__()

@@ -4,7 +4,7 @@ remove a stopped Run's temporary output.
 :class:`RecoveryPanel` is built from the model, the feedback, the Output field (where the
 temporaries are looked for) and a function that opens a dataset path (to restore a
 pipeline before any dataset is open). The offers sit in their own row at the top of the
-builder (:attr:`RecoveryPanel.root`), apart from the message areas, so that a later
+builder (``RecoveryPanel.root``), apart from the message areas, so that a later
 message does not wipe them:
 
 * "Restore the pipeline saved at HH:MM (N steps)": the pipeline autosaved beside the
@@ -78,7 +78,7 @@ class RecoveryPanel:
 
     ``output_text``: the Output field; ``open_path(path)``: opens a dataset path and
     returns its model; ``autosave``: None (on in a Jupyter kernel, off elsewhere), True
-    (on), False (off) or the file's path; on, the file is :func:`~._autosave.autosave_path`.
+    (on), False (off) or the file's path; on, the file is ``autosave_path``.
     """
 
     def __init__(self, model: BuilderModel | None, feedback: Feedback, output_text: MaskedText,
@@ -87,6 +87,10 @@ class RecoveryPanel:
         self.model: BuilderModel | None = None
         self.feedback, self.output_text, self.open_path = feedback, output_text, open_path
         self.buttons: dict[str, w.Button] = {}
+        #: ``extras(model)``: the record's ``run``, ``suggest`` and ``options`` (the builder's)
+        self.extras: Callable[[BuilderModel], dict[str, Any]] | None = None
+        #: ``restored(saved)``: put back what the record holds beyond the steps; the notes
+        self.restored: Callable[[Autosave], list[str]] | None = None
         self._build_autosaver(autosave)
         self.root = self._build_rows()
         if model is not None:
@@ -161,14 +165,16 @@ class RecoveryPanel:
             model.observe(self.update, "branches")
         self.feedback.guard(self.check_orphans, "run")()
 
-    def update(self, change: Change) -> None:
-        """The steps changed: autosave them."""
+    def update(self, change: Change | None = None) -> None:
+        """The steps changed (or a Run ended, an option changed): autosave them."""
         model = self.model
         if self.autosaver is None or model is None:
             return
         output = self.output_text.real_value.strip() or None
+        extras = self.extras(model) if self.extras is not None else {}
         try:
-            record = pipeline_record(model.branches, dataset=model.source, output=output)
+            record = pipeline_record(model.branches, dataset=model.source, output=output,
+                                     **extras)
         except (IRSError, TypeError, ValueError) as exc:  # the edit stands; the note says why
             self._autosave_note(f"Could not autosave the pipeline: {exc}")
             return
@@ -260,6 +266,8 @@ class RecoveryPanel:
         if "branches" in saved.redacted:
             notes.append(" A step's parameter held a credential, saved as ***: set it again "
                          "in the step's form.")
+        if self.restored is not None:
+            notes += [f" {note}" for note in self.restored(saved)]
         self._show_restore(None)
         self.say(f"Restored the pipeline autosaved in {saved.path!r} ({saved.steps} steps); "
                  f"Undo takes it back.{''.join(notes)}", "info" if notes else "success",

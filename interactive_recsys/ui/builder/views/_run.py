@@ -36,9 +36,9 @@ from interactive_recsys.ui.preview._preview import frame_html
 
 class RunPanel:
     """Preview, Run, Save, Load and Export code of ``model`` (None: no dataset open yet),
-    through ``runs``. :attr:`root` is the action bar (output, buttons, messages, status);
-    :attr:`oov_alert`, :attr:`preview_view`, :attr:`preview_html`, :attr:`file_row` and
-    :attr:`code` with its :attr:`code_bar` (Copy, Insert) are placed by the builder."""
+    through ``runs``. ``root`` is the action bar (output, buttons, messages, status);
+    ``oov_alert``, ``preview_view``, ``preview_html``, ``file_row`` and
+    ``code`` with its ``code_bar`` (Copy, Insert) are placed by the builder."""
 
     def __init__(self, model: BuilderModel | None, feedback: Feedback,
                  runs: RunController) -> None:
@@ -145,6 +145,17 @@ class RunPanel:
         self.oov_alert.value = oov_alert_html(self.model.oov_warnings)
         self.run_notice.run_ended(status, text)
         self.run_watch.running = False
+        self.set_running(False)
+
+    #: The buttons disabled while a Run goes on: a second Run, and a Load that would
+    #: replace the steps the Run is fitting.
+    BUSY_DURING_RUN = ("run", "load")
+
+    def set_running(self, running: bool) -> None:
+        """Disable Run and Load while a Run goes on (``running``), enable them at its end
+        (finished, error or cancelled)."""
+        for name in self.BUSY_DURING_RUN:
+            self.buttons[name].disabled = running
 
     def _show_preview(self) -> None:
         result = self.runs.last_preview
@@ -170,10 +181,12 @@ class RunPanel:
         output = self.runs.check(self.output_text.real_value.strip() or None, overwrite)
         self.oov_alert.value = ""
         self.run_watch.running = True  # before the job: its end may come first
+        self.set_running(True)
         try:
             self.runs.start(output, overwrite)
         except BaseException:
             self.run_watch.running = False
+            self.set_running(False)
             raise
 
     def _cancel(self) -> None:

@@ -2,7 +2,7 @@
 
 A kernel that restarts or dies mid-run can no longer replace its "Running..." note. This
 small widget (``widgets/run_watch.js``) sits in the builder's action bar: the builder sets
-:attr:`RunWatch.running` when a Run starts and clears it when the Run has ended; while it is
+``RunWatch.running`` when a Run starts and clears it when the Run has ended; while it is
 set, the browser watches the kernel and, when it stops, replaces the spinner with
 :data:`STOPPED_MESSAGE`.
 
@@ -27,8 +27,8 @@ __all__ = ["STOPPED_MESSAGE", "RunWatch"]
 
 
 class RunWatch(anywidget.AnyWidget):
-    """Shows :attr:`message` in place of the builder's spinner when the kernel stops while
-    :attr:`running` is true (see the module doc)."""
+    """Shows ``message`` in place of the builder's spinner when the kernel stops while
+    ``running`` is true (see the module doc)."""
 
     _esm = widget_asset("run_watch.js")
     _css = widget_asset("run_watch.css")

@@ -33,8 +33,8 @@ from interactive_recsys.ui.builder.views._suggest_card import SuggestCard
 
 
 class StepsPanel:
-    """The editor of ``model``'s steps (None: no dataset open yet): :attr:`root` (Suggest,
-    palette, form, step buttons, step list), and :attr:`dag` and :attr:`schema_html`,
+    """The editor of ``model``'s steps (None: no dataset open yet): ``root`` (Suggest,
+    palette, form, step buttons, step list), and ``dag`` and ``schema_html``,
     placed below by the builder. ``columns`` gives the ticked columns; ``runs`` the Dask
     client of Suggest and the end of a Run (the graph then marks reused steps)."""
 

@@ -76,9 +76,12 @@ class SuggestCard(w.VBox):
                                  f"{html.escape(STALE_TEXT)}</span>",
                                  layout=w.Layout(display="none"))
         self.stale_note.add_class("irs-suggest-stale-note")
+        #: above a table restored from the autosave: measured before the restart
+        self.restored_note = w.HTML(layout=w.Layout(display="none"))
+        self.restored_note.add_class("irs-suggest-restored-note")
         super().__init__([w.HBox([self.loss_percent, self.memory_gib],
                                  layout=w.Layout(flex_flow="row wrap")), self.stale_note,
-                          self.table])
+                          self.restored_note, self.table])
 
     @property
     def stale(self) -> bool:
@@ -108,6 +111,7 @@ class SuggestCard(w.VBox):
         """Draw the table of ``choices`` (empty: nothing categorical, no table), as current;
         ``shortfall``: what it would take to fit, when they do not."""
         self.set_stale(False)
+        self.restored_note.layout.display = "none"
         if not choices:
             self.table.value = ""
             return
@@ -134,6 +138,18 @@ class SuggestCard(w.VBox):
             f"<small>{basis(choices)}; {verdict}. Columns whose whole table is under "
             f"{SMALL_TABLE / 2**20:g} MiB (small) keep every value.{dims}</small>")
 
+    def show_restored(self, choices: Sequence[VocabChoice], fits: bool,
+                      shortfall: Shortfall | None, budgets: tuple[float, int],
+                      changed: bool) -> None:
+        """Draw a Suggest restored from the autosave with its ``budgets`` (``max_loss``,
+        memory bytes), marked as measured before the restart; ``changed``: the data may
+        have changed since (its files differ, or it has no file identity)."""
+        self.loss_percent.value = budgets[0] * 100
+        self.memory_gib.value = budgets[1] / GIB
+        self.show(choices, fits, shortfall)
+        self.restored_note.value = html.escape(restored_text(changed))
+        self.restored_note.layout.display = None
+
     def _row(self, c: VocabChoice) -> str:
         o = c.option
         over = o.lost > self.max_loss
@@ -145,6 +161,16 @@ class SuggestCard(w.VBox):
                 f"<td>{rule}</td><td>{mark}{c.kept_ids:,}</td>"
                 f"<td{style}>{html.escape(c.lost_text)}</td><td>{dim}</td>"
                 f"<td>{mib_text(o.nbytes)}</td></tr>")
+
+
+def restored_text(changed: bool) -> str:
+    """The note above a Suggest card restored from the autosave."""
+    text = "Counted by Suggest before the kernel restart (restored from the autosave)"
+    if changed:
+        return (text + "; the data may have changed since (its files, sizes or modification "
+                "times differ, or it is not read from local files): click Suggest to count "
+                "again.")
+    return text + "; the data's files are unchanged since."
 
 
 def mib_text(nbytes: int) -> str:

@@ -389,3 +389,17 @@ def test_side_tables_are_exported_by_path(tmp_path):
     assert namespace["workflow"].to_config()["nodes"] == wf.to_config()["nodes"]
     frame = make_criteo_frame(30)
     assert_frames_equal(namespace["workflow"].fit_transform(frame), wf.fit_transform(frame))
+
+
+def test_the_builder_model_is_what_its_function_modules_are_typed_with():
+    """``_run``, ``_store``, ``_suggest`` and ``_validate`` are typed with ``ModelState``
+    (so they need not import the class that forwards to them): BuilderModel has every
+    attribute and method that protocol names."""
+    from interactive_recsys.ui.builder.model._model import BuilderModel
+    from interactive_recsys.ui.builder.model._state import ModelState
+
+    model = BuilderModel(pd.DataFrame({"c": ["a", "b"], "n": [1.0, 2.0]}))
+    assert isinstance(model, ModelState)
+    declared = set(ModelState.__annotations__) | {
+        name for name in vars(ModelState) if not name.startswith("_")}
+    assert declared <= set(dir(model)), declared - set(dir(model))

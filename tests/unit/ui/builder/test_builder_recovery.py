@@ -217,6 +217,20 @@ def _with(change):
     return text
 
 
+_MEASURED = {"name": "C1", "histogram": [[1, 3], [2, 1]], "lookups": 5, "nulls": 0, "rows": 5}
+
+
+def _suggest(key, value):
+    """The valid record with a valid ``suggest`` field whose ``key`` is ``value``."""
+    good = {"max_loss": 0.01, "memory_budget": 2**34, "data": None,
+            "measured": [dict(_MEASURED)]}
+    return _with(lambda r: r.update(suggest={**good, key: value}))
+
+
+def _measured(key, value):
+    return _suggest("measured", [{**_MEASURED, key: value}])
+
+
 def _branch0(key, value):
     return _with(lambda r: r["branches"][0].__setitem__(key, value))
 
@@ -265,7 +279,38 @@ HOSTILE = {
     "redacted unknown": (_with(lambda r: r.update(redacted=["password"])),
                          "'redacted'[0] is 'password'"),
     "version true": (_with(lambda r: r.update(format_version=True)), "format version True"),
-    "version 3": (_with(lambda r: r.update(format_version=3)), "format version 3"),
+    "version 4": (_with(lambda r: r.update(format_version=4)), "format version 4"),
+    "run a string": (_with(lambda r: r.update(run="out")), "'run' is a string ('out')"),
+    "run without a workflow": (_with(lambda r: r.update(run={"output": "o"})),
+                               "'run' has no 'workflow' field"),
+    "run workflow a number": (_with(lambda r: r.update(run={"output": "o", "workflow": 7})),
+                              "run.workflow is a number (7), not a string"),
+    "no suggest": (_with(lambda r: r.pop("suggest")), "the record has no 'suggest' field"),
+    "suggest a list": (_with(lambda r: r.update(suggest=[1])), "'suggest' is a list"),
+    "suggest max_loss 2": (_suggest("max_loss", 2), "suggest.max_loss is 2, not a share"),
+    "suggest budget a string": (_suggest("memory_budget", "16GiB"),
+                                "suggest.memory_budget is '16GiB', not a count"),
+    "suggest data junk": (_suggest("data", [["f", -1, 0]]), "suggest.data[0][1] is -1"),
+    "suggest too many files": (_suggest("data", [["f", 1, 1]] * 100_001),
+                               "suggest.data lists more than 100,000 files"),
+    "a measured count negative": (_measured("lookups", -3),
+                                  "suggest.measured[0].lookups is -3, not a count"),
+    "a measured count huge": (_measured("rows", 2**70), "suggest.measured[0].rows is 1180"),
+    "a measured name a number": (_measured("name", 5), "suggest.measured[0].name is a number"),
+    "a histogram pair junk": (_measured("histogram", [[1, 2, 3]]),
+                              "suggest.measured[0].histogram[0] is not [count, values]"),
+    "a histogram count zero": (_measured("histogram", [[0, 2]]),
+                               "suggest.measured[0].histogram[0][0] is 0, not a count (1"),
+    "an oversized histogram": (_measured("histogram", [[1, 1]] * 200_001),
+                               "suggest.measured holds more than 200,000 value counts"),
+    "too many measured columns": (_suggest("measured", [_MEASURED] * 10_001),
+                                  "suggest.measured holds more than 10,000 columns"),
+    "a measured column's unknown field": (_measured("extra", 1),
+                                          "suggest.measured[0] has the unknown field(s)"),
+    "options not an object": (_with(lambda r: r.update(options=None)),
+                              "'options' is null (None), not an object"),
+    "overwrite a string": (_with(lambda r: r.update(options={"overwrite": "yes"})),
+                           "options.overwrite is 'yes', not a boolean"),
     "not JSON": (lambda: "{not json", "JSONDecodeError"),
     "not UTF-8": (lambda: b"\xff\xfe{".decode("latin-1"), "UnicodeDecodeError"),
     "deeply nested": (lambda: "[" * 100_000 + "]" * 100_000, "RecursionError"),
@@ -299,7 +344,8 @@ def test_a_hostile_autosave_is_named_with_its_field_and_can_be_discarded(tmp_pat
 def test_an_autosave_of_the_previous_format_version_is_still_offered(tmp_path):
     path = tmp_path / ".nb.irs-pipeline.json"
     record = _valid_record()
-    del record["redacted"]
+    for key in ("redacted", "run", "suggest", "options"):
+        del record[key]
     record["format_version"] = 1
     path.write_text(json.dumps(record))
     builder = PipelineBuilder(_frame(), autosave=path)
@@ -449,3 +495,25 @@ def test_a_pipeline_that_does_not_fit_the_dataset_is_refused_with_the_column(tmp
     assert other.level == "error" and "'C2'" in other.message, other.message
     assert other.model.branches == [Branch()]  # nothing half restored
     assert other.restore_row.layout.display is None  # the offer stays
+
+
+def test_a_record_with_suggest_run_and_options_is_read_back():
+    record = json.loads(_suggest("max_loss", 0.02)())
+    record["run"] = {"output": "out", "workflow": "out.workflow"}
+    record["options"] = {"overwrite": True}
+    saved = read_autosave_text(json.dumps(record))
+    assert saved.suggest["max_loss"] == 0.02 and saved.suggest["measured"] == [_MEASURED]
+    assert saved.run == record["run"] and saved.options == {"overwrite": True}
+
+
+def test_an_autosave_of_format_version_2_is_still_offered(tmp_path):
+    path = tmp_path / ".nb.irs-pipeline.json"
+    record = _valid_record()
+    for key in ("run", "suggest", "options"):
+        del record[key]
+    record["format_version"] = 2
+    path.write_text(json.dumps(record))
+    builder = PipelineBuilder(_frame(), autosave=path)
+    assert builder.autosave_error.layout.display == "none", _shown(builder)
+    builder.restore_button.click()
+    assert builder.model.branches[0].steps == [Step("Categorify", {"freq_threshold": 2})]

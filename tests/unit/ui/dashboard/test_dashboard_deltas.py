@@ -126,8 +126,31 @@ def test_hidden_sends_nothing_and_shown_catches_up_in_one_update(dash: Dashboard
     streams = [e for e in events if isinstance(e, ColumnsStreamedEvent)]
     assert sum(e.model is dash.sources["tasks"] for e in streams) == 1
     assert dash.sources["tasks"].data["key"] == ["x-1"]
-    # the axes end at the last sample (at least 1 s after the monitor started)
-    assert dash.x_range.end == pytest.approx(max(samples[-1]["time"] - dash.monitor.t0, 1.0))
+    # the axes end at the last sample, or at the drawn task's end when later (on a quick
+    # machine the 4 samples take less than the task's 0.5 s), and at least 1 s after the start
+    t0 = dash.monitor.t0
+    assert dash.x_range.end == pytest.approx(
+        max(samples[-1]["time"] - t0, fake["stop"] - t0, 1.0))
+
+
+def test_a_phase_that_ends_is_drawn_at_once_not_a_draw_interval_later(dash: Dashboard) -> None:
+    """A live view draws at most once per DRAW_S, except the sample after a phase ended:
+    its progress row says finished at once, with the header (where the Studio says so)."""
+    import dask
+
+    from interactive_recsys.runtime import jobs
+
+    dash.monitor.sample()
+    assert len(dash._pending) == 0 and dash._updated > 0
+    dash.monitor.sample()  # nothing new, within DRAW_S: kept for the next draw
+    assert len(dash._pending) == 1
+    jobs.compute(dask.delayed(sum)([1, 2]), phase="write")
+    dash.monitor.sample()  # a phase ended since: drawn now, with what was kept
+    assert len(dash._pending) == 0
+    assert dash.progress_view.rows[-1].label.value.startswith("1/1 tasks, finished")
+    assert "finished</b> in" in dash.status.value
+    dash.monitor.sample()  # no news again: back to one draw per DRAW_S
+    assert len(dash._pending) == 1
 
 
 def test_visible_while_any_view_is(dash: Dashboard) -> None:

@@ -6,6 +6,7 @@ of the session cluster, assertions on the sources, the range and the widgets."""
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable, Iterator
 
@@ -93,6 +94,12 @@ def test_one_clock_every_phase_to_the_end_and_finished(dash, data, tmp_path, cli
     view_text = dash.progress_view.summary()
     assert "write" in view_text and "fit" in view_text
     assert "finished" in dash.status.value and "irs-dashboard-finished" in dash.status.value
+    # the Log tells each phase's start and end, in order, with its rows (when known) and time
+    log = "".join(o["text"] for o in dash.log_area.outputs)
+    ends = re.findall(r"^\d\d:\d\d:\d\d (\S+(?: \d/\d)?) finished: [\d.kM]+ (?:rows|tasks) "
+                      r"in [\d.]+ s", log, flags=re.M)
+    assert ends[-len(names):] == names, log
+    assert all(f" {n} started\n" in log for n in names), log
     # a phase end stored the figures whole; later samples still move the axis on, once the
     # clock passes its end (at least the first second, or the last task's end)
     before = dash.x_range.end
@@ -114,7 +121,8 @@ def test_whole_run_and_back_to_the_window_without_errors(dash):
     dash.window_button.value = False
     dash._set_range(150.0)
     assert dash.x_range.start == 150.0 - WINDOW_S
-    assert dash.log_area.outputs == ()  # no error in the Log box
+    # no error in the Log box: only phase lines (each begins with its time), if any
+    assert all(re.match(r"\d\d:\d\d:\d\d ", o["text"]) for o in dash.log_area.outputs)
 
 
 @pytest.mark.parametrize("skew", [0.0, -1.5], ids=["clocks", "worker-clocks-behind"])
