@@ -244,7 +244,7 @@ class PipelineBuilder(w.VBox):
     def insert_code_cell(self) -> None:
         """Put the exported code (``model.export_code()``) in a new cell below the cell
         running this call, not run: what the Insert button does where the page gives
-        widgets no access to the notebook (:func:`.views._code_export.insert_code_cell`)."""
+        widgets no access to the notebook (``views._code_export.insert_code_cell``)."""
         insert_code_cell(self._need_model().export_code())
 
     def _extras(self, model: BuilderModel) -> dict[str, Any]:

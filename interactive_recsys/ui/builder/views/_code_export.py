@@ -6,7 +6,7 @@ holds the exported text, which both buttons use as it is: Copy puts it on the cl
 selected and the note beside the buttons says "press Ctrl+C"); Insert adds a new code cell
 holding it below the cell that shows one of ``hosts`` (the builder, the Studio), not run,
 through the notebook model of JupyterLab's widget manager. Where the page gives no such
-access, the note says so and names :func:`insert_code_cell`, which works from a cell.
+access, the note says so and names ``insert_code_cell``, which works from a cell.
 
 >>> bar = CodeExport()
 >>> bar.show("print(1)\\n")
@@ -34,7 +34,7 @@ def code_height(code: str) -> str:
 
 
 class CodeExport(anywidget.AnyWidget):
-    """Copy and Insert buttons for the exported ``code`` (hidden until :meth:`show`).
+    """Copy and Insert buttons for the exported ``code`` (hidden until ``show``).
 
     ``hosts``: model ids of the widgets whose notebook cell the new cell goes below.
     """
