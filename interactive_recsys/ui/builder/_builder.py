@@ -43,6 +43,7 @@ from interactive_recsys.ui.builder.views import (
     RunPanel,
     StepsPanel,
 )
+from interactive_recsys.ui.builder.views._code_export import insert_code_cell
 from interactive_recsys.ui.builder.views._feedback import STYLE, Feedback, make_button
 
 #: Part of the error for raw Criteo TSV opened as CSV (:func:`~interactive_recsys.io.
@@ -135,7 +136,8 @@ class PipelineBuilder(w.VBox):
             w.HBox([self.columns_panel.root, steps.root],
                    layout=w.Layout(justify_content="space-between")),
             steps.dag, steps.schema_html, run.preview_view, run.preview_html, run.file_row,
-            run.code]
+            run.code_bar, run.code]
+        run.code_bar.add_host(self.model_id)
 
     @property
     def buttons(self) -> dict[str, w.Button]:
@@ -155,9 +157,9 @@ class PipelineBuilder(w.VBox):
         "steps_panel", "suggest_button suggest_card palette op_buttons form add_button steps "
         "dag schema_html choose_operator palette_click operator")
     (output_text, overwrite, run_button, file_text, status, oov_alert, preview_view,
-     preview_html, code, run_watch, run_notice) = _forwards(
+     preview_html, code, code_bar, run_watch, run_notice) = _forwards(
         "run_panel", "output_text overwrite run_button file_text status oov_alert "
-        "preview_view preview_html code run_watch run_notice")
+        "preview_view preview_html code code_bar run_watch run_notice")
     last_preview, job, on_preview, on_run, before_run = _forwards(
         "runs", "last_preview job on_preview on_run before_run")
     (autosaver, saved_pipeline, orphans, restore_note, restore_button, restore_dismiss,
@@ -238,6 +240,12 @@ class PipelineBuilder(w.VBox):
         self.run_panel.attach(model, self.output)
         self.steps_panel.attach(model)
         self.recovery_panel.attach(model)
+
+    def insert_code_cell(self) -> None:
+        """Put the exported code (``model.export_code()``) in a new cell below the cell
+        running this call, not run: what the Insert button does where the page gives
+        widgets no access to the notebook (``views._code_export.insert_code_cell``)."""
+        insert_code_cell(self._need_model().export_code())
 
     def _extras(self, model: BuilderModel) -> dict[str, Any]:
         """The autosave's fields beyond the steps: the last Run's output and fitted

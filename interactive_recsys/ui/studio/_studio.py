@@ -94,6 +94,7 @@ class Studio(w.VBox):
         self.tabs.add_class("irs-studio-tabs")
         self.tabs.observe(self._on_tab, "selected_index")
         self.children = [self.message, self.tabs]
+        self.builder.code_bar.add_host(self.model_id)  # Insert: below the Studio's cell
         self.builder.on_preview(self._after_preview)
         self.builder.on_run(self._after_run)
         self.builder.before_run(lambda: self._safely(self._before_run))

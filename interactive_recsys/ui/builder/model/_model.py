@@ -125,6 +125,7 @@ class BuilderModel:
         self._history: list[tuple[list[Branch], int, tuple[int, int] | None]] = []
         self._profile: list[ColumnProfile] | None = None
         self.fitted_workflow: Workflow | None = None
+        self.export_places: tuple[str, str | None] = ("my_workflow/", None)  #: Export's folders
         #: the workflows fitted by the last Run (or loaded) and the last Preview: each next
         #: Run / Preview passes its own as ``fit(..., reuse=)``, edits or not since
         self.reuse_run: Workflow | None = None
@@ -425,9 +426,8 @@ class BuilderModel:
         _store.adopt_workflow(model, workflow)
         return model
 
-    def export_code(self, workflow_dir: str = "my_workflow/", output: str | None = None
-                    ) -> str:
-        """Python code of the identical workflow or job (``_store.export_code``)."""
+    def export_code(self, workflow_dir: str | None = None, output: str | None = None) -> str:
+        """Code of the workflow or job (``_store.export_code``; None: ``export_places``)."""
         return _store.export_code(self, workflow_dir, output)
 
     def save(self, path: str | os.PathLike, *, overwrite: bool = False) -> str:

@@ -42,6 +42,7 @@ class ModelState(Protocol):
     oov_warnings: list[OOVWarning]
     vocab_budget: int | str
     run_output: tuple[str, str] | None
+    export_places: tuple[str, str | None]
 
     @property
     def schema(self) -> Schema: ...

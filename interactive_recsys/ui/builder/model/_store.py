@@ -61,7 +61,7 @@ def adopt_workflow(model: ModelState, workflow: Workflow) -> None:
         model.fitted_workflow = model.reuse_run = workflow
 
 
-def export_code(model: ModelState, workflow_dir: str = "my_workflow/", output: str | None = None
+def export_code(model: ModelState, workflow_dir: str | None = None, output: str | None = None
                 ) -> str:
     """Python code that builds the identical workflow (see :mod:`..codegen`); for a
     dataset opened from a path, the whole job, which runs as it is: open the data, fit,
@@ -69,7 +69,12 @@ def export_code(model: ModelState, workflow_dir: str = "my_workflow/", output: s
     the fitted workflow to ``workflow_dir`` (:func:`~..codegen.job_code`). Then the
     embedding dimensions the current Suggest lowered (``dims``), and "Train from raw
     data": the loader code of the pre-processed and the online path
-    (:func:`~..codegen.training_code`), once the folder is saved or the model fitted."""
+    (:func:`~..codegen.training_code`), once the folder is saved or the model fitted.
+    ``workflow_dir`` and ``output`` left None are ``model.export_places`` (the Studio's
+    Workflow and Output fields at its last Export code; at first ``my_workflow/`` and the
+    default output), so the Studio's code area and ``model.export_code()`` agree."""
+    workflow_dir = workflow_dir or model.export_places[0]
+    output = output or model.export_places[1]
     if model.source is not None:
         output = output or processed_path(model.source)
         code = job_code(model.to_workflow(), model.source, output, workflow_dir,

@@ -2,8 +2,9 @@
 :class:`RunPanel`, :class:`RecoveryPanel`), each built from the model and the feedback
 areas, owning its widgets (``root``) and redrawing in ``update(change)``; and the leaf
 widgets they are made of (column list, parameter form, graph, masked text, run notice,
-Suggest's card, feedback areas)."""
+Suggest's card, feedback areas, the exported code's Copy and Insert buttons)."""
 
+from interactive_recsys.ui.builder.views._code_export import CodeExport
 from interactive_recsys.ui.builder.views._column_list import ColumnChoice, ColumnList
 from interactive_recsys.ui.builder.views._columns import ColumnsPanel
 from interactive_recsys.ui.builder.views._dag import DagView
@@ -17,6 +18,6 @@ from interactive_recsys.ui.builder.views._run_watch import RunWatch
 from interactive_recsys.ui.builder.views._steps import StepsPanel
 from interactive_recsys.ui.builder.views._suggest_card import SuggestCard
 
-__all__ = ["ColumnChoice", "ColumnList", "ColumnsPanel", "DagView", "Feedback", "MaskedText",
-           "ParamForm", "RecoveryPanel", "RunNotice", "RunPanel", "RunWatch", "StepsPanel",
-           "SuggestCard"]
+__all__ = ["CodeExport", "ColumnChoice", "ColumnList", "ColumnsPanel", "DagView", "Feedback",
+           "MaskedText", "ParamForm", "RecoveryPanel", "RunNotice", "RunPanel", "RunWatch",
+           "StepsPanel", "SuggestCard"]

@@ -145,4 +145,7 @@ STYLE = """<style>
 .irs-builder-actionbar { background: var(--jp-layout-color2, #f5f7fa);
   border: 1px solid var(--jp-border-color2, #dde3ea); border-radius: 4px;
   padding: 2px 6px; margin: 2px 0 6px 0; }
+.irs-builder-code textarea { font-family: var(--jp-code-font-family, monospace);
+  font-size: var(--jp-code-font-size, 13px); line-height: 18px; white-space: pre;
+  overflow: auto; height: 100%; }
 </style>"""

@@ -26,6 +26,7 @@ from interactive_recsys.store import storage
 from interactive_recsys.ui._run_progress import progress_lines
 from interactive_recsys.ui._sample_text import computed_on
 from interactive_recsys.ui.builder.model import BuilderModel, Change, RunController
+from interactive_recsys.ui.builder.views._code_export import CodeExport, code_height
 from interactive_recsys.ui.builder.views._feedback import COLOURS, Feedback, busy, make_button
 from interactive_recsys.ui.builder.views._masked_text import MaskedText
 from interactive_recsys.ui.builder.views._run_notice import RunNotice
@@ -37,7 +38,7 @@ class RunPanel:
     """Preview, Run, Save, Load and Export code of ``model`` (None: no dataset open yet),
     through ``runs``. ``root`` is the action bar (output, buttons, messages, status);
     ``oov_alert``, ``preview_view``, ``preview_html``, ``file_row`` and
-    ``code`` are placed by the builder."""
+    ``code`` with its ``code_bar`` (Copy, Insert) are placed by the builder."""
 
     def __init__(self, model: BuilderModel | None, feedback: Feedback,
                  runs: RunController) -> None:
@@ -90,7 +91,7 @@ class RunPanel:
 
     def _build_outputs(self) -> None:
         """What shows results: the run status, the lookups-lost alert, the preview with its
-        output/input toggle, and the exported code."""
+        output/input toggle, and the exported code with its Copy and Insert buttons."""
         self.status = w.HTML()
         self.status.add_class("irs-builder-status")
         #: after a Run, the columns that lost more lookups than their budget, in red, with
@@ -104,9 +105,11 @@ class RunPanel:
         self.preview_view.observe(lambda _: self._show_preview(), "value")
         self.preview_html = w.HTML(layout=w.Layout(width="100%"))
         self.preview_html.add_class("irs-builder-preview")
-        self.code = w.Textarea(layout=w.Layout(width="100%", height="160px",
-                                               display="none"))
+        #: the exported code: as tall as its lines (at most ``MAX_LINES``), then it scrolls
+        self.code = w.Textarea(layout=w.Layout(width="100%", display="none"))
         self.code.add_class("irs-builder-code")
+        #: Copy and Insert as a new cell, above the code
+        self.code_bar = CodeExport()
 
     def attach(self, model: BuilderModel, output: str | os.PathLike | None) -> None:
         """Work on ``model``; ``output`` (or the model's default) in the Output field."""
@@ -219,9 +222,12 @@ class RunPanel:
 
     def _export(self) -> None:
         model = self.need_model()
-        self.code.value = model.export_code(self.file_text.value.strip() or "my_workflow/",
-                                            self.output_text.real_value.strip() or None)
+        model.export_places = (self.file_text.value.strip() or "my_workflow/",
+                               self.output_text.real_value.strip() or None)
+        self.code.value = code = model.export_code()
+        self.code.layout.height = code_height(code)
         self.code.layout.display = None
+        self.code_bar.show(code)
         what = ("the whole job: it opens the data, fits the identical workflow, writes the "
                 "output and saves the fitted workflow" if model.source is not None else
                 "it builds the identical workflow (the Studio was opened on data in memory: "
