@@ -276,9 +276,9 @@ def test_a_run_over_its_lookup_budget_is_flagged_with_the_fix(tmp_path):
     deadline = time.monotonic() + 10  # the status is set by the run's end callback
     while "lookups lost" not in builder.status.value and time.monotonic() < deadline:
         time.sleep(0.1)
+    status = html.unescape(builder.status.value)
     assert f"lookups lost: at most {lost[worst]:.2%} of non-null lookups ({worst}), within " \
-        "the 15.0% budget" \
-        in html.unescape(builder.status.value), builder.status.value
+        "the 15.0% budget" in status, status
 
 
 def test_suggest_within_a_small_memory_budget_raises_thresholds_and_says_when_it_cannot(
