@@ -87,7 +87,7 @@ class TableStats:
     @property
     def oov_share(self) -> float | None:
         """Out-of-vocabulary lookups among the *non-null* lookups: the Build tab's "lookups
-        lost" and ``irs run --oov-budget``'s share (:attr:`LookupLoss.share`)."""
+        lost" and ``irs run --oov-budget``'s share (``LookupLoss.share``)."""
         loss = self.loss
         return None if loss is None or not loss.lookups else loss.share
 

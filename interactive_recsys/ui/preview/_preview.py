@@ -102,8 +102,8 @@ def column_summary(frame: pd.DataFrame, categorical: dict[str, int | None]) -> p
     """Per column: dtype, nulls, min/max of the (flattened) values and, for encoded
     categorical columns (``categorical`` maps them to their first vocabulary index, or
     ``None`` when there is no out-of-vocabulary range), the share of null ids among every
-    lookup and of out-of-vocabulary ids among the non-null lookups (:data:`NULL_IDS`,
-    :data:`OOV_IDS`: the share the Build and Embeddings tabs show, from
+    lookup and of out-of-vocabulary ids among the non-null lookups (``NULL_IDS``,
+    ``OOV_IDS``: the share the Build and Embeddings tabs show, from
     :class:`~interactive_recsys.stats.LookupLoss`)."""
     table = pa.Table.from_pandas(frame, preserve_index=False)
     rows = []

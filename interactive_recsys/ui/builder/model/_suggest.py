@@ -104,7 +104,7 @@ def measure_counts(model: BuilderModel) -> dict[str, MeasuredColumn]:
 
 def counted_profile(model: BuilderModel) -> list[ColumnProfile]:
     """The column profile as the views show it: each column's distinct count exact once
-    :func:`measure_counts` counted it over every row, else the sample's estimate.
+    ``measure_counts`` counted it over every row, else the sample's estimate.
 
     >>> import pandas as pd
     >>> from interactive_recsys.ui.builder.model._model import BuilderModel

@@ -56,7 +56,7 @@ class OOVWarning:
 
 def lost_lookups(workflow: Any) -> dict[str, tuple[float, int]]:
     """Per output column of every fitted ``Categorify``: the share of its non-null lookups
-    sent out of vocabulary (:func:`~interactive_recsys.stats._lookup_loss.fitted_lookup_loss`,
+    sent out of vocabulary (``stats._lookup_loss.fitted_lookup_loss``,
     as the Embeddings tab shows it), and the operator's ``freq_threshold``."""
     thresholds = {column: int(step.op.freq_threshold)
                   for step in workflow.fitted_steps(Categorify)

@@ -47,7 +47,7 @@ def model_graph(model: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
     """Nodes and edges of a :class:`~interactive_recsys.ui.builder.BuilderModel`'s branches.
 
     Node ids: ``col:<name>`` (input), ``op:<branch>:<step>`` and ``out:<name>``. An input's
-    tooltip has its distinct count, exact once Suggest counted it (:func:`counted_profile`),
+    tooltip has its distinct count, exact once Suggest counted it (``counted_profile``),
     else marked as the sample's estimate. A statistics
     step fitted by the last Run has ``status`` ``"reused"`` (its state adopted from the Run
     before) or ``"computed"`` (see :mod:`.._fit_status`).
