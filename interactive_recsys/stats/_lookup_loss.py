@@ -65,11 +65,6 @@ class LookupLoss:
         """``lost / lookups``: the share of the non-null lookups (0 without lookups)."""
         return self.lost / self.lookups if self.lookups else 0.0
 
-    @property
-    def share_text(self) -> str:
-        """``"22.50% of non-null lookups"``: the share and what it is a share of."""
-        return f"{self.share:.2%} of non-null lookups"
-
     def text(self, budget: float) -> str:
         return (f"{self.column}: {self.share:.2%} of its {self.lookups:,} non-null lookups "
                 f"({self.lost:,}) went out of vocabulary, over the {budget:.2%} budget")
@@ -92,8 +87,8 @@ def fitted_lookup_loss(workflow: Any) -> dict[str, LookupLoss]:
     >>> from interactive_recsys import ops
     >>> frame = pd.DataFrame({"c": ["a", "a", "a", "b", None]})
     >>> wf = irs.Workflow(["c"] >> ops.Categorify(freq_threshold=2)).fit(frame)
-    >>> fitted_lookup_loss(wf)["c"].share_text  # b: 1 of the 4 non-null lookups
-    '25.00% of non-null lookups'
+    >>> fitted_lookup_loss(wf)["c"]  # b: 1 of the 4 non-null lookups
+    LookupLoss(column='c', lost=1, lookups=4)
     """
     out: dict[str, LookupLoss] = {}
     for step in workflow.fitted_steps(Categorify):
