@@ -6,10 +6,11 @@ notebooks, :class:`interactive_recsys.ui.EmbeddingView` for the live widget).
 For every embedding table (one per Categorify vocabulary, or per categorical column of a
 dataset): cardinality (2 reserved rows + out-of-vocabulary rows + vocabulary), the
 rank/frequency distribution of lookups, the coverage curve (share of lookups served by the
-``k`` hottest rows: the hit rate of a GPU cache of ``k`` rows), null and out-of-vocabulary
-rates, list-length statistics and padding waste for multi-hot columns, the recommended
-embedding dimension (:data:`DIMS_RULE`, overridable per table) and a memory plan on GPUs
-(:class:`~interactive_recsys.stats.MemoryPlan`).
+``k`` hottest rows: the hit rate of a GPU cache of ``k`` rows), the null rate (of all
+lookups) and the out-of-vocabulary share (of the non-null lookups, the Build tab's "lookups
+lost"; ``to_dict`` also keeps ``oov_rate``, of all lookups), list-length statistics and
+padding waste for multi-hot columns, the recommended embedding dimension (:data:`DIMS_RULE`,
+overridable per table) and a memory plan on GPUs (:class:`~interactive_recsys.stats.MemoryPlan`).
 
 Examples
 --------
@@ -51,6 +52,10 @@ DIMS_RULE = "dim = min(512, max(16, round(1.6 * cardinality ** 0.56)))  (NVTabul
 #: shares of lookups reported as "ids needed to serve this share"
 COVERAGE_SHARES = (0.5, 0.9, 0.99)
 PLAN_SETTINGS = ("num_gpus", "gpu_memory", "dtype", "optimizer")
+#: The table's rate columns, each named with what it is a share of: nulls among every lookup,
+#: out-of-vocabulary lookups among the non-null ones (as the Build tab and ``irs run
+#: --oov-budget`` count them: :attr:`~interactive_recsys.stats.LookupLoss.share`).
+NULL_PCT, OOV_PCT = "null % of lookups", "OOV % of non-null lookups"
 
 
 class EmbeddingReport:
@@ -155,7 +160,7 @@ class EmbeddingReport:
             "columns": list(t.columns), "source": t.source, "cardinality": t.cardinality,
             "reserved": 2, "oov_buckets": t.oov_buckets, "vocab_size": t.vocab_size,
             "lookups": t.lookups, "null_count": t.null_count, "oov_count": t.oov_count,
-            "null_rate": t.null_rate, "oov_rate": t.oov_rate,
+            "null_rate": t.null_rate, "oov_rate": t.oov_rate, "oov_share": t.oov_share,
             "recommended_dim": self.recommended_dim(name), "dim": self.dim(name),
             "dim_overridden": name in self.dims, "index_dtype": t.index_dtype,
             "notes": list(t.notes), "vocabulary_version": t.vocabulary_version,
@@ -194,7 +199,7 @@ class EmbeddingReport:
             out.append({
                 "table": name, "cardinality": f"{t.cardinality:,}",
                 "dim": f"{self.dim(name)}" + ("*" if name in self.dims else ""),
-                "null %": _pct(t.null_rate), "OOV %": _pct(t.oov_rate),
+                NULL_PCT: _pct(t.null_rate), OOV_PCT: _pct(t.oov_share),
                 "rows for 90% / 99%": (f"{ids['0.9']:,} / {ids['0.99']:,}" if ids else "-"),
                 "bytes": format_bytes(plan.table_bytes[name]),
                 "lists": (f"{t.lengths.mean:.2f} / {t.lengths.quantile(0.5)} / "

@@ -37,15 +37,32 @@ PREFIX = "lookup-loss"
 
 @dataclass(frozen=True)
 class LookupLoss:
-    """One column's out-of-vocabulary lookups among its non-null lookups."""
+    """One column's out-of-vocabulary lookups (``lost``) among its non-null lookups
+    (``lookups``).
+
+    :attr:`share` is the one computation of "lookups lost" that every view shows: the
+    Build tab (Run's status and its over-budget alert), the Embeddings tab (the report's
+    ``OOV % of non-null lookups``), ``irs run --oov-budget``.
+    """
 
     column: str
     lost: int
     lookups: int
 
+    @classmethod
+    def of_counts(cls, column: str, oov_count: int, value_count: int, null_count: int
+                  ) -> LookupLoss:
+        """From the counts a fitted ``Categorify`` keeps per vocabulary: values looked up
+        (``value_count``, nulls included), nulls and out-of-vocabulary lookups.
+
+        >>> f"{LookupLoss.of_counts('c', 2, 10, 2).share:.2%}"  # 2 of the 8 non-null
+        '25.00%'
+        """
+        return cls(column, int(oov_count), int(value_count) - int(null_count))
+
     @property
     def share(self) -> float:
-        """``lost / lookups`` (0 without lookups)."""
+        """``lost / lookups``: the share of the non-null lookups (0 without lookups)."""
         return self.lost / self.lookups if self.lookups else 0.0
 
     def text(self, budget: float) -> str:
@@ -59,6 +76,29 @@ def oov_ids(workflow: Any) -> dict[str, tuple[int, int]]:
     return {column: (FIRST_FREE_INDEX, step.op.first_vocab_index)
             for step in workflow.fitted_steps(Categorify)
             for column in step.op.output_names(list(step.groups))}
+
+
+def fitted_lookup_loss(workflow: Any) -> dict[str, LookupLoss]:
+    """Per output column of every fitted ``Categorify``: the lookups of the fit data its
+    vocabulary sent out of vocabulary, from the counts its fitted state keeps (no pass over
+    the data; columns whose state has no such counts are left out).
+
+    >>> import pandas as pd, interactive_recsys as irs
+    >>> from interactive_recsys import ops
+    >>> frame = pd.DataFrame({"c": ["a", "a", "a", "b", None]})
+    >>> wf = irs.Workflow(["c"] >> ops.Categorify(freq_threshold=2)).fit(frame)
+    >>> fitted_lookup_loss(wf)["c"]  # b: 1 of the 4 non-null lookups
+    LookupLoss(column='c', lost=1, lookups=4)
+    """
+    out: dict[str, LookupLoss] = {}
+    for step in workflow.fitted_steps(Categorify):
+        infos = step.state.get("vocabs", {})
+        for column, key in step.op.output_names(list(step.groups)).items():
+            info = infos.get(key)
+            if info and {"oov_count", "value_count", "null_count"} <= set(info):
+                out[column] = LookupLoss.of_counts(column, info["oov_count"],
+                                                   info["value_count"], info["null_count"])
+    return out
 
 
 def _count(table: pa.Table, ranges: dict[str, tuple[int, int]]) -> np.ndarray:

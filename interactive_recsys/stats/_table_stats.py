@@ -25,6 +25,7 @@ from interactive_recsys.schema import Tags, is_list_dtype
 from interactive_recsys.stats._counting import column_counts
 from interactive_recsys.stats._frequency import CountHistogram
 from interactive_recsys.stats._list_lengths import LengthStats, add_histograms
+from interactive_recsys.stats._lookup_loss import LookupLoss
 from interactive_recsys.store import storage
 from interactive_recsys.store._artifacts import resolve
 from interactive_recsys.tables import _vocabulary as vocab
@@ -67,11 +68,28 @@ class TableStats:
 
     @property
     def null_rate(self) -> float | None:
+        """Nulls among all lookups (nulls included)."""
         return self.null_count / self.lookups if self.lookups else None
 
     @property
     def oov_rate(self) -> float | None:
+        """Out-of-vocabulary lookups among *all* lookups (nulls included); the views show
+        :attr:`oov_share` instead."""
         return self.oov_count / self.lookups if self.lookups else None
+
+    @property
+    def loss(self) -> LookupLoss | None:
+        """The out-of-vocabulary lookups among the non-null ones (None when not counted)."""
+        if self.lookups is None or self.null_count is None or self.oov_count is None:
+            return None
+        return LookupLoss.of_counts(self.name, self.oov_count, self.lookups, self.null_count)
+
+    @property
+    def oov_share(self) -> float | None:
+        """Out-of-vocabulary lookups among the *non-null* lookups: the Build tab's "lookups
+        lost" and ``irs run --oov-budget``'s share (``LookupLoss.share``)."""
+        loss = self.loss
+        return None if loss is None or not loss.lookups else loss.share
 
     def lookup_histogram(self) -> CountHistogram | None:
         """Lookups per table row, reserved rows included: the null row serves the nulls and

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -56,13 +56,28 @@ class ColumnProfile:
 
     @property
     def distinct_text(self) -> str:
-        """The count, marked ``~`` when estimated and ``>=`` when the row count is unknown."""
-        mark = "" if self.exact else ("~" if self.total_rows is not None else ">=")
-        return f"{mark}{self.distinct:,}"
+        """The count and what it is: ``"12,517 exact"``, or an estimate from the sample,
+        ``"~84,255 (sample estimate)"`` (``">=500 (sample estimate)"`` when the row count is
+        unknown: the sample's own count is all that is known)."""
+        if self.exact:
+            return f"{self.distinct:,} exact"
+        mark = "~" if self.total_rows is not None else ">="
+        return f"{mark}{self.distinct:,} (sample estimate)"
+
+    @property
+    def distinct_short(self) -> str:
+        """:attr:`distinct_text` for a narrow cell: ``"12,517 exact"``, ``"~84,255 est."``."""
+        return self.distinct_text.replace(" (sample estimate)", " est.")
+
+    def counted(self, distinct: int) -> ColumnProfile:
+        """This profile with ``distinct`` counted over every row (exact) in place of the
+        sample's estimate."""
+        return replace(self, distinct=distinct, exact=True)
 
     def describe(self) -> str:
+        """One line: name, dtype, role, null share of the sample and the distinct count."""
         return (f"{self.name}: {self.dtype}, {self.role}, {self.null_fraction:.1%} null, "
-                f"{self.distinct_text} distinct")
+                f"distinct {self.distinct_text}")
 
 
 def infer_role(name: str, dtype: str, tags: Iterable[str] = ()) -> str:

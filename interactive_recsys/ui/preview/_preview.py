@@ -41,6 +41,7 @@ from interactive_recsys.io._dataset import Dataset, as_dataset
 from interactive_recsys.ops._categorify import Categorify
 from interactive_recsys.params import Param, validate_params
 from interactive_recsys.schema import Tags, dtype_name
+from interactive_recsys.stats._lookup_loss import LookupLoss
 from interactive_recsys.tables._layout import FIRST_FREE_INDEX, NULL_INDEX
 from interactive_recsys.ui._sample_text import computed_on
 from interactive_recsys.workflow._graph import OpNode, SelectNode
@@ -93,10 +94,17 @@ def stat_text(x: float) -> str:
     return f"{x:.4g}"
 
 
+#: The summary's id columns, each named with what it is a share of.
+NULL_IDS, OOV_IDS = "null ids % of lookups", "OOV % of non-null lookups"
+
+
 def column_summary(frame: pd.DataFrame, categorical: dict[str, int | None]) -> pd.DataFrame:
     """Per column: dtype, nulls, min/max of the (flattened) values and, for encoded
     categorical columns (``categorical`` maps them to their first vocabulary index, or
-    ``None`` when there is no out-of-vocabulary range), the shares of null and OOV ids."""
+    ``None`` when there is no out-of-vocabulary range), the share of null ids among every
+    lookup and of out-of-vocabulary ids among the non-null lookups (``NULL_IDS``,
+    ``OOV_IDS``: the share the Build and Embeddings tabs show, from
+    :class:`~interactive_recsys.stats.LookupLoss`)."""
     table = pa.Table.from_pandas(frame, preserve_index=False)
     rows = []
     for name in table.column_names:
@@ -106,18 +114,19 @@ def column_summary(frame: pd.DataFrame, categorical: dict[str, int | None]) -> p
                                "nulls": col.null_count,
                                "null %": 100 * col.null_count / len(col) if len(col) else 0.0,
                                "min": None, "max": None,
-                               "null index %": None, "OOV index %": None}
+                               NULL_IDS: None, OOV_IDS: None}
         kind = values.type
         if pa.types.is_integer(kind) or pa.types.is_floating(kind):
             lo, hi = pc.min_max(values).values()
             row["min"], row["max"] = lo.as_py(), hi.as_py()
         if name in categorical and len(values):
             ids = values.to_numpy(zero_copy_only=False)
-            row["null index %"] = 100 * float(np.mean(ids == NULL_INDEX))
+            row[NULL_IDS] = 100 * float(np.mean(ids == NULL_INDEX))
             first = categorical[name]
             if first is not None:
-                row["OOV index %"] = 100 * float(np.mean((ids >= FIRST_FREE_INDEX)
-                                                         & (ids < first)))
+                lost = int(np.sum((ids >= FIRST_FREE_INDEX) & (ids < first)))
+                looked_up = int(np.sum((ids != NULL_INDEX) & (ids != 0)))
+                row[OOV_IDS] = 100 * LookupLoss(name, lost, looked_up).share
         rows.append(row)
     return pd.DataFrame(rows).set_index("column")
 

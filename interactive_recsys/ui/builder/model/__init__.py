@@ -16,6 +16,7 @@ from interactive_recsys.ui.builder.model._controller import RunController, RunEn
 from interactive_recsys.ui.builder.model._events import Change
 from interactive_recsys.ui.builder.model._model import BuilderModel
 from interactive_recsys.ui.builder.model._run import PreviewResult, job_text
+from interactive_recsys.ui.builder.model._suggest import counted_profile
 
 __all__ = ["Branch", "BuilderModel", "Change", "PreviewResult", "RunController", "RunEnd",
-           "Step", "job_text"]
+           "Step", "counted_profile", "job_text"]

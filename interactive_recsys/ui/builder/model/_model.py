@@ -101,15 +101,15 @@ class BuilderModel:
 
     Notes
     -----
-    :meth:`observe` reports two fields, each change once (``"branches"`` first): the list
-    of ``Branch`` (``"branches"``, when the steps really differ after an edit,
-    :meth:`suggest`, :meth:`load` or :meth:`undo`) and :attr:`selection` (``"selection"``).
+    :meth:`observe` reports each change once (``"branches"`` before ``"selection"``): the
+    list of ``Branch`` (``"branches"``, when the steps differ after an edit, :meth:`suggest`,
+    :meth:`load` or :meth:`undo`), :attr:`selection` and :attr:`measured` (the exact counts).
     Validation is in ``_validate``; Preview and Run (``_run``), Suggest (``_suggest``),
     save, load and export (``_store``) are functions over the model that its methods
     forward to, on the state its ``__init__`` declares.
     """
 
-    FIELDS = ("branches", "selection")
+    FIELDS = ("branches", "selection", "measured")
 
     def __init__(self, dataset: Any, *, sample_rows: int = 10_000) -> None:
         self._events = FieldEvents(self.FIELDS, "BuilderModel")

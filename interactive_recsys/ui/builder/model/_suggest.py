@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from interactive_recsys.errors import ParameterError
 from interactive_recsys.ui.builder._branches import Branch, make_operator
+from interactive_recsys.ui.builder._column_profile import ColumnProfile
 from interactive_recsys.ui.builder.suggest import (
     MAX_LOSS,
     MEMORY_BUDGET,
@@ -97,7 +98,24 @@ def measure_counts(model: ModelState) -> dict[str, MeasuredColumn]:
     (:func:`.measure_columns`), computed once."""
     if model.measured is None:
         model.measured = measure_columns(model.dataset, model.columns_by_role("categorical"))
+        model._events.emit("measured", None, model.measured)
     return model.measured
+
+
+def counted_profile(model: ModelState) -> list[ColumnProfile]:
+    """The column profile as the views show it: each column's distinct count exact once
+    ``measure_counts`` counted it over every row, else the sample's estimate.
+
+    >>> import pandas as pd
+    >>> from interactive_recsys.ui.builder.model._model import BuilderModel
+    >>> m = BuilderModel(pd.DataFrame({"c": ["x", "y", "x"]}))
+    >>> m.measured = {"c": MeasuredColumn("c", ((1, 40), (2, 60)), 160, 0, 160)}
+    >>> [p.distinct_text for p in counted_profile(m)]
+    ['100 exact']
+    """
+    measured = model.measured or {}
+    return [p.counted(measured[p.name].distinct) if p.name in measured else p
+            for p in model.profile]
 
 
 def threshold_note(model: ModelState, op: str, params: dict[str, Any] | None) -> str | None:
@@ -107,4 +125,5 @@ def threshold_note(model: ModelState, op: str, params: dict[str, Any] | None) ->
     return notes[0] if notes else None
 
 
-__all__ = ["measure_counts", "suggest", "suggest_current", "threshold_note", "vocab_dims"]
+__all__ = ["counted_profile", "measure_counts", "suggest", "suggest_current", "threshold_note",
+           "vocab_dims"]

@@ -14,8 +14,8 @@ budget otherwise) says so, and that a larger memory budget keeps more.
 >>> _ = wf.fit(frame)
 >>> for w in check_oov(wf, max_loss=0.01):  # doctest: +NORMALIZE_WHITESPACE
 ...     print(w.text())  # b and c: 2 of 10 lookups lost
-c lost 20.0% of its lookups, over the 1.0% budget (freq_threshold=3): remove the
-freq_threshold (keep every value) and Run again.
+c lost 20.00% of its non-null lookups, over the 1.0% budget (freq_threshold=3): remove
+the freq_threshold (keep every value) and Run again.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from interactive_recsys.ops._categorify import Categorify
+from interactive_recsys.stats._lookup_loss import fitted_lookup_loss
 from interactive_recsys.ui.builder.suggest._vocab_budget import MAX_LOSS, VocabChoice
 from interactive_recsys.ui.builder.suggest._vocab_measure import MeasuredColumn
 
@@ -45,7 +46,7 @@ class OOVWarning:
     def text(self) -> str:
         fix = (f"use freq_threshold={self.fix_threshold}" if self.fix_threshold
                else "remove the freq_threshold (keep every value)")
-        head = (f"{self.column} lost {self.lost:.1%} of its lookups, over the "
+        head = (f"{self.column} lost {self.lost:.2%} of its non-null lookups, over the "
                 f"{self.allowed:.1%} budget (freq_threshold={self.freq_threshold})")
         if self.chosen:
             return (f"{head}, as Suggest chose to fit the embeddings' memory budget: raise that "
@@ -55,18 +56,13 @@ class OOVWarning:
 
 def lost_lookups(workflow: Any) -> dict[str, tuple[float, int]]:
     """Per output column of every fitted ``Categorify``: the share of its non-null lookups
-    sent out of vocabulary, and the operator's ``freq_threshold``."""
-    out: dict[str, tuple[float, int]] = {}
-    for step in workflow.fitted_steps(Categorify):
-        infos = step.state.get("vocabs", {})
-        for column, key in step.op.output_names(list(step.groups)).items():
-            info = infos.get(key)
-            if not info or "oov_count" not in info:
-                continue
-            nonnull = int(info["value_count"]) - int(info["null_count"])
-            lost = int(info["oov_count"]) / nonnull if nonnull else 0.0
-            out[column] = (lost, int(step.op.freq_threshold))
-    return out
+    sent out of vocabulary (``stats._lookup_loss.fitted_lookup_loss``,
+    as the Embeddings tab shows it), and the operator's ``freq_threshold``."""
+    thresholds = {column: int(step.op.freq_threshold)
+                  for step in workflow.fitted_steps(Categorify)
+                  for column in step.op.output_names(list(step.groups))}
+    return {column: (loss.share, thresholds[column])
+            for column, loss in fitted_lookup_loss(workflow).items()}
 
 
 def oov_summary(workflow: Any, max_loss: float = MAX_LOSS) -> str:
@@ -79,7 +75,7 @@ def oov_summary(workflow: Any, max_loss: float = MAX_LOSS) -> str:
     >>> frame = pd.DataFrame({"a": ["x"] * 99 + ["y"], "b": ["u", "v"] * 50})
     >>> wf = irs.Workflow(["a", "b"] >> ops.Categorify(freq_threshold=2)).fit(frame)
     >>> oov_summary(wf, max_loss=0.01)  # y: 1 of a's 100 lookups
-    'lookups lost: at most 1.0% (a), within the 1.0% budget'
+    'lookups lost: at most 1.00% of non-null lookups (a), within the 1.0% budget'
     >>> oov_summary(wf, max_loss=0.005), oov_summary(irs.Workflow(["a"] >> ops.Normalize()))
     ('', '')
     >>> oov_summary(irs.Workflow(["a", "b"] >> ops.Categorify()).fit(frame))
@@ -94,7 +90,8 @@ def oov_summary(workflow: Any, max_loss: float = MAX_LOSS) -> str:
         return ""
     if worst == 0:
         return f"no lookup lost in any of the {len(lost)} columns"
-    return f"lookups lost: at most {worst:.1%} ({column}), within the {max_loss:.1%} budget"
+    return (f"lookups lost: at most {worst:.2%} of non-null lookups ({column}), within the "
+            f"{max_loss:.1%} budget")
 
 
 def _fix(m: MeasuredColumn | None, allowed: float) -> int:

@@ -124,7 +124,7 @@ class VocabChoice:
         dim = f"{o.dim}" if o.dim == o.rule_dim else f"{o.dim} (rule: {o.rule_dim})"
         return (f"{self.column}: {mark}{self.distinct:,} distinct, {rule}: {mark}"
                 f"{self.kept_ids:,} ids x dim {dim} ({o.nbytes / 2**20:,.1f} MiB), "
-                f"{self.lost_text} of lookups lost")
+                f"{self.lost_text} of non-null lookups lost")
 
 
 def column_options(histogram: Mapping[int, int], sample_rows: int, total_rows: int | None,

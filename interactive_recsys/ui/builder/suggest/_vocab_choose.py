@@ -195,8 +195,8 @@ class Shortfall:
     ... # doctest: +NORMALIZE_WHITESPACE
     The tables need 20.00 GiB even with every column thresholded to its 1.00% lookup budget
     and every large table at dimension 16: over the 16 GiB budget. Raise the memory budget to
-    20.00 GiB, or accept losing up to 3.12% of a column's lookups (OOV ≤ 3.12%): C3 would
-    lose 3.12%.
+    20.00 GiB, or accept losing up to 3.12% of a column's non-null lookups (OOV ≤ 3.12%): C3
+    would lose 3.12%.
     """
 
     needed: int
@@ -214,7 +214,7 @@ class Shortfall:
             return f"{head} No threshold makes them fit. {raise_budget}."
         each = ", ".join(f"{n} would lose {lost:.2%}" for n, lost in self.losses)
         return (f"{head} {raise_budget}, or accept losing up to {self.fit_loss:.2%} of a "
-                f"column's lookups (OOV ≤ {self.fit_loss:.2%}): {each}.")
+                f"column's non-null lookups (OOV ≤ {self.fit_loss:.2%}): {each}.")
 
 
 def _least_bytes(plan: _Plan, bounds: Mapping[str, list[float]], loss: float) -> int:

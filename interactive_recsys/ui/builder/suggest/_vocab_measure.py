@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from interactive_recsys.io._dataset import Dataset
 from interactive_recsys.stats._counting import column_counts
+from interactive_recsys.stats._lookup_loss import LookupLoss
 
 
 @dataclass(frozen=True)
@@ -49,9 +50,8 @@ class MeasuredColumn:
     def lost(self, freq_threshold: int) -> float:
         """Share of the non-null lookups that ``Categorify(freq_threshold=...)`` sends out of
         vocabulary (values seen fewer than ``freq_threshold`` times)."""
-        if not self.nonnull:
-            return 0.0
-        return sum(k * f for k, f in self.histogram if k < freq_threshold) / self.nonnull
+        lost = sum(k * f for k, f in self.histogram if k < freq_threshold)
+        return LookupLoss(self.name, lost, self.nonnull).share
 
 
 def measure_columns(dataset: Dataset, columns: Sequence[str]) -> dict[str, MeasuredColumn]:

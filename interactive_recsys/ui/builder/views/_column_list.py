@@ -132,9 +132,10 @@ class ColumnChoice:
 
 
 def profile_rows(profile: Sequence[ColumnProfile]) -> list[dict[str, Any]]:
-    """What each row of the list shows."""
+    """What each row of the list shows: the distinct count exact (``"12,517 exact"``) or
+    marked as the sample's estimate (``"~84,255 est."``; the row's title says it whole)."""
     return [{"name": p.name, "dtype": p.dtype, "role": p.role,
-             "null": f"{p.null_fraction:.1%}", "distinct": p.distinct_text,
+             "null": f"{p.null_fraction:.1%}", "distinct": p.distinct_short,
              "title": p.describe()} for p in profile]
 
 
@@ -161,6 +162,11 @@ class ColumnList(anywidget.AnyWidget):
         self.sync()
         choice.observe(self.sync)
         self.on_msg(self._on_message)
+
+    def show_profile(self, profile: Sequence[ColumnProfile]) -> None:
+        """Redraw the rows from ``profile`` (the same columns, e.g. with exact distinct
+        counts in place of the sample's estimates)."""
+        self.rows = profile_rows(profile)
 
     def sync(self) -> None:
         """Send the model's shown and selected columns to the browser."""

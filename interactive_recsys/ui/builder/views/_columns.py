@@ -18,7 +18,7 @@ from typing import Any
 import ipywidgets as w
 
 from interactive_recsys.errors import IRSError
-from interactive_recsys.ui.builder.model import BuilderModel, Change
+from interactive_recsys.ui.builder.model import BuilderModel, Change, counted_profile
 from interactive_recsys.ui.builder.views._column_list import (
     ColumnChoice,
     ColumnList,
@@ -34,6 +34,7 @@ class ColumnsPanel:
 
     def __init__(self, model: BuilderModel | None, feedback: Feedback) -> None:
         self.feedback = feedback
+        self.model: BuilderModel | None = None
         self.buttons: dict[str, w.Button] = {}
         self.choice: ColumnChoice | None = None
         self.column_list: ColumnList | None = None
@@ -62,18 +63,28 @@ class ColumnsPanel:
             self.attach(model)
 
     def attach(self, model: BuilderModel) -> None:
-        """Show the columns of ``model``'s dataset (none ticked)."""
+        """Show the columns of ``model``'s dataset (none ticked), and their exact distinct
+        counts once Suggest has counted them."""
+        if self.model is not None:
+            self.model.unobserve(self.update)
+        self.model = model
         self.choice = ColumnChoice(model.profile)
         self.choice.observe(self._show_count)
         self.column_list = ColumnList(self.choice, on_error=lambda exc: self.feedback.say(
             str(exc), "error", "columns"))
+        self.column_list.show_profile(counted_profile(model))
         self.column_box.children = [self.column_list]
         self.chips.children = role_chips(self.choice, lambda role: self.feedback.guard(
             lambda: self.select_role(role), "columns")())
         self._show_count()
+        model.observe(self.update, "measured")
 
     def update(self, change: Change) -> None:
-        """The columns do not change with the steps: nothing to redraw."""
+        """The columns do not change with the steps; their distinct counts become exact
+        when Suggest has counted every row (``"measured"``)."""
+        if change.name == "measured" and self.model is not None \
+                and self.column_list is not None:
+            self.column_list.show_profile(counted_profile(self.model))
 
     @property
     def shown_columns(self) -> list[str]:

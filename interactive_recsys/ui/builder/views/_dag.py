@@ -26,6 +26,7 @@ from interactive_recsys.errors import IRSError
 from interactive_recsys.ops._base import Operator
 from interactive_recsys.ui._assets import widget_asset
 from interactive_recsys.ui.builder._fit_status import step_status
+from interactive_recsys.ui.builder.model import counted_profile
 
 #: Pixel sizes of the drawing (the SVG scales down to the widget's width).
 NODE_WIDTH = {"column": 130, "op": 190, "output": 150}
@@ -45,13 +46,15 @@ def op_tooltip(op: Operator) -> str:
 def model_graph(model: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Nodes and edges of a ``BuilderModel``'s branches.
 
-    Node ids: ``col:<name>`` (input), ``op:<branch>:<step>`` and ``out:<name>``. A statistics
+    Node ids: ``col:<name>`` (input), ``op:<branch>:<step>`` and ``out:<name>``. An input's
+    tooltip has its distinct count, exact once Suggest counted it (``counted_profile``),
+    else marked as the sample's estimate. A statistics
     step fitted by the last Run has ``status`` ``"reused"`` (its state adopted from the Run
     before) or ``"computed"`` (see :mod:`.._fit_status`).
     """
     schema = model.schema
     status = step_status(model)
-    profile = {p.name: p for p in model.profile}
+    profile = {p.name: p for p in counted_profile(model)}
     nodes: dict[str, dict[str, Any]] = {}
     edges: list[dict[str, Any]] = []
     for k, branch in enumerate(model.branches):

@@ -266,7 +266,8 @@ def oov_alert_html(warnings: Any) -> str:
     """The red note at the top of the Build tab: one line per column over its budget.
 
     >>> from interactive_recsys.ui.builder.suggest import OOVWarning
-    >>> "C3 lost 53.6%" in oov_alert_html([OOVWarning("C3", 0.536, 0.01, 1018)])
+    >>> alert = oov_alert_html([OOVWarning("C3", 0.536, 0.01, 1018)])
+    >>> "C3 lost 53.60% of its non-null lookups" in alert
     True
     >>> oov_alert_html([])
     ''

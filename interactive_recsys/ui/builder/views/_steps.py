@@ -108,7 +108,7 @@ class StepsPanel:
             self.model.unobserve(self.update)
         self.model = model
         self.suggest_card.show([], True)  # an earlier dataset's suggestion: not this one's
-        model.observe(self.update, ("branches", "selection"))
+        model.observe(self.update, ("branches", "selection", "measured"))
         self._build_palette()
         self._show_branches()
 
@@ -129,9 +129,9 @@ class StepsPanel:
             self.suggest_card.set_stale(not self.model.suggest_current)
         elif change.name == "selection":
             self._show_selection()
-        elif change.name == "ended" and change.new.job.status == "finished" \
-                and self.model is not None:
-            self.dag.set_graph(*model_graph(self.model))  # marks reused / computed steps
+        elif change.name == "measured" or (change.name == "ended" and self.model is not None
+                                           and change.new.job.status == "finished"):
+            self.dag.set_graph(*model_graph(self.model))  # exact counts; reused / computed
 
     def _show_branches(self) -> None:
         """Redraw what shows the steps: the step list's items, the graph and the predicted

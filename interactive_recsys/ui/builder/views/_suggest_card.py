@@ -133,7 +133,8 @@ class SuggestCard(w.VBox):
         self.table.value = (
             f"{TABLE_STYLE}<div class='irs-suggest-scroll'><table class='irs-suggest-vocab'>"
             "<thead><tr><th>column</th><th>distinct</th><th>freq_threshold</th>"
-            "<th>ids kept</th><th>lookups lost</th><th>dim</th><th>MiB</th></tr></thead>"
+            "<th>ids kept</th><th>lookups lost (of non-null)</th><th>dim</th><th>MiB</th>"
+            "</tr></thead>"
             f"<tbody>{rows}</tbody></table></div>"
             f"<small>{basis(choices)}; {verdict}. Columns whose whole table is under "
             f"{SMALL_TABLE / 2**20:g} MiB (small) keep every value.{dims}</small>")

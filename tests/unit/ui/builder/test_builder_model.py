@@ -85,11 +85,12 @@ def test_profile_of_a_sample_estimates_the_distinct_count(tmp_path):
     assert p["userId"].distinct_in_sample == sample
     # every sampled value new, at every sub-sample size: the growth continues to all rows
     assert p["userId"].distinct == rows
-    assert p["userId"].distinct_text == "~4,000"
+    assert p["userId"].distinct_text == "~4,000 (sample estimate)"
     assert p["x"].distinct == 7  # every value seen often: saturated
     assert p["userId"].role == "categorical"  # an integer named ...Id
     unknown = BuilderModel(partitioned(frame, 8), sample_rows=sample)  # row count unknown
-    assert {q.name: q for q in unknown.profile}["userId"].distinct_text == ">=500"
+    assert {q.name: q for q in unknown.profile}["userId"].distinct_text \
+        == ">=500 (sample estimate)"
 
 
 def test_estimate_distinct_properties():

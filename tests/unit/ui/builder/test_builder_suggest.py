@@ -261,7 +261,7 @@ def test_a_run_over_its_lookup_budget_is_flagged_with_the_fix(tmp_path):
                .sum() > (frame["tail"].value_counts() >= k + 1).sum()]
     assert smaller and all(lost_by_pandas(frame, "tail", t) > 0.15 for t in smaller)
     alert = builder.oov_alert.value
-    assert f"tail lost {expected:.1%}" in alert and f"freq_threshold={warning.fix_threshold}" \
+    assert f"tail lost {expected:.2%} of its non-null lookups" in alert and f"freq_threshold={warning.fix_threshold}" \
         in alert and "irs-oov-alert" in alert
     assert builder.children.index(builder.oov_alert) == 1  # at the top of the Build tab
     assert check_oov(model.reuse_run, max_loss=0.5) == []
@@ -276,8 +276,9 @@ def test_a_run_over_its_lookup_budget_is_flagged_with_the_fix(tmp_path):
     deadline = time.monotonic() + 10  # the status is set by the run's end callback
     while "lookups lost" not in builder.status.value and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert f"lookups lost: at most {lost[worst]:.1%} ({worst}), within the 15.0% budget" \
-        in html.unescape(builder.status.value), builder.status.value
+    status = html.unescape(builder.status.value)
+    assert f"lookups lost: at most {lost[worst]:.2%} of non-null lookups ({worst}), within " \
+        "the 15.0% budget" in status, status
 
 
 def test_suggest_within_a_small_memory_budget_raises_thresholds_and_says_when_it_cannot(

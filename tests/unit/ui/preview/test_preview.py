@@ -14,7 +14,7 @@ import pytest
 import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.errors import ParameterError
-from interactive_recsys.ui.preview._preview import Preview, PreviewModel
+from interactive_recsys.ui.preview._preview import NULL_IDS, OOV_IDS, Preview, PreviewModel
 from tests.conftest import assert_frames_equal, make_criteo_frame, new_workflow
 
 
@@ -68,19 +68,20 @@ def test_summary_equals_pandas(frame: pd.DataFrame, dataset: irs.Dataset) -> Non
     # C1 ids: 1 null; 2..3 the two OOV buckets (values seen fewer than 3 times in the sample)
     counts = sample["C1"].value_counts()
     rare = sample["C1"].isin(counts[counts < 3].index)
-    assert summary.loc["C1", "null index %"] == pytest.approx(100 * sample["C1"].isna().mean())
-    assert summary.loc["C1", "OOV index %"] == pytest.approx(100 * rare.mean())
+    assert summary.loc["C1", NULL_IDS] == pytest.approx(100 * sample["C1"].isna().mean())
+    assert summary.loc["C1", OOV_IDS] == pytest.approx(100 * rare.sum()
+                                                       / sample["C1"].notna().sum())
     assert summary.loc["C1", "min"] == out["C1"].min() and summary.loc["C1", "max"] == \
         out["C1"].max()
     # the list column: shares over the flattened ids
     flat = np.concatenate([np.asarray(v) for v in out["L1"] if isinstance(v, np.ndarray | list)])
-    assert summary.loc["L1", "null index %"] == pytest.approx(100 * np.mean(flat == 1))
-    assert summary.loc["L1", "OOV index %"] == 0
+    assert summary.loc["L1", NULL_IDS] == pytest.approx(100 * np.mean(flat == 1))
+    assert summary.loc["L1", OOV_IDS] == 0
     assert summary.loc["L1", "dtype"] == "list<int64>"
     # continuous outputs: no nulls after FillMissing, range as pandas says
     assert summary.loc["I1", "nulls"] == 0
     assert summary.loc["I1", "max"] == pytest.approx(float(out["I1"].max()))
-    assert pd.isna(summary.loc["I1", "OOV index %"])
+    assert pd.isna(summary.loc["I1", OOV_IDS])
 
 
 def test_summary_shows_large_ids_in_full() -> None:
