@@ -76,7 +76,7 @@ function revealForm(el) {
   setTimeout(() => observer.disconnect(), 2000);
 }
 
-function draw(model, root, tooltip) {
+function draw(model, root, tooltip, hover) {
   const nodes = model.get("nodes") || [];
   const edges = model.get("edges") || [];
   const selected = model.get("selected") || "";
@@ -87,6 +87,7 @@ function draw(model, root, tooltip) {
     empty.className = "irs-dag-empty";
     empty.textContent = message || "Empty workflow.";
     root.appendChild(empty);
+    refreshTooltip(tooltip, hover, new Map());
     return;
   }
   const byId = new Map(nodes.map((n) => [n.id, n]));
@@ -137,6 +138,7 @@ function draw(model, root, tooltip) {
     const linked = paths.filter((p) => p.dataset.source === node.id || p.dataset.target === node.id);
     group.addEventListener("mouseenter", (event) => {
       linked.forEach((p) => p.classList.add("irs-dag-edge-hover"));
+      hover.id = node.id;
       tooltip.textContent = node.tooltip || full;
       tooltip.style.display = "block";
       const box = tooltip.parentElement.getBoundingClientRect(); // the widget: position relative
@@ -145,6 +147,7 @@ function draw(model, root, tooltip) {
     });
     group.addEventListener("mouseleave", () => {
       linked.forEach((p) => p.classList.remove("irs-dag-edge-hover"));
+      hover.id = null;
       tooltip.style.display = "none";
     });
     const choose = () => {
@@ -157,6 +160,20 @@ function draw(model, root, tooltip) {
       if (event.key === "Enter" || event.key === " ") choose();
     });
   }
+  refreshTooltip(tooltip, hover, byId);
+}
+
+// A redraw replaces the node under the pointer without a mouseleave: an open tooltip takes
+// the redrawn node's text (an edit's new parameters), or closes when that node is gone.
+function refreshTooltip(tooltip, hover, byId) {
+  if (tooltip.style.display === "none" || hover.id === null) return;
+  const node = byId.get(hover.id);
+  if (node) {
+    tooltip.textContent = node.tooltip || (node.detail ? `${node.label} ${node.detail}` : node.label);
+  } else {
+    hover.id = null;
+    tooltip.style.display = "none";
+  }
 }
 
 function render({ model, el }) {
@@ -167,7 +184,8 @@ function render({ model, el }) {
   tooltip.className = "irs-dag-tooltip";
   tooltip.style.display = "none";
   el.append(root, tooltip);
-  const redraw = () => draw(model, root, tooltip);
+  const hover = { id: null }; // the node under the pointer, across redraws
+  const redraw = () => draw(model, root, tooltip, hover);
   redraw();
   model.on("change:nodes", redraw);
   model.on("change:edges", redraw);

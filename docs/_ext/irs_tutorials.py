@@ -10,6 +10,12 @@ A notebook is rendered without one part of its stored outputs: Bokeh's kernel-si
 plot to update), which have no meaning on a static page and no renderer in myst-nb. The same
 output's JavaScript, HTML and text stay.
 
+A widget output is shown as its picture: ``python -m tools.doc_images`` runs the notebook in
+JupyterLab and photographs each widget (``docs/images/tutorials/``, listed in its
+``manifest.json``); the picture replaces the widget's view, which a static page cannot draw
+(its text form stays for readers without images). A test fails when a picture is older than
+what draws it.
+
 A notebook whose Bokeh plots were shown without BokehJS in the notebook itself (the kernel's
 front end had it) gets BokehJS of the plots' version from Bokeh's CDN on its page, so the
 plots draw there too.
@@ -17,6 +23,7 @@ plots draw there too.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from pathlib import Path
@@ -28,6 +35,9 @@ from sphinx.application import Sphinx
 PREFIX = "tutorials/generated/"
 #: The line of ``tutorials/index.md`` that the notebooks' toctree entries replace.
 MARKER = "<!-- irs-tutorials -->"
+#: The widgets' pictures and their manifest, relative to the docs' source folder.
+PICTURES = Path("images") / "tutorials"
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 
 def notebooks(app: Sphinx) -> dict[str, Path]:
@@ -43,7 +53,7 @@ def add_notebooks(app: Sphinx) -> None:
 def render_source(app: Sphinx, docname: str, source: list[str]) -> None:
     """A notebook without its kernel-only outputs; the tutorials' index with its toctree."""
     if docname.startswith(PREFIX):
-        source[0] = static_copy(source[0])
+        source[0] = static_copy(source[0], pictures(Path(app.srcdir), docname))
     elif docname == "tutorials/index":
         entries = "\n".join(name.removeprefix("tutorials/") for name in notebooks(app))
         source[0] = source[0].replace(MARKER, entries, 1)
@@ -54,11 +64,27 @@ def render_source(app: Sphinx, docname: str, source: list[str]) -> None:
 KERNEL_ONLY = ("application/vnd.bokehjs_exec.v0+json",)
 
 
-def static_copy(text: str) -> str:
-    """The notebook ``text`` without the outputs' :data:`KERNEL_ONLY` data."""
+def pictures(srcdir: Path, docname: str) -> dict[str, Path]:
+    """Cell id -> the picture of its widget, for the notebook of ``docname``."""
+    manifest = srcdir / PICTURES / "manifest.json"
+    if not manifest.exists():
+        return {}
+    entry = json.loads(manifest.read_text()).get("notebooks", {}).get(
+        docname.removeprefix(PREFIX) + ".ipynb", {})
+    return {cell: srcdir / PICTURES / name for cell, name in entry.get("images", {}).items()}
+
+
+def static_copy(text: str, shots: dict[str, Path] | None = None) -> str:
+    """The notebook ``text`` without the outputs' :data:`KERNEL_ONLY` data, each widget
+    view of a cell in ``shots`` (cell id -> PNG) replaced by that picture."""
     notebook = json.loads(text)
     for cell in notebook.get("cells", []):
+        shot = (shots or {}).get(cell.get("id", ""))
         for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if shot is not None and WIDGET_MIME in data:
+                data.pop(WIDGET_MIME)
+                data["image/png"] = base64.b64encode(shot.read_bytes()).decode()
             for key in ("data", "metadata"):
                 for mime in KERNEL_ONLY:
                     output.get(key, {}).pop(mime, None)

@@ -105,6 +105,17 @@ def test_studio_build_preview_run(lab):
     page.locator('.irs-dag g[data-id="op:1:0"]').hover()
     page.locator('.irs-dag g[data-id="op:0:0"]').hover()  # the tooltip follows the new value
     assert "freq_threshold = 2" in tooltip.inner_text()
+    # An edit typed while the tooltip is open (the pointer stays on the node): the redrawn
+    # node's tooltip shows the new value at once, not the old one until the next hover.
+    field.fill("3")
+    wait_message(page, "Step 1 of branch 1 is now Categorify(freq_threshold=3)")
+    page.wait_for_function(
+        "() => document.querySelector('.irs-dag-tooltip').textContent"
+        ".includes('freq_threshold = 3')", timeout=10_000)
+    assert tooltip.is_visible()
+    field.fill("2")
+    wait_message(page, "Step 1 of branch 1 is now Categorify(freq_threshold=2)")
+    assert "freq_threshold = 2" in tooltip.inner_text()
     lab.screenshot("studio-1-built")
 
     # Preview: the output first; it equals a real fit on the sample.

@@ -148,6 +148,20 @@ def test_the_guide_pages_and_tutorials_are_in_the_site(site):
             assert first[:40] in " ".join(text_of(page).split()), (notebook.name, first)
 
 
+def test_tutorial_pages_show_the_widgets_pictures(site):
+    """Each widget of a tutorial is its picture on the page (``tools/doc_images.py``)."""
+    from tools import doc_images
+
+    notebooks = doc_images.widget_notebooks()
+    assert notebooks
+    for notebook in notebooks:
+        page = (site / "tutorials" / "generated" / f"{notebook.stem}.html").read_text()
+        images = re.findall(r'<img[^>]+src="([^"]+)"', page)
+        assert len(images) >= len(doc_images.widget_cells(notebook)), notebook.name
+        for src in images:
+            assert (site / "tutorials" / "generated" / src).resolve().exists(), src
+
+
 def test_the_performance_page_shows_every_current_result(site):
     text = " ".join(text_of(site / "performance.html").split())
     labels = sorted(p.stem for p in RESULTS.glob("*.json"))

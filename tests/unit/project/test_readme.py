@@ -112,3 +112,17 @@ def test_readme_out_of_core_numbers_are_the_reports_medians() -> None:
         wall = float(cells[names.index("wall s, whole process (median)")].replace(",", ""))
         shown = float(row.split(f"{rows}: ")[1].split(" s")[0])
         assert shown == pytest.approx(wall, abs=0.051), (label, row)
+
+
+NUMBER_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                "ten", "eleven", "twelve"]
+
+
+def test_the_notebook_count_said_is_the_folders() -> None:
+    """README and the getting-started page say how many notebooks ``notebooks/`` holds."""
+    count = len(list((ROOT / "notebooks").glob("*.ipynb")))
+    started = (ROOT / "docs" / "getting-started.md").read_text()
+    for name, text in (("README.md", TEXT), ("docs/getting-started.md", started)):
+        said = re.findall(rf"\b({'|'.join(NUMBER_WORDS)}) notebooks(?:,| in )", text, re.I)
+        assert said, f"{name} no longer says how many notebooks there are"
+        assert {NUMBER_WORDS.index(w.lower()) for w in said} == {count}, (name, said, count)
