@@ -16,7 +16,8 @@ import interactive_recsys as irs
 from interactive_recsys import ops
 from interactive_recsys.runtime.jobs import submit
 output_notebook(INLINE, hide_banner=True)
-workdir = tempfile.mkdtemp(prefix="irs-browser-")""",
+scratch = tempfile.TemporaryDirectory(prefix="irs-browser-")  # removed with the kernel
+workdir = scratch.name""",
     """client = irs.start_cluster(n_workers=2, memory_limit="1GB", dashboard=False)
 dash = irs.ui.Dashboard(client, interval_ms=250)
 dash""",

@@ -41,7 +41,8 @@ from bokeh.resources import INLINE
 import interactive_recsys as irs
 from interactive_recsys import ops
 output_notebook(INLINE, hide_banner=True)
-workdir = tempfile.mkdtemp(prefix="irs-browser-drawing-")""",
+scratch = tempfile.TemporaryDirectory(prefix="irs-browser-drawing-")  # removed with the kernel
+workdir = scratch.name""",
     """client = irs.start_cluster(n_workers=2, memory_limit="1GB", dashboard=False)
 dash = irs.ui.Dashboard(client)
 dash""",

@@ -13,6 +13,7 @@ under a ``TorchFunctionMode`` that records every call that reads a tensor back t
 the jagged metadata must be plain Python ints computed before the copy.
 """
 
+import shutil
 import tempfile
 
 import numpy as np
@@ -37,8 +38,25 @@ SETTINGS = settings(max_examples=12, deadline=None, derandomize=True,
 
 
 # ---- helpers --------------------------------------------------------------------------------
+#: Folders made by the running test, removed after it (hypothesis runs many examples in one).
+_SCRATCH: list[str] = []
+
+
+def scratch() -> str:
+    path = tempfile.mkdtemp(prefix="irs-online-")
+    _SCRATCH.append(path)
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _remove_scratch():
+    yield
+    while _SCRATCH:
+        shutil.rmtree(_SCRATCH.pop(), ignore_errors=True)
+
+
 def write_raw(table: pa.Table) -> str:
-    path = tempfile.mkdtemp(prefix="irs-online-") + "/raw"
+    path = scratch() + "/raw"
     irs.Dataset(table.to_pandas(types_mapper=pd.ArrowDtype)).to_parquet(path)
     return path
 
@@ -71,7 +89,7 @@ def ulps(a, b):
 
 def assert_online_equals_offline(node, table: pa.Table, max_ulp: int = 0,
                                  batch_size: int = 16) -> None:
-    workdir = tempfile.mkdtemp(prefix="irs-online-")
+    workdir = scratch()
     raw = write_raw(table)
     wf = fitted(node, raw, workdir)
     want = offline_batches(wf, raw, workdir, batch_size)
@@ -128,7 +146,7 @@ def test_categorify_common_width_strings_on_the_device(values, other):
     """Fitted on 4-character ids, looked up by hash on the device; other lengths are
     flagged out of the vocabulary on the CPU."""
     table = pa.table({"c": column(values, "str"), "y": labels(len(values))})
-    workdir = tempfile.mkdtemp()
+    workdir = scratch()
     wf = fitted(["c"] >> ops.Categorify(num_buckets=4), write_raw(table), workdir)
     later = pa.table({"c": column(values + other, "str"), "y": labels(len(values + other))})
     raw = write_raw(later)
@@ -231,7 +249,7 @@ def test_a_criteo_like_workflow_with_joint_groups_and_passthrough_columns():
     cats = [["a", "b"]] >> ops.Categorify(freq_threshold=2)
     conts = ["i"] >> ops.FillMedian() >> ops.Clip(min_value=0) >> ops.LogOp() >> ops.Normalize()
     node = cats + conts + ["id"]
-    workdir = tempfile.mkdtemp()
+    workdir = scratch()
     raw = write_raw(table)
     wf = fitted(node, raw, workdir)
     want = offline_batches(wf, raw, workdir, 512)
@@ -306,7 +324,7 @@ def test_an_epoch_of_the_per_batch_transform_reads_nothing_back_from_its_tensors
     hashed = ["h"] >> ops.HashBucket(100)
     conts = ["x"] >> ops.FillMissing(1) >> ops.Clip(max_value=50) >> ops.LogOp() >> ops.Normalize()
     node = cats + hashed + conts
-    workdir = tempfile.mkdtemp()
+    workdir = scratch()
     raw = write_raw(table)
     wf = fitted(node, raw, workdir)
     loader = irs.Loader(raw, 1024, workflow=wf, transform_at="batch", readers=0)
@@ -328,7 +346,7 @@ def test_an_epoch_of_the_per_batch_transform_reads_nothing_back_from_its_tensors
 def test_the_transform_leaves_the_cpu_metadata_as_it_was_computed():
     table = pa.table({"c": pa.array(["a", "b", None, "a"]), "y": labels(4)})
     raw = write_raw(table)
-    wf = fitted(["c"] >> ops.Categorify(), raw, tempfile.mkdtemp())
+    wf = fitted(["c"] >> ops.Categorify(), raw, scratch())
     online = irs.Loader(raw, 4, workflow=wf).online
     block = online.block(open_source(raw).read(0, online.input_columns), "float32", "test")
     before = block.to_batch().to_torch()
@@ -359,7 +377,7 @@ def test_steps_that_need_more_than_the_row_are_refused_by_name(node, name):
     table = pa.table({"u": pa.array(["a", "b", "a"]), "x": pa.array([1.0, 2.0, 3.0]),
                       "y": labels(3)})
     raw = write_raw(table)
-    wf = fitted(node, raw, tempfile.mkdtemp(), label=name not in ("Groupby", "DifferenceLag"))
+    wf = fitted(node, raw, scratch(), label=name not in ("Groupby", "DifferenceLag"))
     with pytest.raises(SchemaError, match=f"cannot apply {name}.*offline") as info:
         irs.Loader(raw, 2, workflow=wf)
     assert "wf.transform(dataset).to_parquet(path)" in str(info.value)
@@ -373,7 +391,7 @@ def test_per_row_steps_whose_parameters_add_columns_are_refused(node, match):
     table = pa.table({"u": pa.array(["a", "b"]), "v": pa.array(["c", "d"]),
                       "x": pa.array([1.0, None]), "y": labels(2)})
     raw = write_raw(table)
-    wf = fitted(node, raw, tempfile.mkdtemp())
+    wf = fitted(node, raw, scratch())
     with pytest.raises(SchemaError, match=match):
         irs.Loader(raw, 2, workflow=wf)
 
@@ -381,12 +399,12 @@ def test_per_row_steps_whose_parameters_add_columns_are_refused(node, match):
 def test_list_columns_and_huge_integers_are_refused_with_the_fix():
     table = pa.table({"t": pa.array([["a"], ["b", "c"]]), "y": labels(2)})
     raw = write_raw(table)
-    wf = fitted(["t"] >> ops.Categorify(), raw, tempfile.mkdtemp())
+    wf = fitted(["t"] >> ops.Categorify(), raw, scratch())
     with pytest.raises(SchemaError, match="list column.*offline"):
         irs.Loader(raw, 2, workflow=wf)
     table = pa.table({"x": pa.array([1, 2**60]), "y": labels(2)})
     raw = write_raw(table)
-    wf = fitted(["x"] >> ops.Clip(min_value=0), raw, tempfile.mkdtemp())
+    wf = fitted(["x"] >> ops.Clip(min_value=0), raw, scratch())
     with pytest.raises(DatasetError, match="beyond 2\\*\\*53"):
         list(irs.Loader(raw, 2, workflow=wf, readers=0))
 
@@ -428,7 +446,7 @@ def test_the_studio_exports_the_training_code_after_a_fit():
 
     table = pa.table({"c": pa.array(["a", "b", "a"]), "y": labels(3)})
     raw = write_raw(table)
-    wf = fitted(["c"] >> ops.Categorify(), raw, tempfile.mkdtemp())
+    wf = fitted(["c"] >> ops.Categorify(), raw, scratch())
     unfitted = BuilderModel.from_workflow(irs.Workflow(["c"] >> ops.Categorify()), dataset(raw))
     assert "Train from raw data" not in unfitted.export_code()
     code = BuilderModel.from_workflow(wf, dataset(raw)).export_code("saved_wf/")
@@ -454,7 +472,7 @@ def test_a_dataset_source_and_sharding_give_the_offline_batches():
     table = pa.table({"c": pa.array([f"{i:x}" for i in rng.integers(0, 99, n)]),
                       "x": pa.array(rng.integers(0, 50, n)), "y": labels(n)})
     raw = write_raw(table)
-    workdir = tempfile.mkdtemp()
+    workdir = scratch()
     cats, conts = ["c"] >> ops.Categorify(), ["x"] >> ops.LogOp()
     wf = fitted(cats + conts, raw, workdir)
     offline_batches(wf, raw, workdir, 64)
@@ -474,7 +492,7 @@ def test_numpy_batches_with_the_transform_at_read_and_a_clear_error_per_batch():
                       "y": labels(4)})
     raw = write_raw(table)
     cats, conts = ["c"] >> ops.Categorify(), ["x"] >> ops.FillMissing(0)
-    wf = fitted(cats + conts, raw, tempfile.mkdtemp())
+    wf = fitted(cats + conts, raw, scratch())
     batch = next(iter(irs.Loader(raw, 4, shuffle=False, workflow=wf, output="numpy")))
     assert isinstance(batch.dense, np.ndarray)
     assert batch.sparse.values.tolist() == [3, 4, 1, 3]
