@@ -159,9 +159,12 @@ def compute_partition(ddf: Any, index: int, *, phase: str,
 def _compute_local(collections: tuple[Any, ...], phase: str, job: Job) -> tuple[Any, ...]:
     """``dask.compute`` on the local scheduler as a phase of ``job`` whose tasks are counted
     as they finish (a Dask local callback), so that a job run without a cluster reports
-    progress too (:attr:`Job.track_local`)."""
+    progress too (:attr:`Job.track_local`). ``job.cancel()`` stops it before the next task
+    starts (the tasks already running end, their results unused)."""
     from dask.callbacks import Callback
 
+    if job.cancel_requested:
+        raise JobCancelledError(job._cancel_message(None))
     record = BOARD.begin(Phase(phase, 0, job=job.name))
     job._phases.append(record)
 
@@ -170,14 +173,18 @@ def _compute_local(collections: tuple[Any, ...], phase: str, job: Job) -> tuple[
             record.keys = record.keys | frozenset(_norm(k) for k in dsk)
             record.total, record._group_totals = len(record.keys), None
 
+        def _pretask(self, key: Any, dsk: Any, state: Any) -> None:
+            if job.cancel_requested:  # raised in the scheduler's loop: no task starts after
+                raise JobCancelledError(job._cancel_message(None))
+
         def _posttask(self, key: Any, result: Any, dsk: Any, state: Any, worker: Any) -> None:
             record.observe([key])
 
     try:
         with _Count():
             results = dask.compute(*collections, **_local_pool(collections))
-    except BaseException:
-        BOARD.end(record, "error")
+    except BaseException as err:
+        BOARD.end(record, "cancelled" if isinstance(err, JobCancelledError) else "error")
         raise
     BOARD.end(record, "finished")
     return results

@@ -29,7 +29,7 @@ import ipywidgets as w
 
 from interactive_recsys.errors import DatasetError, IRSError
 from interactive_recsys.ui.builder._autosave import Autosave
-from interactive_recsys.ui.builder.model import BuilderModel, RunController
+from interactive_recsys.ui.builder.model import BuilderModel, RunController, SuggestController
 from interactive_recsys.ui.builder.model._handoff import (
     adopt_run,
     handoff_fields,
@@ -93,8 +93,11 @@ class PipelineBuilder(w.VBox):
         self.output, self.sample_rows = output, sample_rows
         self.feedback = Feedback(AREAS)
         self.runs = RunController(preview_rows=preview_rows)
+        #: Suggest in the background: its progress, Cancel and end (``model.SuggestController``)
+        self.suggests = SuggestController()
         self.columns_panel = ColumnsPanel(None, self.feedback)
-        self.steps_panel = StepsPanel(None, self.feedback, self.columns_panel, self.runs)
+        self.steps_panel = StepsPanel(None, self.feedback, self.columns_panel, self.runs,
+                                      self.suggests)
         self.run_panel = RunPanel(None, self.feedback, self.runs)
         self.recovery_panel = RecoveryPanel(None, self.feedback, self.run_panel.output_text,
                                             self._open_path, autosave)
@@ -141,9 +144,9 @@ class PipelineBuilder(w.VBox):
 
     @property
     def buttons(self) -> dict[str, w.Button]:
-        """The action buttons by name: open, suggest, add, update, remove, up, down, undo,
-        new-branch, pass-through, preview, run, cancel, save, load, export, select-shown,
-        clear, and the recovery offers'."""
+        """The action buttons by name: open, suggest, cancel-suggest, add, update, remove,
+        up, down, undo, new-branch, pass-through, preview, run, cancel, save, load, export,
+        select-shown, clear, and the recovery offers'."""
         return {**self._buttons, **self.columns_panel.buttons, **self.steps_panel.buttons,
                 **self.run_panel.buttons, **self.recovery_panel.buttons}
 
@@ -152,10 +155,10 @@ class PipelineBuilder(w.VBox):
      selected_columns, select_role, select_columns) = _forwards(
         "columns_panel", "choice chips name_filter column_count column_list column_box "
         "shown_columns selected_columns select_role select_columns")
-    (suggest_button, suggest_card, palette, op_buttons, form, add_button, steps, dag,
-     schema_html, choose_operator, palette_click, operator) = _forwards(
-        "steps_panel", "suggest_button suggest_card palette op_buttons form add_button steps "
-        "dag schema_html choose_operator palette_click operator")
+    (suggest_button, suggest_card, suggest_status, palette, op_buttons, form, add_button,
+     steps, dag, schema_html, choose_operator, palette_click, operator) = _forwards(
+        "steps_panel", "suggest_button suggest_card suggest_status palette op_buttons form "
+        "add_button steps dag schema_html choose_operator palette_click operator")
     (output_text, overwrite, run_button, file_text, status, oov_alert, preview_view,
      preview_html, code, code_bar, run_watch, run_notice) = _forwards(
         "run_panel", "output_text overwrite run_button file_text status oov_alert "

@@ -237,3 +237,33 @@ def test_a_job_without_a_cluster_uses_as_many_threads_as_the_main_thread() -> No
         with dask.config.set(scheduler="synchronous"):  # other schedulers: as they are
             assert len(set(jobs.submit(lambda: jobs.compute(*parts, phase="sync"),
                                        name="s").result(60))) == 1
+
+
+def test_cancel_stops_a_job_on_the_local_scheduler_before_its_next_task() -> None:
+    """Without a cluster (a job that counts the local scheduler's tasks, as the Studio's
+    Suggest before any Run), ``job.cancel()`` stops the phase: no task starts after it."""
+    import threading
+
+    from interactive_recsys.runtime import jobs
+
+    started, gate = [], threading.Event()
+
+    def held(i: int) -> int:
+        started.append(i)
+        assert gate.wait(60)
+        return i
+
+    parts = [dask.delayed(held, pure=False)(i) for i in range(6)]
+    with dask.config.set(scheduler="threads", num_workers=1):  # one task at a time
+        job = Job(lambda: jobs.compute(*parts, phase="held"), name="held",
+                  track_local=True).start()
+        deadline = time.monotonic() + 60
+        while not started and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert len(started) == 1 and job.cancel()
+        gate.set()
+        with pytest.raises(JobCancelledError, match="cancelled by job.cancel"):
+            job.result(timeout=60)
+    assert job.status == "cancelled" and len(started) == 1  # the other 5 never started
+    (phase,) = job.phases
+    assert phase.name == "held" and phase.status == "cancelled"

@@ -40,6 +40,7 @@ from interactive_recsys.ui.builder._fit_status import reuse_text
 from interactive_recsys.ui.builder.model._events import FieldEvents, Listener
 from interactive_recsys.ui.builder.model._model import BuilderModel
 from interactive_recsys.ui.builder.model._run import PreviewResult, job_text, workflow_path
+from interactive_recsys.ui.builder.model._suggest import SUGGEST_COUNTING
 from interactive_recsys.ui.builder.suggest import oov_summary
 
 #: Seconds between two updates of the status line while a run goes on.
@@ -143,11 +144,13 @@ class RunController:
 
     # ---- Run ----------------------------------------------------------------------------
     def check(self, output: str | None, overwrite: bool = False) -> str | None:
-        """Refuse a Run before anything starts (one in progress, a bad output); then call
-        the :meth:`before_run` hooks. The output as an absolute path."""
+        """Refuse a Run before anything starts (one in progress, a Suggest counting, a bad
+        output); then call the :meth:`before_run` hooks. The output as an absolute path."""
         model = self.need_model()
         if model.running:
             raise IRSError("A run is in progress: wait for it to end, or click Cancel.")
+        if model.suggesting:
+            raise IRSError(SUGGEST_COUNTING)
         if output is not None:  # messages name the folder wherever the kernel runs from
             output = os.path.abspath(os.path.expanduser(output))
             model.check_output(output, overwrite)  # a cluster included; run() checks again

@@ -66,7 +66,7 @@ from interactive_recsys.ui.builder._branches import (
     step_items,
 )
 from interactive_recsys.ui.builder._column_profile import ROLES, ColumnProfile, profile_table
-from interactive_recsys.ui.builder.model import _run, _store, _suggest
+from interactive_recsys.ui.builder.model import _run, _store, _suggest, _suggest_job
 from interactive_recsys.ui.builder.model._events import FieldEvents, Listener
 from interactive_recsys.ui.builder.model._run import PreviewResult
 from interactive_recsys.ui.builder.model._validate import (
@@ -149,6 +149,10 @@ class BuilderModel:
         #: exact counts of the categorical columns over every row (measured by the first
         #: :meth:`suggest`, then kept: the dataset does not change)
         self.measured: dict[str, MeasuredColumn] | None = None
+        #: the last background Suggest (:meth:`start_suggest`), and the event set once it
+        #: and its ``on_done`` have ended (None: none started)
+        self.suggest_job: Job | None = None
+        self.suggest_ended: threading.Event | None = None
         #: after a Run: the columns that lost more lookups than their budget, with the fix
         self.oov_warnings: list[OOVWarning] = []
 
@@ -399,6 +403,23 @@ class BuilderModel:
                 *, measure: bool = True) -> list[Branch]:
         """Replace the steps by a proposed pipeline (``_suggest.suggest``)."""
         return _suggest.suggest(self, max_loss, memory_budget, measure=measure)
+
+    def start_suggest(self, max_loss: float | None = None,
+                      memory_budget: int | str | None = None, *, client: Any = None,
+                      on_done: Callable[[Job], None] | None = None) -> Job:
+        """:meth:`suggest` as a background job, returned at once; cancellable
+        (``_suggest_job.start_suggest``)."""
+        return _suggest_job.start_suggest(self, max_loss, memory_budget, client=client,
+                                          on_done=on_done)
+
+    @property
+    def suggesting(self) -> bool:
+        """Whether a background Suggest has not ended yet (``_suggest.suggesting``)."""
+        return _suggest.suggesting(self)
+
+    def wait_suggest(self, timeout: float | None = None) -> Job | None:
+        """Wait for the end of the last background Suggest (``_suggest_job.wait_suggest``)."""
+        return _suggest_job.wait_suggest(self, timeout)
 
     def measure(self) -> dict[str, MeasuredColumn]:
         """Exact value counts of the categorical columns (``_suggest.measure_counts``)."""

@@ -31,11 +31,12 @@ from typing import TYPE_CHECKING, Any
 
 import dask
 
-from interactive_recsys.errors import DatasetError, ParameterError
+from interactive_recsys.errors import DatasetError, IRSError, ParameterError
 from interactive_recsys.runtime.jobs import Job
 from interactive_recsys.schema import flatten
 from interactive_recsys.store import storage
 from interactive_recsys.store._outputs import check_output as check_local_output
+from interactive_recsys.ui.builder.model._suggest import SUGGEST_COUNTING, suggesting
 from interactive_recsys.ui.builder.suggest import check_oov
 from interactive_recsys.workflow._workflow import Workflow
 
@@ -138,7 +139,10 @@ def run(model: ModelState, output: str | os.PathLike | None = None, *,
     and leaves no job (:func:`wait_run` gives ``None``). ``on_done(job)``: called from a
     helper thread at the end; ``client``: a ``distributed.Client`` instead of the active
     one. With an output, the fitted workflow is saved (atomically, as the output) to
-    :func:`workflow_path` of it, which ``model.run_output`` names once the Run finished."""
+    :func:`workflow_path` of it, which ``model.run_output`` names once the Run finished.
+    Refused while a background Suggest counts (its steps are about to replace these)."""
+    if suggesting(model):
+        raise IRSError(SUGGEST_COUNTING)
     output = check_output(model, output, overwrite)
     wf, dataset, previous = model.to_workflow(), model.dataset, model.reuse_run
     nodes = wf.to_config()["nodes"]

@@ -39,6 +39,8 @@ class ModelState(Protocol):
     vocab_max_loss: float
     suggested_branches: list[Branch] | None
     measured: dict[str, MeasuredColumn] | None
+    suggest_job: Any
+    suggest_ended: threading.Event | None
     oov_warnings: list[OOVWarning]
     vocab_budget: int | str
     run_output: tuple[str, str] | None

@@ -18,9 +18,12 @@ widgets.
 from __future__ import annotations
 
 import copy
+from numbers import Real
 from typing import TYPE_CHECKING, Any
 
-from interactive_recsys.errors import ParameterError
+from interactive_recsys.errors import IRSError, ParameterError
+from interactive_recsys.runtime.jobs import JobCancelledError, current_job
+from interactive_recsys.stats._memory_plan import parse_memory
 from interactive_recsys.ui.builder._branches import Branch, make_operator
 from interactive_recsys.ui.builder._column_profile import ColumnProfile
 from interactive_recsys.ui.builder.suggest import (
@@ -37,6 +40,18 @@ if TYPE_CHECKING:
     from interactive_recsys.ui.builder.model._state import ModelState
 
 
+#: Why a Suggest is refused while another one counts (its steps would replace these).
+SUGGEST_BUSY = ("Suggest is already counting the values of the categorical columns: wait for "
+                "it to end, or click Cancel next to Suggest (job.cancel()).")
+#: Why a Run is refused while a background Suggest counts.
+SUGGEST_COUNTING = ("Suggest is counting the values of the categorical columns, and its steps "
+                    "will replace these: wait for it to end, then click Run (or click Cancel "
+                    "next to Suggest to run the steps as they are).")
+#: Why Suggest is refused while a Run goes on.
+RUN_BUSY = ("A Run is in progress: Suggest would replace the steps it is fitting, and count on "
+            "the same workers. Wait for the Run to end, or click Cancel next to Run.")
+
+
 def suggest(model: ModelState, max_loss: float | None = None,
             memory_budget: int | str | None = None, *,
             measure: bool = True) -> list[Branch]:
@@ -50,19 +65,63 @@ def suggest(model: ModelState, max_loss: float | None = None,
 
     ``measure``: count every row of the categorical columns first (:meth:`measure`, one
     pass, done once), so that the thresholds and the lookups they lose are exact;
-    ``False`` estimates them from the profile's sample."""
-    if max_loss is not None and not 0 <= max_loss < 1:
+    ``False`` estimates them from the profile's sample. Blocks until done (the Studio's
+    button runs it as a background job: ``_suggest_job.start_suggest``); refused while a
+    Suggest started that way or a Run goes on."""
+    check_idle(model)
+    return apply_suggest(model, max_loss, memory_budget, measure=measure)
+
+
+def check_budgets(max_loss: float | None, memory_budget: int | str | None) -> None:
+    """Refuse a lookup or memory budget that Suggest cannot use, naming it and the fix."""
+    if max_loss is not None and not (isinstance(max_loss, Real) and 0 <= max_loss < 1):
         raise ParameterError(f"The share of lookups that may be lost must be in [0, 1) "
                              f"(0.01 = 1%). Got {max_loss!r} instead.")
+    if memory_budget is not None:
+        parse_memory(memory_budget, "memory_budget")
+
+
+def check_idle(model: ModelState) -> None:
+    """Refuse a Suggest while another one counts, or while a Run goes on."""
+    if suggesting(model):
+        raise IRSError(SUGGEST_BUSY)
+    if model.run_ended is not None and not model.run_ended.is_set():
+        raise IRSError(RUN_BUSY)
+
+
+def apply_suggest(model: ModelState, max_loss: float | None = None,
+                  memory_budget: int | str | None = None, *,
+                  measure: bool = True) -> list[Branch]:
+    """:func:`suggest` without the refusals (a background Suggest's job runs this). Nothing
+    of the model changes before the counting has ended; a job cancelled meanwhile changes
+    nothing at all."""
+    check_budgets(max_loss, memory_budget)
+    measured = model.measured
+    if measure and measured is None:
+        measured = measure_columns(model.dataset, model.columns_by_role("categorical"))
+    job = current_job()  # run by a background Suggest: its Cancel wins until here
+    if job is not None and job.cancel_requested:
+        raise JobCancelledError(f"Suggest was cancelled (job {job.name!r}): the steps, the "
+                                "Suggest card and the counts are as they were.")
+    if measure and model.measured is None:
+        model.measured = measured
+        model._events.emit("measured", None, measured)
     model.vocab_max_loss = MAX_LOSS if max_loss is None else max_loss
     model.vocab_budget = MEMORY_BUDGET if memory_budget is None else memory_budget
     model.vocab_choices, model.vocab_fits, model.vocab_shortfall = vocab_plan(
         model.profile, model.vocab_max_loss, model.vocab_budget,
-        measure_counts(model) if measure else None)
+        measured if measure else None)
     branches = suggest_branches(model.profile, model.vocab_choices)
     model.suggested_branches = copy.deepcopy(branches)  # before observers hear of them
     model.commit(branches, len(branches) - 1, None)
     return branches
+
+
+def suggesting(model: ModelState) -> bool:
+    """Whether a background Suggest (``_suggest_job.start_suggest``) has not ended yet (its
+    job, or the drawing of its end)."""
+    ended = model.suggest_ended
+    return ended is not None and not ended.is_set()
 
 
 def vocab_dims(model: ModelState) -> dict[str, int]:
@@ -125,5 +184,6 @@ def threshold_note(model: ModelState, op: str, params: dict[str, Any] | None) ->
     return notes[0] if notes else None
 
 
-__all__ = ["counted_profile", "measure_counts", "suggest", "suggest_current", "threshold_note",
-           "vocab_dims"]
+__all__ = ["RUN_BUSY", "SUGGEST_BUSY", "SUGGEST_COUNTING", "apply_suggest", "check_budgets",
+           "check_idle", "counted_profile", "measure_counts", "suggest", "suggest_current",
+           "suggesting", "threshold_note", "vocab_dims"]

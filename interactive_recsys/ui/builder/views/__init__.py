@@ -2,7 +2,8 @@
 :class:`RunPanel`, :class:`RecoveryPanel`), each built from the model and the feedback
 areas, owning its widgets (``root``) and redrawing in ``update(change)``; and the leaf
 widgets they are made of (column list, parameter form, graph, masked text, run notice,
-Suggest's card, feedback areas, the exported code's Copy and Insert buttons)."""
+Suggest's card and its status line with Cancel, feedback areas, the exported code's Copy and
+Insert buttons)."""
 
 from interactive_recsys.ui.builder.views._code_export import CodeExport
 from interactive_recsys.ui.builder.views._column_list import ColumnChoice, ColumnList
@@ -17,7 +18,8 @@ from interactive_recsys.ui.builder.views._run_notice import RunNotice
 from interactive_recsys.ui.builder.views._run_watch import RunWatch
 from interactive_recsys.ui.builder.views._steps import StepsPanel
 from interactive_recsys.ui.builder.views._suggest_card import SuggestCard
+from interactive_recsys.ui.builder.views._suggest_status import SuggestStatus
 
 __all__ = ["CodeExport", "ColumnChoice", "ColumnList", "ColumnsPanel", "DagView", "Feedback",
            "MaskedText", "ParamForm", "RecoveryPanel", "RunNotice", "RunPanel", "RunWatch",
-           "StepsPanel", "SuggestCard"]
+           "StepsPanel", "SuggestCard", "SuggestStatus"]

@@ -250,15 +250,16 @@ def run_progress_html(phases: list[dict[str, Any]], rows: int | None, now: float
     return progress_html(progress_lines(phases, rows, now))
 
 
-def progress_html(lines: list[str]) -> str:
-    """The status line of :func:`run_progress_html` from its lines (``""`` for none)."""
+def progress_html(lines: list[str], label: str = "Running") -> str:
+    """The status line of :func:`run_progress_html` from its lines (``""`` for none);
+    ``label``: what is going on (Suggest's says "Counting")."""
     if not lines:
         return ""
     first, rest = lines[0], lines[1:]
     more = "".join(f'<div class="irs-run-progress-more" style="font-size:11px;'
                    f'color:var(--jp-ui-font-color2, #555)">'
                    f"{html.escape(line)}</div>" for line in rest)
-    return (f'<div class="irs-run-running irs-run-progress"><b>Running</b> · '
+    return (f'<div class="irs-run-running irs-run-progress"><b>{html.escape(label)}</b> · '
             f"{html.escape(first)}</div>{more}")
 
 

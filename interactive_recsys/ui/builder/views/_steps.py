@@ -22,26 +22,34 @@ import ipywidgets as w
 from interactive_recsys.errors import IRSError
 from interactive_recsys.ops import OPERATORS
 from interactive_recsys.ui.builder._branches import make_operator
-from interactive_recsys.ui.builder.model import BuilderModel, Change, RunController
-from interactive_recsys.ui.builder.suggest import explain, profile_defaults
+from interactive_recsys.ui.builder.model import (
+    BuilderModel,
+    Change,
+    RunController,
+    SuggestController,
+)
+from interactive_recsys.ui.builder.suggest import profile_defaults
 from interactive_recsys.ui.builder.views._column_list import names_text
 from interactive_recsys.ui.builder.views._columns import ColumnsPanel
 from interactive_recsys.ui.builder.views._dag import DagView, model_graph, op_id, parse_op_id
 from interactive_recsys.ui.builder.views._feedback import Feedback, make_button
 from interactive_recsys.ui.builder.views._param_form import ParamForm, palette_rows
 from interactive_recsys.ui.builder.views._suggest_card import SuggestCard
+from interactive_recsys.ui.builder.views._suggest_status import SuggestStatus
 
 
 class StepsPanel:
     """The editor of ``model``'s steps (None: no dataset open yet): ``root`` (Suggest,
     palette, form, step buttons, step list), and ``dag`` and ``schema_html``,
     placed below by the builder. ``columns`` gives the ticked columns; ``runs`` the Dask
-    client of Suggest and the end of a Run (the graph then marks reused steps)."""
+    client of Suggest and the end of a Run (the graph then marks reused steps);
+    ``suggests`` runs Suggest in the background (None: a controller of its own)."""
 
     def __init__(self, model: BuilderModel | None, feedback: Feedback, columns: ColumnsPanel,
-                 runs: RunController) -> None:
+                 runs: RunController, suggests: SuggestController | None = None) -> None:
         self.model: BuilderModel | None = None
         self.feedback, self.columns, self.runs = feedback, columns, runs
+        self.suggests = suggests if suggests is not None else SuggestController()
         self.buttons: dict[str, w.Button] = {}
         self._operator: str | None = None
         self._pending: str | None = None  # an operator added once its form is valid
@@ -83,8 +91,10 @@ class StepsPanel:
             self.buttons, self.feedback, "Suggest a pipeline", "suggest", self._suggest,
             "Propose steps for every column from the column profile (editable, undoable)",
             "warning", area="suggest")
-        self.suggest_button.layout.align_self = "flex-start"
         self.suggest_card = SuggestCard()
+        #: Cancel beside the button and the status line while Suggest counts
+        self.suggest_status = SuggestStatus(self.suggest_button, self.suggest_card,
+                                            self.feedback, self.suggests, self.buttons)
         self.palette = w.VBox()
         self.palette.add_class("irs-builder-palette")
         self.op_buttons: dict[str, w.Button] = {}
@@ -96,7 +106,8 @@ class StepsPanel:
         self.steps.add_class("irs-builder-steps")
         self.steps.observe(self._on_step_list, "value")
         return w.VBox([
-            self.suggest_button, self.suggest_card, area["suggest"],
+            self.suggest_status.row, self.suggest_status.status, self.suggest_card,
+            area["suggest"],
             w.HTML("<b>Operators</b> <small>(a click adds the operator to the ticked columns;"
                    " edit its parameters below, applied as you type)</small>"),
             self.palette, area["palette"], self.form, step_buttons, area["steps"],
@@ -107,6 +118,7 @@ class StepsPanel:
         if self.model is not None:
             self.model.unobserve(self.update)
         self.model = model
+        self.suggests.attach(model)  # a Suggest counting the earlier dataset is cancelled
         self.suggest_card.show([], True)  # an earlier dataset's suggestion: not this one's
         model.observe(self.update, ("branches", "selection", "measured"))
         self._build_palette()
@@ -338,16 +350,10 @@ class StepsPanel:
 
     # ---- Suggest --------------------------------------------------------------------------
     def _suggest(self) -> None:
-        model = self.need_model()
-        card = self.suggest_card
-        if model.measured is None:  # the first Suggest counts every row (once)
-            self.say("Counting every value of the categorical columns (one pass over the "
-                     "data, once)...", "busy", "suggest")
-        if self.runs.client is not None:  # the Studio's cluster
-            with self.runs.client.as_current():
-                branches = model.suggest(card.max_loss, card.memory_budget)
-        else:
-            branches = model.suggest(card.max_loss, card.memory_budget)
-        card.show(model.vocab_choices, model.vocab_fits, model.vocab_shortfall)
-        self.say(f"Suggested: {explain(branches)}. Click a step in the graph to edit it; "
-                 "Undo reverts.", "success" if model.vocab_fits else "error", "suggest")
+        """Start Suggest in the background (:class:`~..model.SuggestController`): the
+        first one counts every row; the card and the steps change at its end."""
+        self.need_model()
+        card, client = self.suggest_card, self.runs.client
+        if getattr(client, "status", "running") != "running":
+            client = None  # a closed cluster: the active one, else this process
+        self.suggests.start(card.max_loss, card.memory_budget, client=client)

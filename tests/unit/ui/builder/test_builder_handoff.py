@@ -154,6 +154,7 @@ def test_restore_brings_back_the_suggest_card(tmp_path, monkeypatch):
     first = PipelineBuilder(data, autosave=path)
     first.suggest_card.loss_percent.value = 2.0
     first.suggest_button.click()
+    first.model.wait_suggest(60)  # Suggest counts in the background
     assert first.suggest_card.table.value, first.message
     first.autosaver.flush()
 

@@ -236,6 +236,7 @@ def test_a_run_over_its_lookup_budget_is_flagged_with_the_fix(tmp_path):
     builder = PipelineBuilder(str(path), output="")
     builder.suggest_card.loss_percent.value = 15  # OOV <= 15%
     builder.suggest_button.click()
+    builder.model.wait_suggest(60)  # Suggest counts in the background
     model = builder.model
     (k, j), = [(k, j) for k, b in enumerate(model.branches) for j, s in enumerate(b.steps)
                if "tail" in b.columns and s.op == "Categorify"]
@@ -313,6 +314,7 @@ def test_suggest_card_shows_the_choice_per_column(tmp_path):
     builder = PipelineBuilder(frame)
     builder.suggest_card.loss_percent.value = 0.5
     builder.suggest_button.click()
+    builder.model.wait_suggest(60)  # Suggest counts in the background
     table = builder.suggest_card.table.value
     choices = builder.model.vocab_choices
     assert [c.column for c in choices] == list(SKEWED_COLUMNS)

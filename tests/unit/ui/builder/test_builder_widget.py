@@ -352,6 +352,7 @@ def test_suggest_then_run_writes_the_output(frame, tmp_path):
     b = PipelineBuilder(str(path))
     assert b.output_text.value == str(tmp_path / "clicks-processed")  # a default output
     click(b, "irs-btn-suggest")
+    b.model.wait_suggest(60)  # Suggest counts in the background
     area = b.feedback.areas["suggest"].value
     assert "Suggested: 3 column(s) -&gt; Categorify" in area and "irs-msg-success" in area
     assert b.feedback.areas["steps"].value == ""

@@ -47,6 +47,7 @@ def test_exact_counts_replace_the_estimates_once_suggest_counted(tmp_path, frame
     assert f"distinct ~{estimate:,} (sample estimate)" in _tooltip(builder, "C7")
 
     builder.suggest_button.click()  # counts every row of the categorical columns
+    builder.model.wait_suggest(60)  # ... in the background
     assert builder.model.measured["C7"].distinct == exact
     row, tip = _row(builder, "C7"), _tooltip(builder, "C7")
     assert row["distinct"] == f"{exact:,} exact"

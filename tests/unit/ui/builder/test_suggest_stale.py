@@ -27,6 +27,7 @@ def test_an_edit_after_suggest_marks_the_card_stale(tmp_path):
     card = b.suggest_card
     assert card.table.value == "" and not card.stale and not shown(b)  # nothing yet
     find_button(b, "irs-btn-suggest").click()
+    b.model.wait_suggest(60)  # Suggest counts in the background
     table = card.table.value
     assert "irs-suggest-vocab" in table and "C1" in table
     assert not card.stale and not shown(b)  # drawn for the steps as they are
@@ -40,6 +41,7 @@ def test_an_edit_after_suggest_marks_the_card_stale(tmp_path):
     b.model.remove_branch(len(b.model.branches) - 1)  # any change, not only a parameter
     assert card.stale
     find_button(b, "irs-btn-suggest").click()  # a new Suggest: current again
+    b.model.wait_suggest(60)
     assert not card.stale and not shown(b) and "irs-suggest-vocab" in card.table.value
     other = tmp_path / "other.parquet"
     make_criteo_frame(100, seed=5).to_parquet(other)
