@@ -163,14 +163,15 @@ class Shots:
         started = time.monotonic()
         page.locator(".irs-studio .irs-btn-run").first.click()
         progress = page.locator(".irs-builder-status .irs-run-progress").filter(
-            has_text=re.compile(r"rows/s, about .* left"))
+            has_text=re.compile(r"about .* left \(phase"))
         progress.wait_for(timeout=600_000)
         self.measured["build_progress_text"] = progress.inner_text()
         self.lab.screenshot("02a-build-progress")  # now: a small dataset's run is short
         self.tab("Cluster")
         header = page.locator(".irs-studio .irs-dashboard-status")
         try:
-            header.filter(has_text=re.compile(r"rows/s")).wait_for(timeout=120_000)
+            header.filter(has_text=re.compile(r"running · .* left \(phase")).wait_for(
+                timeout=120_000)
             page.wait_for_timeout(2000)
         except Exception:  # the run ended first (small data): the header as it stands
             self.measured["dashboard_header_missed_run"] = True

@@ -2,9 +2,12 @@
 
 :func:`run_with_bars` runs a function as a :class:`~.runtime.jobs.Job` (on the active Dask
 client, or the local scheduler with its tasks counted) and draws each phase it computes --
-``count values``, ``fit 1/2``, ``write``, ... -- as a bar of rows: the phase's share of tasks
-done times the rows of the data, the rows per second since the phase began, and its stages
-(the operators whose tasks run, e.g. ``Categorify``, ``write parquet``).
+``count values``, ``fit 1/2``, ``write``, ... -- as a bar of rows: the phase's share of
+partitions passed times the rows of the data, the rows per second since the phase began, its
+stages (the operators whose tasks run, e.g. ``Categorify``, ``write parquet``) and, on the
+running bar only, the whole job's time left (the Studio's estimate,
+:func:`~interactive_recsys.runtime._eta.estimate`: one time left on the screen, not one
+per bar).
 
 >>> import io, pandas as pd, interactive_recsys as irs
 >>> from interactive_recsys import ops
@@ -19,16 +22,20 @@ True
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
+from interactive_recsys.runtime._eta import estimate, passed
+from interactive_recsys.ui._run_progress import left_text
+
 if TYPE_CHECKING:
     from interactive_recsys.runtime.jobs import Phase
 
 BAR_FORMAT = ("{desc}: {percentage:3.0f}%|{bar:20}| {n_fmt}/{total_fmt} rows "
-              "[{elapsed}<{remaining}{postfix}]")
+              "[{elapsed}{postfix}]")
 
 
 def _stages(phase: Phase) -> str:
@@ -40,13 +47,28 @@ def _stages(phase: Phase) -> str:
     return ", ".join(dict.fromkeys(o["label"] for o in ops)) or "starting"
 
 
-def _draw(bar: tqdm, phase: Phase, rows: int) -> None:
-    done = round(phase.fraction * rows)
+def _draw(bar: tqdm, phase: Phase, rows: int, left: str = "") -> None:
+    """The bar of ``phase``: rows passed, rows/s, stages and (``left``) the job's time left."""
+    done = round(passed(phase.to_dict()) * rows)
     seconds = max(phase.seconds, 1e-9)
-    bar.set_postfix_str(f"{done / seconds:,.0f} rows/s; {_stages(phase)}", refresh=False)
+    postfix = f"{done / seconds:,.0f} rows/s; {_stages(phase)}" + (f"; {left}" if left else "")
+    bar.set_postfix_str(postfix, refresh=False)
     if done > bar.n:
         bar.update(done - bar.n)
     bar.refresh()
+
+
+def job_left(phases: list[Phase], rows: int | None, now: float) -> str:
+    """The whole job's time left, as the running bar says it: ``about 12 s left (phase 1 of
+    2)``, or ``estimating the time left...`` until its pace is measured.
+
+    >>> from interactive_recsys.runtime.jobs import Phase
+    >>> job_left([Phase("fit 1/2", total=4, observed=1, started=0.0)], 400, 3.0)
+    'about 21 s left (phase 1 of 2)'
+    """
+    est = estimate([p.to_dict() for p in phases], now, rows=rows)
+    text = "estimating the time left..." if est.left is None else left_text(est.left)
+    return text + (f" (phase {est.position[0]} of {est.position[1]})" if est.position else "")
 
 
 def run_with_bars(fn: Callable[[], Any], *, name: str, rows: int | None,
@@ -63,6 +85,7 @@ def run_with_bars(fn: Callable[[], Any], *, name: str, rows: int | None,
     bars: dict[int, tuple[tqdm, Phase]] = {}
 
     def draw() -> None:
+        left = job_left(job.phases, rows, time.time())
         for phase in job.phases:
             key = id(phase)
             if key not in bars:
@@ -70,8 +93,9 @@ def run_with_bars(fn: Callable[[], Any], *, name: str, rows: int | None,
                                   file=file, disable=quiet, bar_format=BAR_FORMAT,
                                   leave=True), phase)
             bar, _ = bars[key]
-            if not bar.disable:
-                _draw(bar, phase, rows or max(phase.total, 1))
+            if not bar.disable:  # the time left on the running bar only
+                _draw(bar, phase, rows or max(phase.total, 1),
+                      left if phase.status == "running" else "")
             if phase.status != "running" and not getattr(bar, "_irs_closed", False):
                 bar._irs_closed = True
                 bar.close()

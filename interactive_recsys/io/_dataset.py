@@ -47,6 +47,7 @@ from interactive_recsys.io._output_pins import OutputCheck, open_pinned
 from interactive_recsys.io._parquet_pieces import (
     ParquetPiece,
     _PieceReader,
+    column_sizes,
     plan_pieces,
     sampled_bytes_per_row,
 )
@@ -443,6 +444,23 @@ class Dataset:
         """
         own = {*self.files, *getattr(self, "sources", ()), *getattr(self, "folders", ())}
         return sorted(own) or source_files(self.arrow_ddf())
+
+    def column_bytes(self) -> dict[str, int] | None:
+        """Bytes of each column: parquet's uncompressed sizes (every file's footer), or the
+        frame's memory for a frame in memory; ``None`` where they are not known without
+        reading the data (csv, a Dask DataFrame). It reads the footers: call it off the
+        kernel's thread for data in an object store.
+
+        >>> import pandas as pd
+        >>> Dataset(pd.DataFrame({"a": [1, 2], "b": [1.0, 2.0]})).column_bytes()
+        {'a': 16, 'b': 16}
+        """
+        if self.frame is not None:
+            usage = self.frame.memory_usage(deep=True, index=False)
+            return {str(c): int(n) for c, n in usage.items()}
+        if self._pieces is None:
+            return None
+        return column_sizes(read_metadata(self.files, self._fs)[0].values())
 
     def describe_input(self) -> str:
         """The input as errors name it: its folder, its file, or its first files.

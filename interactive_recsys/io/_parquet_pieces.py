@@ -6,7 +6,7 @@ Dataset was opened (:mod:`._output_pins`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +39,25 @@ def sampled_bytes_per_row(path: str, md: pq.FileMetaData, fs: Any = None) -> flo
         return 0.0
     table = pq.ParquetFile(path if fs is None else strip(path), filesystem=fs).read_row_group(0)
     return table.nbytes / table.num_rows
+
+
+def column_sizes(metadata: Iterable[pq.FileMetaData]) -> dict[str, int]:
+    """Uncompressed bytes of each top-level column over every row group of the files.
+
+    >>> import io, pyarrow as pa
+    >>> buf = io.BytesIO(); pq.write_table(pa.table({"a": [1, 2, 3]}), buf)
+    >>> sizes = column_sizes([pq.ParquetFile(buf).metadata]); list(sizes), sizes["a"] > 0
+    (['a'], True)
+    """
+    sizes: dict[str, int] = {}
+    for md in metadata:
+        for i in range(md.num_row_groups):
+            rg = md.row_group(i)
+            for j in range(rg.num_columns):
+                column = rg.column(j)
+                name = column.path_in_schema.split(".", 1)[0]
+                sizes[name] = sizes.get(name, 0) + column.total_uncompressed_size
+    return sizes
 
 
 def plan_pieces(metadata: Mapping[str, pq.FileMetaData], part_size: int,

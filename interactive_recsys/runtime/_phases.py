@@ -55,6 +55,9 @@ class Phase:
     stopped: float | None = None
     #: tasks of this phase seen finishing in the task stream (the rest were already in memory)
     observed: int = 0
+    #: the input columns the phase reads (a fit phase tells them): what a time left for the
+    #: whole run weighs its bytes by (:mod:`interactive_recsys.runtime._eta`)
+    reads: tuple[str, ...] = ()
     keys: frozenset = field(default=frozenset(), repr=False)
     _seen: set = field(default_factory=set, repr=False)
     #: per task group (key prefix): tasks seen finishing and compute seconds spent
@@ -117,7 +120,7 @@ class Phase:
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "job": self.job, "status": self.status, "done": self.done,
                 "total": self.total, "fraction": self.fraction, "started": self.started,
-                "stopped": self.stopped, "seconds": self.seconds,
+                "stopped": self.stopped, "seconds": self.seconds, "reads": list(self.reads),
                 "operators": self.operators()}
 
 

@@ -86,13 +86,14 @@ def lost_message(client: Any, phase: str) -> str:
             "(its log, its memory), start it or a new cluster, and run the command again.")
 
 
-def compute(*collections: Any, phase: str) -> tuple[Any, ...]:
-    """``dask.compute(*collections)`` as a named, cancellable, progress-reporting phase."""
+def compute(*collections: Any, phase: str, reads: Sequence[str] = ()) -> tuple[Any, ...]:
+    """``dask.compute(*collections)`` as a named, cancellable, progress-reporting phase;
+    ``reads``: the input columns it reads, when the caller knows them (:attr:`Phase.reads`)."""
     client = active_client()
     if client is None:
         job = current_job()
         if job is not None and job.track_local:
-            return _compute_local(collections, phase, job)
+            return _compute_local(collections, phase, job, tuple(reads))
         return dask.compute(*collections, **_local_pool(collections))
     job = current_job()
     tracked = job is not None or BOARD.watchers > 0
@@ -105,7 +106,8 @@ def compute(*collections: Any, phase: str) -> tuple[Any, ...]:
         graph = collections_to_expr(list(collections), optimize_graph=True).optimize() \
             .__dask_graph__()
         keys = frozenset(_norm(k) for k in graph)
-    record = BOARD.begin(Phase(phase, len(keys), job=job.name if job else ""))
+    record = BOARD.begin(Phase(phase, len(keys), job=job.name if job else "",
+                               reads=tuple(reads)))
     record.keys = keys
     if job is not None:
         job._phases.append(record)
@@ -156,7 +158,8 @@ def compute_partition(ddf: Any, index: int, *, phase: str,
     return frame
 
 
-def _compute_local(collections: tuple[Any, ...], phase: str, job: Job) -> tuple[Any, ...]:
+def _compute_local(collections: tuple[Any, ...], phase: str, job: Job,
+                   reads: tuple[str, ...] = ()) -> tuple[Any, ...]:
     """``dask.compute`` on the local scheduler as a phase of ``job`` whose tasks are counted
     as they finish (a Dask local callback), so that a job run without a cluster reports
     progress too (:attr:`Job.track_local`). ``job.cancel()`` stops it before the next task
@@ -165,7 +168,7 @@ def _compute_local(collections: tuple[Any, ...], phase: str, job: Job) -> tuple[
 
     if job.cancel_requested:
         raise JobCancelledError(job._cancel_message(None))
-    record = BOARD.begin(Phase(phase, 0, job=job.name))
+    record = BOARD.begin(Phase(phase, 0, job=job.name, reads=reads))
     job._phases.append(record)
 
     class _Count(Callback):

@@ -1,28 +1,33 @@
-"""Progress of a run in words: rows done, rows per second and the time left, per phase
-and per operator (plain Python; the builder's action bar and the dashboard header only
-show the text).
+"""Progress of a run in words: one time left for the whole Run, then, per phase and per
+operator, the rows done and rows per second (plain Python; the builder's status line and the
+dashboard header only show the text).
+
+The time left is the whole Run's (:mod:`~interactive_recsys.runtime._eta`: the phase
+under way from the rows it passed, the phases to come from the bytes they read), said once,
+on the first line; the lines under it carry rows, % and rows/s, never a second time left.
 
 A phase (``fit 1/2``, ``transform``, ``write``: see
 :class:`~interactive_recsys.runtime.jobs.Phase`) passes over the whole dataset, so its
-share of tasks done maps to rows: ``fraction * rows``. While it runs that number is an
-estimate (tasks are not all the same size), and so is the time left: the text says
-"about". Without a row count (a dataset whose size is not known without reading it) the
-same is said in tasks.
+share of partitions passed maps to rows: ``share * rows``. While it runs that number is an
+estimate (partitions are not all the same size): the text says "about". Without a row
+count (a dataset whose size is not known without reading it) the same is said in tasks.
 
 Phases are the dicts of ``Phase.to_dict()`` (``name``, ``status``, ``done``, ``total``,
-``fraction``, ``started``, ``stopped``, ``operators``); ``now`` is a ``time.time()``.
+``fraction``, ``started``, ``stopped``, ``operators``, ``reads``); ``now`` is a
+``time.time()``.
 
 >>> fit = {"name": "fit 1/1", "status": "finished", "done": 10, "total": 10,
 ...        "fraction": 1.0, "started": 100.0, "stopped": 104.0, "operators": []}
 >>> write = {"name": "write", "status": "running", "done": 10, "total": 40,
 ...          "fraction": 0.25, "started": 104.0, "stopped": None,
 ...          "operators": [{"label": "write parquet", "done": 10, "total": 40}]}
->>> phase_text(write, rows=8_000_000, now=106.0)
-'write: about 2.0M of 8.0M rows (25%), 1.0M rows/s, about 6 s left'
->>> phase_text(fit, rows=8_000_000, now=106.0)
-'fit 1/1: 8.0M rows in 4.0 s, 2.0M rows/s'
->>> progress_lines([fit, write], rows=8_000_000, now=106.0)[-1]
-'done: fit 1/1 (8.0M rows in 4.0 s, 2.0M rows/s)'
+>>> lines = progress_lines([fit, write], rows=8_000_000, now=106.0,
+...                        plan=RunPlan(writes=True))
+>>> for line in lines: print(line)
+Run: about 6 s left (phase 2 of 2: write)
+write: about 2.0M of 8.0M rows (25%), 1.0M rows/s
+now: write parquet 25%, 1.0M rows/s
+done: fit 1/1 (8.0M rows in 4.0 s, 2.0M rows/s)
 """
 
 from __future__ import annotations
@@ -31,12 +36,14 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-#: Seconds a phase must have run before a rate (and so a time left) is given.
-MIN_SECONDS = 0.5
-#: Share of a phase's tasks that must be done before a time left is given:
-#: the first tasks done are the cheap first steps of a few partitions (reading), and a time
-#: left drawn from them is minutes off for a run of seconds.
-MIN_SHARE = 0.02
+from interactive_recsys.runtime._eta import (
+    MIN_SECONDS,
+    MIN_SHARE,
+    RunPlan,
+    estimate,
+    passed,
+    plan_of,
+)
 
 
 def count_text(n: float) -> str:
@@ -107,10 +114,15 @@ def rate(done_tasks: int, total_tasks: int, seconds: float, rows: int | None,
 
 
 def phase_rate(phase: dict[str, Any], rows: int | None, now: float) -> Rate:
-    """The :class:`Rate` of a phase dict, on its own clock (from its start)."""
+    """The :class:`Rate` of a phase dict, on its own clock (from its start): in rows, the
+    share of its partitions passed (:func:`~interactive_recsys.runtime._eta.passed`), in
+    tasks without a row count."""
     seconds = (phase.get("stopped") or now) - phase["started"]
-    return rate(phase["done"], phase["total"], seconds, rows,
-                finished=phase["status"] == "finished")
+    finished = phase["status"] == "finished"
+    if rows is None:
+        return rate(phase["done"], phase["total"], seconds, None, finished=finished)
+    scale = 1_000_000  # the share as a count of millionths: rate() takes counts
+    return rate(round(passed(phase) * scale), scale, seconds, rows, finished=finished)
 
 
 def left_text(seconds: float) -> str:
@@ -128,7 +140,8 @@ def _per_second(r: Rate) -> str:
 
 
 def phase_text(phase: dict[str, Any], rows: int | None, now: float) -> str:
-    """One phase in words: done of total, rate and time left (or its end)."""
+    """One phase in words: done of total and rate (or its end); no time left (the whole
+    Run's is said once, by :func:`run_text`)."""
     r = phase_rate(phase, rows, now)
     seconds = (phase.get("stopped") or now) - phase["started"]
     name = phase["name"]
@@ -143,14 +156,12 @@ def phase_text(phase: dict[str, Any], rows: int | None, now: float) -> str:
            f"({r.fraction:.0%})"
     if r.per_second is None:
         return text + ", measuring the rate..."
-    if r.left is None:
-        return text + f", {_per_second(r)}, estimating the time left..."
-    return text + f", {_per_second(r)}, {left_text(r.left)}"
+    return text + f", {_per_second(r)}"
 
 
 def operator_texts(phase: dict[str, Any], rows: int | None, now: float) -> list[str]:
     """The operators of a running phase that are under way (some tasks done, some not), each
-    with its rows (or tasks) done, rate and time left since the phase began."""
+    with its share done and rate since the phase began (no time left of its own)."""
     if phase["status"] != "running":
         return []
     seconds = now - phase["started"]
@@ -161,17 +172,55 @@ def operator_texts(phase: dict[str, Any], rows: int | None, now: float) -> list[
         r = rate(op["done"], op["total"], seconds, rows)
         text = f"{op['label']} {r.fraction:.0%}"
         if r.per_second:
-            text += f", {_per_second(r)}, {left_text(r.left)}"
+            text += f", {_per_second(r)}"
         out.append(text)
     return out
 
 
-def progress_lines(phases: list[dict[str, Any]], rows: int | None, now: float) -> list[str]:
-    """What a run is doing, newest first: the running phase, its operators under way, then
-    the phases already done. Empty before any phase."""
+def run_text(phases: list[dict[str, Any]], rows: int | None, now: float,
+             plan: RunPlan | None = None) -> str:
+    """The whole Run in words: its time left, where it is, what comes next; the Studio's
+    status line and the dashboard header both show it after their "running". ``plan``: what
+    the Run will compute (``None``: the plan its job told,
+    :func:`~interactive_recsys.runtime._eta.plan_of`, else what the phase names say).
+
+    >>> fit = {"name": "fit 1/2", "status": "running", "done": 1, "total": 4,
+    ...        "started": 0.0, "stopped": None, "job": "j", "operators": []}
+    >>> run_text([fit], 1000, 0.2, RunPlan(writes=True))
+    'estimating the time left... (phase 1 of 3: fit 1/2; next: fit 2/2, write)'
+    >>> run_text([fit], 1000, 3.0, RunPlan())  # 9 s for fit 1/2, 12 s for fit 2/2
+    'about 21 s left (phase 1 of 2: fit 1/2; next: fit 2/2)'
+    >>> run_text([], None, 0.0)
+    'starting, estimating the time left...'
+    """
+    if plan is None:
+        plan = plan_of(phases[-1].get("job") if phases else None) or RunPlan()
+    est = estimate(phases, now, plan, rows)
+    if est.current is None:
+        return "starting, estimating the time left..."
+    where = est.current if est.running else f"{est.current} done"
+    if est.position is not None:
+        where = f"phase {est.position[0]} of {est.position[1]}: {where}"
+    if est.to_come:
+        where += "; next: " + ", ".join(est.to_come)
+    if est.left is None:
+        return f"estimating the time left... ({where})"
+    if not est.running and not est.to_come:  # the last phase known ended: saving, say
+        return f"finishing ({where})"
+    return f"{left_text(est.left)} ({where})"
+
+
+def progress_lines(phases: list[dict[str, Any]], rows: int | None, now: float,
+                   plan: RunPlan | None = None) -> list[str]:
+    """What a run is doing: ``Run: `` and the whole Run's time left (:func:`run_text`), then
+    the running phase, its operators under way, and the phases already done. Empty before
+    any phase."""
+    if not phases:
+        return []
     running = [p for p in phases if p["status"] == "running"]
     ended = [p for p in phases if p["status"] != "running"]
-    lines = [phase_text(p, rows, now) for p in running]
+    lines = ["Run: " + run_text(phases, rows, now, plan)]
+    lines += [phase_text(p, rows, now) for p in running]
     for p in running:
         ops = operator_texts(p, rows, now)
         if ops:
@@ -182,22 +231,16 @@ def progress_lines(phases: list[dict[str, Any]], rows: int | None, now: float) -
     return lines
 
 
-def header_text(phases: list[dict[str, Any]], rows: int | None, now: float) -> str:
-    """The dashboard header's words for a running job: its running phase with rate and time
-    left, or the phase just ended while the next one is being prepared.
+def header_text(phases: list[dict[str, Any]], rows: int | None, now: float,
+                plan: RunPlan | None = None) -> str:
+    """The dashboard header's words for a running job: the same line as the first of the
+    Studio's status line (:func:`run_text`), for the same phases and clock.
 
     >>> header_text([{"name": "fit 1/1", "status": "finished", "done": 4, "total": 4,
     ...               "fraction": 1.0, "started": 0.0, "stopped": 2.0}], 100, 3.0)
-    'fit 1/1 done in 2.0 s, preparing the next phase'
+    'finishing (phase 1 of 1: fit 1/1 done)'
     """
-    running = [p for p in phases if p["status"] == "running"]
-    if running:
-        return phase_text(running[-1], rows, now)
-    if not phases:
-        return "starting"
-    last = phases[-1]
-    return (f"{last['name']} done in {(last.get('stopped') or now) - last['started']:.1f} s, "
-            "preparing the next phase")
+    return run_text(phases, rows, now, plan)
 
 
 def job_alive(name: str) -> bool:
@@ -212,5 +255,6 @@ def job_alive(name: str) -> bool:
     return any(t.name == thread_name and t.is_alive() for t in threading.enumerate())
 
 
-__all__ = ["Rate", "count_text", "duration_text", "header_text", "job_alive", "left_text",
-           "operator_texts", "phase_rate", "phase_text", "progress_lines", "rate"]
+__all__ = ["Rate", "RunPlan", "count_text", "duration_text", "header_text", "job_alive",
+           "left_text", "operator_texts", "phase_rate", "phase_text", "progress_lines",
+           "rate", "run_text"]

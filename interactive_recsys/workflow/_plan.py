@@ -440,7 +440,8 @@ def fit_phases(plan: Plan, ds: Dataset, phases: list[list[int]]
                     p, target, dask_key_name=f"{plan.steps[target].node_id}-partial-{i}-"
                     f"{token}") for i, p in enumerate(partials)]
         graphs = [_fit_graph(plan.steps[t], picked[t], plan) for t in targets]
-        computed = compute(*graphs, phase=f"fit {k + 1}/{len(phases)}")
+        computed = compute(*graphs, phase=f"fit {k + 1}/{len(phases)}",
+                           reads=plan.input_columns(targets))
         states = {plan.steps[t].node_id: s for t, s in zip(targets, computed, strict=True)}
         plan.set_states({**plan.states(), **states})
         yield k + 1, states, time.perf_counter() - started

@@ -1,8 +1,9 @@
 """Progress a user can read, at 1440x900 in JupyterLab + headless Chromium:
 
-* during a Run on the 40-column Criteo data, the Build tab's action bar shows rows/s and the
-  time left, and so does the dashboard header; the header never says "finished" before the
-  Build tab does (the run's last phase);
+* during a Run on the 40-column Criteo data, the Build tab's action bar shows the whole Run's
+  time left once (with the phase it is in and those to come) and, under it, the phase's
+  rows/s; the dashboard header shows the same time left; the header never says "finished"
+  before the Build tab does (the run's last phase);
 * a click on a graph node brings its edit form (far above the graph) into view, its first
   field focused; its help texts wrap at a text line's height, not a widget row's;
 * a Run that ends while the page is hidden puts "✓ Run finished" in the page title until the
@@ -124,18 +125,22 @@ def test_progress_with_rows_per_second_in_the_action_bar_and_the_header(lab):
     _suggest(page)
     page.evaluate(HEADER_LOG_JS)
     page.locator(".irs-studio .irs-btn-run").first.click()  # no cluster: a local one starts
-    text = _wait_for_text(page.locator(".irs-builder-status .irs-run-progress"),
-                          re.compile(r"rows/s, about .* left"),
+    status = page.locator(".irs-builder-status")
+    text = _wait_for_text(status, re.compile(r"about [\d hmins]+ left \(phase"),
                           page.locator(".irs-builder-status .irs-run-finished"))
-    assert re.search(r"about [\d.]+[kM]? of 3\.6M rows \(\d+%\), [\d.]+[kM]? rows/s, "
-                     r"about [\d hmins]+ left", text), text
+    # one time left, for the whole Run (its phases: fit, then the write), then the phase
+    assert re.search(r"Running · about [\d hmins]+ left \(phase \d of \d: (fit \d/\d|write)",
+                     text), text
+    assert re.search(r"(fit \d/\d|write): about [\d.]+[kM]? of 3\.6M rows \(\d+%\), "
+                     r"[\d.]+[kM]? rows/s", text), text
+    assert len(re.findall(r"\bleft\b", text)) == 1, text
     bar = page.locator(".irs-studio .irs-builder-actionbar")
     assert_in_view(bar)
     lab.screenshot("progress-1-action-bar-during-run")
 
     page.locator(".irs-studio-tabs .lm-TabBar-tab").filter(has_text="Cluster").click()
     header = page.locator(".irs-studio .irs-dashboard-status")
-    running = header.filter(has_text=re.compile(r"running .*: about .* rows/s, about .* left"))
+    running = header.filter(has_text=re.compile(r"running · about [\d hmins]+ left \(phase"))
     try:
         running.wait_for(timeout=60_000)
         lab.screenshot("progress-2-dashboard-header-during-run")

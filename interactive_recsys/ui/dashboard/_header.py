@@ -15,9 +15,10 @@ as text drawn from a :class:`~interactive_recsys.runtime.monitor.Monitor` (no wi
 >>> job_state(Monitor())
 " · <b class='irs-dashboard-finished'>finished</b> in 2.5 s"
 
-While a job runs, the header gives its phase's rows per second and time left (with the
-dataset's row count, ``rows``), and between two phases of a job it says "running",
-never "finished" (see :func:`~interactive_recsys.ui._run_progress.job_alive`).
+While a job runs, the header gives the whole Run's time left, the same words as the first
+line of the Studio's status line (:func:`~interactive_recsys.ui._run_progress.header_text`,
+with the dataset's row count, ``rows``), and between two phases of a job it says
+"running", never "finished" (see :func:`~interactive_recsys.ui._run_progress.job_alive`).
 >>> "<i>live</i>" in status_html("live", Monitor())
 True
 """
@@ -45,7 +46,7 @@ def status_html(state: str, monitor: Any, rows: int | None = None) -> str:
 
 def job_state(monitor: Any, rows: int | None = None, now: float | None = None) -> str:
     """`` · finished in N s`` once the latest job has ended (its thread too, not only its
-    phases so far), `` · running`` with the running phase's rows/s and time left before,
+    phases so far), `` · running · `` with the whole Run's time left before,
     `` · error in <phase> after N s``; N from the job's first phase's start to its last
     phase's end; empty before any phase, and for a job that ended before the monitor
     started."""
@@ -58,7 +59,7 @@ def job_state(monitor: Any, rows: int | None = None, now: float | None = None) -
     if any(p["status"] == "running" for p in job) or (
             not failed and last["job"] and job_alive(last["job"])):
         words = header_text(job, rows, time.time() if now is None else now)
-        return f" · <b class='irs-dashboard-running'>running</b> {html.escape(words)}"
+        return f" · <b class='irs-dashboard-running'>running</b> · {html.escape(words)}"
     stopped = max(p["stopped"] or 0 for p in job)
     if stopped < monitor.started:  # a job that ended before this dashboard started
         return ""

@@ -99,3 +99,33 @@ def test_bars_count_local_tasks_without_a_cluster():
     assert err.getvalue() == ""
     with pytest.raises(ZeroDivisionError):  # the function's error, as raised
         run_with_bars(lambda: 1 / 0, name="x", rows=1, file=io.StringIO())
+
+
+def test_one_time_left_for_the_whole_job_on_the_running_bar_only():
+    """A job of two fit phases: the running bar carries the job's time left (both phases),
+    each bar once closed carries none: a terminal shows one time left, not one per bar."""
+    import io
+    import time
+
+    import dask
+
+    from interactive_recsys.cli._progress import job_left, run_with_bars
+    from interactive_recsys.runtime import jobs
+
+    def two_phases():
+        with dask.config.set(scheduler="sync"):
+            for k in (1, 2):
+                jobs.compute(*[dask.delayed(time.sleep)(0.1) for _ in range(8)],
+                             phase=f"fit {k}/2")
+
+    err = io.StringIO()
+    run_with_bars(two_phases, name="irs fit", rows=800, file=err, poll=0.05)
+    segments = lines(err.getvalue())
+    for phase in ("fit 1/2", "fit 2/2"):
+        drawn = [s for s in segments if f"irs fit: {phase}:" in s]
+        assert drawn and "800/800 rows" in drawn[-1] and "left" not in drawn[-1], drawn
+        assert any("left" in s for s in drawn[:-1]), drawn  # while it ran
+    assert all(len(re.findall(r"\bleft\b", s)) <= 1 for s in segments)
+    # the estimate it shows: fit 1/2 a quarter done after 3 s: 9 s more, then 12 s for fit 2/2
+    phase = jobs.Phase("fit 1/2", total=8, observed=2, started=0.0)
+    assert job_left([phase], 800, 3.0) == "about 21 s left (phase 1 of 2)"

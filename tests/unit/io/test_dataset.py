@@ -155,3 +155,23 @@ def test_default_part_size_is_bounded():
 
     assert MIN_PART_SIZE <= default_part_size() <= MAX_PART_SIZE
     assert os.cpu_count() >= 1
+
+
+def test_column_bytes_from_the_parquet_footers_of_every_file(tmp_path):
+    """What a Run's time left weighs its write by: each column's uncompressed bytes over
+    every file and row group (a 100-character string column outweighs an int64 one), the
+    memory of a frame, and nothing for csv (not known without reading)."""
+    n = 1000
+    for i in range(2):
+        _write(tmp_path / f"part-{i}.parquet",
+               pa.table({"i": np.arange(n, dtype=np.int64),
+                         "s": [f"{v:0100d}" for v in range(n * i, n * (i + 1))]}),
+               row_group_size=250)
+    sizes = irs.Dataset(str(tmp_path)).column_bytes()
+    assert set(sizes) == {"i", "s"}
+    assert sizes["i"] >= 2 * n * 8  # 8 bytes per int64, 2,000 rows
+    assert sizes["s"] >= 2 * n * 100 > sizes["i"]
+    frame = pd.DataFrame({"a": np.zeros(10, dtype=np.int64), "b": np.zeros(10)})
+    assert irs.Dataset(frame).column_bytes() == {"a": 80, "b": 80}
+    pd.DataFrame({"x": [1, 2]}).to_csv(tmp_path / "t.csv", index=False)
+    assert irs.Dataset(str(tmp_path / "t.csv")).column_bytes() is None

@@ -246,3 +246,23 @@ def test_an_updated_workflow_does_not_lend_its_merged_states_to_a_fit_of_the_fir
     again = irs.Workflow(graph).fit(day1, reuse=grown)
     assert not any(reused(again).values())
     assert [s.state for s in again.fitted_steps()] == [s.state for s in first.fitted_steps()]
+
+
+def test_each_fit_phase_tells_the_input_columns_it_reads():
+    """What the Studio's time left weighs a write to come by: a first fit reads every
+    column a statistics step needs; a refit of the edited Normalize alone reads only ``n``."""
+    from interactive_recsys.runtime.jobs import Job
+
+    df = pd.DataFrame({"c": ["x", "y", "x", "z"], "n": [1.0, 2.0, 6.0, 3.0],
+                       "other": [1, 2, 3, 4]})
+    first = irs.Workflow((["c"] >> ops.Categorify()) + (["n"] >> ops.Normalize())
+                         + ["other"])
+    job = Job(lambda: first.fit(df), name="reads-first", track_local=True).start()
+    job.result(60)
+    assert [(p.name, sorted(p.reads)) for p in job.phases] == [("fit 1/1", ["c", "n"])]
+    edited = irs.Workflow((["c"] >> ops.Categorify()) + (["n"] >> ops.NormalizeMinMax())
+                          + ["other"])
+    job = Job(lambda: edited.fit(df, reuse=first), name="reads-refit",
+              track_local=True).start()
+    job.result(60)
+    assert [(p.name, list(p.reads)) for p in job.phases] == [("fit 1/1", ["n"])]

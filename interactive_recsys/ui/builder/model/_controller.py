@@ -7,7 +7,9 @@ job, the polling of its progress and the text shown at its end. Views observe it
 - ``"preview"``: a new :class:`~._run.PreviewResult`;
 - ``"started"``: a Run started (``new``: the message that says where and what it writes);
 - ``"progress"``: the lines of the status line while the Run goes on (from a helper
-  thread, every :data:`PROGRESS_SECONDS`; never after ``"ended"``);
+  thread, every :data:`PROGRESS_SECONDS`; never after ``"ended"``): the whole Run's time
+  left first (the dashboard header says the same: the controller tells the Run's
+  :class:`~interactive_recsys.runtime._eta.RunPlan` to both), then its phases;
 - ``"ended"``: the :class:`RunEnd` of the Run (from a helper thread).
 
 >>> import pandas as pd
@@ -28,18 +30,24 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from interactive_recsys.errors import IRSError
 from interactive_recsys.redact import redact_text
+from interactive_recsys.runtime._eta import RunPlan, set_plan
 from interactive_recsys.runtime.jobs import Job, active_client
 from interactive_recsys.ui._run_progress import progress_lines
 from interactive_recsys.ui._sample_text import computed_on
 from interactive_recsys.ui.builder._fit_status import reuse_text
 from interactive_recsys.ui.builder.model._events import FieldEvents, Listener
 from interactive_recsys.ui.builder.model._model import BuilderModel
-from interactive_recsys.ui.builder.model._run import PreviewResult, job_text, workflow_path
+from interactive_recsys.ui.builder.model._run import (
+    PreviewResult,
+    input_columns,
+    job_text,
+    workflow_path,
+)
 from interactive_recsys.ui.builder.model._suggest import SUGGEST_COUNTING
 from interactive_recsys.ui.builder.suggest import oov_summary
 
@@ -56,6 +64,32 @@ def handoff_text(saved: str) -> str:
     """
     return (f"fitted workflow saved to {saved!r}; to apply it to new data: irs run "
             f"--workflow {redact_text(saved)} --input NEW --output OUT")
+
+
+def cancelled_text(job: Job, output: str | None) -> str:
+    """The end of a Run cancelled by Cancel: it wrote nothing, and the output path keeps
+    what it held before (writes publish whole or not at all).
+
+    >>> class Job:
+    ...     started, stopped = 10.0, 22.5
+    ...     phases = []
+    >>> print(cancelled_text(Job(), "/d/out"))  # doctest: +NORMALIZE_WHITESPACE
+    Run cancelled after 12.5 s: it wrote nothing, and '/d/out' keeps what it held before
+    (an earlier output, or nothing).
+    >>> print(cancelled_text(Job(), None))  # doctest: +NORMALIZE_WHITESPACE
+    Run cancelled after 12.5 s: nothing was written (no output path), and nothing of its
+    fit is kept.
+    """
+    seconds = (job.stopped or time.time()) - (job.started or time.time())
+    head = f"Run cancelled after {seconds:.1f} s"
+    if output is None:
+        return f"{head}: nothing was written (no output path), and nothing of its fit is kept."
+    where = redact_text(repr(output))
+    if any(p.name == "write" and p.status == "finished" for p in job.phases):
+        return (f"{head}, after its write had finished: {where} may hold this Run's output "
+                f"while its fitted workflow was not saved; run again to have both.")
+    return (f"{head}: it wrote nothing, and {where} keeps what it held before (an earlier "
+            "output, or nothing).")
 
 
 @dataclass(frozen=True)
@@ -88,6 +122,9 @@ class RunController:
         self._run_listeners: list[Callable[[Job], None]] = []
         self._before_run: list[Callable[[], None]] = []
         self._lock = threading.Lock()  # the end and the progress ticks: one at a time
+        #: the last finished write's seconds per row, and the dataset it read (the time left
+        #: of the next Run's write on the same data)
+        self._write_pace: tuple[Any, float] | None = None
 
     def attach(self, model: BuilderModel) -> None:
         self.model = model
@@ -173,14 +210,37 @@ class RunController:
             if not ended.is_set():
                 self._events.emit("started", None,
                                   f"Running in the background {where}: {writes}...")
-        threading.Thread(target=self._tick, args=(job, model.dataset.known_num_rows, ended),
+        plan = self.run_plan(model, output)
+        set_plan(job.name, plan)  # before its first phase: the dashboard's header too
+        threading.Thread(target=self._tick, args=(job, model, plan, ended),
                          name="irs-builder-run-progress", daemon=True).start()
         return job
 
-    def _tick(self, job: Job, rows: int | None, ended: threading.Event) -> None:
-        """The status line's lines (rows/s, time left) until the end."""
+    def run_plan(self, model: BuilderModel, output: str | None) -> RunPlan:
+        """What a Run of ``model`` to ``output`` computes, for its time left: a write (when
+        an output is given) reading the workflow's input columns, and the pace of the last
+        write of the same data (the fit phases tell their own number as they begin)."""
+        pace = self._write_pace
+        return RunPlan(writes=output is not None,
+                       write_reads=tuple(input_columns(model)) if output else (),
+                       write_seconds_per_row=pace[1] if pace and pace[0] is model.dataset
+                       else None)
+
+    def _tick(self, job: Job, model: BuilderModel, plan: RunPlan,
+              ended: threading.Event) -> None:
+        """The status line's lines (the Run's time left, rows/s) until the end; first the
+        input columns' bytes (parquet footers), here rather than on the kernel's thread."""
+        rows = model.dataset.known_num_rows
+        if plan.writes and plan.write_seconds_per_row is None:
+            try:
+                sizes = model.dataset.column_bytes()
+            except Exception:  # a footer that cannot be read: the write is paced by columns
+                sizes = None
+            if sizes is not None:
+                plan = replace(plan, column_bytes=sizes)
+                set_plan(job.name, plan)
         while not ended.wait(PROGRESS_SECONDS):
-            lines = progress_lines([p.to_dict() for p in job.phases], rows, time.time())
+            lines = progress_lines([p.to_dict() for p in job.phases], rows, time.time(), plan)
             with self._lock:
                 if not ended.is_set() and lines:
                     self._events.emit("progress", None, lines)
@@ -189,15 +249,25 @@ class RunController:
               ended: threading.Event) -> None:
         with self._lock:
             ended.set()
+            self._keep_write_pace(job, model)
             level = "success" if job.status == "finished" else "error"
             text = self.end_text(job, model, output)
             self._events.emit("ended", None, RunEnd(job, text, level))
             for callback in list(self._run_listeners):
                 callback(job)
 
+    def _keep_write_pace(self, job: Job, model: BuilderModel) -> None:
+        """The seconds per row of ``job``'s finished write, for the next Run's time left."""
+        rows = model.dataset.known_num_rows
+        writes = [p for p in job.phases if p.name == "write" and p.status == "finished"]
+        if job.status == "finished" and writes and rows:
+            self._write_pace = (model.dataset, writes[-1].seconds / rows)
+
     def end_text(self, job: Job, model: BuilderModel, output: str | None) -> str:
         """The line that replaces "Running...": how it ended, the steps kept from the
         previous Run, the lookups lost, where the output went."""
+        if job.status == "cancelled" and job.cancel_requested:
+            return cancelled_text(job, output)
         text = job_text(job)
         if job.status != "finished":
             return text
@@ -217,4 +287,4 @@ class RunController:
                 "output path keeps what it held).")
 
 
-__all__ = ["PROGRESS_SECONDS", "RunController", "RunEnd", "handoff_text"]
+__all__ = ["PROGRESS_SECONDS", "RunController", "RunEnd", "cancelled_text", "handoff_text"]

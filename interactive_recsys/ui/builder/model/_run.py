@@ -64,9 +64,7 @@ def preview(model: ModelState, n_rows: int = 1000) -> PreviewResult:
     fitted workflow (the last Run's, or one loaded) when nothing was edited since, so the
     ids are those the Run wrote; else with the workflow fitted on these rows."""
     started = time.perf_counter()
-    inputs = flatten([g for b in model.branches if b.columns or b.tags
-                      for g in b.selector().resolve(model.schema)])
-    sample = model.head(n_rows, inputs)
+    sample = model.head(n_rows, input_columns(model))
     fitted = model.fitted_workflow
     with dask.config.set(scheduler="sync"):
         if fitted is None:
@@ -78,6 +76,12 @@ def preview(model: ModelState, n_rows: int = 1000) -> PreviewResult:
         output = wf.transform(sample, training=True, dtype_backend="pyarrow")  # as the sample
     return PreviewResult(sample, output, wf, time.perf_counter() - started,
                          model.dataset.known_num_rows, fitted_on_sample=fitted is None)
+
+
+def input_columns(model: ModelState) -> list[str]:
+    """The input columns the model's steps read (a Preview's sample, a Run's write)."""
+    return flatten([g for b in model.branches if b.columns or b.tags
+                    for g in b.selector().resolve(model.schema)])
 
 
 def default_output(model: ModelState) -> str | None:
@@ -242,5 +246,6 @@ def job_text(job: Job) -> str:
     return f"Run {job.status}: {progress or 'starting'}..."
 
 
-__all__ = ["WORKFLOW_SUFFIX", "PreviewResult", "check_output", "default_output", "job_text",
-           "preview", "run", "running", "wait_run", "workflow_path"]
+__all__ = ["WORKFLOW_SUFFIX", "PreviewResult", "check_output", "default_output",
+           "input_columns", "job_text", "preview", "run", "running", "wait_run",
+           "workflow_path"]

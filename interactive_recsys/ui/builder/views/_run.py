@@ -23,7 +23,7 @@ import ipywidgets as w
 from interactive_recsys.errors import IRSError
 from interactive_recsys.redact import redact_text
 from interactive_recsys.store import storage
-from interactive_recsys.ui._run_progress import progress_lines
+from interactive_recsys.ui._run_progress import RunPlan, progress_lines
 from interactive_recsys.ui._sample_text import computed_on
 from interactive_recsys.ui.builder.model import BuilderModel, Change, RunController
 from interactive_recsys.ui.builder.views._code_export import CodeExport, code_height
@@ -235,27 +235,32 @@ class RunPanel:
         self.feedback.say(f"Exported code below: {what}.", "success", "run")
 
 
-def run_progress_html(phases: list[dict[str, Any]], rows: int | None, now: float) -> str:
-    """The status line during a run: the running phase with rows/s and time left, its
-    operators under way, the phases done (see :mod:`interactive_recsys.ui._run_progress`).
+def run_progress_html(phases: list[dict[str, Any]], rows: int | None, now: float,
+                      plan: RunPlan | None = None) -> str:
+    """The status line during a run: the whole Run's time left, then the running phase with
+    rows/s, its operators under way, the phases done (see
+    :mod:`interactive_recsys.ui._run_progress`).
 
     >>> phase = {"name": "fit 1/1", "status": "running", "done": 1, "total": 4,
     ...          "fraction": 0.25, "started": 0.0, "stopped": None, "operators": []}
     >>> print(run_progress_html([phase], 1000, 2.0))  # doctest: +NORMALIZE_WHITESPACE
     <div class="irs-run-running irs-run-progress"><b>Running</b> ·
-    fit 1/1: about 250 of 1.0k rows (25%), 125 rows/s, about 6 s left</div>
+    about 6 s left (phase 1 of 1: fit 1/1)</div><div class="irs-run-progress-more"
+    style="font-size:11px;color:var(--jp-ui-font-color2, #555)">fit 1/1: about 250 of 1.0k
+    rows (25%), 125 rows/s</div>
     >>> run_progress_html([], 1000, 2.0)
     ''
     """
-    return progress_html(progress_lines(phases, rows, now))
+    return progress_html(progress_lines(phases, rows, now, plan))
 
 
 def progress_html(lines: list[str], label: str = "Running") -> str:
-    """The status line of :func:`run_progress_html` from its lines (``""`` for none);
-    ``label``: what is going on (Suggest's says "Counting")."""
+    """The status line of :func:`run_progress_html` from its lines (``""`` for none): the
+    first (the whole Run) after ``label`` (Suggest's says "Counting"), the others smaller
+    under it."""
     if not lines:
         return ""
-    first, rest = lines[0], lines[1:]
+    first, rest = lines[0].removeprefix("Run: "), lines[1:]
     more = "".join(f'<div class="irs-run-progress-more" style="font-size:11px;'
                    f'color:var(--jp-ui-font-color2, #555)">'
                    f"{html.escape(line)}</div>" for line in rest)
