@@ -24,6 +24,7 @@ document in the browser, so the page and the saved state both show the current p
 from __future__ import annotations
 
 import html
+import math
 from typing import Any
 
 import ipywidgets as widgets
@@ -35,6 +36,7 @@ from bokeh.plotting import figure
 from interactive_recsys.stats._embedding_report import EmbeddingReport, report_of
 from interactive_recsys.stats._memory_plan import DTYPE_BYTES, OPTIMIZER_STATE
 from interactive_recsys.ui._bokehjs import load_bokehjs
+from interactive_recsys.ui.embeddings._summary import report_html
 
 GIB = 2**30
 
@@ -108,6 +110,40 @@ def plan_data(report: EmbeddingReport) -> dict[str, list]:
     return data
 
 
+#: The memory plan's frame (the plot area inside the axes) in CSS pixels, and its x axis:
+#: the font size (px) and angle (radians) of the placement labels under the bars.
+PLAN_FRAME_WIDTH, PLAN_FRAME_HEIGHT = 780, 160
+PLAN_LABEL_PX, PLAN_LABEL_ANGLE = 11, 0.8
+#: A generous width of one character of the axis labels, in font sizes.
+CHAR_EM = 0.65
+
+
+def label_overhang(text: str, font_px: float = PLAN_LABEL_PX,
+                   angle: float = PLAN_LABEL_ANGLE) -> float:
+    """How far left of its tick (px) an x-axis label rotated by ``angle`` reaches: Bokeh
+    anchors a label rotated up to the right by its right end, centred on its tick.
+
+    >>> round(label_overhang("table-wise"), 1)
+    53.8
+    """
+    width = len(text) * CHAR_EM * font_px
+    return width * math.cos(angle) + font_px / 2 * math.sin(angle)
+
+
+def plan_x_range(factors: list[tuple[str, str]], group_padding: float = 1.4) -> FactorRange:
+    """The plan's x range (GPU, placement), padded on each side so that the first bar's
+    rotated label ("table-wise") stays inside the frame: the first bar's centre, ``0.5 + p``
+    units from the frame's left edge at ``W / (n + 2p)`` px per unit, must be at least the
+    label's overhang ``h``, so ``p >= (h n - W / 2) / (W - 2 h)``."""
+    groups = len(dict.fromkeys(f[0] for f in factors))
+    units = len(factors) + max(groups - 1, 0) * group_padding
+    overhang = max((label_overhang(f[1]) for f in factors[:1]), default=0.0)
+    width = PLAN_FRAME_WIDTH
+    pad = max(0.0, (overhang * units - width / 2) / (width - 2 * overhang))
+    return FactorRange(*factors, group_padding=group_padding, range_padding=pad,
+                       range_padding_units="absolute")
+
+
 class EmbeddingView(widgets.VBox):
     """Widget over an :class:`~interactive_recsys.stats.EmbeddingReport` (or a workflow/dataset to
     report on).
@@ -174,7 +210,7 @@ class EmbeddingView(widgets.VBox):
             self.summary, self.plot, self.plan_plot, self.theme])
         self.add_class("irs-embedding-view")
         self._show_dim()
-        self.summary.value = self.report.to_html()
+        self.summary.value = report_html(self.report)
 
     # ---- drawing ----------------------------------------------------------------------------
     def _figures(self) -> Any:
@@ -215,16 +251,17 @@ class EmbeddingView(widgets.VBox):
         self.capacity = Span(location=self.report.plan().gpu_memory / GIB, dimension="width",
                              line_color="#d62728", line_dash="dashed")
         bottom, top = self._plan_scale()
-        plan = figure(title=self._plan_title(),
-                      x_range=FactorRange(*self.plan_source.data["x"]),
-                      y_range=Range1d(bottom, top), y_axis_type="log", width=870, height=280,
+        plan = figure(title=self._plan_title(), x_range=plan_x_range(self.plan_source.data["x"]),
+                      y_range=Range1d(bottom, top), y_axis_type="log",
+                      frame_width=PLAN_FRAME_WIDTH, frame_height=PLAN_FRAME_HEIGHT,
                       tools="save", y_axis_label="GiB (log scale)")
         plan.vbar(x="x", top="gib", bottom=bottom, width=0.8, color="color",
                   source=self.plan_source)
         plan.add_layout(self.capacity)
         plan.add_tools(HoverTool(tooltips=[("GPU", "@x"), ("GiB", "@gib{0.000}"),
                                            ("tables", "@tables")]))
-        plan.xaxis.major_label_orientation = 0.8
+        plan.xaxis.major_label_orientation = PLAN_LABEL_ANGLE
+        plan.xaxis.major_label_text_font_size = f"{PLAN_LABEL_PX}px"
         self.plan_figure = plan
         widget = BokehWidget(plan)
         widget.add_class("irs-embedding-plan-plot")
@@ -248,7 +285,7 @@ class EmbeddingView(widgets.VBox):
         """Redraw everything that depends on dims and plan settings: the summary, and the
         plan in a new widget that replaces the old one (closed a few seconds later, once
         the page sent what its view still had to say: no "No such comm" warnings)."""
-        self.summary.value = self.report.to_html()
+        self.summary.value = report_html(self.report)
         old, self.plan_plot = self.plan_plot, self._plan_widget()
         self.children = tuple(self.plan_plot if child is old else child
                               for child in self.children)

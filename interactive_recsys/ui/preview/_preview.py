@@ -44,6 +44,14 @@ from interactive_recsys.schema import Tags, dtype_name
 from interactive_recsys.stats._lookup_loss import LookupLoss
 from interactive_recsys.tables._layout import FIRST_FREE_INDEX, NULL_INDEX
 from interactive_recsys.ui._sample_text import computed_on
+from interactive_recsys.ui._table_html import (
+    Column,
+    Html,
+    data_table_html,
+    histogram_svg,
+    table_html,
+    top_values_svg,
+)
 from interactive_recsys.workflow._graph import OpNode, SelectNode
 from interactive_recsys.workflow._workflow import Workflow
 
@@ -78,24 +86,36 @@ def first_vocab_indices(workflow: Workflow) -> dict[str, int]:
     return out
 
 
-def stat_text(x: float) -> str:
-    """A summary number as people read it: whole numbers in full (ids, counts), others with
-    four significant digits, an exponent only for the very large or small.
-
-    >>> [stat_text(x) for x in (2_015_388.0, -3.0, 0.0, 12.5, 0.3333333, 123456.78, 2.5e-07)]
-    ['2,015,388', '-3', '0', '12.5', '0.3333', '123,457', '2.5e-07']
-    """
-    if x != x or x in (float("inf"), float("-inf")):
-        return str(x)
-    if x == int(x) and abs(x) < 1e15:
-        return f"{int(x):,}"
-    if abs(x) >= 1e4:
-        return f"{x:,.0f}" if abs(x) < 1e15 else f"{x:.4g}"
-    return f"{x:.4g}"
-
-
 #: The summary's id columns, each named with what it is a share of.
 NULL_IDS, OOV_IDS = "null ids % of lookups", "OOV % of non-null lookups"
+
+#: How the Preview's column summary is shown: label, unit and one line each (the header's
+#: tooltip and the legend under the table). The id shares are the ones of
+#: :func:`column_summary`: every lookup is one value (one list element for list columns).
+SUMMARY_COLUMNS = (
+    Column("column", "column", help="an output column of the workflow"),
+    Column("dtype", "dtype", help="its type in the output (list<...>: a list of values per "
+                                  "row)"),
+    Column("rows", "rows", unit="count", numeric=True, help="rows of the output sample"),
+    Column("nulls", "nulls", unit="rows", numeric=True, help="rows whose value is missing"),
+    Column("null %", "null", unit="% of rows", numeric=True, decimals=2,
+           help="rows whose value is missing, per 100 rows of the sample"),
+    Column("min", "min", unit="value", numeric=True,
+           help="the smallest value (list elements included; numbers only)"),
+    Column("max", "max", unit="value", numeric=True,
+           help="the largest value (list elements included; numbers only)"),
+    Column(NULL_IDS, "null ids", unit="% of lookups", numeric=True, decimals=2,
+           help=f"encoded columns: lookups of the reserved null id {NULL_INDEX} (a missing "
+                "value), per 100 lookups (a lookup: a value, or a list element)"),
+    Column(OOV_IDS, "OOV", unit="% of non-null lookups", numeric=True, decimals=2,
+           help=f"encoded columns: lookups of an out-of-vocabulary id ({FIRST_FREE_INDEX} to "
+                "the first vocabulary id - 1: a value the vocabulary does not hold), per 100 "
+                "non-null lookups: the lookups lost, as in the Build and Embeddings tabs"),
+    Column("distribution", "distribution", unit="of the sample",
+           help="numbers: a histogram in 10 equal-width bins; categorical columns and "
+                "text: the counts of the 5 most frequent values (hover a bar: range or value, "
+                "count)"),
+)
 
 
 def column_summary(frame: pd.DataFrame, categorical: dict[str, int | None]) -> pd.DataFrame:
@@ -131,6 +151,41 @@ def column_summary(frame: pd.DataFrame, categorical: dict[str, int | None]) -> p
     return pd.DataFrame(rows).set_index("column")
 
 
+#: Arrow types whose values a top-values distribution counts (hashable, one value per cell).
+_COUNTABLE = (pa.types.is_string, pa.types.is_large_string, pa.types.is_boolean,
+              pa.types.is_integer, pa.types.is_floating, pa.types.is_temporal,
+              pa.types.is_decimal)
+
+
+def column_distribution(col: pa.ChunkedArray, categorical: bool) -> Html | None:
+    """A column's distribution as a small SVG (list elements flattened): the histogram of a
+    numeric column, the most frequent values of a categorical column (encoded ids
+    included) or of a text one; None for a column with no value or of another type."""
+    values = element_values(col).drop_null()
+    kind = values.type
+    if not len(values):
+        return None
+    if not categorical and (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
+        return histogram_svg(values.to_numpy())
+    if any(test(kind) for test in _COUNTABLE):
+        return top_values_svg(values.to_pandas())
+    return None
+
+
+def summary_html(frame: pd.DataFrame, summary: pd.DataFrame,
+                 categorical: dict[str, int | None]) -> str:
+    """The column summary as a readable table (:data:`SUMMARY_COLUMNS`) with each output
+    column's distribution in the sample ``frame``."""
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    rows = []
+    for name, row in summary.iterrows():
+        values = {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
+        values["column"] = name
+        values["distribution"] = column_distribution(table[name], name in categorical)
+        rows.append(values)
+    return table_html(SUMMARY_COLUMNS, rows, css_class="irs-preview-summary-table")
+
+
 class PreviewModel:
     """The data behind :class:`Preview` (see the module docstring).
 
@@ -154,6 +209,8 @@ class PreviewModel:
         self.input: pd.DataFrame | None = None
         self.output: pd.DataFrame | None = None
         self.summary: pd.DataFrame | None = None
+        #: encoded categorical output columns -> first vocabulary id (None: no OOV range)
+        self.categorical: dict[str, int | None] = {}
         self.fitted: Workflow | None = None
         self.fitted_on_sample = False
         #: the dataset's row count when known without reading it (``None`` when unknown)
@@ -168,6 +225,7 @@ class PreviewModel:
         no result of an earlier one behind)."""
         started = time.perf_counter()
         self.input = self.output = self.summary = self.fitted = None
+        self.categorical = {}
         ds = as_dataset(self.dataset)
         self.total_rows = ds.known_num_rows
         columns = input_columns(self.workflow, ds.schema) or ds.schema.names
@@ -192,6 +250,7 @@ class PreviewModel:
         categorical = {c.name: firsts.get(c.name) for c in schema.values()
                        if Tags.CATEGORICAL.value in c.tags and c.cardinality is not None}
         self.summary = column_summary(output, categorical)
+        self.categorical = categorical
         self.seconds = time.perf_counter() - started
         return self
 
@@ -233,7 +292,7 @@ class PreviewModel:
 
 def frame_html(frame: pd.DataFrame, title: str, css: str, rows: int = 10) -> str:
     """The first ``rows`` rows of ``frame`` in a box that scrolls sideways by itself."""
-    table = frame.head(rows).to_html(index=False, na_rep="null", classes=css, border=0)
+    table = data_table_html(frame.head(rows), css)
     return (f'<div class="irs-preview-side"><b>{html.escape(title)}</b> '
             f"({len(frame)} rows x {frame.shape[1]} columns, first {min(rows, len(frame))} "
             f"shown){SCROLL_OPEN}{table}</div></div>")
@@ -241,8 +300,7 @@ def frame_html(frame: pd.DataFrame, title: str, css: str, rows: int = 10) -> str
 
 def _table_html(frame: pd.DataFrame, css: str) -> str:
     """A page of rows; a wide table scrolls sideways inside its own box."""
-    table = frame.to_html(classes=["irs-preview-table", css], border=0, escape=True,
-                          na_rep="null", max_cols=60)
+    table = data_table_html(frame, f"irs-preview-table {css}", index=True)
     return f"{SCROLL_OPEN}{table}</div>"
 
 
@@ -334,9 +392,8 @@ class Preview(widgets.VBox):
         else:
             self.rows.value = SCROLL_STYLE + _table_html(m.page(self.page_index, view),
                                                          f"irs-preview-{view}")
-        self.summary.value = "<b>Output columns</b>" + m.summary.reset_index().to_html(
-            classes=["irs-preview-summary-table"], border=0, na_rep="-", index=False,
-            float_format=stat_text)
+        self.summary.value = ("<b>Output columns</b>"
+                              + summary_html(m.output, m.summary, m.categorical))
 
     def __repr__(self) -> str:
         m = self.model

@@ -16,6 +16,7 @@ from interactive_recsys.ops import OPERATORS
 from interactive_recsys.ui.builder._builder import ParamForm, PipelineBuilder
 from interactive_recsys.ui.studio._studio import Studio, find_button
 from tests.conftest import assert_frames_equal, make_criteo_frame
+from tests.html_tables import read_tables
 
 CATS = ["C1", "C2", "C3"]
 CONTS = ["I1", "I2", "F1"]
@@ -219,11 +220,16 @@ def test_preview_export_save_load_run(frame, tmp_path):
     page = b.preview_html.value  # the output first, in a box scrolling sideways
     assert "irs-preview-output" in page and "irs-preview-input" not in page
     assert 'class="irs-preview-scroll"' in page and "overflow-x:auto" in page
-    assert f"<td>{expected['C1'].iloc[0]}</td>" in page
+    (table,) = read_tables(page)
+    first = dict(zip([c.text for c in table.rows[0]], table.body[0], strict=True))
+    assert first["C1"].text == str(expected["C1"].iloc[0])
+    assert "text-align:right" in first["C1"].style  # numbers right-aligned
     assert "Preview: fitted and transformed 50" in b.feedback.areas["run"].value
     b.preview_view.value = "input"  # the toggle
     assert "irs-preview-input" in b.preview_html.value
-    assert f"<td>{frame['C2'].iloc[0]}</td>" in b.preview_html.value
+    (table,) = read_tables(b.preview_html.value)
+    first = dict(zip([c.text for c in table.rows[0]], table.body[0], strict=True))
+    assert first["C2"].text == str(frame["C2"].iloc[0])
 
     click(b, "irs-btn-export")
     assert b.code.layout.display is None and b.code.value == b.model.export_code()

@@ -16,6 +16,7 @@ from interactive_recsys import ops
 from interactive_recsys.errors import ParameterError
 from interactive_recsys.ui.preview._preview import NULL_IDS, OOV_IDS, Preview, PreviewModel
 from tests.conftest import assert_frames_equal, make_criteo_frame, new_workflow
+from tests.html_tables import legend_lines, read_tables
 
 
 def build_graph() -> object:
@@ -93,6 +94,57 @@ def test_summary_shows_large_ids_in_full() -> None:
     assert view.model.summary.loc["item", "max"] == 2_015_399
 
 
+def test_summary_table_explains_and_draws_each_column(dataset: irs.Dataset) -> None:
+    """The column summary: numbers right-aligned, a unit cell under each header, a legend line
+    that says what "null ids" and "OOV" count and of what, and per column the bars of its
+    sample: numpy's histogram for a number, pandas' most frequent values for encoded ids."""
+    view = Preview(irs.Workflow(build_graph()), dataset, n_rows=300)
+    out, summary = view.model.output, view.model.summary
+    (table,) = read_tables(view.summary.value)
+    names, units = table.head
+    null_ids, oov = table.column("null ids"), table.column("OOV")
+    assert units[null_ids].text == "% of lookups"
+    assert units[oov].text == "% of non-null lookups"
+    assert names[null_ids].attrs["title"].startswith("null ids (% of lookups): ")
+    legend = legend_lines(view.summary.value)
+    (null_line,) = [line for line in legend if line.startswith("null ids (% of lookups): ")]
+    assert "reserved null id 1" in null_line
+    (oov_line,) = [line for line in legend if line.startswith("OOV (% of non-null lookups): ")]
+    assert "out-of-vocabulary id (2 to the first vocabulary id - 1" in oov_line
+    assert len(legend) == len(names)  # every column explained
+    rows = {row[0].text: row for row in table.body}
+    c1 = rows["C1"]
+    assert c1[oov].text == f"{summary.loc['C1', OOV_IDS]:.2f}"  # as the Embeddings tab
+    for cell in c1[2:-1]:  # rows .. OOV: numbers, right-aligned in tabular figures
+        assert "text-align:right" in cell.style and "tabular-nums" in cell.style
+    # C1 (encoded ids): the five most frequent ids of the sample
+    bars = c1[table.column("distribution")].bars
+    counts = out["C1"].value_counts()
+    assert [int(b["data-count"]) for b in bars] == counts.head(5).tolist()
+    assert all(counts[int(b["title"].split(":")[0])] == int(b["data-count"]) for b in bars)
+    # F1 (FillMissing, Normalize): numpy's histogram of the sample's values
+    bars = rows["F1"][table.column("distribution")].bars
+    counts, _ = np.histogram(out["F1"].to_numpy(dtype="float64"), bins=10)
+    assert [int(b["data-count"]) for b in bars] == counts.tolist()
+    # L1 (a list of encoded ids): the list elements counted
+    flat = pd.Series(np.concatenate([np.asarray(v) for v in out["L1"]
+                                     if isinstance(v, np.ndarray | list)]))
+    bars = rows["L1"][table.column("distribution")].bars
+    assert [int(b["data-count"]) for b in bars] == flat.value_counts().head(5).tolist()
+
+
+def test_rows_align_numbers_right(dataset: irs.Dataset) -> None:
+    view = Preview(irs.Workflow(build_graph()), dataset, n_rows=30)
+    (table,) = read_tables(view.rows.value)
+    header = [c.text for c in table.rows[0]]
+    assert header == ["", *view.model.output.columns]
+    first = dict(zip(header, table.body[0], strict=True))
+    assert first["C1"].text == str(view.model.output["C1"].iloc[0])
+    for name in ("C1", "I1", "F1", "label"):
+        assert "text-align:right" in first[name].style, name
+    assert "text-align:left" in first["L1"].style
+
+
 def test_only_the_first_piece_is_read(frame: pd.DataFrame) -> None:
     pieces = [frame.iloc[:300], frame.iloc[300:]]
 
@@ -136,9 +188,12 @@ def test_widget_pages_and_toggles(dataset: irs.Dataset) -> None:
     view.prev_button.click()
     assert view.page_label.value == "page 2 / 3"
     assert "irs-preview-summary-table" in view.summary.value
-    # one header row, the column names in the first column (no index row of their own)
-    assert view.summary.value.count("<tr") == len(view.model.summary) + 1
-    assert "<th>column</th>" in view.summary.value.split("</tr>")[0]
+    # a header row and a units row, the column names in the first column (no index row)
+    (summary,) = read_tables(view.summary.value)
+    assert "irs-preview-summary-table" in summary.classes and summary.head_rows == 2
+    assert len(summary.body) == len(view.model.summary)
+    assert summary.rows[0][0].text == "column"
+    assert [row[0].text for row in summary.body] == view.model.summary.index.tolist()
     text = view._repr_mimebundle_()["text/plain"]
     assert text.startswith("Preview: 45 input rows -> 45 output rows x 6 columns "
                            "(workflow fitted on the sample;")
