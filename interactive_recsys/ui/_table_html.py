@@ -207,11 +207,11 @@ LIST_ITEMS = 20
 
 def value_text(value: Any) -> str:
     """A data value as read in a grid: integers as they are (ids are read, not summed),
-    floats with up to six decimals (an exponent for the very small), lists in brackets,
-    nulls as ``null``.
+    floats with six decimals, so that a column's decimal points line up (an exponent for the
+    very small and the very large), lists in brackets, nulls as ``null``.
 
     >>> [value_text(v) for v in (2015388, -0.12345678, 123456.789, 2.5e-07, None, [1, 2])]
-    ['2015388', '-0.123457', '123456.789', '2.5e-07', 'null', '[1, 2]']
+    ['2015388', '-0.123457', '123456.789000', '2.5000e-07', 'null', '[1, 2]']
     """
     if isinstance(value, np.ndarray | list | tuple):
         items = [value_text(v) for v in list(value[:LIST_ITEMS])]
@@ -220,11 +220,14 @@ def value_text(value: Any) -> str:
     if value is None or value is pd.NA or value is pd.NaT:
         return NULL_TEXT
     if isinstance(value, float | np.floating):
-        if value != value:
+        x = float(value)
+        if math.isnan(x):
             return NULL_TEXT
-        if value != 0 and abs(value) < 1e-4:
-            return np.format_float_scientific(value, precision=4)
-        return np.format_float_positional(value, precision=6, unique=True, trim="-")
+        if math.isinf(x):
+            return str(x)
+        if x != 0 and not 1e-4 <= abs(x) < 1e15:
+            return f"{x:.4e}"
+        return f"{x:.6f}"
     return str(value)
 
 
