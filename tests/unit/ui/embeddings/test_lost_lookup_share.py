@@ -57,8 +57,9 @@ def test_build_and_embeddings_tabs_show_one_share_of_non_null_lookups(tmp_path):
     builder.buttons["run"].click()
     assert model.wait_run(120).status == "finished"
     # the Build tab: the over-budget alert of the Run
-    build = re.search(r"C3 lost ([\d.]+)% of its non-null lookups",
-                      html.unescape(builder.oov_alert.value))
+    build = re.search(
+        r"C3 lost ([\d.]+)% of its non-null lookups", html.unescape(builder.oov_alert.value)
+    )
     assert build is not None, builder.oov_alert.value
     # the Embeddings tab of the same fitted workflow
     studio = Studio(str(path), workflow=model.fitted_workflow)
@@ -71,5 +72,4 @@ def test_build_and_embeddings_tabs_show_one_share_of_non_null_lookups(tmp_path):
     assert build.group(1) == shown == f"{100 * expected:.2f}"
     (warning,) = model.oov_warnings
     assert warning.lost == pytest.approx(expected, abs=1e-12)
-    assert studio.embeddings.report.tables["C3"].oov_share == pytest.approx(expected,
-                                                                             abs=1e-12)
+    assert studio.embeddings.report.tables["C3"].oov_share == pytest.approx(expected, abs=1e-12)
