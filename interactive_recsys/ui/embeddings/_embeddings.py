@@ -24,6 +24,7 @@ document in the browser, so the page and the saved state both show the current p
 from __future__ import annotations
 
 import html
+import math
 from typing import Any
 
 import ipywidgets as widgets
@@ -35,6 +36,7 @@ from bokeh.plotting import figure
 from interactive_recsys.stats._embedding_report import EmbeddingReport, report_of
 from interactive_recsys.stats._memory_plan import DTYPE_BYTES, OPTIMIZER_STATE
 from interactive_recsys.ui._bokehjs import load_bokehjs
+from interactive_recsys.ui.embeddings._summary import report_html
 
 GIB = 2**30
 
@@ -101,11 +103,50 @@ def plan_data(report: EmbeddingReport) -> dict[str, list]:
             data["x"].append((f"GPU {g}", placement.mode))
             data["gib"].append(nbytes / GIB)
             data["mode"].append(placement.mode)
-            data["color"].append("#d62728" if nbytes > plan.gpu_memory else
-                                 ("#1f77b4" if placement.mode == "table-wise" else "#2ca02c"))
+            data["color"].append(
+                "#d62728"
+                if nbytes > plan.gpu_memory
+                else ("#1f77b4" if placement.mode == "table-wise" else "#2ca02c")
+            )
             tables = placement.gpu_tables[g] if placement.mode == "table-wise" else ["all"]
             data["tables"].append(", ".join(tables))
     return data
+
+
+#: The memory plan's frame (the plot area inside the axes) in CSS pixels, and its x axis:
+#: the font size (px) and angle (radians) of the placement labels under the bars.
+PLAN_FRAME_WIDTH, PLAN_FRAME_HEIGHT = 780, 160
+PLAN_LABEL_PX, PLAN_LABEL_ANGLE = 11, 0.8
+#: A generous width of one character of the axis labels, in font sizes.
+CHAR_EM = 0.65
+
+
+def label_overhang(
+    text: str, font_px: float = PLAN_LABEL_PX, angle: float = PLAN_LABEL_ANGLE
+) -> float:
+    """How far left of its tick (px) an x-axis label rotated by ``angle`` reaches: Bokeh
+    anchors a label rotated up to the right by its right end, centred on its tick.
+
+    >>> round(label_overhang("table-wise"), 1)
+    53.8
+    """
+    width = len(text) * CHAR_EM * font_px
+    return width * math.cos(angle) + font_px / 2 * math.sin(angle)
+
+
+def plan_x_range(factors: list[tuple[str, str]], group_padding: float = 1.4) -> FactorRange:
+    """The plan's x range (GPU, placement), padded on each side so that the first bar's
+    rotated label ("table-wise") stays inside the frame: the first bar's centre, ``0.5 + p``
+    units from the frame's left edge at ``W / (n + 2p)`` px per unit, must be at least the
+    label's overhang ``h``, so ``p >= (h n - W / 2) / (W - 2 h)``."""
+    groups = len(dict.fromkeys(f[0] for f in factors))
+    units = len(factors) + max(groups - 1, 0) * group_padding
+    overhang = max((label_overhang(f[1]) for f in factors[:1]), default=0.0)
+    width = PLAN_FRAME_WIDTH
+    pad = max(0.0, (overhang * units - width / 2) / (width - 2 * overhang))
+    return FactorRange(
+        *factors, group_padding=group_padding, range_padding=pad, range_padding_units="absolute"
+    )
 
 
 class EmbeddingView(widgets.VBox):
@@ -125,19 +166,31 @@ class EmbeddingView(widgets.VBox):
         settings = self.report.settings
         # applied as typed, like the dropdowns (not only after Enter)
         self.num_gpus = widgets.BoundedIntText(
-            value=settings["num_gpus"], min=1, max=100_000, description="GPUs",
-            continuous_update=True)
+            value=settings["num_gpus"],
+            min=1,
+            max=100_000,
+            description="GPUs",
+            continuous_update=True,
+        )
         self.gpu_gib = widgets.BoundedFloatText(
-            value=round(self.report.plan().gpu_memory / GIB, 3), min=0.001, max=1e6,
-            description="GiB per GPU", continuous_update=True)
-        self.dtype = widgets.Dropdown(options=list(DTYPE_BYTES), value=self.report.plan().dtype,
-                                      description="weights")
-        self.optimizer = widgets.Dropdown(options=list(OPTIMIZER_STATE),
-                                          value=self.report.plan().optimizer,
-                                          description="optimizer")
+            value=round(self.report.plan().gpu_memory / GIB, 3),
+            min=0.001,
+            max=1e6,
+            description="GiB per GPU",
+            continuous_update=True,
+        )
+        self.dtype = widgets.Dropdown(
+            options=list(DTYPE_BYTES), value=self.report.plan().dtype, description="weights"
+        )
+        self.optimizer = widgets.Dropdown(
+            options=list(OPTIMIZER_STATE),
+            value=self.report.plan().optimizer,
+            description="optimizer",
+        )
         names = list(self.report.tables)
-        self.table = widgets.Dropdown(options=names, value=names[0] if names else None,
-                                      description="table")
+        self.table = widgets.Dropdown(
+            options=names, value=names[0] if names else None, description="table"
+        )
         self.dim = widgets.BoundedIntText(min=1, max=1_000_000, description="dim")
         self.set_dim_button = widgets.Button(description="set dim")
         self.reset_dim_button = widgets.Button(description="use rule")
@@ -153,9 +206,11 @@ class EmbeddingView(widgets.VBox):
 
         self.frequency_source = ColumnDataSource(
             curve_data(self.report, "rank_frequency", "rank", "frequency"),
-            name="irs-embedding-frequency")
+            name="irs-embedding-frequency",
+        )
         self.coverage_source = ColumnDataSource(
-            curve_data(self.report, "coverage", "ids", "share"), name="irs-embedding-coverage")
+            curve_data(self.report, "coverage", "ids", "share"), name="irs-embedding-coverage"
+        )
         self.figures = self._figures()
         from interactive_recsys.ui._bokeh_widget import (  # lazy: jupyter_bokeh, only when drawn
             BokehWidget,
@@ -167,33 +222,84 @@ class EmbeddingView(widgets.VBox):
         from interactive_recsys.ui._theme import theme_watch  # lazy: anywidget, only when drawn
 
         self.theme = theme_watch(self.figures, self.plan_figure)
-        super().__init__([
-            self.message,
-            widgets.HBox([self.num_gpus, self.gpu_gib, self.dtype, self.optimizer]),
-            widgets.HBox([self.table, self.dim, self.set_dim_button, self.reset_dim_button]),
-            self.summary, self.plot, self.plan_plot, self.theme])
+        super().__init__(
+            [
+                self.message,
+                widgets.HBox([self.num_gpus, self.gpu_gib, self.dtype, self.optimizer]),
+                widgets.HBox([self.table, self.dim, self.set_dim_button, self.reset_dim_button]),
+                self.summary,
+                self.plot,
+                self.plan_plot,
+                self.theme,
+            ]
+        )
         self.add_class("irs-embedding-view")
         self._show_dim()
-        self.summary.value = self.report.to_html()
+        self.summary.value = report_html(self.report)
 
     # ---- drawing ----------------------------------------------------------------------------
     def _figures(self) -> Any:
-        freq = figure(title="Lookups per id by rank (log-log)", x_axis_type="log",
-                      y_axis_type="log", x_axis_label="rank", y_axis_label="lookups",
-                      width=400, height=340, tools="pan,wheel_zoom,reset,save")
-        lines = freq.multi_line("xs", "ys", color="color", source=self.frequency_source,
-                                line_width=2, hover_line_width=4, hover_line_color="color")
-        freq.add_tools(HoverTool(renderers=[lines], line_policy="nearest", tooltips=[
-            ("table", "@name"), ("rank", "$data_x{0,0}"), ("lookups", "$data_y{0,0}")]))
-        cov = figure(title="Share of lookups served by the hottest k rows",
-                     x_axis_type="log", x_axis_label="k rows (cache size)",
-                     y_axis_label="share of lookups", y_range=(0, 1.02), width=400, height=340,
-                     tools="pan,wheel_zoom,reset,save")
-        curves = cov.multi_line("xs", "ys", color="color", source=self.coverage_source,
-                                line_width=2, hover_line_width=4, hover_line_color="color",
-                                legend_field="legend")
-        cov.add_tools(HoverTool(renderers=[curves], line_policy="nearest", tooltips=[
-            ("table", "@name"), ("k rows", "$data_x{0,0}"), ("share", "$data_y{0.0%}")]))
+        freq = figure(
+            title="Lookups per id by rank (log-log)",
+            x_axis_type="log",
+            y_axis_type="log",
+            x_axis_label="rank",
+            y_axis_label="lookups",
+            width=400,
+            height=340,
+            tools="pan,wheel_zoom,reset,save",
+        )
+        lines = freq.multi_line(
+            "xs",
+            "ys",
+            color="color",
+            source=self.frequency_source,
+            line_width=2,
+            hover_line_width=4,
+            hover_line_color="color",
+        )
+        freq.add_tools(
+            HoverTool(
+                renderers=[lines],
+                line_policy="nearest",
+                tooltips=[
+                    ("table", "@name"),
+                    ("rank", "$data_x{0,0}"),
+                    ("lookups", "$data_y{0,0}"),
+                ],
+            )
+        )
+        cov = figure(
+            title="Share of lookups served by the hottest k rows",
+            x_axis_type="log",
+            x_axis_label="k rows (cache size)",
+            y_axis_label="share of lookups",
+            y_range=(0, 1.02),
+            width=400,
+            height=340,
+            tools="pan,wheel_zoom,reset,save",
+        )
+        curves = cov.multi_line(
+            "xs",
+            "ys",
+            color="color",
+            source=self.coverage_source,
+            line_width=2,
+            hover_line_width=4,
+            hover_line_color="color",
+            legend_field="legend",
+        )
+        cov.add_tools(
+            HoverTool(
+                renderers=[curves],
+                line_policy="nearest",
+                tooltips=[
+                    ("table", "@name"),
+                    ("k rows", "$data_x{0,0}"),
+                    ("share", "$data_y{0.0%}"),
+                ],
+            )
+        )
         # one legend for both plots (a table has the same colour in each), outside the plot
         legend = cov.legend[0]
         legend.label_text_font_size = "7pt"
@@ -212,19 +318,32 @@ class EmbeddingView(widgets.VBox):
         )
 
         self.plan_source = ColumnDataSource(plan_data(self.report), name="irs-embedding-plan")
-        self.capacity = Span(location=self.report.plan().gpu_memory / GIB, dimension="width",
-                             line_color="#d62728", line_dash="dashed")
+        self.capacity = Span(
+            location=self.report.plan().gpu_memory / GIB,
+            dimension="width",
+            line_color="#d62728",
+            line_dash="dashed",
+        )
         bottom, top = self._plan_scale()
-        plan = figure(title=self._plan_title(),
-                      x_range=FactorRange(*self.plan_source.data["x"]),
-                      y_range=Range1d(bottom, top), y_axis_type="log", width=870, height=280,
-                      tools="save", y_axis_label="GiB (log scale)")
-        plan.vbar(x="x", top="gib", bottom=bottom, width=0.8, color="color",
-                  source=self.plan_source)
+        plan = figure(
+            title=self._plan_title(),
+            x_range=plan_x_range(self.plan_source.data["x"]),
+            y_range=Range1d(bottom, top),
+            y_axis_type="log",
+            frame_width=PLAN_FRAME_WIDTH,
+            frame_height=PLAN_FRAME_HEIGHT,
+            tools="save",
+            y_axis_label="GiB (log scale)",
+        )
+        plan.vbar(
+            x="x", top="gib", bottom=bottom, width=0.8, color="color", source=self.plan_source
+        )
         plan.add_layout(self.capacity)
-        plan.add_tools(HoverTool(tooltips=[("GPU", "@x"), ("GiB", "@gib{0.000}"),
-                                           ("tables", "@tables")]))
-        plan.xaxis.major_label_orientation = 0.8
+        plan.add_tools(
+            HoverTool(tooltips=[("GPU", "@x"), ("GiB", "@gib{0.000}"), ("tables", "@tables")])
+        )
+        plan.xaxis.major_label_orientation = PLAN_LABEL_ANGLE
+        plan.xaxis.major_label_text_font_size = f"{PLAN_LABEL_PX}px"
         self.plan_figure = plan
         widget = BokehWidget(plan)
         widget.add_class("irs-embedding-plan-plot")
@@ -240,18 +359,19 @@ class EmbeddingView(widgets.VBox):
 
     def _plan_title(self) -> str:
         plan = self.report.plan()
-        return (f"Memory per GPU (GiB), {plan.dtype} + {plan.optimizer}: table-wise (blue) vs "
-                f"row-wise (green); red = over the {plan.gpu_memory / GIB:.3g} GiB capacity "
-                "(dashed)")
+        return (
+            f"Memory per GPU (GiB), {plan.dtype} + {plan.optimizer}: table-wise (blue) vs "
+            f"row-wise (green); red = over the {plan.gpu_memory / GIB:.3g} GiB capacity "
+            "(dashed)"
+        )
 
     def update(self) -> None:
         """Redraw everything that depends on dims and plan settings: the summary, and the
         plan in a new widget that replaces the old one (closed a few seconds later, once
         the page sent what its view still had to say: no "No such comm" warnings)."""
-        self.summary.value = self.report.to_html()
+        self.summary.value = report_html(self.report)
         old, self.plan_plot = self.plan_plot, self._plan_widget()
-        self.children = tuple(self.plan_plot if child is old else child
-                              for child in self.children)
+        self.children = tuple(self.plan_plot if child is old else child for child in self.children)
         self._retired = [(w, t) for w, t in getattr(self, "_retired", []) if t.is_alive()]
         self._retired.append((old, old.close_later()))
 
@@ -272,9 +392,12 @@ class EmbeddingView(widgets.VBox):
     # ---- controls ---------------------------------------------------------------------------
     def _on_settings(self, _: Any = None) -> None:
         try:
-            self.report.configure(num_gpus=int(self.num_gpus.value),
-                                  gpu_memory=max(1, int(self.gpu_gib.value * GIB)),
-                                  dtype=self.dtype.value, optimizer=self.optimizer.value)
+            self.report.configure(
+                num_gpus=int(self.num_gpus.value),
+                gpu_memory=max(1, int(self.gpu_gib.value * GIB)),
+                dtype=self.dtype.value,
+                optimizer=self.optimizer.value,
+            )
         except Exception as exc:  # shown in the widget, not lost in the console
             self._show_error(f"{type(exc).__name__}: {exc}")
             return

@@ -44,19 +44,31 @@ from interactive_recsys.schema import Tags, dtype_name
 from interactive_recsys.stats._lookup_loss import LookupLoss
 from interactive_recsys.tables._layout import FIRST_FREE_INDEX, NULL_INDEX
 from interactive_recsys.ui._sample_text import computed_on
+from interactive_recsys.ui._table_html import (
+    Column,
+    Html,
+    data_table_html,
+    histogram_svg,
+    table_html,
+    top_values_svg,
+)
 from interactive_recsys.workflow._graph import OpNode, SelectNode
 from interactive_recsys.workflow._workflow import Workflow
 
 VIEWS = ("output", "input", "input | output")
 #: A box that scrolls sideways by itself (a wide table never widens the page).
-SCROLL_OPEN = ('<div class="irs-preview-scroll" '
-               'style="overflow-x:auto;max-width:100%;min-width:0;flex:1 1 auto">')
+SCROLL_OPEN = (
+    '<div class="irs-preview-scroll" '
+    'style="overflow-x:auto;max-width:100%;min-width:0;flex:1 1 auto">'
+)
 #: Cells padded so that adjacent numbers never run together (JupyterLab's default is 1 px).
-CELL_STYLE = (".irs-preview-scroll th, .irs-preview-scroll td { padding: 3px 10px; "
-              "white-space: nowrap; }")
+CELL_STYLE = (
+    ".irs-preview-scroll th, .irs-preview-scroll td { padding: 3px 10px; white-space: nowrap; }"
+)
 #: The HTML widget's content box is a flex item: without this it grows to the table's width.
-SCROLL_STYLE = ("<style>.irs-preview-rows .widget-html-content { min-width: 0; } "
-                f"{CELL_STYLE}</style>")
+SCROLL_STYLE = (
+    f"<style>.irs-preview-rows .widget-html-content {{ min-width: 0; }} {CELL_STYLE}</style>"
+)
 
 
 def input_columns(workflow: Workflow, schema: Any) -> list[str]:
@@ -73,29 +85,73 @@ def first_vocab_indices(workflow: Workflow) -> dict[str, int]:
     ``2 .. first - 1`` are out-of-vocabulary)."""
     out: dict[str, int] = {}
     for step in workflow.fitted_steps(Categorify):
-        out.update(dict.fromkeys(step.op.output_names(list(step.groups)),
-                                 step.op.first_vocab_index))
+        out.update(
+            dict.fromkeys(step.op.output_names(list(step.groups)), step.op.first_vocab_index)
+        )
     return out
-
-
-def stat_text(x: float) -> str:
-    """A summary number as people read it: whole numbers in full (ids, counts), others with
-    four significant digits, an exponent only for the very large or small.
-
-    >>> [stat_text(x) for x in (2_015_388.0, -3.0, 0.0, 12.5, 0.3333333, 123456.78, 2.5e-07)]
-    ['2,015,388', '-3', '0', '12.5', '0.3333', '123,457', '2.5e-07']
-    """
-    if x != x or x in (float("inf"), float("-inf")):
-        return str(x)
-    if x == int(x) and abs(x) < 1e15:
-        return f"{int(x):,}"
-    if abs(x) >= 1e4:
-        return f"{x:,.0f}" if abs(x) < 1e15 else f"{x:.4g}"
-    return f"{x:.4g}"
 
 
 #: The summary's id columns, each named with what it is a share of.
 NULL_IDS, OOV_IDS = "null ids % of lookups", "OOV % of non-null lookups"
+
+#: How the Preview's column summary is shown: label, unit and one line each (the header's
+#: tooltip and the legend under the table). The id shares are the ones of
+#: :func:`column_summary`: every lookup is one value (one list element for list columns).
+SUMMARY_COLUMNS = (
+    Column("column", "column", help="an output column of the workflow"),
+    Column("dtype", "dtype", help="its type in the output (list<...>: a list of values per row)"),
+    Column("rows", "rows", unit="count", numeric=True, help="rows of the output sample"),
+    Column("nulls", "nulls", unit="rows", numeric=True, help="rows whose value is missing"),
+    Column(
+        "null %",
+        "null",
+        unit="% of rows",
+        numeric=True,
+        decimals=2,
+        help="rows whose value is missing, per 100 rows of the sample",
+    ),
+    Column(
+        "min",
+        "min",
+        unit="value",
+        numeric=True,
+        help="the smallest value (list elements included; numbers only)",
+    ),
+    Column(
+        "max",
+        "max",
+        unit="value",
+        numeric=True,
+        help="the largest value (list elements included; numbers only)",
+    ),
+    Column(
+        NULL_IDS,
+        "null ids",
+        unit="% of lookups",
+        numeric=True,
+        decimals=2,
+        help=f"encoded columns: lookups of the reserved null id {NULL_INDEX} (a missing "
+        "value), per 100 lookups (a lookup: a value, or a list element)",
+    ),
+    Column(
+        OOV_IDS,
+        "OOV",
+        unit="% of non-null lookups",
+        numeric=True,
+        decimals=2,
+        help=f"encoded columns: lookups of an out-of-vocabulary id ({FIRST_FREE_INDEX} to "
+        "the first vocabulary id - 1: a value the vocabulary does not hold), per 100 "
+        "non-null lookups: the lookups lost, as in the Build and Embeddings tabs",
+    ),
+    Column(
+        "distribution",
+        "distribution",
+        unit="of the sample",
+        help="numbers: a histogram in 10 equal-width bins; categorical columns and "
+        "text: the counts of the 5 most frequent values (hover a bar: range or value, "
+        "count)",
+    ),
+)
 
 
 def column_summary(frame: pd.DataFrame, categorical: dict[str, int | None]) -> pd.DataFrame:
@@ -110,11 +166,17 @@ def column_summary(frame: pd.DataFrame, categorical: dict[str, int | None]) -> p
     for name in table.column_names:
         col = table[name]
         values = element_values(col)
-        row: dict[str, Any] = {"column": name, "dtype": dtype_name(col.type), "rows": len(col),
-                               "nulls": col.null_count,
-                               "null %": 100 * col.null_count / len(col) if len(col) else 0.0,
-                               "min": None, "max": None,
-                               NULL_IDS: None, OOV_IDS: None}
+        row: dict[str, Any] = {
+            "column": name,
+            "dtype": dtype_name(col.type),
+            "rows": len(col),
+            "nulls": col.null_count,
+            "null %": 100 * col.null_count / len(col) if len(col) else 0.0,
+            "min": None,
+            "max": None,
+            NULL_IDS: None,
+            OOV_IDS: None,
+        }
         kind = values.type
         if pa.types.is_integer(kind) or pa.types.is_floating(kind):
             lo, hi = pc.min_max(values).values()
@@ -131,6 +193,48 @@ def column_summary(frame: pd.DataFrame, categorical: dict[str, int | None]) -> p
     return pd.DataFrame(rows).set_index("column")
 
 
+#: Arrow types whose values a top-values distribution counts (hashable, one value per cell).
+_COUNTABLE = (
+    pa.types.is_string,
+    pa.types.is_large_string,
+    pa.types.is_boolean,
+    pa.types.is_integer,
+    pa.types.is_floating,
+    pa.types.is_temporal,
+    pa.types.is_decimal,
+)
+
+
+def column_distribution(col: pa.ChunkedArray, categorical: bool) -> Html | None:
+    """A column's distribution as a small SVG (list elements flattened): the histogram of a
+    numeric column, the most frequent values of a categorical column (encoded ids
+    included) or of a text one; None for a column with no value or of another type."""
+    values = element_values(col).drop_null()
+    kind = values.type
+    if not len(values):
+        return None
+    if not categorical and (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
+        return histogram_svg(values.to_numpy())
+    if any(test(kind) for test in _COUNTABLE):
+        return top_values_svg(values.to_pandas())
+    return None
+
+
+def summary_html(
+    frame: pd.DataFrame, summary: pd.DataFrame, categorical: dict[str, int | None]
+) -> str:
+    """The column summary as a readable table (:data:`SUMMARY_COLUMNS`) with each output
+    column's distribution in the sample ``frame``."""
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    rows = []
+    for name, row in summary.iterrows():
+        values = {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
+        values["column"] = name
+        values["distribution"] = column_distribution(table[name], name in categorical)
+        rows.append(values)
+    return table_html(SUMMARY_COLUMNS, rows, css_class="irs-preview-summary-table")
+
+
 class PreviewModel:
     """The data behind :class:`Preview` (see the module docstring).
 
@@ -142,18 +246,23 @@ class PreviewModel:
     page_size : rows per page.
     """
 
-    @validate_params({"n_rows": Param(kind="int", low=1), "page_size": Param(kind="int", low=1)},
-                     owner="Preview")
-    def __init__(self, workflow: Workflow, dataset: Any, n_rows: int = 1000,
-                 page_size: int = 10) -> None:
+    @validate_params(
+        {"n_rows": Param(kind="int", low=1), "page_size": Param(kind="int", low=1)}, owner="Preview"
+    )
+    def __init__(
+        self, workflow: Workflow, dataset: Any, n_rows: int = 1000, page_size: int = 10
+    ) -> None:
         if not isinstance(workflow, Workflow):
-            raise ParameterError(f"Preview needs an interactive_recsys.Workflow; got a "
-                                 f"{type(workflow).__name__}.")
+            raise ParameterError(
+                f"Preview needs an interactive_recsys.Workflow; got a {type(workflow).__name__}."
+            )
         self.workflow, self.dataset = workflow, dataset
         self.n_rows, self.page_size = int(n_rows), int(page_size)
         self.input: pd.DataFrame | None = None
         self.output: pd.DataFrame | None = None
         self.summary: pd.DataFrame | None = None
+        #: encoded categorical output columns -> first vocabulary id (None: no OOV range)
+        self.categorical: dict[str, int | None] = {}
         self.fitted: Workflow | None = None
         self.fitted_on_sample = False
         #: the dataset's row count when known without reading it (``None`` when unknown)
@@ -168,6 +277,7 @@ class PreviewModel:
         no result of an earlier one behind)."""
         started = time.perf_counter()
         self.input = self.output = self.summary = self.fitted = None
+        self.categorical = {}
         ds = as_dataset(self.dataset)
         self.total_rows = ds.known_num_rows
         columns = input_columns(self.workflow, ds.schema) or ds.schema.names
@@ -189,9 +299,13 @@ class PreviewModel:
         self.output, self.fitted, self.fitted_on_sample = output, fitted, on_sample
         schema = fitted.output_schema
         firsts = first_vocab_indices(fitted)
-        categorical = {c.name: firsts.get(c.name) for c in schema.values()
-                       if Tags.CATEGORICAL.value in c.tags and c.cardinality is not None}
+        categorical = {
+            c.name: firsts.get(c.name)
+            for c in schema.values()
+            if Tags.CATEGORICAL.value in c.tags and c.cardinality is not None
+        }
         self.summary = column_summary(output, categorical)
+        self.categorical = categorical
         self.seconds = time.perf_counter() - started
         return self
 
@@ -203,8 +317,7 @@ class PreviewModel:
     @property
     def rows_align(self) -> bool:
         """Whether output row i comes from input row i (no operator drops rows)."""
-        return not any(isinstance(n, OpNode) and n.op.changes_rows
-                       for n in self.workflow.nodes)
+        return not any(isinstance(n, OpNode) and n.op.changes_rows for n in self.workflow.nodes)
 
     @property
     def n_pages(self) -> int:
@@ -218,33 +331,36 @@ class PreviewModel:
         if frame is None:
             raise ParameterError("Nothing to show yet: call run() first.")
         start = index * self.page_size
-        return frame.iloc[start:start + self.page_size]
+        return frame.iloc[start : start + self.page_size]
 
     def describe(self) -> str:
         """One line: what was read and how the workflow was fitted."""
         if self.output is None:
             return "Preview: not run yet"
-        how = ("workflow fitted on the sample" if self.fitted_on_sample
-               else "workflow already fitted")
-        return (f"Preview: {len(self.input):,} input rows -> {len(self.output):,} output rows "
-                f"x {self.output.shape[1]} columns ({how}; {self.seconds:.2f} s); "
-                f"{computed_on(len(self.input), self.total_rows)}")
+        how = (
+            "workflow fitted on the sample" if self.fitted_on_sample else "workflow already fitted"
+        )
+        return (
+            f"Preview: {len(self.input):,} input rows -> {len(self.output):,} output rows "
+            f"x {self.output.shape[1]} columns ({how}; {self.seconds:.2f} s); "
+            f"{computed_on(len(self.input), self.total_rows)}"
+        )
 
 
 def frame_html(frame: pd.DataFrame, title: str, css: str, rows: int = 10) -> str:
     """The first ``rows`` rows of ``frame`` in a box that scrolls sideways by itself."""
-    table = frame.head(rows).to_html(index=False, na_rep="null", classes=css, border=0)
-    return (f'<div class="irs-preview-side"><b>{html.escape(title)}</b> '
-            f"({len(frame)} rows x {frame.shape[1]} columns, first {min(rows, len(frame))} "
-            f"shown){SCROLL_OPEN}{table}</div></div>")
+    table = data_table_html(frame.head(rows), css)
+    return (
+        f'<div class="irs-preview-side"><b>{html.escape(title)}</b> '
+        f"({len(frame)} rows x {frame.shape[1]} columns, first {min(rows, len(frame))} "
+        f"shown){SCROLL_OPEN}{table}</div></div>"
+    )
 
 
 def _table_html(frame: pd.DataFrame, css: str) -> str:
     """A page of rows; a wide table scrolls sideways inside its own box."""
-    table = frame.to_html(classes=["irs-preview-table", css], border=0, escape=True,
-                          na_rep="null", max_cols=60)
+    table = data_table_html(frame, f"irs-preview-table {css}", index=True)
     return f"{SCROLL_OPEN}{table}</div>"
-
 
 
 class Preview(widgets.VBox):
@@ -258,16 +374,18 @@ class Preview(widgets.VBox):
     (``.error`` holds the text) instead of being raised.
     """
 
-    def __init__(self, workflow: Workflow, dataset: Any, n_rows: int = 1000,
-                 page_size: int = 10) -> None:
+    def __init__(
+        self, workflow: Workflow, dataset: Any, n_rows: int = 1000, page_size: int = 10
+    ) -> None:
         self.model = PreviewModel(workflow, dataset, n_rows=n_rows, page_size=page_size)
         self.error: str | None = None
         self.page_index = 0
         self.header = widgets.HTML().add_class("irs-preview-header")
         self.message = widgets.HTML(layout=widgets.Layout(display="none"))
         self.message.add_class("irs-preview-error")
-        self.view = widgets.ToggleButtons(options=VIEWS, value="output", description="show",
-                                          style={"button_width": "auto"})
+        self.view = widgets.ToggleButtons(
+            options=VIEWS, value="output", description="show", style={"button_width": "auto"}
+        )
         self.view.add_class("irs-preview-toggle")
         self.prev_button = widgets.Button(description="< prev").add_class("irs-preview-prev")
         self.next_button = widgets.Button(description="next >").add_class("irs-preview-next")
@@ -281,8 +399,9 @@ class Preview(widgets.VBox):
         self.prev_button.on_click(lambda _: self.show_page(self.page_index - 1))
         self.next_button.on_click(lambda _: self.show_page(self.page_index + 1))
         self.refresh_button.on_click(lambda _: self.refresh())
-        controls = widgets.HBox([self.view, self.prev_button, self.page_label,
-                                 self.next_button, self.refresh_button])
+        controls = widgets.HBox(
+            [self.view, self.prev_button, self.page_label, self.next_button, self.refresh_button]
+        )
         super().__init__([self.header, self.message, controls, self.rows, self.summary])
         self.add_class("irs-preview")
         self.refresh()
@@ -308,9 +427,13 @@ class Preview(widgets.VBox):
 
     def _render(self) -> None:
         m = self.model
-        self.message.value = (f"<pre style='color:var(--jp-error-color1, #b00020);"
-                              f"white-space:pre-wrap'>"
-                              f"{html.escape(self.error)}</pre>" if self.error else "")
+        self.message.value = (
+            f"<pre style='color:var(--jp-error-color1, #b00020);"
+            f"white-space:pre-wrap'>"
+            f"{html.escape(self.error)}</pre>"
+            if self.error
+            else ""
+        )
         self.message.layout.display = "" if self.error else "none"
         if self.error or m.output is None:
             self.header.value = "<b>Preview failed</b>" if self.error else ""
@@ -322,21 +445,30 @@ class Preview(widgets.VBox):
         self.next_button.disabled = self.page_index >= m.n_pages - 1
         view = self.view.value
         if view == "input | output":
-            note = "" if m.rows_align else ("<p>Rows are filtered by the workflow: output "
-                                            "rows do not line up with input rows.</p>")
+            note = (
+                ""
+                if m.rows_align
+                else (
+                    "<p>Rows are filtered by the workflow: output "
+                    "rows do not line up with input rows.</p>"
+                )
+            )
             left = _table_html(m.page(self.page_index, "input"), "irs-preview-input")
             right = _table_html(m.page(self.page_index, "output"), "irs-preview-output")
-            self.rows.value = (f"{SCROLL_STYLE}{note}<div style='display:flex;gap:2em;"
-                               "max-width:100%'>"
-                               f"<div style='flex:1;min-width:0'><b>input</b>{left}</div>"
-                               f"<div style='flex:1;min-width:0'><b>output</b>{right}</div>"
-                               "</div>")
+            self.rows.value = (
+                f"{SCROLL_STYLE}{note}<div style='display:flex;gap:2em;"
+                "max-width:100%'>"
+                f"<div style='flex:1;min-width:0'><b>input</b>{left}</div>"
+                f"<div style='flex:1;min-width:0'><b>output</b>{right}</div>"
+                "</div>"
+            )
         else:
-            self.rows.value = SCROLL_STYLE + _table_html(m.page(self.page_index, view),
-                                                         f"irs-preview-{view}")
-        self.summary.value = "<b>Output columns</b>" + m.summary.reset_index().to_html(
-            classes=["irs-preview-summary-table"], border=0, na_rep="-", index=False,
-            float_format=stat_text)
+            self.rows.value = SCROLL_STYLE + _table_html(
+                m.page(self.page_index, view), f"irs-preview-{view}"
+            )
+        self.summary.value = "<b>Output columns</b>" + summary_html(
+            m.output, m.summary, m.categorical
+        )
 
     def __repr__(self) -> str:
         m = self.model
@@ -345,8 +477,10 @@ class Preview(widgets.VBox):
         if m.output is None:
             return m.describe()
         page = m.page(self.page_index, "output")
-        return (f"{m.describe()}\npage {self.page_index + 1} / {m.n_pages} of the output:\n"
-                f"{page.to_string(max_cols=12)}")
+        return (
+            f"{m.describe()}\npage {self.page_index + 1} / {m.n_pages} of the output:\n"
+            f"{page.to_string(max_cols=12)}"
+        )
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         bundle = super()._repr_mimebundle_(**kwargs)

@@ -16,6 +16,7 @@ from interactive_recsys.ops import OPERATORS
 from interactive_recsys.ui.builder._builder import ParamForm, PipelineBuilder
 from interactive_recsys.ui.studio._studio import Studio, find_button
 from tests.conftest import assert_frames_equal, make_criteo_frame
+from tests.html_tables import read_tables
 
 CATS = ["C1", "C2", "C3"]
 CONTS = ["I1", "I2", "F1"]
@@ -47,8 +48,7 @@ def build_two_branches(b: PipelineBuilder) -> None:
 
 def row_click(b: PipelineBuilder, name: str, shift: bool = False) -> None:
     """What a click on a row of the column list sends from the browser."""
-    b.column_list._on_message(b.column_list, {"event": "click", "name": name, "shift": shift},
-                              [])
+    b.column_list._on_message(b.column_list, {"event": "click", "name": name, "shift": shift}, [])
 
 
 def test_column_list_rows_chips_filter_and_ranges(frame):
@@ -169,8 +169,9 @@ def test_missing_dataset_path_then_open_a_real_one(frame, tmp_path):
 def test_build_by_clicks_select_in_the_dag_edit_reorder_undo(frame):
     b = PipelineBuilder(frame)
     build_two_branches(b)
-    expected = irs.Workflow((CATS >> ops.Categorify())
-                            + (CONTS >> ops.FillMissing() >> ops.Normalize()))
+    expected = irs.Workflow(
+        (CATS >> ops.Categorify()) + (CONTS >> ops.FillMissing() >> ops.Normalize())
+    )
     assert b.model.to_workflow().to_config()["nodes"] == expected.to_config()["nodes"]
     assert [v for _, v in b.steps.options] == [(0, 0), (1, 0), (1, 1)]
     assert {n["id"] for n in b.dag.nodes if n["kind"] == "op"} == {"op:0:0", "op:1:0", "op:1:1"}
@@ -212,18 +213,23 @@ def test_preview_export_save_load_run(frame, tmp_path):
     build_two_branches(b)
     click(b, "irs-btn-preview")
     assert b.level == "success"
-    expected = irs.Workflow((CATS >> ops.Categorify())
-                            + (CONTS >> ops.FillMissing() >> ops.Normalize())
-                            ).fit_transform(frame.head(50))
+    expected = irs.Workflow(
+        (CATS >> ops.Categorify()) + (CONTS >> ops.FillMissing() >> ops.Normalize())
+    ).fit_transform(frame.head(50))
     assert_frames_equal(b.last_preview.output, expected)
     page = b.preview_html.value  # the output first, in a box scrolling sideways
     assert "irs-preview-output" in page and "irs-preview-input" not in page
     assert 'class="irs-preview-scroll"' in page and "overflow-x:auto" in page
-    assert f"<td>{expected['C1'].iloc[0]}</td>" in page
+    (table,) = read_tables(page)
+    first = dict(zip([c.text for c in table.rows[0]], table.body[0], strict=True))
+    assert first["C1"].text == str(expected["C1"].iloc[0])
+    assert "text-align:right" in first["C1"].style  # numbers right-aligned
     assert "Preview: fitted and transformed 50" in b.feedback.areas["run"].value
     b.preview_view.value = "input"  # the toggle
     assert "irs-preview-input" in b.preview_html.value
-    assert f"<td>{frame['C2'].iloc[0]}</td>" in b.preview_html.value
+    (table,) = read_tables(b.preview_html.value)
+    first = dict(zip([c.text for c in table.rows[0]], table.body[0], strict=True))
+    assert first["C2"].text == str(frame["C2"].iloc[0])
 
     click(b, "irs-btn-export")
     assert b.code.layout.display is None and b.code.value == b.model.export_code()
@@ -313,8 +319,10 @@ def test_studio_tabs(frame):
     assert studio.stop_cluster()  # the notebook's end: the cluster it started stops
     assert client.status == "closed" and not studio.stop_cluster()  # once
     deadline = time.monotonic() + 10
-    while not (dash.closed and dash in studio.cluster_tab.children[-1:]) and \
-            time.monotonic() < deadline:  # the dashboard sees its client closed by polling
+    while (
+        not (dash.closed and dash in studio.cluster_tab.children[-1:])
+        and time.monotonic() < deadline
+    ):  # the dashboard sees its client closed by polling
         time.sleep(0.1)
     assert dash.closed and studio.cluster_tab.children[-1] is dash  # the last picture
     assert studio.comm is not None and studio.embeddings.comm is not None  # widgets stay
@@ -406,8 +414,7 @@ def test_counts_get_clip_at_zero_and_the_label_its_target_tag_in_one_click(frame
     assert (frame[["I1", "I2"]].min() >= 0).all()  # counters: never negative
     b.select_columns(["I1", "I2"])
     click(b, "irs-op-Clip")  # no keystroke: min_value=0 from the column profile
-    assert [(s.op, s.params) for s in b.model.branches[0].steps] == [("Clip",
-                                                                      {"min_value": 0})]
+    assert [(s.op, s.params) for s in b.model.branches[0].steps] == [("Clip", {"min_value": 0})]
     assert b.form.fields["min_value"].value == "0"  # the form shows it, editable
     b.model.new_branch()
     b.select_columns(["label"])
@@ -427,9 +434,7 @@ def test_an_operator_needing_a_value_is_added_once_its_form_is_valid(frame):
     b.form.fields["min_value"].value = "a"  # still invalid: said, nothing added
     assert b.level == "error" and b.model.branches[0].steps == []
     b.form.fields["min_value"].value = "1"  # valid: added
-    assert [(s.op, s.params) for s in b.model.branches[0].steps] == [("Clip",
-                                                                      {"min_value": 1})]
+    assert [(s.op, s.params) for s in b.model.branches[0].steps] == [("Clip", {"min_value": 1})]
     assert b.message.startswith("Added Clip(min_value=1) on G")
     b.form.fields["min_value"].value = "10"  # later keystrokes edit that step
-    assert [(s.op, s.params) for s in b.model.branches[0].steps] == [("Clip",
-                                                                      {"min_value": 10})]
+    assert [(s.op, s.params) for s in b.model.branches[0].steps] == [("Clip", {"min_value": 10})]

@@ -58,6 +58,33 @@ def test_gpu_memory_axis_includes_the_capacity_line() -> None:
     view.close()
 
 
+@pytest.mark.parametrize("gpus", [1, 2, 8, 16])
+def test_the_first_placement_label_stays_inside_the_plot(gpus: int) -> None:
+    """ "table-wise" under the first bar, rotated, reaches left of its bar: the frame's left
+    edge leaves it room (else it is cut, "ble-wise"). The geometry is recomputed here from the
+    figure model: the frame's width, the factor range's padding (Bokeh's FactorRange: bars
+    1 unit wide, ``group_padding`` between GPUs, ``range_padding`` on each side), and the
+    label's font size and angle, at 0.6 em per character (DejaVu Sans's lowercase letters
+    average 0.51 em in "table-wise")."""
+    import math
+
+    view = irs.ui.EmbeddingView(EmbeddingReport(_frame(3), num_gpus=gpus))
+    fig = view.plan_figure
+    x = fig.x_range
+    assert x.factors[0] == ("GPU 0", "table-wise")
+    frame_width = fig.frame_width or fig.width  # the plot's width bounds its frame's
+    units = len(x.factors) + (gpus - 1) * x.group_padding
+    pad = x.range_padding if x.range_padding_units == "absolute" else units * x.range_padding / 2
+    px_per_unit = frame_width / (units + 2 * pad)
+    first_centre = (pad + 0.5) * px_per_unit  # px right of the frame's left edge
+    font = float(fig.xaxis[0].major_label_text_font_size.removesuffix("px"))
+    angle = fig.xaxis[0].major_label_orientation
+    overhang = len("table-wise") * 0.6 * font * math.cos(angle) + font / 2 * math.sin(angle)
+    assert first_centre >= overhang, (first_centre, overhang)
+    # the bars keep most of the width: the padding is no more than the label needs
+    assert pad * px_per_unit <= 1.5 * overhang
+    view.close()
+
 
 def test_saved_widget_state_follows_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     """What a saved notebook keeps (each widget's state, as the kernel sends it) shows the

@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.html_tables import read_tables
+
 THRESHOLD = 5
 
 
@@ -29,14 +31,13 @@ def _pandas_share(frame: pd.DataFrame) -> float:
 
 
 def _embeddings_cell(page: str, table: str) -> tuple[str, str]:
-    """The header and the value of the OOV column of ``table``'s row in the report's HTML."""
-    page = html.unescape(page)
-    heads = re.findall(r"<th>(.*?)</th>", page.split("<table class='irs-embedding-table'>")[1]
-                       .split("</tr>")[0])
-    row = re.search(rf"<tr><td>{table}</td>(.*?)</tr>", page).group(1)
-    cells = [table, *re.findall(r"<td>(.*?)</td>", row)]
-    (i,) = [k for k, h in enumerate(heads) if h.startswith("OOV")]
-    return heads[i], cells[i]
+    """The header (name and unit) and the value of the OOV column of ``table``'s row in the
+    Embeddings tab's table."""
+    (main,) = [t for t in read_tables(page) if "irs-embedding-table" in t.classes]
+    names, units = main.head
+    i = main.column("OOV")
+    (row,) = [r for r in main.body if r[0].text == table]
+    return f"{names[i].text} {units[i].text}", row[i].text
 
 
 def test_build_and_embeddings_tabs_show_one_share_of_non_null_lookups(tmp_path):
@@ -56,8 +57,9 @@ def test_build_and_embeddings_tabs_show_one_share_of_non_null_lookups(tmp_path):
     builder.buttons["run"].click()
     assert model.wait_run(120).status == "finished"
     # the Build tab: the over-budget alert of the Run
-    build = re.search(r"C3 lost ([\d.]+)% of its non-null lookups",
-                      html.unescape(builder.oov_alert.value))
+    build = re.search(
+        r"C3 lost ([\d.]+)% of its non-null lookups", html.unescape(builder.oov_alert.value)
+    )
     assert build is not None, builder.oov_alert.value
     # the Embeddings tab of the same fitted workflow
     studio = Studio(str(path), workflow=model.fitted_workflow)
@@ -70,5 +72,4 @@ def test_build_and_embeddings_tabs_show_one_share_of_non_null_lookups(tmp_path):
     assert build.group(1) == shown == f"{100 * expected:.2f}"
     (warning,) = model.oov_warnings
     assert warning.lost == pytest.approx(expected, abs=1e-12)
-    assert studio.embeddings.report.tables["C3"].oov_share == pytest.approx(expected,
-                                                                             abs=1e-12)
+    assert studio.embeddings.report.tables["C3"].oov_share == pytest.approx(expected, abs=1e-12)
