@@ -16,9 +16,14 @@ CPU time of the process and its children:
 4. the Studio's Run (``BuilderModel.run``, fit only) after the same ``NormalizeMinMax`` edit,
    its model holding the first fit;
 5. a fit of the edited workflow from scratch, whose states must equal the refit's;
-6. a fit of the edited branch alone (``I1..I13`` only): what any refit must at least do.
+6. a fit of the edited branch alone (``I1..I13`` only): what any refit must at least do;
+7. the refit after ``Categorify()`` -> ``Categorify(freq_threshold=3)`` with ``reuse=`` the
+   first fit: the vocabularies cut again from the saved counts (refinished), no data read;
+8. a fit of that workflow from scratch, whose states must equal step 7's.
 
-Steps 2-4 run ``--repeats`` times each (the median is reported, every run is kept). Then, on
+Steps 2-4 and 7 run ``--repeats`` times each (the median is reported, every run is kept).
+Step 7 has its own target, :data:`THRESHOLD_TARGET` of the first fit. ``--threshold-only``
+runs steps 1, 7 and 8 alone. Then, on
 the first file (one partition), the CPU milliseconds of each part of the continuous branch
 (:func:`partition_ms`: read, FillMissing, Clip, LogOp, the moments, and the three operators as
 the plan runs them, one chain; the least of 15 runs), steadier than whole fits on a shared
@@ -51,6 +56,8 @@ HELP = "refit after editing one continuous step: reuse of the unchanged steps (C
 ROOT = Path(__file__).resolve().parent.parent
 WORK, RESULTS = ROOT / "benchmarks" / "work" / "refit", ROOT / "benchmarks" / "results"
 TARGET = 0.15  # the refit may take at most this share of the first fit's time
+THRESHOLD = 3  # step 7's freq_threshold (the first fit's is 0)
+THRESHOLD_TARGET = 0.3  # the freq_threshold-only refit: at most this share of the first fit
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -67,14 +74,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "Studio's Cluster tab starts) instead of Dask's threaded scheduler")
     parser.add_argument("--suffix", default="", help="appended to the results' file names "
                         "(e.g. --suffix=-continuous-ops: a scenario of its own)")
+    parser.add_argument("--threshold-only", action="store_true",
+                        help="only the first fit and the freq_threshold-only refit (steps 1, "
+                        "7 and 8), into refit-threshold-<profile>.{json,md}")
 
 
 def workflow(normalize: str = "Normalize", clip_min: int = 0, artifacts: str | None = None,
-             categorical: bool = True):
+             categorical: bool = True, freq_threshold: int = 0):
     import interactive_recsys as irs
     from interactive_recsys import ops
 
-    cats = [f"C{i}" for i in range(1, 27)] >> ops.Categorify()
+    cats = [f"C{i}" for i in range(1, 27)] >> ops.Categorify(freq_threshold=freq_threshold)
     conts = ([f"I{i}" for i in range(1, 14)] >> ops.FillMissing(0)
              >> ops.Clip(min_value=clip_min) >> ops.LogOp() >> getattr(ops, normalize)())
     return irs.Workflow((cats + conts + ["label"]) if categorical else conts,
@@ -94,6 +104,10 @@ def timed(name: str, work: Any) -> tuple[Any, dict[str, Any]]:
 
 def _steps(wf: Any) -> dict[str, bool]:
     return {s.node_id: s.reused for s in wf.fitted_steps()}
+
+
+def _refinished(wf: Any) -> list[str]:
+    return [s.node_id for s in wf.fitted_steps() if s.refinished]
 
 
 def branch_ops() -> list[Any]:
@@ -207,27 +221,47 @@ def child(args_json: str) -> None:
         cpu = statistics.median(r["cpu_s"] for r in runs)
         rows.append({"step": name, "wall_s": wall, "cpu_s": cpu, "runs": runs,
                      "others_cpu_pct": statistics.median(r["others_cpu_pct"] for r in runs),
-                     "phases": len(wf.fit_stats["phases"]), "steps": _steps(wf)})
+                     "phases": len(wf.fit_stats["phases"]), "steps": _steps(wf),
+                     "refinished": _refinished(wf)})
         return wf
 
     with (irs.cluster.start_cluster(n_workers=2, dashboard=False,
                                     local_directory=str(work / "dask-scratch"))
           if args["cluster"] else contextlib.nullcontext()) as client, \
             (client.cluster if client is not None else contextlib.nullcontext()):
-        fresh, studio = _timed_steps(ds, work, args["repeats"], record)
-    same = {s.node_id: s.state for s in fresh.fitted_steps()} == {
-        s.node_id: s.state for s in studio.fitted_steps()}
-    per_partition = partition_ms(ds.files[0])
-    parallel = parallel_s(ds.files)
+        if args.get("threshold_only"):
+            first = record("first fit", lambda: workflow(artifacts=str(work / "first")).fit(ds))
+            fresh = studio = None
+        else:
+            first, fresh, studio = _timed_steps(ds, work, args["repeats"], record)
+        same_threshold = _threshold_steps(ds, first, args["repeats"], record)
     import pyarrow.parquet as pq
-    print(json.dumps({"rows": ds.num_rows, "npartitions": ds.npartitions, "files": len(ds.files),
-                      "steps": rows, "states_equal_fresh_fit": same,
-                      "partition_ms": per_partition, "branch_parallel_s": parallel,
-                      "partition_rows": pq.read_metadata(ds.files[0]).num_rows}))
+    out = {"rows": ds.num_rows, "npartitions": ds.npartitions, "files": len(ds.files),
+           "steps": rows, "threshold_states_equal_fresh_fit": same_threshold,
+           "partition_rows": pq.read_metadata(ds.files[0]).num_rows}
+    if fresh is not None:
+        out["states_equal_fresh_fit"] = {s.node_id: s.state for s in fresh.fitted_steps()} == {
+            s.node_id: s.state for s in studio.fitted_steps()}
+        out["partition_ms"] = partition_ms(ds.files[0])
+        out["branch_parallel_s"] = parallel_s(ds.files)
+    print(json.dumps(out))
 
 
-def _timed_steps(ds: Any, work: Path, repeats: int, record: Any) -> tuple[Any, Any]:
-    """Steps 1-6 of the module docstring; the fresh fit's and the Studio refit's workflows."""
+def _threshold_steps(ds: Any, first: Any, repeats: int, record: Any) -> bool:
+    """Steps 7 and 8: the freq_threshold-only refit and a fit of its workflow from scratch;
+    whether their states (and the output's ids on the first file) are equal."""
+    refit = record(f"refit, Categorify(freq_threshold={THRESHOLD})",
+                   lambda: workflow(freq_threshold=THRESHOLD).fit(ds, reuse=first), repeats)
+    fresh = record(f"fresh fit, freq_threshold={THRESHOLD}",
+                   lambda: workflow(freq_threshold=THRESHOLD).fit(ds))
+    states = [{s.node_id: s.state for s in wf.fitted_steps()} for wf in (refit, fresh)]
+    outputs = [wf.transform(ds.files[0]).compute() for wf in (refit, fresh)]
+    return states[0] == states[1] and outputs[0].equals(outputs[1])
+
+
+def _timed_steps(ds: Any, work: Path, repeats: int, record: Any) -> tuple[Any, Any, Any]:
+    """Steps 1-6 of the module docstring; the first fit's, the fresh fit's and the Studio
+    refit's workflows."""
     from interactive_recsys.ui.builder.model._model import BuilderModel
 
     first = record("first fit", lambda: workflow(artifacts=str(work / "first")).fit(ds))
@@ -248,7 +282,7 @@ def _timed_steps(ds: Any, work: Path, repeats: int, record: Any) -> tuple[Any, A
     fresh = record("fresh fit, NormalizeMinMax", lambda: workflow("NormalizeMinMax").fit(ds))
     record("the edited branch alone", lambda: workflow("NormalizeMinMax",
                                                        categorical=False).fit(ds))
-    return fresh, studio
+    return first, fresh, studio
 
 
 def run(args: argparse.Namespace) -> None:
@@ -263,29 +297,37 @@ def run(args: argparse.Namespace) -> None:
     WORK.mkdir(parents=True)
     load_before = os.getloadavg()
     payload = json.dumps({"src": str(src), "work": str(WORK), "repeats": args.repeats,
-                          "cluster": args.cluster})
+                          "cluster": args.cluster, "threshold_only": args.threshold_only})
     proc = subprocess.run([sys.executable, "-m", "benchmarks.refit", payload], cwd=ROOT,
                           capture_output=True, text=True)
     sys.stdout.write(proc.stdout)
     if proc.returncode != 0:
         raise RuntimeError(f"the refit run failed:\n{proc.stderr[-3000:]}")
     result = json.loads(proc.stdout.strip().splitlines()[-1])
-    first, refit = result["steps"][0], result["steps"][1]
-    ratio = {"wall": refit["wall_s"] / first["wall_s"], "cpu": refit["cpu_s"] / first["cpu_s"]}
-    studio = next(s for s in result["steps"] if s["step"].startswith("Studio"))
-    studio_ratio = {"wall": studio["wall_s"] / first["wall_s"],
-                    "cpu": studio["cpu_s"] / first["cpu_s"]}
+    steps = result["steps"]
+    first = steps[0]
+
+    def ratio_of(step: dict[str, Any]) -> dict[str, float]:
+        return {"wall": step["wall_s"] / first["wall_s"], "cpu": step["cpu_s"] / first["cpu_s"]}
+
+    threshold = ratio_of(next(s for s in steps if "freq_threshold" in s["step"]
+                              and s["step"].startswith("refit")))
     results = {"benchmark": "refit", "date": datetime.date.today().isoformat(),
                "data": str(src), "profile": args.profile, "repeats": args.repeats, **result,
                "mode": ("2-worker cluster (irs.cluster.start_cluster)" if args.cluster
                         else "Dask's threaded scheduler in one process"),
-               "ratio": ratio,
-               "studio_ratio": studio_ratio, "target": TARGET,
-               "meets_target": max(ratio["wall"], studio_ratio["wall"]) <= TARGET,
+               "threshold_ratio": threshold, "threshold_target": THRESHOLD_TARGET,
+               "threshold_meets_target": threshold["wall"] <= THRESHOLD_TARGET,
                "load_avg_before": load_before, "load_avg_after": os.getloadavg(),
                "machine": report.machine_info(), "git": report.git_state(),
                "command": report.command_line()}
-    write_results(results, "refit" + ("-cluster" if args.cluster else "")
+    if not args.threshold_only:
+        ratio = ratio_of(steps[1])
+        studio_ratio = ratio_of(next(s for s in steps if s["step"].startswith("Studio")))
+        results.update({"ratio": ratio, "studio_ratio": studio_ratio, "target": TARGET,
+                        "meets_target": max(ratio["wall"], studio_ratio["wall"]) <= TARGET})
+    write_results(results, "refit" + ("-threshold" if args.threshold_only else "")
+                  + ("-cluster" if args.cluster else "")
                   + ("-quick" if args.quick else f"-{args.profile}"), args.suffix)
 
 
@@ -294,7 +336,9 @@ def write_results(results: dict[str, Any], label: str, suffix: str = "") -> None
 
     stem = report.result_stem(f"{label}{suffix}")
     Path(f"{stem}.json").write_text(json.dumps(results, indent=2, default=str))
-    lines = [f"# Refit after editing one continuous step, {results['date']}, vm", "",
+    what = ("editing one continuous step" if "ratio" in results
+            else f"a freq_threshold-only edit of Categorify (0 -> {THRESHOLD})")
+    lines = [f"# Refit after {what}, {results['date']}, vm", "",
              f"Command: `{results['command']}`", "",
              f"{results['rows']:,} rows ({results['profile']} profile, {results['files']} "
              f"files, {results['npartitions']} partitions), the 40-column Criteo workflow, "
@@ -307,20 +351,33 @@ def write_results(results: dict[str, Any], label: str, suffix: str = "") -> None
              "|---|---:|---:|---:|---:|---|"]
     for s in results["steps"]:
         reused = [k for k, v in s["steps"].items() if v]
-        computed = [k for k, v in s["steps"].items() if not v]
-        shown = (f"{len(reused)} of {len(s['steps'])} (computed: {', '.join(computed)})"
-                 if reused else "none")
+        refinished = s.get("refinished", [])
+        computed = [k for k, v in s["steps"].items() if not v and k not in refinished]
+        shown = (f"{len(reused)} of {len(s['steps'])} (computed: {', '.join(computed) or '-'}"
+                 + (f"; refinished: {', '.join(refinished)}" if refinished else "") + ")"
+                 if reused or refinished else "none")
         lines.append(f"| {s['step']} | {s['wall_s']:.2f} | {s['cpu_s']:.2f} | "
                      f"{s['others_cpu_pct']:.0f} | {s['phases']} | {shown} |")
-    r, st = results["ratio"], results["studio_ratio"]
-    lines += ["", f"Refit / first fit: {100 * r['wall']:.1f}% of the wall time, "
-              f"{100 * r['cpu']:.1f}% of the CPU time (the Studio's Run: "
-              f"{100 * st['wall']:.1f}% and {100 * st['cpu']:.1f}%); target <= "
-              f"{100 * results['target']:.0f}%: "
-              f"{'met' if results['meets_target'] else 'NOT met'}. The fresh fit's states "
-              f"{'equal' if results['states_equal_fresh_fit'] else 'DIFFER from'} the "
-              "Studio refit's.", "",
-              *_partition_lines(results.get("partition_ms"), results.get("partition_rows")),
+    lines.append("")
+    if "ratio" in results:
+        r, st = results["ratio"], results["studio_ratio"]
+        lines += [f"Refit / first fit: {100 * r['wall']:.1f}% of the wall time, "
+                  f"{100 * r['cpu']:.1f}% of the CPU time (the Studio's Run: "
+                  f"{100 * st['wall']:.1f}% and {100 * st['cpu']:.1f}%); target <= "
+                  f"{100 * results['target']:.0f}%: "
+                  f"{'met' if results['meets_target'] else 'NOT met'}. The fresh fit's states "
+                  f"{'equal' if results['states_equal_fresh_fit'] else 'DIFFER from'} the "
+                  "Studio refit's.", ""]
+    th = results.get("threshold_ratio")
+    if th:
+        equal = "equal" if results["threshold_states_equal_fresh_fit"] else "DIFFER from"
+        lines += [f"Refit after a freq_threshold-only edit (Categorify refinished from the "
+                  f"saved counts) / first fit: {100 * th['wall']:.1f}% of the wall time, "
+                  f"{100 * th['cpu']:.1f}% of the CPU time; target <= "
+                  f"{100 * results['threshold_target']:.0f}%: "
+                  f"{'met' if results['threshold_meets_target'] else 'NOT met'}. Its states "
+                  f"and output {equal} a fresh fit's.", ""]
+    lines += [*_partition_lines(results.get("partition_ms"), results.get("partition_rows")),
               *_parallel_lines(results.get("branch_parallel_s"), results["files"]),
               f"Load average before {results['load_avg_before']}, after "
               f"{results['load_avg_after']}. Machine: {results['machine']}. Code: "

@@ -1,6 +1,6 @@
 // DagView: draws a workflow laid out by interactive_recsys/ui/builder/_dag.py as plain SVG.
 // Synced traits: nodes (id, kind, label, detail, tooltip, x, y, width, height, status:
-// "reused" / "computed" after a Run, drawn as a badge), edges
+// "reused" / "refinished" / "computed" after a Run, drawn as a badge), edges
 // (source, target), selected (id of the clicked node), message. No external libraries.
 // A click on an operator node (or Enter on it) also brings the builder's parameter form
 // (.irs-builder-params, far above the graph) into view and focuses its first field.
@@ -35,7 +35,7 @@ function setLabel(text, name, shown) {
 }
 
 function badge(group, node) {
-  // "reused" / "computed" at the node's right end; returns the width it takes.
+  // "reused" / "refinished" / "computed" at the node's right end; returns the width it takes.
   const text = node.status;
   const width = text.length * 5.6 + 8;
   const x = node.width - width - 3;

@@ -101,6 +101,19 @@ class StateFolders:
     new: str | None
 
 
+@dataclass(frozen=True)
+class SavedStatistics:
+    """A state of an earlier fit of a step whose statistics are this step's: the same
+    operator on the same data, columns and upstream steps, with other values of the
+    parameters in :attr:`StatOperator.finishing_params` only (see
+    :meth:`StatOperator.refinish_graph`). Its file paths are relative to ``folder``, read
+    with ``storage_options``."""
+
+    state: dict[str, Any]
+    folder: str | None
+    storage_options: Any = None
+
+
 def merged_directory(ctx: OpContext) -> str:
     """The folder a merged state writes its files into: under the step's own folder of the
     updated workflow's artifacts (the new data's fit wrote next to it, and is removed)."""
@@ -397,6 +410,23 @@ class StatOperator(Operator, register=False):
             f"{type(self).__name__} ({ctx.node_id or 'a step'}) on columns {columns} cannot be "
             f"updated with new data: {why}. Refit the workflow on all the data instead "
             "(wf.fit(all_days)), or replace the step by one that can be merged.")
+
+    # ---- refits that change only finishing parameters (``Workflow.fit(..., reuse=)``) ----
+    #: Parameters read only when the state is finished from statistics of the data that do
+    #: not depend on them (Categorify cuts its vocabulary from the value counts by
+    #: ``freq_threshold``): a refit whose only change is to these builds the state from the
+    #: previous fit's statistics (:meth:`refinish_graph`), with no pass over the data.
+    #: Empty (the default): any change of a parameter fits the step again.
+    finishing_params: ClassVar[tuple[str, ...]] = ()
+
+    def refinish_graph(self, previous: SavedStatistics, ctx: OpContext) -> Any | None:
+        """This operator's state built from ``previous`` (the state of a fit of the same
+        statistics with other :attr:`finishing_params`), as a ``dask`` delayed object whose
+        result is the state a fit on the data would give; it writes its files under
+        ``ctx.artifacts_dir`` as ``fit_graph`` does, and never changes ``previous``'s.
+        None when ``previous`` does not hold what is needed (the step is then fitted on the
+        data). Default: None."""
+        return None
 
     #: Entries of the state that map every input column to a value (e.g. Normalize's
     #: ``means``); see :meth:`state_keys`.

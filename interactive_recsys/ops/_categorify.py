@@ -36,7 +36,13 @@ import pyarrow.compute as pc
 
 from interactive_recsys.backend import _keyed_counts as kc
 from interactive_recsys.errors import ParameterError, SchemaError
-from interactive_recsys.ops._base import StateFolders, StatOperator, group_names, merged_directory
+from interactive_recsys.ops._base import (
+    SavedStatistics,
+    StateFolders,
+    StatOperator,
+    group_names,
+    merged_directory,
+)
 from interactive_recsys.ops._hash_bucket import check_index_dtype, encode_column, require_hashable
 from interactive_recsys.ops._state_check import TABLE, check_shape
 from interactive_recsys.params import Param
@@ -60,6 +66,8 @@ from interactive_recsys.tables._vocabulary_check import (
     check_pending,
     check_vocabulary,
     check_vocabulary_files,
+    read_checked,
+    split_path,
 )
 
 #: Schema properties of a vocabulary extended by ``Workflow.update``.
@@ -210,28 +218,81 @@ class Categorify(StatOperator):
         The graph is written as one low-level graph (:class:`~..tables.reduce.Graph`):
         building it costs time linear in its tasks, whatever ``split_out`` is."""
         splits = self.splits(ctx)
-        directory = os.path.join(ctx.artifacts_dir or ".", ctx.node_id)
         g = Graph(ctx.node_id)
-        states = {}
         keys = list(self.vocab_keys(ctx.groups))
         firsts = first_level_by_keys([p.key for p in partials], keys, _sum_partials,
                                      g.tasks("count"), cut=g.tasks("chunk"))
-        for number, key in enumerate(keys):
-            key_dir = key_directory(directory, number)  # never the column name (it is data)
+        counted = {}
+        for key in keys:
             per_key = [g.task("pick", pick, f, key) for f in firsts[key]]
-            reduced = [_reduce_split(g, per_key, s, self.freq_threshold, key_dir,
-                                     ctx.storage_options) for s in range(splits)]
+            counted[key] = ([tree(per_key, vocab.sum_counts, g.tasks("count"),
+                                  first=functools.partial(_sum_split, split=s))
+                             for s in range(splits)],
+                            tree(per_key, _sum_totals, g.tasks("totals"), first=_sum_totals))
+        return self._finish_graph(g, counted, ctx, partials)
+
+    def _finish_graph(self, g: Graph, counted: dict[str, tuple[list[str], Any]],
+                      ctx: OpContext, inputs: list[Any]) -> Any:
+        """The vocabularies cut from their counts: ``counted`` holds, per vocabulary key
+        (in :meth:`vocab_keys` order), the tasks of each split's summed counts and the
+        null and row totals (a task, or the numbers). The threshold, the ranks and the
+        split files, as :meth:`fit_graph` and :meth:`refinish_graph` both build them."""
+        directory = os.path.join(ctx.artifacts_dir or ".", ctx.node_id)
+        states = {}
+        for number, (key, (counts, totals)) in enumerate(counted.items()):
+            key_dir = key_directory(directory, number)  # never the column name (it is data)
+            reduced = [g.task("threshold", _apply_threshold, c, self.freq_threshold, key_dir,
+                              s, ctx.storage_options) for s, c in enumerate(counts)]
             ranks = _ranks(g, reduced)
             written = [g.task("write", vocab.write_split, reduced[s], ranks[s],
                               self.first_vocab_index, self.max_size, key_dir, s,
                               ctx.storage_options)
-                       for s in range(splits)]
-            totals = tree(per_key, _sum_totals, g.tasks("totals"), first=_sum_totals)
-            states[key] = g.task("vocab", _vocab_state, totals, splits,
+                       for s in range(len(counts))]
+            states[key] = g.task("vocab", _vocab_state, totals, len(counts),
                                  self.first_vocab_index, key_dir, *written)
         names = list(states)
         return g.delayed(g.task("state", _state, names, directory, self, *states.values()),
-                         partials)
+                         inputs)
+
+    # ---- a refit after an edit of freq_threshold, max_size, num_buckets or dtype ---------
+    #: The vocabulary is cut from the value counts by these alone (its ids start after the
+    #: ``num_buckets`` rows; ``dtype`` only bounds them): a change of them keeps the counts.
+    finishing_params = ("freq_threshold", "max_size", "num_buckets", "dtype")
+
+    def refinish_graph(self, previous: SavedStatistics, ctx: OpContext) -> Any | None:
+        """The vocabularies cut again from the counts that ``previous`` saved, with these
+        parameters: the values and counts of its split files, and of its pending files
+        (the values below its ``freq_threshold``), with no pass over the data; exactly what
+        a fit gives (the same threshold, ranks and files, from the same counts).
+
+        None when ``previous`` lacks counts: a vocabulary cut by ``max_size`` (the values
+        it left out are not kept), one extended by ``Workflow.update``, or one of a version
+        that did not keep the counts below its threshold.
+
+        >>> import pandas as pd, interactive_recsys as irs
+        >>> df = pd.DataFrame({"c": ["b", "a", "b", "z", "b", "a"]})
+        >>> first = irs.Workflow(["c"] >> Categorify()).fit(df)
+        >>> again = irs.Workflow(["c"] >> Categorify(freq_threshold=2)).fit(df, reuse=first)
+        >>> [(s.reused, s.refinished) for s in again.fitted_steps()], again.fit_stats["phases"]
+        ([(False, True)], [])
+        >>> again.transform(df)["c"].tolist()  # z (seen once) out of vocabulary: 2
+        [3, 4, 3, 2, 3, 4]
+        """
+        vocabs, splits = previous.state.get("vocabs"), self.splits(ctx)
+        keys = list(self.vocab_keys(ctx.groups))
+        if previous.folder is None or not isinstance(vocabs, dict) or set(vocabs) != set(keys) \
+                or not all(_all_counted(vocabs[key], splits) for key in keys):
+            return None
+        g = Graph(ctx.node_id)
+        counted = {}
+        for key in keys:
+            info = vocabs[key]
+            folder = resolve(previous.folder, info["path"], "vocabulary path")
+            counted[key] = ([g.task("saved-counts", _saved_counts, folder, s,
+                                    info.get("pending") is True, previous.storage_options)
+                             for s in range(splits)],
+                            {"nulls": info["null_count"], "rows": info["value_count"]})
+        return self._finish_graph(g, counted, ctx, [])
 
     def state_keys(self, groups: Sequence[tuple[str, ...]]) -> dict[str, list[str]]:
         return {"vocabs": list(self.vocab_keys(list(groups)))}
@@ -429,14 +490,6 @@ def _sum_split(items: list[dict[str, Any]], split: int) -> pa.Table:
     return vocab.sum_counts([i["splits"][split] for i in items])
 
 
-def _reduce_split(g: Graph, per_key: list[str], split: int, threshold: int, directory: str,
-                  storage_options: Any) -> str:
-    counts = tree(per_key, vocab.sum_counts, g.tasks("count"),
-                  first=functools.partial(_sum_split, split=split))
-    return g.task("threshold", _apply_threshold, counts, threshold, directory, split,
-                  storage_options)
-
-
 def _apply_threshold(counts: kc.Counts, threshold: int, directory: str | None = None,
                      split: int = 0, storage_options: Any = None) -> kc.Counts:
     """The values counted at least ``threshold`` times. The others (with a threshold) are
@@ -448,6 +501,29 @@ def _apply_threshold(counts: kc.Counts, threshold: int, directory: str | None = 
         below = below.filter(pc.less(below["count"], threshold))
         vocab.write_table_file(below, update.pending_path(directory, split), storage_options)
     return kept
+
+
+def _all_counted(info: Any, splits: int) -> bool:
+    """Whether a vocabulary's files hold the count of every value its fit saw, in
+    ``splits`` split files: every value in the vocabulary (none out of it), or the others in
+    its pending files (a ``freq_threshold`` above 1); never a vocabulary extended by
+    ``Workflow.update`` (``version``), whose counts are another fit's."""
+    return (isinstance(info, dict) and info.get("splits") == splits and "version" not in info
+            and isinstance(info.get("path"), str)
+            and all(isinstance(info.get(n), int | np.integer) and not isinstance(info[n], bool)
+                    for n in ("null_count", "value_count", "oov_count"))
+            and (info.get("pending") is True or info["oov_count"] == 0))
+
+
+def _saved_counts(directory: str, split: int, pending: bool,
+                  storage_options: Any = None) -> kc.Counts:
+    """The counts of one split as its fit summed them: the ``value, count`` rows of the
+    vocabulary's split file and, with ``pending``, of its pending file (the values below the
+    threshold), keyed as the fit keys them (:func:`~..backend.keyed_counts.encode`)."""
+    paths = [split_path(directory, split)] + ([update.pending_path(directory, split)]
+                                              if pending else [])
+    tables = [read_checked(path, storage_options).select(["value", "count"]) for path in paths]
+    return kc.encode(pa.concat_tables(tables, promote_options="permissive"))
 
 
 def _ranks(g: Graph, reduced: list[str]) -> list[str]:

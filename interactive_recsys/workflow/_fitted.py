@@ -57,6 +57,10 @@ class FittedStep:
     reused : whether the last fit adopted this state from ``fit(..., reuse=previous)``
         instead of computing it.
     key : what the state depends on, hashed (see ``_keys``); None when unknown.
+    refinished : whether the last fit built this state from the statistics of
+        ``reuse=previous``'s step, which differed only in finishing parameters
+        (Categorify's ``freq_threshold``: the vocabulary cut again from the saved counts),
+        without reading the data.
     """
 
     node_id: str
@@ -67,6 +71,7 @@ class FittedStep:
     groups: tuple[tuple[str, ...], ...] = ()
     reused: bool = False
     key: str | None = None
+    refinished: bool = False
 
 
 @dataclass
@@ -88,6 +93,9 @@ class FittedState:
     read_only : the artifacts are a loaded folder's: read, never written.
     artifact_sums : each artifact file's SHA-256 recorded at save (a loaded folder).
     sums_checked : whether ``artifact_sums`` were checked (a URL's are checked on use).
+    statistics_keys : the statistics key of each step whose operator has finishing
+        parameters (:func:`.keys.fit_keys`), by step id.
+    refinished : the step ids whose states the fit finished from ``reuse=``'s statistics.
     """
 
     states: States = field(default_factory=dict)
@@ -102,6 +110,8 @@ class FittedState:
     read_only: bool = False
     artifact_sums: dict[str, str] | None = field(default=None, repr=False)
     sums_checked: bool = True
+    statistics_keys: dict[str, str] = field(default_factory=dict)
+    refinished: frozenset[str] = frozenset()
 
     # ---- the fitted steps -----------------------------------------------------------------
     def schemas(self, output: Node) -> dict[int, Schema]:
@@ -129,15 +139,17 @@ class FittedState:
             groups = tuple(tuple(g) for g in node.input_groups(self.input_schema, schemas))
             out.append(FittedStep(node_id, node.op, tuple(flatten(groups)),
                                   tuple(schemas[id(node)].names), state, groups,
-                                  node_id in self.reused, self.keys.get(node_id)))
+                                  node_id in self.reused, self.keys.get(node_id),
+                                  node_id in self.refinished))
         return out
 
     # ---- reuse ----------------------------------------------------------------------------
-    def reusable_keys(self) -> dict[str, str]:
+    def reusable_keys(self, statistics: bool = False) -> dict[str, str]:
         """The keys of the states unchanged since their fit made them (by step id): only
-        those may be adopted by another fit."""
+        those may be adopted by another fit. With ``statistics``, their statistics keys:
+        only those states may be finished again with other finishing parameters."""
         keys = {}
-        for i, key in self.keys.items():
+        for i, key in (self.statistics_keys if statistics else self.keys).items():
             digest = state_digest(self.states[i]) if i in self.states else None
             if key is not None and digest is not None and self.digests.get(i) == digest:
                 keys[i] = key
@@ -160,8 +172,10 @@ class FittedState:
             "fitted": self.fitted,
             "input_schema": self.input_schema.to_dict() if self.input_schema else None,
             "states": {i: json_safe(self.states[s]) for i, s in fitted},
-            "keys": {i: {"key": self.keys[s], "state": self.digests[s]} for i, s in fitted
-                     if self.keys.get(s) and self.digests.get(s)},
+            "keys": {i: {"key": self.keys[s], "state": self.digests[s],
+                         **({"statistics": self.statistics_keys[s]}
+                            if s in self.statistics_keys else {})}
+                     for i, s in fitted if self.keys.get(s) and self.digests.get(s)},
         }
 
     @classmethod
@@ -171,6 +185,8 @@ class FittedState:
         return cls(states=loaded.states, input_schema=loaded.input_schema,
                    fitted=loaded.fitted, keys={i: k["key"] for i, k in loaded.keys.items()},
                    digests={i: k["state"] for i, k in loaded.keys.items()},
+                   statistics_keys={i: k["statistics"] for i, k in loaded.keys.items()
+                                    if "statistics" in k},
                    artifacts_dir=loaded.artifacts_dir, read_only=True,
                    artifact_sums=loaded.artifact_sums, sums_checked=not remote)
 

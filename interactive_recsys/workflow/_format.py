@@ -66,7 +66,8 @@ class LoadedConfig:
     fitted: bool
     artifacts_dir: str | None
     #: each fitted step's key and its state's digest when fitted (``{"key", "state"}``, see
-    #: :mod:`interactive_recsys.workflow._reuse`), by step id; {} when saved without
+    #: :mod:`interactive_recsys.workflow._reuse`), and its statistics key (``"statistics"``)
+    #: when its operator has finishing parameters, by step id; {} when saved without
     keys: dict[str, dict[str, str]] = field(default_factory=dict)
     #: SHA-256 of every artifact file recorded at save (``{relative path: sha256}``), None
     #: for a folder saved without them; checked at load for a local folder
@@ -252,10 +253,13 @@ def read_config(path: str, functions: dict[str, Callable] | None = None,
         _expect(config_path, f"keys.{key}", value, dict)
         for part in ("key", "state"):
             _expect(config_path, f"keys.{key}.{part}", value.get(part), str)
+        if "statistics" in value:  # an operator with finishing parameters
+            _expect(config_path, f"keys.{key}.statistics", value["statistics"], str)
         if not key.isdigit() or not int(key) < len(nodes):
             raise _fail(config_path, f"keys.{key}", "is not the index of a node.")
         if id(nodes[int(key)]) in ids and ids[id(nodes[int(key)])] in states:
-            keys[ids[id(nodes[int(key)])]] = {"key": value["key"], "state": value["state"]}
+            keys[ids[id(nodes[int(key)])]] = {
+                part: value[part] for part in ("key", "state", "statistics") if part in value}
     sums = _sums_of(config_path, config, artifacts_dir, not storage.is_remote(path))
     if sums is None and artifacts_dir is not None and artifact_paths(states):
         warn_unrecorded(config_path, "workflow", artifact_paths(states))  # an older save

@@ -23,7 +23,10 @@ the steps reading them get no key and are always computed.
 
 Every fit records the keys (and saves them): ``Workflow.fit(data, reuse=previous)``
 compares them, and a step whose key is in ``previous`` adopts that state
-(:mod:`.reuse`) instead of computing it.
+(:mod:`.reuse`) instead of computing it. An operator with ``finishing_params`` (Categorify:
+``freq_threshold``, ``max_size``, ...) also gets a *statistics key*, its key without those
+parameters: a step whose statistics key is in ``previous`` is finished from that state's
+statistics (its vocabularies cut again from the saved counts) without reading the data.
 
 >>> import pandas as pd
 >>> from interactive_recsys import Dataset, ops
@@ -91,16 +94,17 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def op_description(op: Operator) -> dict[str, Any]:
-    """The operator's class and every declared parameter, as saved (``to_config``) where the
-    operator describes one its own way (a side table by content hash). Refused
-    (:class:`_NoKey`) for a Python function: what it computes cannot be fingerprinted."""
+def op_description(op: Operator, leave_out: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The operator's class and every declared parameter (but those in ``leave_out``), as
+    saved (``to_config``) where the operator describes one its own way (a side table by
+    content hash). Refused (:class:`_NoKey`) for a Python function: what it computes cannot
+    be fingerprinted."""
     params = op.get_params()
     if any(callable(v) for v in params.values()):
         raise _NoKey(f"{type(op).__name__} takes a Python function")
     saved = op.to_config()["params"]
     return {"op": f"{type(op).__module__}.{type(op).__qualname__}",
-            "params": {**params, **saved}}
+            "params": {k: v for k, v in {**params, **saved}.items() if k not in leave_out}}
 
 
 class _Fingerprints:
@@ -215,6 +219,25 @@ def column_hash(values: pa.Array | pa.ChunkedArray) -> str:
 def step_keys(output: Node, input_schema: Schema, ds: Dataset) -> dict[str, str | None]:
     """The key of every statistics step of the graph ending at ``output`` on ``ds``, by step
     id; ``None`` for a step without one (never reused)."""
+    return fit_keys(output, input_schema, ds)[0]
+
+
+def fit_keys(output: Node, input_schema: Schema, ds: Dataset
+             ) -> tuple[dict[str, str | None], dict[str, str]]:
+    """:func:`step_keys`, and the *statistics key* of each statistics step whose operator
+    has ``finishing_params``: its key without those parameters (what the statistics its
+    state is finished from depend on; see ``StatOperator.refinish_graph``). A step whose
+    key has changed but whose statistics key is a previous fit's is finished from that
+    fit's statistics, with no pass over the data.
+
+    >>> import pandas as pd
+    >>> from interactive_recsys import Dataset, ops
+    >>> ds = Dataset(pd.DataFrame({"c": ["x", "y", "x"]}))
+    >>> a = fit_keys(["c"] >> ops.Categorify(), ds.schema, ds)
+    >>> b = fit_keys(["c"] >> ops.Categorify(freq_threshold=2), ds.schema, ds)
+    >>> a[0] == b[0], a[1] == b[1], a[0]["categorify-1"] == a[1]["categorify-1"]
+    (False, True, False)
+    """
     ids = output.node_ids()
     schemas = output.schemas(input_schema, {})  # as predicted before the fit, every time
     fingerprints = _Fingerprints(ds)
@@ -223,6 +246,7 @@ def step_keys(output: Node, input_schema: Schema, ds: Dataset) -> dict[str, str 
                "npartitions": ds.npartitions}
     node_keys: dict[int, str | None] = {}
     out: dict[str, str | None] = {}
+    statistics: dict[str, str] = {}
     for node in output.walk():
         parents = [node_keys[id(p)] for p in node.parents]
         try:
@@ -246,11 +270,16 @@ def step_keys(output: Node, input_schema: Schema, ds: Dataset) -> dict[str, str 
             if key is not None:
                 groups = node.input_groups(input_schema, schemas)
                 reads = node.input_schema(input_schema, schemas)
-                key = _digest({"node": key, "groups": [list(g) for g in groups],
-                               "reads": [_column(reads, c) for g in groups for c in g],
-                               "context": context})
+                common = {"groups": [list(g) for g in groups],
+                          "reads": [_column(reads, c) for g in groups for c in g],
+                          "context": context}
+                if node.op.finishing_params:  # parents have keys: so does the operator
+                    statistics[ids[id(node)]] = _digest({"statistics": _digest({
+                        "step": op_description(node.op, node.op.finishing_params),
+                        "parents": parents}), **common})
+                key = _digest({"node": key, **common})
             out[ids[id(node)]] = key
-    return out
+    return out, statistics
 
 
 def _column(schema: Schema, name: str) -> list[Any]:

@@ -3,7 +3,10 @@
 ``Workflow.fit(data, reuse=previous)`` compares each statistics step's key (what its state
 depends on: :mod:`.keys`) with ``previous``'s: a step whose key is there adopts that state
 (:func:`adopt`: its artifact files are linked or copied into the new artifacts folder,
-under the new step id) instead of computing it.
+under the new step id) instead of computing it. A step whose key is not there but whose
+statistics key is (only its operator's ``finishing_params`` changed, e.g. Categorify's
+``freq_threshold``) is finished from that state's statistics (:func:`refinish`), in one
+computation that reads no data.
 
 >>> matches({"categorify-1": "k1", "normalize-3": "k2"}, {"categorify-4": "k1"},
 ...         {"categorify-4": {"vocabs": {}}})
@@ -18,6 +21,8 @@ import shutil
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from interactive_recsys.ops._base import SavedStatistics
+from interactive_recsys.runtime.jobs import compute
 from interactive_recsys.store import storage
 from interactive_recsys.store._artifacts import resolve
 from interactive_recsys.store._folder_rules import refuse_links
@@ -30,6 +35,33 @@ def matches(keys: Mapping[str, str | None], previous_keys: Mapping[str, str | No
     """``{new step id: previous step id}`` of the steps whose key is one of ``previous``'s."""
     by_key = {k: i for i, k in previous_keys.items() if k is not None and i in previous_states}
     return {i: by_key[k] for i, k in keys.items() if k is not None and k in by_key}
+
+
+def refinish(plan: Any, matched: Mapping[str, str], previous_states: States,
+             source: str | None, source_options: Any = None) -> States:
+    """The states of the ``matched`` steps (``{new id: previous id}``, matched by statistics
+    key) finished from the previous states' statistics (``StatOperator.refinish_graph``;
+    their files under folder ``source``), computed as one phase, ``"refinish"``, that reads
+    no data. A step whose operator finds no statistics it can use there is left out (it is
+    fitted). ``plan`` is the fit's, bound to its artifacts folder.
+
+    When ``source`` is that folder itself (a refit into a fixed ``artifacts_dir``), only a
+    step finished from its own previous state (same step id) is refinished: its files are
+    read before they are rewritten in place, whereas another step's could be rewritten
+    while it reads them."""
+    same = source is not None and plan.artifacts_dir is not None \
+        and _real(source) == _real(plan.artifacts_dir)
+    graphs = {}
+    for step in plan.steps:
+        if step.node_id in matched and not (same and matched[step.node_id] != step.node_id):
+            previous = SavedStatistics(previous_states[matched[step.node_id]], source,
+                                       source_options)
+            graph = step.op.refinish_graph(previous, plan.context(step))
+            if graph is not None:
+                graphs[step.node_id] = graph
+    if not graphs:
+        return {}
+    return dict(zip(graphs, compute(*graphs.values(), phase="refinish"), strict=True))
 
 
 def _paths(state: Any) -> Iterator[dict[str, Any]]:

@@ -46,9 +46,9 @@ from interactive_recsys.workflow._format import (
 )
 from interactive_recsys.workflow._graph import ConcatNode, Node, OpNode, SelectNode, checked_names
 from interactive_recsys.workflow._incremental import updated
-from interactive_recsys.workflow._keys import state_digest, step_keys
+from interactive_recsys.workflow._keys import fit_keys, state_digest
 from interactive_recsys.workflow._plan import Plan, compile_plan, fit_phases, prepare, transform
-from interactive_recsys.workflow._reuse import adopt, matches
+from interactive_recsys.workflow._reuse import adopt, matches, refinish
 
 
 class Workflow:
@@ -177,8 +177,12 @@ class Workflow:
         and a fingerprint of the data: see ``_keys``) equals one of ``reuse``'s takes
         that state (its artifacts are linked or copied here) and is not computed; only the
         other steps are, in as few phases as their dependencies allow, and none at all
-        (no pass over the data) when every state is reused. ``fitted_steps()`` tells which
-        (``reused``), as does ``fit_stats["reused"]`` (set when ``reuse`` is given).
+        (no pass over the data) when every state is reused. A step whose only change is to
+        its operator's ``finishing_params`` (Categorify's ``freq_threshold``, ``max_size``,
+        ``num_buckets``, ``dtype``) is *refinished*: its state is built from the statistics
+        ``reuse``'s state saved (the vocabulary cut again from the saved counts), without
+        reading the data. ``fitted_steps()`` tells which (``reused``, ``refinished``), as do
+        ``fit_stats["reused"]`` and ``fit_stats["refinished"]`` (set when ``reuse`` is given).
 
         >>> import pandas as pd, interactive_recsys as irs
         >>> from interactive_recsys import ops
@@ -205,7 +209,7 @@ class Workflow:
         self._state = FittedState(states, ds.schema, fit_stats=stats,  # unfitted until done
                                   artifacts_dir=artifacts_dir, temporary=temporary)
         started = time.perf_counter()
-        keys = step_keys(self.output_node, ds.schema, ds)
+        keys, statistics = fit_keys(self.output_node, ds.schema, ds)
         if source is not None:
             reused, options = source
             states.update(adopt(matches(keys, reused.reusable_keys(), reused.states),
@@ -215,16 +219,27 @@ class Workflow:
         adopted = frozenset(states)
         plan.bind(ds, artifacts_dir, temporary, self.storage_options,
                   previous.artifacts_dir)  # a side table found there is not read again
-        for k, new, seconds in fit_phases(plan, ds, plan.phases(adopted)):
+        if source is not None:  # only finishing parameters changed: no pass over the data
+            more = time.perf_counter()
+            states.update(refinish(plan, matches(
+                {i: k for i, k in statistics.items() if i not in adopted},
+                reused.reusable_keys(statistics=True), reused.states),
+                reused.states, reused.artifacts_dir, options))
+            plan.set_states(states)
+            stats["refinish_seconds"] = time.perf_counter() - more
+        refinished = frozenset(states) - adopted
+        for k, new, seconds in fit_phases(plan, ds, plan.phases(adopted | refinished)):
             states.update(new)
             stats["phases"].append({"phase": k, "operators": list(new), "seconds": seconds})
         del previous, source  # previous temporary folders may go once nothing reads them
-        if reuse is not None:  # which states were adopted (those not: computed)
+        if reuse is not None:  # which states were adopted or refinished (the rest: computed)
             stats["reused"] = [i for i in keys if i in adopted]
+            stats["refinished"] = [i for i in keys if i in refinished]
         stats["seconds"] = time.perf_counter() - started
         self._state = FittedState(states, ds.schema, True, keys,
                                   {i: state_digest(s) for i, s in states.items()}, adopted,
-                                  stats, artifacts_dir, temporary)
+                                  stats, artifacts_dir, temporary, statistics_keys=statistics,
+                                  refinished=refinished)
         self._warn_data(ds.known_num_rows)
         return self
 

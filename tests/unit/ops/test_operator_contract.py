@@ -20,6 +20,7 @@ import pytest
 
 import interactive_recsys as irs
 from interactive_recsys import ops
+from interactive_recsys.ops._base import StatOperator
 from interactive_recsys.params import Param
 from interactive_recsys.tables._context import OpContext
 from tests.conftest import (
@@ -74,6 +75,13 @@ VARIANTS: dict[str, list[dict[str, Any]]] = {
     "Groupby": [{"groupby_cols": ["C3"], "sort_cols": ["I1"], "name_sep": ".", "aggs": {
         "I1": ["list", "count", "first", "last", "sum", "mean"], "label": ["min", "std"]}}],
     "ListSlice": [{"start": -2, "pad": True, "pad_value": "pad"}, {"start": 0, "end": 2}],
+}
+
+#: A value other than the default of each finishing parameter of an operator
+#: (``StatOperator.finishing_params``): a refit that changes only it must read no data and
+#: give what a fit gives.
+FINISHING_VALUES: dict[str, dict[str, Any]] = {
+    "Categorify": {"freq_threshold": 2, "max_size": 4, "num_buckets": 3, "dtype": "int32"},
 }
 
 #: Input columns of each operator; the default is numeric columns with nulls (and NaN).
@@ -318,6 +326,34 @@ def test_transform_before_fit(name: str, variant: int, frame: pd.DataFrame, fitt
             wf.transform(partitioned(frame, 2))
     else:  # nothing to fit: transform works right away
         assert_frames_equal(wf.transform(frame), fitted[name, variant].transform(frame))
+
+
+@pytest.mark.parametrize("name", OPERATOR_NAMES)
+def test_a_refit_changing_only_finishing_params_reads_no_data_and_equals_a_fit(
+        name: str, frame: pd.DataFrame, root: str) -> None:
+    cls = ops.OPERATORS[name]
+    finishing = getattr(cls, "finishing_params", ())
+    undeclared = sorted(set(finishing) - set(cls.params))
+    assert not undeclared, f"{name}.finishing_params names {undeclared}: not its parameters"
+    if not finishing:
+        assert not issubclass(cls, StatOperator) or \
+            cls.refinish_graph is StatOperator.refinish_graph, \
+            f"{name} overrides refinish_graph but declares no finishing_params"
+        return
+    missing = sorted(set(finishing) - set(FINISHING_VALUES.get(name, {})))
+    if missing:
+        pytest.fail(f"Add {name}'s finishing parameters {missing}, each with a value other "
+                    "than its default, to FINISHING_VALUES in "
+                    "tests/unit/ops/test_operator_contract.py.")
+    base = make_op(name)
+    first = new_workflow(graph(name, op=base), root).fit(frame)
+    for pname, value in FINISHING_VALUES[name].items():
+        params = {**base.to_config()["params"], pname: value}
+        refit = new_workflow(graph(name, op=cls(**params)), root).fit(frame, reuse=first)
+        assert [s.refinished for s in refit.fitted_steps()] == [True], pname
+        assert refit.fit_stats["phases"] == [], pname  # no pass over the data
+        fresh = new_workflow(graph(name, op=cls(**params)), root).fit(frame)
+        assert_frames_equal(refit.transform(frame), fresh.transform(frame))
 
 
 # ---- parameter validation --------------------------------------------------------------------

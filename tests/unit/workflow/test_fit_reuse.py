@@ -208,8 +208,8 @@ def test_reuse_refuses_what_is_not_a_fitted_workflow(data):
 def test_a_background_fit_with_reuse_runs_fewer_phases_on_a_cluster(client, data):
     first = workflow(*branches()).fit(data, background=True).result()
     job = workflow(*branches(freq=1)).fit(data, background=True, reuse=first)
-    edited = job.result()
-    assert list(job.progress) == ["fit 1/2", "fit 2/2"] and len(first.fit_stats["phases"]) == 2
+    edited = job.result()  # Categorify cut again from its counts, then the Normalize after it
+    assert list(job.progress) == ["refinish", "fit 1/1"] and len(first.fit_stats["phases"]) == 2
     job = workflow(*branches(ops.NormalizeMinMax(), freq=1)).fit(data, background=True,
                                                            reuse=edited)
     assert sum(reused(job.result()).values()) == 3
@@ -266,3 +266,126 @@ def test_each_fit_phase_tells_the_input_columns_it_reads():
               track_local=True).start()
     job.result(60)
     assert [(p.name, list(p.reads)) for p in job.phases] == [("fit 1/1", ["n"])]
+
+
+# ---- a refit after an edit of finishing parameters only (Categorify's freq_threshold) ------
+def encoded(**params: object) -> irs.Workflow:
+    """Categorify of two string columns, an integer column and a list column."""
+    return irs.Workflow((["C1", "C2", "I2", "L1"] >> ops.Categorify(**params)) + ["label"])
+
+
+def how(wf: irs.Workflow) -> dict[str, str]:
+    return {s.node_id: "reused" if s.reused else "refinished" if s.refinished else "computed"
+            for s in wf.fitted_steps()}
+
+
+def expected_ids(values: pd.Series, threshold: int) -> list[int]:
+    """Categorify's ids computed with pandas: null 1, values seen fewer than ``threshold``
+    times 2 (out of vocabulary), the others from 3 on by descending count, ties by value."""
+    counts = values.value_counts()
+    kept = sorted(((-n, v) for v, n in counts.items() if n >= threshold))
+    ids = {v: 3 + rank for rank, (_, v) in enumerate(kept)}
+    return [1 if pd.isna(v) else ids.get(v, 2) for v in values]
+
+
+def test_a_freq_threshold_edit_refinishes_the_vocabularies_from_the_saved_counts(data,
+                                                                                 tmp_path):
+    first = encoded(freq_threshold=1).fit(data)
+    with PassCounter() as counter:
+        refit = encoded(freq_threshold=3).fit(data, reuse=first)
+    assert counter.reads == counter.other_reads == 0  # no partition of the data read
+    assert refit.fit_stats["phases"] == [] and refit.fit_stats["refinished"] == ["categorify-1"]
+    assert how(refit) == {"categorify-1": "refinished"}
+    fresh = encoded(freq_threshold=3).fit(data)
+    assert [s.state for s in refit.fitted_steps()] == [s.state for s in fresh.fitted_steps()]
+    out = refit.transform(data).compute()
+    assert_frames_equal(out, fresh.transform(data).compute())
+    df = make_criteo_frame(300)  # what the data fixture wrote
+    for column in ("C1", "C2", "I2"):
+        assert out[column].tolist() == expected_ids(df[column], 3), column
+    refit.save(tmp_path / "refit")
+    fresh.save(tmp_path / "fresh")
+    left, right = folder_bytes(str(tmp_path / "refit")), folder_bytes(str(tmp_path / "fresh"))
+    assert sorted(left) == sorted(right) and any("pending" in p for p in left)
+    assert all(left[p] == right[p] for p in left)  # the same files, byte for byte
+
+
+def test_every_finishing_parameter_is_refinished_from_counts_that_hold_every_value(data):
+    before = encoded(freq_threshold=4).fit(data)  # counts below 4 are in the pending files
+    for params in ({}, {"num_buckets": 3, "dtype": "int32"},
+                   {"freq_threshold": 2, "num_buckets": 2}, {"max_size": 5}):
+        refit = encoded(**params).fit(data, reuse=before)
+        assert how(refit) == {"categorify-1": "refinished"}, params
+        assert refit.fit_stats["phases"] == []
+        assert_frames_equal(refit.transform(data).compute(),
+                            encoded(**params).fit(data).transform(data).compute())
+        before = refit
+    cut = encoded(max_size=3).fit(data)  # the values max_size left out are not kept
+    again = encoded(max_size=6).fit(data, reuse=cut)
+    assert how(again) == {"categorify-1": "computed"}
+    assert [s.state for s in again.fitted_steps()] == [
+        s.state for s in encoded(max_size=6).fit(data).fitted_steps()]
+
+
+def test_edits_that_change_the_counts_are_fitted_on_the_data(data):
+    first = encoded(freq_threshold=1).fit(data)
+    for other in (irs.Workflow((["C1", "C3", "I2", "L1"] >> ops.Categorify(freq_threshold=2))
+                               + ["label"]),  # another column
+                  irs.Workflow((["C1", "C2", "I2", ["L1", "C3"]]
+                                >> ops.Categorify(freq_threshold=2)) + ["label"]),  # a group
+                  encoded(freq_threshold=2, split_out=3)):  # other hash splits
+        with PassCounter() as counter:
+            other.fit(data, reuse=first)
+        assert how(other) == {"categorify-1": "computed"} and counter.reads > 0
+    write_parts(make_criteo_frame(300, seed=11), data)  # the data changed: other counts
+    changed = encoded(freq_threshold=2).fit(data, reuse=first)
+    assert how(changed) == {"categorify-1": "computed"}
+    assert_frames_equal(changed.transform(data).compute(),
+                        encoded(freq_threshold=2).fit(data).transform(data).compute())
+
+
+def test_a_steps_downstream_statistics_are_computed_on_the_refinished_ids(data):
+    first = workflow(*branches(freq=0)).fit(data)
+    edited = workflow(*branches(freq=3)).fit(data, reuse=first)
+    assert how(edited) == {"categorify-1": "refinished", "normalize-2": "computed",
+                           "categorify-4": "reused", "normalize-8": "reused"}
+    assert [p["operators"] for p in edited.fit_stats["phases"]] == [["normalize-2"]]
+    fresh = workflow(*branches(freq=3)).fit(data)
+    assert {s.node_id: s.state for s in edited.fitted_steps()} == {
+        s.node_id: s.state for s in fresh.fitted_steps()}
+
+
+def test_the_saved_counts_serve_a_reloaded_workflow_and_a_refit_in_place(data, tmp_path):
+    first = encoded(freq_threshold=1).fit(data)
+    first.save(tmp_path / "wf")
+    saved = json.loads((tmp_path / "wf" / "workflow.json").read_text())
+    assert set(saved["keys"]["1"]) == {"key", "state", "statistics"}
+    refit = encoded(freq_threshold=3).fit(data, reuse=str(tmp_path / "wf"))
+    assert how(refit) == {"categorify-1": "refinished"}
+    expected = encoded(freq_threshold=3).fit(data).transform(data).compute()
+    assert_frames_equal(refit.transform(data).compute(), expected)
+    folder = str(tmp_path / "fixed")  # one artifacts folder, refitted in place
+    fixed = irs.Workflow((["C1", "C2", "I2", "L1"] >> ops.Categorify(split_out=3))
+                         + ["label"], artifacts_dir=folder).fit(data)
+    for threshold in (3, 1, 2):
+        again = irs.Workflow((["C1", "C2", "I2", "L1"] >> ops.Categorify(
+            split_out=3, freq_threshold=threshold)) + ["label"], artifacts_dir=folder)
+        again.fit(data, reuse=fixed)
+        assert how(again) == {"categorify-1": "refinished"} and again.artifacts_dir == folder
+        assert_frames_equal(again.transform(data).compute(), irs.Workflow(
+            (["C1", "C2", "I2", "L1"] >> ops.Categorify(split_out=3, freq_threshold=threshold))
+            + ["label"]).fit(data).transform(data).compute())
+        fixed = again
+
+
+def test_a_refit_in_place_never_reads_counts_that_another_step_rewrites(data, tmp_path):
+    folder = str(tmp_path / "fixed")
+    first = irs.Workflow((["C1"] >> ops.Categorify()) + (["C2"] >> ops.Categorify()),
+                         artifacts_dir=folder).fit(data)
+    swapped = irs.Workflow((["C2"] >> ops.Categorify(freq_threshold=2))
+                           + (["C1"] >> ops.Categorify(freq_threshold=2)), artifacts_dir=folder)
+    swapped.fit(data, reuse=first)  # each one's counts lie where the other one writes
+    assert how(swapped) == {"categorify-1": "computed", "categorify-3": "computed"}
+    fresh = irs.Workflow((["C2"] >> ops.Categorify(freq_threshold=2))
+                         + (["C1"] >> ops.Categorify(freq_threshold=2))).fit(data)
+    assert_frames_equal(swapped.transform(data).compute(), fresh.transform(data).compute())

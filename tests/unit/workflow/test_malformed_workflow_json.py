@@ -65,6 +65,8 @@ MALFORMED = [
     ("schema column", _config_change(lambda c: c["input_schema"]["columns"][0].pop("dtype")),
      r"'input_schema.columns\[0\].dtype'"),
     ("format version", _config_change(lambda c: c.update(format_version="1")), "format"),
+    ("statistics key", _config_change(lambda c: c["keys"]["1"].update(statistics=3)),
+     r"'keys.1.statistics' must be"),
 ]
 
 

@@ -50,7 +50,8 @@ def model_graph(model: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
     tooltip has its distinct count, exact once Suggest counted it (``counted_profile``),
     else marked as the sample's estimate. A statistics
     step fitted by the last Run has ``status`` ``"reused"`` (its state adopted from the Run
-    before) or ``"computed"`` (see :mod:`.._fit_status`).
+    before), ``"refinished"`` (rebuilt from that Run's saved counts) or ``"computed"`` (see
+    :mod:`.._fit_status`).
     """
     schema = model.schema
     status = step_status(model)
@@ -82,10 +83,12 @@ def model_graph(model: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
 def _step_node(k: int, j: int, label: str, op: Operator, outputs: Any,
                fit: str) -> dict[str, Any]:
     """The node of step ``j`` of branch ``k``: ``outputs`` its output schema, ``fit`` its
-    status after the last Run ("reused", "computed" or "")."""
+    status after the last Run ("reused", "refinished", "computed" or "")."""
     shown = ", ".join(f"{n}: {c.dtype}" for n, c in list(outputs.items())[:8])
     more = f", ... ({len(outputs)} columns)" if len(outputs) > 8 else ""
     note = {"reused": "\n(reused: its state was kept from the previous Run)",
+            "refinished": "\n(refinished: rebuilt from the previous Run's saved counts, "
+                          "without reading the data)",
             "computed": "\n(computed by the last Run)"}.get(fit, "")
     return {"id": op_id(k, j), "kind": "op", "label": label,
             "detail": _short_params(op), "branch": k, "step": j,

@@ -138,3 +138,28 @@ def test_the_preview_tab_refits_its_sample_copy_reusing_the_last_one(data):
     assert not os.path.exists(first_folder)  # the last copy's folder goes once read
     expected = graph(ops.NormalizeMinMax()).fit_transform(pd.read_parquet(data).head(100))
     assert_frames_equal(view.model.output, expected)
+
+
+def test_a_run_after_editing_only_freq_threshold_refinishes_categorify(data):
+    """The Studio's second Run after a freq_threshold edit reads no data for Categorify: its
+    vocabularies are cut again from the counts the first Run saved."""
+    b = PipelineBuilder(data, preview_rows=80)
+    build(b.model)
+    b.output_text.value = ""  # fit only
+    find_button(b, "irs-btn-run").click()
+    b.model.wait_run(timeout=60)
+    b.model.update_step(0, 0, params={"freq_threshold": 3})
+    find_button(b, "irs-btn-run").click()
+    b.model.wait_run(timeout=60)
+    wf = b.model.fitted_workflow
+    assert [(s.node_id, s.reused, s.refinished) for s in wf.fitted_steps()] == [
+        ("categorify-1", False, True), ("normalize-4", True, False)]
+    assert wf.fit_stats["phases"] == []  # no pass over the data
+    assert step_status(b.model) == {(0, 0): "refinished", (1, 1): "reused"}
+    assert "irs-run-finished" in b.status.value
+    assert ("reused 1 of 2 fitted steps; refinished Categorify (step 1 of branch 1) from the "
+            "saved counts") in b.status.value
+    tip = next(n["tooltip"] for n in b.dag.nodes if n["id"] == "op:0:0")
+    assert "refinished: rebuilt from the previous Run's saved counts" in tip
+    fresh = b.model.to_workflow().fit(data)
+    assert_frames_equal(wf.transform(data).compute(), fresh.transform(data).compute())
