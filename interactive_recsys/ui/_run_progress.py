@@ -139,12 +139,27 @@ def _per_second(r: Rate) -> str:
     return f"{count_text(r.per_second)} {r.unit}/s" if r.per_second else ""
 
 
+#: Phases that pass over no rows, with what they do instead.
+NO_DATA_PHASES = {"refinish": "vocabularies cut again from the saved counts, no data read"}
+
+
 def phase_text(phase: dict[str, Any], rows: int | None, now: float) -> str:
     """One phase in words: done of total and rate (or its end); no time left (the whole
-    Run's is said once, by :func:`run_text`)."""
-    r = phase_rate(phase, rows, now)
+    Run's is said once, by :func:`run_text`). A phase of :data:`NO_DATA_PHASES` says what
+    it does instead of rows.
+
+    >>> phase_text({"name": "refinish", "status": "finished", "done": 4, "total": 4,
+    ...             "started": 0.0, "stopped": 0.5}, rows=2_000_000, now=1.0)
+    'refinish: vocabularies cut again from the saved counts, no data read, in 0.5 s'
+    """
     seconds = (phase.get("stopped") or now) - phase["started"]
     name = phase["name"]
+    if name in NO_DATA_PHASES:
+        done = f"in {seconds:.1f} s" if phase["status"] == "finished" else (
+            f"{phase['done']} of {phase['total']} tasks" if phase["status"] == "running"
+            else f"{phase['status']} after {seconds:.1f} s")
+        return f"{name}: {NO_DATA_PHASES[name]}, {done}"
+    r = phase_rate(phase, rows, now)
     if phase["status"] == "finished":
         speed = _per_second(r)
         return f"{name}: {count_text(r.total)} {r.unit} in {seconds:.1f} s" + \

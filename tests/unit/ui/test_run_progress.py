@@ -364,3 +364,16 @@ def test_job_alive_sees_a_real_job_until_its_function_returns():
             break
         time.sleep(0.05)
     assert not job_alive("alive-check")
+
+
+def test_a_phase_that_reads_no_data_is_not_counted_in_rows():
+    """A refit's ``refinish`` (vocabularies from the saved counts) passes over no rows: its
+    line says so instead of "2.0M rows" at a rate no data was read at."""
+    refinish = {"name": "refinish", "status": "finished", "done": 4, "total": 4,
+                "fraction": 1.0, "started": 0.0, "stopped": 0.5, "operators": []}
+    running = dict(refinish, status="running", done=1, stopped=None)
+    lines = progress_lines([refinish], rows=2_000_000, now=1.0)
+    assert lines[-1] == ("done: refinish (vocabularies cut again from the saved counts, "
+                         "no data read, in 0.5 s)")
+    assert "rows" not in " ".join(lines[1:])
+    assert phase_text(running, rows=2_000_000, now=0.3).endswith("no data read, 1 of 4 tasks")
