@@ -120,8 +120,9 @@ def own_left(phase: dict[str, Any], now: float) -> float | None:
 
 def latest_run(phases: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The phases of the latest run among ``phases`` of one job name (every Studio Run is
-    job ``builder-run``; a board keeps the earlier ones): a run's phase names are unique, so
-    a name seen again, a ``fit 1/N`` or a fit after a write begins the next run.
+    job ``builder-run``; a board keeps the earlier ones): those of the last phase's ``run``
+    (its job's :attr:`~._job.Job.run_id`); for phases without one, a run's phase names are
+    unique, so a name seen again, a ``fit 1/N`` or a fit after a write begins the next run.
 
     >>> names = ["fit 1/2", "fit 2/2", "write", "fit 1/1", "write", "write"]
     >>> [p["name"] for p in latest_run([{"name": n} for n in names])]
@@ -129,6 +130,8 @@ def latest_run(phases: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     >>> [p["name"] for p in latest_run([{"name": n} for n in names[:4]])]
     ['fit 1/1']
     """
+    if phases and phases[-1].get("run"):  # recorded by a Job: its own phases
+        return [p for p in phases if p.get("run") == phases[-1]["run"]]
     start, seen = 0, set()
     for i, p in enumerate(phases):
         fit = _FIT.match(p["name"])

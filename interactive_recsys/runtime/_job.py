@@ -12,6 +12,7 @@ their tasks.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Callable
@@ -31,6 +32,9 @@ class JobCancelledError(IRSError, CancelledError):
     """A job was cancelled (by ``job.cancel()`` or because its cluster was closed)."""
 
 
+_RUN_IDS = itertools.count(1)
+
+
 class Job:
     """A function running in a background thread on the active Dask client.
 
@@ -44,6 +48,9 @@ class Job:
     def __init__(self, fn: Callable[[], Any], *, name: str = "job",
                  client: Any = None, track_local: bool = False) -> None:
         self.name = name
+        #: this job among those of this process, from 1: jobs of one name (every Studio Run
+        #: is ``builder-run``) are told apart by it
+        self.run_id = next(_RUN_IDS)
         #: without a client, count the local scheduler's tasks per phase (the CLI's bars)
         self.track_local = track_local
         self._fn = fn

@@ -50,6 +50,8 @@ class Phase:
     name: str
     total: int
     job: str = ""
+    #: the :attr:`~._job.Job.run_id` of the job that computed it (0: none)
+    run: int = 0
     status: str = "running"  # running | finished | cancelled | error
     started: float = field(default_factory=time.time)
     stopped: float | None = None
@@ -118,7 +120,8 @@ class Phase:
                  "seconds": self._group_seconds.get(g, 0.0)} for g in order]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "job": self.job, "status": self.status, "done": self.done,
+        return {"name": self.name, "job": self.job, "run": self.run, "status": self.status,
+                "done": self.done,
                 "total": self.total, "fraction": self.fraction, "started": self.started,
                 "stopped": self.stopped, "seconds": self.seconds, "reads": list(self.reads),
                 "operators": self.operators()}

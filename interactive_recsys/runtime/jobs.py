@@ -107,7 +107,7 @@ def compute(*collections: Any, phase: str, reads: Sequence[str] = ()) -> tuple[A
             .__dask_graph__()
         keys = frozenset(_norm(k) for k in graph)
     record = BOARD.begin(Phase(phase, len(keys), job=job.name if job else "",
-                               reads=tuple(reads)))
+                               run=job.run_id if job else 0, reads=tuple(reads)))
     record.keys = keys
     if job is not None:
         job._phases.append(record)
@@ -168,7 +168,7 @@ def _compute_local(collections: tuple[Any, ...], phase: str, job: Job,
 
     if job.cancel_requested:
         raise JobCancelledError(job._cancel_message(None))
-    record = BOARD.begin(Phase(phase, 0, job=job.name, reads=reads))
+    record = BOARD.begin(Phase(phase, 0, job=job.name, run=job.run_id, reads=reads))
     job._phases.append(record)
 
     class _Count(Callback):

@@ -30,6 +30,7 @@ import re
 import time
 from typing import Any
 
+from interactive_recsys.runtime._eta import latest_run
 from interactive_recsys.ui._run_progress import header_text, job_alive
 
 
@@ -54,7 +55,9 @@ def job_state(monitor: Any, rows: int | None = None, now: float | None = None) -
     if not phases:
         return ""
     last = phases[-1]
-    job = [p for p in phases if p["job"] == last["job"]] if last["job"] else [last]
+    # the latest run of the latest job: every Studio Run is "builder-run", told apart by run
+    job = latest_run([p for p in phases if p["job"] == last["job"]]) if last["job"] \
+        else [last]
     failed = [p for p in job if p["status"] not in ("finished", "running")]
     if any(p["status"] == "running" for p in job) or (
             not failed and last["job"] and job_alive(last["job"])):

@@ -9,6 +9,7 @@ import re
 import threading
 import time
 
+import dask
 import numpy as np
 import pandas as pd
 
@@ -204,6 +205,26 @@ def test_finished_in_the_latest_run_s_own_time_not_since_the_dashboard_started()
     fit3 = _phase("fit 1/1", "finished", 4, 4, 250.0, stopped=260.0, job="r3")
     assert job_state(_Monitor([first, fit3, failed])).endswith(
         "error in write</b> after 11.0 s")
+
+
+def test_two_runs_of_one_job_name_are_told_apart_by_their_run_id():
+    """Every Studio Run is job ``builder-run``: after Run 2 the header gives Run 2's own
+    time (its phases carry its job's ``run_id``), not the time since Run 1 began; here Run 1
+    fitted without an output and Run 2 refinished a threshold edit (no name repeats)."""
+    from interactive_recsys.runtime.jobs import BOARD, Job, compute
+
+    jobs = [Job(lambda: compute(dask.delayed(sum)([1, 2]), phase="write"),
+                name="same-name", track_local=True).start() for _ in range(2)]
+    for job in jobs:
+        job.result(60)
+    assert jobs[0].run_id < jobs[1].run_id
+    recorded = [p.to_dict() for p in BOARD.phases() if p.job == "same-name"]
+    assert [p["run"] for p in recorded] == [jobs[0].run_id, jobs[1].run_id]
+    run1 = dict(_phase("fit 1/1", "finished", 4, 4, 10.0, stopped=40.0, job="builder-run"),
+                run=7)
+    run2 = dict(_phase("refinish", "finished", 2, 2, 200.0, stopped=200.5, job="builder-run"),
+                run=8)
+    assert job_state(_Monitor([run1, run2])).endswith("finished</b> in 0.5 s")
 
 
 def test_the_header_wraps_rather_than_clips():
