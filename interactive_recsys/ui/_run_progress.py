@@ -246,6 +246,25 @@ def progress_lines(phases: list[dict[str, Any]], rows: int | None, now: float,
     return lines
 
 
+def pass_lines(phases: list[dict[str, Any]], rows: int | None, now: float) -> list[str]:
+    """A job of one pass over the data (Suggest's counting): its running phase with rows,
+    rate and the time left (the phase's is the job's: one figure), then its operators under
+    way. Empty before any phase.
+
+    >>> count = {"name": "count values", "status": "running", "done": 3, "total": 10,
+    ...          "started": 0.0, "stopped": None, "operators": []}
+    >>> pass_lines([count], 6000, 5.0)
+    ['count values: about 1.8k of 6.0k rows (30%), 360 rows/s, about 12 s left']
+    """
+    lines = progress_lines(phases, rows, now, RunPlan())
+    running = [p for p in phases if p["status"] == "running"]
+    if not lines or not running:
+        return lines[1:]
+    est = estimate(phases, now, RunPlan(), rows)
+    left = left_text(est.left) if est.left is not None else "estimating the time left..."
+    return [f"{lines[1]}, {left}", *lines[2:]]
+
+
 def header_text(phases: list[dict[str, Any]], rows: int | None, now: float,
                 plan: RunPlan | None = None) -> str:
     """The dashboard header's words for a running job: the same line as the first of the
@@ -271,5 +290,5 @@ def job_alive(name: str) -> bool:
 
 
 __all__ = ["Rate", "RunPlan", "count_text", "duration_text", "header_text", "job_alive",
-           "left_text", "operator_texts", "phase_rate", "phase_text", "progress_lines",
-           "rate", "run_text"]
+           "left_text", "operator_texts", "pass_lines", "phase_rate", "phase_text",
+           "progress_lines", "rate", "run_text"]

@@ -105,7 +105,9 @@ def test_a_cancelled_overwrite_keeps_the_earlier_output(client: object,
     earlier = pd.DataFrame({"I1": [7.0, 8.0]})
     irs.Dataset(earlier).to_parquet(tmp_path / "out")  # type: ignore[operator]
     before = pd.read_parquet(tmp_path / "out")  # type: ignore[operator]
-    job = _slow_workflow(0.4).transform(ds).to_parquet(
+    # 8 parts of 1 s on 2 workers: the write lasts 4 s, however busy the machine, and the
+    # cancel comes at its first finished task
+    job = _slow_workflow(1.0).transform(ds).to_parquet(
         tmp_path / "out", overwrite=True, background=True)  # type: ignore[operator]
     while not any(p.observed for p in job.phases) and not job.done():
         time.sleep(0.05)  # the write has started

@@ -66,13 +66,11 @@ from interactive_recsys.ui.builder._branches import (
     step_items,
 )
 from interactive_recsys.ui.builder._column_profile import ROLES, ColumnProfile, profile_table
-from interactive_recsys.ui.builder.model import _run, _store, _suggest, _suggest_job
+from interactive_recsys.ui.builder.model import _edits, _run, _store, _suggest, _suggest_job
 from interactive_recsys.ui.builder.model._events import FieldEvents, Listener
 from interactive_recsys.ui.builder.model._run import PreviewResult
 from interactive_recsys.ui.builder.model._validate import (
-    check_columns,
     check_dataset_path,
-    check_param_columns,
     did_you_mean,
     validate,
 )
@@ -86,11 +84,6 @@ from interactive_recsys.workflow._graph import Node
 from interactive_recsys.workflow._workflow import Workflow
 
 
-def _same_selection(a: Sequence[Any], b: Sequence[Any]) -> bool:
-    return [list(x) if not isinstance(x, str) else x for x in a] == \
-        [list(x) if not isinstance(x, str) else x for x in b]
-
-
 class BuilderModel:
     """Steps and branches of a workflow being built on ``dataset``.
 
@@ -101,12 +94,11 @@ class BuilderModel:
 
     Notes
     -----
-    :meth:`observe` reports each change once (``"branches"`` before ``"selection"``): the
-    list of ``Branch`` (``"branches"``, when the steps differ after an edit, :meth:`suggest`,
-    :meth:`load` or :meth:`undo`), :attr:`selection` and :attr:`measured` (the exact counts).
-    Validation is in ``_validate``; Preview and Run (``_run``), Suggest (``_suggest``),
-    save, load and export (``_store``) are functions over the model that its methods
-    forward to, on the state its ``__init__`` declares.
+    :meth:`observe` reports each change once: ``"branches"`` (the steps differ after an
+    edit, :meth:`suggest`, :meth:`load` or :meth:`undo`), then :attr:`selection`, and
+    :attr:`measured`. Validation (``_validate``), Preview and Run (``_run``), Suggest
+    (``_suggest``, ``_suggest_job``), save, load and export (``_store``) are functions
+    over the model's state that its methods forward to.
     """
 
     FIELDS = ("branches", "selection", "measured")
@@ -126,13 +118,11 @@ class BuilderModel:
         self._profile: list[ColumnProfile] | None = None
         self.fitted_workflow: Workflow | None = None
         self.export_places: tuple[str, str | None] = ("my_workflow/", None)  #: Export's folders
-        #: the workflows fitted by the last Run (or loaded) and the last Preview: each next
-        #: Run / Preview passes its own as ``fit(..., reuse=)``, edits or not since
+        #: the last Run's (or loaded) and Preview's fits: the next ones' ``fit(..., reuse=)``
         self.reuse_run: Workflow | None = None
         self.reuse_preview: Workflow | None = None
         self.last_job: Any = None
-        #: ``(output, fitted workflow folder)`` of the last finished Run that wrote an
-        #: output (or of a restored one); None: no such Run
+        #: ``(output, fitted workflow folder)`` of the last Run that wrote one, or restored
         self.run_output: tuple[str, str] | None = None
         #: set when the last Run (and its ``on_done``) ended; None: no run, or refused
         self.run_ended: threading.Event | None = None
@@ -146,11 +136,9 @@ class BuilderModel:
         self.vocab_budget: int | str = MEMORY_BUDGET
         #: the steps the last :meth:`suggest` proposed (its choices describe these steps only)
         self.suggested_branches: list[Branch] | None = None
-        #: exact counts of the categorical columns over every row (measured by the first
-        #: :meth:`suggest`, then kept: the dataset does not change)
+        #: exact counts of the categorical columns over every row (first Suggest's, kept)
         self.measured: dict[str, MeasuredColumn] | None = None
-        #: the last background Suggest (:meth:`start_suggest`), and the event set once it
-        #: and its ``on_done`` have ended (None: none started)
+        #: the last background Suggest and the event set once it (and on_done) ended
         self.suggest_job: Job | None = None
         self.suggest_ended: threading.Event | None = None
         #: after a Run: the columns that lost more lookups than their budget, with the fix
@@ -231,79 +219,29 @@ class BuilderModel:
     # ---- editing --------------------------------------------------------------------------
     def add_step(self, columns: Sequence[Any], op: str, params: dict[str, Any] | None = None,
                  *, branch: int | None = None) -> tuple[int, int]:
-        """Append ``op(**params)`` on ``columns``; returns ``(branch, step)``.
-
-        The step goes to the current branch when that branch is empty or works on the same
-        columns; otherwise a new branch is started for ``columns``.
-        """
-        columns = check_columns(self.schema, columns)
-        check_param_columns(self, op, params)
-        branches = copy.deepcopy(self.branches)
-        k = self.current if branch is None else branch
-        if not 0 <= k < len(branches):
-            raise ParameterError(f"There is no branch {k + 1}; there are {len(branches)}.")
-        target = branches[k]
-        if target.steps and not _same_selection(target.columns, columns):
-            branches.append(Branch())
-            k, target = len(branches) - 1, branches[-1]
-        target.columns = columns
-        target.steps.append(Step(op, dict(params or {})))
-        self.commit(branches, k, (k, len(target.steps) - 1))
-        return k, len(target.steps) - 1
+        """Append ``op(**params)`` on ``columns`` (to the current branch when it is empty or
+        works on the same columns, else a new one); returns ``(branch, step)``."""
+        return _edits.add_step(self, columns, op, params, branch=branch)
 
     def update_step(self, branch: int, index: int, *, op: str | None = None,
                     params: dict[str, Any] | None = None,
                     columns: Sequence[Any] | None = None) -> None:
         """Change a step's operator and/or parameters, and/or its branch's columns."""
-        step = self._step(branch, index)
-        op = op or step.op
-        params = dict(step.params if params is None and op == step.op else params or {})
-        check_param_columns(self, op, params)
-        branches = copy.deepcopy(self.branches)
-        branches[branch].steps[index] = Step(op, params)
-        if columns is not None:
-            branches[branch].columns = check_columns(self.schema, columns)
-        self.commit(branches, branch, (branch, index))
+        _edits.update_step(self, branch, index, op=op, params=params, columns=columns)
 
     def remove_step(self, branch: int, index: int) -> None:
-        self._step(branch, index)
-        branches = copy.deepcopy(self.branches)
-        del branches[branch].steps[index]
-        steps = len(branches[branch].steps)
-        self.commit(branches, branch, (branch, min(index, steps - 1)) if steps else None)
+        _edits.remove_step(self, branch, index)
 
     def move_step(self, branch: int, index: int, offset: int) -> None:
         """Move a step up (``offset=-1``) or down (``+1``) within its branch."""
-        self._step(branch, index)
-        new = index + offset
-        if not 0 <= new < len(self.branches[branch].steps):
-            raise ParameterError(f"Step {index + 1} of branch {branch + 1} cannot move "
-                                 f"{'up' if offset < 0 else 'down'}: it is already "
-                                 f"{'first' if offset < 0 else 'last'}.")
-        branches = copy.deepcopy(self.branches)
-        steps = branches[branch].steps
-        steps[index], steps[new] = steps[new], steps[index]
-        self.commit(branches, branch, (branch, new))
+        _edits.move_step(self, branch, index, offset)
 
     def new_branch(self, columns: Sequence[Any] = ()) -> int:
-        """Start a new branch (optionally a pass-through of ``columns``); returns its index."""
-        columns = check_columns(self.schema, columns) if columns else []
-        branches = copy.deepcopy(self.branches)
-        if branches and not branches[-1].columns and not branches[-1].steps and not columns:
-            self.commit(branches, len(branches) - 1, None)  # reuse the empty last branch
-            return len(branches) - 1
-        branches.append(Branch(columns=columns))
-        self.commit(branches, len(branches) - 1, None)
-        return len(branches) - 1
+        """Start a new branch (optionally a pass-through of ``columns``); its index."""
+        return _edits.new_branch(self, columns)
 
     def remove_branch(self, branch: int) -> None:
-        if not 0 <= branch < len(self.branches):
-            raise ParameterError(f"There is no branch {branch + 1}; there are "
-                                 f"{len(self.branches)}.")
-        branches = copy.deepcopy(self.branches)
-        del branches[branch]
-        branches = branches or [Branch()]
-        self.commit(branches, min(self.current, len(branches) - 1), None)
+        _edits.remove_branch(self, branch)
 
     # ---- selection ------------------------------------------------------------------------
     def items(self) -> list[tuple[str, tuple[int, int]]]:
@@ -348,13 +286,7 @@ class BuilderModel:
         self._events.emit("selection", old, self.selection)
 
     def _step(self, branch: int, index: int) -> Step:
-        try:
-            if branch < 0 or index < 0:
-                raise IndexError
-            return self.branches[branch].steps[index]
-        except IndexError:
-            raise ParameterError(f"There is no step {index + 1} in branch {branch + 1}.") \
-                from None
+        return _edits.step_at(self, branch, index)
 
     def output_node(self) -> Node:
         branches = [b for b in self.branches if b.columns or b.tags]
@@ -404,11 +336,9 @@ class BuilderModel:
         """Replace the steps by a proposed pipeline (``_suggest.suggest``)."""
         return _suggest.suggest(self, max_loss, memory_budget, measure=measure)
 
-    def start_suggest(self, max_loss: float | None = None,
-                      memory_budget: int | str | None = None, *, client: Any = None,
-                      on_done: Callable[[Job], None] | None = None) -> Job:
-        """:meth:`suggest` as a background job, returned at once; cancellable
-        (``_suggest_job.start_suggest``)."""
+    def start_suggest(self, max_loss: float | None = None, memory_budget: int | str | None
+                      = None, *, client: Any = None, on_done: Callable | None = None) -> Job:
+        """:meth:`suggest` as a cancellable background job (``_suggest_job``)."""
         return _suggest_job.start_suggest(self, max_loss, memory_budget, client=client,
                                           on_done=on_done)
 

@@ -7,7 +7,7 @@ observe its events (:class:`~._events.Change`) and draw them:
 - ``"started"``: a Suggest started (``new``: what it does);
 - ``"progress"``: the lines of its status line while it counts (from a helper thread,
   every :data:`~._controller.PROGRESS_SECONDS`; never after ``"ended"``): rows counted of
-  the total, rows/s and time left (:func:`~interactive_recsys.ui._run_progress.progress_lines`);
+  the total, rows/s and time left (:func:`~interactive_recsys.ui._run_progress.pass_lines`);
 - ``"ended"``: its :class:`SuggestEnd` (from a helper thread), after the steps were
   replaced (finished) or left as they were (cancelled, failed).
 
@@ -32,7 +32,7 @@ from typing import Any
 
 from interactive_recsys.errors import IRSError
 from interactive_recsys.runtime.jobs import Job
-from interactive_recsys.ui._run_progress import count_text, progress_lines
+from interactive_recsys.ui._run_progress import count_text, pass_lines
 from interactive_recsys.ui.builder.model._controller import PROGRESS_SECONDS
 from interactive_recsys.ui.builder.model._events import FieldEvents, Listener
 from interactive_recsys.ui.builder.model._model import BuilderModel
@@ -119,7 +119,7 @@ class SuggestController:
     def _tick(self, job: Job, rows: int | None, ended: threading.Event) -> None:
         """The status line's lines (rows counted, rows/s, time left) until the end."""
         while not ended.wait(PROGRESS_SECONDS):
-            lines = progress_lines([p.to_dict() for p in job.phases], rows, time.time())
+            lines = pass_lines([p.to_dict() for p in job.phases], rows, time.time())
             with self._lock:
                 if not ended.is_set() and lines:
                     self._events.emit("progress", None, lines)
