@@ -6,7 +6,9 @@ shows ``irs.ui.Studio`` on ``--data`` (a parquet folder, e.g. 8M rows of the kag
 profile). The script then clicks through the Studio as a user would and saves one PNG per
 item into ``--out``:
 
-1. ``01-suggest``: the Suggest card (ids kept, lookups lost, table sizes vs the budget);
+1. ``01a-suggest-progress``, ``01-suggest``: Suggest counting in the background (rows,
+   rows/s, time left, Cancel), then its card (ids kept, lookups lost, table sizes vs the
+   budget);
 2. ``02a-build-progress``, ``02b-dashboard-header``: rows/s and time left during Run;
 3. ``03-build-after-run``: the Build tab after Run (over-budget lookups flagged at the top);
 4. ``04-dashboard-idle``: the idle dashboard (Chromium's CPU over 20 s is measured);
@@ -15,7 +17,9 @@ item into ``--out``:
 7. ``07a-dark-build``, ``07b-dark-cluster``: JupyterLab Dark;
 8. ``08a-restore-offer``, ``08b-kernel-stopped``, ``08c-orphan-offer``: after kernel restarts
    (the second one during a Run);
-9. ``09a-preview-build``, ``09b-preview-tab``: Preview's "computed on N of M rows".
+9. ``09a-preview-build``, ``09b-preview-tab``: Preview's "computed on N of M rows";
+10. ``10a-embeddings-tables``, ``10b-embeddings-plan``: the Embeddings tab's tables and plan;
+11. ``11-refit-threshold``: a Run after editing only ``freq_threshold`` (refinished).
 
 Wall times and CPU measurements go to ``<out>/measurements.json``; the notebook, the Run's
 output and the browser profile live in a temporary folder removed at the end, and every process
@@ -147,6 +151,11 @@ class Shots:
     def suggest(self) -> None:
         started = time.monotonic()
         self.page.locator(".irs-studio .irs-btn-suggest").first.click()
+        progress = self.page.locator(".irs-studio .irs-suggest-status .irs-run-progress")
+        progress.filter(has_text=re.compile(r"rows/s")).first.wait_for(timeout=300_000)
+        self.measured["suggest_progress_text"] = progress.first.inner_text()
+        self.top(".irs-studio .irs-btn-suggest", 150)
+        self.shot("01a-suggest-progress")  # counting in the background, with Cancel
         self.page.locator(".irs-feedback-suggest .irs-msg-success, .irs-feedback-suggest "
                           ".irs-msg-error").first.wait_for(timeout=900_000)
         self.measured["suggest_wall_s"] = round(time.monotonic() - started, 1)
@@ -221,6 +230,40 @@ class Shots:
         self.top(".irs-studio-tabs", 10)
         self.shot("09b-preview-tab")
         self.tab("Build")
+
+    # -- 10. the Embeddings tab; 11. a freq_threshold-only refit ---------------------------
+    def embeddings(self) -> None:
+        self.tab("Embeddings")
+        table = self.page.locator(".irs-studio .irs-embedding-view-report table").first
+        table.wait_for(timeout=300_000)
+        self.measured["embeddings_table"] = table.inner_text()[:2000]
+        self.top(".irs-studio-tabs", 10)
+        self.shot("10a-embeddings-tables")
+        self.page.locator(".irs-studio .irs-embedding-plan-plot").first.evaluate(
+            "el => el.scrollIntoView({block: 'center'})")
+        self.shot("10b-embeddings-plan")
+        self.tab("Build")
+
+    def refit_threshold(self) -> None:
+        """Edit only Categorify's freq_threshold, Run again (replace): no data pass for it."""
+        page = self.page
+        page.locator('.irs-dag g.irs-dag-node[data-id="op:0:0"]').click()
+        field = page.locator(".irs-studio .irs-param-freq_threshold input").first
+        field.fill(str(int(field.input_value() or 0) + 1))
+        page.locator(".irs-builder-messages .irs-msg").filter(
+            has_text="is now").first.wait_for(timeout=30_000)
+        overwrite = page.locator(".irs-studio .irs-builder-overwrite input")
+        if overwrite.count() and not overwrite.first.is_checked():
+            overwrite.first.check()
+        started = time.monotonic()
+        page.locator(".irs-studio .irs-btn-run").first.click()
+        page.locator(".irs-builder-status .irs-run-finished, .irs-builder-status "
+                     ".irs-run-error").first.wait_for(state="attached", timeout=RUN_TIMEOUT_MS)
+        self.measured["refit_threshold_wall_s"] = round(time.monotonic() - started, 1)
+        self.measured["refit_threshold_status"] = page.locator(
+            ".irs-builder-status").inner_text()
+        self.top(".irs-studio .irs-builder-actionbar", 200)
+        self.shot("11-refit-threshold")
 
     # -- 6. a graph node clicked ----------------------------------------------------------
     def node_click(self) -> None:
@@ -334,8 +377,8 @@ def kill_tree(root_pid: int, seen: set[int]) -> None:
 
 
 #: What the script captures, in order (each a method of :class:`Shots`).
-ITEMS = ["suggest", "run", "idle_dashboard", "preview", "node_click", "target_encoding", "dark",
-         "restore", "mid_run_restart"]
+ITEMS = ["suggest", "run", "idle_dashboard", "preview", "embeddings", "refit_threshold",
+         "node_click", "target_encoding", "dark", "restore", "mid_run_restart"]
 
 
 def main(argv: list[str] | None = None) -> int:
