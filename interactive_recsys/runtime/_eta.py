@@ -121,7 +121,7 @@ def own_left(phase: dict[str, Any], now: float) -> float | None:
 def latest_run(phases: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The phases of the latest run among ``phases`` of one job name (every Studio Run is
     job ``builder-run``; a board keeps the earlier ones): those of the last phase's ``run``
-    (its job's :attr:`~._job.Job.run_id`); for phases without one, a run's phase names are
+    (its job's ``run_id``); for phases without one, a run's phase names are
     unique, so a name seen again, a ``fit 1/N`` or a fit after a write begins the next run.
 
     >>> names = ["fit 1/2", "fit 2/2", "write", "fit 1/1", "write", "write"]

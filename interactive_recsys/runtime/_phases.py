@@ -50,7 +50,7 @@ class Phase:
     name: str
     total: int
     job: str = ""
-    #: the :attr:`~._job.Job.run_id` of the job that computed it (0: none)
+    #: the ``run_id`` of the job that computed it (0: none)
     run: int = 0
     status: str = "running"  # running | finished | cancelled | error
     started: float = field(default_factory=time.time)
@@ -58,7 +58,7 @@ class Phase:
     #: tasks of this phase seen finishing in the task stream (the rest were already in memory)
     observed: int = 0
     #: the input columns the phase reads (a fit phase tells them): what a time left for the
-    #: whole run weighs its bytes by (:mod:`interactive_recsys.runtime._eta`)
+    #: whole run weighs its bytes by (``runtime/_eta.py``)
     reads: tuple[str, ...] = ()
     keys: frozenset = field(default=frozenset(), repr=False)
     _seen: set = field(default_factory=set, repr=False)

@@ -160,6 +160,12 @@ def test_studio_build_preview_run(lab):
     coverage = lab.wait_for_bokeh_source("irs-embedding-coverage", lambda d: len(d["xs"]) > 0
                                          if "xs" in d else bool(d))
     assert coverage
+    # Tables people read: numbers right-aligned as drawn, each column explained under it.
+    aligned = report.locator("table.irs-table td.irs-num").first.evaluate(
+        "el => getComputedStyle(el).textAlign")
+    assert aligned == "right"
+    assert report.locator(".irs-table-legend li").count() >= 3
+    assert report.locator("table.irs-table svg.irs-spark").count() >= len(CATS)
     lab.screenshot("studio-3-embeddings")
 
     # The Preview tab: paging view of the workflow fitted by the run.
@@ -167,6 +173,11 @@ def test_studio_build_preview_run(lab):
     rows = page.locator(".irs-preview-rows table tbody tr")
     rows.first.wait_for(timeout=30_000)
     assert rows.count() > 0
+    tab = page.locator(".irs-studio .irs-preview-rows").first
+    assert tab.locator("td.irs-num").first.evaluate(
+        "el => getComputedStyle(el).textAlign") == "right"
+    legend = " ".join(page.locator(".irs-studio .irs-table-legend").all_inner_texts())
+    assert "null ids" in legend and "non-null lookups" in legend, legend
     lab.screenshot("studio-4-preview-tab")
 
     stderr = lab.outputs().locator("[data-mime-type='application/vnd.jupyter.stderr']")
@@ -425,3 +436,26 @@ def test_click_budget_by_hand(lab):
         assert np.allclose(out[name].astype(float), clipped[name].astype(float), atol=1e-5)
     for name in CRITEO_CATS:
         assert out[name].tolist() == expected[name].tolist(), name
+
+    # Only Categorify's freq_threshold edited, Run again: its vocabularies are cut again from
+    # the saved counts (no data read for it); the ids equal a fresh fit with the new value.
+    page.locator('.irs-dag g.irs-dag-node[data-id="op:0:0"]').click()
+    page.locator('.irs-dag g.irs-dag-selected[data-id="op:0:0"]').wait_for()
+    field = page.locator(".irs-studio .irs-param-freq_threshold input")
+    field.fill("3")
+    wait_message(page, re.compile(r"is now Categorify\(freq_threshold=3"))
+    field.press("Tab")
+    page.locator(".irs-studio .irs-btn-run").click()
+    page.locator(".irs-builder-status span").filter(
+        has_text=re.compile("refinished Categorify|error|cancelled")).wait_for(timeout=240_000)
+    status = page.locator(".irs-builder-status").inner_text()
+    assert "refinished Categorify (step 1 of branch 1) from the saved counts" in status, status
+    refinished = page.locator('.irs-dag g.irs-dag-refinished[data-id="op:0:0"]')
+    refinished.wait_for()
+    assert refinished.locator(".irs-dag-badge").text_content() == "refinished"
+    refinished.evaluate("el => el.scrollIntoView({block: 'center'})")
+    lab.screenshot("studio-27-refinished-step")
+    out, _ = read_output(Path(data + "-processed"))
+    fresh = irs.Workflow(CRITEO_CATS >> ops.Categorify(freq_threshold=3)).fit_transform(frame)
+    for name in CRITEO_CATS:
+        assert out[name].tolist() == fresh[name].tolist(), name

@@ -28,6 +28,8 @@ def test_suggest_counts_in_the_background_with_progress_then_shows_the_card(lab)
     open_criteo_studio(lab)
     page = lab.page
     assert "held" in lab.run_cell(HOLD_COUNTING)
+    c1 = page.locator(".irs-studio .irs-col-C1").first
+    assert " est." in c1.inner_text()  # the sample's estimate, marked as one
     button = page.locator(".irs-studio .irs-btn-suggest").first
     button.click()
     line = page.locator(".irs-studio .irs-suggest-status .irs-run-progress")
@@ -58,5 +60,9 @@ def test_suggest_counts_in_the_background_with_progress_then_shows_the_card(lab)
         state="detached", timeout=30_000
     )
     assert not cancel.is_visible() and button.is_enabled()
+    # one number per fact: the column list now shows Suggest's exact count, as the card does
+    exact = re.search(r"([\d,]+) exact", c1.inner_text())
+    assert exact and " est." not in c1.inner_text(), c1.inner_text()
+    assert exact.group(1) in card.inner_text()
     button.evaluate("el => el.scrollIntoView({block: 'start'})")  # the card below it
     lab.screenshot("suggest-2-card")
