@@ -1,6 +1,7 @@
 """Pictures of the tutorials' widgets for the docs: each notebook of ``notebooks/`` that shows
-a widget is run in a real JupyterLab with headless Chromium (:mod:`tools.lab`) at 1440x900, and
-every widget output is photographed as the reader of the notebook sees it once all cells ran.
+a widget is run in a real JupyterLab with headless Chromium (:mod:`tools.lab`) 1440 pixels wide, and
+every widget output is photographed whole (the window made as tall as it) as the reader of
+the notebook sees it once all cells ran.
 
 The PNGs go to ``docs/images/tutorials/`` with ``manifest.json``: per notebook, its pictures
 by cell id and the fingerprint of what drew them (:func:`fingerprint`: the notebook's code,
@@ -96,9 +97,16 @@ def photograph(notebook: Path, lab_page, timeout: float = RUN_TIMEOUT_S) -> dict
         widget = cell.locator(".jp-OutputArea-output").filter(
             has=page.locator(".jupyter-widgets")).first
         widget.scroll_into_view_if_needed()
-        page.wait_for_timeout(500)
+        # a window as tall as the widget (as wide as a laptop's): JupyterLab's bars would
+        # cover the part of a taller widget that scrolls under them
+        height = int(widget.bounding_box()["height"]) + 240
+        page.set_viewport_size({"width": VIEWPORT["width"],
+                                "height": max(VIEWPORT["height"], height)})
+        widget.evaluate("el => el.scrollIntoView({block: 'center'})")
+        page.wait_for_timeout(1000)
         shots[cell_id] = image_name(notebook, cell_id)
         widget.screenshot(path=str(OUT / shots[cell_id]))
+        page.set_viewport_size(VIEWPORT)
     return shots
 
 

@@ -39,13 +39,14 @@ STALE_TEXT = ("These numbers were computed by Suggest for an earlier pipeline: t
 #: Compact rows (the widget's 28 px line height would show 5 of Criteo's 26 columns): about
 #: 16 rows in view, a header that stays on top while the rest scroll.
 TABLE_STYLE = """<style>
-.irs-suggest-scroll { max-height: 330px; overflow-y: auto; }
+.irs-suggest-scroll { max-height: 330px; overflow: auto; max-width: 100%; }
 .irs-suggest-vocab { border-collapse: collapse; line-height: 18px; font-size: 12px; }
 .irs-suggest-vocab th, .irs-suggest-vocab td { padding: 0 8px 0 0; white-space: nowrap;
   text-align: right; }
 .irs-suggest-vocab th:first-child, .irs-suggest-vocab td:first-child { text-align: left; }
 .irs-suggest-vocab thead th { position: sticky; top: 0; background: var(--jp-layout-color0,
-  white); border-bottom: 1px solid var(--jp-border-color2, #ccc); }
+  white); border-bottom: 1px solid var(--jp-border-color2, #ccc); white-space: normal;
+  vertical-align: bottom; line-height: 14px; }
 .irs-suggest-stale .irs-suggest-table { opacity: 0.45; }
 .irs-suggest-vocab tbody tr:nth-child(even) { background: var(--jp-layout-color2,
   rgba(0, 0, 0, 0.03)); }
@@ -132,8 +133,8 @@ class SuggestCard(w.VBox):
                 f"{DIM_FLOOR}." if lowered else "")
         self.table.value = (
             f"{TABLE_STYLE}<div class='irs-suggest-scroll'><table class='irs-suggest-vocab'>"
-            "<thead><tr><th>column</th><th>distinct</th><th>freq_threshold</th>"
-            "<th>ids kept</th><th>lookups lost (of non-null)</th><th>dim</th><th>MiB</th>"
+            "<thead><tr><th>column</th><th>distinct</th><th>freq_<br>threshold</th>"
+            "<th>ids kept</th><th>lookups lost<br>(of non-null)</th><th>dim</th><th>MiB</th>"
             "</tr></thead>"
             f"<tbody>{rows}</tbody></table></div>"
             f"<small>{basis(choices)}; {verdict}. Columns whose whole table is under "
