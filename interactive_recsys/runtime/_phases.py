@@ -65,6 +65,8 @@ class Phase:
     #: per task group (key prefix): tasks seen finishing and compute seconds spent
     _group_done: dict = field(default_factory=dict, repr=False)
     _group_seconds: dict = field(default_factory=dict, repr=False)
+    #: per task group: when its first task was seen finishing (``time.time()``)
+    _group_first: dict = field(default_factory=dict, repr=False)
     _group_totals: dict | None = field(default=None, repr=False)
 
     @property
@@ -91,6 +93,7 @@ class Phase:
             if key not in self._seen:  # a task read again (overlapping reads) counts once
                 self._seen.add(key)
                 self._group_done[group] = self._group_done.get(group, 0) + 1
+                self._group_first.setdefault(group, time.time())
                 if seconds is not None:
                     self._group_seconds[group] = self._group_seconds.get(group, 0.0) + seconds[i]
         self.observed = len(self._seen)
@@ -117,7 +120,8 @@ class Phase:
         finished = self.status == "finished"
         return [{"group": g, "label": operator_label(g), "total": self._group_totals[g],
                  "done": self._group_totals[g] if finished else self._group_done.get(g, 0),
-                 "seconds": self._group_seconds.get(g, 0.0)} for g in order]
+                 "seconds": self._group_seconds.get(g, 0.0),
+                 "first": self._group_first.get(g)} for g in order]
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "job": self.job, "run": self.run, "status": self.status,

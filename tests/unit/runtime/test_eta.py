@@ -4,7 +4,10 @@ run's."""
 
 from __future__ import annotations
 
+import pytest
+
 from interactive_recsys.runtime._eta import RunPlan, estimate, latest_run
+from interactive_recsys.runtime._phases import Phase
 
 
 def _phase(name, status, started, stopped=None, share=None, reads=()):
@@ -74,3 +77,20 @@ def test_the_latest_run_of_a_job_name_is_estimated_alone():
     est = estimate(old + new, 44.0, RunPlan(writes=True))
     # fit 1/1: a quarter in 4 s, 12 s more (16 s in all); the write, as long: 16 s
     assert est.left == 28.0 and est.to_come == ("write",) and est.position == (1, 2)
+
+
+def test_the_pace_is_taken_after_the_first_partition_passed_not_from_the_start():
+    """A phase whose graph takes 3 s to reach the workers, then passes a partition every
+    0.25 s: at 10 of 32 partitions its rest is 22 x 0.25 = 5.5 s. Counting the start-up in
+    (5.25 s for 10 partitions) would say 11.55 s, twice as long."""
+    from interactive_recsys.runtime._eta import own_left
+
+    phase = Phase("fit 1/1", total=32, started=0.0,
+                  keys=frozenset(f"fit-{i}" for i in range(32)))
+    phase.observe([f"fit-{i}" for i in range(10)])
+    phase._group_first["fit"] = 3.0  # the first partition passed at 3 s
+    now = 3.0 + 0.25 * 9
+    record = phase.to_dict()
+    assert record["operators"][0]["first"] == 3.0
+    assert own_left(record, now) == pytest.approx(5.5)
+    assert now * (1 - 10 / 32) / (10 / 32) == pytest.approx(11.55)  # from the phase's start
