@@ -90,11 +90,9 @@ def passed(phase: dict[str, Any]) -> float:
     """
     if phase["status"] == "finished":
         return 1.0
-    groups = {o.get("group"): o for o in phase.get("operators", ())}
-    for name in PASS_GROUPS:
-        group = groups.get(name)
-        if group and group["total"]:
-            return group["done"] / group["total"]
+    group = _pass_group(phase)
+    if group is not None:
+        return group["done"] / group["total"]
     return phase["done"] / max(phase["total"], 1)
 
 
@@ -115,29 +113,35 @@ def own_left(phase: dict[str, Any], now: float) -> float | None:
     share, seconds = passed(phase), elapsed(phase, now)
     if seconds < MIN_SECONDS or share < MIN_SHARE:
         return None
-    steady = _steady_left(phase, now)
-    return steady if steady is not None else seconds * (1 - share) / share
+    group = _pass_group(phase)
+    if group is None or "first" not in group:  # no per-partition pass known: its tasks
+        return seconds * (1 - share) / share
+    return _steady_left(group, now)
 
 
-def _steady_left(phase: dict[str, Any], now: float) -> float | None:
-    """Seconds left at the pace partitions pass once the first has (the first waits for
-    the graph to reach the workers and their first reads: counted in, that start-up makes a
-    short phase's time left several times too long); ``None`` until :data:`MIN_SECONDS`
-    after the first and three partitions passed.
-
-    >>> ops = [{"group": "fit", "done": 5, "total": 32, "first": 11.0}]
-    >>> _steady_left({"status": "running", "operators": ops, "started": 10.0}, 13.0)
-    13.5
-    """
+def _pass_group(phase: dict[str, Any]) -> dict[str, Any] | None:
+    """The phase's per-partition task group (:data:`PASS_GROUPS`), if it has one."""
     groups = {o.get("group"): o for o in phase.get("operators", ())}
     for name in PASS_GROUPS:
         group = groups.get(name)
         if group and group["total"]:
-            first, done = group.get("first"), group["done"]
-            if first is None or done < 3 or now - first < MIN_SECONDS:
-                return None
-            return (now - first) / (done - 1) * (group["total"] - done)
+            return group
     return None
+
+
+def _steady_left(group: dict[str, Any], now: float) -> float | None:
+    """Seconds left at the pace a phase's partitions pass (its pass ``group``) once the
+    first has: the first waits for the graph to reach the workers and their first reads, and
+    counted in, that start-up makes a short phase's time left several times too long.
+    ``None`` until :data:`MIN_SECONDS` after the first and three partitions passed.
+
+    >>> _steady_left({"group": "fit", "done": 5, "total": 32, "first": 11.0}, 13.0)
+    13.5
+    """
+    first, done = group.get("first"), group["done"]
+    if first is None or done < 3 or now - first < MIN_SECONDS:
+        return None
+    return (now - first) / (done - 1) * (group["total"] - done)
 
 
 def latest_run(phases: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

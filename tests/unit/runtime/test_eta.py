@@ -94,3 +94,14 @@ def test_the_pace_is_taken_after_the_first_partition_passed_not_from_the_start()
     assert record["operators"][0]["first"] == 3.0
     assert own_left(record, now) == pytest.approx(5.5)
     assert now * (1 - 10 / 32) / (10 / 32) == pytest.approx(11.55)  # from the phase's start
+
+
+def test_no_time_left_until_the_pace_after_the_first_partition_is_measured():
+    """Two partitions passed (start-up included): no figure yet, rather than one several
+    times too long; a phase without a per-partition pass still paces on its tasks."""
+    from interactive_recsys.runtime._eta import own_left
+
+    early = {"status": "running", "done": 5, "total": 40, "started": 0.0,
+             "operators": [{"group": "fit", "done": 2, "total": 32, "first": 3.0}]}
+    assert own_left(early, 3.2) is None
+    assert own_left(dict(early, operators=[]), 4.0) == pytest.approx(28.0)
