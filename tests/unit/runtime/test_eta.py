@@ -34,12 +34,13 @@ def test_nothing_is_estimated_before_a_pace_is_measured():
 
 def test_the_write_to_come_is_weighed_by_bytes_then_columns_then_a_fit():
     fit = _phase("fit 1/1", "finished", 0.0, stopped=10.0, reads=["n"])
-    # bytes: fit 1/1 read 1,000 bytes in 10 s; the write reads 5,000: 50 s
+    # bytes: fit 1/1 read 1,000 bytes in 10 s; the write reads 5,000 and writes as many
+    # again (WRITE_FACTOR 2): 2 x 50 s
     bytes_plan = RunPlan(writes=True, write_reads=("n", "c"),
                          column_bytes={"n": 1000, "c": 4000})
-    assert estimate([fit], 10.0, bytes_plan).left == 50.0
-    # no sizes (csv): by columns, 1 read in 10 s, 2 to read: 20 s
-    assert estimate([fit], 10.0, RunPlan(writes=True, write_reads=("n", "c"))).left == 20.0
+    assert estimate([fit], 10.0, bytes_plan).left == 100.0
+    # no sizes (csv): by columns, 1 read in 10 s, 2 to read: 2 x 20 s
+    assert estimate([fit], 10.0, RunPlan(writes=True, write_reads=("n", "c"))).left == 40.0
     # nothing known of what either reads: as long as a fit phase
     assert estimate([fit], 10.0, RunPlan(writes=True)).left == 10.0
     # the previous Run's write on the same data: 3 µs a row, 1M rows

@@ -132,13 +132,14 @@ def test_time_left_during_the_write_is_the_rest_of_the_write_only():
 def test_time_left_in_fit_1_of_2_holds_fit_2_and_the_write():
     """fit 1/2 has passed 8 of its 32 partitions in 3 s: 9 s more, 12 s in all; fit 2/2 is
     expected to take as long (12 s); the write reads columns a and b (400 bytes) where
-    fit 1/2 read a (100 bytes) in 12 s: 48 s. Whole Run: 9 + 12 + 48 = 69 s."""
+    fit 1/2 read a (100 bytes) in 12 s, and writes as much again: 2 x 48 s. Whole Run:
+    9 + 12 + 96 = 117 s."""
     fit = _phase("fit 1/2", "running", 20, 90, 0.0, operators=[
         {"group": "fit", "label": "partial statistics", "done": 8, "total": 32}])
     fit["reads"] = ["a"]
     plan = RunPlan(writes=True, write_reads=("a", "b"), column_bytes={"a": 100, "b": 300})
     assert run_text([fit], 8_000_000, 3.0, plan) == \
-        "about 1 min 09 s left (phase 1 of 3: fit 1/2; next: fit 2/2, write)"
+        "about 1 min 57 s left (phase 1 of 3: fit 1/2; next: fit 2/2, write)"
     # the previous Run's write of the same data took 2 s per million rows: 16 s
     paced = RunPlan(writes=True, write_reads=("a", "b"), column_bytes={"a": 100, "b": 300},
                     write_seconds_per_row=2e-6)
@@ -149,13 +150,13 @@ def test_time_left_in_fit_1_of_2_holds_fit_2_and_the_write():
 
 
 def test_between_two_phases_the_next_ones_are_still_counted():
-    # fit 1/2 ended after 4 s, fit 2/2 not begun: 4 s for it, and the write (4 s per the
-    # same bytes) after it
+    # fit 1/2 ended after 4 s, fit 2/2 not begun: 4 s for it, and the write (the same
+    # bytes read, and as many written: 2 x 4 s) after it
     fit = _phase("fit 1/2", "finished", 10, 10, 0.0, stopped=4.0)
     fit["reads"] = ["a", "b"]
     plan = RunPlan(writes=True, write_reads=("a", "b"), column_bytes={"a": 100, "b": 300})
     assert run_text([fit], 1000, 4.5, plan) == \
-        "about 8 s left (phase 1 of 3: fit 1/2 done; next: fit 2/2, write)"
+        "about 12 s left (phase 1 of 3: fit 1/2 done; next: fit 2/2, write)"
 
 
 class _Monitor:
