@@ -225,17 +225,13 @@ def run_text(phases: list[dict[str, Any]], rows: int | None, now: float,
     return f"{left_text(est.left)} ({where})"
 
 
-def progress_lines(phases: list[dict[str, Any]], rows: int | None, now: float,
-                   plan: RunPlan | None = None) -> list[str]:
-    """What a run is doing: ``Run: `` and the whole Run's time left (:func:`run_text`), then
-    the running phase, its operators under way, and the phases already done. Empty before
-    any phase."""
-    if not phases:
-        return []
+def _phase_lines(phases: list[dict[str, Any]], rows: int | None, now: float,
+                 left: str | None = None) -> list[str]:
+    """The running phase (``left`` appended to it), its operators under way, then the
+    phases already done."""
     running = [p for p in phases if p["status"] == "running"]
     ended = [p for p in phases if p["status"] != "running"]
-    lines = ["Run: " + run_text(phases, rows, now, plan)]
-    lines += [phase_text(p, rows, now) for p in running]
+    lines = [phase_text(p, rows, now) + (f", {left}" if left else "") for p in running]
     for p in running:
         ops = operator_texts(p, rows, now)
         if ops:
@@ -244,6 +240,16 @@ def progress_lines(phases: list[dict[str, Any]], rows: int | None, now: float,
         lines.append("done: " + "; ".join(
             phase_text(p, rows, now).replace(": ", " (", 1) + ")" for p in ended))
     return lines
+
+
+def progress_lines(phases: list[dict[str, Any]], rows: int | None, now: float,
+                   plan: RunPlan | None = None) -> list[str]:
+    """What a run is doing: ``Run: `` and the whole Run's time left (:func:`run_text`), then
+    the running phase, its operators under way, and the phases already done. Empty before
+    any phase."""
+    if not phases:
+        return []
+    return ["Run: " + run_text(phases, rows, now, plan), *_phase_lines(phases, rows, now)]
 
 
 def pass_lines(phases: list[dict[str, Any]], rows: int | None, now: float) -> list[str]:
@@ -256,13 +262,11 @@ def pass_lines(phases: list[dict[str, Any]], rows: int | None, now: float) -> li
     >>> pass_lines([count], 6000, 5.0)
     ['count values: about 1.8k of 6.0k rows (30%), 360 rows/s, about 12 s left']
     """
-    lines = progress_lines(phases, rows, now, RunPlan())
-    running = [p for p in phases if p["status"] == "running"]
-    if not lines or not running:
-        return lines[1:]
+    if not phases:
+        return []
     est = estimate(phases, now, RunPlan(), rows)
     left = left_text(est.left) if est.left is not None else "estimating the time left..."
-    return [f"{lines[1]}, {left}", *lines[2:]]
+    return _phase_lines(phases, rows, now, left if est.running else None)
 
 
 def header_text(phases: list[dict[str, Any]], rows: int | None, now: float,
