@@ -353,6 +353,17 @@ def test_click_budget_with_suggest(lab):
         assert out[name].dtype.kind == "i" and out[name].min() >= 1
 
 
+def edit_from_the_graph(page, node: str, param: str, value: str, said: str) -> None:
+    """Click the graph's ``node``, type ``value`` into its form's ``param`` and wait until
+    the step says so (``said``, a pattern), as a user edits a step."""
+    page.locator(f'.irs-dag g.irs-dag-node[data-id="{node}"]').click()
+    page.locator(f'.irs-dag g.irs-dag-selected[data-id="{node}"]').wait_for()
+    field = page.locator(f".irs-studio .irs-param-{param} input")
+    field.fill(value)
+    wait_message(page, re.compile(said))
+    field.press("Tab")
+
+
 def test_click_budget_by_hand(lab):
     data = open_criteo_studio(lab)
     page = lab.page
@@ -400,12 +411,7 @@ def test_click_budget_by_hand(lab):
     # only the Normalize after the edit is computed; the graph and the status line say so.
     page.locator(".irs-dag g.irs-dag-computed").nth(1).wait_for()  # the first Run computed
     assert page.locator(".irs-dag g.irs-dag-computed").count() == 2  # both statistics
-    page.locator('.irs-dag g.irs-dag-node[data-id="op:1:1"]').click()
-    page.locator('.irs-dag g.irs-dag-selected[data-id="op:1:1"]').wait_for()
-    field = page.locator(".irs-studio .irs-param-min_value input")
-    field.fill("1")
-    wait_message(page, re.compile(r"is now Clip\(min_value=1"))
-    field.press("Tab")
+    edit_from_the_graph(page, "op:1:1", "min_value", "1", r"is now Clip\(min_value=1")
     assert page.locator(".irs-dag g.irs-dag-computed").count() == 0  # not fitted as it is
     page.locator(".irs-studio .irs-builder-overwrite input").check()
     page.locator(".irs-studio .irs-btn-run").click()
@@ -439,12 +445,8 @@ def test_click_budget_by_hand(lab):
 
     # Only Categorify's freq_threshold edited, Run again: its vocabularies are cut again from
     # the saved counts (no data read for it); the ids equal a fresh fit with the new value.
-    page.locator('.irs-dag g.irs-dag-node[data-id="op:0:0"]').click()
-    page.locator('.irs-dag g.irs-dag-selected[data-id="op:0:0"]').wait_for()
-    field = page.locator(".irs-studio .irs-param-freq_threshold input")
-    field.fill("3")
-    wait_message(page, re.compile(r"is now Categorify\(freq_threshold=3"))
-    field.press("Tab")
+    edit_from_the_graph(page, "op:0:0", "freq_threshold", "3",
+                        r"is now Categorify\(freq_threshold=3")
     page.locator(".irs-studio .irs-btn-run").click()
     page.locator(".irs-builder-status span").filter(
         has_text=re.compile("refinished Categorify|error|cancelled")).wait_for(timeout=240_000)
