@@ -31,6 +31,7 @@ _LAZY = {
     "io": ".io", "compat": ".compat", "eval": ".eval", "models": ".models",
     "predict_topk": ".models", "storage": ".store.storage", "commit": ".store.commit",
     "jobs": ".runtime.jobs", "monitor": ".runtime.monitor",
+    "vocabulary_diff": ".stats._vocabulary_diff", "hash_collision_rate": ".stats._hash_collisions",
 }
 
 __getattr__ = lazy_exports(__name__, _LAZY)
@@ -39,8 +40,8 @@ __dir__ = lazy_dir(__name__, _LAZY)
 __all__ = ["ColumnSchema", "ColumnSelector", "Dataset", "DatasetError", "IRSError",
            "NotFittedError", "ParameterError", "Schema", "SchemaError", "Tags", "VersionError",
            "Workflow", "WorkflowFormatError", "cluster", "connect", "datasets", "embedding_dim",
-           "embedding_sizes", "get_backend", "gpu_available", "ops", "start_cluster",
-           "stop_cluster"]
+           "embedding_sizes", "get_backend", "gpu_available", "hash_collision_rate", "ops",
+           "start_cluster", "stop_cluster", "vocabulary_diff"]
 
 if TYPE_CHECKING:  # what type checkers and editors see
     from interactive_recsys import datasets, ops
@@ -59,4 +60,6 @@ if TYPE_CHECKING:  # what type checkers and editors see
     from interactive_recsys.runtime import cluster
     from interactive_recsys.runtime.cluster import connect, start_cluster, stop_cluster
     from interactive_recsys.schema import ColumnSchema, ColumnSelector, Schema, Tags
+    from interactive_recsys.stats._hash_collisions import hash_collision_rate
+    from interactive_recsys.stats._vocabulary_diff import vocabulary_diff
     from interactive_recsys.workflow._workflow import Workflow

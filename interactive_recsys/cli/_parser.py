@@ -81,7 +81,10 @@ def _add_data_commands(sub: Any) -> None:
                        description="Extend a workflow saved with Workflow.save with new data "
                        "(e.g. the next day's logs): Categorify keeps every id and appends new "
                        "values, the other statistics are merged exactly. The result is saved "
-                       "atomically as a NEW folder; the workflow folder is only read.")
+                       "atomically as a NEW folder; the workflow folder is only read. Then "
+                       "prints what changed per column (irs.vocabulary_diff): new and dropped "
+                       "values, ids that moved (none), the share of lookups on new values, "
+                       "and the shifts of fitted statistics.")
     _add_workflow_data_args(u, input_help="the new data: files, directory or glob",
                             output_help="new workflow directory (not --workflow)")
     _add_oov_budget(u, "after the update, print each Categorify column whose non-null "

@@ -137,8 +137,21 @@ def _report_lookup_loss(wf: Any, data: Any, options: dict[str, Any] | None, budg
     return {column: loss.share for column, loss in losses.items()}
 
 
+def _report_diff(old: Any, new: Any, old_name: str, new_name: str) -> Any:
+    """Print what changed per column from workflow ``old`` to ``new``
+    (:func:`~interactive_recsys.vocabulary_diff`, as aligned text); return the table."""
+    from interactive_recsys.stats._diff_text import diff_text  # lazy: pandas
+    from interactive_recsys.stats._vocabulary_diff import vocabulary_diff  # lazy: pandas
+
+    diff = vocabulary_diff(old, new)
+    say(f"What changed from {old_name} to {new_name} (irs.vocabulary_diff):")
+    say(diff_text(diff))
+    return diff
+
+
 def update(args: argparse.Namespace) -> dict[str, Any]:
-    """``irs update``: a saved workflow extended with new data, saved as a new folder."""
+    """``irs update``: a saved workflow extended with new data, saved as a new folder; prints
+    what changed per column (:func:`~interactive_recsys.vocabulary_diff`)."""
     from interactive_recsys.workflow._workflow import Workflow  # lazy: Dask
 
     options = storage_options(args)
@@ -166,6 +179,7 @@ def update(args: argparse.Namespace) -> dict[str, Any]:
             added = (f"{info['appended']:,} new rows (ids {first}..{stop - 1})"
                      if info["appended"] else "no new rows")
             say(f"  {key}: vocabulary version {info['version']}, {added}{refused}")
+        summary["diff"] = _report_diff(wf, new, args.workflow, args.output)
         summary["lookup_loss"] = _report_lookup_loss(  # the new data under the new ids
             new, new.transform(ds), options, args.oov_budget,
             "Lower the freq_threshold (or raise max_size) and update again from the same "

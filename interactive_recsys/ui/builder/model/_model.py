@@ -46,9 +46,10 @@ from __future__ import annotations
 import copy
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import reduce
 from operator import add
+from types import MappingProxyType
 from typing import Any, Self
 
 import dask
@@ -69,6 +70,7 @@ from interactive_recsys.ui.builder._column_profile import ROLES, ColumnProfile, 
 from interactive_recsys.ui.builder.model import _edits, _run, _store, _suggest, _suggest_job
 from interactive_recsys.ui.builder.model._events import FieldEvents, Listener
 from interactive_recsys.ui.builder.model._run import PreviewResult
+from interactive_recsys.ui.builder.model._run_diff import RunDiff
 from interactive_recsys.ui.builder.model._validate import (
     check_dataset_path,
     did_you_mean,
@@ -102,6 +104,11 @@ class BuilderModel:
     """
 
     FIELDS = ("branches", "selection", "measured")
+    #: per column too large to keep whole: the hashed table in the same memory
+    #: (``suggest._hash_size.HashProposal``), from the last measured :meth:`suggest`
+    hash_proposals: Mapping[str, Any] = MappingProxyType({})
+    #: after a Run that refit a previous one: what changed (``_run_diff.RunDiff``)
+    run_diff: RunDiff | None = None
 
     def __init__(self, dataset: Any, *, sample_rows: int = 10_000) -> None:
         self._events = FieldEvents(self.FIELDS, "BuilderModel")

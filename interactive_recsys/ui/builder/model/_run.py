@@ -36,6 +36,7 @@ from interactive_recsys.runtime.jobs import Job
 from interactive_recsys.schema import flatten
 from interactive_recsys.store import storage
 from interactive_recsys.store._outputs import check_output as check_local_output
+from interactive_recsys.ui.builder.model._run_diff import run_diff
 from interactive_recsys.ui.builder.model._suggest import SUGGEST_COUNTING, suggesting
 from interactive_recsys.ui.builder.suggest import check_oov
 from interactive_recsys.workflow._workflow import Workflow
@@ -163,7 +164,8 @@ def run(model: ModelState, output: str | os.PathLike | None = None, *,
     job = Job(work, name="builder-run", client=client, track_local=True).start()
     model.last_job = job
     ended = model.run_ended = threading.Event()
-    threading.Thread(target=_finished, args=(model, job, wf, (nodes, output), on_done, ended),
+    threading.Thread(target=_finished,
+                     args=(model, job, wf, (nodes, output, previous), on_done, ended),
                      name="irs-builder-run-done", daemon=True).start()
     return job
 
@@ -172,9 +174,10 @@ def _finished(model: ModelState, job: Job, wf: Workflow, planned: tuple[Any, str
               on_done: Callable[[Job], None] | None, ended: threading.Event) -> None:
     """At the end of ``job`` (waited for here, in a helper thread): keep its fitted
     workflow for the next Run (and as the model's, while its steps are unchanged) and
-    where it wrote it, check its lost lookups, call ``on_done``, then set ``ended``.
-    ``planned``: the Run's nodes and output."""
-    nodes, output = planned
+    where it wrote it, check its lost lookups, compare it with the workflow it refit from
+    (:mod:`._run_diff`), call ``on_done``, then set ``ended``. ``planned``: the Run's nodes,
+    output and that previous workflow."""
+    nodes, output, previous = planned
     job.exception()  # waits for the end
     try:
         if job.status == "finished":
@@ -183,6 +186,7 @@ def _finished(model: ModelState, job: Job, wf: Workflow, planned: tuple[Any, str
             model.oov_warnings = check_oov(wf, model.vocab_choices,
                                            max_loss=model.vocab_max_loss,
                                            measured=model.measured)
+            model.run_diff = run_diff(previous, wf)
         if job.status == "finished" and model.to_workflow().to_config()["nodes"] == nodes:
             model.fitted_workflow = wf
         if on_done is not None:
@@ -197,6 +201,7 @@ def check_output(model: ModelState, output: Any, overwrite: bool = False) -> str
     if not running(model):
         model.last_job, model.run_ended = None, None
         model.oov_warnings = []
+        model.run_diff = None
     if output is None:
         return None
     if not os.fspath(output).strip():

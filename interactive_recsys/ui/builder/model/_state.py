@@ -8,6 +8,7 @@ forward to them (no import circle, type hints counted); ``BuilderModel`` is one
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -42,7 +43,9 @@ class ModelState(Protocol):
     suggest_job: Any
     suggest_ended: threading.Event | None
     oov_warnings: list[OOVWarning]
+    run_diff: Any
     vocab_budget: int | str
+    hash_proposals: Mapping[str, Any]
     run_output: tuple[str, str] | None
     export_places: tuple[str, str | None]
 

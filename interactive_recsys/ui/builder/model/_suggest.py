@@ -35,6 +35,7 @@ from interactive_recsys.ui.builder.suggest import (
     suggested_dims,
     vocab_plan,
 )
+from interactive_recsys.ui.builder.suggest._hash_size import propose_hashing
 
 if TYPE_CHECKING:
     from interactive_recsys.ui.builder.model._state import ModelState
@@ -61,7 +62,9 @@ def suggest(model: ModelState, max_loss: float | None = None,
     embedding weights, default 16 GiB) set each ``Categorify``'s threshold and, past the
     lookup budget, each table's embedding dimension; the choice per column is in
     :attr:`vocab_choices` (``vocab_fits``: within budget, else ``vocab_shortfall`` says
-    what it would take), the lowered dimensions in :attr:`vocab_dims`.
+    what it would take), the lowered dimensions in :attr:`vocab_dims`, and for each column
+    too large to keep whole the hashed table in the same memory in :attr:`hash_proposals`
+    (``suggest._hash_size``; measured only).
 
     ``measure``: count every row of the categorical columns first (:meth:`measure`, one
     pass, done once), so that the thresholds and the lookups they lose are exact;
@@ -99,6 +102,11 @@ def apply_suggest(model: ModelState, max_loss: float | None = None,
     measured = model.measured
     if measure and measured is None:
         measured = measure_columns(model.dataset, model.columns_by_role("categorical"))
+    max_loss = MAX_LOSS if max_loss is None else max_loss
+    memory_budget = MEMORY_BUDGET if memory_budget is None else memory_budget
+    plan = vocab_plan(model.profile, max_loss, memory_budget, measured if measure else None)
+    # measured: the hashed alternative of each column too large to keep whole (a pass)
+    hashing = propose_hashing(model.dataset, plan.choices, max_loss) if measure else {}
     job = current_job()  # run by a background Suggest: its Cancel wins until here
     if job is not None and job.cancel_requested:
         raise JobCancelledError(f"Suggest was cancelled (job {job.name!r}): the steps, the "
@@ -106,11 +114,9 @@ def apply_suggest(model: ModelState, max_loss: float | None = None,
     if measure and model.measured is None:
         model.measured = measured
         model._events.emit("measured", None, measured)
-    model.vocab_max_loss = MAX_LOSS if max_loss is None else max_loss
-    model.vocab_budget = MEMORY_BUDGET if memory_budget is None else memory_budget
-    model.vocab_choices, model.vocab_fits, model.vocab_shortfall = vocab_plan(
-        model.profile, model.vocab_max_loss, model.vocab_budget,
-        measured if measure else None)
+    model.vocab_max_loss, model.vocab_budget = max_loss, memory_budget
+    model.vocab_choices, model.vocab_fits, model.vocab_shortfall = plan
+    model.hash_proposals = hashing
     branches = suggest_branches(model.profile, model.vocab_choices)
     model.suggested_branches = copy.deepcopy(branches)  # before observers hear of them
     model.commit(branches, len(branches) - 1, None)

@@ -29,6 +29,7 @@ from interactive_recsys.ui.builder.model import BuilderModel, Change, RunControl
 from interactive_recsys.ui.builder.views._code_export import CodeExport, code_height
 from interactive_recsys.ui.builder.views._feedback import COLOURS, Feedback, busy, make_button
 from interactive_recsys.ui.builder.views._masked_text import MaskedText
+from interactive_recsys.ui.builder.views._run_diff import run_diff_html
 from interactive_recsys.ui.builder.views._run_notice import RunNotice
 from interactive_recsys.ui.builder.views._run_watch import RunWatch
 from interactive_recsys.ui.preview._preview import frame_html
@@ -57,7 +58,7 @@ class RunPanel:
         #: tells the browser a Run ended (a notification when the page is hidden)
         self.run_notice = RunNotice()
         self.root = w.VBox([self._run_row(), feedback.areas["run"], self.status,
-                            self.run_notice, self.run_watch])
+                            self.diff_view, self.run_notice, self.run_watch])
         self.root.add_class("irs-builder-actionbar")
         runs.observe(self.update)
 
@@ -94,6 +95,9 @@ class RunPanel:
         output/input toggle, and the exported code with its Copy and Insert buttons."""
         self.status = w.HTML()
         self.status.add_class("irs-builder-status")
+        #: after a Run that refit a previous one: what changed since (``_run_diff``)
+        self.diff_view = w.HTML()
+        self.diff_view.add_class("irs-builder-run-diff")
         #: after a Run, the columns that lost more lookups than their budget, in red, with
         #: the fix (empty otherwise)
         self.oov_alert = w.HTML()
@@ -143,6 +147,7 @@ class RunPanel:
         self.feedback.last = (text, level, "run")
         self.feedback.areas["run"].value = ""
         self.oov_alert.value = oov_alert_html(self.model.oov_warnings)
+        self.diff_view.value = run_diff_html(self.model.run_diff)
         self.run_notice.run_ended(status, text)
         self.run_watch.running = False
         self.set_running(False)
@@ -179,7 +184,7 @@ class RunPanel:
     def _run(self) -> None:
         overwrite = self.overwrite.value
         output = self.runs.check(self.output_text.real_value.strip() or None, overwrite)
-        self.oov_alert.value = ""
+        self.oov_alert.value = self.diff_view.value = ""
         self.run_watch.running = True  # before the job: its end may come first
         self.set_running(True)
         try:

@@ -19,7 +19,7 @@ budget, or what it would take to fit; and can change the two budgets and suggest
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import ipywidgets as w
 
@@ -30,6 +30,12 @@ from interactive_recsys.ui.builder.suggest._vocab_budget import (
     VocabChoice,
 )
 from interactive_recsys.ui.builder.suggest._vocab_choose import DIM_FLOOR, Shortfall
+from interactive_recsys.ui.builder.views._hash_cells import (
+    HASH_HEADER,
+    HashProposal,
+    hash_cell,
+    hash_note,
+)
 
 GIB = 2**30
 #: Said above the table once the steps change after the Suggest that drew it.
@@ -108,15 +114,19 @@ class SuggestCard(w.VBox):
         return int(self.memory_gib.value * GIB)
 
     def show(self, choices: Sequence[VocabChoice], fits: bool,
-             shortfall: Shortfall | None = None) -> None:
+             shortfall: Shortfall | None = None,
+             hashing: Mapping[str, HashProposal] | None = None) -> None:
         """Draw the table of ``choices`` (empty: nothing categorical, no table), as current;
-        ``shortfall``: what it would take to fit, when they do not."""
+        ``shortfall``: what it would take to fit, when they do not; ``hashing``: the hashed
+        table in the same memory of each column too large to keep whole
+        (``suggest._hash_size``), next to the lookups it loses."""
         self.set_stale(False)
         self.restored_note.layout.display = "none"
         if not choices:
             self.table.value = ""
             return
-        rows = "".join(self._row(c) for c in choices)
+        hashing = hashing or {}
+        rows = "".join(self._row(c, hashing) for c in choices)
         total = sum(c.option.nbytes for c in choices)
         budget = f"{self.memory_budget / GIB:g} GiB"
         if fits:
@@ -134,11 +144,12 @@ class SuggestCard(w.VBox):
         self.table.value = (
             f"{TABLE_STYLE}<div class='irs-suggest-scroll'><table class='irs-suggest-vocab'>"
             "<thead><tr><th>column</th><th>distinct</th><th>freq_<br>threshold</th>"
-            "<th>ids kept</th><th>lookups lost<br>(of non-null)</th><th>dim</th><th>MiB</th>"
-            "</tr></thead>"
+            "<th>ids kept</th><th>lookups lost<br>(of non-null)</th>"
+            f"{HASH_HEADER if hashing else ''}<th>dim</th><th>MiB</th></tr></thead>"
             f"<tbody>{rows}</tbody></table></div>"
             f"<small>{basis(choices)}; {verdict}. Columns whose whole table is under "
-            f"{SMALL_TABLE / 2**20:g} MiB (small) keep every value.{dims}</small>")
+            f"{SMALL_TABLE / 2**20:g} MiB (small) keep every value.{dims}"
+            f"{hash_note(hashing)}</small>")
 
     def show_restored(self, choices: Sequence[VocabChoice], fits: bool,
                       shortfall: Shortfall | None, budgets: tuple[float, int],
@@ -152,7 +163,8 @@ class SuggestCard(w.VBox):
         self.restored_note.value = html.escape(restored_text(changed))
         self.restored_note.layout.display = None
 
-    def _row(self, c: VocabChoice) -> str:
+    def _row(self, c: VocabChoice,
+             hashing: Mapping[str, HashProposal] | None = None) -> str:
         o = c.option
         over = o.lost > self.max_loss
         style = " style='color:var(--jp-error-color1, #b00)'" if over else ""
@@ -161,7 +173,8 @@ class SuggestCard(w.VBox):
         dim = f"{o.dim}" if o.dim == o.rule_dim else f"{o.dim} ↓ ({o.rule_dim})"
         return (f"<tr><td>{html.escape(c.column)}</td><td>{mark}{c.distinct:,}</td>"
                 f"<td>{rule}</td><td>{mark}{c.kept_ids:,}</td>"
-                f"<td{style}>{html.escape(c.lost_text)}</td><td>{dim}</td>"
+                f"<td{style}>{html.escape(c.lost_text)}</td>"
+                f"{hash_cell(hashing, c.column)}<td>{dim}</td>"
                 f"<td>{mib_text(o.nbytes)}</td></tr>")
 
 

@@ -84,7 +84,8 @@ class SuggestStatus:
             return
         model = end.model
         if end.job.status == "finished":
-            self.card.show(model.vocab_choices, model.vocab_fits, model.vocab_shortfall)
+            self.card.show(model.vocab_choices, model.vocab_fits, model.vocab_shortfall,
+                           model.hash_proposals)
         self.feedback.say(end.text, end.level, "suggest")
 
     def set_busy(self, busy: bool) -> None:
