@@ -298,6 +298,16 @@ def at_least(counts: Counts, threshold: int) -> Counts:
     return KeyedCounts(counts.keys[keep], counts.counts[keep], counts.kind, counts.type)
 
 
+def at_most(counts: Counts, limit: int | None) -> Counts:
+    """The values counted at most ``limit`` times (all of them when it is None)."""
+    if limit is None:
+        return counts
+    if isinstance(counts, pa.Table):
+        return counts.filter(pc.less_equal(counts["count"], limit))
+    keep = counts.counts <= limit
+    return KeyedCounts(counts.keys[keep], counts.counts[keep], counts.kind, counts.type)
+
+
 def total(counts: Counts) -> int:
     """The sum of the counts."""
     if isinstance(counts, pa.Table):

@@ -22,6 +22,18 @@ Examples
 [[1, 1, 9], [2, 1, 8], [2, 2, 9], [3, 1, 7], [3, 2, 8]]
 >>> top["score"].tolist()
 [1.0, 1.0, 1.0, 2.0, 1.0]
+
+With the workflow that encoded the ids, the recommendations come as item keys:
+
+>>> import interactive_recsys as irs
+>>> from interactive_recsys import ops
+>>> logs = pd.DataFrame({"user_id": ["ann", "ann", "bob", "cy"],
+...                      "item_id": ["tea", "jam", "tea", "oat"]})
+>>> wf = irs.Workflow(["user_id", "item_id"] >> ops.Categorify()).fit(logs)
+>>> ids = wf.transform(logs)
+>>> keys = predict_topk(Popularity().fit(ids), ids, k=1, workflow=wf).compute()
+>>> keys[["user_id", "item_id"]].values.tolist()
+[['ann', 'oat'], ['bob', 'jam'], ['cy', 'tea']]
 """
 
 from __future__ import annotations
@@ -53,7 +65,7 @@ BLOCK_BYTES = 2**26
 @validate_params({"k": Param(kind="int", low=1)}, owner="predict_topk")
 def predict_topk(model: Any, users: Any, k: int = 100, *, exclude_seen: bool = True,
                  output: str | os.PathLike | None = None, overwrite: bool = False,
-                 storage_options: dict[str, Any] | None = None) -> Any:
+                 storage_options: dict[str, Any] | None = None, workflow: Any = None) -> Any:
     """The ``k`` best items of every user of ``users``, by a fitted model.
 
     Parameters
@@ -68,6 +80,11 @@ def predict_topk(model: Any, users: Any, k: int = 100, *, exclude_seen: bool = T
         summary; else return a lazy Dataset.
     overwrite : replace an existing ``output``.
     storage_options : fsspec options when ``output`` is a URL (default: those of ``users``).
+    workflow : the fitted :class:`~interactive_recsys.Workflow` whose ``Categorify`` made the
+        model's user and item ids: the result then holds their values (item keys) instead,
+        read back by :meth:`~interactive_recsys.Workflow.inverse_transform` (an
+        out-of-vocabulary item gives the column's marker, ``"<OOV>"`` or ``-1``); a column
+        the workflow did not encode stays as it is.
 
     Returns
     -------
@@ -101,6 +118,8 @@ def predict_topk(model: Any, users: Any, k: int = 100, *, exclude_seen: bool = T
     # from_delayed hides the input's files: name them, so that output= cannot overwrite them
     result = Dataset.from_ddf(out, Schema.from_arrow(schema), ds.backend,
                               sources=ds.input_files())
+    if workflow is not None:
+        result = workflow.inverse_transform(result, columns=[user_col, item_col])
     if output is not None:
         return result.to_parquet(output, overwrite=overwrite, storage_options=storage_options
                                  if storage_options is not None

@@ -263,6 +263,21 @@ class Operator(OperatorOperand):
                           or self.params[k].required)
         return f"{type(self).__name__}({shown})"
 
+    def unchanged_input(self, output: str, inputs: Sequence[str]) -> str | None:
+        """The input column (one of ``inputs``) whose values the output column ``output``
+        holds unchanged, for a step that keeps them (it renames, tags or selects columns,
+        filters rows, joins); None (the default) when this step computes them.
+        ``Workflow.inverse_transform`` follows such steps back to the ``Categorify`` that
+        made the ids.
+
+        >>> from interactive_recsys.ops import Clip, Rename
+        >>> Rename(postfix="_id").unchanged_input("item_id", ["item"])
+        'item'
+        >>> print(Clip(min_value=0).unchanged_input("x", ["x"]))
+        None
+        """
+        return None
+
     #: Whether the output columns are input columns unchanged (SelectColumns, DropColumns):
     #: the same column reached twice through such steps is one column, not two.
     keeps_columns: ClassVar[bool] = False
@@ -428,6 +443,17 @@ class StatOperator(Operator, register=False):
         data). Default: None."""
         return None
 
+    # ---- statistics that are given, not computed (``Categorify(vocabulary=...)``) ----------
+    def state_without_data(self, ctx: OpContext, input_schema: Schema) -> Any | None:
+        """This step's state when it needs no pass over the data (its statistics are given,
+        as ``Categorify(vocabulary=...)``'s): a ``dask`` delayed object whose result is the
+        state, its files written under ``ctx.artifacts_dir`` as ``fit_graph`` would
+        write them (``input_schema``: the step's input). None (the default): the step is
+        fitted on the data. A fit and an update build these states first, in no phase of
+        their own, so the step's columns are never read for it; an update builds the state
+        again, unchanged by the new data."""
+        return None
+
     #: Entries of the state that map every input column to a value (e.g. Normalize's
     #: ``means``); see :meth:`state_keys`.
     per_column_state: ClassVar[tuple[str, ...]] = ()
@@ -467,6 +493,10 @@ class RowFilter(Operator, register=False):
 
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
         return df
+
+    def unchanged_input(self, output: str, inputs: Sequence[str]) -> str | None:
+        """The rows it keeps hold their input values unchanged (a join adds columns)."""
+        return output if output in inputs else None
 
 
 def no_rows_error(op: Operator, ctx: OpContext) -> Exception:

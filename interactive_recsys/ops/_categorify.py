@@ -6,11 +6,18 @@ Index layout (the same for every column and backend)::
     1                 null
     2 .. 2+B-1        out-of-vocabulary: B = num_buckets hashed buckets, or one index (2)
     2+B ..            the vocabulary, by descending frequency, ties by ascending value
+                      (a given ``vocabulary=``: in the order given)
 
-``cardinality = 2 + B + vocabulary size`` (B is 1 when ``num_buckets`` is not set).
-The layout's constants are ``tables._layout``'s. Vocabularies are parquet files
-(``value, count, index``) under the workflow's artifacts, readable by people; see
-``tables._vocabulary`` for how they are built.
+``cardinality = 2 + B + vocabulary size`` (B is 1 when ``num_buckets`` is not set), plus the
+ids an update retired (``max_frequency``). The layout's constants are ``tables._layout``'s.
+Vocabularies are parquet files (``value, count, index``) under the workflow's artifacts,
+readable by people; see ``tables._vocabulary`` for how they are built.
+
+What is kept: values seen at least ``freq_threshold`` and at most ``max_frequency`` times
+(the others are out of vocabulary: ``tables._frequency_cut`` says why a value seen too often
+gets no id of its own), at most ``max_size`` of them; or exactly the values of a given
+``vocabulary`` (``ops._given_vocabulary``: no counting pass). ``Workflow.inverse_transform``
+reads the ids back, ``Workflow.vocabulary(column)`` gives the values in id order.
 
 Examples
 --------
@@ -37,17 +44,20 @@ import pyarrow.compute as pc
 from interactive_recsys.backend import _keyed_counts as kc
 from interactive_recsys.errors import ParameterError, SchemaError
 from interactive_recsys.ops._base import (
+    SavedParamError,
     SavedStatistics,
     StateFolders,
     StatOperator,
     group_names,
     merged_directory,
 )
+from interactive_recsys.ops._given_vocabulary import GivenVocabulary
 from interactive_recsys.ops._hash_bucket import check_index_dtype, encode_column, require_hashable
 from interactive_recsys.ops._state_check import TABLE, check_shape
-from interactive_recsys.params import Param
+from interactive_recsys.params import Param, param_error
 from interactive_recsys.schema import ColumnSchema, Schema, Tags, element_dtype
 from interactive_recsys.store._artifacts import key_directory, resolve
+from interactive_recsys.tables import _frequency_cut as frequency_cut
 from interactive_recsys.tables import _ranking as ranking
 from interactive_recsys.tables import _vocabulary as vocab
 from interactive_recsys.tables import _vocabulary_update as update
@@ -56,6 +66,7 @@ from interactive_recsys.tables._layout import FIRST_FREE_INDEX, MAX_BUCKETS, NUL
 from interactive_recsys.tables._reduce import (
     MAX_SPLITS,
     Graph,
+    delayed_task,
     first_level_by_keys,
     listed,
     num_splits,
@@ -75,7 +86,16 @@ UPDATE_PROPERTIES = ("vocabulary_version", "new_rows")
 
 
 class Categorify(StatOperator):
-    """Encode categorical columns as contiguous integer ids (see the module docstring)."""
+    """Encode categorical columns as contiguous integer ids (see the module docstring).
+
+    >>> import pandas as pd, interactive_recsys as irs
+    >>> df = pd.DataFrame({"c": ["spam"] * 4 + ["a", "a", "b"]})
+    >>> irs.Workflow(["c"] >> Categorify(max_frequency=3)).fit_transform(df)["c"].tolist()
+    [2, 2, 2, 2, 3, 3, 4]
+    >>> given = Categorify(vocabulary={"c": ["b", "a"]})   # ids in this order, nothing counted
+    >>> irs.Workflow(["c"] >> given).fit_transform(df)["c"].tolist()
+    [2, 2, 2, 2, 4, 4, 3]
+    """
 
     summary = "Map categories to contiguous ids by frequency"
     online = True
@@ -85,6 +105,9 @@ class Categorify(StatOperator):
                            doc="Values seen fewer times than this become out-of-vocabulary.")
     max_size = Param(None, kind="int", low=1, nullable=True,
                      doc="Keep at most this many (most frequent) values per vocabulary.")
+    max_frequency = Param(None, kind="int", low=1, nullable=True,
+                          doc="Values seen more than this many times become "
+                              "out-of-vocabulary (bots, spam, placeholders).")
     num_buckets = Param(None, kind="int", low=1, high=MAX_BUCKETS, nullable=True,
                         doc="Hash out-of-vocabulary values into this many buckets.")
     encode_type = Param("joint", choices=("joint", "combo"),
@@ -93,6 +116,10 @@ class Categorify(StatOperator):
     dtype = Param("int64", choices=("int32", "int64"), doc="Output index dtype.")
     split_out = Param(None, kind="int", low=1, high=MAX_SPLITS, nullable=True,
                       doc="Hash splits of the vocabulary build (None: about 8M rows each).")
+    vocabulary = Param(None, kind="any", nullable=True,
+                       doc="Given vocabularies, values in id order: {column: values}, a "
+                           "parquet path or {column: wf.vocabulary(column)}; nothing is "
+                           "counted, every other value is out of vocabulary.")
     state_shape = {"vocabs": ("map", {**TABLE, "cardinality": "int"})}
 
     def check_state(self, state: dict[str, Any]) -> None:
@@ -105,12 +132,16 @@ class Categorify(StatOperator):
             for name in ("null_count", "value_count", "oov_count"):
                 if name in info:
                     check_shape(info[name], "int", f"{here}.{name}")
-            expected = self.first_vocab_index + info["size"]
+            retired = info.get("retired", 0)
+            check_shape(retired, "int", f"{here}.retired")
+            expected = self.first_vocab_index + info["size"] + retired
             if info["cardinality"] != expected:
                 raise ValueError(
                     f"{here}.cardinality is {info['cardinality']}, but {self.first_vocab_index} "
                     f"reserved rows (padding, null, {self.oov_buckets} out-of-vocabulary) and "
-                    f"{info['size']} values need {expected}; refit and save the workflow again")
+                    f"{info['size']} values" + (f" (and {retired} retired ids)" if retired
+                                                else "")
+                    + f" need {expected}; refit and save the workflow again")
             if {"null_count", "value_count", "oov_count"} <= set(info) and (
                     info["null_count"] + info["oov_count"] > info["value_count"]):
                 raise ValueError(f"{here}: null_count + oov_count exceed value_count")
@@ -166,6 +197,12 @@ class Categorify(StatOperator):
                 raise SchemaError(f"Categorify(encode_type='joint') needs one dtype within the "
                                   f"group {list(group)}; got {sorted(dtypes)}. Cast the columns "
                                   "first or use encode_type='combo'.")
+        if self.vocabulary is not None:
+            given = self.vocabulary.keys_for(self.vocab_keys(groups),
+                                             self.encode_type == "combo")
+            for key, group in self.vocab_keys(groups).items():
+                for n in group:
+                    self.vocabulary.check_dtype(given[key], n, input_schema[n].dtype)
         cols = []
         for name, key in self.output_names(groups).items():
             base = input_schema[name] if name in input_schema else ColumnSchema(name, "string")
@@ -242,14 +279,18 @@ class Categorify(StatOperator):
         for number, (key, (counts, totals)) in enumerate(counted.items()):
             key_dir = key_directory(directory, number)  # never the column name (it is data)
             reduced = [g.task("threshold", _apply_threshold, c, self.freq_threshold, key_dir,
-                              s, ctx.storage_options) for s, c in enumerate(counts)]
+                              s, ctx.storage_options, self.max_frequency)
+                       for s, c in enumerate(counts)]
+            cut = [g.task("cut", frequency_cut.write_cut, c, self.max_frequency, key_dir, s,
+                          ctx.storage_options) for s, c in enumerate(counts)
+                   if self.max_frequency is not None]
             ranks = _ranks(g, reduced)
             written = [g.task("write", vocab.write_split, reduced[s], ranks[s],
                               self.first_vocab_index, self.max_size, key_dir, s,
                               ctx.storage_options)
                        for s in range(len(counts))]
             states[key] = g.task("vocab", _vocab_state, totals, len(counts),
-                                 self.first_vocab_index, key_dir, *written)
+                                 self.first_vocab_index, key_dir, len(cut), *cut, *written)
         names = list(states)
         return g.delayed(g.task("state", _state, names, directory, self, *states.values()),
                          inputs)
@@ -257,7 +298,7 @@ class Categorify(StatOperator):
     # ---- a refit after an edit of freq_threshold, max_size, num_buckets or dtype ---------
     #: The vocabulary is cut from the value counts by these alone (its ids start after the
     #: ``num_buckets`` rows; ``dtype`` only bounds them): a change of them keeps the counts.
-    finishing_params = ("freq_threshold", "max_size", "num_buckets", "dtype")
+    finishing_params = ("freq_threshold", "max_size", "max_frequency", "num_buckets", "dtype")
 
     def refinish_graph(self, previous: SavedStatistics, ctx: OpContext) -> Any | None:
         """The vocabularies cut again from the counts that ``previous`` saved, with these
@@ -289,7 +330,8 @@ class Categorify(StatOperator):
             info = vocabs[key]
             folder = resolve(previous.folder, info["path"], "vocabulary path")
             counted[key] = ([g.task("saved-counts", _saved_counts, folder, s,
-                                    info.get("pending") is True, previous.storage_options)
+                                    info.get("pending") is True, previous.storage_options,
+                                    info.get("cut") is True)
                              for s in range(splits)],
                             {"nulls": info["null_count"], "rows": info["value_count"]})
         return self._finish_graph(g, counted, ctx, [])
@@ -297,13 +339,66 @@ class Categorify(StatOperator):
     def state_keys(self, groups: Sequence[tuple[str, ...]]) -> dict[str, list[str]]:
         return {"vocabs": list(self.vocab_keys(list(groups)))}
 
+    # ---- given vocabularies (``vocabulary=``: :mod:`._given_vocabulary`) ------------------
+    def to_config(self) -> dict[str, Any]:
+        config = super().to_config()
+        if self.vocabulary is not None:
+            config["params"]["vocabulary"] = self.vocabulary.describe()
+        return config
+
+    @classmethod
+    def saved_params(cls, params: dict[str, Any], functions: dict[str, Any] | None
+                     ) -> dict[str, Any]:
+        """A saved step holds its given vocabularies by content hash, never values or a file
+        to read.
+
+        >>> try:
+        ...     Categorify.saved_params({"vocabulary": {"c": ["a"]}}, None)
+        ... except SavedParamError as exc:
+        ...     print(exc.param)
+        vocabulary
+        """
+        given = params.get("vocabulary")
+        if given is not None and not (isinstance(given, dict) and given and all(
+                isinstance(v, dict) for v in given.values())):
+            raise SavedParamError("vocabulary", "must describe each given vocabulary by "
+                                  "content hash ({column: {'sha256', 'size', 'dtype'}}, as "
+                                  "Workflow.save writes it); a saved workflow never holds "
+                                  "values or reads a file named in workflow.json.")
+        return params
+
+    def state_without_data(self, ctx: OpContext, input_schema: Schema) -> Any | None:
+        """A given vocabulary's state (no pass over the data): the values written as the
+        step's vocabulary files, in the given order, from the first id after the reserved
+        ones; written on this machine, which holds the values. None without ``vocabulary``."""
+        if self.vocabulary is None:
+            return None
+        directory = os.path.join(ctx.artifacts_dir or ".", ctx.node_id)
+        vocabs, keys = {}, self.vocab_keys(ctx.groups)
+        named = self.vocabulary.keys_for(keys, self.encode_type == "combo")
+        for number, (key, group) in enumerate(keys.items()):
+            given = named[key]
+            values = self.vocabulary.values(given, input_schema[group[0]].dtype,
+                                            ctx.artifacts_dir, ctx.run.previous_artifacts,
+                                            storage_options=ctx.storage_options)
+            splits = num_splits(len(values), 1, self.split_out)
+            info = self.vocabulary.write(given, values, ctx.artifacts_dir or ".",
+                                         key_directory(directory, number),
+                                         self.first_vocab_index, splits, ctx.storage_options)
+            info["path"] = os.path.relpath(info["path"], os.path.dirname(directory))
+            vocabs[key] = info
+        return delayed_task(ctx.node_id, "given-vocabulary", dict, {"vocabs": vocabs})
+
     # ---- incremental updates ----------------------------------------------------------------
     def delta_op(self) -> Categorify:
         """Fitted on the new data alone: every value counted (the threshold and the size cap
         apply to the cumulative counts, in :meth:`merge_state`)."""
-        return Categorify(**{**self.get_params(), "freq_threshold": 0, "max_size": None})
+        return Categorify(**{**self.get_params(), "freq_threshold": 0, "max_size": None,
+                             "max_frequency": None})
 
     def check_mergeable(self, state: dict[str, Any], ctx: OpContext) -> None:
+        if self.vocabulary is not None:  # given: built again, unchanged (no merge)
+            return
         for key, info in state["vocabs"].items():  # older states: named by update's guard
             for name in ("null_count", "value_count"):
                 if name not in info:
@@ -312,6 +407,10 @@ class Categorify(StatOperator):
                                                for v in state["vocabs"].values()):
             raise self.not_mergeable(ctx, "it was fitted by a version that did not keep the "
                                           "counts of the values below freq_threshold")
+        if self.max_frequency is not None and not all(v.get("cut")
+                                                      for v in state["vocabs"].values()):
+            raise self.not_mergeable(ctx, "it was fitted without max_frequency, so the counts "
+                                          "of the values it would cut were not kept")
 
     def merge_state(self, old: dict[str, Any], new: dict[str, Any], ctx: OpContext,
                     folders: StateFolders) -> dict[str, Any]:
@@ -329,21 +428,27 @@ class Categorify(StatOperator):
             new_dir = resolve(folders.new, after["path"], "vocabulary path")
             previous = vocab.read_vocabulary(old_dir, before["splits"], options)
             check_vocabulary(previous, old_dir, first_index=self.first_vocab_index,
-                             cardinality=before["cardinality"])  # an edited file: refused
-            pending = None
+                             cardinality=before["cardinality"],  # an edited file: refused
+                             retired=before.get("retired", 0))
+            pending = cut = None
             if threshold > 1:
                 pending = update.read_pending(old_dir, before["splits"], options)
                 check_pending(pending, update.pending_path(old_dir, 0))
+            if self.max_frequency is not None:
+                cut = update.read_cut(old_dir, before["splits"], options)
+                check_pending(cut, update.cut_path(old_dir, 0))
             extended = update.extend(
                 previous, vocab.read_vocabulary(new_dir, after["splits"], options),
                 pending, first_vocab_index=self.first_vocab_index, threshold=threshold,
-                max_size=self.max_size)
+                max_size=self.max_size, max_frequency=self.max_frequency, cut=cut,
+                next_index=before["cardinality"])
             key_dir = key_directory(directory, number)
             written = update.write(extended, key_dir, before["splits"], self.first_vocab_index,
                                    options, pending=threshold > 1)
             nulls = before["null_count"] + after["null_count"]
             rows = before["value_count"] + after["value_count"]
-            cardinality = self.first_vocab_index + written["size"]
+            retired = before.get("retired", 0) + extended.retired
+            cardinality = self.first_vocab_index + written["size"] + retired
             check_index_dtype(self, cardinality)
             vocabs[key] = {
                 "path": os.path.relpath(key_dir, ctx.artifacts_dir or "."),
@@ -353,7 +458,8 @@ class Categorify(StatOperator):
                 "version": before.get("version", 1) + 1,
                 "new_rows": [before["cardinality"], cardinality],
                 "appended": extended.appended, "refused": extended.refused,
-                "promoted": extended.promoted, **({"pending": True} if threshold > 1 else {})}
+                "promoted": extended.promoted, **({"pending": True} if threshold > 1 else {}),
+                **frequency_cut.cut_info(extended.cut, retired)}
         return {"vocabs": vocabs}
 
     def update_warnings(self, merged: dict[str, Any]) -> list[str]:
@@ -370,8 +476,10 @@ class Categorify(StatOperator):
 
     def update_changes_seen_rows(self, old: dict[str, Any], merged: dict[str, Any]) -> bool:
         """Ids never move; only a value that crossed ``freq_threshold`` (out-of-vocabulary
-        before, an id now) changes the encoding of rows already seen."""
-        return any(info.get("promoted") for info in merged["vocabs"].values())
+        before, an id now) or ``max_frequency`` (an id before, out-of-vocabulary now: its id
+        retired) changes the encoding of rows already seen."""
+        return any(info.get("promoted") or info.get("retired", 0) > old["vocabs"].get(
+            key, {}).get("retired", 0) for key, info in merged["vocabs"].items())
 
     # ---- transform ------------------------------------------------------------------------
     def online_step(self, state: dict[str, Any] | None, column: str,
@@ -468,10 +576,21 @@ value is out of vocabulary. Lower freq_threshold (or remove it)."]
                 if (rows := info.get("value_count")) is not None and threshold > rows]
 
     def check_params(self) -> None:
+        if self.vocabulary is not None:
+            self._params["vocabulary"] = GivenVocabulary.of(self.vocabulary)
+            counted = [n for n in ("freq_threshold", "max_size", "max_frequency")
+                       if self._params[n] != self.params[n].default]
+            if counted:
+                raise param_error(("vocabulary", counted[0]), "Categorify", "cannot both be "
+                                  f"set: {counted[0]} bounds a vocabulary counted from the "
+                                  "data, and a given vocabulary is not counted. Remove one.")
+            sizes = [i["size"] for i in self.vocabulary.described.values()]
+            check_index_dtype(self, self.first_vocab_index + max(sizes))
         check_index_dtype(self, self.first_vocab_index + (self.max_size or 0))
         if self.freq_threshold and self.max_size:
             raise ParameterError("Categorify takes freq_threshold or max_size, not both; "
                                  "choose one way to bound the vocabulary.")
+        frequency_cut.check_bounds(self.freq_threshold, self.max_frequency)
 
 
 # ---- graph helpers (plain functions so Dask tasks are named and picklable) -------------------
@@ -491,11 +610,13 @@ def _sum_split(items: list[dict[str, Any]], split: int) -> pa.Table:
 
 
 def _apply_threshold(counts: kc.Counts, threshold: int, directory: str | None = None,
-                     split: int = 0, storage_options: Any = None) -> kc.Counts:
-    """The values counted at least ``threshold`` times. The others (with a threshold) are
-    written as the split's pending counts (:mod:`..tables.vocabulary_update`), so that an
-    update applies the threshold to the cumulative counts."""
-    kept = kc.at_least(counts, threshold)
+                     split: int = 0, storage_options: Any = None,
+                     max_frequency: int | None = None) -> kc.Counts:
+    """The values counted at least ``threshold`` and at most ``max_frequency`` times. The
+    values below the threshold are written as the split's pending counts
+    (:mod:`..tables.vocabulary_update`), so that an update applies the threshold to the
+    cumulative counts (those above ``max_frequency``: :func:`..tables._frequency_cut.write_cut`)."""
+    kept = kc.at_most(kc.at_least(counts, threshold), max_frequency)
     if threshold > 1 and directory is not None:
         below = kc.decode(counts)
         below = below.filter(pc.less(below["count"], threshold))
@@ -512,16 +633,19 @@ def _all_counted(info: Any, splits: int) -> bool:
             and isinstance(info.get("path"), str)
             and all(isinstance(info.get(n), int | np.integer) and not isinstance(info[n], bool)
                     for n in ("null_count", "value_count", "oov_count"))
-            and (info.get("pending") is True or info["oov_count"] == 0))
+            and (info.get("pending") is True
+                 or info["oov_count"] == (info.get("cut_count", 0) if info.get("cut") else 0)))
 
 
 def _saved_counts(directory: str, split: int, pending: bool,
-                  storage_options: Any = None) -> kc.Counts:
+                  storage_options: Any = None, cut: bool = False) -> kc.Counts:
     """The counts of one split as its fit summed them: the ``value, count`` rows of the
     vocabulary's split file and, with ``pending``, of its pending file (the values below the
-    threshold), keyed as the fit keys them (:func:`~..backend.keyed_counts.encode`)."""
+    threshold), with ``cut`` of its cut file (those above ``max_frequency``), keyed as the
+    fit keys them (:func:`~..backend.keyed_counts.encode`)."""
     paths = [split_path(directory, split)] + ([update.pending_path(directory, split)]
-                                              if pending else [])
+                                              if pending else []) + (
+        [update.cut_path(directory, split)] if cut else [])
     tables = [read_checked(path, storage_options).select(["value", "count"]) for path in paths]
     return kc.encode(pa.concat_tables(tables, promote_options="permissive"))
 
@@ -554,13 +678,17 @@ def _sum_totals(items: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def _vocab_state(totals: dict[str, int], splits: int, first_index: int, directory: str,
-                 *written: dict[str, int]) -> dict[str, Any]:
+                 cut_splits: int, *results: dict[str, int]) -> dict[str, Any]:
+    """One vocabulary's state from its totals, the ``cut_splits`` results of
+    :func:`..tables._frequency_cut.write_cut` and the results of ``write_split``."""
+    cut, written = results[:cut_splits], results[cut_splits:]
     size = sum(w["size"] for w in written)
     in_vocab = sum(w["count"] for w in written)
     return {"path": directory, "splits": splits, "size": size,
             "cardinality": first_index + size, "null_count": totals["nulls"],
             "value_count": totals["rows"], "oov_count": totals["rows"] - totals["nulls"]
-            - in_vocab}
+            - in_vocab, **({"cut": True, "cut_values": sum(c["size"] for c in cut),
+                            "cut_count": sum(c["count"] for c in cut)} if cut_splits else {})}
 
 
 def _state(names: list[str], directory: str, op: Categorify,

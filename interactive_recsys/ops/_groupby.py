@@ -112,6 +112,10 @@ class Groupby(Operator):
                 out.append((name, agg, f"{name}{self.name_sep}{agg}"))
         return out
 
+    def unchanged_input(self, output: str, inputs: Sequence[str]) -> str | None:
+        """A key column holds its input values (one row per key)."""
+        return output if output in self.groupby_cols and output in inputs else None
+
     def output_schema(self, input_schema: Schema, groups: Sequence[tuple[str, ...]],
                       state: dict[str, Any] | None = None) -> Schema:
         keys = [input_schema[k] for k in self.groupby_cols]

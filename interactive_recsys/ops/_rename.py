@@ -34,6 +34,9 @@ class Rename(Operator):
     def new_name(self, name: str) -> str:
         return f"{self.prefix}{self.mapping.get(name, name)}{self.postfix}"
 
+    def unchanged_input(self, output: str, inputs: Sequence[str]) -> str | None:
+        return next((n for n in inputs if self.new_name(n) == output), None)
+
     def output_schema(self, input_schema: Schema, groups: Sequence[tuple[str, ...]],
                       state: dict[str, Any] | None = None) -> Schema:
         return Schema(c.with_(name=self.new_name(c.name)) for c in input_schema.values())

@@ -16,6 +16,7 @@ Examples
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from interactive_recsys.errors import ParameterError
@@ -41,6 +42,9 @@ class AddTags(Operator):
 
     def column_schema(self, col: ColumnSchema, state: dict[str, Any] | None) -> ColumnSchema:
         return col.with_tags(add=self.tags, remove=self.remove)
+
+    def unchanged_input(self, output: str, inputs: Sequence[str]) -> str | None:
+        return output if output in inputs else None
 
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
         return df
@@ -68,6 +72,9 @@ class AddProperties(Operator):
 
     def column_schema(self, col: ColumnSchema, state: dict[str, Any] | None) -> ColumnSchema:
         return col.with_(properties={**col.properties, **self.properties})
+
+    def unchanged_input(self, output: str, inputs: Sequence[str]) -> str | None:
+        return output if output in inputs else None
 
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
         return df

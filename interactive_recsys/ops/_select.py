@@ -48,6 +48,9 @@ class SelectColumns(Operator):
                               f"columns {input_schema.names}.")
         return input_schema.select(self.columns)
 
+    def unchanged_input(self, output: str, inputs: Sequence[str]) -> str | None:
+        return output if output in inputs else None
+
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
         return ctx.backend.select(df, self.columns)
 
@@ -85,6 +88,9 @@ class DropColumns(Operator):
     def output_schema(self, input_schema: Schema, groups: Sequence[tuple[str, ...]],
                       state: dict[str, Any] | None = None) -> Schema:
         return input_schema.select(self.kept(input_schema.names))
+
+    def unchanged_input(self, output: str, inputs: Sequence[str]) -> str | None:
+        return output if output in inputs else None
 
     def transform(self, df: Any, state: dict[str, Any] | None, ctx: OpContext) -> Any:
         return ctx.backend.select(df, self.kept(list(df.columns)))

@@ -116,15 +116,18 @@ def workflow_tables(workflow: Any) -> list[TableStats]:
         outputs = op.output_names(list(step.groups))
         for key, info in state["vocabs"].items():
             directory = resolve(workflow.artifacts_dir, info["path"], "vocabulary path")
+            counted = "value_count" in info  # a given vocabulary (vocabulary=) is not counted
             counts = [storage.read_table(vocab.split_path(directory, s),
                                          workflow.storage_options, ["count"])["count"]
-                      .to_numpy() for s in range(info["splits"])]
+                      .to_numpy() for s in range(info["splits"]) if counted]
             found.append(([c for c, k in outputs.items() if k == key], TableStats(
                 name=key, columns=[], cardinality=int(info["cardinality"]),
                 oov_buckets=op.oov_buckets, vocab_size=int(info["size"]),
-                lookups=int(info["value_count"]), null_count=int(info["null_count"]),
-                oov_count=int(info["oov_count"]),
-                frequency=CountHistogram.from_counts(np.concatenate(counts)),
+                lookups=int(info["value_count"]) if counted else None,
+                null_count=int(info["null_count"]) if counted else None,
+                oov_count=int(info["oov_count"]) if counted else None,
+                frequency=CountHistogram.from_counts(np.concatenate(counts)) if counted
+                else None,
                 index_dtype=op.dtype, source="vocabulary",
                 vocabulary_version=int(info.get("version", 1)),
                 new_rows=tuple(info["new_rows"]) if "new_rows" in info else None)))

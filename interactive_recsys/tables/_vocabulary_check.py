@@ -105,14 +105,15 @@ def check_vocabulary_files(directory: str, info: dict[str, Any],
 
 
 def check_vocabulary(table: pa.Table, path: str, *, first_index: int, cardinality: int,
-                     whole: bool = True) -> None:
+                     whole: bool = True, retired: int = 0) -> None:
     """Check a vocabulary table (``value, count, index``): ids not null and in
     ``[first_index, cardinality)``; and, when ``whole`` (every split, as an update reads it),
-    one row per value, no null value, counts non-negative, ids unique and all there. A split
+    one row per value, no null value, counts non-negative, ids unique and all there but the
+    ``retired`` ones (ids whose value an update cut: ``max_frequency``). A split
     loaded for lookups (``whole=False``) gets the range check only: one pass, and an id
     past the cardinality is what would break an embedding table."""
     if table.num_rows == 0:
-        if whole and cardinality != first_index:
+        if whole and cardinality - retired != first_index:
             raise _bad(path, "one row per value of the vocabulary",
                        f"it is empty, the state says cardinality {cardinality}")
         return
@@ -136,10 +137,10 @@ def check_vocabulary(table: pa.Table, path: str, *, first_index: int, cardinalit
     twice = np.flatnonzero(ids[1:] == ids[:-1])
     if len(twice):
         raise _bad(path, "ids are unique", f"id {int(ids[twice[0]])} is given more than once")
-    if whole and table.num_rows != cardinality - first_index:
+    if whole and table.num_rows != cardinality - first_index - retired:
         raise _bad(path, "one row per value of the vocabulary",
-                   f"{table.num_rows} rows for the {cardinality - first_index} ids of "
-                   f"cardinality {cardinality}")
+                   f"{table.num_rows} rows for the {cardinality - first_index - retired} ids "
+                   f"of cardinality {cardinality}" + (f" ({retired} retired)" if retired else ""))
     distinct = pc.count_distinct(table["value"]).as_py()
     if distinct != table.num_rows:
         raise _bad(path, "one row per value",

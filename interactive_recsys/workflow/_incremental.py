@@ -47,7 +47,13 @@ from interactive_recsys.store._artifacts import (
 )
 from interactive_recsys.workflow._fitted import FittedState
 from interactive_recsys.workflow._graph import Node, OpNode, States
-from interactive_recsys.workflow._plan import OpStep, Plan, fit_phases, prepare
+from interactive_recsys.workflow._plan import (
+    OpStep,
+    Plan,
+    fit_phases,
+    prepare,
+    states_without_data,
+)
 
 
 class UpdateWarning(UserWarning):
@@ -72,7 +78,8 @@ def updated(output: Node, fitted: FittedState, data: Any,
     temporary = TemporaryArtifacts()
     plan.bind(ds, temporary.path, temporary, storage_options, fitted.artifacts_dir)
     started = time.perf_counter()
-    merged, report, phases = _merged_phases(output, fitted, plan, ds, temporary.path)
+    given = states_without_data(plan)  # given statistics: built again, unchanged
+    merged, report, phases = _merged_phases(output, fitted, plan, ds, temporary.path, given)
     for node in output.stat_nodes():  # what each step's own update left out
         node_id = plan.steps[nodes.index(node)].node_id
         for note in node.op.update_warnings(merged[node_id]):
@@ -83,18 +90,20 @@ def updated(output: Node, fitted: FittedState, data: Any,
                        artifacts_dir=temporary.path, temporary=temporary)
 
 
-def _merged_phases(output: Node, fitted: FittedState, plan: Plan, ds: Any, target: str
+def _merged_phases(output: Node, fitted: FittedState, plan: Plan, ds: Any, target: str,
+                   given: States | None = None
                    ) -> tuple[States, dict[str, Any], list[dict[str, Any]]]:
     """Each phase fitted on the new data with the operators' delta operators and merged
-    into the fitted states: the merged states, what the update did per step, the phases."""
+    into the fitted states: the merged states, what the update did per step, the phases.
+    The ``given`` states (statistics that need no data) are taken as they are."""
     ids = output.node_ids()
     walked = list(output.walk())  # step i of the plan is node i
     folders = StateFolders(fitted.artifacts_dir, target)
-    merged: States = {}
+    merged: States = dict(given or {})
     changed: list[str] = []  # steps whose update changes the outputs of rows already seen
     report: dict[str, Any] = {}
     phases = []
-    for k, targets in enumerate(plan.phases()):
+    for k, targets in enumerate(plan.phases(frozenset(merged))):
         nodes = [walked[t] for t in targets]
         _refuse_after_changed(output, nodes, changed)
         plan.set_states(merged)  # first: it gives every step its node's operator back

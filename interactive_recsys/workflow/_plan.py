@@ -447,6 +447,25 @@ def fit_phases(plan: Plan, ds: Dataset, phases: list[list[int]]
         yield k + 1, states, time.perf_counter() - started
 
 
+def states_without_data(plan: Plan, skip: Collection[str] = ()) -> States:
+    """The states of the statistics steps that need no pass over the data
+    (``StatOperator.state_without_data``: given statistics), but those in ``skip``, computed
+    as one phase, ``"given"``, that reads no data, and given to the plan's steps. ``plan`` is
+    bound to its artifacts folder."""
+    graphs = {}
+    for step in plan.steps:
+        op = step.op if isinstance(step, OpStep) else None
+        if op is not None and op.is_stat and step.node_id not in skip:
+            graph = op.state_without_data(plan.context(step), step.input_schema)
+            if graph is not None:
+                graphs[step.node_id] = graph
+    if not graphs:
+        return {}
+    given = dict(zip(graphs, compute(*graphs.values(), phase="given"), strict=True))
+    plan.set_states({**plan.states(), **given})
+    return given
+
+
 def transform(plan: Plan, ds: Dataset) -> Dataset:
     """The plan's output on ``ds``, lazily (rows dropped by row filters removed)."""
     output = len(plan.steps) - 1  # the output node comes last in walk order

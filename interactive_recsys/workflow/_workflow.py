@@ -46,8 +46,16 @@ from interactive_recsys.workflow._format import (
 )
 from interactive_recsys.workflow._graph import ConcatNode, Node, OpNode, SelectNode, checked_names
 from interactive_recsys.workflow._incremental import updated
+from interactive_recsys.workflow._inverse import inverse_dataset, vocabulary_series
 from interactive_recsys.workflow._keys import fit_keys, state_digest
-from interactive_recsys.workflow._plan import Plan, compile_plan, fit_phases, prepare, transform
+from interactive_recsys.workflow._plan import (
+    Plan,
+    compile_plan,
+    fit_phases,
+    prepare,
+    states_without_data,
+    transform,
+)
 from interactive_recsys.workflow._reuse import adopt, matches, refinish
 
 
@@ -179,10 +187,11 @@ class Workflow:
         other steps are, in as few phases as their dependencies allow, and none at all
         (no pass over the data) when every state is reused. A step whose only change is to
         its operator's ``finishing_params`` (Categorify's ``freq_threshold``, ``max_size``,
-        ``num_buckets``, ``dtype``) is *refinished*: its state is built from the statistics
-        ``reuse``'s state saved (the vocabulary cut again from the saved counts), without
-        reading the data. ``fitted_steps()`` tells which (``reused``, ``refinished``), as do
-        ``fit_stats["reused"]`` and ``fit_stats["refinished"]`` (set when ``reuse`` is given).
+        ``max_frequency``, ``num_buckets``, ``dtype``) is *refinished*: its state is built
+        from the statistics ``reuse``'s state saved (the vocabulary cut again from the saved
+        counts), without reading the data. ``fitted_steps()`` tells which (``reused``,
+        ``refinished``), as do ``fit_stats["reused"]`` and ``fit_stats["refinished"]`` (set
+        when ``reuse`` is given).
 
         >>> import pandas as pd, interactive_recsys as irs
         >>> from interactive_recsys import ops
@@ -228,7 +237,8 @@ class Workflow:
             plan.set_states(states)
             stats["refinish_seconds"] = time.perf_counter() - more
         refinished = frozenset(states) - adopted
-        for k, new, seconds in fit_phases(plan, ds, plan.phases(adopted | refinished)):
+        states.update(states_without_data(plan, adopted | refinished))  # given: no data read
+        for k, new, seconds in fit_phases(plan, ds, plan.phases(frozenset(states))):
             states.update(new)
             stats["phases"].append({"phase": k, "operators": list(new), "seconds": seconds})
         del previous, source  # previous temporary folders may go once nothing reads them
@@ -348,6 +358,70 @@ class Workflow:
         out = transform(plan, ds)
         out.storage_options = ds.storage_options  # to_parquet's default for URLs
         return out
+
+    def inverse_transform(self, data: Any, *, columns: Collection[str] | None = None,
+                          oov: dict[str, Any] | None = None,
+                          dtype_backend: str = "numpy_nullable") -> Any:
+        """Categorify's ids in ``data`` back to the values they stand for (scikit-learn's
+        name): a DataFrame for a pandas or cuDF DataFrame, a lazy Dataset (partition by
+        partition, on the cluster too) for a Dataset or path.
+
+        ``data`` may hold any of the workflow's output columns, and others: every column a
+        ``Categorify`` made (traced back through steps that keep values: renaming, tags,
+        selection, row filters, joins) is read back, any other passes unchanged;
+        ``columns`` limits the columns read back.
+        ``HashBucket``/``HashedCross`` outputs and ids changed after their ``Categorify``
+        are refused by name. Values come back in the column's original dtype (lists of ids
+        as lists). Null and padding ids give null. An out-of-vocabulary id (the one OOV id,
+        any ``num_buckets`` bucket, an id an update retired) gives the column's marker:
+        ``"<OOV>"`` for strings, ``-1`` for numbers, or ``oov={column: marker}`` (``None``:
+        null); other dtypes have none, and such an id is then an error. A marker is a value
+        of the column's dtype that its vocabulary does not hold (one it holds is refused,
+        naming it), so what comes back is a vocabulary value or the marker, never one
+        mistaken for the other. An id outside ``[0, cardinality)`` is an error naming the
+        column and the id. A ``combo`` column comes back as one column per member
+        (``a_b.a``, ``a_b.b``, each in its dtype; ``oov`` takes a marker per member).
+
+        >>> import pandas as pd, interactive_recsys as irs
+        >>> from interactive_recsys import ops
+        >>> df = pd.DataFrame({"user": [10, 20, 10], "item": ["x", "y", "x"]})
+        >>> wf = irs.Workflow(["user", "item"] >> ops.Categorify()).fit(df)
+        >>> back = wf.inverse_transform(wf.transform(df))
+        >>> back.equals(df)
+        True
+        >>> wf.inverse_transform(pd.DataFrame({"item": [2, 4], "score": [0.5, 0.1]}))
+            item  score
+        0  <OOV>    0.5
+        1      y    0.1
+        """
+        check_dtype_backend(dtype_backend, "Workflow.inverse_transform")
+        self._check_fitted()
+        in_memory = not isinstance(data, Dataset | str | os.PathLike | list | tuple) \
+            and hasattr(data, "columns") and not hasattr(data, "dask")
+        out = inverse_dataset(self, as_dataset(data), columns, oov)
+        if in_memory:
+            frame = compute(out.arrow_ddf(), phase="inverse transform")[0]
+            return user_frame(convert(frame.reset_index(drop=True), like=data), dtype_backend)
+        return out
+
+    def vocabulary(self, column: str) -> Any:
+        """The values of output column ``column``'s vocabulary in id order: a pandas Series
+        indexed by id (``id``), named ``column``; ids an update retired
+        (``max_frequency``) are absent. ``Categorify(vocabulary={column:
+        wf.vocabulary(column)})`` starts another workflow from it: the values keep their
+        order, and their ids when that step reserves as many out-of-vocabulary ids. A combo
+        group's values are its keys (its members' values as text, joined by ``"\\x1f"``).
+
+        >>> import pandas as pd, interactive_recsys as irs
+        >>> from interactive_recsys import ops
+        >>> wf = irs.Workflow(["c"] >> ops.Categorify()).fit(pd.DataFrame({"c": ["b", "a", "b"]}))
+        >>> wf.vocabulary("c")
+        id
+        3    b
+        4    a
+        Name: c, dtype: str
+        """
+        return vocabulary_series(self, column)
 
     @background_job("fit_transform")
     def fit_transform(self, data: Any, *, background: bool = False,

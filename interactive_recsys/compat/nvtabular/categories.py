@@ -66,8 +66,8 @@ def write_categories(workflow: Any) -> None:
                 "kind": ["pad", "null", "oov", "unique"],
                 "offset": [0, NULL_INDEX, FIRST_FREE_INDEX, FIRST_FREE_INDEX + buckets],
                 "num_indices": [1, 1, buckets, len(values)],
-                "num_observed": [0, info["null_count"], info["oov_count"],
-                                 int(values["count"].sum())]})
+                "num_observed": [0, info.get("null_count", 0), info.get("oov_count", 0),
+                                 int(values["count"].sum())]})  # given: not counted
             for name, frame in (("unique", uniques), ("meta", meta)):
                 with atomic_file(os.path.join(folder, f"{name}.{key}.parquet")) as tmp:
                     frame.to_parquet(tmp)

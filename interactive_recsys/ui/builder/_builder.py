@@ -35,6 +35,7 @@ from interactive_recsys.ui.builder.model._handoff import (
     handoff_fields,
     restore_suggest,
 )
+from interactive_recsys.ui.builder.suggest._max_frequency import frequency_hints
 from interactive_recsys.ui.builder.views import (
     ColumnsPanel,
     MaskedText,
@@ -266,6 +267,7 @@ class PipelineBuilder(w.VBox):
             self.suggest_card.show_restored(
                 model.vocab_choices, model.vocab_fits, model.vocab_shortfall,
                 (model.vocab_max_loss, model.vocab_budget), changed)
+            self.suggest_card.show_frequency(frequency_hints(model.measured))
             self.suggest_card.set_stale(not model.suggest_current)
         if saved.run is not None and "run" not in saved.redacted:
             notes.append(adopt_run(model, saved.run["output"], saved.run["workflow"])[1])

@@ -157,6 +157,10 @@ class _Writer:
                                   "pass its path (df_ext='items.parquet'), then export.")
             return self.placeholders.code(value.path, _env_name(f"{name}_url"),
                                           f"the {name} table's URL")
+        if getattr(value, "read_only_in_form", False):  # Categorify's large vocabulary
+            raise param_error(name, None, "holds a vocabulary of more values than exported "
+                              "code writes out; save it as parquet and give its path "
+                              "(vocabulary={'column': 'vocabulary.parquet'}) in code.")
         if isinstance(value, str):
             return self.placeholders.code(value, _env_name(name), f"the {name} parameter")
         text = repr(_plain(value))

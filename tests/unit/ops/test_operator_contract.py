@@ -62,7 +62,10 @@ CONSTRUCTOR_KWARGS: dict[str, dict[str, Any]] = {
 #: repr, save/load, schema prediction and partitioning too.
 VARIANTS: dict[str, list[dict[str, Any]]] = {
     "Categorify": [{"freq_threshold": 3, "num_buckets": 4, "dtype": "int32", "split_out": 3},
-                   {"max_size": 5, "encode_type": "joint"}],
+                   {"max_size": 5, "encode_type": "joint"},
+                   {"freq_threshold": 2, "max_frequency": 20},
+                   {"vocabulary": {"C1": ["c1_001", "c2_001", "c1_002", "c2_003"],
+                                   "L1": ["t1", "t0", "t5"]}, "num_buckets": 2}],
     "Clip": [{"max_value": 4}],
     "FillMissing": [{"fill_val": -1, "add_binary_cols": True}],
     "FillMedian": [{"add_binary_cols": True}],
@@ -81,7 +84,8 @@ VARIANTS: dict[str, list[dict[str, Any]]] = {
 #: (``StatOperator.finishing_params``): a refit that changes only it must read no data and
 #: give what a fit gives.
 FINISHING_VALUES: dict[str, dict[str, Any]] = {
-    "Categorify": {"freq_threshold": 2, "max_size": 4, "num_buckets": 3, "dtype": "int32"},
+    "Categorify": {"freq_threshold": 2, "max_size": 4, "max_frequency": 20, "num_buckets": 3,
+                   "dtype": "int32"},
 }
 
 #: Input columns of each operator; the default is numeric columns with nulls (and NaN).
@@ -433,6 +437,12 @@ INVALID_COMBINATIONS = [
     pytest.param("Bucketize", {"boundaries": [1, 1]}, "boundaries", id="Bucketize-repeated"),
     pytest.param("Categorify", {"freq_threshold": 2, "max_size": 3}, "max_size",
                  id="Categorify-threshold+max_size"),
+    pytest.param("Categorify", {"freq_threshold": 5, "max_frequency": 4}, "max_frequency",
+                 id="Categorify-max_frequency<threshold"),
+    pytest.param("Categorify", {"vocabulary": {"C1": ["a"]}, "freq_threshold": 2},
+                 "vocabulary", id="Categorify-vocabulary+threshold"),
+    pytest.param("Categorify", {"vocabulary": {"C1": ["a", "a"]}}, "vocabulary",
+                 id="Categorify-vocabulary-duplicates"),
     pytest.param("Rename", {}, "mapping", id="Rename-nothing"),
     pytest.param("Filter", {"expr": "I1 >"}, "expr", id="Filter-syntax"),
     pytest.param("Filter", {"expr": "__import__('os')"}, "expr", id="Filter-call"),

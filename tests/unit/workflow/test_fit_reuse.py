@@ -313,7 +313,9 @@ def test_a_freq_threshold_edit_refinishes_the_vocabularies_from_the_saved_counts
 def test_every_finishing_parameter_is_refinished_from_counts_that_hold_every_value(data):
     before = encoded(freq_threshold=4).fit(data)  # counts below 4 are in the pending files
     for params in ({}, {"num_buckets": 3, "dtype": "int32"},
-                   {"freq_threshold": 2, "num_buckets": 2}, {"max_size": 5}):
+                   {"freq_threshold": 2, "num_buckets": 2}, {"freq_threshold": 2,
+                                                             "max_frequency": 6},
+                   {"max_frequency": 4}, {"max_size": 5}):
         refit = encoded(**params).fit(data, reuse=before)
         assert how(refit) == {"categorify-1": "refinished"}, params
         assert refit.fit_stats["phases"] == []

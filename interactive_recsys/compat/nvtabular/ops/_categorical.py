@@ -36,7 +36,8 @@ def Categorify(freq_threshold: int | Mapping[str, int] = 0, max_size: Any = 0,
     ``freq_threshold={col: n}``: one step per column."""
     vocabs = kwargs.pop("vocabs", None)
     if vocabs is not None:  # given vocabularies: looked up, the other columns fitted
-        return Steps(vocabulary_steps(vocabs, None if dtype is None else dtype_name_of(dtype)),
+        return Steps(vocabulary_steps(vocabs, None if dtype is None else dtype_name_of(dtype),
+                                      num_buckets),
                      "Categorify(vocabs=...)", rest=[Categorify(
                          freq_threshold, max_size, num_buckets, encode_type, dtype, **kwargs)])
     if isinstance(freq_threshold, Mapping):

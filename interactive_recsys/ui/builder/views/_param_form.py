@@ -20,6 +20,10 @@ from interactive_recsys.ops import OPERATORS
 from interactive_recsys.params import Param
 from interactive_recsys.ui.builder._param_text import param_from_text, param_to_text
 
+#: Values a text field shows and reads back as they are; any other object (a side table, a
+#: given vocabulary) is read back as the object itself while its text is unchanged.
+_PLAIN = (str, int, float, bool, list, tuple, dict, type(None))
+
 #: Categories of the operator palette, in this order (others follow, sorted).
 CATEGORY_ORDER = ("categorical", "transform", "statistics", "columns", "rows")
 
@@ -48,6 +52,8 @@ class ParamForm(w.VBox):
         self.add_class("irs-builder-params")
         self.op: str | None = None
         self.fields: dict[str, w.Widget] = {}
+        #: each text field's value as shown: read back as it was while its text is unchanged
+        self._shown: dict[str, tuple[str, Any]] = {}
         self._listeners: list[Callable[[], None]] = []
 
     def on_edit(self, callback: Callable[[], None]) -> None:
@@ -60,7 +66,7 @@ class ParamForm(w.VBox):
 
     def show(self, op: str | None, values: dict[str, Any] | None = None) -> None:
         old = self.children
-        self.op, self.fields = op, {}
+        self.op, self.fields, self._shown = op, {}, {}
         self._show(op, values)
         for widget in old:  # the replaced fields: no model left behind in the kernel/page
             close_tree(widget)
@@ -73,7 +79,10 @@ class ParamForm(w.VBox):
         values = values or {}
         rows: list[w.Widget] = [w.HTML(f"<b>{op}</b> — {html.escape(cls.summary)}")]
         for name, spec in cls.params.items():
-            field = self._field(name, spec, values.get(name, spec.default))
+            value = values.get(name, spec.default)
+            field = self._field(name, spec, value)
+            if isinstance(field, w.Text) and not isinstance(value, _PLAIN):
+                self._shown[name] = (field.value, value)  # an object shown as text
             field.add_class(f"irs-param-{css_name(name)}")
             field.observe(self._edited, "value")
             self.fields[name] = field
@@ -95,8 +104,10 @@ class ParamForm(w.VBox):
             shown = "" if value is None else str(value)
             return w.Dropdown(options=options, value=shown if shown in dict(options).values()
                               else options[0][1], description=name, style=style)
+        # a value that is no text to edit (a vocabulary given by content hash): read-only
         return w.Text(value=param_to_text(spec, value), description=name, style=style,
                       continuous_update=True,
+                      disabled=bool(getattr(value, "read_only_in_form", False)),
                       placeholder=("required: " if spec.required else "") + spec.describe())
 
     def values(self) -> dict[str, Any]:
@@ -111,6 +122,8 @@ class ParamForm(w.VBox):
                 value = field.value
             elif isinstance(field, w.Dropdown):
                 value = param_from_text(spec, field.value)
+            elif self._shown.get(name, (None,))[0] == field.value:
+                value = self._shown[name][1]  # unchanged: the value itself, not its text
             else:
                 value = param_from_text(spec, field.value)
             if value is spec.default or (not spec.required and _same_value(value, spec.default)):

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 
 import ipywidgets as w
 
+from interactive_recsys.ui.builder.suggest._max_frequency import FrequencyCut
 from interactive_recsys.ui.builder.suggest._vocab_budget import (
     MAX_LOSS,
     MEMORY_BUDGET,
@@ -86,9 +87,12 @@ class SuggestCard(w.VBox):
         #: above a table restored from the autosave: measured before the restart
         self.restored_note = w.HTML(layout=w.Layout(display="none"))
         self.restored_note.add_class("irs-suggest-restored-note")
+        #: under the table: the max_frequency cuts Suggest proposes (``show_frequency``)
+        self.frequency_note = w.HTML(layout=w.Layout(display="none"))
+        self.frequency_note.add_class("irs-suggest-frequency-note")
         super().__init__([w.HBox([self.loss_percent, self.memory_gib],
                                  layout=w.Layout(flex_flow="row wrap")), self.stale_note,
-                          self.restored_note, self.table])
+                          self.restored_note, self.table, self.frequency_note])
 
     @property
     def stale(self) -> bool:
@@ -122,6 +126,7 @@ class SuggestCard(w.VBox):
         (``suggest._hash_size``), next to the lookups it loses."""
         self.set_stale(False)
         self.restored_note.layout.display = "none"
+        self.show_frequency(())  # an earlier Suggest's: its caller shows the new ones
         if not choices:
             self.table.value = ""
             return
@@ -150,6 +155,23 @@ class SuggestCard(w.VBox):
             f"<small>{basis(choices)}; {verdict}. Columns whose whole table is under "
             f"{SMALL_TABLE / 2**20:g} MiB (small) keep every value.{dims}"
             f"{hash_note(hashing)}</small>")
+
+    def show_frequency(self, cuts: Sequence[FrequencyCut]) -> None:
+        """Under the table, the ``max_frequency`` cut proposed for each column where a value
+        holds an outsized share of the rows (``suggest._max_frequency``); nothing
+        when there is none.
+
+        >>> from interactive_recsys.ui.builder.suggest._max_frequency import FrequencyCut
+        >>> card = SuggestCard()
+        >>> card.show_frequency([FrequencyCut("user", 40, 1, 0.3)])
+        >>> "user: max_frequency=40 would cut 1 value" in card.frequency_note.value
+        True
+        """
+        self.frequency_note.value = "" if not cuts else (
+            "<small>Values seen far more often than the others (placeholders, bots?): "
+            + "; ".join(html.escape(c.text()) for c in cuts)
+            + ". A cut sends them out of vocabulary; set it on the step to use it.</small>")
+        self.frequency_note.layout.display = None if cuts else "none"
 
     def show_restored(self, choices: Sequence[VocabChoice], fits: bool,
                       shortfall: Shortfall | None, budgets: tuple[float, int],

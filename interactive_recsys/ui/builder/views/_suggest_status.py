@@ -23,6 +23,7 @@ from __future__ import annotations
 import ipywidgets as w
 
 from interactive_recsys.ui.builder.model import Change, SuggestController, SuggestEnd
+from interactive_recsys.ui.builder.suggest._max_frequency import frequency_hints
 from interactive_recsys.ui.builder.views._feedback import Feedback, make_button
 from interactive_recsys.ui.builder.views._run import progress_html
 from interactive_recsys.ui.builder.views._suggest_card import SuggestCard
@@ -86,6 +87,7 @@ class SuggestStatus:
         if end.job.status == "finished":
             self.card.show(model.vocab_choices, model.vocab_fits, model.vocab_shortfall,
                            model.hash_proposals)
+            self.card.show_frequency(frequency_hints(model.measured))
         self.feedback.say(end.text, end.level, "suggest")
 
     def set_busy(self, busy: bool) -> None:
