@@ -433,6 +433,9 @@ def inverse_dataset(workflow: Any, ds: Any, columns: Sequence[str] | None,
             columns_out.append(col)
             continue
         for name, dtype in readers[col.name].outputs():
+            if name != col.name and name in ds.schema.names:
+                raise SchemaError(f"The combo column {col.name!r} reads back as {name!r}, "
+                                  "which the data already has; rename that column first.")
             dtype = f"list<{dtype}>" if col.is_list else dtype
             columns_out.append(ColumnSchema(name, dtype))
     schema = Schema(columns_out)
