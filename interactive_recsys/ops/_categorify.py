@@ -117,6 +117,7 @@ class Categorify(StatOperator):
     split_out = Param(None, kind="int", low=1, high=MAX_SPLITS, nullable=True,
                       doc="Hash splits of the vocabulary build (None: about 8M rows each).")
     vocabulary = Param(None, kind="any", nullable=True,
+                       must="{column: values in id order}, a parquet path or None",
                        doc="Given vocabularies, values in id order: {column: values}, a "
                            "parquet path or {column: wf.vocabulary(column)}; nothing is "
                            "counted, every other value is out of vocabulary.")

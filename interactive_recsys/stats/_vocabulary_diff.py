@@ -54,7 +54,8 @@ def vocabulary_diff(old: Any, new: Any) -> pd.DataFrame:
       out) that went to the new values. After an update the new workflow's counts are of
       all the data it has seen (the old data and the update's), so this is the share of all
       of it; the new values' counts all come from the update's data (or from values below
-      ``freq_threshold`` before it).
+      ``freq_threshold`` before it). None for a vocabulary given with
+      ``Categorify(vocabulary=...)``, which is not counted.
 
     The columns of a joint group (``[["a", "b"]] >> Categorify()``) share one vocabulary:
     each gets its own row with the shared vocabulary's numbers (do not add them up). A combo
@@ -172,7 +173,10 @@ def _row(key: Key, before: tuple[str, Any] | None, after: tuple[str, Any] | None
 
 def _vocabulary_fields(old: SavedVocabulary, new: SavedVocabulary) -> dict[str, Any]:
     change = compare(old, new)
-    lookups = int(new.info["value_count"]) - int(new.info["null_count"])
+    if "value_count" not in new.info:  # a given vocabulary (vocabulary=): nothing counted
+        share = None
+    else:
+        lookups = int(new.info["value_count"]) - int(new.info["null_count"])
+        share = change.new_count / lookups if lookups else 0.0
     return {"new_values": change.new_values, "dropped_values": change.dropped_values,
-            "changed_ids": change.changed_ids,
-            "new_share": change.new_count / lookups if lookups else 0.0}
+            "changed_ids": change.changed_ids, "new_share": share}

@@ -44,7 +44,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from interactive_recsys.backend import _keyed_counts as kc
-from interactive_recsys.errors import ParameterError
+from interactive_recsys.errors import ParameterError  # noqa: F401  (the doctest)
+from interactive_recsys.params import param_error
 from interactive_recsys.tables._vocabulary import write_table_file
 from interactive_recsys.tables._vocabulary_update import cut_path
 
@@ -61,11 +62,10 @@ def check_bounds(freq_threshold: int, max_frequency: int | None) -> None:
     The 'max_frequency' parameter of Categorify must be at least freq_thresh
     """
     if max_frequency is not None and freq_threshold and max_frequency < freq_threshold:
-        raise ParameterError(
-            f"The 'max_frequency' parameter of Categorify must be at least freq_threshold "
-            f"({freq_threshold}), as values are kept when seen from freq_threshold to "
-            f"max_frequency times. Got {max_frequency} instead: raise it or lower "
-            "freq_threshold.")
+        raise param_error("max_frequency", "Categorify", f"must be at least freq_threshold "
+                          f"({freq_threshold}), as values are kept when seen from "
+                          f"freq_threshold to max_frequency times. Got {max_frequency} "
+                          "instead: raise it or lower freq_threshold.")
 
 
 def write_cut(counts: kc.Counts, max_frequency: int, directory: str, split: int,

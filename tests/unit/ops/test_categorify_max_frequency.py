@@ -166,3 +166,11 @@ def test_fit_and_update_on_the_cluster(client, tmp_path):
     assert {v for v, i in after.items() if i >= op.first_vocab_index} == \
         set(both[both <= 12].index)  # c: 3 + 6 = 9 kept, a 9, d 4, e 1
     assert all(after[v] == first[v] for v in "acd")
+
+
+def test_vocabulary_diff_counts_a_value_cut_by_an_update_as_dropped():
+    wf = irs.Workflow(["k"] >> ops.Categorify(max_frequency=2)).fit(
+        pd.DataFrame({"k": ["a", "a", "b"]}))
+    day2 = wf.update(pd.DataFrame({"k": ["a", "c"]}))
+    row = irs.vocabulary_diff(wf, day2).iloc[0]
+    assert (row["new_values"], row["dropped_values"], row["changed_ids"]) == (1, 1, 0)

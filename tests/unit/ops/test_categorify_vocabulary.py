@@ -225,3 +225,11 @@ def test_exported_code_writes_a_small_vocabulary_and_refuses_a_large_one():
     assert "ops.Categorify(vocabulary={'c': ['b', 'a']})" in code
     with pytest.raises(ParameterError, match="'vocabulary' parameter holds a vocabulary"):
         workflow_code(["c"] >> ops.Categorify(vocabulary={"c": list(range(100))}))
+
+
+def test_vocabulary_diff_of_a_given_vocabulary_after_an_update():
+    df = pd.DataFrame({"c": ["a", "b", "z"]})
+    wf = irs.Workflow(["c"] >> ops.Categorify(vocabulary={"c": ["b", "a"]})).fit(df)
+    row = irs.vocabulary_diff(wf, wf.update(df)).iloc[0]
+    assert (row["new_values"], row["dropped_values"], row["changed_ids"]) == (0, 0, 0)
+    assert pd.isna(row["new_share"])  # nothing counted
