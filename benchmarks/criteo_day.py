@@ -9,7 +9,9 @@ is bounded by the task sizes and the workers' limits, not by the size of the day
 from outside, whole process: wall seconds, CPU seconds, rows/s, the peak RSS of the command's
 own process and of its largest worker process, overall and per phase (sampled every 0.2 s),
 the largest disk use of the work folder. The day files and outputs are deleted after.
-The result goes to ``benchmarks/results/criteo-day.json`` and ``.md``.
+The result goes to ``benchmarks/results/criteo-day.json`` and ``.md``, and the model that
+``irs criteo --plan`` reads (:func:`plan_model`) to the package's
+``datasets/_criteo_plan_model.json``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -28,6 +31,7 @@ RESULTS = os.path.join(os.path.dirname(__file__), "results")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TSV_BYTES_PER_ROW = 243  # the kaggle profile's raw TSV
 OUTPUT_BYTES_PER_ROW = 26 * 8 * 2 + 13 * 4 + 4  # sparse, contiguous (int64), dense, labels
+PLAN_MODEL = os.path.join(ROOT, "interactive_recsys", "datasets", "_criteo_plan_model.json")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -190,6 +194,34 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return results
 
 
+def plan_model(report: dict[str, Any]) -> dict[str, Any]:
+    """The inputs of ``irs criteo --plan``'s model (:mod:`interactive_recsys.datasets.
+    _criteo_plan`), from a criteo-day result: the wall rows/s of the largest day per core
+    used (the workers, at most the machine's CPUs), the disk at the peak per row beyond the
+    input (output and staging), and the largest worker's peak memory at each size.
+
+    >>> report = {"command": "c", "machine": "x86_64, 2 CPUs (shared), 24 GiB",
+    ...           "cluster": "2 workers x 3GB", "results": {"a": {
+    ...               "rows": 10**6, "rows_per_second": 200_000, "peak_disk_gb": 1.0,
+    ...               "peak_rss_mb_largest_worker": 700}}}
+    >>> model = plan_model(report)
+    >>> model["rows_per_second_per_core"], model["disk_bytes_per_row"]
+    (100000, 757)
+    """
+    runs = sorted(report["results"].values(), key=lambda r: r["rows"])
+    big = runs[-1]
+    cores = min(int(re.search(r"(\d+) CPUs", report["machine"])[1]),
+                int(re.match(r"(\d+) workers", report["cluster"])[1]))
+    return {"source": "benchmarks/results/criteo-day.json", "command": report["command"],
+            "machine": report["machine"], "cluster": report["cluster"], "cores": cores,
+            "measured_rows": big["rows"],
+            "rows_per_second_per_core": round(big["rows_per_second"] / cores),
+            "input_bytes_per_row": TSV_BYTES_PER_ROW,
+            "disk_bytes_per_row": round(big["peak_disk_gb"] * 1e9 / big["rows"])
+            - TSV_BYTES_PER_ROW,
+            "peak_mb_per_worker": [[r["rows"], r["peak_rss_mb_largest_worker"]] for r in runs]}
+
+
 def _report(args: argparse.Namespace, results: dict[str, Any]) -> None:
     import platform
 
@@ -209,6 +241,9 @@ def _report(args: argparse.Namespace, results: dict[str, Any]) -> None:
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, "criteo-day.json"), "w") as f:
         json.dump(report, f, indent=2)
+    with open(PLAN_MODEL, "w") as f:
+        json.dump(plan_model(report), f, indent=1)
+        f.write("\n")
     sizes = ", ".join(f"{r:,}" for r in args.rows)
     lines = [f"# irs criteo --to torchrec on one day file of {sizes} rows (kaggle profile)", "",
              f"Machine: {machine}; irs on {report['cluster']}, frequency threshold "

@@ -151,7 +151,17 @@ def _add_file_commands(sub: Any) -> None:
                         "npy_preproc_criteo.py + contiguous_preproc_criteo.py write: "
                         "day_N_dense.npy, day_N_sparse.npy, day_N_labels.npy and "
                         "day_N_sparse_contig_freq.npy, out of core, published atomically "
-                        "with a _SUCCESS manifest.",
+                        "with a _SUCCESS manifest. Resume: a --to torchrec run that is killed "
+                        "(or stopped with Ctrl-C) keeps its finished work (parsed ranges of "
+                        "each day with their id counts, joined days, dense parts, lookups, "
+                        "mapped chunks) in its hidden folder .OUTPUT.tmp-* beside OUTPUT; the "
+                        "same command again redoes only what was not finished, for the same "
+                        "bytes. A day file changed since (size or modification time) or "
+                        "other options keep only the parsed ranges of unchanged files. The "
+                        "work is thrown away by --restart, by `irs clean OUTPUT` once the "
+                        "killed run's process is gone, and by an error (not a kill). A run "
+                        "refuses to start when the estimated disk (see --plan) exceeds the "
+                        "free space.",
                         hints={"--storage-options": LOCAL_ONLY})
     cr.add_argument("input", help="folder of day_N files (or of train.txt), or one file")
     cr.add_argument("output", help="output folder")
@@ -165,13 +175,23 @@ def _add_file_commands(sub: Any) -> None:
                     "(default: every day_N found)")
     cr.add_argument("--overwrite", action="store_true")
     cr.add_argument("--quiet", action="store_true", help="no progress bars")
+    cr.add_argument("--plan", action="store_true",
+                    help="print the estimated rows (from the first MBs of each file), disk "
+                    "(output and staging, against the free space of OUTPUT's filesystem), "
+                    "peak memory per worker and time, then exit, writing nothing")
+    cr.add_argument("--restart", action="store_true",
+                    help="start from zero: remove the work a killed run to OUTPUT kept, "
+                    "instead of resuming it")
+    cr.add_argument("--no-space-check", action="store_true",
+                    help="start even when the estimated disk exceeds the free space")
     add_where_to_run_args(cr)
     cr.set_defaults(func=criteo)
     cl = sub.add_parser("clean", help="remove temporaries left by killed writes to PATH",
                         description="Remove the hidden .NAME.tmp-* / .NAME.old-* folders that a "
                         "killed write to PATH left next to it (and, for a folder PATH, inside "
                         "it), when the process that made them is gone, after putting back an "
-                        "output that a writer killed between two renames left missing. For a "
+                        "output that a writer killed between two renames left missing (and "
+                        "the work a killed irs criteo kept to resume). For a "
                         "URL: finish a dead writer's committed publish, then remove staging "
                         "under PATH/_temporary/ whose writer's lease (renewed every 30 s, "
                         "fresh for 10 minutes) has expired. Temporaries of running writers "

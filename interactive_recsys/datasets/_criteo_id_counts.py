@@ -4,8 +4,11 @@ past it, then summed over all files a bucket at a time into a lookup of the kept
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
+from interactive_recsys.datasets._criteo_resume import pause_point, sync_files
 from interactive_recsys.io._npy import load_npy
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -81,7 +84,9 @@ class _IdCounter:
             self.pending[j] = []
         path = f"{self.prefix}_{len(self.files)}"
         np.save(path + "_counts.npy", np.concatenate(groups, axis=1))
+        pause_point("count:" + os.path.basename(self.prefix).removesuffix("_ids"))
         np.save(path + "_offsets.npy", np.concatenate([[0], np.cumsum(np.concatenate(sizes))]))
+        sync_files(path + "_counts.npy", path + "_offsets.npy")
         self.files.append(path)
         self.size = 0
 
@@ -109,5 +114,7 @@ def _lookup_file(count_files: list[str], column: int, bits: int, threshold: int,
     ids = np.empty(len(keys), np.int64)
     ids[np.lexsort((keys, -counts))] = np.arange(2, len(keys) + 2)
     order = np.argsort(keys)
+    pause_point(f"fit:C{column + 1}")
     np.save(path, np.stack([keys[order], ids[order]]))
+    sync_files(path)
     return len(keys)

@@ -24,6 +24,10 @@ sparse ``.npy`` files; the ranges' sparse ids are joined into the file's on the 
 Memory is bounded by the block, range and chunk sizes and the count budget, not by the
 number or size of the files (the fit holds one column's kept ids). The output folder is
 published whole, with a ``_SUCCESS`` manifest, or not at all.
+
+Each task is a unit of work recorded in the staging when it finishes (:mod:`._criteo_resume`):
+the same call after a kill (or Ctrl-C) takes the killed run's temporary folder over and does
+only the units not recorded there, for the same output bytes.
 """
 
 from __future__ import annotations
@@ -31,7 +35,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import sys
 import time
 import zlib
@@ -43,6 +46,18 @@ import numpy as np
 from interactive_recsys.datasets._criteo import CRITEO_CATEGORICAL, read_criteo
 from interactive_recsys.datasets._criteo_id_counts import _IdCounter, _lookup_file
 from interactive_recsys.datasets._criteo_input import criteo_input_files, parse_days
+from interactive_recsys.datasets._criteo_resume import (
+    STAGING,
+    SUMMARY,
+    Ledger,
+    Unit,
+    file_key,
+    pause_point,
+    read_json,
+    resumable,
+    sync_files,
+    write_json,
+)
 from interactive_recsys.datasets._criteo_tsv import (
     COMPRESSED,
     check_decompresses,
@@ -58,6 +73,8 @@ from interactive_recsys.io._npy import (
     read_npy_rows,
     write_npy_rows,
 )
+from interactive_recsys.store._outputs import remove_path
+from interactive_recsys.store._urls import is_remote
 from interactive_recsys.store.commit import published_folder
 
 __all__ = ["criteo_input_files", "criteo_to_torchrec", "parse_days"]
@@ -72,7 +89,6 @@ RANGE_BYTES = 128 << 20
 #: bucket sums at most that many (id, count) pairs, a few hundred MB in the fit's task,
 #: however large the input.
 BUCKET_BYTES = 1 << 30
-SUMMARY = "_summary.json"
 
 
 # ---- tasks ----------------------------------------------------------------------------------
@@ -81,8 +97,10 @@ def _parse_range(path: str, stem: str, part: int, byte_range: tuple[int, int] | 
                  staging: str, block_size: int, bits: int = 0) -> dict[str, Any]:
     """One byte range of a file (``None``: all of it): its labels, sparse ids and raw counts
     to staging files of the part, and its id counts (in ``2**bits`` hash buckets per column)
-    to staging too."""
-    prefix = os.path.join(staging, f"{stem}.{part}")
+    to staging too. The files it names (``prefix``, ``count_files``) are relative to
+    ``staging``, which a resumed run finds under another name."""
+    name = f"{stem}.{part}"
+    prefix = os.path.join(staging, name)
     writers = [NpyAppender(prefix + "_labels.npy", np.int32, 1),
                NpyAppender(prefix + "_sparse.npy", np.int64, 26),
                NpyAppender(prefix + "_dense_raw.npy", np.int32, 13)]
@@ -98,6 +116,7 @@ def _parse_range(path: str, stem: str, part: int, byte_range: tuple[int, int] | 
             if len(block.labels):
                 low = int(block.dense.min())
                 dense_min = low if dense_min is None else min(dense_min, low)
+            pause_point(f"parse:{name}")
         for w in writers:
             w.close()
         counter.flush()
@@ -105,15 +124,23 @@ def _parse_range(path: str, stem: str, part: int, byte_range: tuple[int, int] | 
         for w in writers:
             w.abort()
         raise
-    return {"stem": stem, "part": part, "prefix": prefix, "rows": writers[0].rows,
-            "dense_min": dense_min, "count_files": counter.files}
+    sync_files(*(w.path for w in writers))
+    return {"stem": stem, "part": part, "prefix": name, "rows": writers[0].rows,
+            "dense_min": dense_min,
+            "count_files": [os.path.basename(c) for c in counter.files]}
+
+
+def _parse_files(result: dict[str, Any]) -> list[str]:
+    """The staging files of a parsed range, relative to the staging folder."""
+    return [result["prefix"] + k for k in ("_labels.npy", "_sparse.npy", "_dense_raw.npy")] + [
+        c + k for c in result["count_files"] for k in ("_counts.npy", "_offsets.npy")]
 
 
 def _dense_part(raw_path: str, out_path: str, offset: int, dense_min: int,
                 chunk_rows: int) -> int:
     """``log(x - m + 2)`` in float32, computed as TorchRec does (int32, then ``np.log``), of
-    one part's raw counts, written at row ``offset`` of the file's dense file; the raw file
-    is removed."""
+    one part's raw counts, written at row ``offset`` of the file's dense file (the raw file
+    is removed once the unit is recorded)."""
     rows = npy_shape(raw_path)[0]
     shift = np.int32(dense_min) - np.int32(2)
     with np.errstate(over="ignore"):
@@ -121,24 +148,26 @@ def _dense_part(raw_path: str, out_path: str, offset: int, dense_min: int,
             x = read_npy_rows(raw_path, start, start + chunk_rows)
             x -= shift
             write_npy_rows(out_path, offset + start, np.log(x, dtype=np.float32))
-    os.remove(raw_path)
+            pause_point("dense:" + os.path.basename(raw_path).removesuffix("_dense_raw.npy"))
+    sync_files(out_path)
     return int(rows)
 
 
 def _map_rows(sparse_path: str, start: int, stop: int, out_path: str, offset: int,
-              lookups: list[str], chunk_rows: int, copy_to: str | None = None) -> int:
+              lookups: list[str], chunk_rows: int, copy_to: str | None = None,
+              unit: str = "") -> int:
     """Rows ``start:stop`` of a sparse file to contiguous ids (1: not in the vocabulary,
     i.e. below the frequency threshold), written at row ``offset + start`` of ``out_path``,
     chunk by chunk. With ``copy_to`` (a part of a file cut in byte ranges), the rows are
-    also copied there, at the same row, and the part's sparse file is removed after.
-    Returns the number of rows."""
+    also copied there, at the same row (the part's sparse file is removed once the unit is
+    recorded). Returns the number of rows."""
     for first in range(start, stop, chunk_rows):
         block = read_npy_rows(sparse_path, first, min(first + chunk_rows, stop))
         if copy_to is not None:
             write_npy_rows(copy_to, offset + first, block)
         write_npy_rows(out_path, offset + first, _contiguous(block, lookups))
-    if copy_to is not None:
-        os.remove(sparse_path)
+        pause_point(f"map:{unit}")
+    sync_files(out_path, *([copy_to] if copy_to else []))
     return stop - start
 
 
@@ -174,11 +203,14 @@ def _run_tasks(fn: Callable[..., Any], calls: list[tuple], client: Any, desc: st
         if client is None:  # threads: pyarrow and numpy release the GIL in the heavy parts
             from concurrent.futures import ThreadPoolExecutor
 
-            with ThreadPoolExecutor(max(1, min(len(calls), os.cpu_count() or 1))) as pool:
+            pool = ThreadPoolExecutor(max(1, min(len(calls), os.cpu_count() or 1)))
+            try:
                 futures = [pool.submit(fn, *call) for call in calls]
                 for future in futures:
                     future.add_done_callback(lambda _: bar.update())
                 return [future.result() for future in futures]
+            finally:  # after an error or Ctrl-C, the tasks not started are not run
+                pool.shutdown(wait=True, cancel_futures=True)
         from distributed import as_completed
 
         futures = [client.submit(fn, *call, pure=False) for call in calls]
@@ -207,7 +239,8 @@ def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
                        days: str | Sequence[int] | None = None, client: Any = None,
                        overwrite: bool = False, progress: bool = True,
                        block_size: int = 8 << 20, chunk_rows: int = 1 << 20,
-                       range_bytes: int = RANGE_BYTES) -> dict[str, Any]:
+                       range_bytes: int = RANGE_BYTES, resume: bool = True,
+                       space_check: bool = True) -> dict[str, Any]:
     """Raw Criteo TSV (the 1TB ``day_N`` files or Kaggle's ``train.txt``) to the files TorchRec's
     DLRM reads (``to="torchrec"``) or to the standard workflow's parquet (``to="parquet"``, for
     :class:`~interactive_recsys.Loader`).
@@ -220,6 +253,11 @@ def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
     across all files, by descending frequency; ids seen fewer than ``frequency_threshold``
     times are 1). A missing value is 0. The guide page *Criteo for TorchRec's DLRM* has the
     details.
+
+    With ``to="torchrec"`` and a local ``output``, a run that is killed (or interrupted with
+    Ctrl-C) keeps its finished work in its temporary folder beside ``output``; the same call
+    again takes it over and does only what was not finished, for the same output bytes
+    (see :mod:`._criteo_resume`).
 
     Parameters
     ----------
@@ -238,6 +276,11 @@ def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
     range_bytes : a plain (uncompressed) file is cut into byte ranges of about this size,
         on line boundaries, parsed by separate tasks (in parallel) and joined in file order.
         A compressed file is parsed by one task.
+    resume : take over the work a killed run to ``output`` left (``False``: remove it and
+        start from zero, as ``irs criteo --restart``).
+    space_check : with ``to="torchrec"``, refuse to start when the free disk of ``output``'s
+        filesystem cannot hold the estimated output and staging
+        (:func:`._criteo_plan.criteo_plan`); ``False``: start anyway.
 
     Returns
     -------
@@ -247,7 +290,9 @@ def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
         ``missing_ids`` (per column: the contiguous id of a missing id, 1 when infrequent or
         absent; with ``to="torchrec"``: how its ids relate to ``to="parquet"``'s, see
         :func:`parquet_ids_from_torchrec`), ``seconds`` (per phase) and
-        ``frequency_threshold``.
+        ``frequency_threshold``; with ``to="torchrec"`` also ``made_from`` (the input files'
+        sizes and modification times, and the options) and ``units`` (per phase, the units
+        of work kept from a killed run and those done by this one).
 
     Examples
     --------
@@ -267,18 +312,28 @@ def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
     _check_arguments(to, frequency_threshold)
     files = _readable_by(to, criteo_input_files(input, parse_days(days)))
     client = _active_client(client)
+    local = not is_remote(os.fspath(output))
+    if to == "torchrec" and space_check and local:
+        from interactive_recsys.datasets._criteo_plan import check_space, criteo_plan
+
+        check_space(criteo_plan(files, output, workers=_workers(client), resume=resume,
+                                range_bytes=range_bytes))
     protect = {"the input": [f for f, _ in files]}
-    with published_folder(output, overwrite=overwrite, protect=protect) as tmp:
+    take_over = resumable if resume and local and to == "torchrec" else None
+    with published_folder(output, overwrite=overwrite, protect=protect,
+                          resume=take_over) as tmp:
         if to == "parquet":
             summary = _to_parquet(files, tmp, frequency_threshold, progress)
         else:
-            summary = _to_torchrec(files, tmp, frequency_threshold, client, progress,
-                                   block_size, chunk_rows, range_bytes)
+            plan = _plan(files, frequency_threshold, block_size, chunk_rows, range_bytes)
+            summary = _to_torchrec(files, tmp, plan, client, progress)
         summary.update(output=os.path.abspath(os.fspath(output)), to=to,
                        frequency_threshold=int(frequency_threshold),
                        cluster=_describe(client))
-        with open(os.path.join(tmp, SUMMARY), "w") as f:
-            json.dump(summary, f, indent=2)
+        write_json(os.path.join(tmp, SUMMARY), summary, indent=2)
+        pause_point("summary")
+        remove_path(os.path.join(tmp, STAGING))
+        pause_point("publish")
     return summary
 
 
@@ -296,43 +351,89 @@ def _describe(client: Any) -> str:
     return f"{len(client.scheduler_info(n_workers=-1)['workers'])} workers"
 
 
-def _to_torchrec(files: list[tuple[str, str]], out: str, threshold: int, client: Any,
-                 progress: bool, block_size: int, chunk_rows: int, range_bytes: int
-                 ) -> dict[str, Any]:
-    seconds: dict[str, float] = {}
-    staging = os.path.join(out, "_staging")
-    os.makedirs(staging)
+def _workers(client: Any) -> int | None:
+    """The workers of ``client``; None: tasks on threads in this process."""
+    return None if client is None else len(client.scheduler_info(n_workers=-1)["workers"])
 
+
+def _plan(files: list[tuple[str, str]], threshold: int, block_size: int, chunk_rows: int,
+          range_bytes: int) -> dict[str, Any]:
+    """What the output is made from: the inputs as they are now, and the options that shape
+    the output or the units of work (:mod:`._criteo_resume`)."""
+    from interactive_recsys.datasets._criteo_resume import FORMAT_VERSION
+
+    return {"format": FORMAT_VERSION, "to": "torchrec",
+            "inputs": [{"stem": stem, **file_key(f)} for f, stem in files],
+            "options": {"frequency_threshold": int(threshold), "block_size": block_size,
+                        "chunk_rows": chunk_rows, "range_bytes": range_bytes,
+                        "count_budget": COUNT_BUDGET, "bucket_bits": _bucket_bits(files)}}
+
+
+def _to_torchrec(files: list[tuple[str, str]], out: str, plan: dict[str, Any], client: Any,
+                 progress: bool) -> dict[str, Any]:
+    plan = json.loads(json.dumps(plan))
+    done = read_json(os.path.join(out, SUMMARY))
+    if isinstance(done, dict) and done.get("made_from") == plan:  # killed while publishing
+        done["units"] = {"publish": {"kept": 1, "done": 0}}
+        return done
+    staging = os.path.join(out, STAGING)
+    ledger = Ledger(staging, plan)
+    if not ledger.same_plan:  # outputs of another plan: made again from the units kept
+        for name in os.listdir(out):
+            if name != STAGING and not name.startswith(".irs-"):
+                remove_path(os.path.join(out, name))
+    options = plan["options"]
+    block_size, chunk_rows, bits = (options[k] for k in ("block_size", "chunk_rows",
+                                                          "bucket_bits"))
+
+    def tasks(desc: str) -> Callable[[Callable[..., Any], list[tuple]], list[Any]]:
+        return lambda fn, calls: _run_tasks(fn, calls, client, desc, progress)
+
+    def inline(fn: Callable[..., Any], calls: list[tuple]) -> list[Any]:
+        return [fn(*call) for call in calls]
+
+    seconds: dict[str, float] = {}
     t = time.perf_counter()
-    bits = _bucket_bits(files)
-    calls = [(f, stem, part, byte_range, staging, block_size, bits) for f, stem in files
-             for part, byte_range in enumerate(line_ranges(f, range_bytes))]
-    parts = _run_tasks(_parse_range, calls, client, "parse", progress)
-    days = _join_parts(parts, dict((stem, f) for f, stem in files), out)
+    units = []
+    for (f, stem), source in zip(files, plan["inputs"], strict=True):
+        for part, byte_range in enumerate(line_ranges(f, options["range_bytes"])):
+            key = {"file": source, "range": byte_range, "block_size": block_size,
+                   "bits": bits, "count_budget": options["count_budget"]}
+            units.append(Unit(f"parse.{stem}.{part}", key,
+                              (f, stem, part, byte_range, staging, block_size, bits),
+                              files=lambda r: [os.path.join(staging, n) for n in _parse_files(r)]))
+    parts = ledger.run("parse", _parse_range, units, tasks("parse"))
+    days = _days_of(parts, dict((stem, f) for f, stem in files))
+    ledger.run("join", _join_day, [
+        Unit(f"join.{stem}", ledger.digest, (stem, day["parts"], staging, out),
+             consumed=[os.path.join(staging, p["prefix"] + "_labels.npy")
+                       for p in day["parts"]] if len(day["parts"]) > 1 else ())
+        for stem, day in days.items()], inline)
     seconds["parse"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    for stem, day in days.items():
-        create_npy(os.path.join(out, f"{stem}_dense.npy"), np.float32, (day["rows"], 13))
-    _run_tasks(_dense_part, [(p["prefix"] + "_dense_raw.npy",
-                              os.path.join(out, f"{p['stem']}_dense.npy"), p["offset"],
-                              days[p["stem"]]["dense_min"], chunk_rows) for p in parts],
-               client, "dense", progress)
+    ledger.run("dense", _dense_part, [
+        Unit(f"dense.{p['stem']}.{p['part']}", ledger.digest,
+             (raw, os.path.join(out, f"{p['stem']}_dense.npy"), p["offset"],
+              days[p["stem"]]["dense_min"], chunk_rows), consumed=[raw])
+        for p in parts for raw in [os.path.join(staging, p["prefix"] + "_dense_raw.npy")]],
+        tasks("dense"))
     seconds["dense"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    count_files = [c for p in parts for c in p["count_files"]]
+    count_files = [os.path.join(staging, c) for p in parts for c in p["count_files"]]
     lookups = [os.path.join(staging, f"lookup_{name}.npy") for name in CRITEO_CATEGORICAL]
-    kept = _run_tasks(_lookup_file, [(count_files, j, bits, threshold, lookup)
-                                     for j, lookup in enumerate(lookups)], client, "fit",
-                      progress)
+    kept = ledger.run("fit", _lookup_file, [
+        Unit(f"fit.{name}", ledger.digest,
+             (count_files, j, bits, options["frequency_threshold"], lookups[j]))
+        for j, name in enumerate(CRITEO_CATEGORICAL)], tasks("fit"))
     seconds["fit"] = time.perf_counter() - t
 
     missing = [_missing_id(lookup) for lookup in lookups]
 
     t = time.perf_counter()
-    _map_contiguous(days, parts, lookups, out, client, progress, chunk_rows)
-    shutil.rmtree(staging)
+    ledger.run("map", _map_rows, _map_units(days, staging, lookups, out, chunk_rows,
+                                            ledger.digest), tasks("map"))
     seconds["map"] = time.perf_counter() - t
     return {"rows": sum(day["rows"] for day in days.values()),
             "files": {stem: day["rows"] for stem, day in days.items()},
@@ -341,7 +442,9 @@ def _to_torchrec(files: list[tuple[str, str]], out: str, threshold: int, client:
             "num_embeddings": {f"cat_{j}": int(k) + 2 for j, k in enumerate(kept)},
             # where a missing id went: how the ids relate to --to parquet's (_criteo_ids)
             "missing_ids": {f"cat_{j}": z for j, z in enumerate(missing)},
-            "seconds": {k: round(v, 3) for k, v in seconds.items()}}
+            "seconds": {k: round(v, 3) for k, v in seconds.items()},
+            "made_from": plan, "units": ledger.counts(),
+            **({"changed": ledger.changes} if ledger.changes else {})}
 
 
 def _missing_id(lookup: str) -> int:
@@ -351,11 +454,9 @@ def _missing_id(lookup: str) -> int:
     return int(ids[0]) if len(values) and values[0] == 0 else 1
 
 
-def _join_parts(parts: list[dict[str, Any]], paths: dict[str, str], out: str
-                ) -> dict[str, dict[str, Any]]:
-    """Per file (in input order): its rows, its counts' minimum and its parts. Each part
-    gets its first row in the file (``offset``); the labels are joined into the file's
-    labels file, and a file of one part gets its sparse file as it is."""
+def _days_of(parts: list[dict[str, Any]], paths: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """Per file (in input order): its rows, its counts' minimum and its parts, each part
+    given its first row in the file (``offset``)."""
     days: dict[str, dict[str, Any]] = {}
     for stem, path in paths.items():
         mine = sorted((p for p in parts if p["stem"] == stem), key=lambda p: p["part"])
@@ -368,16 +469,40 @@ def _join_parts(parts: list[dict[str, Any]], paths: dict[str, str], out: str
                                "take it either (the minimum of no counts). Remove it or pick "
                                "other days.")
         days[stem] = {"rows": offset, "dense_min": min(lows), "parts": mine}
-        labels = os.path.join(out, f"{stem}_labels.npy")
-        if len(mine) == 1:
-            os.replace(mine[0]["prefix"] + "_labels.npy", labels)
-            os.replace(mine[0]["prefix"] + "_sparse.npy", os.path.join(out, f"{stem}_sparse.npy"))
-            continue
-        with NpyAppender(labels, np.int32, 1) as joined:
-            for p in mine:
-                joined.append(load_npy(p["prefix"] + "_labels.npy", mmap=False))
-                os.remove(p["prefix"] + "_labels.npy")
     return days
+
+
+def _join_day(stem: str, parts: list[dict[str, Any]], staging: str, out: str) -> int:
+    """A file's output files, made: its labels joined from its parts' (a file of one part
+    gets its part's labels and sparse files as they are), its dense and contiguous files (and
+    the sparse file of a file of several parts) created, to be filled at each part's
+    ``offset``. Done again whole if killed: the parts' files are removed only once it is
+    recorded, and a file already moved is taken where it is. Returns the rows."""
+    rows = sum(p["rows"] for p in parts)
+    name = os.path.join(out, stem)
+    if len(parts) == 1:
+        prefix = os.path.join(staging, parts[0]["prefix"])
+        _moved(prefix + "_labels.npy", name + "_labels.npy")
+        pause_point(f"join:{stem}")
+        _moved(prefix + "_sparse.npy", name + "_sparse.npy")
+    else:
+        with NpyAppender(name + "_labels.npy", np.int32, 1) as joined:
+            for p in parts:
+                joined.append(load_npy(os.path.join(staging, p["prefix"] + "_labels.npy"),
+                                       mmap=False))
+                pause_point(f"join:{stem}")
+        create_npy(name + "_sparse.npy", np.int64, (rows, len(CRITEO_CATEGORICAL)))
+    create_npy(name + "_dense.npy", np.float32, (rows, 13))
+    create_npy(name + "_sparse_contig_freq.npy", np.int64, (rows, len(CRITEO_CATEGORICAL)))
+    sync_files(*(name + k for k in ("_labels.npy", "_sparse.npy", "_dense.npy",
+                                    "_sparse_contig_freq.npy")))
+    return rows
+
+
+def _moved(src: str, dst: str) -> None:
+    """``src`` renamed to ``dst``, or already there (a killed join moved it)."""
+    if os.path.exists(src) or not os.path.exists(dst):
+        os.replace(src, dst)
 
 
 def _bucket_bits(files: list[tuple[str, str]]) -> int:
@@ -388,25 +513,28 @@ def _bucket_bits(files: list[tuple[str, str]]) -> int:
     return (size // BUCKET_BYTES).bit_length()
 
 
-def _map_contiguous(days: dict[str, dict[str, Any]], parts: list[dict[str, Any]],
-                    lookups: list[str], out: str, client: Any, progress: bool,
-                    chunk_rows: int) -> None:
-    """Write ``STEM_sparse_contig_freq.npy``: a file of one part chunk by chunk (a task per
-    chunk), a file cut in parts a task per part, which also copies the part's sparse ids
-    into the file's ``STEM_sparse.npy``."""
-    calls = []
+def _map_units(days: dict[str, dict[str, Any]], staging: str, lookups: list[str], out: str,
+               chunk_rows: int, key: str) -> list[Unit]:
+    """The units that write ``STEM_sparse_contig_freq.npy``: a file of one part chunk by
+    chunk (a unit per chunk), a file cut in parts a unit per part, which also copies the
+    part's sparse ids into the file's ``STEM_sparse.npy`` (and removes the part's once
+    recorded)."""
+    units = []
     for stem, day in days.items():
         contig = os.path.join(out, f"{stem}_sparse_contig_freq.npy")
         sparse = os.path.join(out, f"{stem}_sparse.npy")
-        create_npy(contig, np.int64, (day["rows"], len(CRITEO_CATEGORICAL)))
         if len(day["parts"]) == 1:
-            calls += [(sparse, start, min(start + chunk_rows, day["rows"]), contig, 0, lookups,
-                       chunk_rows) for start in range(0, day["rows"], chunk_rows)]
+            units += [Unit(f"map.{stem}.{k}", key,
+                           (sparse, start, min(start + chunk_rows, day["rows"]), contig, 0,
+                            lookups, chunk_rows, None, f"{stem}.{k}"))
+                      for k, start in enumerate(range(0, day["rows"], chunk_rows))]
             continue
-        create_npy(sparse, np.int64, (day["rows"], len(CRITEO_CATEGORICAL)))
-        calls += [(p["prefix"] + "_sparse.npy", 0, p["rows"], contig, p["offset"], lookups,
-                   chunk_rows, sparse) for p in day["parts"]]
-    _run_tasks(_map_rows, calls, client, "map", progress)
+        for p in day["parts"]:
+            part = os.path.join(staging, p["prefix"] + "_sparse.npy")
+            units.append(Unit(f"map.{stem}.{p['part']}", key,
+                              (part, 0, p["rows"], contig, p["offset"], lookups, chunk_rows,
+                               sparse, f"{stem}.{p['part']}"), consumed=[part]))
+    return units
 
 
 def _to_parquet(files: list[tuple[str, str]], out: str, threshold: int, progress: bool

@@ -17,7 +17,8 @@ Every output (parquet, a saved workflow) is written into a hidden sibling
   killed between the two is recovered by the next write or ``irs clean PATH`` (the path
   gets the complete new output, :func:`recover`);
 * temporaries of a killed writer (its process is gone) are removed by the next write to
-  the same destination, or by ``irs clean PATH`` (:func:`clean_stale`).
+  the same destination, or by ``irs clean PATH`` (:func:`clean_stale`); a writer that can
+  resume (``irs criteo``) takes one over instead (``atomic_directory(resume=...)``).
 
 >>> import tempfile
 >>> root = tempfile.mkdtemp()
@@ -45,7 +46,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 import psutil
 
@@ -280,13 +281,18 @@ def output_error(path: str, exc: OSError) -> OutputError:
 
 @contextlib.contextmanager
 def atomic_directory(path: str | os.PathLike, *, overwrite: bool = False,
-                     protect: Mapping[str, Iterable[str | os.PathLike]] | None = None
-                     ) -> Iterator[str]:
+                     protect: Mapping[str, Iterable[str | os.PathLike]] | None = None,
+                     resume: Callable[[str], bool] | None = None) -> Iterator[str]:
     """Yield a temporary folder that becomes ``path`` only if the block succeeds.
 
     Without ``overwrite`` an existing ``path`` (also one created by another writer while
     this one was writing) is an error, except an empty folder (e.g. made by ``mkdir -p``),
     which the output replaces; with ``overwrite``, the old content is replaced and removed.
+
+    With ``resume``, the temporary folder of a killed writer of ``path`` (its process gone)
+    that ``resume(folder)`` accepts is taken over, with what it holds, instead of being
+    removed (:func:`adopt_stale`); and a ``KeyboardInterrupt`` keeps the temporary folder
+    for the next writer to take over, as a kill would. Other failures remove it.
     """
     path = os.path.abspath(os.fspath(path))
     check_destination(path, protect)
@@ -298,10 +304,12 @@ def atomic_directory(path: str | os.PathLike, *, overwrite: bool = False,
     parent = os.path.dirname(path)
     try:
         os.makedirs(parent, exist_ok=True)
+        tmp = adopt_stale(path, resume) if resume is not None else None
         clean_stale(path)
-        tmp = _temp_name(path, "tmp")
-        os.makedirs(tmp)
-        _write_owner(tmp)
+        if tmp is None:
+            tmp = _temp_name(path, "tmp")
+            os.makedirs(tmp)
+            _write_owner(tmp)
     except OSError as exc:
         raise output_error(path, exc) from exc
     try:
@@ -313,9 +321,37 @@ def atomic_directory(path: str | os.PathLike, *, overwrite: bool = False,
         if isinstance(exc, IRSError):
             raise
         raise output_error(path, exc) from exc
+    except KeyboardInterrupt:
+        if resume is None:
+            remove_path(tmp)
+        else:  # kept, and free for the next writer to take over, in this process too
+            with contextlib.suppress(OSError):
+                _write_owner(tmp, released=True)
+        raise
     except BaseException:
         remove_path(tmp)
         raise
+
+
+def adopt_stale(path: str | os.PathLike, accept: Callable[[str], bool]) -> str | None:
+    """Take over the temporary folder of a killed writer of ``path`` that ``accept`` takes
+    (the newest, if several): renamed as this process's own temporary, with its owner file
+    rewritten, so that no other process removes it while this one works in it. Return its
+    new name, or None (then the stale temporaries are removed as usual)."""
+    path = os.path.abspath(os.fspath(path))
+    found = [e for e in stale_temporaries(path)
+             if os.path.dirname(e) == os.path.dirname(path)
+             and _TEMP_RE.match(os.path.basename(e))["kind"] == "tmp"
+             and os.path.isdir(e) and not os.path.islink(e) and accept(e)]
+    for entry in sorted(found, key=os.path.getmtime, reverse=True):
+        tmp = _temp_name(path, "tmp")
+        try:  # atomic: of two writers taking it over at once, one gets it
+            os.rename(entry, tmp)
+        except OSError:
+            continue
+        _write_owner(tmp)
+        return tmp
+    return None
 
 
 @contextlib.contextmanager
@@ -401,10 +437,13 @@ def _publish(tmp: str, path: str, overwrite: bool) -> None:
 
 
 # ---- stale temporaries ---------------------------------------------------------------------
-def _write_owner(tmp: str) -> None:
+def _write_owner(tmp: str, released: bool = False) -> None:
+    """Write who owns ``tmp``; ``released``: no one any more (its writer stopped and left
+    it for the next one to take over, see :func:`adopt_stale`)."""
     me = psutil.Process()
     with open(os.path.join(tmp, _OWNER_FILE), "w") as f:
-        json.dump({"pid": me.pid, "host": _host(), "started": me.create_time()}, f)
+        json.dump({"pid": me.pid, "host": _host(), "started": me.create_time(),
+                   **({"released": True} if released else {})}, f)
 
 
 def _owner_alive(entry: str, pid: int, host: str) -> bool:
@@ -420,9 +459,12 @@ def _owner_alive(entry: str, pid: int, host: str) -> bool:
         return True
     try:
         with open(os.path.join(entry, _OWNER_FILE)) as f:
-            recorded = json.load(f).get("started")
+            owner = json.load(f)
+        recorded = owner.get("started")
     except (OSError, ValueError, AttributeError):
         return True
+    if owner.get("released"):
+        return False
     return recorded is None or abs(float(recorded) - started) < 1.0  # else: a reused pid
 
 

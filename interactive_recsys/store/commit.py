@@ -44,7 +44,7 @@ import posixpath
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from interactive_recsys.errors import DatasetError, IRSError, ParameterError, StorageError
@@ -448,13 +448,17 @@ def clean_staging(url: str, storage_options: StorageOptions = None,
 @contextlib.contextmanager
 def published_folder(path: str | os.PathLike, storage_options: StorageOptions = None, *,
                      overwrite: bool = False,
-                     protect: Mapping[str, Iterable[str]] | None = None) -> Iterator[str]:
+                     protect: Mapping[str, Iterable[str]] | None = None,
+                     resume: Callable[[str], bool] | None = None) -> Iterator[str]:
     """A local temporary folder whose files become the folder ``path`` (a local path or a
     URL) with a ``_SUCCESS`` manifest, only if the block succeeds: for small outputs that
-    the client writes itself (a saved model)."""
+    the client writes itself (a saved model). ``resume`` (a local ``path`` only): take over
+    the temporary folder of a killed writer that it accepts (see
+    :func:`.outputs.atomic_directory`)."""
     path = os.fspath(path)
     if not is_remote(path):
-        with atomic_directory(local_path(path), overwrite=overwrite, protect=protect) as tmp:
+        with atomic_directory(local_path(path), overwrite=overwrite, protect=protect,
+                              resume=resume) as tmp:
             yield tmp
             local_manifest(tmp)
         return

@@ -58,3 +58,14 @@ def test_names_the_cli_imports_on_first_use_resolve():
     assert standard_criteo_workflow is defined
     assert (Workflow.__module__, Dataset.__module__) == ("interactive_recsys.workflow._workflow",
                                                           "interactive_recsys.io._dataset")
+
+
+def test_irs_criteo_help_says_what_is_kept_and_when_it_goes(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["criteo", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for words in ("--plan", "--restart", "--no-space-check",
+                  "keeps its finished work", "redoes only what was not finished",
+                  "thrown away by --restart, by `irs clean OUTPUT` once the killed run's "
+                  "process is gone"):
+        assert words in text, words

@@ -43,3 +43,17 @@ def test_a_day_larger_than_the_free_disk_is_refused_first(tmp_path) -> None:
     with pytest.raises(SystemExit, match=r"--rows 1,000,000,000,000 needs about .* GB of disk"):
         criteo_day.run(args)
     assert not (tmp_path / "w").exists()
+
+
+def test_the_plan_model_in_the_package_is_the_committed_result() -> None:
+    """``irs criteo --plan`` reads its model from the package (benchmarks/ is not in the
+    wheel); it must be what the committed criteo-day result gives."""
+    import json
+    import os
+
+    from interactive_recsys.datasets._criteo_plan import load_model
+
+    with open(os.path.join(criteo_day.RESULTS, "criteo-day.json")) as f:
+        report = json.load(f)
+    assert load_model() == criteo_day.plan_model(report)
+    assert load_model()["disk_bytes_per_row"] > 472  # the output's bytes, and staging

@@ -44,3 +44,13 @@ def test_the_repository_folders_beside_the_package_are_not_shipped():
         assert (ROOT.parent / folder / "__init__.py").is_file() or folder == "tests"
         assert not {p for p in listed if p == folder or p.startswith(f"{folder}.")}, folder
     assert not (ROOT / "tools").exists()
+
+
+def test_the_data_files_the_package_reads_are_shipped():
+    """``irs criteo --plan`` reads its model from a JSON file beside its module."""
+    import fnmatch
+
+    data = tomllib.loads(PYPROJECT.read_text())["tool"]["setuptools"]["package-data"]
+    model = ROOT / "datasets" / "_criteo_plan_model.json"
+    assert model.is_file()
+    assert any(fnmatch.fnmatch(model.name, p) for p in data["interactive_recsys.datasets"])
