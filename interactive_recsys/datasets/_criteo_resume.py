@@ -80,9 +80,12 @@ def read_json(path: str) -> Any:
         return None
 
 
-def write_json(path: str, data: Any, indent: int | None = None) -> None:
-    """Write ``data`` to ``path`` whole or not at all: a temporary file, synced, renamed."""
-    tmp = f"{path}.tmp-{os.getpid()}-{threading.get_ident()}-{uuid.uuid4().hex[:6]}"
+def write_json(path: str, data: Any, indent: int | None = None,
+               scratch: str | None = None) -> None:
+    """Write ``data`` to ``path`` whole or not at all: a temporary file (beside it, or in the
+    folder ``scratch`` of the same filesystem), synced, renamed."""
+    tmp = os.path.join(scratch or os.path.dirname(path), f"{os.path.basename(path)}.tmp-"
+                       f"{os.getpid()}-{threading.get_ident()}-{uuid.uuid4().hex[:6]}")
     try:
         with open(tmp, "w") as f:
             json.dump(data, f, indent=indent)

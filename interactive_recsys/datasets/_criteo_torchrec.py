@@ -330,9 +330,11 @@ def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
         summary.update(output=os.path.abspath(os.fspath(output)), to=to,
                        frequency_threshold=int(frequency_threshold),
                        cluster=_describe(client))
-        write_json(os.path.join(tmp, SUMMARY), summary, indent=2)
+        staging = os.path.join(tmp, STAGING)  # a killed write leaves its temporary there
+        os.makedirs(staging, exist_ok=True)
+        write_json(os.path.join(tmp, SUMMARY), summary, indent=2, scratch=staging)
         pause_point("summary")
-        remove_path(os.path.join(tmp, STAGING))
+        remove_path(staging)
         pause_point("publish")
     return summary
 

@@ -453,6 +453,8 @@ def _owner_alive(entry: str, pid: int, host: str) -> bool:
     try:
         proc = psutil.Process(pid)
         started = proc.create_time()
+        if proc.status() == psutil.STATUS_ZOMBIE:  # killed, not yet reaped (e.g. in a
+            return False                           # container without an init)
     except psutil.NoSuchProcess:
         return False
     except psutil.Error:

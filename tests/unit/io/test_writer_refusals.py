@@ -125,3 +125,32 @@ def test_temporaries_of_a_live_writer_are_kept(tmp_path):
     with atomic_directory(tmp_path / "out") as tmp:
         assert clean_stale(tmp_path / "out") == [] and os.path.isdir(tmp)
     assert os.listdir(tmp_path) == ["out"]
+
+
+def test_a_killed_writer_not_yet_reaped_is_gone(tmp_path):
+    """A killed writer whose parent has not reaped it (a zombie, as in a container without an
+    init) writes nothing more: its temporaries are stale."""
+    import json
+
+    import psutil
+
+    from interactive_recsys.store import _outputs as outputs
+
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        name = outputs._temp_name(str(tmp_path / "out"), "tmp")
+        tmp = Path(name.replace(f"-{os.getpid()}-", f"-{proc.pid}-"))
+        tmp.mkdir()
+        (tmp / ".irs-owner.json").write_text(json.dumps({
+            "pid": proc.pid, "host": outputs._host(),
+            "started": psutil.Process(proc.pid).create_time()}))
+        assert stale_temporaries(tmp_path / "out") == []  # its writer runs
+        proc.kill()  # and is not waited for: a zombie until the finally
+        deadline = time.monotonic() + 30
+        while psutil.Process(proc.pid).status() != psutil.STATUS_ZOMBIE:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert stale_temporaries(tmp_path / "out") == [str(tmp)]
+    finally:
+        proc.kill()
+        proc.wait()
