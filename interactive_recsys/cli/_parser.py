@@ -176,7 +176,7 @@ def _add_file_commands(sub: Any) -> None:
     cr.add_argument("--overwrite", action="store_true")
     cr.add_argument("--quiet", action="store_true", help="no progress bars")
     cr.add_argument("--plan", action="store_true",
-                    help="print the estimated rows (from the first MBs of each file), disk "
+                    help="print the estimated rows (from the first 4 MiB of each file), disk "
                     "(output and staging, against the free space of OUTPUT's filesystem), "
                     "peak memory per worker and time, then exit, writing nothing")
     cr.add_argument("--restart", action="store_true",

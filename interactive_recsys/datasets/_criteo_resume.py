@@ -189,7 +189,6 @@ class Ledger:
         self.digest = hashlib.sha256(json.dumps(self.plan, sort_keys=True).encode()).hexdigest()
         self.units = os.path.join(staging, "units")
         before = read_json(os.path.join(staging, PLAN))
-        self.resumed = before is not None
         self.same_plan = before == self.plan
         self.changes = [] if self.same_plan or before is None else plan_changes(before,
                                                                                  self.plan)

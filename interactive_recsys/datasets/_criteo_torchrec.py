@@ -257,7 +257,7 @@ def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
     With ``to="torchrec"`` and a local ``output``, a run that is killed (or interrupted with
     Ctrl-C) keeps its finished work in its temporary folder beside ``output``; the same call
     again takes it over and does only what was not finished, for the same output bytes
-    (see :mod:`._criteo_resume`).
+    (the guide page's section *A killed run resumes*).
 
     Parameters
     ----------
@@ -279,8 +279,8 @@ def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
     resume : take over the work a killed run to ``output`` left (``False``: remove it and
         start from zero, as ``irs criteo --restart``).
     space_check : with ``to="torchrec"``, refuse to start when the free disk of ``output``'s
-        filesystem cannot hold the estimated output and staging
-        (:func:`._criteo_plan.criteo_plan`); ``False``: start anyway.
+        filesystem cannot hold the estimated output and staging (as ``irs criteo --plan``
+        estimates them); ``False``: start anyway.
 
     Returns
     -------

@@ -453,8 +453,8 @@ def published_folder(path: str | os.PathLike, storage_options: StorageOptions = 
     """A local temporary folder whose files become the folder ``path`` (a local path or a
     URL) with a ``_SUCCESS`` manifest, only if the block succeeds: for small outputs that
     the client writes itself (a saved model). ``resume`` (a local ``path`` only): take over
-    the temporary folder of a killed writer that it accepts (see
-    :func:`.outputs.atomic_directory`)."""
+    the temporary folder of a killed writer that it accepts (see ``atomic_directory`` in
+    ``store/_outputs.py``)."""
     path = os.fspath(path)
     if not is_remote(path):
         with atomic_directory(local_path(path), overwrite=overwrite, protect=protect,
