@@ -22,6 +22,7 @@ SUBCOMMANDS["criteo-torchrec"] = "criteo_torchrec"
 SUBCOMMANDS["criteo-day"] = "criteo_day"
 SUBCOMMANDS["headline"] = "headline"
 SUBCOMMANDS["dashboard-cpu"] = "dashboard_cpu"
+SUBCOMMANDS["serving"] = "serving"
 
 DEFAULT_CONTENDERS = [name for name, c in CONTENDERS.items() if c.default]
 

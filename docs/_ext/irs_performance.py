@@ -49,6 +49,11 @@ GROUPS = {
     "loader": ("Training loader",
                "Samples per second over a shuffled epoch of processed data, against PyTorch "
                "DataLoader baselines."),
+    "serving": ("Serving: `wf.to_torch()`",
+                "The TorchScript module of the standard Criteo workflow's per-row steps "
+                "against `wf.transform` on the same batch of held-out rows, and its numeric "
+                "part scripted and exported; every output column checked against "
+                "`wf.transform`'s."),
     "predict": ("Top-K prediction",
                 "`irs.predict_topk` on 1 and 2 workers against a single-process NumPy loop."),
     "movielens": ("MovieLens example graph",
@@ -126,6 +131,10 @@ def data_of(label: str, result: dict[str, Any]) -> str:
     if group == "loader":
         return (f"{s.get('rows', 0):,} processed synthetic Criteo rows in {s.get('files')} "
                 f"parquet files ({s.get('row_groups')} row groups)")
+    if group == "serving":
+        return (f"the standard workflow fitted on {s.get('fit_rows', 0):,} synthetic Criteo "
+                f"rows (kaggle profile); batches of "
+                + ", ".join(f"{n:,}" for n in s.get("batch_sizes", [])) + " held-out rows")
     if group == "predict":
         return (f"{result.get('users', 0):,} users x {result.get('items', 0):,} items, "
                 f"{result.get('per_user')} interactions per user, top-{result.get('k')}")

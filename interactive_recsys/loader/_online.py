@@ -84,21 +84,20 @@ from interactive_recsys.loader._block import (
 )
 from interactive_recsys.loader._columns import Columns, resolve_columns
 from interactive_recsys.loader._jagged import JaggedBatch
-from interactive_recsys.loader._online_plan import (
-    Chain,
-    _compile_step,
-    _device_table,
-    _dtype_after,
-    _traces,
-    _why,
-    _widths,
-    refusal,
-)
-from interactive_recsys.loader._online_plan import online_operators as online_operators
 from interactive_recsys.schema import Schema, is_float_dtype, is_integer_dtype, is_list_dtype
 from interactive_recsys.tables import _vocabulary as vocab
 from interactive_recsys.tables._context import RunFacts
 from interactive_recsys.tables._layout import FIRST_FREE_INDEX, NULL_INDEX
+from interactive_recsys.workflow._per_row import (
+    Chain,
+    _device_table,
+    _traces,
+    _why,
+    _widths,
+    compiled_steps,
+    refusal,
+)
+from interactive_recsys.workflow._per_row import online_operators as online_operators
 from interactive_recsys.workflow._plan import OpStep, Plan
 
 #: Name of the extras that carry the null (and out-of-vocabulary) bits: word ``w`` holds
@@ -131,7 +130,8 @@ class OnlineTransform:
                         for c in schema.values())
         plan = workflow._plan(workflow._checked_input(schema), "cpu", RunFacts(training=False))
         for step in plan.steps:  # refused before anything else: a row-changing step too
-            if isinstance(step, OpStep) and not type(step.op).online:
+            if isinstance(step, OpStep) and not (type(step.op).online
+                                                 or type(step.op).schema_only):
                 raise refusal(step.op, step.node_id, _why(step.op))
         self.output_schema: Schema = plan.steps[-1].schema
         self.columns: Columns = resolve_columns(self.output_schema, cat_cols, cont_cols,
@@ -157,7 +157,7 @@ class OnlineTransform:
         for name in (*self.columns.label, *self.columns.extra):
             source, ops = traces[name]
             if ops:
-                op, step = ops[0]
+                op, step, _ = ops[0]
                 raise refusal(op, step.node_id, f"it computes {name!r}, a label or extra "
                               "column, which the online transform passes through unchanged")
             self.passed[name] = source
@@ -174,20 +174,11 @@ class OnlineTransform:
             raise SchemaError(f"The online transform reads single-value columns; {source!r} "
                               f"is {dtype}. Run this workflow offline.")
         chain = Chain(name, source, dtype)
-        steps: list[tuple] = []
-        current = dtype
-        for op, step in ops:
-            ctx = plan.context(step)
-            one = op.online_step(step.state, name, ctx)
-            if one is None:
-                raise refusal(op, step.node_id, "with these parameters it adds or joins "
-                              "columns rather than mapping each value")
-            compiled = _compile_step(one, current, name)
+        steps = compiled_steps(plan, ops, dtype, name)
+        for compiled, (op, _, _) in zip(steps, ops, strict=True):
             if not categorical and compiled[0] in ("categorify", "hash_bucket"):
                 raise SchemaError(f"Column {name!r} is encoded as ids ({op!r}) but listed as "
                                   "continuous; pass it in cat_cols.")
-            steps.append(compiled)
-            current = _dtype_after(current, compiled[0], compiled)
         string = not (is_integer_dtype(dtype) or is_float_dtype(dtype) or dtype == "bool")
         if string and (not steps or steps[0][0] not in ("categorify", "hash_bucket")):
             raise SchemaError(f"The online transform cannot bring column {source!r} "

@@ -321,6 +321,13 @@ class Operator(OperatorOperand):
         (the step is then refused); default: :meth:`elementwise`."""
         return self.elementwise(state, column)
 
+    #: Whether this operator changes only the schema: tags, properties, names or which
+    #: columns go on (AddTags, AddProperties, Rename, SelectColumns, DropColumns); every
+    #: output column is an input column's values unchanged (:meth:`unchanged_input`) and
+    #: every row stays. It is no data step: the online transform and ``Workflow.to_torch``
+    #: pass it.
+    schema_only: ClassVar[bool] = False
+
     @property
     def is_stat(self) -> bool:
         return False

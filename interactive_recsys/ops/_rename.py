@@ -23,6 +23,7 @@ class Rename(Operator):
 
     summary = "Rename columns"
     category = "columns"
+    schema_only = True
     mapping = Param({}, kind="mapping", doc="Old name -> new name.")
     prefix = Param("", kind="str", doc="Text put before each name.")
     postfix = Param("", kind="str", doc="Text put after each name.")

@@ -31,6 +31,7 @@ class AddTags(Operator):
 
     summary = "Add tags (target, item, user...) to columns; data unchanged"
     category = "schema"
+    schema_only = True
     tags = Param(kind="strs", doc="Tags to add, e.g. ['target'] or ['item', 'id'].")
     remove = Param((), kind="strs", doc="Tags to remove.")
 
@@ -55,6 +56,7 @@ class AddProperties(Operator):
 
     summary = "Set schema properties (JSON values) on columns; data unchanged"
     category = "schema"
+    schema_only = True
     properties = Param(kind="any", doc="Property names and JSON values, e.g. {'domain': 'x'}.")
 
     def check_params(self) -> None:

@@ -33,6 +33,7 @@ class SelectColumns(Operator):
     summary = "Keep some of the incoming columns"
     category = "columns"
     keeps_columns = True
+    schema_only = True
     columns = Param(kind="strs", doc="Names of the columns to keep, in output order.")
 
     def check_params(self) -> None:
@@ -68,6 +69,7 @@ class DropColumns(Operator):
     summary = "Drop some of the incoming columns"
     category = "columns"
     keeps_columns = True
+    schema_only = True
     columns = Param(kind="strs", doc="Names of the columns to drop.")
 
     def check_params(self) -> None:

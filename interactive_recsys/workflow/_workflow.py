@@ -423,6 +423,39 @@ class Workflow:
         """
         return vocabulary_series(self, column)
 
+    def to_torch(self) -> Any:
+        """The fitted per-row steps as a ``torch.nn.Module`` for serving: a
+        :class:`~interactive_recsys.serving.TorchTransform`.
+
+        The steps are those the online loader runs (``irs.Loader(raw, workflow=wf)``):
+        Categorify, HashBucket, FillMissing, FillMedian, Clip, LogOp, Normalize and
+        NormalizeMinMax. Steps that change only the schema (AddTags, AddProperties, Rename,
+        SelectColumns, DropColumns) pass; any other step is refused by name with a
+        :class:`~interactive_recsys.errors.SchemaError`. ``torch.jit.script`` compiles the
+        module, and the file ``torch.jit.save`` writes runs where this package is not
+        installed; ``torch.export`` takes its numeric part (``module.numeric``).
+
+        Examples
+        --------
+        >>> import pandas as pd, torch, interactive_recsys as irs
+        >>> from interactive_recsys import ops
+        >>> raw = pd.DataFrame({"c": ["a", "b", "a", None], "n": [1.0, None, 3.0, 4.0],
+        ...                     "label": [0, 1, 0, 1]})
+        >>> wf = irs.Workflow((["c"] >> ops.Categorify()) + (["n"] >> ops.FillMissing(0))
+        ...                   + (["label"] >> ops.AddTags(["target"])))
+        >>> _ = wf.fit(raw)
+        >>> module = torch.jit.script(wf.to_torch())
+        >>> out = module({"n": torch.tensor([float("nan"), 2.0])}, {"c": ["b", "unseen"]})
+        >>> {name: values.tolist() for name, values in out.items()}
+        {'c': [4, 2], 'n': [0.0, 2.0]}
+        >>> wf.transform(pd.DataFrame({"c": ["b", "unseen"], "n": [None, 2.0],
+        ...                            "label": [0, 0]}))[["c", "n"]].values.tolist()
+        [[4.0, 0.0], [2.0, 2.0]]
+        """
+        from interactive_recsys.serving._build import to_torch  # lazy: torch is optional
+
+        return to_torch(self)
+
     @background_job("fit_transform")
     def fit_transform(self, data: Any, *, background: bool = False,
                       dtype_backend: str = "numpy_nullable") -> Any:

@@ -357,6 +357,41 @@ def test_the_transform_leaves_the_cpu_metadata_as_it_was_computed():
     assert after.sparse.length_per_key == [4] and after.sparse.offset_per_key == [0, 4]
 
 
+# ---- steps that change only the schema pass -------------------------------------------------
+def test_the_suggested_pipeline_with_its_tagged_label_and_renamed_columns_runs_online():
+    """The Studio's Suggest tags the label (``["label"] >> AddTags(["target"])``); that and
+    Rename, AddProperties, SelectColumns, DropColumns change no value, so the online
+    transform passes them, and gives the offline batches (the label found by the tag the
+    workflow adds)."""
+    rng = np.random.default_rng(2)
+    n = 300
+    table = pa.table({
+        "c": pa.array([None if i % 6 == 0 else f"{i:04x}" for i in rng.integers(0, 40, n)]),
+        "x": pa.array([None if i % 7 == 0 else int(i) for i in rng.integers(0, 500, n)]),
+        "z": pa.array(rng.normal(0, 1, n)), "label": labels(n)})
+    raw = write_raw(table)  # no tags: the workflow's AddTags makes "label" the target
+    cats = ["c"] >> ops.Categorify(freq_threshold=2) >> ops.Rename(postfix="_id")
+    conts = (["x", "z"] >> ops.FillMissing(0) >> ops.Clip(min_value=0) >> ops.LogOp()
+             >> ops.Normalize() >> ops.AddProperties({"unit": "count"})
+             >> ops.DropColumns(["z"]) >> ops.SelectColumns(["x"]))
+    workdir = scratch()
+    wf = irs.Workflow(cats + conts + (["label"] >> ops.AddTags(["target"])),
+                      artifacts_dir=workdir + "/wf")
+    wf.fit(irs.Dataset(raw))
+    wf.transform(irs.Dataset(raw)).to_parquet(workdir + "/processed")
+    want = list(irs.Loader(workdir + "/processed", 64, shuffle=False))
+    for at in ("batch", "read"):
+        got = list(irs.Loader(raw, 64, shuffle=False, workflow=wf, transform_at=at))
+        assert len(got) == len(want) == 5
+        for g, w in zip(got, want, strict=True):
+            assert g.sparse.keys == w.sparse.keys == ["c_id"]
+            assert g.dense_names == w.dense_names == ["x"]
+            assert g.label_names == w.label_names == ["label"]
+            assert torch.equal(g.sparse.values, w.sparse.values)
+            assert torch.equal(g.labels, w.labels)
+            assert int(ulps(g.dense, w.dense).max()) <= 1
+
+
 # ---- what is refused ------------------------------------------------------------------------
 def test_the_online_operators_are_declared_on_their_classes():
     assert online_operators() == sorted(["Categorify", "Clip", "FillMedian", "FillMissing",

@@ -298,7 +298,8 @@ LAYERS = [
     {"runtime"},  # clusters, jobs and their phases, the resource monitor
     {"tables", "io"},  # statistics tables; datasets in, parquet (Merlin, HugeCTR) out
     {"ops"},  # operators
-    {"workflow"},  # graph, plan, fit/transform, reuse, updates, the saved format
+    {"workflow", "serving"},  # graph, plan, fit/transform, reuse, updates, the saved
+    # format; the fitted per-row steps as a TorchScript module
     {"loader", "models", "eval", "stats", "datasets", "compat", "torchrec"},  # users of it
     {"ui", "report", "cli"},  # the faces: widgets, the notebook report, the command line
 ]

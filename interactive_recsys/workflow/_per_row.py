@@ -1,6 +1,11 @@
-"""The online transform's compiled workflow: each output column traced back to its raw
-column as a :class:`Chain` of per-row steps, with their constants as the offline kernels
-use them; a step that needs more than the row is refused by name (:func:`refusal`)."""
+"""A fitted workflow's per-row steps: each output column traced back to its raw column
+(:func:`_traces`) and its data steps compiled with their constants as the offline kernels
+use them (:func:`compiled_steps`); a step that needs more than the row is refused by name
+(:func:`refusal`), a step that changes only the schema passes.
+
+One definition for both users of the per-row steps: the loader's online transform
+(``irs.Loader(raw, workflow=wf)``, which keeps each column as a :class:`Chain`) and the
+serving module (``Workflow.to_torch``)."""
 
 import math
 from collections.abc import Sequence
@@ -13,7 +18,7 @@ import pyarrow as pa
 from interactive_recsys.backend._arrow import check_fill_value, integer_bounds
 from interactive_recsys.errors import SchemaError
 from interactive_recsys.ops._base import OPERATORS
-from interactive_recsys.schema import is_integer_dtype
+from interactive_recsys.schema import is_float_dtype, is_integer_dtype
 from interactive_recsys.tables import _vocabulary as vocab
 from interactive_recsys.workflow._plan import ConcatStep, OpStep, Plan, SelectStep
 
@@ -27,7 +32,9 @@ def refusal(op: Any, node_id: str, why: str) -> SchemaError:
     """The error of a step the online transform cannot apply: its name, why, the fix."""
     return SchemaError(
         f"The online transform cannot apply {op!r} ({node_id}): {why}. It applies per-row "
-        f"steps only ({', '.join(online_operators())}). Run this workflow offline: "
+        f"steps only ({', '.join(online_operators())}), and passes the steps that change "
+        "only the schema (AddTags, AddProperties, Rename, SelectColumns, DropColumns). Run "
+        "this workflow offline: "
         "wf.transform(dataset).to_parquet(path), then irs.Loader(path, ...); or move the "
         "step into an offline workflow whose output the online one reads.")
 
@@ -47,8 +54,11 @@ class Chain:
     clears_nulls: bool = False  # whether a step maps nulls to values (else none may come)
 
 
-def _traces(plan: Plan) -> dict[str, tuple[str, list[tuple[Any, OpStep]]]]:
-    """Each output column of the plan: its raw column and the (operator step, step) list."""
+def _traces(plan: Plan) -> dict[str, tuple[str, list[tuple[Any, OpStep, str]]]]:
+    """Each output column of the plan: its raw column and its data steps, as (operator,
+    step, the column's name at that step); a step that changes only the schema
+    (:attr:`~..ops.base.Operator.schema_only`: tags, names, which columns go on) is no data
+    step and passes."""
     out: dict[int, dict[str, tuple[str, list]]] = {}
     for step in plan.steps:
         if isinstance(step, SelectStep):
@@ -63,19 +73,41 @@ def _traces(plan: Plan) -> dict[str, tuple[str, list[tuple[Any, OpStep]]]]:
             continue
         assert isinstance(step, OpStep)
         op = step.op
+        inputs = {c for g in step.groups for c in g}
+        if type(op).schema_only:
+            names = [c for c in joined if c in inputs]
+            out[step.index] = {n: joined[op.unchanged_input(n, names)]
+                               for n in step.output_columns}
+            continue
         if not type(op).online:
             raise refusal(op, step.node_id, "its output rows do not follow from each input "
                           "row alone (or it has no device kernel)")
-        inputs = {c for g in step.groups for c in g}
         here = {}
         for name in step.output_columns:
             if name not in inputs or name not in joined:
                 raise refusal(op, step.node_id, f"its output column {name!r} is not one of "
                               "its input columns transformed value by value")
             source, ops = joined[name]
-            here[name] = (source, [*ops, (op, step)])
+            here[name] = (source, [*ops, (op, step, name)])
         out[step.index] = here
     return out[plan.steps[-1].index]
+
+
+def compiled_steps(plan: Plan, trace: list[tuple[Any, OpStep, str]], dtype: str,
+                   output: str) -> list[tuple]:
+    """The data steps of one output column (``trace``: :func:`_traces`'), each with its
+    constants as the offline kernel uses them on its input's dtype (``dtype``: the raw
+    column's); a step whose parameters have no per-row form is refused by name."""
+    steps = []
+    for op, step, column in trace:
+        one = op.online_step(step.state, column, plan.context(step))
+        if one is None:
+            raise refusal(op, step.node_id, "with these parameters it adds or joins "
+                          "columns rather than mapping each value")
+        compiled = _compile_step(one, dtype, output)
+        steps.append(compiled)
+        dtype = _dtype_after(dtype, compiled[0], compiled)
+    return steps
 
 
 def _dtype_after(dtype: str, kind: str, step: tuple) -> str:
@@ -91,6 +123,11 @@ def _dtype_after(dtype: str, kind: str, step: tuple) -> str:
 def _compile_step(step: tuple, dtype: str, column: str) -> tuple:
     """``step`` with its constants as the offline kernel uses them on a ``dtype`` column."""
     kind = step[0]
+    if kind not in ("categorify", "hash_bucket") and not (
+            is_integer_dtype(dtype) or is_float_dtype(dtype) or dtype == "bool"):
+        raise SchemaError(f"The online transform cannot apply {kind!r} to column {column!r} "
+                          f"({dtype}): encode it first (Categorify or HashBucket), or run "
+                          "this workflow offline.")
     if kind in ("fill", "fill_median"):
         value = step[1]
         if is_integer_dtype(dtype) or dtype == "bool":
