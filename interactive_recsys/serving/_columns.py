@@ -122,9 +122,11 @@ class StringColumn(nn.Module):
         self.head = head
         self.steps = nn.ModuleList(steps)
         self.out_dtype = out_dtype
+        #: where the ids go: the module's device (``module.to(device)`` moves it)
+        self.register_buffer("device_of", torch.zeros(0), persistent=False)
 
     def forward(self, values: list[str | None]) -> Tensor:
-        x = self.head(values)
+        x = self.head(values).to(self.device_of.device)  # looked up on the CPU
         missing: Tensor | None = None
         for step in self.steps:
             x, missing = step(x, missing)
