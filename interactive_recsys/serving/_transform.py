@@ -29,7 +29,7 @@ class NumericTransform(nn.Module):
 
     Parameters
     ----------
-    columns : the numeric columns (:class:`~._columns.NumericColumn`).
+    columns : the numeric columns (``NumericColumn`` modules).
     passed : ``(raw column, output column)`` of the columns the workflow passes unchanged
         (a label): output only when given.
     """
@@ -88,7 +88,7 @@ class TorchTransform(nn.Module):
     Parameters
     ----------
     numeric : the numeric columns and the pass-through ones (:class:`NumericTransform`).
-    strings : the string columns (:class:`~._columns.StringColumn`).
+    strings : the string columns (``StringColumn`` modules).
     outputs : the output columns in the workflow's order.
     """
 
