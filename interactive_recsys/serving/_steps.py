@@ -2,8 +2,10 @@
 :func:`~interactive_recsys.workflow._per_row.compiled_steps`, with its constants as buffers.
 
 Every step maps ``(values, missing)`` to ``(values, missing)``: integer values (int64) carry
-their nulls as a boolean ``missing`` mask (None: no null), floating ones (float64) as NaN,
-exactly as the online transform's kernels (:mod:`interactive_recsys.loader`) carry them.
+their nulls as a boolean ``missing`` mask (None: no null), floating ones as NaN, exactly as
+the online transform's kernels (:mod:`interactive_recsys.loader`) carry them. Floating
+values are computed in float64; a step whose offline output is float32 (LogOp, Normalize
+of float32) hands on float32 values, which the next step widens again (exactly).
 The arithmetic is the offline operators': ids are equal, LogOp is within 1 ulp of float32.
 
 Examples
@@ -31,10 +33,10 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
 def _as_float(x: Tensor, missing: Tensor | None) -> Tensor:
-    """Integer values as float64, their nulls as NaN (floating values unchanged)."""
-    if x.is_floating_point():
-        return x
+    """The values as float64, the nulls of integer values as NaN."""
     y = x.to(torch.float64)
+    if x.is_floating_point():
+        return y
     if missing is not None:
         y = torch.where(missing, torch.full_like(y, math.nan), y)
     return y
@@ -50,6 +52,7 @@ class Fill(nn.Module):
 
     def forward(self, x: Tensor, missing: Tensor | None) -> tuple[Tensor, Tensor | None]:
         if x.is_floating_point():
+            x = x.to(torch.float64)
             return torch.where(torch.isnan(x), self.value, x), None
         if missing is not None:
             return torch.where(missing, self.value, x), None
@@ -67,6 +70,8 @@ class Clip(nn.Module):
         self.register_buffer("high", torch.tensor(hi if high is None else high, dtype=dtype))
 
     def forward(self, x: Tensor, missing: Tensor | None) -> tuple[Tensor, Tensor | None]:
+        if x.is_floating_point():
+            x = x.to(torch.float64)
         return torch.clamp(x, self.low, self.high), missing
 
 
@@ -74,7 +79,7 @@ class Log1p(nn.Module):
     """LogOp: ``log1p`` in float64, rounded to float32 as the offline output."""
 
     def forward(self, x: Tensor, missing: Tensor | None) -> tuple[Tensor, Tensor | None]:
-        return torch.log1p(_as_float(x, missing)).to(torch.float32).to(torch.float64), None
+        return torch.log1p(_as_float(x, missing)).to(torch.float32), None
 
 
 class Affine(nn.Module):
@@ -89,9 +94,7 @@ class Affine(nn.Module):
 
     def forward(self, x: Tensor, missing: Tensor | None) -> tuple[Tensor, Tensor | None]:
         y = (_as_float(x, missing) - self.shift) / self.scale
-        if self.float32:
-            y = y.to(torch.float32).to(torch.float64)
-        return y, None
+        return (y.to(torch.float32) if self.float32 else y), None
 
 
 class Ids(nn.Module):
@@ -114,6 +117,7 @@ class Ids(nn.Module):
 
     def forward(self, x: Tensor, missing: Tensor | None) -> tuple[Tensor, Tensor | None]:
         if x.is_floating_point():
+            x = x.to(torch.float64)
             null: Tensor | None = torch.isnan(x)
             h = hash_float(x)
         else:
