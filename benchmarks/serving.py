@@ -111,13 +111,16 @@ def compare(out: dict, want: Any) -> dict[str, Any]:
             "ids_identical": ids_equal, "max_ulp": max_ulp, "values_off_by_1ulp": off}
 
 
-def timed(fn: Any) -> dict[str, float]:
+def timed(fn: Any) -> dict[str, float | None]:
+    """Seconds of one call, and the CPU other processes used meanwhile (% of the machine;
+    None under 50 ms, too short for the system's CPU counters)."""
     busy, own = busy_cpu_s(), own_cpu_s()
     started = time.perf_counter()
     fn()
     seconds = time.perf_counter() - started
     other = (busy_cpu_s() - busy - (own_cpu_s() - own)) / (os.cpu_count() or 1) / seconds
-    return {"seconds": seconds, "other_cpu_pct": round(100 * max(other, 0.0), 1)}
+    return {"seconds": seconds,
+            "other_cpu_pct": round(100 * max(other, 0.0), 1) if seconds >= 0.05 else None}
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -210,9 +213,11 @@ def markdown(out: dict[str, Any]) -> str:
                   f"identical: {c['ids_identical']}, {c['values_off_by_1ulp']} float32 values "
                   f"1 ulp apart (max {c['max_ulp']} ulp); torch.export's numeric part equals "
                   f"TorchScript's: {c['export_equals_script']}.", "",
-                  "Each run, ms (other processes' CPU use, % of the machine): "
-                  + "; ".join(f"{k}: " + ", ".join(f"{1000 * r['seconds']:,.2f} "
-                                                   f"({r['other_cpu_pct']}%)" for r in rs)
+                  "Each run, ms (other processes' CPU use, % of the machine, for runs of "
+                  "50 ms or more): "
+                  + "; ".join(f"{k}: " + ", ".join(f"{1000 * r['seconds']:,.2f}" + (
+                      "" if r["other_cpu_pct"] is None else f" ({r['other_cpu_pct']}%)")
+                                                   for r in rs)
                               for k, rs in b["runs"].items()) + ".", ""]
     sizes = s["vocabulary_sizes"]
     lines += [f"Vocabularies (ids, C1..C26): {min(sizes.values()):,} to "
