@@ -174,6 +174,18 @@ def test_criteo_shaped_rows_with_the_standard_workflow(tmp_path):
     # (some served ids are out of the vocabulary: in the 7 buckets from id 2)
 
 
+@pytest.mark.parametrize("params", [{"max_frequency": 3}, {"max_frequency": 3, "num_buckets": 2},
+                                    {"vocabulary": {"c": ["b", "zz", "a"]}}])
+def test_cut_and_given_vocabularies(params):
+    """Values seen too often and values out of a given vocabulary are out of vocabulary."""
+    raw = pd.DataFrame({"c": ["spam"] * 4 + ["a", "a", "b", None]})
+    wf = irs.Workflow(["c"] >> ops.Categorify(**params))
+    wf.fit(raw)
+    values = ["spam", "a", "b", "zz", "new", None, ""]
+    out = torch.jit.script(wf.to_torch())({}, {"c": values})
+    assert out["c"].tolist() == wf.transform(pd.DataFrame({"c": values}))["c"].tolist()
+
+
 # ---- the hash, in TorchScript ---------------------------------------------------------------
 def test_the_torchscript_hash_is_the_package_hash_bit_for_bit():
     rng = np.random.default_rng(0)
