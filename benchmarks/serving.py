@@ -2,7 +2,7 @@
 ``python -m benchmarks serving``.
 
 ``python -m benchmarks serving [--rows 1000000] [--batch-sizes 1 65536] [--repeats 7]
-[--buckets N] [--out DIR]``
+[--buckets N] [--torch-threads 1] [--out DIR]``
 
 Synthetic Criteo of the Kaggle profile (``irs.datasets.synthetic_criteo(profile="kaggle")``)
 and the standard workflow as Suggest builds it (Categorify C1..C26 with
@@ -53,6 +53,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--buckets", type=int, default=0, help="Categorify(num_buckets=N): "
                         "out-of-vocabulary strings are hashed into N buckets (default: none)")
+    parser.add_argument("--torch-threads", type=int, default=1,
+                        help="torch.set_num_threads (default 1, as one serving worker; on a "
+                        "shared machine 2 threads stall in each other's barriers)")
     parser.add_argument("--out", type=Path, default=None,
                         help="folder of the results files (default: benchmarks/results)")
     parser.add_argument("--work", type=Path, default=WORK, help="folder of the generated data")
@@ -130,6 +133,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from . import report
 
     warnings.filterwarnings("ignore", "`torch.jit.script` is deprecated")
+    torch.set_num_threads(args.torch_threads)
     sizes = sorted(set(args.batch_sizes))
     wf, held_out, prep_s = prepare(args.rows, args.buckets, args.work, max(sizes))
     print(f"data: fitted on {args.rows:,} rows in {prep_s:.1f} s")
