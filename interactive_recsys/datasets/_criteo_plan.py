@@ -37,8 +37,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from interactive_recsys.datasets._criteo_resume import resumable
-from interactive_recsys.datasets._criteo_tsv import COMPRESSED, unreadable_input
+from interactive_recsys.datasets._criteo_tsv import COMPRESSED, RANGE_BYTES, unreadable_input
 from interactive_recsys.errors import DatasetError
+from interactive_recsys.store._outputs import stale_temporaries
 
 __all__ = ["OUTPUT_BYTES_PER_ROW", "SAMPLE_BYTES", "check_space", "criteo_plan",
            "describe_plan", "free_space", "load_model", "sample_file"]
@@ -136,8 +137,6 @@ def free_space(path: str | os.PathLike) -> tuple[str, int]:
 def _kept_bytes(output: str | os.PathLike) -> int:
     """The disk that the work of a killed run to ``output`` (which the next run takes over)
     already holds."""
-    from interactive_recsys.store._outputs import stale_temporaries
-
     path = os.path.abspath(os.fspath(output))
     total = 0
     for entry in stale_temporaries(path):
@@ -176,7 +175,7 @@ def criteo_plan(files: list[tuple[str, str]], output: str | os.PathLike, *,
     memory and time (see the module's text). ``workers``: the cluster's (None: tasks on
     threads in this process). Reads the start of each file; writes nothing."""
     if range_bytes is None:
-        from interactive_recsys.datasets._criteo_torchrec import RANGE_BYTES as range_bytes
+        range_bytes = RANGE_BYTES
     model = load_model()
     samples = [sample_file(f, stem, sample_bytes) for f, stem in files]
     rows = sum(s.rows for s in samples)

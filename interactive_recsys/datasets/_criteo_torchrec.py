@@ -46,7 +46,9 @@ import numpy as np
 from interactive_recsys.datasets._criteo import CRITEO_CATEGORICAL, read_criteo
 from interactive_recsys.datasets._criteo_id_counts import _IdCounter, _lookup_file
 from interactive_recsys.datasets._criteo_input import criteo_input_files, parse_days
+from interactive_recsys.datasets._criteo_plan import check_space, criteo_plan
 from interactive_recsys.datasets._criteo_resume import (
+    FORMAT_VERSION,
     STAGING,
     SUMMARY,
     Ledger,
@@ -60,6 +62,7 @@ from interactive_recsys.datasets._criteo_resume import (
 )
 from interactive_recsys.datasets._criteo_tsv import (
     COMPRESSED,
+    RANGE_BYTES,
     check_decompresses,
     line_ranges,
     read_criteo_blocks,
@@ -82,8 +85,6 @@ __all__ = ["criteo_input_files", "criteo_to_torchrec", "parse_days"]
 TARGETS = ("torchrec", "parquet")
 #: Distinct (id, column) pairs a parse task counts in memory before it writes them to staging.
 COUNT_BUDGET = 1 << 24
-#: Bytes of a plain input file parsed by one task (a file is cut into ranges of this size).
-RANGE_BYTES = 128 << 20
 #: Bytes of input text per hash bucket of the frequency counts (compressed files count 4x).
 #: A column's counts are summed a bucket at a time: 1 GiB of text is about 4.4M lines, so a
 #: bucket sums at most that many (id, count) pairs, a few hundred MB in the fit's task,
@@ -254,10 +255,9 @@ def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
     times are 1). A missing value is 0. The guide page *Criteo for TorchRec's DLRM* has the
     details.
 
-    With ``to="torchrec"`` and a local ``output``, a run that is killed (or interrupted with
-    Ctrl-C) keeps its finished work in its temporary folder beside ``output``; the same call
-    again takes it over and does only what was not finished, for the same output bytes
-    (the guide page's section *A killed run resumes*).
+    With ``to="torchrec"`` and a local ``output``, a killed (or Ctrl-C'd) run keeps its finished
+    work beside ``output``; the same call takes it over and does only what was not finished,
+    for the same output bytes (the guide page's section *A killed run resumes*).
 
     Parameters
     ----------
@@ -311,11 +311,19 @@ def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
     """
     _check_arguments(to, frequency_threshold)
     files = _readable_by(to, criteo_input_files(input, parse_days(days)))
-    client = _active_client(client)
+    return _convert(files, output, to=to, frequency_threshold=frequency_threshold,
+                    client=_active_client(client), overwrite=overwrite, progress=progress,
+                    block_size=block_size, chunk_rows=chunk_rows, range_bytes=range_bytes,
+                    resume=resume, space_check=space_check)
+
+
+def _convert(files: list[tuple[str, str]], output: str | os.PathLike, *, to: str,
+             frequency_threshold: int, client: Any, overwrite: bool, progress: bool,
+             block_size: int, chunk_rows: int, range_bytes: int, resume: bool,
+             space_check: bool) -> dict[str, Any]:
+    """:func:`criteo_to_torchrec` on its checked ``files`` (``(path, stem)`` pairs)."""
     local = not is_remote(os.fspath(output))
     if to == "torchrec" and space_check and local:
-        from interactive_recsys.datasets._criteo_plan import check_space, criteo_plan
-
         check_space(criteo_plan(files, output, workers=_workers(client), resume=resume,
                                 range_bytes=range_bytes))
     protect = {"the input": [f for f, _ in files]}
@@ -362,8 +370,6 @@ def _plan(files: list[tuple[str, str]], threshold: int, block_size: int, chunk_r
           range_bytes: int) -> dict[str, Any]:
     """What the output is made from: the inputs as they are now, and the options that shape
     the output or the units of work (:mod:`._criteo_resume`)."""
-    from interactive_recsys.datasets._criteo_resume import FORMAT_VERSION
-
     return {"format": FORMAT_VERSION, "to": "torchrec",
             "inputs": [{"stem": stem, **file_key(f)} for f, stem in files],
             "options": {"frequency_threshold": int(threshold), "block_size": block_size,

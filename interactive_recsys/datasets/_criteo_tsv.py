@@ -41,6 +41,8 @@ __all__ = ["COMPRESSED", "CriteoBlock", "check_decompresses", "hex_to_int64", "l
 _INT32 = np.iinfo(np.int32)
 #: Extensions of the compressed inputs (read whole: a compressed file cannot be cut by offset).
 COMPRESSED = (".gz", ".bz2", ".zst", ".lz4")
+#: Bytes of a plain input file parsed by one task (a file is cut into ranges of this size).
+RANGE_BYTES = 128 << 20
 
 
 def line_ranges(path: str | os.PathLike, range_bytes: int) -> list[tuple[int, int] | None]:
