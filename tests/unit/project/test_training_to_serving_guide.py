@@ -88,6 +88,23 @@ def test_every_example_runs_as_printed(ran) -> None:
     assert results.failed == 0, report
 
 
+def test_the_page_s_collision_rates_are_what_hash_bucket_gives(ran) -> None:
+    """The share of rows whose HashBucket bucket also holds another value, counted from
+    HashBucket's own output on the page's data, for each bucket count the page prints."""
+    import interactive_recsys as irs
+    from interactive_recsys import ops
+
+    _, _, globs, _ = ran
+    items = globs["items"]
+    printed = re.findall(r"^(\d+) (0\.\d+)$", TEXT, re.M)
+    assert [int(n) for n, _ in printed] == [1_000, 10_000, 100_000]
+    for buckets, rate in printed:
+        hashed = irs.Workflow(["item"] >> ops.HashBucket(num_buckets=int(buckets))).fit(items)
+        bucket = hashed.transform(items)["item"]
+        shared = bucket.map(items.groupby(bucket)["item"].nunique()) > 1
+        assert float(rate) == pytest.approx(shared.mean(), abs=1e-12), buckets
+
+
 def test_the_served_file_runs_without_the_package_and_gives_the_transform(ran) -> None:
     _, _, globs, folder = ran
     (serve,) = [block for block in fenced("python") if block.startswith("# serve.py")]
