@@ -7,9 +7,12 @@ and the share of the column's non-null rows they hold follow exactly
 (:func:`frequency_cut`).
 
 A value is *outsized* when it holds at least :data:`OUTSIZED_SHARE` (10%) of the non-null
-rows of a column of at least :data:`MIN_DISTINCT` (1,000) distinct values: in a column that
-large no real value (an item, a user) is that frequent; a placeholder (``"unknown"``,
-``-1``), a bot or a spammer is. For such a column Suggest proposes the largest ``N`` that
+rows of a column of at least :data:`MIN_DISTINCT` (1,000) distinct values, and is seen at
+least :data:`OUTSIZED_GAP` (10) times as often as the most frequent value below that share.
+In a column that large no real value (an item, a user) stands that far above the rest: the
+head of a long-tailed (Zipf-like) column falls off gradually, its first value about twice as
+frequent as its second; a placeholder (``"unknown"``, ``-1``), a bot or a spammer stands
+apart. For such a column Suggest proposes the largest ``N`` that
 cuts only the outsized values (:func:`outsized_cut`); it shows the proposal under its card,
 and never sets it: whether those rows should train the out-of-vocabulary row is the
 user's call (see ``tables._frequency_cut``). Columns with few values (a country, a device)
@@ -32,8 +35,10 @@ from interactive_recsys.ui.builder.suggest._vocab_measure import MeasuredColumn
 
 #: A value holding at least this share of a column's non-null rows is outsized...
 OUTSIZED_SHARE = 0.10
-#: ... in a column of at least this many distinct values.
+#: ... in a column of at least this many distinct values, and seen at least this many times
+#: as often as the most frequent value below that share.
 MIN_DISTINCT = 1_000
+OUTSIZED_GAP = 10
 
 
 @dataclass(frozen=True)
@@ -62,14 +67,16 @@ def frequency_cut(measured: MeasuredColumn, max_frequency: int) -> FrequencyCut:
 
 
 def outsized_cut(measured: MeasuredColumn, share: float = OUTSIZED_SHARE,
-                 min_distinct: int = MIN_DISTINCT) -> FrequencyCut | None:
+                 min_distinct: int = MIN_DISTINCT,
+                 gap: float = OUTSIZED_GAP) -> FrequencyCut | None:
     """The cut of the outsized values of ``measured`` (see the module docstring): the
     largest ``max_frequency`` that keeps every other value; None when it has none."""
     if measured.distinct < min_distinct or not measured.nonnull:
         return None
     limit = share * measured.nonnull
     kept = [k for k, _ in measured.histogram if k < limit]
-    if not kept or len(kept) == len(measured.histogram):
+    above = [k for k, _ in measured.histogram if k >= limit]
+    if not kept or not above or min(above) < gap * max(kept):
         return None
     return frequency_cut(measured, max(kept))
 

@@ -74,6 +74,23 @@ def test_no_cut_without_an_outsized_value_or_below_the_column_size():
     assert outsized_cut(every, min_distinct=1) is None  # it would cut every value
 
 
+def test_the_head_of_a_long_tailed_column_is_not_taken_for_a_bot():
+    """A Zipf law over 5,000 values: its first value holds over 10% of the rows, but the
+    second is half as frequent (no gap), so no cut is proposed; a placeholder added on top,
+    ten times the first value's count, is."""
+    counts = pd.Series(np.maximum((200_000 / np.arange(1, 5_001)).round().astype(int), 1),
+                       index=[f"i{r}" for r in range(5_000)])
+    assert counts.iloc[0] / counts.sum() > OUTSIZED_SHARE
+    df = pd.DataFrame({"item": np.repeat(counts.index.to_numpy(), counts.to_numpy())})
+    assert outsized_cut(measure_columns(irs.Dataset(df), ["item"])["item"]) is None
+    placeholder = pd.DataFrame({"item": ["unknown"] * int(10 * counts.iloc[0])})
+    both = pd.concat([df, placeholder], ignore_index=True)
+    cut = outsized_cut(measure_columns(irs.Dataset(both), ["item"])["item"])
+    share = placeholder.shape[0] / both.shape[0]
+    assert (cut.values, cut.max_frequency) == (1, int(counts.iloc[0]))
+    assert cut.share == pytest.approx(share)
+
+
 def test_suggest_measures_the_counts_the_proposal_is_made_from():
     model = BuilderModel(_logs())
     model.suggest()
