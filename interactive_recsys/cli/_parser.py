@@ -16,7 +16,6 @@ from interactive_recsys.cli._predict import predict
 from interactive_recsys.cli._report import report
 from interactive_recsys.cli._usage import UsageParser
 from interactive_recsys.cli._workflow_commands import fit, run, update
-from interactive_recsys.datasets._criteo_input import LOCAL_ONLY
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -161,8 +160,11 @@ def _add_file_commands(sub: Any) -> None:
                         "work is thrown away by --restart, by `irs clean OUTPUT` once the "
                         "killed run's process is gone, and by an error (not a kill). A run "
                         "refuses to start when the estimated disk (see --plan) exceeds the "
-                        "free space.",
-                        hints={"--storage-options": LOCAL_ONLY})
+                        "free space. INPUT and OUTPUT may be s3:// gs:// abfs:// URLs (with "
+                        "--to torchrec): the workers read their byte ranges from the store, "
+                        "the client converts in a local folder (the output's mirror, under "
+                        "the system's temporary folder, where a killed run's work is kept) "
+                        "and uploads it with a _SUCCESS manifest.")
     cr.add_argument("input", help="folder of day_N files (or of train.txt), or one file")
     cr.add_argument("output", help="output folder")
     cr.add_argument("--to", choices=["torchrec", "parquet"], default="torchrec",
@@ -184,6 +186,9 @@ def _add_file_commands(sub: Any) -> None:
                     "instead of resuming it")
     cr.add_argument("--no-space-check", action="store_true",
                     help="start even when the estimated disk exceeds the free space")
+    cr.add_argument("--storage-options", default=None, metavar="JSON",
+                    help="fsspec options for s3:// gs:// abfs:// INPUT and OUTPUT "
+                    "(credentials: better from the environment)")
     add_where_to_run_args(cr)
     cr.set_defaults(func=criteo)
     cl = sub.add_parser("clean", help="remove temporaries left by killed writes to PATH",
