@@ -139,9 +139,7 @@ def _add_file_commands(sub: Any) -> None:
                      help="run the notebook first in a new kernel (the .ipynb is not changed)")
     rep.add_argument("--timeout", type=int, default=600,
                      help="seconds allowed per cell with --execute (default 600)")
-    rep.add_argument("--storage-options", default=None, metavar="JSON",
-                     help="fsspec options when NOTEBOOK or --output is an s3:// gs:// abfs:// "
-                     "URL")
+    _add_storage_options(rep, "when NOTEBOOK or --output is an s3:// gs:// abfs:// URL")
     rep.set_defaults(func=report)
     cr = sub.add_parser("criteo", help="raw Criteo day files to the files TorchRec's DLRM "
                         "reads (or to the standard workflow's parquet)",
@@ -186,9 +184,7 @@ def _add_file_commands(sub: Any) -> None:
                     "instead of resuming it")
     cr.add_argument("--no-space-check", action="store_true",
                     help="start even when the estimated disk exceeds the free space")
-    cr.add_argument("--storage-options", default=None, metavar="JSON",
-                    help="fsspec options for s3:// gs:// abfs:// INPUT and OUTPUT "
-                    "(credentials: better from the environment)")
+    _add_storage_options(cr, "for s3:// gs:// abfs:// INPUT and OUTPUT")
     add_where_to_run_args(cr)
     cr.set_defaults(func=criteo)
     cl = sub.add_parser("clean", help="remove temporaries left by killed writes to PATH",
@@ -207,9 +203,13 @@ def _add_file_commands(sub: Any) -> None:
                     "writes started more than HOURS ago whose writer stopped renewing its "
                     "lease (default 24; at least the lease age, 10 minutes = 0.17 hours; the "
                     "staging of a writer that renews its lease is always kept)")
-    cl.add_argument("--storage-options", default=None, metavar="JSON",
-                    help="fsspec options for URL paths")
+    _add_storage_options(cl, "for URL paths")
     cl.set_defaults(func=clean)
+
+
+def _add_storage_options(parser: argparse.ArgumentParser, where: str) -> None:
+    parser.add_argument("--storage-options", default=None, metavar="JSON",
+                        help=f"fsspec options {where}")
 
 
 def _add_oov_budget(parser: argparse.ArgumentParser, help_text: str) -> None:

@@ -248,8 +248,7 @@ def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
                        overwrite: bool = False, progress: bool = True,
                        block_size: int = 8 << 20, chunk_rows: int = 1 << 20,
                        range_bytes: int = RANGE_BYTES, resume: bool = True,
-                       space_check: bool = True, storage_options: dict[str, Any] | None = None
-                       ) -> dict[str, Any]:
+                       space_check: bool = True, storage_options: Any = None) -> dict[str, Any]:
     """Raw Criteo TSV (the 1TB ``day_N`` files or Kaggle's ``train.txt``) to the files TorchRec's
     DLRM reads (``to="torchrec"``) or to the standard workflow's parquet (``to="parquet"``, for
     :class:`~interactive_recsys.Loader`).
@@ -266,13 +265,6 @@ def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
     With ``to="torchrec"`` and a local ``output``, a killed (or Ctrl-C'd) run keeps its finished
     work beside ``output``; the same call takes it over and does only what was not finished,
     for the same output bytes (the guide page's section *A killed run resumes*).
-
-    ``input`` and ``output`` may be URLs of an object store (``s3://``..., with
-    ``storage_options``; ``to="torchrec"``): the cluster's tasks read their byte ranges from
-    the store and send the parsed ranges back; this process converts in a local folder, the
-    output's mirror (under the system's temporary folder, where a killed run's work is kept
-    and taken over), and uploads it with the commit protocol (the guide page's section
-    *Object storage*).
 
     Parameters
     ----------
@@ -293,11 +285,10 @@ def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
         A compressed file is parsed by one task.
     resume : take over the work a killed run to ``output`` left (``False``: remove it and
         start from zero, as ``irs criteo --restart``).
-    storage_options : fsspec options of URL inputs and outputs (credentials,
-        ``endpoint_url``...).
-    space_check : with ``to="torchrec"`` and local files, refuse to start when the free
-        disk of ``output``'s filesystem cannot hold the estimated output and staging (as
-        ``irs criteo --plan`` estimates them); ``False``: start anyway.
+    storage_options : fsspec options of URL (``s3://``...) inputs and outputs.
+    space_check : with ``to="torchrec"`` and local files, refuse to start when the free disk
+        of ``output``'s filesystem cannot hold the estimated output and staging (as ``irs
+        criteo --plan`` estimates them); ``False``: start anyway.
 
     Returns
     -------
@@ -326,12 +317,7 @@ def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
     >>> [round(float(v), 3) for v in np.load(f"{tmp}/out/day_0_dense.npy")[1, :2]]  # m = -1
     [0.693, 1.099]
     """
-    _check_arguments(to, frequency_threshold)
-    remote_in, remote_out = is_remote(os.fspath(input)), is_remote(os.fspath(output))
-    if to == "parquet" and (remote_in or remote_out):
-        raise ParameterError("to='parquet' (--to parquet) reads and writes local folders; "
-                             "with s3:// gs:// abfs:// URLs use to='torchrec', or irs run "
-                             "--input-format criteo for the workflow's parquet.")
+    _check_arguments(to, frequency_threshold, input, output)
     files = _readable_by(to, criteo_input_files(input, parse_days(days), storage_options))
     return _convert(files, output, to=to, frequency_threshold=frequency_threshold,
                     client=_active_client(client), overwrite=overwrite, progress=progress,
@@ -413,7 +399,12 @@ def _as_json(data: Any) -> Any:
     return json.loads(json.dumps(data))
 
 
-def _check_arguments(to: str, frequency_threshold: Any) -> None:
+def _check_arguments(to: str, frequency_threshold: Any, input: str | os.PathLike = "",
+                     output: str | os.PathLike = "") -> None:
+    if to == "parquet" and (is_remote(os.fspath(input)) or is_remote(os.fspath(output))):
+        raise ParameterError("to='parquet' (--to parquet) reads and writes local folders; "
+                             "with s3:// gs:// abfs:// URLs use to='torchrec', or irs run "
+                             "--input-format criteo for the workflow's parquet.")
     if to not in TARGETS:
         raise ParameterError(f"to must be one of {list(TARGETS)}; got {to!r}.")
     if not isinstance(frequency_threshold, int | np.integer) or frequency_threshold < 0:
@@ -447,9 +438,7 @@ def _plan(files: list[tuple[str, str]], keys: list[dict[str, Any]], threshold: i
 
 def _to_torchrec(files: list[tuple[str, str]], out: str, plan: dict[str, Any], client: Any,
                  progress: bool, parse: tuple[Any, Any] = (None, None)) -> dict[str, Any]:
-    """The phases into the temporary folder ``out``; ``parse``: the runner of the parse
-    units of inputs on a store (:func:`._criteo_remote.remote_parse_tasks`), or None, and
-    the store's options."""
+    """The phases into ``out``; ``parse``: the store's parse runner (or None), its options."""
     plan = json.loads(json.dumps(plan))
     done = read_json(os.path.join(out, SUMMARY))
     if isinstance(done, dict) and done.get("made_from") == plan:  # killed while publishing
