@@ -268,8 +268,7 @@ def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
 
     Parameters
     ----------
-    input : folder of ``day_0`` ... ``day_23`` (plain or ``.gz``), folder of ``train.txt``,
-        or one file.
+    input : folder of ``day_0`` ... ``day_23`` (plain or ``.gz``) or of ``train.txt``, or a file.
     output : folder to write (published whole, with a ``_SUCCESS`` manifest).
     to : ``"torchrec"`` or ``"parquet"``.
     frequency_threshold : ids seen fewer times than this over all files become 1 (0 or 1:
