@@ -8,22 +8,35 @@ import os
 from typing import Any
 
 from interactive_recsys.cli._cluster import cluster_client
+from interactive_recsys.cli._options import storage_options
 from interactive_recsys.datasets._criteo_input import criteo_input_files, parse_days
 from interactive_recsys.datasets._criteo_plan import check_space, criteo_plan, describe_plan
+from interactive_recsys.datasets._criteo_remote import check_remote_output
 from interactive_recsys.datasets._criteo_torchrec import criteo_to_torchrec
 from interactive_recsys.errors import ParameterError
 from interactive_recsys.store._outputs import check_destination
+from interactive_recsys.store._urls import is_remote
 
 
 def criteo(args: argparse.Namespace) -> dict[str, Any]:
     """``irs criteo INPUT OUTPUT --to torchrec``: raw Criteo day files to TorchRec's files."""
-    files = criteo_input_files(args.input, parse_days(args.days))  # errors before a cluster
-    check_destination(args.output, {"the input": [f for f, _ in files]})
+    options = storage_options(args)
+    files = criteo_input_files(args.input, parse_days(args.days), options)  # before a cluster
+    remote = is_remote(args.input) or is_remote(args.output)
+    if is_remote(args.output):
+        check_remote_output(args.output.rstrip("/"), options, args.overwrite,
+                            {"the input": [f for f, _ in files]})
+    else:
+        check_destination(args.output, {"the input": [f for f, _ in files]})
     if os.path.isdir(args.output) and os.listdir(args.output) and not args.overwrite:
         raise ParameterError(f"Output {os.path.abspath(args.output)!r} already exists; pass "
                              "--overwrite or choose another folder.")
     plan = None
-    if args.plan or (args.to == "torchrec" and not args.no_space_check):
+    if remote and args.plan:
+        raise ParameterError("--plan reads local day files; with s3:// gs:// abfs:// INPUT "
+                             "or OUTPUT run without --plan (the disk a run needs is the "
+                             "client's: --plan on a local copy of one day estimates it).")
+    if not remote and (args.plan or (args.to == "torchrec" and not args.no_space_check)):
         # workers: a local cluster's; in-process or an existing scheduler's: this machine's
         workers = None if args.local or args.scheduler else args.workers
         plan = criteo_plan(files, args.output, workers=workers, resume=not args.restart,
@@ -42,7 +55,7 @@ def criteo(args: argparse.Namespace) -> dict[str, Any]:
                                      frequency_threshold=args.frequency_threshold,
                                      client=client, overwrite=args.overwrite,
                                      progress=not args.quiet, resume=not args.restart,
-                                     space_check=False)
+                                     space_check=False, storage_options=options)
     seconds = sum(summary["seconds"].values())
     print(f"Wrote {summary['rows']:,} rows of {len(summary['files'])} file(s) to "
           f"{summary['output']} ({args.to}) in {seconds:.2f} s on {summary['cluster']}"

@@ -16,7 +16,6 @@ from interactive_recsys.cli._predict import predict
 from interactive_recsys.cli._report import report
 from interactive_recsys.cli._usage import UsageParser
 from interactive_recsys.cli._workflow_commands import fit, run, update
-from interactive_recsys.datasets._criteo_input import LOCAL_ONLY
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -140,9 +139,7 @@ def _add_file_commands(sub: Any) -> None:
                      help="run the notebook first in a new kernel (the .ipynb is not changed)")
     rep.add_argument("--timeout", type=int, default=600,
                      help="seconds allowed per cell with --execute (default 600)")
-    rep.add_argument("--storage-options", default=None, metavar="JSON",
-                     help="fsspec options when NOTEBOOK or --output is an s3:// gs:// abfs:// "
-                     "URL")
+    _add_storage_options(rep, "when NOTEBOOK or --output is an s3:// gs:// abfs:// URL")
     rep.set_defaults(func=report)
     cr = sub.add_parser("criteo", help="raw Criteo day files to the files TorchRec's DLRM "
                         "reads (or to the standard workflow's parquet)",
@@ -161,8 +158,11 @@ def _add_file_commands(sub: Any) -> None:
                         "work is thrown away by --restart, by `irs clean OUTPUT` once the "
                         "killed run's process is gone, and by an error (not a kill). A run "
                         "refuses to start when the estimated disk (see --plan) exceeds the "
-                        "free space.",
-                        hints={"--storage-options": LOCAL_ONLY})
+                        "free space. INPUT and OUTPUT may be s3:// gs:// abfs:// URLs (with "
+                        "--to torchrec): the workers read their byte ranges from the store, "
+                        "the client converts in a local folder (the output's mirror, under "
+                        "the system's temporary folder, where a killed run's work is kept) "
+                        "and uploads it with a _SUCCESS manifest.")
     cr.add_argument("input", help="folder of day_N files (or of train.txt), or one file")
     cr.add_argument("output", help="output folder")
     cr.add_argument("--to", choices=["torchrec", "parquet"], default="torchrec",
@@ -184,6 +184,7 @@ def _add_file_commands(sub: Any) -> None:
                     "instead of resuming it")
     cr.add_argument("--no-space-check", action="store_true",
                     help="start even when the estimated disk exceeds the free space")
+    _add_storage_options(cr, "for s3:// gs:// abfs:// INPUT and OUTPUT")
     add_where_to_run_args(cr)
     cr.set_defaults(func=criteo)
     cl = sub.add_parser("clean", help="remove temporaries left by killed writes to PATH",
@@ -202,9 +203,13 @@ def _add_file_commands(sub: Any) -> None:
                     "writes started more than HOURS ago whose writer stopped renewing its "
                     "lease (default 24; at least the lease age, 10 minutes = 0.17 hours; the "
                     "staging of a writer that renews its lease is always kept)")
-    cl.add_argument("--storage-options", default=None, metavar="JSON",
-                    help="fsspec options for URL paths")
+    _add_storage_options(cl, "for URL paths")
     cl.set_defaults(func=clean)
+
+
+def _add_storage_options(parser: argparse.ArgumentParser, where: str) -> None:
+    parser.add_argument("--storage-options", default=None, metavar="JSON",
+                        help=f"fsspec options {where}")
 
 
 def _add_oov_budget(parser: argparse.ArgumentParser, help_text: str) -> None:

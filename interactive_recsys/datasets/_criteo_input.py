@@ -9,24 +9,16 @@ import bisect
 import os
 import re
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from interactive_recsys.errors import DatasetError, ParameterError
 from interactive_recsys.io._paths import refuse_special_file
 from interactive_recsys.store._urls import is_remote, local_path
 
-__all__ = ["LOCAL_ONLY", "criteo_input_files", "days_text", "parse_days"]
+__all__ = ["criteo_input_files", "day_files", "days_text", "parse_days"]
 
 DAY = re.compile(r"^day_(\d+)(\.(gz|bz2|zst|lz4))?$")
-
-#: What the converter says of a URL input: it reads local files, and what to do instead.
-LOCAL_ONLY = (
-    "the Criteo converter (irs criteo, criteo_to_torchrec) reads local files "
-    "only. Copy the day files to a local folder first (e.g. aws s3 cp --recursive, "
-    "gsutil cp -r, or fsspec's get) and pass that folder. (read_criteo and irs run "
-    "--input-format criteo read day files from object storage, each named by its "
-    "URL, e.g. s3://bucket/raw/day_0.)"
-)
 
 #: A list of day ranges ``(first, last)``, sorted, neither overlapping nor touching.
 DayRanges = list[tuple[int, int]]
@@ -118,18 +110,23 @@ def _check_day_file(path: str, folder: str) -> None:
 
 
 def criteo_input_files(
-    path: str | os.PathLike, days: DayRanges | None = None
+    path: str | os.PathLike, days: DayRanges | None = None, storage_options: Any = None
 ) -> list[tuple[str, str]]:
     """``(file, stem)`` pairs of the Criteo input: a folder of ``day_N`` files (plain or
     compressed; ``days``, from :func:`parse_days`, picks some), a folder holding Kaggle's
     ``train.txt`` (and ``test.txt``, whose lines have no label), or one file.
 
-    Refused before any read: a URL (see :data:`LOCAL_ONLY`), a day asked for but missing,
-    two files of one day (``day_0`` and ``day_00`` or ``day_0.gz``), and a day that is a
-    folder, a FIFO, a socket or a device.
+    A URL (``s3://bucket/raw``) is listed on its store with ``storage_options``
+    (``_criteo_remote.remote_input_files``).
+
+    Refused before any read: a day asked for but missing, two files of one day (``day_0``
+    and ``day_00`` or ``day_0.gz``), and a day that is a folder, a FIFO, a socket or a
+    device.
     """
     if is_remote(path):
-        raise DatasetError(f"Criteo input {os.fspath(path)!r} is a URL, and {LOCAL_ONLY}")
+        from interactive_recsys.datasets._criteo_remote import remote_input_files
+
+        return remote_input_files(os.fspath(path), days, storage_options)
     path = local_path(path)
     refuse_special_file(path)
     if os.path.isfile(path):
@@ -147,7 +144,7 @@ def criteo_input_files(
         if m:
             found.setdefault(int(m.group(1)), []).append(name)
     if found:
-        return _day_files(path, found, days)
+        return day_files(path, found, days)
     kaggle = [
         (os.path.join(path, f"{stem}{ext}"), stem)
         for stem in ("train", "test")
@@ -164,11 +161,13 @@ def criteo_input_files(
     )
 
 
-def _day_files(
-    path: str, found: dict[int, list[str]], days: DayRanges | None
+def day_files(
+    path: str, found: dict[int, list[str]], days: DayRanges | None,
+    join: Callable[[str, str], str] | None = None,
 ) -> list[tuple[str, str]]:
     """The day files of ``path`` that ``days`` picks (``found``: the names of each day);
-    refused when a day asked for is missing, has two files, or is not a regular file."""
+    refused when a day asked for is missing, has two files, or is not a regular file
+    (``join``: how a folder and a name make a URL on a store, whose files are not checked)."""
     have = [(d, d) for d in sorted(found)]
     if days is not None:
         missing = list(zip(range(4), _missing(days, found), strict=False))
@@ -192,7 +191,7 @@ def _day_files(
                 f"{names}; one would be dropped. Keep one of them (move the "
                 "others out of the folder), or pick other days with --days."
             )
-    files = [(os.path.join(path, found[d][0]), f"day_{d}") for d in wanted]
-    for f, _ in files:
+    files = [((join or os.path.join)(path, found[d][0]), f"day_{d}") for d in wanted]
+    for f, _ in files if join is None else ():
         _check_day_file(f, path)
     return files

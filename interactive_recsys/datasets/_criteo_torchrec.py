@@ -47,6 +47,13 @@ from interactive_recsys.datasets._criteo import CRITEO_CATEGORICAL, read_criteo
 from interactive_recsys.datasets._criteo_id_counts import _IdCounter, _lookup_file
 from interactive_recsys.datasets._criteo_input import criteo_input_files, parse_days
 from interactive_recsys.datasets._criteo_plan import check_space, criteo_plan
+from interactive_recsys.datasets._criteo_remote import (
+    check_remote_output,
+    mirror_folder,
+    publish_mirror,
+    remote_file_key,
+    remote_parse_tasks,
+)
 from interactive_recsys.datasets._criteo_resume import (
     FORMAT_VERSION,
     STAGING,
@@ -77,7 +84,7 @@ from interactive_recsys.io._npy import (
     write_npy_rows,
 )
 from interactive_recsys.store._outputs import remove_path
-from interactive_recsys.store._urls import is_remote
+from interactive_recsys.store._urls import filesystem, is_remote, strip
 from interactive_recsys.store.commit import published_folder
 
 __all__ = ["criteo_input_files", "criteo_to_torchrec", "parse_days"]
@@ -241,7 +248,7 @@ def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
                        overwrite: bool = False, progress: bool = True,
                        block_size: int = 8 << 20, chunk_rows: int = 1 << 20,
                        range_bytes: int = RANGE_BYTES, resume: bool = True,
-                       space_check: bool = True) -> dict[str, Any]:
+                       space_check: bool = True, storage_options: Any = None) -> dict[str, Any]:
     """Raw Criteo TSV (the 1TB ``day_N`` files or Kaggle's ``train.txt``) to the files TorchRec's
     DLRM reads (``to="torchrec"``) or to the standard workflow's parquet (``to="parquet"``, for
     :class:`~interactive_recsys.Loader`).
@@ -261,8 +268,7 @@ def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
 
     Parameters
     ----------
-    input : folder of ``day_0`` ... ``day_23`` (plain or ``.gz``), folder of ``train.txt``,
-        or one file.
+    input : folder of ``day_0`` ... ``day_23`` (plain or ``.gz``) or of ``train.txt``, or a file.
     output : folder to write (published whole, with a ``_SUCCESS`` manifest).
     to : ``"torchrec"`` or ``"parquet"``.
     frequency_threshold : ids seen fewer times than this over all files become 1 (0 or 1:
@@ -278,9 +284,10 @@ def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
         A compressed file is parsed by one task.
     resume : take over the work a killed run to ``output`` left (``False``: remove it and
         start from zero, as ``irs criteo --restart``).
-    space_check : with ``to="torchrec"``, refuse to start when the free disk of ``output``'s
-        filesystem cannot hold the estimated output and staging (as ``irs criteo --plan``
-        estimates them); ``False``: start anyway.
+    storage_options : fsspec options of URL (``s3://``...) inputs and outputs.
+    space_check : with ``to="torchrec"`` and local files, refuse to start when the free disk
+        of ``output``'s filesystem cannot hold the estimated output and staging (as ``irs
+        criteo --plan`` estimates them); ``False``: start anyway.
 
     Returns
     -------
@@ -309,45 +316,94 @@ def criteo_to_torchrec(input: str | os.PathLike, output: str | os.PathLike, *,
     >>> [round(float(v), 3) for v in np.load(f"{tmp}/out/day_0_dense.npy")[1, :2]]  # m = -1
     [0.693, 1.099]
     """
-    _check_arguments(to, frequency_threshold)
-    files = _readable_by(to, criteo_input_files(input, parse_days(days)))
+    _check_arguments(to, frequency_threshold, input, output)
+    files = _readable_by(to, criteo_input_files(input, parse_days(days), storage_options))
     return _convert(files, output, to=to, frequency_threshold=frequency_threshold,
                     client=_active_client(client), overwrite=overwrite, progress=progress,
                     block_size=block_size, chunk_rows=chunk_rows, range_bytes=range_bytes,
-                    resume=resume, space_check=space_check)
+                    resume=resume, space_check=space_check, storage_options=storage_options)
 
 
 def _convert(files: list[tuple[str, str]], output: str | os.PathLike, *, to: str,
              frequency_threshold: int, client: Any, overwrite: bool, progress: bool,
              block_size: int, chunk_rows: int, range_bytes: int, resume: bool,
-             space_check: bool) -> dict[str, Any]:
+             space_check: bool, storage_options: dict[str, Any] | None) -> dict[str, Any]:
     """:func:`criteo_to_torchrec` on its checked ``files`` (``(path, stem)`` pairs)."""
+    remote_in = any(is_remote(f) for f, _ in files)
     local = not is_remote(os.fspath(output))
-    if to == "torchrec" and space_check and local:
+    if to == "torchrec" and space_check and local and not remote_in:
         check_space(criteo_plan(files, output, workers=_workers(client), resume=resume,
                                 range_bytes=range_bytes))
     protect = {"the input": [f for f, _ in files]}
-    take_over = resumable if resume and local and to == "torchrec" else None
-    with published_folder(output, overwrite=overwrite, protect=protect,
-                          resume=take_over) as tmp:
-        if to == "parquet":
+    if to == "parquet":
+        with published_folder(output, overwrite=overwrite, protect=protect) as tmp:
             summary = _to_parquet(files, tmp, frequency_threshold, progress)
-        else:
-            plan = _plan(files, frequency_threshold, block_size, chunk_rows, range_bytes)
-            summary = _to_torchrec(files, tmp, plan, client, progress)
-        summary.update(output=os.path.abspath(os.fspath(output)), to=to,
-                       frequency_threshold=int(frequency_threshold),
-                       cluster=_describe(client))
-        staging = os.path.join(tmp, STAGING)  # a killed write leaves its temporary there
-        os.makedirs(staging, exist_ok=True)
-        write_json(os.path.join(tmp, SUMMARY), summary, indent=2, scratch=staging)
-        pause_point("summary")
-        remove_path(staging)
-        pause_point("publish")
+            return _finish(summary, tmp, os.path.abspath(os.fspath(output)), to,
+                           frequency_threshold, client)
+    keys = [remote_file_key(f, storage_options) if remote_in else file_key(f)
+            for f, _ in files]
+    plan = _plan(files, keys, frequency_threshold, block_size, chunk_rows, range_bytes)
+    parse = (remote_parse_tasks(client, storage_options, progress) if remote_in else None,
+             storage_options)
+    if local:
+        with published_folder(output, overwrite=overwrite, protect=protect,
+                              resume=resumable if resume else None) as tmp:
+            summary = _to_torchrec(files, tmp, plan, client, progress, parse)
+            return _finish(summary, tmp, os.path.abspath(os.fspath(output)), to,
+                           frequency_threshold, client)
+    return _convert_to_store(files, os.fspath(output).rstrip("/"), plan, parse, client,
+                             progress=progress, overwrite=overwrite, resume=resume,
+                             protect=protect, threshold=frequency_threshold)
+
+
+def _convert_to_store(files: list[tuple[str, str]], url: str, plan: dict[str, Any],
+                      parse: tuple[Any, Any], client: Any, *, progress: bool, overwrite: bool,
+                      resume: bool, protect: dict[str, list[str]], threshold: int
+                      ) -> dict[str, Any]:
+    """The conversion into the local mirror of the output ``url``
+    (:mod:`._criteo_remote`), kept and taken over after a kill, then its upload."""
+    storage_options = parse[1]
+    check_remote_output(url, storage_options, overwrite, protect)
+    mirror = mirror_folder(url)
+    done = read_json(os.path.join(mirror, SUMMARY))
+    if not (resume and isinstance(done, dict) and done.get("made_from") == _as_json(plan)
+            and os.path.isfile(os.path.join(mirror, "_SUCCESS"))):
+        # the later phases run on this process's threads: the mirror is on its disk
+        with published_folder(mirror, overwrite=True,
+                              resume=resumable if resume else None) as tmp:
+            summary = _to_torchrec(files, tmp, plan, None, progress, parse)
+            done = _finish(summary, tmp, url, "torchrec", threshold, client)
+    else:  # killed while uploading: the converted mirror is uploaded again
+        done["units"] = {"publish": {"kept": 1, "done": 0}}
+    pause_point("upload")
+    publish_mirror(mirror, url, storage_options, overwrite=overwrite, protect=protect)
+    return done
+
+
+def _finish(summary: dict[str, Any], tmp: str, output: str, to: str, threshold: int,
+            client: Any) -> dict[str, Any]:
+    """The summary written into the temporary folder ``tmp``, its staging removed."""
+    summary.update(output=output, to=to, frequency_threshold=int(threshold),
+                   cluster=_describe(client))
+    staging = os.path.join(tmp, STAGING)  # a killed write leaves its temporary there
+    os.makedirs(staging, exist_ok=True)
+    write_json(os.path.join(tmp, SUMMARY), summary, indent=2, scratch=staging)
+    pause_point("summary")
+    remove_path(staging)
+    pause_point("publish")
     return summary
 
 
-def _check_arguments(to: str, frequency_threshold: Any) -> None:
+def _as_json(data: Any) -> Any:
+    return json.loads(json.dumps(data))
+
+
+def _check_arguments(to: str, frequency_threshold: Any, input: str | os.PathLike = "",
+                     output: str | os.PathLike = "") -> None:
+    if to == "parquet" and (is_remote(os.fspath(input)) or is_remote(os.fspath(output))):
+        raise ParameterError("to='parquet' (--to parquet) reads and writes local folders; "
+                             "with s3:// gs:// abfs:// URLs use to='torchrec', or irs run "
+                             "--input-format criteo for the workflow's parquet.")
     if to not in TARGETS:
         raise ParameterError(f"to must be one of {list(TARGETS)}; got {to!r}.")
     if not isinstance(frequency_threshold, int | np.integer) or frequency_threshold < 0:
@@ -366,19 +422,22 @@ def _workers(client: Any) -> int | None:
     return None if client is None else len(client.scheduler_info(n_workers=-1)["workers"])
 
 
-def _plan(files: list[tuple[str, str]], threshold: int, block_size: int, chunk_rows: int,
-          range_bytes: int) -> dict[str, Any]:
+def _plan(files: list[tuple[str, str]], keys: list[dict[str, Any]], threshold: int,
+          block_size: int, chunk_rows: int, range_bytes: int) -> dict[str, Any]:
     """What the output is made from: the inputs as they are now, and the options that shape
     the output or the units of work (:mod:`._criteo_resume`)."""
     return {"format": FORMAT_VERSION, "to": "torchrec",
-            "inputs": [{"stem": stem, **file_key(f)} for f, stem in files],
+            "inputs": [{"stem": stem, **key} for (_, stem), key in zip(files, keys,
+                                                                       strict=True)],
             "options": {"frequency_threshold": int(threshold), "block_size": block_size,
                         "chunk_rows": chunk_rows, "range_bytes": range_bytes,
-                        "count_budget": COUNT_BUDGET, "bucket_bits": _bucket_bits(files)}}
+                        "count_budget": COUNT_BUDGET,
+                        "bucket_bits": _bucket_bits(files, [k["size"] for k in keys])}}
 
 
 def _to_torchrec(files: list[tuple[str, str]], out: str, plan: dict[str, Any], client: Any,
-                 progress: bool) -> dict[str, Any]:
+                 progress: bool, parse: tuple[Any, Any] = (None, None)) -> dict[str, Any]:
+    """The phases into ``out``; ``parse``: the store's parse runner (or None), its options."""
     plan = json.loads(json.dumps(plan))
     done = read_json(os.path.join(out, SUMMARY))
     if isinstance(done, dict) and done.get("made_from") == plan:  # killed while publishing
@@ -404,13 +463,15 @@ def _to_torchrec(files: list[tuple[str, str]], out: str, plan: dict[str, Any], c
     t = time.perf_counter()
     units = []
     for (f, stem), source in zip(files, plan["inputs"], strict=True):
-        for part, byte_range in enumerate(line_ranges(f, options["range_bytes"])):
+        fs = filesystem(f, parse[1]) if is_remote(f) else None
+        ranges = line_ranges(strip(f) if fs else f, options["range_bytes"], fs)
+        for part, byte_range in enumerate(ranges):
             key = {"file": source, "range": byte_range, "block_size": block_size,
                    "bits": bits, "count_budget": options["count_budget"]}
             units.append(Unit(f"parse.{stem}.{part}", key,
                               (f, stem, part, byte_range, staging, block_size, bits),
                               files=lambda r: [os.path.join(staging, n) for n in _parse_files(r)]))
-    parts = ledger.run("parse", _parse_range, units, tasks("parse"))
+    parts = ledger.run("parse", _parse_range, units, parse[0] or tasks("parse"))
     days = _days_of(parts, dict((stem, f) for f, stem in files))
     ledger.run("join", _join_day, [
         Unit(f"join.{stem}", ledger.digest, (stem, day["parts"], staging, out),
@@ -513,11 +574,12 @@ def _moved(src: str, dst: str) -> None:
         os.replace(src, dst)
 
 
-def _bucket_bits(files: list[tuple[str, str]]) -> int:
+def _bucket_bits(files: list[tuple[str, str]], sizes: list[int]) -> int:
     """Hash buckets (``2**bits``) per column for the frequency counts: about one per
     :data:`BUCKET_BYTES` of input text (compressed files counted 4x), so that one bucket of one
     column's counts over all files fits a task's memory."""
-    size = sum(os.path.getsize(f) * (4 if f.endswith(COMPRESSED) else 1) for f, _ in files)
+    size = sum(n * (4 if f.endswith(COMPRESSED) else 1)
+               for (f, _), n in zip(files, sizes, strict=True))
     return (size // BUCKET_BYTES).bit_length()
 
 

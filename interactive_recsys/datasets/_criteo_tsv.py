@@ -21,6 +21,7 @@ import itertools
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -45,7 +46,8 @@ COMPRESSED = (".gz", ".bz2", ".zst", ".lz4")
 RANGE_BYTES = 128 << 20
 
 
-def line_ranges(path: str | os.PathLike, range_bytes: int) -> list[tuple[int, int] | None]:
+def line_ranges(path: str | os.PathLike, range_bytes: int, fs: Any = None
+                ) -> list[tuple[int, int] | None]:
     """Byte ranges ``(start, stop)`` that cut a plain text file into pieces of about
     ``range_bytes``, each holding whole lines, every line in exactly one, in file order.
 
@@ -54,6 +56,8 @@ def line_ranges(path: str | os.PathLike, range_bytes: int) -> list[tuple[int, in
     newline at or after the byte before the cut). A range is never empty; one longer than
     ``range_bytes`` holds a line that crosses the next cut. A compressed file (see
     :data:`COMPRESSED`) cannot be cut by offset: it is one range, ``None`` (the whole file).
+    ``fs``: the fsspec filesystem of a file on an object store (``path`` without its scheme),
+    read a few bytes around each cut.
 
     >>> import tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "day_0")
@@ -68,9 +72,9 @@ def line_ranges(path: str | os.PathLike, range_bytes: int) -> list[tuple[int, in
         return [None]
     if range_bytes < 1:
         raise ValueError(f"range_bytes must be >= 1; got {range_bytes!r}")
-    size = os.path.getsize(path)
+    size = os.path.getsize(path) if fs is None else fs.size(path)
     bounds = [0]
-    with open(path, "rb") as f:
+    with open(path, "rb") if fs is None else fs.open(path, "rb", block_size=1 << 16) as f:
         cut = range_bytes
         while cut < size:
             f.seek(cut - 1)

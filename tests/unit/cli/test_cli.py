@@ -67,5 +67,7 @@ def test_irs_criteo_help_says_what_is_kept_and_when_it_goes(capsys):
     for words in ("--plan", "--restart", "--no-space-check",
                   "keeps its finished work", "redoes only what was not finished",
                   "thrown away by --restart, by `irs clean OUTPUT` once the killed run's "
-                  "process is gone"):
+                  "process is gone", "--storage-options",
+                  "the workers read their byte ranges from the store",
+                  "the output's mirror, under the system's temporary folder"):
         assert words in text, words

@@ -115,13 +115,6 @@ def test_the_option_meant_is_named(command, typed, capsys):
     assert f"{typed}: did you mean --storage-options?" in err
 
 
-def test_criteo_says_it_has_no_storage_options_and_why(capsys):
-    err = _usage_error([*COMMANDS["criteo"], "--storage-options", JSON], capsys)
-    assert SECRET not in err and KEY not in err
-    assert "irs criteo has no --storage-options option" in err
-    assert "reads local files only" in err and "Copy the day files to a local folder" in err
-
-
 def test_harmless_words_are_still_shown(capsys):
     """Only what may hold a credential is masked: plain paths and known options stay."""
     err = _usage_error(
