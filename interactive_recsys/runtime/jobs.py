@@ -125,11 +125,14 @@ def compute(*collections: Any, phase: str, reads: Sequence[str] = ()) -> tuple[A
         lost = not (job is not None and job.cancel_requested) and \
             scheduler_lost(client, err, futures)
         _cancel(client, futures)
-        BOARD.end(record, "cancelled" if isinstance(err, CancelledError) else "error")
+        # the phase ends as the job does: cancelled when the job raises JobCancelledError
+        # (whatever error the closing client gave the futures first), else with the error
+        cancelled = isinstance(err, CancelledError) or (
+            job is not None and (job.cancel_requested or client.status != "running"))
+        BOARD.end(record, "cancelled" if cancelled else "error")
         if lost:
             raise ClusterLostError(lost_message(client, record.name)) from err
-        if job is not None and (job.cancel_requested or isinstance(err, CancelledError)
-                                or client.status != "running"):
+        if job is not None and cancelled:
             raise JobCancelledError(job._cancel_message(client)) from err
         raise
     BOARD.end(record, "finished")
