@@ -52,6 +52,12 @@ TOOLTIP_AT_EACH_REDRAW = """() => {
     .observe(canvas, {childList: true});
 }"""
 
+#: Set an input's text and send the event typing sends, without focusing (or scrolling to) it.
+TYPE_IN_PLACE = """(input, text) => {
+  input.value = text;
+  input.dispatchEvent(new Event('input', {bubbles: true}));
+}"""
+
 
 def test_studio_build_preview_run(lab):
     lab.page.set_viewport_size(VIEWPORT)
@@ -119,13 +125,15 @@ def test_studio_build_preview_run(lab):
     # itself gives the tooltip the new value (recorded as each redraw ends), rather than
     # leaving the old one until a mouse event over the new node.
     page.evaluate(TOOLTIP_AT_EACH_REDRAW)
-    field.fill("3")
+    # typed in place: focusing the field (as fill does) would scroll the page when the form
+    # and the graph do not both fit the window, and move the node from under the pointer
+    field.evaluate(TYPE_IN_PLACE, "3")
     wait_message(page, "Step 1 of branch 1 is now Categorify(freq_threshold=3)")
     shown = page.evaluate("window.irsTooltips")
     assert shown and all("freq_threshold = 3" in text for display, text in shown
                          if display != "none"), shown
     assert tooltip.is_visible() and "freq_threshold = 3" in tooltip.inner_text()
-    field.fill("2")
+    field.evaluate(TYPE_IN_PLACE, "2")
     wait_message(page, "Step 1 of branch 1 is now Categorify(freq_threshold=2)")
     assert "freq_threshold = 2" in tooltip.inner_text()
     lab.screenshot("studio-1-built")
