@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import posixpath
 import re
 import stat
 from collections.abc import Callable, Iterator, Sequence
@@ -14,9 +15,16 @@ from typing import Any
 
 from interactive_recsys.errors import DatasetError, ParameterError
 from interactive_recsys.io._paths import refuse_special_file
-from interactive_recsys.store._urls import is_remote, local_path
+from interactive_recsys.store._urls import (
+    StorageOptions,
+    filesystem,
+    guarded,
+    is_remote,
+    local_path,
+    strip,
+)
 
-__all__ = ["criteo_input_files", "day_files", "days_text", "parse_days"]
+__all__ = ["criteo_input_files", "day_files", "days_text", "parse_days", "remote_input_files"]
 
 DAY = re.compile(r"^day_(\d+)(\.(gz|bz2|zst|lz4))?$")
 
@@ -117,15 +125,13 @@ def criteo_input_files(
     ``train.txt`` (and ``test.txt``, whose lines have no label), or one file.
 
     A URL (``s3://bucket/raw``) is listed on its store with ``storage_options``
-    (``_criteo_remote.remote_input_files``).
+    (:func:`remote_input_files`).
 
     Refused before any read: a day asked for but missing, two files of one day (``day_0``
     and ``day_00`` or ``day_0.gz``), and a day that is a folder, a FIFO, a socket or a
     device.
     """
     if is_remote(path):
-        from interactive_recsys.datasets._criteo_remote import remote_input_files
-
         return remote_input_files(os.fspath(path), days, storage_options)
     path = local_path(path)
     refuse_special_file(path)
@@ -195,3 +201,35 @@ def day_files(
     for f, _ in files if join is None else ():
         _check_day_file(f, path)
     return files
+
+def remote_input_files(url: str, days: Any, storage_options: StorageOptions = None
+                       ) -> list[tuple[str, str]]:
+    """``(url, stem)`` of the day files (or Kaggle's ``train.txt``) in the folder ``url`` of
+    an object store, or of the one file ``url``; ``days`` as :func:`criteo_input_files`."""
+    fs, root = filesystem(url, storage_options), strip(url).rstrip("/")
+    if guarded(fs.isfile, url, root):
+        name = posixpath.basename(root)
+        return [(url, name.split(".")[0])]
+    names = sorted(posixpath.basename(p.rstrip("/"))
+                   for p in (guarded(fs.ls, url, root, detail=False)
+                             if guarded(fs.isdir, url, root) else []))
+    if not names:
+        raise DatasetError(f"Criteo input {url!r} does not exist or is empty: give the folder "
+                           "of the day_0 ... day_23 files (or of Kaggle's train.txt), or one "
+                           "file, and the --storage-options that reach its store.")
+    found: dict[int, list[str]] = {}
+    for name in names:
+        m = DAY.match(name)
+        if m:
+            found.setdefault(int(m.group(1)), []).append(name)
+    join = lambda folder, name: f"{url.rstrip('/')}/{name}"  # noqa: E731
+    if found:
+        return day_files(url, found, days, join=join)
+    kaggle = [(join(url, n), n.split(".")[0]) for n in ("train.txt", "train.txt.gz",
+                                                         "test.txt", "test.txt.gz")
+              if n in names]
+    if kaggle and kaggle[0][1] == "train":
+        return list(dict((stem, (f, stem)) for f, stem in kaggle).values())
+    raise DatasetError(f"Criteo input {url!r} holds no day_N file and no train.txt; found "
+                       f"{names[:5]}.")
+

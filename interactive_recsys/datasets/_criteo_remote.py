@@ -35,45 +35,14 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
-from interactive_recsys.datasets._criteo_input import DAY, day_files
 from interactive_recsys.datasets._criteo_resume import recorded, sync_files
 from interactive_recsys.errors import DatasetError
 from interactive_recsys.store._urls import StorageOptions, filesystem, guarded, strip
+from interactive_recsys.store.commit import expect, remote_atomic_directory
+from interactive_recsys.store.storage import check_remote_destination
 
 __all__ = ["check_remote_output", "mirror_folder", "parse_remote_range", "publish_mirror",
-           "remote_file_key", "remote_input_files", "remote_parse_tasks"]
-
-
-def remote_input_files(url: str, days: Any, storage_options: StorageOptions = None
-                       ) -> list[tuple[str, str]]:
-    """``(url, stem)`` of the day files (or Kaggle's ``train.txt``) in the folder ``url`` of
-    an object store, or of the one file ``url``; ``days`` as :func:`criteo_input_files`."""
-    fs, root = filesystem(url, storage_options), strip(url).rstrip("/")
-    if guarded(fs.isfile, url, root):
-        name = posixpath.basename(root)
-        return [(url, name.split(".")[0])]
-    names = sorted(posixpath.basename(p.rstrip("/"))
-                   for p in (guarded(fs.ls, url, root, detail=False)
-                             if guarded(fs.isdir, url, root) else []))
-    if not names:
-        raise DatasetError(f"Criteo input {url!r} does not exist or is empty: give the folder "
-                           "of the day_0 ... day_23 files (or of Kaggle's train.txt), or one "
-                           "file, and the --storage-options that reach its store.")
-    found: dict[int, list[str]] = {}
-    for name in names:
-        m = DAY.match(name)
-        if m:
-            found.setdefault(int(m.group(1)), []).append(name)
-    join = lambda folder, name: f"{url.rstrip('/')}/{name}"  # noqa: E731
-    if found:
-        return day_files(url, found, days, join=join)
-    kaggle = [(join(url, n), n.split(".")[0]) for n in ("train.txt", "train.txt.gz",
-                                                         "test.txt", "test.txt.gz")
-              if n in names]
-    if kaggle and kaggle[0][1] == "train":
-        return list(dict((stem, (f, stem)) for f, stem in kaggle).values())
-    raise DatasetError(f"Criteo input {url!r} holds no day_N file and no train.txt; found "
-                       f"{names[:5]}.")
+           "remote_file_key", "remote_parse_tasks"]
 
 
 def remote_file_key(url: str, storage_options: StorageOptions = None) -> dict[str, Any]:
@@ -86,13 +55,13 @@ def remote_file_key(url: str, storage_options: StorageOptions = None) -> dict[st
 
 
 def parse_remote_range(url: str, storage_options: StorageOptions, stem: str, part: int,
-                       byte_range: tuple[int, int] | None, block_size: int, bits: int
-                       ) -> dict[str, Any]:
+                       byte_range: tuple[int, int] | None, block_size: int, bits: int,
+                       parse_range: Callable[..., dict[str, Any]],
+                       parse_files: Callable[[dict[str, Any]], list[str]]) -> dict[str, Any]:
     """A parse task on a worker: the byte range of ``url`` (``None``: the whole, compressed,
-    object) read from the store, parsed as a local range is in a temporary folder of the
-    worker, and returned with the bytes of the files it made (``files``: name -> bytes)."""
-    from interactive_recsys.datasets._criteo_torchrec import _parse_files, _parse_range
-
+    object) read from the store, parsed by ``parse_range`` as a local range is (the
+    conversion's own task, passed in) in a temporary folder of the worker, and returned with
+    the bytes of the files ``parse_files`` names (``files``: name -> bytes)."""
     fs = filesystem(url, storage_options)
     work = tempfile.mkdtemp(prefix="irs-criteo-part-")
     try:
@@ -109,10 +78,10 @@ def parse_remote_range(url: str, storage_options: StorageOptions, stem: str, par
                 left = None if left is None else left - len(chunk)
         size = os.path.getsize(local)
         os.makedirs(os.path.join(work, "out"))
-        result = _parse_range(local, stem, part, None if byte_range is None else (0, size),
+        result = parse_range(local, stem, part, None if byte_range is None else (0, size),
                               os.path.join(work, "out"), block_size, bits)
         files = {}
-        for name in _parse_files(result):
+        for name in parse_files(result):
             with open(os.path.join(work, "out", name), "rb") as f:
                 files[name] = f.read()
         return {"result": result, "files": files}
@@ -137,7 +106,9 @@ def _write_parsed(payload: dict[str, Any], staging: str) -> dict[str, Any]:
     return payload["result"]
 
 
-def remote_parse_tasks(client: Any, storage_options: StorageOptions, progress: bool
+def remote_parse_tasks(client: Any, storage_options: StorageOptions, progress: bool,
+                       parse_range: Callable[..., dict[str, Any]],
+                       parse_files: Callable[[dict[str, Any]], list[str]]
                        ) -> Callable[[Callable[..., Any], list[tuple]], list[Any]]:
     """The parse phase's runner for :meth:`~._criteo_resume.Ledger.run` with inputs on a
     store: each call ``(recorded, marker, key, consumed, url, stem, part, byte_range,
@@ -148,7 +119,8 @@ def remote_parse_tasks(client: Any, storage_options: StorageOptions, progress: b
 
     def run(_: Callable[..., Any], calls: list[tuple]) -> list[Any]:
         results: list[Any] = [None] * len(calls)
-        remote = [(url, storage_options, stem, part, byte_range, block, bits)
+        remote = [(url, storage_options, stem, part, byte_range, block, bits, parse_range,
+                   parse_files)
                   for (_, _, _, _, url, stem, part, byte_range, _, block, bits) in calls]
         with tqdm(total=len(calls), desc="parse", unit="task", file=sys.stderr,
                   disable=not progress) as bar:
@@ -185,8 +157,6 @@ def check_remote_output(url: str, storage_options: StorageOptions, overwrite: bo
                         protect: dict[str, list[str]]) -> None:
     """Refuse, before any work, an output URL inside an input, or one that exists (unless
     ``overwrite``)."""
-    from interactive_recsys.store.storage import check_remote_destination
-
     check_remote_destination(url, protect)
     fs, root = filesystem(url, storage_options), strip(url)
     if not overwrite and guarded(fs.exists, url, root) and guarded(fs.ls, url, root):
@@ -205,8 +175,6 @@ def publish_mirror(mirror: str, url: str, storage_options: StorageOptions, *,
                    overwrite: bool, protect: dict[str, list[str]]) -> None:
     """Upload the converted ``mirror`` (but its local ``_SUCCESS``) to ``url`` with the
     commit protocol, then remove the mirror."""
-    from interactive_recsys.store.commit import expect, remote_atomic_directory
-
     fs = filesystem(url, storage_options)
     with remote_atomic_directory(url, storage_options, overwrite=overwrite,
                                  protect=protect) as staging:

@@ -343,7 +343,8 @@ def _convert(files: list[tuple[str, str]], output: str | os.PathLike, *, to: str
     keys = [remote_file_key(f, storage_options) if remote_in else file_key(f)
             for f, _ in files]
     plan = _plan(files, keys, frequency_threshold, block_size, chunk_rows, range_bytes)
-    parse = (remote_parse_tasks(client, storage_options, progress) if remote_in else None,
+    parse = (remote_parse_tasks(client, storage_options, progress, _parse_range,
+                                _parse_files) if remote_in else None,
              storage_options)
     if local:
         with published_folder(output, overwrite=overwrite, protect=protect,

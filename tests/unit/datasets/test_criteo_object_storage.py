@@ -181,13 +181,14 @@ def test_day_files_on_the_bucket_to_a_local_folder(remote_days, options, referen
 
 def test_a_parse_task_reads_its_range_from_the_bucket_and_sends_264_bytes_a_row(
         remote_days, options, days):
+    from interactive_recsys.datasets import _criteo_torchrec as ct
     from interactive_recsys.datasets._criteo_remote import parse_remote_range
     from interactive_recsys.datasets._criteo_tsv import line_ranges
 
     ranges = line_ranges(days / "day_0", 96 << 10)
     (start, stop) = ranges[1]
     sent = parse_remote_range(remote_days + "/day_0", options, "day_0", 1, (start, stop),
-                              16 << 10, 0)
+                              16 << 10, 0, ct._parse_range, ct._parse_files)
     rows = (days / "day_0").read_bytes()[start:stop].count(b"\n")
     assert sent["result"]["rows"] == rows > 0
     arrays = {k: v for k, v in sent["files"].items() if not k.startswith("day_0.1_ids")}
